@@ -1,0 +1,1 @@
+//! Placeholder: the worker runtime lands with its own issue.

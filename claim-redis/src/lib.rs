@@ -1,0 +1,1 @@
+//! Placeholder: the Redis claim store lands with its own issue.
