@@ -1,1 +1,20 @@
-//! x
+//! Pure core of the durable claim/lease/ack protocol: no I/O, no clock, no runtime.
+//!
+//! Every time-dependent transition takes `now` explicitly. The [`model::Model`]
+//! is the specification every store is checked against; [`store::ClaimStore`]
+//! is the trait the worker runtime programs against.
+
+pub mod error;
+pub mod lease;
+pub mod model;
+pub mod outcome;
+pub mod store;
+pub mod types;
+pub mod wire;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub use error::StoreError;
+pub use store::ClaimStore;
+pub use types::*;

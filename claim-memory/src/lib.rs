@@ -1,1 +1,206 @@
-//! x
+//! In-process `ClaimStore`: the claim-core model made shared behind a lock.
+//!
+//! This is not a second implementation: every operation is one call into
+//! [`claim_core::model::Model`] under a mutex, with `now` read from the
+//! store's clock. Use it for tests, single-process deployments and the demo.
+//! Nothing survives the process.
+
+use async_trait::async_trait;
+use claim_core::model::Model;
+use claim_core::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
+    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+};
+use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Wall-clock time from the operating system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Millis {
+        let since_epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Millis(since_epoch.as_millis() as u64)
+    }
+}
+
+/// The memory store. Cheap to clone; clones share state.
+#[derive(Debug, Clone)]
+pub struct MemoryStore {
+    config: StoreConfig,
+    model: Arc<Mutex<Model>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl MemoryStore {
+    /// A store on the system clock.
+    pub fn new(config: StoreConfig) -> Self {
+        Self::with_clock(config, Arc::new(SystemClock))
+    }
+
+    /// A store whose time comes from `clock` (a `ManualClock` in tests, or a
+    /// clock following tokio's paused time).
+    pub fn with_clock(config: StoreConfig, clock: Arc<dyn Clock>) -> Self {
+        MemoryStore {
+            model: Arc::new(Mutex::new(Model::new(config.clone()))),
+            config,
+            clock,
+        }
+    }
+
+    /// A copy of the whole model, for tests comparing stores with the reference.
+    pub fn snapshot(&self) -> Model {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Model> {
+        // A panic while holding the lock leaves the model as the last completed
+        // transition left it (every transition is applied before it returns),
+        // so the state behind a poisoned lock is still consistent.
+        self.model.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Model, Millis) -> T) -> Result<T, StoreError> {
+        let now = self.clock.now();
+        Ok(f(&mut self.lock(), now))
+    }
+}
+
+#[async_trait]
+impl ClaimStore for MemoryStore {
+    fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    async fn now(&self) -> Result<Millis, StoreError> {
+        Ok(self.clock.now())
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+        self.with(|m, now| m.submit(queue, submission, now))
+    }
+
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        self.with(|m, now| m.cancel(id, now))
+    }
+
+    async fn peek(
+        &self,
+        queue: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError> {
+        self.with(|m, _| m.peek(queue, offset, limit))
+    }
+
+    async fn claim(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        self.with(|m, now| m.claim(queue, owner, items, now))
+    }
+
+    async fn renew(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError> {
+        self.with(|m, now| m.renew(queue, owner, generations, now))
+    }
+
+    async fn ack(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        self.with(|m, now| m.ack(queue, owner, items, now))
+    }
+
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, _| m.release(queue, owner, generations))
+    }
+
+    async fn sweep(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, _| m.sweep(queue, owner, generations))
+    }
+
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, _| m.park_retry(queue, owner, items))
+    }
+
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+        self.with(|m, now| m.promote_due(limit, now))
+    }
+
+    async fn reclaim_expired(
+        &self,
+        queue: &str,
+        limit: usize,
+    ) -> Result<ReclaimReport, StoreError> {
+        self.with(|m, now| m.reclaim_expired(queue, limit, now))
+    }
+
+    async fn dead_letter(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        self.with(|m, now| m.dead_letter(queue, member, reason, now))
+    }
+
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+        self.with(|m, _| m.depths(queue))
+    }
+
+    async fn retry_depth(&self) -> Result<usize, StoreError> {
+        self.with(|m, _| m.retry_depth())
+    }
+
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+        self.with(|m, _| m.claims(queue))
+    }
+
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+        self.with(|m, _| m.dead_entries(queue))
+    }
+
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        self.with(|m, _| m.retry_entries())
+    }
+
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+        self.with(|m, _| m.results(list))
+    }
+
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+        self.with(|m, now| m.is_terminal(generation, now))
+    }
+}

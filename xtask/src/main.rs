@@ -1,1 +1,116 @@
-fn main() {}
+//! `cargo xtask`: repository automation, one module per subcommand.
+//!
+//! Dependency-free on purpose (std only). Run `cargo xtask help` for usage.
+
+mod ci;
+mod conformance;
+
+use std::{
+    env,
+    ffi::OsString,
+    fmt,
+    path::{Path, PathBuf},
+    process::{Command, ExitCode},
+    time::Duration,
+};
+
+const USAGE: &str = "\
+usage: cargo xtask <subcommand> [options]
+
+subcommands:
+  ci                                   fmt check, clippy, tests, conformance, examples
+  conformance [--store memory|redis|all]
+                                       run the ClaimStore conformance suite (default: all)
+  help                                 print this message";
+
+/// Why a subcommand stopped.
+pub(crate) enum Error {
+    /// The command line was wrong: exit 2, with the usage text.
+    Usage(String),
+    /// The command line asked for something that does not exist (yet): exit 2.
+    Invalid(String),
+    /// A step ran and failed: exit 1.
+    Failed(String),
+}
+
+fn main() -> ExitCode {
+    let mut args = env::args().skip(1);
+    let result = match args.next().as_deref() {
+        Some("ci") => ci::run(args.collect()),
+        Some("conformance") => conformance::run_cli(args.collect()),
+        Some("help" | "-h" | "--help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(Error::Usage(format!("unknown subcommand `{other}`"))),
+        None => Err(Error::Usage("no subcommand given".to_owned())),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Usage(msg)) => {
+            eprintln!("xtask: error: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Error::Invalid(msg)) => {
+            eprintln!("xtask: error: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Error::Failed(msg)) => {
+            eprintln!("xtask: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// A `cargo` command run from the workspace root, with the cargo that runs us.
+pub(crate) fn cargo(args: &[&str]) -> Command {
+    let program = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(project_root());
+    cmd
+}
+
+/// Displays a command as `cargo fmt --all -- --check` (program by file name).
+pub(crate) struct Shown<'a>(pub(crate) &'a Command);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let program = Path::new(self.0.get_program());
+        let name = program.file_name().unwrap_or(program.as_os_str());
+        write!(f, "{}", name.to_string_lossy())?;
+        for arg in self.0.get_args() {
+            write!(f, " {}", arg.to_string_lossy())?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `cmd` with inherited stdio; a spawn failure or non-zero exit is an error.
+pub(crate) fn run_inherit(cmd: &mut Command) -> Result<(), Error> {
+    let status = cmd
+        .status()
+        .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", Shown(cmd))))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Error::Failed(format!("`{}` failed ({status})", Shown(cmd))))
+    }
+}
+
+/// `1.2s`, `2m03s`.
+pub(crate) fn elapsed(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs < 60 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    }
+}

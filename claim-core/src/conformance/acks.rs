@@ -1,0 +1,223 @@
+//! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
+
+use super::StoreFactory;
+use super::support::{Q, RESULTS, Req, at, config, fixture, reqs};
+use crate::ClaimStore;
+use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
+
+pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
+    let out = fx.ack("w1", std::slice::from_ref(&r), "hello").await;
+    assert_eq!(
+        out,
+        vec![AckOutcome {
+            pushed: true,
+            claim_dropped: true
+        }]
+    );
+    let records = fx.store.results(RESULTS).await.unwrap();
+    assert_eq!(
+        records,
+        vec![r.record("hello")],
+        "the record is pushed byte for byte"
+    );
+    assert!(fx.store.is_terminal(&r.generation).await.unwrap());
+    assert_eq!(fx.depths().await.claimed, 0);
+    assert!(fx.store.claims(Q).await.unwrap().is_empty());
+}
+
+pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.ack("w1", std::slice::from_ref(&r), "first").await;
+    // A retried ack after an indeterminate error must be harmless.
+    let again = fx.ack("w1", std::slice::from_ref(&r), "second").await;
+    assert_eq!(
+        again,
+        vec![AckOutcome {
+            pushed: false,
+            claim_dropped: false
+        }]
+    );
+    let results = fx.results().await;
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["payload"], "first");
+}
+
+pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("owner", std::slice::from_ref(&r)).await;
+    let out = fx
+        .ack("stranger", std::slice::from_ref(&r), "from stranger")
+        .await;
+    assert_eq!(
+        out,
+        vec![AckOutcome {
+            pushed: true,
+            claim_dropped: false
+        }]
+    );
+    assert_eq!(
+        fx.depths().await.claimed,
+        1,
+        "only the owner drops its claim"
+    );
+    let owners = fx
+        .ack("owner", std::slice::from_ref(&r), "from owner")
+        .await;
+    assert_eq!(
+        owners,
+        vec![AckOutcome {
+            pushed: false,
+            claim_dropped: true
+        }]
+    );
+    let results = fx.results().await;
+    assert_eq!(results.len(), 1);
+    assert_eq!(
+        results[0]["payload"], "from stranger",
+        "first terminal record wins"
+    );
+}
+
+pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: StoreFactory>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("slow", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    fx.reclaim_all().await;
+    fx.claim("fast", std::slice::from_ref(&r)).await;
+    assert_eq!(
+        fx.renew("slow", std::slice::from_ref(&r)).await,
+        vec![RenewOutcome::Lost]
+    );
+    // The slow owner had already produced its result: it is still offered.
+    let late = fx
+        .ack("slow", std::slice::from_ref(&r), "slow result")
+        .await;
+    assert_eq!(
+        late,
+        vec![AckOutcome {
+            pushed: true,
+            claim_dropped: false
+        }]
+    );
+    let fast = fx
+        .ack("fast", std::slice::from_ref(&r), "fast result")
+        .await;
+    assert_eq!(
+        fast,
+        vec![AckOutcome {
+            pushed: false,
+            claim_dropped: true
+        }]
+    );
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed), (0, 0));
+}
+
+pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let old = Req::new("a", "old", 3600);
+    fx.submit(std::slice::from_ref(&old)).await;
+    fx.claim("w1", std::slice::from_ref(&old)).await;
+    let new = Req::new("a", "new", 3600);
+    fx.submit(std::slice::from_ref(&new)).await;
+    fx.ack("w1", std::slice::from_ref(&old), "old done").await;
+    assert!(
+        fx.store.cancel("a").await.unwrap(),
+        "the new generation is still active"
+    );
+    let out = fx.claim("w1", std::slice::from_ref(&new)).await;
+    assert!(matches!(
+        out[0],
+        ClaimOutcome::Claimed {
+            cancelled: true,
+            ..
+        }
+    ));
+    fx.ack("w1", std::slice::from_ref(&new), "cancelled").await;
+    assert!(
+        !fx.store.cancel("a").await.unwrap(),
+        "the ack cleared its own generation's keys"
+    );
+}
+
+pub async fn results_come_out_oldest_first<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(5);
+    fx.submit(&rs).await;
+    fx.claim("w1", &rs).await;
+    for r in [&rs[3], &rs[0], &rs[4]] {
+        fx.ack("w1", std::slice::from_ref(r), "x").await;
+    }
+    fx.ack("w1", &[rs[2].clone(), rs[1].clone()], "x").await;
+    assert_eq!(fx.result_ids().await, vec!["r3", "r0", "r4", "r2", "r1"]);
+}
+
+pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(4);
+    fx.submit(&rs[..3]).await;
+    fx.claim("other", &rs[1..2]).await;
+    let out = fx.claim("w1", &rs).await;
+    let shape: Vec<bool> = out
+        .iter()
+        .map(|o| matches!(o, ClaimOutcome::Claimed { .. }))
+        .collect();
+    assert_eq!(shape, vec![true, false, true, false]);
+    let renewed = fx.renew("w1", &rs).await;
+    let shape: Vec<bool> = renewed.iter().map(|o| *o != RenewOutcome::Lost).collect();
+    assert_eq!(shape, vec![true, false, true, false]);
+    let items: Vec<AckItem> = rs
+        .iter()
+        .map(|r| AckItem {
+            generation: r.generation.clone(),
+            result_list: RESULTS.into(),
+            record: r.record("b"),
+        })
+        .collect();
+    let acked = fx
+        .store
+        .ack(Q, &super::support::owner("w1"), &items)
+        .await
+        .unwrap();
+    let dropped: Vec<bool> = acked.iter().map(|a| a.claim_dropped).collect();
+    assert_eq!(dropped, vec![true, false, true, false]);
+    assert!(
+        acked.iter().all(|a| a.pushed),
+        "every generation gets its first record"
+    );
+    assert!(fx.store.is_terminal(&rs[1].generation).await.unwrap());
+}
+
+pub async fn terminal_marker_expires_after_the_dedup_ttl<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 30_000);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.ack("w1", std::slice::from_ref(&r), "x").await;
+    fx.clock.set(at(3599));
+    assert!(fx.store.is_terminal(&r.generation).await.unwrap());
+    fx.clock.set(at(3601));
+    assert!(
+        !fx.store.is_terminal(&r.generation).await.unwrap(),
+        "markers live result_dedup_ttl"
+    );
+}

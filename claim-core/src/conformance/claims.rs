@@ -1,0 +1,315 @@
+//! Checks of peek, claim, cancellation, duplicates, leases and renewal.
+
+use super::StoreFactory;
+use super::support::{Q, Req, T0, at, config, fixture, owner, reqs};
+use crate::ClaimStore;
+use crate::store::{ClaimOutcome, RenewOutcome};
+use crate::types::{Millis, Score};
+
+fn claimed(outcome: &ClaimOutcome) -> bool {
+    matches!(outcome, ClaimOutcome::Claimed { .. })
+}
+
+pub async fn peek_lists_members_earliest_deadline_first_without_removing_them<F: StoreFactory>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let late = Req::new("late", "t", 7200);
+    let early = Req::new("early", "t", 60);
+    let mid = Req::new("mid", "t", 600);
+    fx.submit(&[late.clone(), early.clone(), mid.clone()]).await;
+    let first = fx.store.peek(Q, 0, 10).await.unwrap();
+    let order: Vec<_> = first.iter().map(|e| e.member.clone()).collect();
+    assert_eq!(order, vec![early.member.clone(), mid.member, late.member]);
+    assert_eq!(
+        first[0].score,
+        Score(early.deadline as f64),
+        "score is the deadline"
+    );
+    assert_eq!(
+        fx.store.peek(Q, 0, 10).await.unwrap(),
+        first,
+        "peek removes nothing"
+    );
+    assert_eq!(fx.depths().await.pending, 3);
+}
+
+pub async fn peek_honours_offset_and_limit<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(5);
+    fx.submit(&rs).await;
+    let page = fx.store.peek(Q, 1, 2).await.unwrap();
+    let got: Vec<_> = page.into_iter().map(|e| e.member).collect();
+    assert_eq!(got, vec![rs[1].member.clone(), rs[2].member.clone()]);
+    assert!(fx.store.peek(Q, 5, 2).await.unwrap().is_empty());
+    assert!(
+        fx.store
+            .peek("never-used-queue", 0, 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    let out = fx.claim("w1", std::slice::from_ref(&r)).await;
+    assert_eq!(
+        out,
+        vec![ClaimOutcome::Claimed {
+            cancelled: false,
+            redeliveries: 0,
+            score: Score(r.deadline as f64),
+            lease_expiry: T0.plus(30_000),
+        }]
+    );
+    assert!(fx.pending().await.is_empty(), "claimed member left pending");
+    let claims = fx.store.claims(Q).await.unwrap();
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0].generation, r.generation);
+    assert_eq!(claims[0].owner, owner("w1"));
+    assert_eq!(claims[0].member, r.member);
+    assert_eq!(claims[0].lease_expiry, T0.plus(30_000));
+}
+
+pub async fn claim_of_a_member_no_longer_pending_reports_not_pending<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let never = Req::new("never-submitted", "t", 3600);
+    assert_eq!(
+        fx.claim("w1", &[never]).await,
+        vec![ClaimOutcome::NotPending]
+    );
+    assert_eq!(fx.depths().await.claimed, 0);
+}
+
+pub async fn of_two_owners_claiming_one_member_exactly_one_wins<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    let first = fx.claim("w1", std::slice::from_ref(&r)).await;
+    let second = fx.claim("w2", std::slice::from_ref(&r)).await;
+    assert!(claimed(&first[0]));
+    assert_eq!(second, vec![ClaimOutcome::NotPending]);
+    assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w1"));
+}
+
+pub async fn concurrent_claims_never_dispatch_a_member_twice<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(40);
+    fx.submit(&rs).await;
+    let owners: Vec<String> = (0..8).map(|i| format!("w{i}")).collect();
+    let attempts = owners.iter().map(|w| fx.claim(w, &rs));
+    let outcomes = futures::future::join_all(attempts).await;
+    for (i, r) in rs.iter().enumerate() {
+        let winners = outcomes.iter().filter(|o| claimed(&o[i])).count();
+        assert_eq!(winners, 1, "{} claimed by {winners} owners", r.generation);
+    }
+    assert_eq!(fx.depths().await.claimed, 40);
+}
+
+pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token<F: StoreFactory>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t1", 3600);
+    let other = Req::new("b", "t1", 3600);
+    fx.submit(&[r.clone(), other.clone()]).await;
+    assert!(fx.store.cancel("a").await.unwrap());
+    assert!(
+        !fx.store.cancel("no-such-id").await.unwrap(),
+        "nothing active to cancel"
+    );
+    let out = fx.claim("w1", &[r, other]).await;
+    assert!(matches!(
+        out[0],
+        ClaimOutcome::Claimed {
+            cancelled: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        out[1],
+        ClaimOutcome::Claimed {
+            cancelled: false,
+            ..
+        }
+    ));
+}
+
+pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let old = Req::new("a", "old", 3600);
+    fx.submit(std::slice::from_ref(&old)).await;
+    assert!(fx.store.cancel("a").await.unwrap());
+    let new = Req::new("a", "new", 3601);
+    fx.submit(std::slice::from_ref(&new)).await;
+    let out = fx.claim("w1", &[old, new]).await;
+    assert!(
+        matches!(
+            out[0],
+            ClaimOutcome::Claimed {
+                cancelled: false,
+                ..
+            }
+        ),
+        "resubmission cleared the cancel marker"
+    );
+    assert!(matches!(
+        out[1],
+        ClaimOutcome::Claimed {
+            cancelled: false,
+            ..
+        }
+    ));
+}
+
+pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.ack("w1", std::slice::from_ref(&r), "done").await;
+    // The producer (or a stale replica) puts the same generation back.
+    fx.submit(std::slice::from_ref(&r)).await;
+    assert_eq!(
+        fx.claim("w2", std::slice::from_ref(&r)).await,
+        vec![ClaimOutcome::DuplicateDropped]
+    );
+    assert!(
+        fx.pending().await.is_empty(),
+        "duplicate removed, not left to be peeked forever"
+    );
+    assert_eq!(fx.depths().await.claimed, 0);
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+}
+
+pub async fn resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let first = Req::new("a", "gen1", 3600);
+    fx.submit(std::slice::from_ref(&first)).await;
+    fx.claim("w1", std::slice::from_ref(&first)).await;
+    fx.ack("w1", std::slice::from_ref(&first), "one").await;
+    let second = Req::new("a", "gen2", 3600);
+    fx.submit(std::slice::from_ref(&second)).await;
+    assert!(claimed(
+        &fx.claim("w1", std::slice::from_ref(&second)).await[0]
+    ));
+    let acked = fx.ack("w1", std::slice::from_ref(&second), "two").await;
+    assert!(acked[0].pushed, "a new generation gets its own record");
+    assert_eq!(fx.result_ids().await, vec!["a", "a"]);
+}
+
+pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let far = Req::new("far", "t", 3600);
+    let near = Req::new("near", "t", -10);
+    let past = Req::new("past", "t", -100);
+    fx.submit(&[far.clone(), near.clone(), past.clone()]).await;
+    fx.claim("w1", &[far, near, past]).await;
+    let mut claims = fx.store.claims(Q).await.unwrap();
+    claims.sort_by(|a, b| a.generation.id.cmp(&b.generation.id));
+    let expiries: Vec<Millis> = claims.iter().map(|c| c.lease_expiry).collect();
+    assert_eq!(expiries, vec![at(30), at(20), Millis(T0.0 - 70_000)]);
+}
+
+pub async fn renew_extends_the_lease_of_the_owner<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(20));
+    assert_eq!(
+        fx.renew("w1", std::slice::from_ref(&r)).await,
+        vec![RenewOutcome::Renewed {
+            lease_expiry: at(50)
+        }]
+    );
+    fx.clock.set(at(40));
+    assert_eq!(
+        fx.reclaim_all().await.redelivered,
+        0,
+        "renewed lease is still live at 40 s"
+    );
+    assert_eq!(fx.store.claims(Q).await.unwrap()[0].lease_expiry, at(50));
+}
+
+pub async fn renew_by_another_owner_is_lost_and_changes_nothing<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(20));
+    assert_eq!(
+        fx.renew("intruder", std::slice::from_ref(&r)).await,
+        vec![RenewOutcome::Lost]
+    );
+    let claims = fx.store.claims(Q).await.unwrap();
+    assert_eq!(
+        claims[0].lease_expiry,
+        at(30),
+        "a stale heartbeat never extends another's lease"
+    );
+    assert_eq!(claims[0].owner, owner("w1"));
+}
+
+pub async fn renew_after_the_claim_was_reclaimed_is_lost<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert!(claimed(&fx.claim("w2", std::slice::from_ref(&r)).await[0]));
+    assert_eq!(
+        fx.renew("w1", std::slice::from_ref(&r)).await,
+        vec![RenewOutcome::Lost]
+    );
+    assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w2"));
+}
+
+pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim<F: StoreFactory>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let raw = format!(
+        "{{ \"data\" : {{\"deadline\":{},\"id\":\"odd\",\"payload\":{{\"p\":\"\\u00e9\"}},\"x-new\":[1, 2]}},\"internal\":{{\"request_token\":\"t\",\"future\":true}},\"request_kind\":\"redis\",\"extra\":null }}",
+        T0.0 / 1000 + 3600
+    );
+    let mut r = Req::new("odd", "t", 3600);
+    r.member = raw.into_bytes().into();
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    assert_eq!(fx.store.claims(Q).await.unwrap()[0].member, r.member);
+    fx.release("w1", std::slice::from_ref(&r)).await;
+    assert_eq!(fx.pending().await, vec![r.member.clone()]);
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    fx.reclaim_all().await;
+    assert_eq!(
+        fx.pending().await,
+        vec![r.member.clone()],
+        "reclaim restores the exact bytes"
+    );
+}
+
+pub async fn depth_counts_claims_not_bookkeeping_entries<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(6);
+    fx.submit(&rs).await;
+    fx.claim("w1", &rs[..4]).await;
+    fx.clock.set(at(31));
+    fx.reclaim_all().await;
+    fx.claim("w2", &rs[..2]).await;
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (4, 2, 0));
+}

@@ -1,0 +1,144 @@
+//! The conformance suite: plain generic async checks every `ClaimStore` must pass.
+//!
+//! Each check takes a [`StoreFactory`], builds fresh stores on a manual
+//! clock (explicit time, no sleeps) and asserts one behaviour the worker
+//! relies on: every row of the outcome table and every guarantee of the
+//! design brief. A backend runs the whole list with [`run_all`], one line.
+
+mod acks;
+mod claims;
+mod returns;
+mod support;
+
+pub use support::{T0, at, fixture};
+
+use crate::store::{ClaimStore, StoreConfig};
+use crate::types::ManualClock;
+use async_trait::async_trait;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// Builds fresh, empty stores for the checks.
+///
+/// Each call must return a store that shares nothing with earlier ones (a
+/// Redis factory gives each a random key prefix), with `config` and time
+/// taken from `clock`.
+#[async_trait]
+pub trait StoreFactory: Send + Sync {
+    type Store: ClaimStore;
+    async fn make(&self, config: StoreConfig, clock: Arc<ManualClock>) -> Self::Store;
+}
+
+/// One check: its name and its body.
+pub struct Check<F: StoreFactory> {
+    pub name: &'static str,
+    pub run: for<'a> fn(&'a F) -> BoxFuture<'a, ()>,
+}
+
+impl<F: StoreFactory> std::fmt::Debug for Check<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+macro_rules! checks {
+    ($($module:ident :: $name:ident),* $(,)?) => {
+        /// Every check, in a stable order.
+        pub fn checks<F: StoreFactory>() -> Vec<Check<F>> {
+            vec![$(Check {
+                name: stringify!($name),
+                run: |f| Box::pin($module::$name(f)),
+            }),*]
+        }
+    };
+}
+
+checks![
+    claims::peek_lists_members_earliest_deadline_first_without_removing_them,
+    claims::peek_honours_offset_and_limit,
+    claims::claim_moves_a_member_from_pending_into_a_claim_of_its_owner,
+    claims::claim_of_a_member_no_longer_pending_reports_not_pending,
+    claims::of_two_owners_claiming_one_member_exactly_one_wins,
+    claims::concurrent_claims_never_dispatch_a_member_twice,
+    claims::claim_reports_cancelled_when_the_cancel_marker_holds_this_token,
+    claims::cancelling_an_old_generation_does_not_cancel_a_resubmission,
+    claims::claim_drops_a_pending_duplicate_of_a_terminal_generation,
+    claims::resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker,
+    claims::lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds,
+    claims::renew_extends_the_lease_of_the_owner,
+    claims::renew_by_another_owner_is_lost_and_changes_nothing,
+    claims::renew_after_the_claim_was_reclaimed_is_lost,
+    claims::members_travel_byte_for_byte_through_claim_release_and_reclaim,
+    claims::depth_counts_claims_not_bookkeeping_entries,
+    acks::ack_pushes_the_record_writes_the_marker_and_drops_the_claim,
+    acks::acking_twice_pushes_exactly_one_record,
+    acks::ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim,
+    acks::ack_after_the_lease_was_lost_still_delivers_exactly_one_record,
+    acks::ack_clears_producer_keys_only_for_its_own_generation,
+    acks::results_come_out_oldest_first,
+    acks::batch_operations_answer_item_by_item_in_order,
+    acks::terminal_marker_expires_after_the_dedup_ttl,
+    returns::release_returns_a_claim_to_pending_at_its_original_score,
+    returns::release_by_a_non_owner_changes_nothing,
+    returns::sweep_returns_held_claims_without_counting_a_delivery,
+    returns::park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
+    returns::park_retry_by_a_non_owner_is_refused,
+    returns::promote_due_returns_only_due_retries_at_their_deadline_score,
+    returns::promote_due_moves_go_parked_entries_to_their_named_queue,
+    returns::reclaim_leaves_live_leases_alone,
+    returns::reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery,
+    returns::a_crashed_owners_request_is_redelivered_and_acked_exactly_once,
+    returns::reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters,
+    returns::delivery_limit_record_goes_to_the_queues_configured_list,
+    returns::unlimited_deliveries_never_dead_letter,
+    returns::reclaim_works_in_batches_and_says_when_more_remain,
+    returns::redelivery_counts_survive_release_and_retry,
+    returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
+    returns::dead_letter_moves_an_unparsable_member_with_its_reason,
+    returns::dead_letter_of_a_member_no_longer_pending_is_refused,
+];
+
+/// The outcome of one check.
+#[derive(Debug)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub failure: Option<String>,
+}
+
+/// Runs every check (or those whose name contains `filter`), printing one
+/// line each and returning the results. Panics inside a check (failed
+/// assertions) are caught and reported as that check's failure.
+pub async fn run_all<F: StoreFactory>(factory: &F, filter: Option<&str>) -> Vec<CheckResult> {
+    let mut results = Vec::new();
+    // Failed assertions are reported on the check's line; the default hook
+    // would print a backtrace for each.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for check in checks::<F>() {
+        if filter.is_some_and(|f| !check.name.contains(f)) {
+            continue;
+        }
+        let outcome = AssertUnwindSafe((check.run)(factory)).catch_unwind().await;
+        let failure = outcome.err().map(|panic| {
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "check panicked".to_owned())
+        });
+        match &failure {
+            None => println!("ok   {}", check.name),
+            Some(why) => println!("FAIL {}: {}", check.name, why.replace('\n', "\n     ")),
+        }
+        results.push(CheckResult {
+            name: check.name,
+            failure,
+        });
+    }
+    std::panic::set_hook(default_hook);
+    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    println!("{} passed, {} failed", results.len() - failed, failed);
+    results
+}

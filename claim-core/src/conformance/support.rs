@@ -1,0 +1,189 @@
+//! Shared fixtures of the conformance checks: a start time, members in the Go shape, a store on a manual clock.
+
+use super::StoreFactory;
+use crate::store::{ClaimRequest, StoreConfig, Submission};
+use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken};
+use std::sync::Arc;
+
+/// The suite's start time: 2023-11-14T22:13:20Z.
+pub const T0: Millis = Millis(1_700_000_000_000);
+
+/// The time `secs` seconds after [`T0`].
+pub fn at(secs: u64) -> Millis {
+    T0.plus(secs * 1000)
+}
+
+/// The queue the checks use.
+pub const Q: &str = "conformance-queue";
+/// The result list the checks use.
+pub const RESULTS: &str = "conformance-results";
+
+/// A store and the clock it reads.
+#[derive(Debug)]
+pub struct Fixture<S> {
+    pub store: S,
+    pub clock: Arc<ManualClock>,
+}
+
+/// A fresh store at [`T0`] with `config`.
+pub async fn fixture<F: StoreFactory>(factory: &F, config: StoreConfig) -> Fixture<F::Store> {
+    let clock = ManualClock::new(T0);
+    let store = factory.make(config, clock.clone()).await;
+    Fixture { store, clock }
+}
+
+/// Config with a short lease (30 s) so expiry is easy to reach.
+pub fn config() -> StoreConfig {
+    StoreConfig {
+        lease_ttl_ms: 30_000,
+        result_dedup_ttl_ms: 3_600_000,
+        max_deliveries: 3,
+        default_result_list: RESULTS.to_owned(),
+        ..StoreConfig::default()
+    }
+}
+
+pub fn owner(name: &str) -> OwnerToken {
+    OwnerToken::new(name)
+}
+
+/// A request as the Go producer shapes it, with a deadline `deadline_in`
+/// seconds after T0.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub member: Member,
+    pub generation: Generation,
+    pub deadline: i64,
+}
+
+impl Req {
+    pub fn new(id: &str, token: &str, deadline_in: i64) -> Req {
+        let deadline = (T0.0 / 1000) as i64 + deadline_in;
+        let value = serde_json::json!({
+            "internal": {"request_token": token, "retry_count": 0},
+            "request_kind": "redis",
+            "data": {"id": id, "created": deadline - 3600, "deadline": deadline,
+                     "payload": {"model": "m", "prompt": id}},
+        });
+        Req {
+            member: Member::from(value.to_string().into_bytes()),
+            generation: Generation::new(id, token),
+            deadline,
+        }
+    }
+
+    pub fn submission(&self) -> Submission {
+        Submission {
+            member: self.member.clone(),
+            generation: self.generation.clone(),
+            deadline: self.deadline,
+        }
+    }
+
+    pub fn claim_request(&self) -> ClaimRequest {
+        ClaimRequest {
+            member: self.member.clone(),
+            generation: self.generation.clone(),
+        }
+    }
+
+    pub fn record(&self, text: &str) -> Member {
+        let record =
+            serde_json::json!({"id": self.generation.id, "status_code": 200, "payload": text});
+        Member::from(record.to_string().into_bytes())
+    }
+}
+
+/// `n` requests `r0..rn` with token `t`, deadlines one second apart.
+pub fn reqs(n: usize) -> Vec<Req> {
+    (0..n)
+        .map(|i| Req::new(&format!("r{i}"), "t", 3600 + i as i64))
+        .collect()
+}
+
+/// Shorthands the checks use; each unwraps the store's answer.
+impl<S: crate::ClaimStore> Fixture<S> {
+    pub async fn submit(&self, reqs: &[Req]) {
+        for r in reqs {
+            self.store.submit(Q, &r.submission()).await.expect("submit");
+        }
+    }
+
+    pub async fn claim(&self, who: &str, reqs: &[Req]) -> Vec<crate::store::ClaimOutcome> {
+        let items: Vec<_> = reqs.iter().map(Req::claim_request).collect();
+        self.store
+            .claim(Q, &owner(who), &items)
+            .await
+            .expect("claim")
+    }
+
+    pub async fn ack(&self, who: &str, reqs: &[Req], text: &str) -> Vec<crate::store::AckOutcome> {
+        let items: Vec<_> = reqs
+            .iter()
+            .map(|r| crate::store::AckItem {
+                generation: r.generation.clone(),
+                result_list: RESULTS.to_owned(),
+                record: r.record(text),
+            })
+            .collect();
+        self.store.ack(Q, &owner(who), &items).await.expect("ack")
+    }
+
+    pub async fn renew(&self, who: &str, reqs: &[Req]) -> Vec<crate::store::RenewOutcome> {
+        let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
+        self.store
+            .renew(Q, &owner(who), &gens)
+            .await
+            .expect("renew")
+    }
+
+    pub async fn release(&self, who: &str, reqs: &[Req]) -> Vec<bool> {
+        let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
+        self.store
+            .release(Q, &owner(who), &gens)
+            .await
+            .expect("release")
+    }
+
+    /// Pending members in order.
+    pub async fn pending(&self) -> Vec<Member> {
+        let entries = self.store.peek(Q, 0, 10_000).await.expect("peek");
+        entries.into_iter().map(|e| e.member).collect()
+    }
+
+    /// Records in the checks' result list, oldest first, as JSON values.
+    pub async fn results(&self) -> Vec<serde_json::Value> {
+        let records = self.store.results(RESULTS).await.expect("results");
+        records
+            .iter()
+            .map(|r| serde_json::from_slice(r.as_bytes()).expect("record is JSON"))
+            .collect()
+    }
+
+    /// Ids of the records in the checks' result list, oldest first.
+    pub async fn result_ids(&self) -> Vec<String> {
+        let records = self.results().await;
+        records
+            .iter()
+            .map(|r| r["id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    pub async fn depths(&self) -> crate::store::QueueDepths {
+        self.store.depths(Q).await.expect("depths")
+    }
+
+    /// Reclaims until nothing expired remains.
+    pub async fn reclaim_all(&self) -> crate::store::ReclaimReport {
+        let mut total = crate::store::ReclaimReport::default();
+        loop {
+            let r = self.store.reclaim_expired(Q, 100).await.expect("reclaim");
+            total.redelivered += r.redelivered;
+            total.dead_lettered += r.dead_lettered;
+            total.ghosts_repaired += r.ghosts_repaired;
+            if !r.more {
+                return total;
+            }
+        }
+    }
+}

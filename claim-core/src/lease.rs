@@ -1,0 +1,100 @@
+//! Lease arithmetic: when a claim expires and how often its holder renews it.
+
+use crate::types::{Millis, Score};
+use std::time::Duration;
+
+/// A claim never outlives its request's deadline by more than this.
+pub const DEADLINE_GRACE_MS: u64 = 30_000;
+/// Heartbeats are never more frequent than this...
+pub const MIN_HEARTBEAT: Duration = Duration::from_secs(1);
+/// ...nor rarer than this.
+pub const MAX_HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// Lease expiry of a claim taken or renewed at `now`:
+/// `min(now + ttl, deadline + 30 s)`.
+///
+/// The deadline cap means a claim of a request nobody can still serve in time
+/// does not hold it hostage for a whole TTL after its owner dies.
+pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Score) -> Millis {
+    let by_ttl = now.plus(ttl_ms);
+    let by_deadline = deadline.as_millis().plus(DEADLINE_GRACE_MS);
+    by_ttl.min(by_deadline)
+}
+
+/// How often a holder renews its leases: ttl / 3, clamped to 1 s..30 s.
+///
+/// Three renewals fit in one TTL, so a single slow or failed heartbeat does
+/// not cost the lease.
+pub fn heartbeat_interval(ttl: Duration) -> Duration {
+    (ttl / 3).clamp(MIN_HEARTBEAT, MAX_HEARTBEAT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: Millis = Millis(1_700_000_000_000);
+
+    #[test]
+    fn lease_is_now_plus_ttl_when_the_deadline_is_far() {
+        let deadline = Score(1_700_010_000.0);
+        assert_eq!(lease_expiry(NOW, 300_000, deadline), NOW.plus(300_000));
+    }
+
+    #[test]
+    fn lease_stops_thirty_seconds_after_a_near_deadline() {
+        let deadline = Score(1_700_000_010.0);
+        assert_eq!(
+            lease_expiry(NOW, 300_000, deadline),
+            Millis(1_700_000_040_000)
+        );
+    }
+
+    #[test]
+    fn lease_at_the_exact_crossover_is_the_same_either_way() {
+        let deadline = Score(1_700_000_270.0);
+        assert_eq!(lease_expiry(NOW, 300_000, deadline), NOW.plus(300_000));
+    }
+
+    #[test]
+    fn lease_of_a_long_expired_deadline_is_already_over() {
+        let deadline = Score(1_600_000_000.0);
+        assert!(lease_expiry(NOW, 300_000, deadline) < NOW);
+    }
+
+    #[test]
+    fn lease_never_overflows() {
+        let far = Millis(u64::MAX - 5);
+        assert_eq!(
+            lease_expiry(far, 300_000, Score(f64::MAX)),
+            Millis(u64::MAX)
+        );
+    }
+
+    #[test]
+    fn heartbeat_is_a_third_of_the_ttl_between_the_clamps() {
+        assert_eq!(
+            heartbeat_interval(Duration::from_secs(30)),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            heartbeat_interval(Duration::from_secs(3)),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            heartbeat_interval(Duration::from_secs(90)),
+            Duration::from_secs(30)
+        );
+    }
+
+    #[test]
+    fn heartbeat_clamps_at_both_edges() {
+        assert_eq!(
+            heartbeat_interval(Duration::from_millis(2_999)),
+            MIN_HEARTBEAT
+        );
+        assert_eq!(heartbeat_interval(Duration::ZERO), MIN_HEARTBEAT);
+        assert_eq!(heartbeat_interval(Duration::from_secs(300)), MAX_HEARTBEAT);
+        assert_eq!(heartbeat_interval(Duration::from_secs(91)), MAX_HEARTBEAT);
+    }
+}

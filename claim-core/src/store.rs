@@ -1,0 +1,328 @@
+//! The `ClaimStore` trait the worker runtime programs against, and its request and report types.
+//!
+//! Batch operations answer item by item, in the order asked. Every claim
+//! mutation names its owner and is owner-checked inside the store, atomically.
+
+use crate::error::StoreError;
+use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+use crate::wire;
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+
+/// Store-wide settings, the same for every queue a store serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreConfig {
+    /// Crash-detection window: a claim not renewed for this long is reclaimed.
+    pub lease_ttl_ms: u64,
+    /// Lifetime of terminal markers; must exceed the longest redelivery chain.
+    pub result_dedup_ttl_ms: u64,
+    /// Lease expiries after which a request is dead-lettered (0 = unlimited).
+    pub max_deliveries: u32,
+    /// The shared retry sorted set (Go: `retry-sortedset`).
+    pub retry_set: String,
+    /// Where promoted retries go when their member names no queue.
+    pub default_queue: String,
+    /// Result list of records the store writes itself (`DELIVERY_LIMIT`) when
+    /// neither the queue nor the member names one.
+    pub default_result_list: String,
+    /// Per-queue result list overrides (queue config `result_queue_name`).
+    pub queue_result_lists: BTreeMap<String, String>,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            lease_ttl_ms: 300_000,
+            result_dedup_ttl_ms: 21_600_000,
+            max_deliveries: 10,
+            retry_set: wire::DEFAULT_RETRY_SET.to_owned(),
+            default_queue: wire::DEFAULT_QUEUE.to_owned(),
+            default_result_list: wire::DEFAULT_RESULT_LIST.to_owned(),
+            queue_result_lists: BTreeMap::new(),
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The result list for a record about a member of `queue`: the queue's
+    /// configured list, else the member's own, else the default.
+    pub fn result_list_for(&self, queue: &str, member_list: Option<&str>) -> String {
+        self.queue_result_lists
+            .get(queue)
+            .map(String::as_str)
+            .or(member_list.filter(|l| !l.is_empty()))
+            .unwrap_or(&self.default_result_list)
+            .to_owned()
+    }
+
+    /// Checks the settings, naming the first bad one and its fix.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.lease_ttl_ms == 0 {
+            return Err(
+                "claim lease TTL is zero: set claim_lease_ttl_seconds to at least 1".into(),
+            );
+        }
+        if self.result_dedup_ttl_ms < self.lease_ttl_ms {
+            return Err(format!(
+                "result dedup TTL ({} ms) is shorter than the claim lease TTL ({} ms): \
+                 raise result_dedup_ttl_seconds above the lease so markers outlive redeliveries",
+                self.result_dedup_ttl_ms, self.lease_ttl_ms
+            ));
+        }
+        for (what, name) in [
+            ("retry set", &self.retry_set),
+            ("default queue", &self.default_queue),
+            ("default result list", &self.default_result_list),
+        ] {
+            if name.is_empty() {
+                return Err(format!("the {what} name is empty: give it a key name"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A producer's submission, as the Go producer writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submission {
+    pub member: Member,
+    pub generation: Generation,
+    /// Unix seconds; also the member's score.
+    pub deadline: i64,
+}
+
+/// A pending member and its score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingEntry {
+    pub member: Member,
+    pub score: Score,
+}
+
+/// One member to claim, with the generation the caller parsed from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimRequest {
+    pub member: Member,
+    pub generation: Generation,
+}
+
+/// What a claim of one member did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClaimOutcome {
+    /// The caller now holds the claim.
+    Claimed {
+        /// The producer cancelled this generation: ack it with `CANCELLED`.
+        cancelled: bool,
+        /// Earlier deliveries of this generation that ended in an expired lease.
+        redeliveries: u32,
+        /// The member's score in the pending set (its deadline).
+        score: Score,
+        lease_expiry: Millis,
+    },
+    /// The member was no longer pending: another replica claimed it, or it left.
+    NotPending,
+    /// The generation already has a terminal record or a live claim, so the
+    /// pending copy was a duplicate and was removed instead of dispatched.
+    DuplicateDropped,
+}
+
+/// What a renewal of one claim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenewOutcome {
+    Renewed {
+        lease_expiry: Millis,
+    },
+    /// The claim is gone or held by another owner: stop working on it.
+    Lost,
+}
+
+/// A terminal record to deliver for one generation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AckItem {
+    pub generation: Generation,
+    pub result_list: String,
+    /// The result record JSON, pushed as is.
+    pub record: Member,
+}
+
+/// What an ack of one generation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// False when an earlier terminal record exists: this one was suppressed.
+    pub pushed: bool,
+    /// True when the caller owned the claim and it was dropped.
+    pub claim_dropped: bool,
+}
+
+/// A claimed generation to park in the retry set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParkItem {
+    pub generation: Generation,
+    /// The member stamped for retry (see [`wire::stamp_retry`]).
+    pub member: Member,
+    pub due: Millis,
+}
+
+/// What one reclaim batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReclaimReport {
+    /// Expired claims returned to pending.
+    pub redelivered: usize,
+    /// Expired claims at the delivery limit: `DELIVERY_LIMIT` record, dead set.
+    pub dead_lettered: usize,
+    /// Bookkeeping entries repaired (an index entry without a claim or the reverse).
+    pub ghosts_repaired: usize,
+    /// Expired claims remain beyond this batch: call again.
+    pub more: bool,
+}
+
+/// Sizes of one queue's sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueDepths {
+    pub pending: usize,
+    /// Live claims (not hash fields).
+    pub claimed: usize,
+    pub dead: usize,
+}
+
+/// A live claim, for inspection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimInfo {
+    pub generation: Generation,
+    pub member: Member,
+    pub owner: OwnerToken,
+    pub score: Score,
+    pub lease_expiry: Millis,
+    pub redeliveries: u32,
+}
+
+/// A dead-lettered member and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadEntry {
+    pub member: Member,
+    pub reason: String,
+    pub at: Millis,
+}
+
+/// Durable claim bookkeeping for one or more pending sorted sets.
+///
+/// Time comes from the store's own clock (the Redis server's `TIME`, or an
+/// injected clock), so replicas never disagree about lease expiry.
+#[async_trait]
+pub trait ClaimStore: Send + Sync + std::fmt::Debug + 'static {
+    /// The settings this store was built with.
+    fn config(&self) -> &StoreConfig;
+
+    /// The store's current time.
+    async fn now(&self) -> Result<Millis, StoreError>;
+
+    /// Checks the store answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Enqueues as the Go producer does: clears the id's cancel marker, marks
+    /// this token active until the deadline, adds the member at its deadline.
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError>;
+
+    /// Cancels as the Go producer does: the active token becomes the cancel
+    /// marker. False when the id has no active generation.
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Up to `limit` pending members from rank `offset`, earliest score first.
+    async fn peek(
+        &self,
+        queue: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError>;
+
+    /// Moves pending members into claims held by `owner`, atomically each.
+    async fn claim(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError>;
+
+    /// Extends the leases `owner` holds.
+    async fn renew(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError>;
+
+    /// Delivers terminal records. For each: the record is pushed and the
+    /// terminal marker written unless a marker exists (first record wins,
+    /// whoever produced it); the claim is dropped only if `owner` holds it.
+    /// Idempotent: safe to retry after an indeterminate error.
+    async fn ack(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError>;
+
+    /// Returns claims `owner` holds to pending at their original score
+    /// (a hand-off the consumer cancelled). False where `owner` held none.
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError>;
+
+    /// Shutdown sweep: like release, for every claim still held after the
+    /// drain. Not a delivery: redelivery counts are unchanged.
+    async fn sweep(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError>;
+
+    /// Moves claims `owner` holds into the retry set, due at `due`.
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError>;
+
+    /// Returns up to `limit` due retries to their queue at their deadline
+    /// score (Go-parked entries too). Returns how many moved.
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError>;
+
+    /// Handles up to `limit` expired claims of `queue`: back to pending, or at
+    /// the delivery limit a `DELIVERY_LIMIT` record and the dead set.
+    async fn reclaim_expired(&self, queue: &str, limit: usize)
+    -> Result<ReclaimReport, StoreError>;
+
+    /// Moves a pending member that cannot be parsed to the dead set with a
+    /// reason. False when it was no longer pending.
+    async fn dead_letter(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// Sizes of the queue's sets.
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError>;
+
+    /// Number of entries in the retry set.
+    async fn retry_depth(&self) -> Result<usize, StoreError>;
+
+    /// The queue's live claims.
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError>;
+
+    /// The queue's dead-lettered members.
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError>;
+
+    /// The retry set, earliest due first.
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError>;
+
+    /// The records in a result list, oldest first (the order BRPOP yields).
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError>;
+
+    /// True when the generation has a live terminal marker.
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError>;
+}

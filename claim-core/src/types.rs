@@ -1,0 +1,247 @@
+//! Value types shared by the model, the stores and the worker: ids, tokens, members, time.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A point in time: milliseconds since the Unix epoch.
+///
+/// claim-core never reads a clock; whoever calls a transition says what time it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Millis(pub u64);
+
+impl Millis {
+    /// Adds a duration in milliseconds, saturating at the end of time.
+    pub fn plus(self, ms: u64) -> Millis {
+        Millis(self.0.saturating_add(ms))
+    }
+
+    /// Milliseconds from `self` until `later` (zero when `later` has passed).
+    pub fn until(self, later: Millis) -> u64 {
+        later.0.saturating_sub(self.0)
+    }
+
+    /// This time as a sorted-set score (Unix seconds with millisecond precision).
+    pub fn as_score(self) -> Score {
+        Score(self.0 as f64 / 1000.0)
+    }
+}
+
+/// A sorted-set score. In the pending set it is the request's deadline in Unix
+/// seconds; in the retry set the due time; in the claims index the lease expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Score(pub f64);
+
+impl Score {
+    /// The score read as a time, rounded to the millisecond and clamped at the epoch.
+    pub fn as_millis(self) -> Millis {
+        let ms = (self.0 * 1000.0).round();
+        if ms.is_nan() || ms <= 0.0 {
+            Millis(0)
+        } else if ms >= u64::MAX as f64 {
+            Millis(u64::MAX)
+        } else {
+            Millis(ms as u64)
+        }
+    }
+}
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A sorted-set member exactly as stored: raw bytes, never re-serialized.
+///
+/// Claim and release match members byte for byte, so a member this code did not
+/// change must travel back to Redis untouched (unknown fields, key order, spacing).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Member(Arc<[u8]>);
+
+impl Member {
+    pub fn new(bytes: impl Into<Arc<[u8]>>) -> Self {
+        Member(bytes.into())
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Vec<u8>> for Member {
+    fn from(v: Vec<u8>) -> Self {
+        Member(v.into())
+    }
+}
+
+impl From<&str> for Member {
+    fn from(s: &str) -> Self {
+        Member(s.as_bytes().into())
+    }
+}
+
+impl fmt::Debug for Member {
+    // Members carry payloads: show a bounded prefix only.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = String::from_utf8_lossy(&self.0[..self.0.len().min(64)]);
+        write!(f, "Member({} bytes: {:?}", self.0.len(), text)?;
+        if self.0.len() > 64 {
+            write!(f, "…")?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// One submission of a request: its id plus the producer's request token.
+///
+/// Resubmitting an id with a new token is a new generation: it must not be
+/// suppressed by the old generation's terminal marker nor share its claim.
+/// A member without a token has the empty token.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Generation {
+    pub id: String,
+    pub token: String,
+}
+
+impl Generation {
+    pub fn new(id: impl Into<String>, token: impl Into<String>) -> Self {
+        Generation {
+            id: id.into(),
+            token: token.into(),
+        }
+    }
+
+    /// The bookkeeping key: `<len(id)>:<id>:<token>`.
+    ///
+    /// The length prefix makes the key unambiguous whatever `:` the id or
+    /// token contain, so no two generations share a key.
+    pub fn key(&self) -> String {
+        format!("{}:{}:{}", self.id.len(), self.id, self.token)
+    }
+
+    /// Reads a key written by [`Generation::key`].
+    pub fn from_key(key: &str) -> Option<Generation> {
+        let (len, rest) = key.split_once(':')?;
+        let len: usize = len.parse().ok()?;
+        let id = rest.get(..len)?;
+        let token = rest.get(len..)?.strip_prefix(':')?;
+        Some(Generation::new(id, token))
+    }
+}
+
+impl fmt::Display for Generation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.token.is_empty() {
+            write!(f, "{}", self.id)
+        } else {
+            write!(f, "{}@{}", self.id, self.token)
+        }
+    }
+}
+
+/// Identifies the holder of a claim (one per worker incarnation). Every
+/// mutation of a claim is checked against it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OwnerToken(pub String);
+
+impl OwnerToken {
+    pub fn new(token: impl Into<String>) -> Self {
+        OwnerToken(token.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for OwnerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where a store's sense of "now" comes from.
+///
+/// claim-core only defines the seam; system clocks live in the stores.
+pub trait Clock: Send + Sync + fmt::Debug {
+    fn now(&self) -> Millis;
+}
+
+/// A clock that moves only when told to: tests and the conformance suite.
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicU64);
+
+impl ManualClock {
+    pub fn new(start: Millis) -> Arc<Self> {
+        Arc::new(ManualClock(AtomicU64::new(start.0)))
+    }
+
+    pub fn set(&self, now: Millis) {
+        self.0.store(now.0, Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, ms: u64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Millis {
+        Millis(self.0.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_keys_round_trip_whatever_colons_they_hold() {
+        for (id, token) in [("a", "b"), ("a:b", "c"), ("a", "b:c"), ("", ""), ("x", "")] {
+            let g = Generation::new(id, token);
+            assert_eq!(Generation::from_key(&g.key()), Some(g));
+        }
+        assert_ne!(
+            Generation::new("a:b", "c").key(),
+            Generation::new("a", "b:c").key()
+        );
+    }
+
+    #[test]
+    fn malformed_generation_keys_are_refused() {
+        for key in ["", "x", "5:ab:c", "1:ab", "z:a:b"] {
+            assert_eq!(Generation::from_key(key), None, "{key}");
+        }
+    }
+
+    #[test]
+    fn scores_order_totally_and_convert_to_millis() {
+        assert!(Score(1.0) < Score(2.0));
+        assert_eq!(Score(1.5).as_millis(), Millis(1500));
+        assert_eq!(Score(-3.0).as_millis(), Millis(0));
+        assert_eq!(Millis(1234).as_score(), Score(1.234));
+    }
+
+    #[test]
+    fn member_debug_never_prints_a_whole_payload() {
+        let m = Member::from(vec![b'x'; 1000]);
+        assert!(format!("{m:?}").len() < 120);
+    }
+}

@@ -1,0 +1,34 @@
+//! Runs the claim-core conformance suite against the memory store.
+//!
+//! `cargo test -p claim-memory --test conformance [-- <name filter>]` prints
+//! one line per check and a closing `N passed, N failed`.
+
+use async_trait::async_trait;
+use claim_core::ManualClock;
+use claim_core::conformance::{StoreFactory, run_all};
+use claim_core::store::StoreConfig;
+use claim_memory::MemoryStore;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+struct Memory;
+
+#[async_trait]
+impl StoreFactory for Memory {
+    type Store = MemoryStore;
+
+    async fn make(&self, config: StoreConfig, clock: Arc<ManualClock>) -> MemoryStore {
+        MemoryStore::with_clock(config, clock)
+    }
+}
+
+fn main() -> ExitCode {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let results = runtime.block_on(run_all(&Memory, filter.as_deref()));
+    if results.iter().any(|r| r.failure.is_some()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

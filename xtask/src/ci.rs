@@ -1,0 +1,132 @@
+//! `cargo xtask ci`: the whole check a change must pass, in order, stopping
+//! at the first failing step.
+//!
+//! Steps: fmt check, clippy (`-D warnings`), every test, the conformance
+//! suite on every store that exists, then the examples build. `CI` is passed
+//! through (tests that need `redis-server` fail instead of skipping when it
+//! is set); `PROPTEST_CASES` is removed so tests choose their own case counts.
+
+use std::{env, path::Path, time::Instant};
+
+use crate::{Error, Shown, cargo, conformance, elapsed, run_inherit};
+
+/// One step: a name for messages and what to run.
+enum Step {
+    Cargo(&'static str, &'static [&'static str]),
+    Conformance,
+}
+
+const STEPS: [Step; 5] = [
+    Step::Cargo("fmt", &["fmt", "--all", "--", "--check"]),
+    Step::Cargo(
+        "clippy",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    ),
+    Step::Cargo("test", &["test", "--workspace", "--locked"]),
+    Step::Conformance,
+    Step::Cargo(
+        "examples",
+        &["build", "--workspace", "--examples", "--locked"],
+    ),
+];
+
+pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
+    if let Some(arg) = args.first() {
+        return Err(Error::Usage(format!("ci takes no arguments, got `{arg}`")));
+    }
+    let in_ci = is_ci();
+    if in_ci && !on_path("redis-server") {
+        return Err(Error::Failed(
+            "CI is set but `redis-server` is not on PATH: the Redis tests need it \
+             (install redis-server, or unset CI to let them skip locally)"
+                .into(),
+        ));
+    }
+    if in_ci {
+        println!("xtask ci: CI is set: tests that need redis-server fail without it");
+    } else {
+        println!("xtask ci: CI is not set: tests that need redis-server skip without it");
+    }
+
+    let start = Instant::now();
+    let mut timings = Vec::new();
+    for (i, step) in STEPS.iter().enumerate() {
+        let step_start = Instant::now();
+        let (name, result) = match step {
+            Step::Cargo(name, args) => {
+                let mut cmd = cargo(args);
+                cmd.env_remove("PROPTEST_CASES");
+                println!("\n==> [{}/{}] {name}: {}", i + 1, STEPS.len(), Shown(&cmd));
+                (*name, run_inherit(&mut cmd))
+            }
+            Step::Conformance => {
+                let stores = conformance::existing();
+                let names: Vec<_> = stores.iter().map(|s| s.name).collect();
+                println!(
+                    "\n==> [{}/{}] conformance: {}",
+                    i + 1,
+                    STEPS.len(),
+                    names.join(", ")
+                );
+                let result = if stores.is_empty() {
+                    Err(Error::Failed("no store has a conformance suite".into()))
+                } else {
+                    conformance::run(&stores, &["--locked"])
+                };
+                ("conformance", result)
+            }
+        };
+        let took = elapsed(step_start.elapsed());
+        match result {
+            Ok(()) => {
+                println!("<== {name} ok ({took})");
+                timings.push(format!("{name} {took}"));
+            }
+            Err(Error::Failed(msg) | Error::Usage(msg) | Error::Invalid(msg)) => {
+                return Err(Error::Failed(format!(
+                    "ci step `{name}` failed after {took}: {msg}"
+                )));
+            }
+        }
+    }
+    println!(
+        "\nxtask ci: all {} steps passed in {} ({})",
+        STEPS.len(),
+        elapsed(start.elapsed()),
+        timings.join(", ")
+    );
+    Ok(())
+}
+
+/// `CI` set to anything but empty, `0` or `false` (any case).
+fn is_ci() -> bool {
+    env::var("CI").is_ok_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "" | "0" | "false"))
+}
+
+/// Whether an executable file named `program` is in a `PATH` directory.
+fn on_path(program: &str) -> bool {
+    let Some(path) = env::var_os("PATH") else {
+        return false;
+    };
+    env::split_paths(&path).any(|dir| is_executable(&dir.join(program)))
+}
+
+#[cfg(unix)]
+fn is_executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    file.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(file: &Path) -> bool {
+    file.is_file() || file.with_extension("exe").is_file()
+}
