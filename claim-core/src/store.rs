@@ -250,6 +250,11 @@ pub trait ClaimStore: Send + Sync + std::fmt::Debug + 'static {
         generations: &[Generation],
     ) -> Result<Vec<RenewOutcome>, StoreError>;
 
+    /// For each generation, whether the producer has cancelled it (its cancel
+    /// marker holds this generation's token). Heartbeats ask this so work on
+    /// a request cancelled mid-flight can be stopped.
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError>;
+
     /// Delivers terminal records. For each: the record is pushed and the
     /// terminal marker written unless a marker exists (first record wins,
     /// whoever produced it); the claim is dropped only if `owner` holds it.

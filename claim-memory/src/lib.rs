@@ -119,6 +119,10 @@ impl ClaimStore for MemoryStore {
         self.with(|m, now| m.renew(queue, owner, generations, now))
     }
 
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, now| m.cancelled(generations, now))
+    }
+
     async fn ack(
         &self,
         queue: &str,

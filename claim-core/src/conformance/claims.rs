@@ -313,3 +313,19 @@ pub async fn depth_counts_claims_not_bookkeeping_entries<F: StoreFactory>(f: &F)
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (4, 2, 0));
 }
+
+pub async fn a_cancel_after_the_claim_is_seen_by_the_holder<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let rs = [Req::new("a", "t1", 3600), Req::new("b", "t1", 3600)];
+    fx.submit(&rs).await;
+    fx.claim("w1", &rs).await;
+    let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();
+    assert_eq!(fx.store.cancelled(&gens).await.unwrap(), vec![false, false]);
+    assert!(fx.store.cancel("b").await.unwrap());
+    assert_eq!(fx.store.cancelled(&gens).await.unwrap(), vec![false, true]);
+    let other_generation = [crate::Generation::new("b", "t0")];
+    assert_eq!(
+        fx.store.cancelled(&other_generation).await.unwrap(),
+        vec![false]
+    );
+}

@@ -67,6 +67,7 @@ checks![
     claims::claim_drops_a_pending_duplicate_of_a_terminal_generation,
     claims::resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker,
     claims::lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds,
+    claims::a_cancel_after_the_claim_is_seen_by_the_holder,
     claims::renew_extends_the_lease_of_the_owner,
     claims::renew_by_another_owner_is_lost_and_changes_nothing,
     claims::renew_after_the_claim_was_reclaimed_is_lost,

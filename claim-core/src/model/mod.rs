@@ -106,6 +106,14 @@ impl Model {
             .is_some_and(|&expiry| now < expiry)
     }
 
+    /// True for each generation whose cancel marker holds its token.
+    pub fn cancelled(&self, generations: &[Generation], now: Millis) -> Vec<bool> {
+        generations
+            .iter()
+            .map(|g| Self::live(&self.cancels, &g.id, now).is_some_and(|t| *t == g.token))
+            .collect()
+    }
+
     pub fn submit(&mut self, queue: &str, s: &Submission, now: Millis) {
         let id = &s.generation.id;
         self.cancels.remove(id);
@@ -157,8 +165,7 @@ impl Model {
             .iter()
             .map(|item| {
                 let terminal = self.is_terminal(&item.generation, now);
-                let cancelled = Self::live(&self.cancels, &item.generation.id, now)
-                    .is_some_and(|t| *t == item.generation.token);
+                let cancelled = self.cancelled(std::slice::from_ref(&item.generation), now)[0];
                 let q = self.q(queue);
                 let Some(score) = q.pending.score(&item.member) else {
                     return ClaimOutcome::NotPending;
