@@ -1,1 +1,18 @@
-//! Placeholder: the worker runtime lands with its own issue.
+//! The worker runtime: drains claim-protected queues through an application `Handler`.
+//!
+//! The runtime depends only on the [`claim_core::ClaimStore`] trait; the
+//! binary and tests choose a backend (Redis in production, memory for tests
+//! and single-process use). See [`Runtime`] for the moving parts.
+
+pub mod clock;
+pub mod config;
+pub mod gate;
+pub mod handler;
+pub mod metrics;
+pub mod runtime;
+
+pub use clock::TokioClock;
+pub use config::{QueueSpec, RuntimeConfig};
+pub use gate::{Gate, GateDecision, OpenGate};
+pub use handler::{Handler, HandlerOutcome, Request};
+pub use runtime::{RunReport, Runtime};

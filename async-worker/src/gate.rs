@@ -1,0 +1,30 @@
+//! Admission gates: whether a queue may dispatch now, consulted before claiming.
+
+use async_trait::async_trait;
+
+/// A gate's answer for one poll.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GateDecision {
+    /// Dispatch up to this fraction (0.0..=1.0) of the batch size.
+    Open(f64),
+    /// Dispatch nothing now; entries stay pending, unclaimed.
+    Closed,
+}
+
+/// Decides how much a queue may dispatch. A gate error is treated like a
+/// closed gate: no claim is taken and the entries stay pending.
+#[async_trait]
+pub trait Gate: Send + Sync + 'static {
+    async fn decide(&self, queue_id: &str) -> Result<GateDecision, String>;
+}
+
+/// The default gate: always fully open.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OpenGate;
+
+#[async_trait]
+impl Gate for OpenGate {
+    async fn decide(&self, _queue_id: &str) -> Result<GateDecision, String> {
+        Ok(GateDecision::Open(1.0))
+    }
+}

@@ -1,0 +1,64 @@
+//! The application's code: what the runtime calls for each claimed request.
+
+use async_trait::async_trait;
+use claim_core::wire::{ErrorCode, ParsedMember};
+use claim_core::{Generation, Member, Millis};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// One claimed request handed to a [`Handler`].
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The queue spec id it came from.
+    pub queue_id: String,
+    /// The pending sorted set it came from.
+    pub queue_name: String,
+    pub generation: Generation,
+    /// The member exactly as stored.
+    pub member: Member,
+    /// The fields parsed from it.
+    pub parsed: ParsedMember,
+    /// The request's deadline.
+    pub deadline: Millis,
+    /// Earlier deliveries that ended with an expired lease.
+    pub redeliveries: u32,
+}
+
+/// What handling a request came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerOutcome {
+    /// The gateway answered: a record with its status and body.
+    Success { status: u16, body: String },
+    /// A terminal failure: a record with an error code. `status` is the HTTP
+    /// status when the gateway answered with an error.
+    Error {
+        code: ErrorCode,
+        message: String,
+        status: Option<u16>,
+    },
+    /// A transient failure: park the request and try again after `after`
+    /// (never past its deadline; the runtime turns a retry that cannot happen
+    /// in time into `DEADLINE_EXCEEDED`).
+    Retry { after: Duration, reason: String },
+}
+
+impl HandlerOutcome {
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
+        HandlerOutcome::Error {
+            code,
+            message: message.into(),
+            status: None,
+        }
+    }
+}
+
+/// The application's request handler.
+///
+/// `cancel` fires when the runtime stops wanting the answer: the lease was
+/// lost, the producer cancelled the request, or shutdown ran out of drain
+/// time. A handler should return promptly when it fires; whatever it returns
+/// then is still offered to ack if the request was not cancelled.
+#[async_trait]
+pub trait Handler: Send + Sync + 'static {
+    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome;
+}

@@ -1,0 +1,144 @@
+//! One claimed request's life in a worker: the handler call, bounded by deadline and timeout, and its outcome.
+
+use super::Shared;
+use super::held::{Flight, StopReason};
+use super::writer::Delivery;
+use crate::handler::{HandlerOutcome, Request};
+use crate::metrics;
+use claim_core::store::{AckItem, ParkItem};
+use claim_core::wire::{self, ErrorCode, ResultRecord};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::OwnedSemaphorePermit;
+
+/// Handles one request and hands its outcome to the writer.
+///
+/// The permit is held until the outcome is handed over, so `concurrency`
+/// bounds handler calls; the claim stays held (and heartbeated) until the
+/// writer's ack lands.
+pub async fn execute(
+    shared: Arc<Shared>,
+    request: Request,
+    result_list: String,
+    flight: Arc<Flight>,
+    _permit: OwnedSemaphorePermit,
+) {
+    let queue: Arc<str> = request.queue_name.as_str().into();
+    let now = shared.clock.now();
+    let until_deadline = Duration::from_millis(now.until(request.deadline));
+    let budget = shared.config.request_timeout.min(until_deadline);
+    let started = Instant::now();
+    // Cancellation is polled first: once the runtime stopped wanting the
+    // answer, whatever the handler returns (often an error caused by the
+    // cancellation itself) must not become the terminal record.
+    let handled = tokio::select! {
+        biased;
+        () = flight.cancel.cancelled() => None,
+        outcome = shared.handler.handle(&request, flight.cancel.clone()) => Some(outcome),
+        () = tokio::time::sleep(budget) => Some(timed_out(&shared, &request)),
+    };
+    metrics::dispatch_latency(&queue, started.elapsed());
+    let outcome = match (handled, flight.reason()) {
+        (_, Some(StopReason::Cancelled)) => {
+            HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
+        }
+        (Some(outcome), _) => outcome,
+        // Lease lost: the new owner answers. Shutdown: the sweep returns it.
+        (None, _) => return,
+    };
+    let delivery = settle(&shared, &queue, &request, result_list, outcome);
+    // The writer outlives every worker; a closed channel means the process
+    // is going down hard, and the claim lapses to be redelivered.
+    let _ = shared.deliveries.send(delivery).await;
+}
+
+fn timed_out(shared: &Shared, request: &Request) -> HandlerOutcome {
+    if shared.clock.now() >= request.deadline {
+        HandlerOutcome::error(
+            ErrorCode::DeadlineExceeded,
+            "deadline passed while the request was being handled",
+        )
+    } else {
+        let limit = shared.config.request_timeout;
+        HandlerOutcome::error(
+            ErrorCode::InferenceError,
+            format!("request timed out after {limit:?}"),
+        )
+    }
+}
+
+/// Turns a handler outcome into what the writer delivers: a terminal record,
+/// or a retry parked until it is due (a retry that cannot be due before the
+/// deadline becomes `DEADLINE_EXCEEDED`).
+pub fn settle(
+    shared: &Shared,
+    queue: &Arc<str>,
+    request: &Request,
+    result_list: String,
+    outcome: HandlerOutcome,
+) -> Delivery {
+    let id = request.generation.id.as_str();
+    let (record, code) = match outcome {
+        HandlerOutcome::Success { status, body } => (ResultRecord::success(id, status, body), "OK"),
+        HandlerOutcome::Error {
+            code,
+            message,
+            status,
+        } => {
+            let mut record = ResultRecord::error(id, code, message);
+            record.status_code = status;
+            (record, code.as_str())
+        }
+        HandlerOutcome::Retry { after, reason } => {
+            let due = shared.clock.now().plus(after.as_millis() as u64);
+            if due >= request.deadline {
+                let message =
+                    format!("retry after {after:?} would pass the deadline; last error: {reason}");
+                (
+                    ResultRecord::error(id, ErrorCode::DeadlineExceeded, message),
+                    ErrorCode::DeadlineExceeded.as_str(),
+                )
+            } else {
+                match wire::stamp_retry(request.member.as_bytes(), &request.queue_name) {
+                    Ok(stamped) => {
+                        tracing::debug!(request = %request.generation, ?after, %reason, "parking for retry");
+                        let item = ParkItem {
+                            generation: request.generation.clone(),
+                            member: stamped.into(),
+                            due,
+                        };
+                        return Delivery::Park {
+                            queue: queue.clone(),
+                            item,
+                        };
+                    }
+                    Err(e) => (
+                        ResultRecord::error(id, ErrorCode::InvalidRequest, e.to_string()),
+                        ErrorCode::InvalidRequest.as_str(),
+                    ),
+                }
+            }
+        }
+    };
+    terminal(queue, request.generation.clone(), result_list, record, code)
+}
+
+/// A delivery of one terminal record.
+pub fn terminal(
+    queue: &Arc<str>,
+    generation: claim_core::Generation,
+    result_list: String,
+    record: ResultRecord,
+    code: &'static str,
+) -> Delivery {
+    let item = AckItem {
+        generation,
+        result_list,
+        record: record.to_json_bytes().into(),
+    };
+    Delivery::Ack {
+        queue: queue.clone(),
+        item,
+        code,
+    }
+}

@@ -1,0 +1,123 @@
+//! The claims this runtime holds: one entry per claimed generation until its ack or return lands.
+
+use claim_core::{Generation, Millis};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio_util::sync::CancellationToken;
+
+/// Why the runtime stopped wanting a request's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Renewal found the claim gone or held by another owner.
+    LeaseLost,
+    /// The producer cancelled the request.
+    Cancelled,
+    /// Shutdown ran out of drain time.
+    Shutdown,
+}
+
+/// One in-flight request's stop signal and its reason.
+#[derive(Debug, Default)]
+pub struct Flight {
+    pub cancel: CancellationToken,
+    reason: OnceLock<StopReason>,
+}
+
+impl Flight {
+    /// Stops the work; the first reason given sticks.
+    pub fn stop(&self, reason: StopReason) {
+        let _ = self.reason.set(reason);
+        self.cancel.cancel();
+    }
+
+    pub fn reason(&self) -> Option<StopReason> {
+        self.reason.get().copied()
+    }
+}
+
+/// A held claim's key: its queue and generation.
+type ClaimKey = (Arc<str>, Generation);
+
+/// Claims held, by queue and generation.
+#[derive(Debug, Default, Clone)]
+pub struct Held {
+    inner: Arc<Mutex<HashMap<ClaimKey, HeldClaim>>>,
+}
+
+#[derive(Debug, Clone)]
+struct HeldClaim {
+    flight: Arc<Flight>,
+    lease_expiry: Millis,
+}
+
+impl Held {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ClaimKey, HeldClaim>> {
+        // Entries are inserted and removed whole; a panic elsewhere cannot
+        // leave one half-written, so a poisoned map is still consistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn insert(
+        &self,
+        queue: &Arc<str>,
+        generation: Generation,
+        lease_expiry: Millis,
+    ) -> Arc<Flight> {
+        let flight = Arc::new(Flight::default());
+        let claim = HeldClaim {
+            flight: flight.clone(),
+            lease_expiry,
+        };
+        self.lock().insert((queue.clone(), generation), claim);
+        flight
+    }
+
+    /// Forgets a claim (acked, returned, or lost). Returns its flight.
+    pub fn remove(&self, queue: &Arc<str>, generation: &Generation) -> Option<Arc<Flight>> {
+        let key = (queue.clone(), generation.clone());
+        self.lock().remove(&key).map(|c| c.flight)
+    }
+
+    pub fn set_lease(&self, queue: &Arc<str>, generation: &Generation, lease_expiry: Millis) {
+        let key = (queue.clone(), generation.clone());
+        if let Some(c) = self.lock().get_mut(&key) {
+            c.lease_expiry = lease_expiry;
+        }
+    }
+
+    pub fn flight(&self, queue: &Arc<str>, generation: &Generation) -> Option<Arc<Flight>> {
+        let key = (queue.clone(), generation.clone());
+        self.lock().get(&key).map(|c| c.flight.clone())
+    }
+
+    /// Every held generation, grouped by queue.
+    pub fn by_queue(&self) -> HashMap<Arc<str>, Vec<Generation>> {
+        let mut out: HashMap<Arc<str>, Vec<Generation>> = HashMap::new();
+        for (queue, generation) in self.lock().keys() {
+            out.entry(queue.clone())
+                .or_default()
+                .push(generation.clone());
+        }
+        out
+    }
+
+    /// Stops every held request's work.
+    pub fn stop_all(&self, reason: StopReason) {
+        for claim in self.lock().values() {
+            claim.flight.stop(reason);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// The earliest lease expiry among held claims.
+    pub fn earliest_expiry(&self) -> Option<Millis> {
+        self.lock().values().map(|c| c.lease_expiry).min()
+    }
+}

@@ -1,0 +1,165 @@
+//! Background loops: the heartbeater, the reclaimer, the retry promoter and the depth sampler.
+
+use super::Shared;
+use super::held::StopReason;
+use crate::metrics;
+use claim_core::Generation;
+use claim_core::store::RenewOutcome;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Claims renewed (or checked for cancellation) per store call.
+const RENEW_CHUNK: usize = 500;
+/// Expired claims or due retries handled per store call.
+const MAINTENANCE_BATCH: usize = 500;
+/// How often queue depths are sampled into gauges.
+const DEPTH_SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Runs `tick` every `period` until `stop` fires.
+async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut tick: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut interval = tokio::time::interval(period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => tick().await,
+            () = stop.cancelled() => return,
+        }
+    }
+}
+
+/// Renews every held lease each heartbeat interval (ttl / 3, clamped 1..30 s).
+/// A claim another owner holds is dropped and its work stopped; a request the
+/// producer cancelled has its work stopped and is answered `CANCELLED`.
+pub async fn heartbeat(shared: Arc<Shared>, stop: CancellationToken) {
+    let ttl = Duration::from_millis(shared.store.config().lease_ttl_ms);
+    let period = claim_core::lease::heartbeat_interval(ttl);
+    every(period, stop, || renew_all(&shared)).await;
+}
+
+pub async fn renew_all(shared: &Shared) {
+    for (queue, generations) in shared.held.by_queue() {
+        for chunk in generations.chunks(RENEW_CHUNK) {
+            match shared.store.renew(&queue, &shared.owner, chunk).await {
+                Ok(outcomes) => {
+                    let mut lost = 0;
+                    for (generation, outcome) in chunk.iter().zip(outcomes) {
+                        match outcome {
+                            RenewOutcome::Renewed { lease_expiry } => {
+                                shared.held.set_lease(&queue, generation, lease_expiry)
+                            }
+                            RenewOutcome::Lost => {
+                                lost += 1;
+                                if let Some(flight) = shared.held.remove(&queue, generation) {
+                                    flight.stop(StopReason::LeaseLost);
+                                }
+                            }
+                        }
+                    }
+                    if lost > 0 {
+                        tracing::warn!(%queue, lost, "leases lost to another owner; their work is stopped");
+                        metrics::lease_lost(&queue, lost);
+                        shared.stats.lease_lost.fetch_add(lost, Ordering::Relaxed);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(%queue, error = %e, "renew failed; retrying next heartbeat")
+                }
+            }
+            stop_cancelled(shared, &queue, chunk).await;
+        }
+    }
+}
+
+async fn stop_cancelled(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {
+    let Ok(cancelled) = shared.store.cancelled(chunk).await else {
+        return;
+    };
+    for (generation, _) in chunk.iter().zip(cancelled).filter(|(_, c)| *c) {
+        if let Some(flight) = shared.held.flight(queue, generation) {
+            flight.stop(StopReason::Cancelled);
+        }
+    }
+}
+
+/// Every reclaim interval, for each queue, returns expired claims until none remain.
+pub async fn reclaim(shared: Arc<Shared>, stop: CancellationToken) {
+    let period = shared.config.reclaim_interval;
+    every(period, stop, || reclaim_all(&shared)).await;
+}
+
+pub async fn reclaim_all(shared: &Shared) {
+    for spec in &shared.config.queues {
+        loop {
+            match shared
+                .store
+                .reclaim_expired(&spec.queue_name, MAINTENANCE_BATCH)
+                .await
+            {
+                Ok(report) => {
+                    let expired = report.redelivered + report.dead_lettered;
+                    if expired > 0 {
+                        tracing::info!(queue = %spec.id, redelivered = report.redelivered, dead_lettered = report.dead_lettered, "expired claims reclaimed");
+                        metrics::claims_expired(&spec.queue_name, expired);
+                        shared
+                            .stats
+                            .redelivered
+                            .fetch_add(report.redelivered, Ordering::Relaxed);
+                    }
+                    if report.dead_lettered > 0 {
+                        metrics::dead_lettered(
+                            &spec.queue_name,
+                            "delivery_limit",
+                            report.dead_lettered,
+                        );
+                    }
+                    if report.ghosts_repaired > 0 {
+                        tracing::warn!(queue = %spec.id, repaired = report.ghosts_repaired, "claim bookkeeping repaired");
+                    }
+                    if !report.more {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(queue = %spec.id, error = %e, "reclaim failed; retrying next interval");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Moves due retries back to their queues.
+pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
+    let period = shared.config.promote_interval;
+    every(period, stop, || async {
+        loop {
+            match shared.store.promote_due(MAINTENANCE_BATCH).await {
+                Ok(n) if n >= MAINTENANCE_BATCH => continue,
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "promoting due retries failed; retrying next interval");
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+}
+
+/// Samples queue and claim depths into gauges.
+pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
+    every(DEPTH_SAMPLE_INTERVAL, stop, || async {
+        for spec in &shared.config.queues {
+            if let Ok(d) = shared.store.depths(&spec.queue_name).await {
+                metrics::depths(&spec.queue_name, d.pending, d.claimed);
+            }
+        }
+    })
+    .await;
+}
