@@ -1,0 +1,90 @@
+//! `async-worker demo`: replicas drain a queue through a stand-in gateway while one is hard-stopped.
+//!
+//! On the memory store by default (replicas are tasks of this process); with
+//! `--redis URL` the replicas are child processes of this binary and the
+//! stopped one gets SIGKILL. Either way it prints accepted, terminal records,
+//! duplicates suppressed, redelivered, lost, throughput and latency, and
+//! succeeds only when nothing is lost and each request has exactly one record.
+
+pub mod gateway;
+mod memory;
+pub mod tally;
+
+use crate::config::{QueueSpec, RuntimeConfig};
+use crate::settings::DemoArgs;
+use claim_core::Generation;
+use claim_core::store::Submission;
+use claim_core::wire::Envelope;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The queue the demo fills.
+pub const DEMO_QUEUE: &str = "demo-requests";
+/// The result list the demo reads.
+pub const DEMO_RESULTS: &str = "demo-results";
+
+/// Why a demo could not run to its verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("demo I/O failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("demo store call failed: {0}")]
+    Store(#[from] claim_core::StoreError),
+    #[error("demo handler setup failed: {0}")]
+    Handler(#[from] crate::http_handler::HttpHandlerError),
+    #[error("a demo replica panicked: {0}")]
+    Replica(#[from] tokio::task::JoinError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Runs the demo; `Ok(true)` when the verdict is a pass.
+pub async fn run(args: DemoArgs) -> Result<bool, DemoError> {
+    match args.redis.clone() {
+        None => memory::run(&args).await,
+        Some(url) => Err(DemoError::Other(format!(
+            "the Redis demo ({url}) is not available in this build"
+        ))),
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs() as i64
+}
+
+/// Request `i` as the Go producer would shape it.
+pub fn envelope(i: usize, deadline: i64) -> (Submission, String) {
+    let id = format!("demo-{i:06}");
+    let token = format!("{:016x}", rand::random::<u64>());
+    let payload =
+        serde_json::json!({"model": "demo", "prompt": format!("request {i}"), "max_tokens": 1});
+    let member = Envelope::new(id.clone(), token.clone(), deadline, payload).to_bytes();
+    let submission = Submission {
+        member: member.into(),
+        generation: Generation::new(id.clone(), token),
+        deadline,
+    };
+    (submission, id)
+}
+
+/// A replica's runtime settings: short intervals so a stopped replica's
+/// claims come back within seconds.
+pub fn replica_config(args: &DemoArgs) -> RuntimeConfig {
+    RuntimeConfig {
+        queues: vec![QueueSpec {
+            result_queue_name: Some(DEMO_RESULTS.into()),
+            ..QueueSpec::new(DEMO_QUEUE)
+        }],
+        concurrency: args.concurrency,
+        batch_size: 50,
+        poll_interval: Duration::from_millis(20),
+        reclaim_interval: Duration::from_millis(500),
+        promote_interval: Duration::from_millis(200),
+        drain_timeout: Duration::from_secs(10),
+        default_result_list: DEMO_RESULTS.into(),
+        ..RuntimeConfig::default()
+    }
+}
