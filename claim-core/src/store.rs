@@ -169,7 +169,9 @@ pub struct ReclaimReport {
     pub redelivered: usize,
     /// Expired claims at the delivery limit: `DELIVERY_LIMIT` record, dead set.
     pub dead_lettered: usize,
-    /// Bookkeeping entries repaired (an index entry without a claim or the reverse).
+    /// Bookkeeping cleaned up: an index entry without a claim or the reverse,
+    /// or an expired claim of a generation that already has its terminal
+    /// record (dropped, neither redelivered nor dead-lettered).
     pub ghosts_repaired: usize,
     /// Expired claims remain beyond this batch: call again.
     pub more: bool,

@@ -7,6 +7,7 @@
 
 mod acks;
 mod claims;
+pub mod model_based;
 mod returns;
 mod support;
 
@@ -95,6 +96,7 @@ checks![
     returns::delivery_limit_record_goes_to_the_queues_configured_list,
     returns::unlimited_deliveries_never_dead_letter,
     returns::reclaim_works_in_batches_and_says_when_more_remain,
+    returns::an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered,
     returns::redelivery_counts_survive_release_and_retry,
     returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
     returns::dead_letter_moves_an_unparsable_member_with_its_reason,

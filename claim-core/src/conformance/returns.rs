@@ -454,3 +454,36 @@ pub async fn dead_letter_of_a_member_no_longer_pending_is_refused<F: StoreFactor
         "a claimed member is never dead-lettered behind its owner"
     );
 }
+
+pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(
+        f,
+        StoreConfig {
+            max_deliveries: 2,
+            ..config()
+        },
+    )
+    .await;
+    let r = Req::new("a", "t", 100_000);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("slow", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    fx.reclaim_all().await;
+    fx.claim("next", std::slice::from_ref(&r)).await;
+    // The stale owner answers; then the new owner dies without acking.
+    fx.ack("slow", std::slice::from_ref(&r), "answered").await;
+    fx.clock.set(at(62));
+    let report = fx.reclaim_all().await;
+    assert_eq!(
+        (report.redelivered, report.dead_lettered),
+        (0, 0),
+        "a finished request is neither redelivered nor poison"
+    );
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+}

@@ -381,8 +381,18 @@ impl Model {
             ..ReclaimReport::default()
         };
         for (_, g) in expired.into_iter().take(limit) {
+            let terminal = self.is_terminal(&g, now);
             let q = self.q(queue);
             let claim = q.claims.remove(&g).expect("listed above");
+            if terminal {
+                // A stale owner's ack already answered this generation: the
+                // expired claim is leftover bookkeeping, not a lost request.
+                // Redelivering or dead-lettering it would misreport a
+                // finished request as unfinished or poison.
+                q.redeliveries.remove(&g);
+                report.ghosts_repaired += 1;
+                continue;
+            }
             let redeliveries = claim.redeliveries + 1;
             if max > 0 && redeliveries >= max {
                 let parsed = wire::parse_member(claim.member.as_bytes()).ok();

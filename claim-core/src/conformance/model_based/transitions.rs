@@ -1,0 +1,398 @@
+//! The transitions, generated from the reference state so that most of them mean something.
+
+use super::state::{Held, QUEUES, RefState, Shape, WORKERS};
+use super::step;
+use crate::types::Generation;
+use crate::wire::ErrorCode;
+use proptest::prelude::*;
+use proptest::sample::{select, subsequence};
+use proptest::strategy::Union;
+use proptest_state_machine::ReferenceStateMachine;
+use std::collections::BTreeMap;
+
+/// What a worker's handler produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Success,
+    Error(ErrorCode),
+}
+
+/// One thing that happens to the system. Indices name [`QUEUES`] and workers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The producer submits a new request id.
+    Submit {
+        queue: usize,
+        deadline_in: i64,
+        shape: Shape,
+    },
+    /// The producer resubmits an id with a new token: a new generation.
+    Resubmit {
+        of: Generation,
+        queue: usize,
+        deadline_in: i64,
+        shape: Shape,
+    },
+    /// The producer retries a submit: the same member again.
+    SubmitAgain {
+        generation: Generation,
+    },
+    /// Someone adds a member nobody can parse.
+    SubmitGarbage {
+        queue: usize,
+        kind: u8,
+    },
+    /// The producer cancels the id's active generation.
+    Cancel {
+        generation: Generation,
+    },
+    /// A worker peeks a batch and claims what it saw (dead-lettering garbage).
+    Claim {
+        worker: usize,
+        queue: usize,
+        offset: usize,
+        limit: usize,
+    },
+    /// A worker peeks and claims later (another replica may be faster).
+    Peek {
+        worker: usize,
+        queue: usize,
+        limit: usize,
+    },
+    ClaimPeeked {
+        worker: usize,
+    },
+    /// A heartbeat over everything the worker holds.
+    Renew {
+        worker: usize,
+    },
+    /// The worker delivers results for claims it believes it holds.
+    Ack {
+        worker: usize,
+        generations: Vec<Generation>,
+        verdict: Verdict,
+    },
+    /// The worker offers results for claims a renewal reported lost.
+    AckLost {
+        worker: usize,
+        generations: Vec<Generation>,
+        verdict: Verdict,
+    },
+    /// Hand-offs cancelled before the handler took them.
+    Release {
+        worker: usize,
+        generations: Vec<Generation>,
+    },
+    /// The handler asks for a retry.
+    Park {
+        worker: usize,
+        generations: Vec<Generation>,
+        due_in_ms: u64,
+    },
+    /// Graceful shutdown: everything held goes back, then a new process starts.
+    Sweep {
+        worker: usize,
+    },
+    /// The worker dies and restarts with a new owner token, remembering nothing.
+    Crash {
+        worker: usize,
+    },
+    Promote {
+        limit: usize,
+    },
+    Reclaim {
+        queue: usize,
+        limit: usize,
+    },
+    Tick {
+        ms: u64,
+    },
+    /// Time passes beyond every lease taken so far (a stalled fleet, a
+    /// partition) and the reclaimer catches up: holders find their leases lost.
+    Stall {
+        ms: u64,
+    },
+}
+
+/// The reference state machine.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine;
+
+fn queue() -> impl Strategy<Value = usize> {
+    0..QUEUES.len()
+}
+
+fn worker() -> impl Strategy<Value = usize> {
+    0..WORKERS
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    (
+        prop::bool::weighted(0.3),
+        any::<bool>(),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(own_list, named_queue, unknown_fields)| Shape {
+            own_list,
+            named_queue,
+            unknown_fields,
+        })
+}
+
+/// Seconds from now to the deadline: mostly near (some already past), some far.
+fn deadline_in() -> impl Strategy<Value = i64> {
+    prop_oneof![3 => -120i64..=120, 3 => 120i64..=900, 2 => 3_600i64..=86_400]
+}
+
+fn verdict() -> impl Strategy<Value = Verdict> {
+    let codes = [
+        ErrorCode::InferenceError,
+        ErrorCode::DeadlineExceeded,
+        ErrorCode::GateError,
+        ErrorCode::InvalidRequest,
+    ];
+    prop_oneof![3 => Just(Verdict::Success), 1 => select(codes.to_vec()).prop_map(Verdict::Error)]
+}
+
+/// A worker with something in `pick(worker)`, and a non-empty subset of it.
+fn some_of(
+    state: &RefState,
+    pick: fn(&super::state::Worker) -> &BTreeMap<Generation, Held>,
+) -> Option<BoxedStrategy<(usize, Vec<Generation>)>> {
+    let choices: Vec<(usize, Vec<Generation>)> = state
+        .workers
+        .iter()
+        .map(|w| (w.index, pick(w).keys().cloned().collect::<Vec<_>>()))
+        .filter(|(_, gens)| !gens.is_empty())
+        .collect();
+    if choices.is_empty() {
+        return None;
+    }
+    let strategy = select(choices).prop_flat_map(|(w, gens)| {
+        let most = gens.len().min(4);
+        (Just(w), subsequence(gens, 1..=most))
+    });
+    Some(strategy.boxed())
+}
+
+impl ReferenceStateMachine for Machine {
+    type State = RefState;
+    type Transition = Step;
+
+    fn init_state() -> BoxedStrategy<RefState> {
+        // 0 = unlimited deliveries; small limits make DELIVERY_LIMIT reachable.
+        prop_oneof![1 => Just(0u32), 1 => Just(1u32), 3 => 2u32..=4]
+            .prop_map(RefState::new)
+            .boxed()
+    }
+
+    fn transitions(state: &RefState) -> BoxedStrategy<Step> {
+        let mut options: Vec<(u32, BoxedStrategy<Step>)> = vec![
+            (
+                10,
+                (queue(), deadline_in(), shape())
+                    .prop_map(|(queue, deadline_in, shape)| Step::Submit {
+                        queue,
+                        deadline_in,
+                        shape,
+                    })
+                    .boxed(),
+            ),
+            (
+                1,
+                (queue(), any::<u8>())
+                    .prop_map(|(queue, kind)| Step::SubmitGarbage { queue, kind })
+                    .boxed(),
+            ),
+            (
+                8,
+                (
+                    worker(),
+                    queue(),
+                    prop_oneof![4 => Just(0usize), 1 => 1usize..4],
+                    1usize..6,
+                )
+                    .prop_map(|(worker, queue, offset, limit)| Step::Claim {
+                        worker,
+                        queue,
+                        offset,
+                        limit,
+                    })
+                    .boxed(),
+            ),
+            (
+                1,
+                (worker(), queue(), 1usize..6)
+                    .prop_map(|(worker, queue, limit)| Step::Peek {
+                        worker,
+                        queue,
+                        limit,
+                    })
+                    .boxed(),
+            ),
+            (
+                2,
+                worker().prop_map(|worker| Step::Crash { worker }).boxed(),
+            ),
+            (
+                2,
+                (1usize..5)
+                    .prop_map(|limit| Step::Promote { limit })
+                    .boxed(),
+            ),
+            (
+                8,
+                (queue(), 1usize..4)
+                    .prop_map(|(queue, limit)| Step::Reclaim { queue, limit })
+                    .boxed(),
+            ),
+            (2, (0u64..=10_000).prop_map(|ms| Step::Stall { ms }).boxed()),
+            (
+                6,
+                prop_oneof![2 => 0u64..=5_000, 2 => 5_000u64..=25_000, 3 => 30_000u64..=90_000]
+                    .prop_map(|ms| Step::Tick { ms })
+                    .boxed(),
+            ),
+        ];
+        let submitted: Vec<Generation> = state.generations.keys().cloned().collect();
+        if !submitted.is_empty() {
+            let of = select(submitted.clone());
+            options.push((
+                2,
+                (of, queue(), deadline_in(), shape())
+                    .prop_map(|(of, queue, deadline_in, shape)| Step::Resubmit {
+                        of,
+                        queue,
+                        deadline_in,
+                        shape,
+                    })
+                    .boxed(),
+            ));
+            options.push((
+                1,
+                select(submitted.clone())
+                    .prop_map(|generation| Step::SubmitAgain { generation })
+                    .boxed(),
+            ));
+            options.push((
+                2,
+                select(submitted)
+                    .prop_map(|generation| Step::Cancel { generation })
+                    .boxed(),
+            ));
+        }
+        if state.workers.iter().any(|w| !w.peeked.is_empty()) {
+            options.push((
+                2,
+                worker()
+                    .prop_map(|worker| Step::ClaimPeeked { worker })
+                    .boxed(),
+            ));
+        }
+        let holding: Vec<usize> = state
+            .workers
+            .iter()
+            .filter(|w| !w.held.is_empty())
+            .map(|w| w.index)
+            .collect();
+        if !holding.is_empty() {
+            options.push((
+                4,
+                select(holding.clone())
+                    .prop_map(|worker| Step::Renew { worker })
+                    .boxed(),
+            ));
+            options.push((
+                1,
+                select(holding)
+                    .prop_map(|worker| Step::Sweep { worker })
+                    .boxed(),
+            ));
+        }
+        if let Some(held) = some_of(state, |w| &w.held) {
+            options.push((
+                4,
+                (held.clone(), verdict())
+                    .prop_map(|((worker, generations), verdict)| Step::Ack {
+                        worker,
+                        generations,
+                        verdict,
+                    })
+                    .boxed(),
+            ));
+            options.push((
+                2,
+                held.clone()
+                    .prop_map(|(worker, generations)| Step::Release {
+                        worker,
+                        generations,
+                    })
+                    .boxed(),
+            ));
+            let due = prop_oneof![0u64..=5_000, 5_000u64..=60_000];
+            options.push((
+                3,
+                (held, due)
+                    .prop_map(|((worker, generations), due_in_ms)| Step::Park {
+                        worker,
+                        generations,
+                        due_in_ms,
+                    })
+                    .boxed(),
+            ));
+        }
+        if let Some(lost) = some_of(state, |w| &w.lost) {
+            options.push((
+                3,
+                (lost, verdict())
+                    .prop_map(|((worker, generations), verdict)| Step::AckLost {
+                        worker,
+                        generations,
+                        verdict,
+                    })
+                    .boxed(),
+            ));
+        }
+        Union::new_weighted(options).boxed()
+    }
+
+    fn preconditions(state: &RefState, step: &Step) -> bool {
+        let holds = |w: usize, gens: &[Generation], lost: bool| {
+            let set = if lost {
+                &state.workers[w].lost
+            } else {
+                &state.workers[w].held
+            };
+            gens.iter().all(|g| set.contains_key(g))
+        };
+        match step {
+            Step::Resubmit { of: generation, .. }
+            | Step::SubmitAgain { generation }
+            | Step::Cancel { generation } => state.generations.contains_key(generation),
+            Step::Ack {
+                worker,
+                generations,
+                ..
+            }
+            | Step::Release {
+                worker,
+                generations,
+            }
+            | Step::Park {
+                worker,
+                generations,
+                ..
+            } => holds(*worker, generations, false),
+            Step::AckLost {
+                worker,
+                generations,
+                ..
+            } => holds(*worker, generations, true),
+            _ => true,
+        }
+    }
+
+    fn apply(state: RefState, step: &Step) -> RefState {
+        step::apply(state, step).0
+    }
+}
