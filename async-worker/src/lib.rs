@@ -6,10 +6,14 @@
 
 pub mod clock;
 pub mod config;
+pub mod demo;
 pub mod gate;
 pub mod handler;
+pub mod http_handler;
 pub mod metrics;
 pub mod runtime;
+pub mod serve;
+pub mod settings;
 
 pub use clock::TokioClock;
 pub use config::{QueueSpec, RuntimeConfig};

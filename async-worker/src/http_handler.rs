@@ -1,0 +1,374 @@
+//! The default [`Handler`]: POSTs each request's payload to its queue's inference gateway.
+//!
+//! As the Go processor does (`random_robin_policy.go`, `worker.go`,
+//! `http_client.go` in llm-d-async):
+//! - URL: the queue's `igw_base_url` joined (Go's `url.JoinPath`) with the
+//!   member's `data.endpoint` when set, else the queue's `request_path_url`.
+//!   The endpoint is a path: it cannot move the request to another host.
+//! - Headers: `Content-Type: application/json`, then
+//!   `x-gateway-inference-objective` when the queue names an objective, then the
+//!   member's `data.headers`, which win. `Host`, `Content-Length` and
+//!   `Transfer-Encoding` from the member are dropped (Go's transport ignores
+//!   them too); a header that is not valid HTTP is `INVALID_REQUEST`.
+//! - Body: the member's `data.payload` bytes, unchanged.
+//! - Answers: 429 and 5xx retry, as do connection and body-read errors; any
+//!   other 4xx is `INFERENCE_ERROR` with the status and body; everything else
+//!   (2xx, and 1xx/3xx as Go does) is a success record with status and body.
+//! - Retry delay: Go's `expBackoffDuration(retry_count + 1)`: equal jitter in
+//!   `[t/2, t)` with `t = min(cap, time left, base · 2^(retry_count+1))`, base
+//!   2 s, cap 60 s. A longer `Retry-After` (seconds or HTTP date) is honoured up
+//!   to half the time left, jittered up by under 25%, so a retry always lands
+//!   before the deadline. With no time left the last answer becomes a
+//!   `DEADLINE_EXCEEDED` record (carrying the last status, if any).
+//! - The cancellation token and the deadline abort the call at once.
+//!
+//! Payloads and response bodies are never logged.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use claim_core::Millis;
+use claim_core::wire::ErrorCode;
+use rand::Rng;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{StatusCode, Url};
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::{Handler, HandlerOutcome, Request};
+
+/// Header Go sets from a queue's `inference_objective`.
+pub const OBJECTIVE_HEADER: &str = "x-gateway-inference-objective";
+
+/// Member headers never forwarded: the HTTP client sets them itself.
+const DROPPED_HEADERS: [&str; 3] = ["host", "content-length", "transfer-encoding"];
+
+/// Why a target or the handler could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpHandlerError {
+    #[error("{url:?} is not a URL: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("{url:?} must be an http:// or https:// URL, not {scheme}://")]
+    Scheme { url: String, scheme: String },
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
+/// Where one queue's requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    /// The gateway's base URL (Go: `igw_base_url`).
+    pub base_url: Url,
+    /// Joined to the base when the member names no endpoint (Go: `request_path_url`).
+    pub request_path: String,
+    /// Sent as [`OBJECTIVE_HEADER`] (Go: `inference_objective`).
+    pub inference_objective: Option<String>,
+}
+
+impl HttpTarget {
+    pub fn new(
+        base_url: &str,
+        request_path: &str,
+        inference_objective: Option<String>,
+    ) -> Result<Self, HttpHandlerError> {
+        let parsed = Url::parse(base_url).map_err(|e| HttpHandlerError::BadUrl {
+            url: base_url.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(HttpHandlerError::Scheme {
+                url: base_url.to_owned(),
+                scheme: parsed.scheme().to_owned(),
+            });
+        }
+        let request_path = match request_path {
+            "" => "/v1/completions".to_owned(),
+            p if p.starts_with('/') => p.to_owned(),
+            p => format!("/{p}"),
+        };
+        Ok(HttpTarget {
+            base_url: parsed,
+            request_path,
+            inference_objective: inference_objective.filter(|o| !o.is_empty()),
+        })
+    }
+
+    /// The URL for a member: its endpoint, else the queue's path, joined to the base.
+    pub fn url_for(&self, endpoint: Option<&str>) -> Url {
+        let path = endpoint
+            .filter(|e| !e.is_empty())
+            .unwrap_or(&self.request_path);
+        join_path(&self.base_url, path)
+    }
+
+    /// The request headers: defaults, then the objective, then the member's own.
+    pub fn headers(&self, member: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
+        let mut headers = HeaderMap::with_capacity(member.len() + 2);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(objective) = &self.inference_objective {
+            let value = HeaderValue::from_str(objective).map_err(|_| {
+                format!("inference_objective {objective:?} is not a valid header value")
+            })?;
+            headers.insert(OBJECTIVE_HEADER, value);
+        }
+        for (name, value) in member {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("data.headers: {name:?} is not a valid HTTP header name"))?;
+            if DROPPED_HEADERS.contains(&name.as_str()) {
+                continue;
+            }
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                format!("data.headers: the value of {name:?} is not a valid HTTP header value")
+            })?;
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+}
+
+/// Go's `url.JoinPath(base, elem)`: the paths joined and cleaned (duplicate
+/// slashes and dot segments removed), a trailing slash of `elem` kept.
+fn join_path(base: &Url, elem: &str) -> Url {
+    let joined = format!("{}/{}", base.path(), elem);
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in joined.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut path = format!("/{}", segments.join("/"));
+    if elem.ends_with('/') && !path.ends_with('/') {
+        path.push('/');
+    }
+    let mut url = base.clone();
+    url.set_path(&path);
+    url
+}
+
+/// Exponential backoff with equal jitter, as Go's processor computes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub cap: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            base: Duration::from_secs(2),
+            cap: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay before retry number `retry_count + 1`, strictly inside `time_left`.
+    pub fn delay(
+        &self,
+        retry_count: u32,
+        retry_after: Option<Duration>,
+        time_left: Duration,
+        rng: &mut impl Rng,
+    ) -> Duration {
+        let left = time_left.as_secs_f64();
+        let exponent = retry_count.saturating_add(1).min(60) as i32;
+        let step = (self.base.as_secs_f64() * 2f64.powi(exponent))
+            .min(self.cap.as_secs_f64())
+            .min(left);
+        let mut secs = step / 2.0 + rng.random::<f64>() * step / 2.0;
+        if let Some(after) = retry_after.map(|a| a.as_secs_f64()).filter(|a| *a > secs) {
+            let clamped = after.min(left / 2.0);
+            secs = secs.max(clamped * (1.0 + rng.random::<f64>() / 4.0));
+        }
+        Duration::from_secs_f64(secs.max(0.0))
+    }
+}
+
+/// Reads `Retry-After`: whole seconds, or an HTTP date (time until it, zero if past).
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+}
+
+/// The default handler; one shared, pooled HTTP client for every queue.
+#[derive(Debug, Clone)]
+pub struct HttpHandler {
+    client: reqwest::Client,
+    targets: HashMap<String, HttpTarget>,
+    backoff: Backoff,
+}
+
+impl HttpHandler {
+    /// A handler posting each queue's requests (by queue id) to its target.
+    pub fn new(
+        targets: impl IntoIterator<Item = (String, HttpTarget)>,
+    ) -> Result<Self, HttpHandlerError> {
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build()?;
+        Ok(Self::with_client(client, targets))
+    }
+
+    /// The same, with a client the caller built.
+    pub fn with_client(
+        client: reqwest::Client,
+        targets: impl IntoIterator<Item = (String, HttpTarget)>,
+    ) -> Self {
+        HttpHandler {
+            client,
+            targets: targets.into_iter().collect(),
+            backoff: Backoff::default(),
+        }
+    }
+
+    /// Replaces the retry backoff (base 2 s, cap 60 s by default).
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    async fn call(
+        &self,
+        url: Url,
+        headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<(StatusCode, Option<Duration>, Vec<u8>), reqwest::Error> {
+        let response = self
+            .client
+            .post(url)
+            .headers(headers)
+            .body(body)
+            .send()
+            .await?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let body = response.bytes().await?;
+        Ok((status, retry_after, body.to_vec()))
+    }
+
+    /// A retry, or with no time left a `DEADLINE_EXCEEDED` carrying the last answer.
+    fn retry(
+        &self,
+        request: &Request,
+        retry_after: Option<Duration>,
+        reason: String,
+        last: Option<(u16, String)>,
+    ) -> HandlerOutcome {
+        let left = time_left(request.deadline);
+        if left.is_zero() {
+            let (status, message) = match last {
+                Some((status, body)) => (Some(status), body),
+                None => (None, format!("deadline passed; last attempt: {reason}")),
+            };
+            return HandlerOutcome::Error {
+                code: ErrorCode::DeadlineExceeded,
+                message,
+                status,
+            };
+        }
+        let after = self.backoff.delay(
+            request.parsed.retry_count,
+            retry_after,
+            left,
+            &mut rand::rng(),
+        );
+        tracing::debug!(id = %request.parsed.id, ?after, %reason, "gateway call will be retried");
+        HandlerOutcome::Retry { after, reason }
+    }
+}
+
+#[async_trait]
+impl Handler for HttpHandler {
+    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
+        let Some(target) = self.targets.get(&request.queue_id) else {
+            return HandlerOutcome::error(
+                ErrorCode::InferenceError,
+                format!(
+                    "no inference gateway is configured for queue {:?}",
+                    request.queue_id
+                ),
+            );
+        };
+        let headers = match target.headers(&request.parsed.headers) {
+            Ok(h) => h,
+            Err(message) => return HandlerOutcome::error(ErrorCode::InvalidRequest, message),
+        };
+        let url = target.url_for(request.parsed.endpoint.as_deref());
+        let left = time_left(request.deadline);
+        if left.is_zero() {
+            return HandlerOutcome::error(
+                ErrorCode::DeadlineExceeded,
+                "deadline passed before the gateway was called",
+            );
+        }
+        tracing::debug!(id = %request.parsed.id, %url, "calling the gateway");
+        let body = request.parsed.payload.get().as_bytes().to_vec();
+        let answer = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                return HandlerOutcome::Retry {
+                    after: Duration::ZERO,
+                    reason: "cancelled before the gateway answered".into(),
+                };
+            }
+            _ = tokio::time::sleep(left) => {
+                return HandlerOutcome::error(
+                    ErrorCode::DeadlineExceeded,
+                    "deadline passed while waiting for the gateway",
+                );
+            }
+            answer = self.call(url, headers, body) => answer,
+        };
+        match answer {
+            Err(e) => self.retry(request, None, format!("gateway unreachable: {e}"), None),
+            Ok((status, retry_after, body)) => {
+                let code = status.as_u16();
+                tracing::debug!(id = %request.parsed.id, status = code, "gateway answered");
+                let body = String::from_utf8_lossy(&body).into_owned();
+                if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+                    let reason = format!("gateway answered {status}");
+                    self.retry(request, retry_after, reason, Some((code, body)))
+                } else if status.is_client_error() {
+                    HandlerOutcome::Error {
+                        code: ErrorCode::InferenceError,
+                        message: body,
+                        status: Some(code),
+                    }
+                } else {
+                    HandlerOutcome::Success { status: code, body }
+                }
+            }
+        }
+    }
+}
+
+/// Time from now until `deadline` (zero once it has passed).
+fn time_left(deadline: Millis) -> Duration {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    Duration::from_millis(deadline.0).saturating_sub(now)
+}
+
+/// Makes ring the process's rustls provider unless one is installed already.
+///
+/// reqwest is built without a provider of its own (ring builds with a C
+/// compiler alone, and claim-redis uses it too), so any `reqwest::Client` in
+/// this process needs this first; [`HttpHandler::new`] calls it.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

@@ -1,0 +1,231 @@
+//! The `async-worker` binary: the processor (`run`, the default) and the `demo`.
+//!
+//! Exit codes: 0 after a clean drain; 1 when Redis is unreachable, the
+//! durability contract fails under `--require-durability`, or an endpoint
+//! cannot listen; 2 for bad flags or transport config (one line on stderr);
+//! 130 when a second SIGTERM/SIGINT cuts the drain short.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use async_worker::http_handler::HttpHandler;
+use async_worker::runtime::Health;
+use async_worker::serve::{self, HealthProbe, Server};
+use async_worker::settings::{Cli, Command, DemoArgs, ProcessorSettings, redact_url};
+use async_worker::{OpenGate, Runtime};
+use claim_redis::{RedisStore, RedisStoreOptions};
+use clap::Parser;
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+/// Exit code of a second signal during the drain (128 + SIGINT).
+const EXIT_SECOND_SIGNAL: i32 = 130;
+
+fn main() -> ExitCode {
+    let command = Cli::parse().into_command();
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("async-worker: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match command {
+        Command::Run(args) => match args.resolve() {
+            Ok(settings) => tokio.block_on(run(settings)),
+            Err(e) => {
+                eprintln!("async-worker: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        },
+        Command::Demo(args) => tokio.block_on(demo(args)),
+    }
+}
+
+/// The demo: 0 when nothing was lost and every request has exactly one record.
+async fn demo(args: DemoArgs) -> ExitCode {
+    init_tracing("warn");
+    match async_worker::demo::run(args).await {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("async-worker demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs to stderr; `RUST_LOG` overrides `default` (an env-filter directive).
+fn init_tracing(default: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Lets the health endpoints read the runtime's state.
+struct RuntimeHealth(Health);
+
+impl HealthProbe for RuntimeHealth {
+    fn is_alive(&self) -> bool {
+        self.0.is_alive()
+    }
+    fn is_ready(&self) -> bool {
+        self.0.is_ready()
+    }
+}
+
+async fn run(settings: ProcessorSettings) -> ExitCode {
+    init_tracing("info");
+    for note in &settings.notes {
+        tracing::warn!("{note}");
+    }
+    let queues: Vec<&str> = settings
+        .queues
+        .iter()
+        .map(|q| q.queue_name.as_str())
+        .collect();
+    tracing::info!(redis = %redact_url(&settings.redis_url), ?queues, "starting the processor");
+
+    // Endpoints stop after the runtime has drained, so probes see the drain.
+    let endpoints = CancellationToken::new();
+    let metrics = match settings.metrics_addr {
+        Some(_) => match serve::install_recorder() {
+            Ok(handle) => {
+                async_worker::metrics::describe();
+                Some(handle)
+            }
+            Err(e) => return fail(&e),
+        },
+        None => None,
+    };
+
+    let options = RedisStoreOptions::new(settings.redis_url.clone(), settings.store.clone());
+    let store = match RedisStore::connect(options).await {
+        Ok(store) => store,
+        Err(e) => return fail(&e),
+    };
+    if let Err(code) = check_durability(&store, settings.require_durability).await {
+        return code;
+    }
+    let handler = match HttpHandler::new(settings.targets()) {
+        Ok(h) => h,
+        Err(e) => return fail(&e),
+    };
+    let runtime = Runtime::new(
+        Arc::new(store),
+        Arc::new(handler),
+        Arc::new(OpenGate),
+        settings.runtime.clone(),
+    );
+    let probe: Arc<dyn HealthProbe> = Arc::new(RuntimeHealth(runtime.health()));
+    let servers = match start_endpoints(&settings, metrics, probe, &endpoints).await {
+        Ok(servers) => servers,
+        Err(e) => return fail(&e),
+    };
+    for server in &servers {
+        tracing::info!(addr = %server.local_addr, "serving endpoints");
+    }
+
+    let shutdown = CancellationToken::new();
+    tokio::spawn(watch_signals(shutdown.clone()));
+    let report = runtime.run(shutdown).await;
+    tracing::info!(?report, "drained; exiting");
+    endpoints.cancel();
+    for server in servers {
+        let _ = server.task.await;
+    }
+    ExitCode::SUCCESS
+}
+
+fn fail(error: &dyn std::fmt::Display) -> ExitCode {
+    tracing::error!("{error}");
+    ExitCode::FAILURE
+}
+
+/// Warns loudly about each gap in the durability contract; with
+/// `--require-durability` a gap (or an unreadable answer) stops the start.
+async fn check_durability(store: &RedisStore, required: bool) -> Result<(), ExitCode> {
+    let problems = match store.check_durability().await {
+        Ok(report) => report.problems(),
+        Err(e) => vec![format!("cannot check Redis durability: {e}")],
+    };
+    for problem in &problems {
+        if required {
+            tracing::error!("DURABILITY: {problem}");
+        } else {
+            tracing::warn!("DURABILITY: {problem}");
+        }
+    }
+    if required && !problems.is_empty() {
+        tracing::error!(
+            "refusing to start: --require-durability is set and Redis does not meet the durability contract"
+        );
+        return Err(ExitCode::FAILURE);
+    }
+    Ok(())
+}
+
+/// Starts `/metrics` and the health endpoints; one listener when they share a port.
+async fn start_endpoints(
+    settings: &ProcessorSettings,
+    metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    probe: Arc<dyn HealthProbe>,
+    stop: &CancellationToken,
+) -> Result<Vec<Server>, serve::ServeError> {
+    let mut routes: Vec<(SocketAddr, axum::Router)> = Vec::new();
+    if let (Some(addr), Some(handle)) = (settings.metrics_addr, metrics) {
+        routes.push((addr, serve::metrics_router(handle)));
+    }
+    if let Some(addr) = settings.health_addr {
+        let health = serve::health_router(probe);
+        match routes.iter_mut().find(|(a, _)| *a == addr) {
+            Some((_, router)) => *router = std::mem::take(router).merge(health),
+            None => routes.push((addr, health)),
+        }
+    }
+    let mut servers = Vec::with_capacity(routes.len());
+    for (addr, router) in routes {
+        servers.push(serve::serve(addr, router, stop.clone()).await?);
+    }
+    Ok(servers)
+}
+
+/// First SIGTERM/SIGINT: drain. Second: exit at once with code 130.
+async fn watch_signals(shutdown: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (mut term, mut int) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(term), Ok(int)) => (term, int),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::error!("cannot listen for SIGTERM/SIGINT: {e}; stop the process with SIGKILL");
+            return;
+        }
+    };
+    let first = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    };
+    tracing::info!(
+        signal = first,
+        "shutting down: no new claims, draining in-flight work (a second signal exits at once)"
+    );
+    shutdown.cancel();
+    let second = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    };
+    tracing::warn!(
+        signal = second,
+        "exiting at once: claims still held return to pending when their leases expire"
+    );
+    std::process::exit(EXIT_SECOND_SIGNAL);
+}

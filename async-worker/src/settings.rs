@@ -1,0 +1,250 @@
+//! The `async-worker` command line and transport config, resolved into [`ProcessorSettings`].
+//!
+//! Flags and config fields carry the Go processor's names (DESIGN.md, "Flags
+//! and metrics"). Decisions:
+//! - Precedence: a value the transport config supplies wins over its flag (the
+//!   flag is then ignored, with a note); flags win over built-in defaults.
+//! - Duration flags take Go syntax (`300s`, `1m`, `500ms`, `1h30m`, `1.5s`) or
+//!   a bare number: seconds for `--claim-lease-ttl`, `--result-dedup-ttl`,
+//!   `--request-timeout` and `--drain-timeout`; milliseconds for
+//!   `--claim-reclaim-interval`. Zero and negative durations are errors.
+//! - In the config, `0`, `""` and `null` mean "not set", as in Go.
+//! - Without a transport config the processor drains one queue,
+//!   `request-sortedset`, sending to `--igw-base-url` + `--request-path-url`.
+//! - The Redis URL comes from the config's `url`, else `--redis-url`, else
+//!   `REDIS_URL`; there is no default (Go requires one too).
+//! - The store's `default_queue` (where a promoted retry goes when its member
+//!   names no queue) is the first configured queue.
+
+mod duration;
+mod error;
+mod queues;
+mod resolve;
+mod transport;
+
+pub use duration::{
+    BareUnit, DurationError, format_duration, parse_flag_duration, parse_go_duration,
+};
+pub use error::SettingsError;
+pub use resolve::redact_url;
+pub use transport::{QueueConfig, TransportConfig};
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::RuntimeConfig;
+use crate::http_handler::HttpTarget;
+use claim_core::store::StoreConfig;
+
+/// The `async-worker` command line.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "async-worker",
+    version,
+    about = "Drains redis-sortedset request queues into an inference gateway, with claim/lease/ack so no accepted request is lost",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Flags of `run`, which is also what runs without a subcommand.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl Cli {
+    /// The subcommand to run; no subcommand means `run` with the top-level flags.
+    pub fn into_command(self) -> Command {
+        self.command
+            .unwrap_or_else(|| Command::Run(Box::new(self.run)))
+    }
+}
+
+/// What the binary does.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Run the processor (the default).
+    Run(Box<RunArgs>),
+    /// Run the demo: replicas, a stand-in gateway, one replica hard-stopped mid-run.
+    Demo(DemoArgs),
+}
+
+/// The processor's flags.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Transport; only redis-sortedset is supported.
+    #[arg(long, value_name = "NAME", default_value = "redis-sortedset")]
+    pub transport: String,
+
+    /// Transport config as inline JSON (Go field names).
+    #[arg(long, value_name = "JSON", conflicts_with = "transport_config_file")]
+    pub transport_config: Option<String>,
+
+    /// Transport config read from a JSON file (Go field names).
+    #[arg(long, value_name = "PATH")]
+    pub transport_config_file: Option<PathBuf>,
+
+    /// Redis URL when the transport config gives no `url`.
+    #[arg(long, value_name = "URL", env = "REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+
+    /// Gateway base URL for the default queue when there is no transport config.
+    #[arg(long, value_name = "URL")]
+    pub igw_base_url: Option<String>,
+
+    /// Request path for the default queue when there is no transport config.
+    #[arg(long, value_name = "PATH", default_value = "/v1/completions")]
+    pub request_path_url: String,
+
+    /// Crash-detection window [default: 300s; bare number = seconds; config: claim_lease_ttl_seconds].
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub claim_lease_ttl: Option<String>,
+
+    /// How often expired claims are scanned [default: 15000ms; bare number = milliseconds; config: claim_reclaim_interval_ms].
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub claim_reclaim_interval: Option<String>,
+
+    /// Lifetime of terminal markers [default: 21600s; bare number = seconds; config: result_dedup_ttl_seconds].
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub result_dedup_ttl: Option<String>,
+
+    /// Expired leases before a request is dead-lettered, 0 = unlimited [default: 10; config: max_deliveries].
+    #[arg(long, value_name = "N")]
+    pub max_deliveries: Option<u32>,
+
+    /// Requests handled at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub concurrency: usize,
+
+    /// Upper bound of one gateway call; the request's deadline bounds it too [bare number = seconds].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5m",
+        allow_hyphen_values = true
+    )]
+    pub request_timeout: String,
+
+    /// How long shutdown waits for in-flight work before sweeping it back [bare number = seconds].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "2m",
+        allow_hyphen_values = true
+    )]
+    pub drain_timeout: String,
+
+    /// Port of the Prometheus `/metrics` endpoint; 0 turns it off.
+    #[arg(long, value_name = "PORT", default_value_t = 9090)]
+    pub metrics_port: u16,
+
+    /// Port of `/healthz` and `/readyz`; 0 turns them off.
+    #[arg(long, value_name = "PORT", default_value_t = 8081)]
+    pub health_port: u16,
+
+    /// Address the metrics and health endpoints listen on.
+    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::UNSPECIFIED))]
+    pub bind_address: IpAddr,
+
+    /// Refuse to start when Redis lacks AOF persistence or `maxmemory-policy noeviction`.
+    #[arg(long)]
+    pub require_durability: bool,
+}
+
+/// The demo's flags (the demo itself lives with the runtime).
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Run on this Redis, replicas as child processes killed with SIGKILL; default: the in-process memory store.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
+
+    /// Requests to submit.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub requests: usize,
+
+    /// Worker replicas.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub replicas: usize,
+
+    /// Hard-stop one replica once this fraction of the requests has a terminal record.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.3, value_parser = fraction)]
+    pub kill_after: f64,
+
+    /// Claim lease of the replicas: how soon the stopped replica's claims are redelivered [bare number = seconds].
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = lease)]
+    pub claim_lease_ttl: Duration,
+
+    /// Requests each replica handles at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub concurrency: usize,
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
+        _ => Err("expected a fraction from 0 up to (not including) 1, such as 0.3".into()),
+    }
+}
+
+fn lease(s: &str) -> Result<Duration, String> {
+    match parse_flag_duration(s, BareUnit::Seconds) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("it is zero; give a positive duration such as 2s".into()),
+        Err(e) => Err(format!("{e}; use Go syntax such as 2s or 1500ms")),
+    }
+}
+
+/// Where one queue's requests go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueSettings {
+    /// The queue's id (metrics, logs, handler lookup).
+    pub id: String,
+    /// The pending sorted set.
+    pub queue_name: String,
+    /// The gateway target the default handler posts to.
+    pub target: HttpTarget,
+    /// Go's `worker_pool_id` (default `default`).
+    pub worker_pool_id: String,
+    /// Static labels.
+    pub labels: BTreeMap<String, String>,
+    /// Gate parameters, as strings (no gate uses them yet).
+    pub gate_params: BTreeMap<String, String>,
+}
+
+/// Everything the processor needs, resolved from flags, config and environment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessorSettings {
+    pub redis_url: String,
+    pub store: StoreConfig,
+    pub runtime: RuntimeConfig,
+    /// Per queue, in config order; `runtime.queues` lists the same queues.
+    pub queues: Vec<QueueSettings>,
+    /// Where `/metrics` listens; `None` when `--metrics-port 0`.
+    pub metrics_addr: Option<SocketAddr>,
+    /// Where `/healthz` and `/readyz` listen; `None` when `--health-port 0`.
+    pub health_addr: Option<SocketAddr>,
+    pub require_durability: bool,
+    /// Things worth a warning at start: flags the config overrode, ignored fields.
+    pub notes: Vec<String>,
+}
+
+impl ProcessorSettings {
+    /// The gateway target per queue id, for [`crate::http_handler::HttpHandler::new`].
+    pub fn targets(&self) -> BTreeMap<String, HttpTarget> {
+        self.queues
+            .iter()
+            .map(|q| (q.id.clone(), q.target.clone()))
+            .collect()
+    }
+}
+
+impl RunArgs {
+    /// Resolves flags, the transport config and `REDIS_URL` into settings.
+    pub fn resolve(&self) -> Result<ProcessorSettings, SettingsError> {
+        resolve::resolve(self)
+    }
+}

@@ -1,0 +1,195 @@
+//! Go `time.ParseDuration` syntax for duration flags, plus bare numbers in a flag's unit.
+//!
+//! Written here rather than taken from a crate, on purpose: `humantime` accepts a
+//! superset (`2 hours`, `1d`, `1M` for months, spaces between parts) and rejects
+//! Go forms such as `.5s` and `+1s`; `go-parse-duration` (unmaintained since
+//! 2021) mixes byte and character indexes and panics on `1µs`. The grammar is
+//! Go's exactly: `[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+`, or `0`, with
+//! Go's bound of `i64::MAX` nanoseconds.
+
+use std::time::Duration;
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+/// Go's limit: a `time.Duration` is an `int64` of nanoseconds.
+const MAX_NANOS: u128 = i64::MAX as u128;
+/// Fraction digits kept; Go stops accumulating precision at about this point too.
+const MAX_FRACTION_DIGITS: u32 = 18;
+
+/// The unit a bare number (no suffix) is read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BareUnit {
+    Seconds,
+    Milliseconds,
+}
+
+impl BareUnit {
+    fn suffix(self) -> &'static str {
+        match self {
+            BareUnit::Seconds => "s",
+            BareUnit::Milliseconds => "ms",
+        }
+    }
+
+    /// How help and error texts name the unit.
+    pub fn name(self) -> &'static str {
+        match self {
+            BareUnit::Seconds => "seconds",
+            BareUnit::Milliseconds => "milliseconds",
+        }
+    }
+}
+
+/// Why a duration string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("it is negative")]
+    Negative,
+    #[error("it is empty")]
+    Empty,
+    #[error("{0}")]
+    Invalid(String),
+    #[error("it exceeds Go's limit of about 292 years")]
+    Overflow,
+}
+
+/// Parses Go duration syntax (`300s`, `1m`, `500ms`, `1h30m`, `1.5s`, `.5s`, `0`).
+///
+/// A leading `-` on a non-zero value is [`DurationError::Negative`]: the
+/// processor has no use for negative durations, so it never returns one.
+pub fn parse_go_duration(input: &str) -> Result<Duration, DurationError> {
+    let (negative, mut rest) = match input.as_bytes().first() {
+        Some(b'-') => (true, &input[1..]),
+        Some(b'+') => (false, &input[1..]),
+        _ => (false, input),
+    };
+    if rest == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if rest.is_empty() {
+        return Err(if input.is_empty() {
+            DurationError::Empty
+        } else {
+            invalid("a sign needs a number after it")
+        });
+    }
+    let mut total: u128 = 0;
+    while !rest.is_empty() {
+        let (whole, after_whole) = digits(rest);
+        let (fraction, after_fraction) = match after_whole.strip_prefix('.') {
+            Some(f) => {
+                let (frac, tail) = digits(f);
+                (Some(frac), tail)
+            }
+            None => (None, after_whole),
+        };
+        if whole.is_empty() && fraction.is_none_or(str::is_empty) {
+            return Err(invalid(&format!(
+                "expected a number at {:?}",
+                truncate(rest)
+            )));
+        }
+        let unit_len = after_fraction
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(after_fraction.len());
+        let (unit, tail) = after_fraction.split_at(unit_len);
+        let per_unit = unit_nanos(unit)?;
+        total = total
+            .checked_add(part_nanos(whole, fraction.unwrap_or(""), per_unit)?)
+            .filter(|t| *t <= MAX_NANOS)
+            .ok_or(DurationError::Overflow)?;
+        rest = tail;
+    }
+    if negative && total > 0 {
+        return Err(DurationError::Negative);
+    }
+    let secs = u64::try_from(total / NANOS_PER_SEC).map_err(|_| DurationError::Overflow)?;
+    Ok(Duration::new(secs, (total % NANOS_PER_SEC) as u32))
+}
+
+/// Parses a flag value: Go syntax, or a bare number (`300`, `1.5`) read in `unit`.
+pub fn parse_flag_duration(input: &str, unit: BareUnit) -> Result<Duration, DurationError> {
+    let trimmed = input.trim();
+    let bare = !trimmed.is_empty()
+        && trimmed
+            .trim_start_matches(['-', '+'])
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.');
+    if bare {
+        parse_go_duration(&format!("{trimmed}{}", unit.suffix()))
+    } else {
+        parse_go_duration(trimmed)
+    }
+}
+
+fn invalid(reason: &str) -> DurationError {
+    DurationError::Invalid(reason.to_owned())
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(20).collect()
+}
+
+/// The leading ASCII digits of `s` and what follows them.
+fn digits(s: &str) -> (&str, &str) {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    s.split_at(end)
+}
+
+fn unit_nanos(unit: &str) -> Result<u128, DurationError> {
+    Ok(match unit {
+        "ns" => 1,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+        "ms" => 1_000_000,
+        "s" => NANOS_PER_SEC,
+        "m" => 60 * NANOS_PER_SEC,
+        "h" => 3_600 * NANOS_PER_SEC,
+        "" => {
+            return Err(invalid(
+                "a number is missing its unit (ns, us, ms, s, m or h)",
+            ));
+        }
+        other => {
+            return Err(invalid(&format!(
+                "unknown unit {:?} (use ns, us, ms, s, m or h)",
+                truncate(other)
+            )));
+        }
+    })
+}
+
+/// `whole.fraction` units in nanoseconds, the fraction truncated to the nanosecond.
+fn part_nanos(whole: &str, fraction: &str, per_unit: u128) -> Result<u128, DurationError> {
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| DurationError::Overflow)?
+    };
+    let mut nanos = whole
+        .checked_mul(per_unit)
+        .filter(|n| *n <= MAX_NANOS)
+        .ok_or(DurationError::Overflow)?;
+    let kept = &fraction[..fraction.len().min(MAX_FRACTION_DIGITS as usize)];
+    if !kept.is_empty() {
+        let numerator: u128 = kept.parse().map_err(|_| DurationError::Overflow)?;
+        let scale = 10u128.pow(kept.len() as u32);
+        nanos += numerator * per_unit / scale;
+    }
+    Ok(nanos)
+}
+
+/// Formats a duration the way Go's `Duration.String` does for whole units
+/// (`5m0s` style is avoided: `300s` → `5m`, `1500ms` → `1.5s`), for help and logs.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(3_600_000) && ms > 0 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms.is_multiple_of(60_000) && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else if ms >= 1000 {
+        format!("{}s", d.as_secs_f64())
+    } else {
+        format!("{ms}ms")
+    }
+}

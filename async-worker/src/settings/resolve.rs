@@ -1,0 +1,339 @@
+//! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`], checking every value.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use claim_core::store::StoreConfig;
+use claim_core::wire;
+use reqwest::Url;
+
+use super::duration::{BareUnit, format_duration, parse_flag_duration};
+use super::error::SettingsError;
+use super::queues::{configured_queues, default_queue};
+use super::transport::{TransportConfig, positive, set};
+use super::{ProcessorSettings, RunArgs};
+use crate::config::RuntimeConfig;
+
+const TRANSPORT: &str = "redis-sortedset";
+
+pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError> {
+    if args.transport != TRANSPORT {
+        return Err(SettingsError::UnknownTransport {
+            name: args.transport.clone(),
+        });
+    }
+    let loaded = load_config(args)?;
+    let (config, origin) = match &loaded {
+        Some((config, origin)) => (config.clone(), origin.as_str()),
+        None => (TransportConfig::default(), "transport config"),
+    };
+    let mut notes = Vec::new();
+    if config.enable_tracing.is_some() {
+        notes.push(format!(
+            "{origin}: enable_tracing is accepted for Go compatibility and ignored"
+        ));
+    }
+
+    let flag = |name: &str, value: Option<&str>, default: &str, unit| {
+        flag_duration(name, value.unwrap_or(default), unit)
+    };
+    let lease_flag = flag(
+        "--claim-lease-ttl",
+        args.claim_lease_ttl.as_deref(),
+        "300s",
+        BareUnit::Seconds,
+    )?;
+    let reclaim_flag = flag(
+        "--claim-reclaim-interval",
+        args.claim_reclaim_interval.as_deref(),
+        "15000ms",
+        BareUnit::Milliseconds,
+    )?;
+    let dedup_flag = flag(
+        "--result-dedup-ttl",
+        args.result_dedup_ttl.as_deref(),
+        "21600s",
+        BareUnit::Seconds,
+    )?;
+    let request_timeout = flag(
+        "--request-timeout",
+        Some(args.request_timeout.as_str()),
+        "",
+        BareUnit::Seconds,
+    )?;
+    let drain_timeout = flag(
+        "--drain-timeout",
+        Some(args.drain_timeout.as_str()),
+        "",
+        BareUnit::Seconds,
+    )?;
+
+    let mut over = Override {
+        origin,
+        notes: &mut notes,
+    };
+    let lease = over.duration(
+        positive(
+            config.claim_lease_ttl_seconds,
+            origin,
+            "claim_lease_ttl_seconds",
+        )?
+        .map(Duration::from_secs),
+        (
+            "--claim-lease-ttl",
+            args.claim_lease_ttl.is_some(),
+            lease_flag,
+        ),
+        "claim_lease_ttl_seconds",
+    );
+    let reclaim = over.duration(
+        positive(
+            config.claim_reclaim_interval_ms,
+            origin,
+            "claim_reclaim_interval_ms",
+        )?
+        .map(Duration::from_millis),
+        (
+            "--claim-reclaim-interval",
+            args.claim_reclaim_interval.is_some(),
+            reclaim_flag,
+        ),
+        "claim_reclaim_interval_ms",
+    );
+    let dedup = over.duration(
+        positive(
+            config.result_dedup_ttl_seconds,
+            origin,
+            "result_dedup_ttl_seconds",
+        )?
+        .map(Duration::from_secs),
+        (
+            "--result-dedup-ttl",
+            args.result_dedup_ttl.is_some(),
+            dedup_flag,
+        ),
+        "result_dedup_ttl_seconds",
+    );
+    let max_deliveries = over.max_deliveries(config.max_deliveries, args.max_deliveries)?;
+    let poll_ms = positive(config.poll_interval_ms, origin, "poll_interval_ms")?.unwrap_or(1000);
+    let batch_size = positive(config.batch_size, origin, "batch_size")?.unwrap_or(10);
+
+    let redis_url = redis_url(&config, origin, args.redis_url.as_deref())?;
+    let queues = match &loaded {
+        Some(_) => {
+            if args.igw_base_url.is_some() {
+                notes.push(format!(
+                    "--igw-base-url is ignored: {origin} configures the queues"
+                ));
+            }
+            configured_queues(config.queues.as_deref(), origin)?
+        }
+        None => vec![default_queue(args)?],
+    };
+
+    let result_list = set(&config.result_queue_name).unwrap_or(wire::DEFAULT_RESULT_LIST);
+    let store = StoreConfig {
+        lease_ttl_ms: millis(lease),
+        result_dedup_ttl_ms: millis(dedup),
+        max_deliveries,
+        retry_set: set(&config.retry_queue_name)
+            .unwrap_or(wire::DEFAULT_RETRY_SET)
+            .to_owned(),
+        default_queue: queues[0].0.queue_name.clone(),
+        default_result_list: result_list.to_owned(),
+        queue_result_lists: queues
+            .iter()
+            .filter_map(|(spec, _)| {
+                let list = spec.result_queue_name.clone()?;
+                Some((spec.queue_name.clone(), list))
+            })
+            .collect(),
+    };
+    store.validate().map_err(|detail| {
+        SettingsError::invalid(
+            "claim settings",
+            detail,
+            "adjust the flags or config fields named",
+        )
+    })?;
+
+    let poll_interval = Duration::from_millis(poll_ms);
+    let runtime = RuntimeConfig {
+        queues: queues.iter().map(|(spec, _)| spec.clone()).collect(),
+        concurrency: args.concurrency,
+        batch_size: usize::try_from(batch_size).unwrap_or(usize::MAX),
+        poll_interval,
+        request_timeout,
+        drain_timeout,
+        reclaim_interval: reclaim,
+        promote_interval: poll_interval,
+        default_result_list: result_list.to_owned(),
+        ..RuntimeConfig::default()
+    };
+    if args.concurrency == 0 {
+        return Err(SettingsError::invalid(
+            "--concurrency",
+            "0 handles nothing",
+            "give it at least 1 (default 64)",
+        ));
+    }
+    runtime.validate().map_err(|detail| {
+        SettingsError::invalid(
+            "runtime settings",
+            detail,
+            "adjust the flags or config fields named",
+        )
+    })?;
+
+    let addr = |port: u16| (port != 0).then(|| SocketAddr::new(args.bind_address, port));
+    Ok(ProcessorSettings {
+        redis_url,
+        store,
+        runtime,
+        queues: queues.into_iter().map(|(_, q)| q).collect(),
+        metrics_addr: addr(args.metrics_port),
+        health_addr: addr(args.health_port),
+        require_durability: args.require_durability,
+        notes,
+    })
+}
+
+/// The transport config and how error messages name it, when one was given.
+fn load_config(args: &RunArgs) -> Result<Option<(TransportConfig, String)>, SettingsError> {
+    if let Some(json) = &args.transport_config {
+        let origin = "--transport-config".to_owned();
+        return Ok(Some((TransportConfig::from_json(json, &origin)?, origin)));
+    }
+    let Some(path) = &args.transport_config_file else {
+        return Ok(None);
+    };
+    let text =
+        std::fs::read_to_string(path).map_err(|source| SettingsError::UnreadableConfigFile {
+            path: path.clone(),
+            source,
+        })?;
+    let origin = format!("--transport-config-file {}", path.display());
+    Ok(Some((TransportConfig::from_json(&text, &origin)?, origin)))
+}
+
+fn flag_duration(flag: &str, value: &str, unit: BareUnit) -> Result<Duration, SettingsError> {
+    let fix = format!(
+        "give a positive Go duration such as 300s, 1m30s or 500ms, or a bare number of {}",
+        unit.name()
+    );
+    let error = |reason: String| SettingsError::Duration {
+        field: flag.to_owned(),
+        value: value.to_owned(),
+        reason,
+        fix: fix.clone(),
+    };
+    match parse_flag_duration(value, unit) {
+        Ok(d) if d.is_zero() => Err(error("it is zero".into())),
+        Ok(d) => Ok(d),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+/// Applies "the config wins over its flag", noting flags it overrode.
+struct Override<'a> {
+    origin: &'a str,
+    notes: &'a mut Vec<String>,
+}
+
+impl Override<'_> {
+    fn duration(
+        &mut self,
+        from_config: Option<Duration>,
+        (flag, flag_given, flag_value): (&str, bool, Duration),
+        field: &str,
+    ) -> Duration {
+        match from_config {
+            Some(value) => {
+                if flag_given && value != flag_value {
+                    self.notes.push(format!(
+                        "{flag} {} is ignored: {} sets {field}, which wins ({})",
+                        format_duration(flag_value),
+                        self.origin,
+                        format_duration(value)
+                    ));
+                }
+                value
+            }
+            None => flag_value,
+        }
+    }
+
+    fn max_deliveries(
+        &mut self,
+        from_config: Option<i64>,
+        flag: Option<u32>,
+    ) -> Result<u32, SettingsError> {
+        let field = "max_deliveries";
+        let Some(value) = from_config else {
+            return Ok(flag.unwrap_or(10));
+        };
+        let value = u32::try_from(value).map_err(|_| SettingsError::ConfigValue {
+            origin: self.origin.to_owned(),
+            field: field.into(),
+            detail: format!("{value} is out of range"),
+            fix: "give it a whole number from 0 (unlimited) to 4294967295".into(),
+        })?;
+        if let Some(f) = flag.filter(|f| *f != value) {
+            self.notes.push(format!(
+                "--max-deliveries {f} is ignored: {} sets {field}, which wins ({value})",
+                self.origin
+            ));
+        }
+        Ok(value)
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn redis_url(
+    config: &TransportConfig,
+    origin: &str,
+    flag: Option<&str>,
+) -> Result<String, SettingsError> {
+    let (url, field) = match (set(&config.url), flag.filter(|u| !u.is_empty())) {
+        (Some(url), _) => (url, format!("{origin} url")),
+        (None, Some(url)) => (url, "--redis-url (or REDIS_URL)".to_owned()),
+        (None, None) => return Err(SettingsError::MissingRedisUrl),
+    };
+    let error = |reason: String| SettingsError::RedisUrl {
+        field: field.clone(),
+        url: redact_url(url),
+        reason,
+    };
+    let parsed = Url::parse(url).map_err(|e| error(e.to_string()))?;
+    match parsed.scheme() {
+        "redis" | "rediss" if parsed.host_str().is_none_or(str::is_empty) => {
+            Err(error("it names no host".into()))
+        }
+        "redis" | "rediss" | "unix" | "redis+unix" => Ok(url.to_owned()),
+        other => Err(error(format!("scheme {other:?}"))),
+    }
+}
+
+/// The URL with its password (or a lone user part, which redis-rs reads as
+/// the password) replaced by `***`, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            } else if !parsed.username().is_empty() {
+                let _ = parsed.set_username("***");
+            } else {
+                return url.to_owned();
+            }
+            parsed.to_string()
+        }
+        Err(_) => match (url.split_once("://"), url.rsplit_once('@')) {
+            (Some((scheme, _)), Some((_, host))) => format!("{scheme}://***@{host}"),
+            _ => url.to_owned(),
+        },
+    }
+}

@@ -1,0 +1,207 @@
+//! The redis-sortedset transport config JSON, with the Go processor's field names.
+//!
+//! Parsed with `deny_unknown_fields`, so a misspelt field is an error rather
+//! than a silently ignored setting. As in Go, `0`, `""` and `null` mean "not
+//! set" (the flag or built-in default applies); a negative number is an error.
+//! Go's `enable_tracing` is accepted (a Go config must keep loading) and ignored.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::error::SettingsError;
+
+/// `--transport-config` / `--transport-config-file` for `redis-sortedset`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportConfig {
+    /// Redis URL; wins over `--redis-url` / `REDIS_URL`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The retry sorted set (default `retry-sortedset`).
+    #[serde(default)]
+    pub retry_queue_name: Option<String>,
+    /// The default result list (default `result-list`).
+    #[serde(default)]
+    pub result_queue_name: Option<String>,
+    /// Pause between polls when a batch came back short (default 1000).
+    #[serde(default)]
+    pub poll_interval_ms: Option<i64>,
+    /// Members peeked per poll (default 10).
+    #[serde(default)]
+    pub batch_size: Option<i64>,
+    /// Go's tracing switch: accepted for compatibility, ignored.
+    #[serde(default)]
+    pub enable_tracing: Option<bool>,
+    /// Wins over `--claim-lease-ttl`.
+    #[serde(default)]
+    pub claim_lease_ttl_seconds: Option<i64>,
+    /// Wins over `--claim-reclaim-interval`.
+    #[serde(default)]
+    pub claim_reclaim_interval_ms: Option<i64>,
+    /// Wins over `--result-dedup-ttl`.
+    #[serde(default)]
+    pub result_dedup_ttl_seconds: Option<i64>,
+    /// Wins over `--max-deliveries`; here `0` means unlimited, as with the flag.
+    #[serde(default)]
+    pub max_deliveries: Option<i64>,
+    /// The queues to drain; at least one.
+    #[serde(default)]
+    pub queues: Option<Vec<QueueConfig>>,
+}
+
+/// One `queues[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    /// Defaults to `queue_name`; must be unique.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The pending sorted set; required and unique.
+    #[serde(default)]
+    pub queue_name: Option<String>,
+    /// Result list for this queue's records, over the member's and the default.
+    #[serde(default)]
+    pub result_queue_name: Option<String>,
+    /// Defaults to `default`; carried for metrics, pools are not modelled.
+    #[serde(default)]
+    pub worker_pool_id: Option<String>,
+    /// Sent as the `x-gateway-inference-objective` header when set.
+    #[serde(default)]
+    pub inference_objective: Option<String>,
+    /// Path joined to `igw_base_url` (default `/v1/completions`).
+    #[serde(default)]
+    pub request_path_url: Option<String>,
+    /// The inference gateway's base URL; required.
+    #[serde(default)]
+    pub igw_base_url: Option<String>,
+    /// Only `""`/`none` (no gate) in this version.
+    #[serde(default)]
+    pub gate_type: Option<String>,
+    /// Gate parameters: strings, numbers, booleans or null, as Go's `StringMap`.
+    #[serde(default)]
+    pub gate_params: Option<BTreeMap<String, serde_json::Value>>,
+    /// Static labels for this queue's requests.
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+impl TransportConfig {
+    /// Parses the JSON; `origin` names where it came from in error messages.
+    pub fn from_json(text: &str, origin: &str) -> Result<Self, SettingsError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let config: TransportConfig = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| field_error(origin, e.path().to_string(), e.into_inner()))?;
+        de.end().map_err(|e| SettingsError::ConfigSyntax {
+            origin: origin.to_owned(),
+            detail: e.to_string(),
+        })?;
+        Ok(config)
+    }
+}
+
+fn field_error(origin: &str, path: String, error: serde_json::Error) -> SettingsError {
+    use serde_json::error::Category;
+    let origin = origin.to_owned();
+    let detail = error.to_string();
+    if matches!(
+        error.classify(),
+        Category::Syntax | Category::Eof | Category::Io
+    ) {
+        return SettingsError::ConfigSyntax { origin, detail };
+    }
+    if let Some(rest) = detail.strip_prefix("unknown field ") {
+        let name = rest.split(',').next().unwrap_or(rest).trim();
+        let field = if path == "." {
+            name.to_owned()
+        } else {
+            // The path ends at the offending key itself.
+            path.clone()
+        };
+        return SettingsError::UnknownConfigField {
+            origin,
+            field,
+            detail,
+        };
+    }
+    SettingsError::ConfigValue {
+        fix: fix_for(&path),
+        origin,
+        field: if path == "." {
+            "(top level)".into()
+        } else {
+            path
+        },
+        detail,
+    }
+}
+
+fn fix_for(path: &str) -> String {
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    let leaf = leaf.split('[').next().unwrap_or(leaf);
+    match leaf {
+        "queues" => "give queues a list of queue objects".into(),
+        "gate_params" => "give gate_params an object of strings, numbers or booleans".into(),
+        "labels" => "give labels an object of string values".into(),
+        "enable_tracing" => "give it true or false".into(),
+        "poll_interval_ms"
+        | "batch_size"
+        | "claim_lease_ttl_seconds"
+        | "claim_reclaim_interval_ms"
+        | "result_dedup_ttl_seconds"
+        | "max_deliveries" => "give it a whole number".into(),
+        "" | "." => "the transport config must be a JSON object".into(),
+        _ => "give it a string".into(),
+    }
+}
+
+/// A positive count or duration from the config: `None` when unset (absent,
+/// null or 0, as in Go); an error naming the field when negative.
+pub(crate) fn positive(
+    value: Option<i64>,
+    origin: &str,
+    field: &str,
+) -> Result<Option<u64>, SettingsError> {
+    match value {
+        None | Some(0) => Ok(None),
+        Some(v) if v < 0 => Err(SettingsError::ConfigValue {
+            origin: origin.to_owned(),
+            field: field.to_owned(),
+            detail: format!("{v} is negative"),
+            fix: "give it a positive number, or 0 / leave it out for the default".into(),
+        }),
+        Some(v) => Ok(Some(v as u64)),
+    }
+}
+
+/// A non-empty string: `""` and `null` read as unset, as in Go.
+pub(crate) fn set(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|s| !s.is_empty())
+}
+
+/// Go's `StringMap` conversion of `gate_params`: scalars become strings.
+pub(crate) fn gate_params(
+    params: &Option<BTreeMap<String, serde_json::Value>>,
+    origin: &str,
+    field: &str,
+) -> Result<BTreeMap<String, String>, SettingsError> {
+    let mut out = BTreeMap::new();
+    for (key, value) in params.iter().flatten() {
+        let text = match value {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Number(n) => n.to_string(),
+            serde_json::Value::Bool(b) => b.to_string(),
+            serde_json::Value::Null => String::new(),
+            _ => {
+                return Err(SettingsError::ConfigValue {
+                    origin: origin.to_owned(),
+                    field: format!("{field}.{key}"),
+                    detail: "objects and arrays are not allowed".into(),
+                    fix: "give it a string, number or boolean".into(),
+                });
+            }
+        };
+        out.insert(key.clone(), text);
+    }
+    Ok(out)
+}

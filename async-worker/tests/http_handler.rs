@@ -1,0 +1,502 @@
+//! The default HTTP handler against a stand-in gateway in this process (axum on 127.0.0.1:0).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget, parse_retry_after};
+use async_worker::{Handler, HandlerOutcome, Request};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::post;
+use claim_core::wire::{ErrorCode, parse_member};
+use claim_core::{Generation, Member, Millis};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tokio_util::sync::CancellationToken;
+
+/// What the gateway saw of the last request.
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    body: Vec<u8>,
+    headers: Vec<(String, String)>,
+    path: String,
+}
+
+type Log = Arc<Mutex<Option<Seen>>>;
+
+async fn record(log: &Log, path: &str, headers: &HeaderMap, body: &Bytes) {
+    let headers = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("?").to_owned()))
+        .collect();
+    *log.lock().unwrap() = Some(Seen {
+        body: body.to_vec(),
+        headers,
+        path: path.to_owned(),
+    });
+}
+
+/// A stand-in gateway: each path answers one way.
+async fn gateway() -> (SocketAddr, Log) {
+    let log: Log = Arc::default();
+    async fn ok(State(log): State<Log>, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+        record(&log, "/v1/completions", &headers, &body).await;
+        (StatusCode::OK, r#"{"choices":[{"text":"hi"}]}"#)
+    }
+    async fn chat(State(log): State<Log>, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+        record(&log, "/v1/chat/completions", &headers, &body).await;
+        (StatusCode::CREATED, "created")
+    }
+    async fn bad() -> impl IntoResponse {
+        (StatusCode::BAD_REQUEST, r#"{"error":"bad prompt"}"#)
+    }
+    async fn busy() -> impl IntoResponse {
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", "30")],
+            "slow down",
+        )
+    }
+    async fn busy_until() -> impl IntoResponse {
+        let at = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(40));
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", at)],
+            "slow down",
+        )
+    }
+    async fn fail() -> impl IntoResponse {
+        (StatusCode::INTERNAL_SERVER_ERROR, "boom")
+    }
+    async fn slow_fail() -> impl IntoResponse {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        (StatusCode::SERVICE_UNAVAILABLE, "overloaded")
+    }
+    async fn hang() -> impl IntoResponse {
+        std::future::pending::<()>().await;
+        "never"
+    }
+    let app = Router::new()
+        .route("/v1/completions", post(ok))
+        .route("/v1/chat/completions", post(chat))
+        .route("/bad", post(bad))
+        .route("/busy", post(busy))
+        .route("/busy-until", post(busy_until))
+        .route("/fail", post(fail))
+        .route("/slow-fail", post(slow_fail))
+        .route("/hang", post(hang))
+        .with_state(log.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, log)
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A request of queue `q` whose member has `data` fields spliced in and a
+/// deadline `ttl` from now.
+fn request(data_extra: &str, payload: &str, ttl: Duration) -> Request {
+    let deadline = now_ms() + ttl.as_millis() as u64;
+    let member = format!(
+        r#"{{"internal":{{"request_token":"t1","retry_count":0}},"request_kind":"redis","data":{{"id":"r1","deadline":{}{data_extra},"payload":{payload}}}}}"#,
+        deadline.div_ceil(1000)
+    );
+    let parsed = parse_member(member.as_bytes()).expect("the member parses");
+    Request {
+        queue_id: "q".into(),
+        queue_name: "q".into(),
+        generation: Generation::new("r1", "t1"),
+        member: Member::new(member.into_bytes()),
+        parsed,
+        deadline: Millis(deadline),
+        redeliveries: 0,
+    }
+}
+
+fn simple(endpoint: &str) -> Request {
+    request(
+        &format!(r#","endpoint":"{endpoint}""#),
+        r#"{"prompt":"x"}"#,
+        Duration::from_secs(3600),
+    )
+}
+
+fn handler(addr: SocketAddr, objective: Option<&str>) -> HttpHandler {
+    let target = HttpTarget::new(
+        &format!("http://{addr}"),
+        "/v1/completions",
+        objective.map(str::to_owned),
+    )
+    .unwrap();
+    HttpHandler::new([("q".to_owned(), target)]).unwrap()
+}
+
+async fn handle(h: &HttpHandler, r: &Request) -> HandlerOutcome {
+    h.handle(r, CancellationToken::new()).await
+}
+
+#[tokio::test]
+async fn a_2xx_answer_is_a_success_with_status_and_body() {
+    let (addr, log) = gateway().await;
+    let r = request("", r#"{"prompt":"x"}"#, Duration::from_secs(3600));
+    let outcome = handle(&handler(addr, None), &r).await;
+    assert_eq!(
+        outcome,
+        HandlerOutcome::Success {
+            status: 200,
+            body: r#"{"choices":[{"text":"hi"}]}"#.into()
+        }
+    );
+    assert_eq!(
+        log.lock().unwrap().as_ref().unwrap().path,
+        "/v1/completions"
+    );
+}
+
+#[tokio::test]
+async fn the_member_endpoint_replaces_the_queue_path() {
+    let (addr, log) = gateway().await;
+    let outcome = handle(&handler(addr, None), &simple("/v1/chat/completions")).await;
+    assert_eq!(
+        outcome,
+        HandlerOutcome::Success {
+            status: 201,
+            body: "created".into()
+        }
+    );
+    assert_eq!(
+        log.lock().unwrap().as_ref().unwrap().path,
+        "/v1/chat/completions"
+    );
+}
+
+#[tokio::test]
+async fn payload_bytes_are_forwarded_unchanged() {
+    let (addr, log) = gateway().await;
+    let payload = r#"{ "b" : 1,"a":[1, 2.50, 1e3] ,"u":"\u00e9 <&>", "n":{"z":null}}"#;
+    let r = request("", payload, Duration::from_secs(3600));
+    handle(&handler(addr, None), &r).await;
+    assert_eq!(
+        log.lock().unwrap().as_ref().unwrap().body,
+        payload.as_bytes()
+    );
+}
+
+#[tokio::test]
+async fn member_headers_and_the_objective_are_forwarded() {
+    let (addr, log) = gateway().await;
+    let headers = r#","headers":{"Authorization":"Bearer tok","X-Custom":"v1","Content-Type":"application/json; charset=utf-8","Host":"elsewhere","Content-Length":"1"}"#;
+    let r = request(headers, r#"{"prompt":"x"}"#, Duration::from_secs(3600));
+    let outcome = handle(&handler(addr, Some("batch-sheddable")), &r).await;
+    assert!(
+        matches!(outcome, HandlerOutcome::Success { status: 200, .. }),
+        "{outcome:?}"
+    );
+    let seen = log.lock().unwrap().clone().unwrap();
+    let get = |name: &str| -> Vec<&str> {
+        seen.headers
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    };
+    assert_eq!(get("authorization"), ["Bearer tok"]);
+    assert_eq!(get("x-custom"), ["v1"]);
+    assert_eq!(get("content-type"), ["application/json; charset=utf-8"]);
+    assert_eq!(get("x-gateway-inference-objective"), ["batch-sheddable"]);
+    assert_eq!(get("host"), [addr.to_string().as_str()]);
+    assert_eq!(
+        get("content-length"),
+        [r#"{"prompt":"x"}"#.len().to_string().as_str()]
+    );
+}
+
+#[tokio::test]
+async fn content_type_defaults_to_json() {
+    let (addr, log) = gateway().await;
+    handle(&handler(addr, None), &simple("")).await;
+    let seen = log.lock().unwrap().clone().unwrap();
+    assert!(
+        seen.headers
+            .contains(&("content-type".into(), "application/json".into()))
+    );
+    assert!(
+        !seen
+            .headers
+            .iter()
+            .any(|(k, _)| k == "x-gateway-inference-objective")
+    );
+}
+
+#[tokio::test]
+async fn a_header_that_is_not_valid_http_is_an_invalid_request() {
+    let (addr, _) = gateway().await;
+    let r = request(
+        r#","headers":{"bad name":"v"}"#,
+        "{}",
+        Duration::from_secs(3600),
+    );
+    match handle(&handler(addr, None), &r).await {
+        HandlerOutcome::Error {
+            code,
+            message,
+            status,
+        } => {
+            assert_eq!(code, ErrorCode::InvalidRequest);
+            assert!(message.contains("bad name"), "{message}");
+            assert_eq!(status, None);
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_4xx_answer_is_an_inference_error_with_status_and_body() {
+    let (addr, _) = gateway().await;
+    let outcome = handle(&handler(addr, None), &simple("/bad")).await;
+    assert_eq!(
+        outcome,
+        HandlerOutcome::Error {
+            code: ErrorCode::InferenceError,
+            message: r#"{"error":"bad prompt"}"#.into(),
+            status: Some(400),
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_seconds_retries_no_sooner_than_asked() {
+    let (addr, _) = gateway().await;
+    match handle(&handler(addr, None), &simple("/busy")).await {
+        HandlerOutcome::Retry { after, reason } => {
+            assert!(after >= Duration::from_secs(30), "{after:?}");
+            assert!(after < Duration::from_millis(37_500), "{after:?}");
+            assert!(reason.contains("429"), "{reason}");
+        }
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_429_with_an_http_date_retry_after_is_honoured() {
+    let (addr, _) = gateway().await;
+    match handle(&handler(addr, None), &simple("/busy-until")).await {
+        HandlerOutcome::Retry { after, .. } => {
+            assert!(after >= Duration::from_secs(38), "{after:?}");
+            assert!(after < Duration::from_secs(51), "{after:?}");
+        }
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_500_retries_with_jittered_exponential_backoff() {
+    let (addr, _) = gateway().await;
+    match handle(&handler(addr, None), &simple("/fail")).await {
+        HandlerOutcome::Retry { after, reason } => {
+            assert!(
+                after >= Duration::from_secs(2) && after < Duration::from_secs(4),
+                "{after:?}"
+            );
+            assert!(reason.contains("500"), "{reason}");
+            assert!(
+                !reason.contains("boom"),
+                "bodies stay out of reasons: {reason}"
+            );
+        }
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_retry_never_lands_past_the_deadline() {
+    let (addr, _) = gateway().await;
+    let r = request(
+        r#","endpoint":"/slow-fail""#,
+        "{}",
+        Duration::from_millis(800),
+    );
+    match handle(&handler(addr, None), &r).await {
+        HandlerOutcome::Retry { after, .. } => {
+            let left = Duration::from_millis(r.deadline.0.saturating_sub(now_ms()));
+            assert!(
+                after < Duration::from_millis(500) && after <= left + Duration::from_millis(50),
+                "{after:?} vs {left:?}"
+            );
+        }
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_refused_connection_retries() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let h = handler(SocketAddr::from(([127, 0, 0, 1], port)), None);
+    match handle(&h, &simple("")).await {
+        HandlerOutcome::Retry { after, reason } => {
+            assert!(after >= Duration::from_secs(2), "{after:?}");
+            assert!(reason.contains("unreachable"), "{reason}");
+        }
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn cancellation_aborts_a_hanging_call_promptly() {
+    let (addr, _) = gateway().await;
+    let h = handler(addr, None);
+    let r = simple("/hang");
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let outcome = h.handle(&r, cancel).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(outcome, HandlerOutcome::Retry { after, .. } if after.is_zero()),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_hang_past_the_deadline_is_deadline_exceeded() {
+    let (addr, _) = gateway().await;
+    let r = request(r#","endpoint":"/hang""#, "{}", Duration::from_millis(300));
+    let started = Instant::now();
+    match handle(&handler(addr, None), &r).await {
+        HandlerOutcome::Error { code, .. } => assert_eq!(code, ErrorCode::DeadlineExceeded),
+        other => panic!("expected DEADLINE_EXCEEDED, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_queue_without_a_target_is_an_inference_error() {
+    let h = HttpHandler::new(BTreeMap::new()).unwrap();
+    match handle(&h, &simple("")).await {
+        HandlerOutcome::Error { code, message, .. } => {
+            assert_eq!(code, ErrorCode::InferenceError);
+            assert!(message.contains("\"q\""), "{message}");
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn backoff_doubles_from_two_seconds_with_equal_jitter_up_to_sixty() {
+    let backoff = Backoff::default();
+    let mut rng = StdRng::seed_from_u64(7);
+    let hour = Duration::from_secs(3600);
+    for (retry_count, low, high) in [
+        (0, 2.0, 4.0),
+        (1, 4.0, 8.0),
+        (2, 8.0, 16.0),
+        (9, 30.0, 60.0),
+    ] {
+        for _ in 0..50 {
+            let d = backoff
+                .delay(retry_count, None, hour, &mut rng)
+                .as_secs_f64();
+            assert!(d >= low && d < high, "retry {retry_count}: {d}");
+        }
+    }
+}
+
+#[test]
+fn backoff_and_retry_after_stay_inside_the_time_left() {
+    let backoff = Backoff::default();
+    let mut rng = StdRng::seed_from_u64(11);
+    for _ in 0..100 {
+        let left = Duration::from_secs(10);
+        let d = backoff.delay(5, Some(Duration::from_secs(600)), left, &mut rng);
+        assert!(d < left, "{d:?}");
+        assert!(
+            d >= Duration::from_secs(5),
+            "Retry-After is honoured up to half the time left: {d:?}"
+        );
+    }
+}
+
+#[test]
+fn retry_after_reads_seconds_and_http_dates() {
+    assert_eq!(parse_retry_after("120"), Some(Duration::from_secs(120)));
+    assert_eq!(parse_retry_after(" 0 "), Some(Duration::ZERO));
+    assert_eq!(
+        parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+        Some(Duration::ZERO)
+    );
+    let soon = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(90));
+    let d = parse_retry_after(&soon).unwrap();
+    assert!(
+        d > Duration::from_secs(85) && d <= Duration::from_secs(90),
+        "{d:?}"
+    );
+    assert_eq!(parse_retry_after("soon"), None);
+    assert_eq!(parse_retry_after("-5"), None);
+}
+
+#[test]
+fn urls_are_joined_as_go_joins_them() {
+    let t = |base: &str, path: &str| HttpTarget::new(base, path, None).unwrap();
+    assert_eq!(
+        t("http://gw", "/v1/completions").url_for(None).as_str(),
+        "http://gw/v1/completions"
+    );
+    assert_eq!(
+        t("http://gw/base/", "v1/x").url_for(None).as_str(),
+        "http://gw/base/v1/x"
+    );
+    assert_eq!(
+        t("http://gw//base", "//v1//x").url_for(None).as_str(),
+        "http://gw/base/v1/x"
+    );
+    assert_eq!(
+        t("http://gw/a/b", "../c").url_for(None).as_str(),
+        "http://gw/a/c"
+    );
+    assert_eq!(
+        t("http://gw", "/v1/").url_for(None).as_str(),
+        "http://gw/v1/"
+    );
+    assert_eq!(
+        t("http://gw", "").url_for(None).as_str(),
+        "http://gw/v1/completions"
+    );
+    let target = t("https://gw:8443/p", "/v1/completions");
+    assert_eq!(
+        target.url_for(Some("/v1/embeddings")).as_str(),
+        "https://gw:8443/p/v1/embeddings"
+    );
+    assert_eq!(
+        target.url_for(Some("")).as_str(),
+        "https://gw:8443/p/v1/completions"
+    );
+    assert_eq!(
+        target.url_for(Some("http://evil/x")).host_str(),
+        Some("gw"),
+        "an endpoint is a path: it cannot change the host"
+    );
+    assert!(HttpTarget::new("gw:80", "/", None).is_err());
+    assert!(HttpTarget::new("ftp://gw", "/", None).is_err());
+}
