@@ -8,6 +8,7 @@
 
 pub mod gateway;
 mod memory;
+mod redis;
 pub mod tally;
 
 use crate::config::{QueueSpec, RuntimeConfig};
@@ -41,9 +42,7 @@ pub enum DemoError {
 pub async fn run(args: DemoArgs) -> Result<bool, DemoError> {
     match args.redis.clone() {
         None => memory::run(&args).await,
-        Some(url) => Err(DemoError::Other(format!(
-            "the Redis demo ({url}) is not available in this build"
-        ))),
+        Some(url) => redis::run(&args, &url).await,
     }
 }
 
