@@ -1,1 +1,28 @@
-//! Placeholder: the Redis claim store lands with its own issue.
+//! `ClaimStore` over Redis: Lua scripts, the key layout, a connection pool; wire-compatible with the Go processor.
+//!
+//! Build a store with [`RedisStore::connect`]. Every claim mutation runs as
+//! one Lua script per batch (see `lua/`, each file opens with its KEYS,
+//! ARGV, return value and correctness argument), so one round trip serves
+//! many requests. Keys come from [`keys`]; with an empty prefix they are
+//! exactly the Go producer's and consumer's. Time is the server's `TIME`
+//! unless an explicit clock is injected ([`TimeSource`]).
+
+mod conn;
+mod durability;
+mod hot;
+mod inspect;
+pub mod keys;
+mod options;
+mod producer;
+mod reclaim;
+mod reply;
+mod returns;
+mod scripts;
+mod store;
+
+#[cfg(feature = "test-support")]
+pub mod testing;
+
+pub use durability::DurabilityReport;
+pub use options::{ConnectError, RedisStoreOptions, TimeSource, redact};
+pub use store::RedisStore;

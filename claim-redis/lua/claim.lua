@@ -1,0 +1,129 @@
+-- claim.lua: moves pending members into claims held by one owner, item by item.
+--
+-- KEYS[1] pending zset         KEYS[2] <queue>:claimed hash (generation -> member)
+-- KEYS[3] <queue>:claim-owners hash (generation -> owner|score|redeliveries)
+-- KEYS[4] <queue>:claims-idx zset (generation, scored by lease expiry in s)
+-- KEYS[5] <queue>:deliveries hash (generation -> redeliveries)
+-- KEYS[6] explicit-time side hash (read only when ARGV[2] is a time)
+-- KEYS[5+2i] terminal marker of item i, KEYS[6+2i] request-cancel:<id> of item i
+-- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
+-- ARGV[3] lease TTL in ms
+-- ARGV[1+3i] member, ARGV[2+3i] generation key, ARGV[3+3i] request token of item i
+-- Returns a flat array, four entries per item: outcome (0 not pending,
+-- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled), redeliveries,
+-- the pending score as Redis printed it ('' unless claimed), lease expiry ms.
+--
+-- Correctness: items are decided in order against the state read at the
+-- start plus what earlier items of this batch did (members already taken,
+-- generations already claimed, delivery counts already consumed), which is
+-- the model applied item by item. Nothing is written until every decision
+-- is made and every key about to be written has been type-checked by a
+-- read, so an error leaves no partial batch. The whole script is atomic,
+-- so two owners can never both see a member pending.
+
+local n = (#ARGV - 3) / 3
+need(n >= 1 and n == math.floor(n) and #KEYS == 6 + 2 * n,
+  'claim: expects 3 ARGV and 2 KEYS per item')
+local owner, ttl = ARGV[1], tonumber(ARGV[3])
+local explicit = ARGV[2] ~= ''
+need(ttl and (not explicit or tonumber(ARGV[2])), 'claim: time and TTL must be numbers')
+
+local members, gens = {}, {}
+for i = 1, n do
+  members[i] = ARGV[1 + 3 * i]
+  gens[i] = ARGV[2 + 3 * i]
+end
+local scores = redis.call('ZMSCORE', KEYS[1], unpack(members))
+local out = {}
+local any = false
+for i = 1, n do
+  if scores[i] then
+    any = true
+    break
+  end
+end
+if not any then
+  for i = 1, n do
+    out[4 * i - 3], out[4 * i - 2], out[4 * i - 1], out[4 * i] = 0, 0, '', 0
+  end
+  return out
+end
+
+local flags = redis.call('MGET', unpack(KEYS, 7, 6 + 2 * n))
+local cancel_expiry = {}
+if explicit then
+  local cancel_keys = {}
+  for i = 1, n do
+    cancel_keys[i] = KEYS[6 + 2 * i]
+  end
+  cancel_expiry = redis.call('HMGET', KEYS[6], unpack(cancel_keys))
+end
+local owners = redis.call('HMGET', KEYS[3], unpack(gens))
+-- Redelivery counts are rare: look them up only when some exist.
+local deliveries = {}
+if redis.call('HLEN', KEYS[5]) > 0 then
+  deliveries = redis.call('HMGET', KEYS[5], unpack(gens))
+end
+local now = clock_ms(ARGV[2])
+
+local taken, held, counted = {}, {}, {}
+local zrem, claimed, owned, index, forget = {}, {}, {}, {}, {}
+local nz, nc = 0, 0
+for i = 1, n do
+  local member, gen, score = members[i], gens[i], scores[i]
+  local o = 4 * i - 3
+  if not score or taken[member] then
+    out[o], out[o + 1], out[o + 2], out[o + 3] = 0, 0, '', 0
+  else
+    taken[member] = true
+    nz = nz + 1
+    zrem[nz] = member
+    local terminal = is_live(flags[2 * i - 1], now)
+    local busy = held[gen]
+    if busy == nil then
+      busy = owners[i] ~= false
+    end
+    local count = nil
+    if not counted[gen] and deliveries[i] then
+      count = deliveries[i]
+    end
+    if terminal or busy then
+      if terminal and count then
+        counted[gen] = true
+        forget[#forget + 1] = gen
+      end
+      out[o], out[o + 1], out[o + 2], out[o + 3] = 1, 0, '', 0
+    else
+      local r = 0
+      if count then
+        r = tonumber(count) or 0
+        counted[gen] = true
+        forget[#forget + 1] = gen
+      end
+      held[gen] = true
+      local expiry = lease_expiry(now, ttl, score)
+      claimed[nc + 1], claimed[nc + 2] = gen, member
+      owned[nc + 1], owned[nc + 2] = gen, owner .. '|' .. score .. '|' .. r
+      index[nc + 1], index[nc + 2] = expiry / 1000, gen
+      nc = nc + 2
+      local cancelled = flags[2 * i] == ARGV[3 + 3 * i]
+        and (not explicit or side_live(cancel_expiry[i], now))
+      out[o], out[o + 1], out[o + 2], out[o + 3] = cancelled and 3 or 2, r, score, expiry
+    end
+  end
+end
+
+if nc > 0 then
+  redis.call('HLEN', KEYS[2])
+  redis.call('ZCARD', KEYS[4])
+end
+redis.call('ZREM', KEYS[1], unpack(zrem))
+if nc > 0 then
+  redis.call('HSET', KEYS[2], unpack(claimed))
+  redis.call('HSET', KEYS[3], unpack(owned))
+  redis.call('ZADD', KEYS[4], unpack(index))
+end
+if #forget > 0 then
+  redis.call('HDEL', KEYS[5], unpack(forget))
+end
+return out

@@ -1,0 +1,89 @@
+-- lib.lua: helpers prepended to every claim-redis script; never run alone.
+--
+-- KEYS: none.  ARGV: none.  Returns: nothing; defines the locals below.
+--
+-- Correctness: every helper is a pure function of its arguments (clock_ms
+-- may read TIME, which writes nothing), so prepending them changes no
+-- script's effects. score_ms, lease_expiry and is_live mirror claim-core's
+-- Score::as_millis, lease::lease_expiry and the model's marker liveness,
+-- so the scripts compute the same numbers as the reference model.
+
+-- Fails the script with a message. Scripts call it only before their first
+-- write: a Lua error does not roll back writes already made.
+local function need(ok, what)
+  if not ok then
+    error('claim-redis: ' .. what, 0)
+  end
+end
+
+-- The store's time in ms: the explicit time when given, else the server's TIME.
+local function clock_ms(arg)
+  if arg ~= '' then
+    return tonumber(arg)
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A score (Unix seconds) as ms: rounded half away from zero, clamped at 0
+-- (claim_core::Score::as_millis).
+local function score_ms(score)
+  local x = tonumber(score) * 1000
+  if x ~= x or x <= 0 then
+    return 0
+  end
+  local f = math.floor(x)
+  if x - f >= 0.5 then
+    f = f + 1
+  end
+  return f
+end
+
+-- min(now + ttl, deadline + 30 s), the deadline being the pending score
+-- (claim_core::lease::lease_expiry).
+local function lease_expiry(now, ttl, score)
+  return math.min(now + ttl, score_ms(score) + 30000)
+end
+
+-- A terminal marker holds its expiry in ms: live while that is after now.
+local function is_live(marker, now)
+  if not marker then
+    return false
+  end
+  local expiry = tonumber(marker)
+  return expiry == nil or expiry > now
+end
+
+-- Explicit-time mode records the expiry of producer keys in a side hash:
+-- a key without an entry there lives as long as Redis keeps it.
+local function side_live(expiry, now)
+  return not expiry or tonumber(expiry) > now
+end
+
+-- A claim-owners entry `owner|score|redeliveries` (the owner may itself
+-- contain `|`); nil when absent or malformed.
+local function unpack_owner(entry)
+  if not entry then
+    return nil
+  end
+  local owner, score, n = string.match(entry, '^(.*)|([^|]+)|(%d+)$')
+  local number = tonumber(score)
+  if not owner or not number or number ~= number then
+    return nil
+  end
+  return owner, score, tonumber(n)
+end
+
+-- An integral ms value as decimal digits (tostring would use %.14g).
+local function ms_string(ms)
+  return string.format('%.0f', ms)
+end
+
+-- Appends the values to a flat array.
+local function push(t, ...)
+  local n = #t
+  for i = 1, select('#', ...) do
+    t[n + i] = select(i, ...)
+  end
+end
+

@@ -1,0 +1,91 @@
+-- promote.lua: returns due retries to their queues (second phase of promote_due).
+--
+-- The destination queue is named inside each member, so the caller first
+-- reads due entries (ZRANGEBYSCORE), parses them, and passes the keys here.
+-- KEYS[1] retry zset   KEYS[2] the default queue's dead hash
+-- KEYS[2+i] destination of item i: its queue's pending zset, or KEYS[2]
+-- ARGV[1] now as a score (s)   ARGV[2] now in ms
+-- ARGV[3i] member, ARGV[3i+1] kind ('p' to pending, 'd' to the dead hash),
+-- ARGV[3i+2] the pending score (the deadline) or the dead entry JSON
+-- Returns the number of entries moved.
+--
+-- Correctness: each entry is re-checked to be still in the retry set and
+-- due (another promoter may have moved it since the read), then removed
+-- and added to its destination in the same atomic step, so it is never in
+-- both places or lost. An entry whose queue key holds another type goes to
+-- the dead hash with the reason instead of failing the batch; if the dead
+-- hash itself has the wrong type the entry stays parked and the server log
+-- says why. All decisions and type checks precede the first write.
+
+local n = (#ARGV - 2) / 3
+need(n >= 1 and n == math.floor(n) and #KEYS == 2 + n, 'promote: expects 3 ARGV and 1 KEY per item')
+local due_by = tonumber(ARGV[1])
+need(due_by and tonumber(ARGV[2]), 'promote: time must be numbers')
+local members = {}
+for i = 1, n do
+  members[i] = ARGV[3 * i]
+  local kind, score = ARGV[3 * i + 1], tonumber(ARGV[3 * i + 2])
+  need(kind == 'd' or (kind == 'p' and score and score == score), 'promote: bad item kind or score')
+end
+local scores = redis.call('ZMSCORE', KEYS[1], unpack(members))
+
+local types = {}
+local function type_of(key)
+  local t = types[key]
+  if not t then
+    t = redis.call('TYPE', key)['ok']
+    types[key] = t
+  end
+  return t
+end
+local dead_ok = type_of(KEYS[2])
+dead_ok = dead_ok == 'hash' or dead_ok == 'none'
+
+local moved, zrem, adds, order, dead = 0, {}, {}, {}, {}
+local seen = {}
+for i = 1, n do
+  local member, kind, value = members[i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  if scores[i] and tonumber(scores[i]) <= due_by and not seen[member] then
+    seen[member] = true
+    local dest = KEYS[2 + i]
+    if kind == 'p' then
+      local t = type_of(dest)
+      if dest == KEYS[1] then
+        kind = 'd'
+        value = '{"reason":"retry entry names the retry set as its queue","at_ms":' .. ARGV[2] .. '}'
+      elseif t ~= 'zset' and t ~= 'none' then
+        kind = 'd'
+        value = '{"reason":' .. cjson.encode('retry entry names queue key ' .. dest
+          .. ', which holds a ' .. t .. ', not a sorted set') .. ',"at_ms":' .. ARGV[2] .. '}'
+      end
+    end
+    if kind == 'p' then
+      if not adds[dest] then
+        adds[dest] = {}
+        order[#order + 1] = dest
+      end
+      push(adds[dest], value, member)
+      zrem[#zrem + 1] = member
+      moved = moved + 1
+    elseif dead_ok then
+      push(dead, member, value)
+      zrem[#zrem + 1] = member
+      moved = moved + 1
+    else
+      redis.log(redis.LOG_WARNING, 'claim-redis: retry entry left parked: ' .. KEYS[2]
+        .. ' is not a hash')
+    end
+  end
+end
+if moved == 0 then
+  return 0
+end
+
+redis.call('ZREM', KEYS[1], unpack(zrem))
+for _, dest in ipairs(order) do
+  redis.call('ZADD', dest, unpack(adds[dest]))
+end
+if #dead > 0 then
+  redis.call('HSET', KEYS[2], unpack(dead))
+end
+return moved

@@ -1,0 +1,161 @@
+-- reclaim.lua: handles expired claims chosen by the caller (second phase of
+-- reclaim_expired): redelivers them, or at the delivery limit writes their
+-- DELIVERY_LIMIT record and dead-letters them; drops index ghosts.
+--
+-- KEYS[1] pending zset   KEYS[2] <queue>:claimed hash
+-- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
+-- KEYS[5] <queue>:deliveries hash   KEYS[6] <queue>:dead hash
+-- KEYS[7] explicit-time side hash
+-- then, per item in order: none for 'g'; its terminal marker for 'r'; for 'l'
+-- its terminal marker, result list, request-active:<id>, request-cancel:<id>
+-- ARGV[1] now in ms   ARGV[2] result dedup TTL in ms   ARGV[3] marker PX in ms
+-- ARGV[4] '1' in explicit-time mode, else '0'
+-- then per item: generation key, the claim-owners entry read by the caller
+-- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, or 'l' limit
+-- followed by request token, DELIVERY_LIMIT record, dead entry JSON.
+-- Returns {redelivered, dead_lettered, ghosts_repaired}.
+--
+-- Correctness: the caller chose the items from a read, so each is re-checked
+-- here: its owner entry must be byte-equal to what the caller saw (same
+-- owner, score and count) and its lease still expired; otherwise it is left
+-- alone (renewed, acked or reclaimed meanwhile). An expired claim whose
+-- generation already has a live marker (a stale owner's ack answered it) is
+-- dropped as leftover bookkeeping, as the model does. Redelivery restores the
+-- member at its original score with the count + 1. At the limit (no live
+-- marker, by the check above) the DELIVERY_LIMIT record is pushed, the
+-- marker written, the producer keys holding this token cleared, and the
+-- member kept in the dead hash. A claim whose bookkeeping is unreadable is
+-- not deleted silently: its member goes to the dead hash with the reason.
+-- All decisions and type checks precede the first write.
+
+need(#ARGV >= 4, 'reclaim: missing arguments')
+local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+need(now and ttl and tonumber(ARGV[3]), 'reclaim: time and TTLs must be numbers')
+local explicit = ARGV[4] == '1'
+
+local items, gens = {}, {}
+local a, k = 5, 7
+while a <= #ARGV do
+  need(a + 2 <= #ARGV, 'reclaim: truncated item')
+  local item = { gen = ARGV[a], expect = ARGV[a + 1], kind = ARGV[a + 2] }
+  a = a + 3
+  item.keys = k
+  if item.kind == 'l' then
+    need(a + 2 <= #ARGV, 'reclaim: truncated limit item')
+    item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+    a = a + 3
+    k = k + 4
+  elseif item.kind == 'r' then
+    k = k + 1
+  else
+    need(item.kind == 'g', 'reclaim: unknown item kind')
+  end
+  items[#items + 1] = item
+  gens[#gens + 1] = item.gen
+end
+need(#items >= 1 and #KEYS == k, 'reclaim: KEYS do not match the items')
+
+local expiries = redis.call('ZMSCORE', KEYS[4], unpack(gens))
+local owners = redis.call('HMGET', KEYS[3], unpack(gens))
+local members = redis.call('HMGET', KEYS[2], unpack(gens))
+local vals = {}
+if k > 7 then
+  vals = redis.call('MGET', unpack(KEYS, 8, k))
+end
+
+local redelivered, dead_lettered, ghosts = 0, 0, 0
+local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
+local lists, order, markers, dels, deleted = {}, {}, {}, {}, {}
+local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
+  .. ms_string(now) .. '}'
+for i, item in ipairs(items) do
+  local gen, expiry, entry, member = item.gen, expiries[i], owners[i], members[i]
+  if item.kind == 'g' then
+    if expiry and not entry then
+      unindex[#unindex + 1] = gen
+      ghosts = ghosts + 1
+    end
+  elseif entry and entry == item.expect and expiry and score_ms(expiry) <= now then
+    local _, score, r = unpack_owner(entry)
+    drops[#drops + 1] = gen
+    -- vals is KEYS[8..] read in order: this item's keys start at item.keys + 1.
+    local base = item.keys - 7
+    if is_live(vals[base + 1], now) then
+      forget[#forget + 1] = gen
+      ghosts = ghosts + 1
+    elseif not score or not member then
+      if member then
+        push(dead, member, unreadable)
+      end
+      redis.log(redis.LOG_WARNING, 'claim-redis: dropped unreadable claim ' .. gen)
+      ghosts = ghosts + 1
+    elseif item.kind == 'r' then
+      push(back, score, member)
+      push(counts, gen, r + 1)
+      redelivered = redelivered + 1
+    else
+      local list = KEYS[item.keys + 2]
+      if not lists[list] then
+        lists[list] = {}
+        order[#order + 1] = list
+      end
+      push(lists[list], item.record)
+      markers[#markers + 1] = KEYS[item.keys + 1]
+      for m = 1, 2 do
+        local key = KEYS[item.keys + 2 + m]
+        if vals[base + 2 + m] == item.token and not deleted[key] then
+          deleted[key] = true
+          dels[#dels + 1] = key
+        end
+      end
+      push(dead, member, item.dead)
+      dead_lettered = dead_lettered + 1
+    end
+  end
+end
+if #drops == 0 and #unindex == 0 then
+  return { 0, 0, 0 }
+end
+
+redis.call('ZCARD', KEYS[1])
+redis.call('HLEN', KEYS[5])
+redis.call('HLEN', KEYS[6])
+for _, list in ipairs(order) do
+  redis.call('LLEN', list)
+end
+if explicit and #dels > 0 then
+  redis.call('HLEN', KEYS[7])
+end
+
+for _, list in ipairs(order) do
+  redis.call('LPUSH', list, unpack(lists[list]))
+end
+local marker_expiry = ms_string(now + ttl)
+for _, marker in ipairs(markers) do
+  redis.call('SET', marker, marker_expiry, 'PX', ARGV[3])
+end
+if #dels > 0 then
+  redis.call('DEL', unpack(dels))
+  if explicit then
+    redis.call('HDEL', KEYS[7], unpack(dels))
+  end
+end
+if #back > 0 then
+  redis.call('ZADD', KEYS[1], unpack(back))
+  redis.call('HSET', KEYS[5], unpack(counts))
+end
+if #forget > 0 then
+  redis.call('HDEL', KEYS[5], unpack(forget))
+end
+if #dead > 0 then
+  redis.call('HSET', KEYS[6], unpack(dead))
+end
+if #drops > 0 then
+  redis.call('HDEL', KEYS[2], unpack(drops))
+  redis.call('HDEL', KEYS[3], unpack(drops))
+end
+for _, gen in ipairs(drops) do
+  unindex[#unindex + 1] = gen
+end
+redis.call('ZREM', KEYS[4], unpack(unindex))
+return { redelivered, dead_lettered, ghosts }

@@ -1,0 +1,66 @@
+-- release.lua: returns claims one owner holds to pending at their original
+-- score (a cancelled hand-off, or the shutdown sweep). Not a delivery.
+--
+-- KEYS[1] pending zset   KEYS[2] <queue>:claimed hash
+-- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
+-- KEYS[5] <queue>:deliveries hash
+-- ARGV[1] owner token   ARGV[2..] generation keys
+-- Returns one integer per generation: 1 if returned to pending, else 0.
+--
+-- Correctness: owner-checked inside the script; the member goes back with
+-- the exact score string ZSCORE gave at claim time, so earliest-deadline-
+-- first order is restored; a redelivery count above zero moves to the
+-- deliveries hash so the next claim sees it, as in the model. A repeated
+-- generation finds its claim already returned. A claim whose member is
+-- missing (never written by these scripts) is left for the reclaimer's
+-- repair. Writes follow all decisions and type checks.
+
+local n = #ARGV - 1
+need(n >= 1 and #KEYS == 5, 'release: expects 5 KEYS and at least one generation')
+local owner = ARGV[1]
+local owners = redis.call('HMGET', KEYS[3], unpack(ARGV, 2, #ARGV))
+
+local out, mine, slot, seen = {}, {}, {}, {}
+for i = 1, n do
+  out[i] = 0
+  local gen = ARGV[1 + i]
+  if not seen[gen] and unpack_owner(owners[i]) == owner then
+    seen[gen] = true
+    mine[#mine + 1] = gen
+    slot[#mine] = i
+  end
+end
+if #mine == 0 then
+  return out
+end
+local members = redis.call('HMGET', KEYS[2], unpack(mine))
+
+local back, drops, counts = {}, {}, {}
+for j, gen in ipairs(mine) do
+  local member = members[j]
+  if member then
+    local i = slot[j]
+    local _, score, r = unpack_owner(owners[i])
+    push(back, score, member)
+    drops[#drops + 1] = gen
+    if r > 0 then
+      push(counts, gen, r)
+    end
+    out[i] = 1
+  end
+end
+if #drops == 0 then
+  return out
+end
+
+redis.call('ZCARD', KEYS[1])
+redis.call('ZCARD', KEYS[4])
+redis.call('HLEN', KEYS[5])
+redis.call('ZADD', KEYS[1], unpack(back))
+redis.call('HDEL', KEYS[2], unpack(drops))
+redis.call('HDEL', KEYS[3], unpack(drops))
+redis.call('ZREM', KEYS[4], unpack(drops))
+if #counts > 0 then
+  redis.call('HSET', KEYS[5], unpack(counts))
+end
+return out

@@ -1,0 +1,155 @@
+//! The Redis key layout: every key the store touches is derived here, from the prefix and names.
+//!
+//! With the production prefix (empty) the keys are exactly the Go
+//! producer's and consumer's: the pending set is the queue name itself,
+//! `request-active:<id>` and `request-cancel:<id>` are the producer's, and
+//! result lists are the configured names. Tests use a random prefix
+//! (`test:<random>:`) so many stores share one server without meeting.
+//!
+//! Scripts receive every key in `KEYS` and never build a key name
+//! themselves. A Redis Cluster layout would change only [`QueueKeys::new`]:
+//! name the bookkeeping keys `{<queue>}:claimed` and so on, and either
+//! hash-tag the pending key too or keep it plain and rely on `<queue>`
+//! already hashing to the slot of `{<queue>}` (a key without braces hashes
+//! by its whole name, and `{<queue>}:x` by `<queue>`, so both land in one
+//! slot). Markers, producer keys and result lists would then need the same
+//! tag per queue; no script changes.
+
+use claim_core::Generation;
+use claim_core::wire;
+
+/// Prefix of terminal markers, `result-terminal:<generation key>`.
+pub const MARKER_PREFIX: &str = "result-terminal:";
+
+/// Store-wide keys (retry set, markers, producer keys, result lists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keys {
+    prefix: String,
+    retry: String,
+}
+
+impl Keys {
+    pub fn new(prefix: &str, retry_set: &str) -> Self {
+        Keys {
+            prefix: prefix.to_owned(),
+            retry: format!("{prefix}{retry_set}"),
+        }
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// One queue's keys.
+    pub fn queue(&self, queue: &str) -> QueueKeys {
+        QueueKeys::new(&self.prefix, queue)
+    }
+
+    /// The shared retry set (Go: `retry-sortedset`).
+    pub fn retry(&self) -> &str {
+        &self.retry
+    }
+
+    /// `result-terminal:<len(id)>:<id>:<token>`: the generation's terminal marker.
+    pub fn marker(&self, generation: &Generation) -> String {
+        format!("{}{MARKER_PREFIX}{}", self.prefix, generation.key())
+    }
+
+    /// `request-active:<id>`: the token the producer submitted last.
+    pub fn active(&self, id: &str) -> String {
+        format!("{}{}", self.prefix, wire::active_key(id))
+    }
+
+    /// `request-cancel:<id>`: the token a cancel targets.
+    pub fn cancel(&self, id: &str) -> String {
+        format!("{}{}", self.prefix, wire::cancel_key(id))
+    }
+
+    /// A result list.
+    pub fn list(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Explicit-time mode only: logical expiries of producer keys (field =
+    /// key name, value = expiry ms), since Redis expires keys on its own
+    /// clock. Never written when time comes from the server.
+    pub fn clock_side(&self) -> String {
+        format!("{}claim-redis:explicit-time-expiry", self.prefix)
+    }
+}
+
+/// One queue's keys. The pending key is the queue name itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueKeys {
+    /// Sorted set of pending members, scored by deadline.
+    pub pending: String,
+    /// Hash: generation key → member bytes.
+    pub claimed: String,
+    /// Hash: generation key → `owner|score|redeliveries`.
+    pub owners: String,
+    /// Sorted set: generation key, scored by lease expiry (Unix seconds, ms precision).
+    pub index: String,
+    /// Hash: generation key → redelivery count, for generations back in
+    /// pending or parked after an expired lease.
+    pub deliveries: String,
+    /// Hash: member → `{"reason":..,"at_ms":..}`.
+    pub dead: String,
+}
+
+impl QueueKeys {
+    pub fn new(prefix: &str, queue: &str) -> Self {
+        let base = format!("{prefix}{queue}");
+        QueueKeys {
+            claimed: format!("{base}:claimed"),
+            owners: format!("{base}:claim-owners"),
+            index: format!("{base}:claims-idx"),
+            deliveries: format!("{base}:deliveries"),
+            dead: format!("{base}:dead"),
+            pending: base,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_keys_match_the_go_layout_exactly() {
+        let keys = Keys::new("", "retry-sortedset");
+        let q = keys.queue("request-sortedset");
+        assert_eq!(q.pending, "request-sortedset");
+        assert_eq!(q.claimed, "request-sortedset:claimed");
+        assert_eq!(q.owners, "request-sortedset:claim-owners");
+        assert_eq!(q.index, "request-sortedset:claims-idx");
+        assert_eq!(q.dead, "request-sortedset:dead");
+        assert_eq!(keys.retry(), "retry-sortedset");
+        assert_eq!(keys.active("abc"), "request-active:abc");
+        assert_eq!(keys.cancel("abc"), "request-cancel:abc");
+        assert_eq!(keys.list("result-list"), "result-list");
+        let g = Generation::new("a:b", "t");
+        assert_eq!(keys.marker(&g), "result-terminal:3:a:b:t");
+    }
+
+    #[test]
+    fn a_prefix_applies_to_every_key() {
+        let keys = Keys::new("test:x:", "retry");
+        let q = keys.queue("q");
+        for key in [
+            &q.pending,
+            &q.claimed,
+            &q.owners,
+            &q.index,
+            &q.deliveries,
+            &q.dead,
+        ] {
+            assert!(key.starts_with("test:x:q"), "{key}");
+        }
+        assert_eq!(keys.retry(), "test:x:retry");
+        assert!(keys.clock_side().starts_with("test:x:"));
+        assert!(
+            keys.marker(&Generation::new("i", "t"))
+                .starts_with("test:x:result-terminal:")
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! How to build a `RedisStore`: connection options, the time source, and the errors `connect` reports.
+
+use claim_core::Clock;
+use claim_core::store::StoreConfig;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where lease time comes from.
+#[derive(Debug, Clone)]
+pub enum TimeSource {
+    /// The Redis server's `TIME`, read inside the scripts: one clock for
+    /// every replica, no client skew. Production.
+    Server,
+    /// An explicit time passed to every script (tests: a `ManualClock`).
+    /// Redis still expires keys on its own clock, so in this mode the store
+    /// also records the logical expiry of producer keys and compares it.
+    Clock(Arc<dyn Clock>),
+}
+
+/// Everything [`crate::RedisStore::connect`] needs.
+#[derive(Debug, Clone)]
+pub struct RedisStoreOptions {
+    /// `redis://[user[:password]@]host[:port][/db]` or `rediss://…` (TLS).
+    pub url: String,
+    pub config: StoreConfig,
+    /// Prepended to every key; empty in production (so keys match the Go
+    /// producer's), `test:<random>:` in tests.
+    pub key_prefix: String,
+    /// Connections in the pool (each one multiplexes many requests).
+    pub pool_size: usize,
+    /// Bound on every call: waiting for a connection, and the request itself.
+    pub call_timeout: Duration,
+    pub time: TimeSource,
+}
+
+impl RedisStoreOptions {
+    /// Options with the defaults: pool of 8, 5 s per call, server time, no prefix.
+    pub fn new(url: impl Into<String>, config: StoreConfig) -> Self {
+        RedisStoreOptions {
+            url: url.into(),
+            config,
+            key_prefix: String::new(),
+            pool_size: 8,
+            call_timeout: Duration::from_secs(5),
+            time: TimeSource::Server,
+        }
+    }
+}
+
+/// Why [`crate::RedisStore::connect`] failed. Each message names the input
+/// and what to change. URLs in messages never show a password.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("invalid store configuration: {0}")]
+    Config(String),
+    #[error(
+        "invalid Redis URL `{url}`: {reason}; expected redis://[user[:password]@]host[:port][/db] or rediss://… for TLS"
+    )]
+    Url { url: String, reason: String },
+    #[error("invalid option {option}: {reason}")]
+    Option {
+        option: &'static str,
+        reason: String,
+    },
+    #[error(
+        "cannot reach Redis at `{url}`: {detail}; check that redis-server is running there and that host, port, user, password and db in the URL are right"
+    )]
+    Unreachable { url: String, detail: String },
+    #[error(
+        "Redis at `{url}` refused the claim scripts: {detail}; the server must be Redis 6.2 or newer with scripting enabled"
+    )]
+    Scripts { url: String, detail: String },
+}
+
+/// The URL with any password replaced by `***`, for messages and logs.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, tail) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    let user = match userinfo.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None if scheme.starts_with("redis") && !userinfo.is_empty() => {
+            // `redis://secret@host` is a password-only URL in redis-rs.
+            "***".to_owned()
+        }
+        None => userinfo.to_owned(),
+    };
+    format!("{scheme}://{user}@{host}{tail}")
+}
+
+/// Checks the URL's scheme and shape, naming what is wrong.
+pub(crate) fn check_url(url: &str) -> Result<redis::ConnectionInfo, ConnectError> {
+    use redis::IntoConnectionInfo;
+    let bad = |reason: String| ConnectError::Url {
+        url: redact(url),
+        reason,
+    };
+    let scheme = url
+        .split_once("://")
+        .map(|(s, _)| s)
+        .ok_or_else(|| bad("no scheme".into()))?;
+    if !matches!(scheme, "redis" | "rediss" | "unix" | "redis+unix") {
+        return Err(bad(format!("unsupported scheme `{scheme}`")));
+    }
+    url.into_connection_info().map_err(|e| bad(e.to_string()))
+}
+
+/// Checks everything but the URL.
+pub(crate) fn check_options(options: &RedisStoreOptions) -> Result<(), ConnectError> {
+    options.config.validate().map_err(ConnectError::Config)?;
+    if options.pool_size == 0 {
+        return Err(ConnectError::Option {
+            option: "pool_size",
+            reason: "is 0: give the pool at least one connection".into(),
+        });
+    }
+    if options.call_timeout.is_zero() {
+        return Err(ConnectError::Option {
+            option: "call_timeout",
+            reason: "is zero: every call would time out; use a few seconds".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_passwords_and_keeps_the_rest() {
+        assert_eq!(redact("redis://u:pw@h:1/2"), "redis://u:***@h:1/2");
+        assert_eq!(redact("rediss://:pw@h"), "rediss://:***@h");
+        assert_eq!(redact("redis://pw@h"), "redis://***@h");
+        assert_eq!(redact("redis://h:6379/0"), "redis://h:6379/0");
+        assert_eq!(redact("nonsense"), "nonsense");
+    }
+
+    #[test]
+    fn urls_with_users_passwords_dbs_and_tls_are_accepted() {
+        for url in [
+            "redis://127.0.0.1:6379",
+            "redis://u:p@h:1/3",
+            "rediss://:p@h/0",
+        ] {
+            assert!(check_url(url).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn bad_urls_are_refused_with_the_url_and_the_expected_shape() {
+        for url in ["http://h", "localhost:6379", "redis://h/notadb"] {
+            let err = check_url(url).unwrap_err().to_string();
+            assert!(err.contains("expected redis://"), "{err}");
+        }
+        let err = check_url("ftp://u:secret@h").unwrap_err().to_string();
+        assert!(!err.contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn zero_pools_and_timeouts_are_refused() {
+        let mut o = RedisStoreOptions::new("redis://h", StoreConfig::default());
+        o.pool_size = 0;
+        assert!(
+            check_options(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("pool_size")
+        );
+        o.pool_size = 1;
+        o.call_timeout = Duration::ZERO;
+        assert!(
+            check_options(&o)
+                .unwrap_err()
+                .to_string()
+                .contains("call_timeout")
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! The Lua scripts, compiled in from `lua/`, each prefixed with the shared helpers of `lua/lib.lua`.
+//!
+//! `redis::Script` runs a script by SHA (EVALSHA) and, when the server
+//! answers NOSCRIPT (restarted, failed over, or SCRIPT FLUSHed), loads it
+//! and runs it again, so callers never see NOSCRIPT. `connect` loads them
+//! all once up front so a server that cannot run them is reported at start.
+
+use redis::Script;
+
+macro_rules! script {
+    ($file:literal) => {
+        Script::new(concat!(
+            include_str!("../lua/lib.lua"),
+            include_str!(concat!("../lua/", $file))
+        ))
+    };
+}
+
+/// Every script the store runs.
+#[derive(Debug)]
+pub(crate) struct Scripts {
+    pub claim: Script,
+    pub renew: Script,
+    pub ack: Script,
+    pub release: Script,
+    pub park_retry: Script,
+    pub promote: Script,
+    pub reclaim: Script,
+    pub repair_index: Script,
+    pub dead_letter: Script,
+    pub cancel: Script,
+}
+
+impl Scripts {
+    pub(crate) fn new() -> Self {
+        Scripts {
+            claim: script!("claim.lua"),
+            renew: script!("renew.lua"),
+            ack: script!("ack.lua"),
+            release: script!("release.lua"),
+            park_retry: script!("park_retry.lua"),
+            promote: script!("promote.lua"),
+            reclaim: script!("reclaim.lua"),
+            repair_index: script!("repair_index.lua"),
+            dead_letter: script!("dead_letter.lua"),
+            cancel: script!("cancel.lua"),
+        }
+    }
+
+    pub(crate) fn all(&self) -> [(&'static str, &Script); 10] {
+        [
+            ("claim", &self.claim),
+            ("renew", &self.renew),
+            ("ack", &self.ack),
+            ("release", &self.release),
+            ("park_retry", &self.park_retry),
+            ("promote", &self.promote),
+            ("reclaim", &self.reclaim),
+            ("repair_index", &self.repair_index),
+            ("dead_letter", &self.dead_letter),
+            ("cancel", &self.cancel),
+        ]
+    }
+}

@@ -1,0 +1,342 @@
+//! `RedisStore`: construction (`connect`), time, and the `ClaimStore` impl that routes to the operation modules.
+
+use crate::conn::{Conn, Effect};
+use crate::keys::Keys;
+use crate::options::{
+    ConnectError, RedisStoreOptions, TimeSource, check_options, check_url, redact,
+};
+use crate::scripts::Scripts;
+use async_trait::async_trait;
+use claim_core::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
+    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+};
+use claim_core::{ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Items per script call. Larger batches are split (each item stays
+/// atomic; the batch is answered in order). Keeps every `unpack` far below
+/// Lua's C stack limit (about 8000 values).
+pub(crate) const MAX_BATCH: usize = 500;
+
+/// In explicit-time mode Redis still expires keys on its own clock; real
+/// TTLs get this much slack so a key never disappears before its logical
+/// expiry while a test's manual clock stands still.
+const EXPLICIT_TIME_SLACK_MS: u64 = 3_600_000;
+
+/// A `ClaimStore` over Redis. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct RedisStore {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub config: StoreConfig,
+    pub keys: Keys,
+    pub conn: Conn,
+    pub scripts: Scripts,
+    pub time: TimeSource,
+    /// The URL without its password.
+    pub url: String,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.inner;
+        f.debug_struct("RedisStore")
+            .field("url", &i.url)
+            .field("key_prefix", &i.keys.prefix())
+            .field("time", &i.time)
+            .field("conn", &i.conn)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Validates the options, opens the pool, pings Redis and loads the scripts.
+    pub async fn connect(options: RedisStoreOptions) -> Result<RedisStore, ConnectError> {
+        check_options(&options)?;
+        let info = check_url(&options.url)?;
+        let url = redact(&options.url);
+        // rediss:// needs a process-wide rustls crypto provider; keep one
+        // the application installed, else install ring.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let unreachable = |detail: String| ConnectError::Unreachable {
+            url: url.clone(),
+            detail,
+        };
+        let t = options.call_timeout;
+        let connection = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(t))
+            .set_response_timeout(None);
+        let manager = deadpool_redis::Manager::new_with_config(info, connection).map_err(|e| {
+            ConnectError::Url {
+                url: url.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        let pool = deadpool_redis::Pool::builder(manager)
+            .max_size(options.pool_size)
+            .wait_timeout(Some(t))
+            .create_timeout(Some(t))
+            .recycle_timeout(Some(t))
+            .runtime(deadpool_redis::Runtime::Tokio1)
+            .build()
+            .map_err(|e| unreachable(e.to_string()))?;
+        let scripts = Scripts::new();
+        {
+            let mut c = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
+            let info: String =
+                tokio::time::timeout(t, redis::cmd("INFO").arg("server").query_async(&mut c))
+                    .await
+                    .map_err(|_| unreachable(format!("no answer within {t:?}")))?
+                    .map_err(|e| unreachable(e.to_string()))?;
+            check_version(&info).map_err(|detail| ConnectError::Scripts {
+                url: url.clone(),
+                detail,
+            })?;
+            for (name, script) in scripts.all() {
+                let invocation = script.prepare_invoke();
+                tokio::time::timeout(t, invocation.load_async(&mut c))
+                    .await
+                    .map_err(|_| unreachable(format!("no answer within {t:?}")))?
+                    .map_err(|e| ConnectError::Scripts {
+                        url: url.clone(),
+                        detail: format!("loading {name}: {e}"),
+                    })?;
+            }
+        }
+        tracing::debug!(url = %url, prefix = %options.key_prefix, "connected to Redis; scripts loaded");
+        Ok(RedisStore {
+            inner: Arc::new(Inner {
+                keys: Keys::new(&options.key_prefix, &options.config.retry_set),
+                config: options.config,
+                conn: Conn::new(pool, t),
+                scripts,
+                time: options.time,
+                url,
+            }),
+        })
+    }
+
+    /// The key layout this store uses (its prefix applied).
+    pub fn keys(&self) -> &Keys {
+        &self.inner.keys
+    }
+
+    pub(crate) fn conn(&self) -> &Conn {
+        &self.inner.conn
+    }
+
+    pub(crate) fn scripts(&self) -> &Scripts {
+        &self.inner.scripts
+    }
+
+    /// The explicit time, when the store has one.
+    pub(crate) fn explicit_now(&self) -> Option<Millis> {
+        match &self.inner.time {
+            TimeSource::Server => None,
+            TimeSource::Clock(clock) => Some(clock.now()),
+        }
+    }
+
+    /// The time argument scripts take: the explicit time, or "" for TIME.
+    pub(crate) fn time_arg(&self) -> String {
+        self.explicit_now()
+            .map(|t| t.0.to_string())
+            .unwrap_or_default()
+    }
+
+    /// The store's time: the explicit clock, or the server's TIME.
+    pub(crate) async fn now_ms(&self, op: &'static str) -> Result<Millis, StoreError> {
+        if let Some(now) = self.explicit_now() {
+            return Ok(now);
+        }
+        let (secs, micros): (u64, u64) = self
+            .conn()
+            .query(op, Effect::Read, &redis::cmd("TIME"))
+            .await?;
+        Ok(Millis(secs * 1000 + micros / 1000))
+    }
+
+    /// The time a producer-side write uses: the explicit clock, else this
+    /// host's clock, as the Go producer computes its expiries.
+    pub(crate) fn producer_now(&self) -> Millis {
+        self.explicit_now().unwrap_or_else(|| {
+            let since = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            Millis(since.as_millis() as u64)
+        })
+    }
+
+    /// A Redis TTL for a key that logically lives `ms`.
+    pub(crate) fn real_ttl(&self, ms: u64) -> u64 {
+        match self.inner.time {
+            TimeSource::Server => ms.max(1),
+            TimeSource::Clock(_) => ms.saturating_add(EXPLICIT_TIME_SLACK_MS),
+        }
+    }
+}
+
+/// Refuses servers without ZMSCORE (Redis < 6.2).
+fn check_version(info: &str) -> Result<(), String> {
+    let Some(version) = info.lines().find_map(|l| l.strip_prefix("redis_version:")) else {
+        return Ok(());
+    };
+    let mut parts = version
+        .trim()
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if (major, minor) < (6, 2) {
+        return Err(format!("it runs Redis {version}, which lacks ZMSCORE"));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl ClaimStore for RedisStore {
+    fn config(&self) -> &StoreConfig {
+        &self.inner.config
+    }
+
+    async fn now(&self) -> Result<Millis, StoreError> {
+        self.now_ms("now").await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let _: String = self
+            .conn()
+            .query("ping", Effect::Read, &redis::cmd("PING"))
+            .await?;
+        Ok(())
+    }
+
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+        self.submit_go_style(queue, submission).await
+    }
+
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        self.cancel_go_style(id).await
+    }
+
+    async fn peek(
+        &self,
+        queue: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError> {
+        self.peek_pending(queue, offset, limit).await
+    }
+
+    async fn claim(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        self.claim_batch(queue, owner, items).await
+    }
+
+    async fn renew(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError> {
+        self.renew_batch(queue, owner, generations).await
+    }
+
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        self.cancelled_generations(generations).await
+    }
+
+    async fn ack(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        self.ack_batch(queue, owner, items).await
+    }
+
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.release_batch("release", queue, owner, generations)
+            .await
+    }
+
+    async fn sweep(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.release_batch("sweep", queue, owner, generations).await
+    }
+
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.park_batch(queue, owner, items).await
+    }
+
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+        self.promote(limit).await
+    }
+
+    async fn reclaim_expired(
+        &self,
+        queue: &str,
+        limit: usize,
+    ) -> Result<ReclaimReport, StoreError> {
+        self.reclaim(queue, limit).await
+    }
+
+    async fn dead_letter(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        self.dead_letter_member(queue, member, reason).await
+    }
+
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+        self.queue_depths(queue).await
+    }
+
+    async fn retry_depth(&self) -> Result<usize, StoreError> {
+        let cmd = redis::Cmd::zcard(self.keys().retry());
+        self.conn().query("retry_depth", Effect::Read, &cmd).await
+    }
+
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+        self.list_claims(queue).await
+    }
+
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+        self.list_dead(queue).await
+    }
+
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        self.list_retries().await
+    }
+
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+        self.list_results(list).await
+    }
+
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+        self.marker_live(generation).await
+    }
+}

@@ -1,0 +1,226 @@
+//! Test support (feature `test-support`): a private `redis-server` per test or suite, and random key prefixes.
+//!
+//! Tests never touch a shared Redis: [`RedisServer::start`] launches its own
+//! server on a free loopback port with its own data directory, waits until
+//! it answers, and kills it (SIGKILL) and removes the directory on drop.
+//! [`require_redis_server`] decides what a missing binary means: with `CI`
+//! set the test fails with a message saying so; otherwise the caller skips.
+
+use std::hash::{BuildHasher, Hasher};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a starting server may take to answer PING (AOF replay included).
+const START_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The `redis-server` binary on `PATH`, if any.
+pub fn redis_server_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("redis-server"))
+        .find(|p| p.is_file())
+}
+
+/// The `redis-server` binary, or `None` when it is missing and `CI` is not
+/// set (the caller prints "skipped: redis-server not on PATH").
+///
+/// # Panics
+/// When it is missing and `CI` is set: Redis tests must run in CI.
+pub fn require_redis_server() -> Option<PathBuf> {
+    let found = redis_server_path();
+    if found.is_none() && std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!(
+            "redis-server is not on PATH and CI is set: the Redis tests must not be skipped in CI; \
+             install it (Debian: apt-get install redis-server) or put it on PATH"
+        );
+    }
+    found
+}
+
+/// A fresh key prefix, `test:<random>:`, so stores sharing a server never meet.
+pub fn random_prefix() -> String {
+    format!("test:{:016x}:", random_u64())
+}
+
+fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+/// How to run the server.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RedisServerOptions {
+    /// AOF on with `appendfsync always`: every write is on disk before the
+    /// reply, so a SIGKILL loses nothing acknowledged. Otherwise no persistence.
+    pub aof_always: bool,
+}
+
+/// A private `redis-server` process. Killed and its data removed on drop.
+#[derive(Debug)]
+pub struct RedisServer {
+    binary: PathBuf,
+    port: u16,
+    dir: PathBuf,
+    options: RedisServerOptions,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// Starts a server on a free port with a new data directory and waits
+    /// until it answers. Errors when `redis-server` is missing or does not
+    /// come up (the message includes the end of its log).
+    pub fn start(options: RedisServerOptions) -> std::io::Result<RedisServer> {
+        let binary = redis_server_path().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "redis-server is not on PATH")
+        })?;
+        let dir = std::env::temp_dir().join(format!("claim-redis-test-{:016x}", random_u64()));
+        std::fs::create_dir_all(&dir)?;
+        let mut server = RedisServer {
+            binary,
+            port: 0,
+            dir,
+            options,
+            child: None,
+        };
+        let mut last = None;
+        for _ in 0..5 {
+            // Another process may take the port between probe and bind: retry.
+            server.port = free_port()?;
+            match server.launch() {
+                Ok(()) => return Ok(server),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("redis-server did not start")))
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Kills the server with SIGKILL (no shutdown, no final save) and waits for it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and data directory (after
+    /// [`RedisServer::kill`], or killing it first) and waits until it answers.
+    pub fn restart(&mut self) -> std::io::Result<()> {
+        self.kill();
+        self.launch()
+    }
+
+    fn launch(&mut self) -> std::io::Result<()> {
+        let mut cmd = Command::new(&self.binary);
+        cmd.arg("--port")
+            .arg(self.port.to_string())
+            .arg("--bind")
+            .arg("127.0.0.1")
+            .arg("--dir")
+            .arg(&self.dir)
+            .arg("--save")
+            .arg("")
+            .arg("--daemonize")
+            .arg("no")
+            .arg("--logfile")
+            .arg(self.dir.join("redis.log"));
+        if self.options.aof_always {
+            cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
+        } else {
+            cmd.args(["--appendonly", "no"]);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        self.child = Some(cmd.spawn()?);
+        let started = Instant::now();
+        while started.elapsed() < START_TIMEOUT {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                self.child = None;
+                return Err(std::io::Error::other(format!(
+                    "redis-server exited at start ({status}); log: {}",
+                    self.log_tail()
+                )));
+            }
+            if ping(self.port) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill();
+        Err(std::io::Error::other(format!(
+            "redis-server on port {} did not answer PING within {START_TIMEOUT:?}; log: {}",
+            self.port,
+            self.log_tail()
+        )))
+    }
+
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().rev().take(5).collect();
+        lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// True when a server on the port answers PING with PONG (not LOADING).
+fn ping(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_prefixes_differ_and_look_like_test_prefixes() {
+        let (a, b) = (random_prefix(), random_prefix());
+        assert_ne!(a, b);
+        assert!(a.starts_with("test:") && a.ends_with(':'));
+    }
+}

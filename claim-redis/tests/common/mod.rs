@@ -1,0 +1,69 @@
+//! Shared helpers for the Redis integration tests: a private server or a skip, stores, raw connections.
+#![allow(dead_code)]
+
+use claim_core::store::StoreConfig;
+use claim_core::{Clock, ManualClock, Millis};
+use claim_redis::testing::{RedisServer, RedisServerOptions, random_prefix, require_redis_server};
+use claim_redis::{RedisStore, RedisStoreOptions, TimeSource};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A private server, or `None` (after printing why) when `redis-server` is
+/// missing outside CI. In CI a missing binary fails the test.
+pub fn server(options: RedisServerOptions) -> Option<RedisServer> {
+    if require_redis_server().is_none() {
+        eprintln!("skipped: redis-server not on PATH");
+        return None;
+    }
+    Some(RedisServer::start(options).expect("start a private redis-server"))
+}
+
+/// A test start time far from the real clock, as in the conformance suite.
+pub const T0: Millis = Millis(1_700_000_000_000);
+
+/// Config with a 30 s lease, like the conformance suite.
+pub fn config() -> StoreConfig {
+    StoreConfig {
+        lease_ttl_ms: 30_000,
+        result_dedup_ttl_ms: 3_600_000,
+        max_deliveries: 3,
+        ..StoreConfig::default()
+    }
+}
+
+pub fn options(url: &str, config: StoreConfig, time: TimeSource) -> RedisStoreOptions {
+    RedisStoreOptions {
+        key_prefix: random_prefix(),
+        pool_size: 2,
+        call_timeout: Duration::from_secs(2),
+        time,
+        ..RedisStoreOptions::new(url, config)
+    }
+}
+
+/// A store on a manual clock at [`T0`], with a random prefix.
+pub async fn manual_store(url: &str, config: StoreConfig) -> (RedisStore, Arc<ManualClock>) {
+    let clock = ManualClock::new(T0);
+    let time = TimeSource::Clock(clock.clone() as Arc<dyn Clock>);
+    let store = RedisStore::connect(options(url, config, time))
+        .await
+        .expect("connect");
+    (store, clock)
+}
+
+/// A plain connection for raw commands, as a Go producer or consumer would use.
+pub async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(url).expect("client");
+    client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("raw connection")
+}
+
+/// A member shaped like the Go producer's, with a deadline in Unix seconds.
+pub fn member(id: &str, token: &str, deadline: i64) -> Vec<u8> {
+    format!(
+        r#"{{"internal":{{"request_token":"{token}","request_queue_name":"request-sortedset","result_queue_name":"result-list"}},"request_kind":"redis","data":{{"id":"{id}","created":0,"deadline":{deadline},"payload":{{"model":"m","prompt":"{id}"}}}}}}"#
+    )
+    .into_bytes()
+}
