@@ -40,6 +40,13 @@ pub fn describe() {
     metrics::describe_histogram!(QUEUE_RESIDENCE, "Time from creation to claim, seconds");
 }
 
+/// Registers a queue's spec counters at zero, so `/metrics` shows them from
+/// the start (a Prometheus counter that was never touched is not exported).
+pub fn register_queue(queue: &str) {
+    counter!(CLAIMS_EXPIRED, "queue" => queue.to_owned()).increment(0);
+    counter!(DUPLICATES_SUPPRESSED, "queue" => queue.to_owned()).increment(0);
+}
+
 pub fn claims_expired(queue: &str, n: usize) {
     counter!(CLAIMS_EXPIRED, "queue" => queue.to_owned()).increment(n as u64);
 }
@@ -68,8 +75,9 @@ pub fn retries(queue: &str, n: usize) {
     counter!(RETRIES, "queue" => queue.to_owned()).increment(n as u64);
 }
 
-pub fn in_flight(n: usize) {
-    gauge!(IN_FLIGHT).set(n as f64);
+/// One more (or, with a negative `delta`, fewer) request being handled.
+pub fn in_flight(delta: f64) {
+    gauge!(IN_FLIGHT).increment(delta);
 }
 
 pub fn depths(queue: &str, pending: usize, claimed: usize) {

@@ -31,6 +31,7 @@ struct Candidate {
 /// (hand-off cancelled) to the caller by releasing them itself.
 pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
     let queue: Arc<str> = spec.queue_name.as_str().into();
+    metrics::register_queue(&queue);
     let batch_size = shared.config.batch_size;
     let mut offset = 0;
     while !stop.is_cancelled() {
@@ -241,7 +242,6 @@ async fn claim_and_dispatch(
         );
     }
     metrics::requests(queue, dispatched);
-    metrics::in_flight(shared.config.concurrency - shared.permits.available_permits());
     if !hand_off_cancelled.is_empty() {
         release(shared, queue, &hand_off_cancelled).await;
     }

@@ -24,6 +24,8 @@ pub async fn execute(
     _permit: OwnedSemaphorePermit,
 ) {
     let queue: Arc<str> = request.queue_name.as_str().into();
+    metrics::in_flight(1.0);
+    let _in_flight = InFlight;
     let now = shared.clock.now();
     let until_deadline = Duration::from_millis(now.until(request.deadline));
     let budget = shared.config.request_timeout.min(until_deadline);
@@ -50,6 +52,15 @@ pub async fn execute(
     // The writer outlives every worker; a closed channel means the process
     // is going down hard, and the claim lapses to be redelivered.
     let _ = shared.deliveries.send(delivery).await;
+}
+
+/// Takes the request off the in-flight gauge however `execute` ends.
+struct InFlight;
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::in_flight(-1.0);
+    }
 }
 
 fn timed_out(shared: &Shared, request: &Request) -> HandlerOutcome {

@@ -1,0 +1,223 @@
+//! Shared helpers for the Redis and process tests: a private redis-server, a Go-style producer and consumer, Redis bookkeeping snapshots, bounded polling.
+//!
+//! Every test runs against its own `redis-server` on a free port (never the
+//! shared one on 6379), so keys carry no prefix and are exactly the Go
+//! processor's: `request-sortedset`, `result-list`, `retry-sortedset`,
+//! `request-active:<id>`, `request-cancel:<id>`.
+#![allow(dead_code)]
+
+pub mod rig;
+pub mod worker;
+
+use claim_core::wire::{self, Envelope, ResultRecord};
+use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
+use redis::AsyncCommands;
+use redis::aio::MultiplexedConnection;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The pending sorted set (Go's default queue).
+pub const QUEUE: &str = wire::DEFAULT_QUEUE;
+/// The result list the members name (Go's default).
+pub const RESULTS: &str = wire::DEFAULT_RESULT_LIST;
+/// The shared retry sorted set (Go's default).
+pub const RETRIES: &str = wire::DEFAULT_RETRY_SET;
+
+/// A private server, or `None` (after saying why) when `redis-server` is
+/// missing outside CI. With `CI` set a missing binary fails the test.
+pub fn redis_server() -> Option<RedisServer> {
+    if require_redis_server().is_none() {
+        eprintln!("skipped: redis-server not on PATH (set CI to make this a failure)");
+        return None;
+    }
+    Some(RedisServer::start(RedisServerOptions::default()).expect("start a private redis-server"))
+}
+
+/// A plain connection for raw commands, as a Go producer or consumer uses.
+/// No response timeout: BRPOP blocks as long as it was asked to.
+pub async fn connect(url: &str) -> MultiplexedConnection {
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    redis::Client::open(url)
+        .expect("redis client")
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .expect("raw Redis connection")
+}
+
+pub fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs() as i64
+}
+
+/// The request token a test gives request `id`.
+pub fn token(id: &str) -> String {
+    format!("tok-{id}")
+}
+
+/// `RedisSortedSetProducer.SubmitRequest`: one MULTI that deletes the cancel
+/// key, sets the active token until the deadline and ZADDs the member.
+pub async fn go_submit(
+    conn: &mut MultiplexedConnection,
+    id: &str,
+    deadline: i64,
+    payload: serde_json::Value,
+) {
+    let member = Envelope::new(id, token(id), deadline, payload).to_bytes();
+    // Go's SET EX refuses a TTL below 1 s; a late request keeps its key 1 s.
+    let ttl = (deadline - unix_now()).max(1);
+    redis::pipe()
+        .atomic()
+        .del(wire::cancel_key(id))
+        .ignore()
+        .cmd("SET")
+        .arg(wire::active_key(id))
+        .arg(token(id))
+        .arg("EX")
+        .arg(ttl)
+        .ignore()
+        .zadd(QUEUE, member, deadline)
+        .ignore()
+        .query_async::<()>(conn)
+        .await
+        .expect("Go-style submit");
+}
+
+/// Go's cancel: the active token becomes the cancel marker for 7 days.
+pub async fn go_cancel(conn: &mut MultiplexedConnection, id: &str) {
+    let active: String = conn
+        .get(wire::active_key(id))
+        .await
+        .expect("the request's active token");
+    let _: () = conn
+        .set_ex(wire::cancel_key(id), active, wire::CANCEL_MARKER_TTL_SECS)
+        .await
+        .expect("Go-style cancel");
+}
+
+/// `BRPOP result-list`, as the Go consumer reads results, on a connection of
+/// its own; `None` when no record arrives within `wait`.
+pub async fn brpop(url: &str, wait: Duration) -> Option<ResultRecord> {
+    let mut conn = connect(url).await;
+    let popped: Option<(String, Vec<u8>)> = redis::cmd("BRPOP")
+        .arg(RESULTS)
+        .arg(wait.as_secs_f64())
+        .query_async(&mut conn)
+        .await
+        .expect("BRPOP");
+    popped.map(|(_, raw)| parse_record(&raw))
+}
+
+pub fn parse_record(raw: &[u8]) -> ResultRecord {
+    ResultRecord::from_json(raw).unwrap_or_else(|e| {
+        panic!(
+            "not a Go-readable result record ({e}): {}",
+            String::from_utf8_lossy(raw)
+        )
+    })
+}
+
+/// Every record in the result list, oldest first (the order BRPOP reads them).
+pub async fn records(conn: &mut MultiplexedConnection) -> Vec<ResultRecord> {
+    let raw: Vec<Vec<u8>> = conn.lrange(RESULTS, 0, -1).await.expect("LRANGE");
+    raw.iter().rev().map(|r| parse_record(r)).collect()
+}
+
+/// How many records each request id has.
+pub fn records_per_id(records: &[ResultRecord]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for record in records {
+        *counts.entry(record.id.clone()).or_default() += 1;
+    }
+    counts
+}
+
+/// The sizes of every key the claim protocol keeps for [`QUEUE`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Depths {
+    pub pending: usize,
+    /// `<queue>:claim-owners` entries.
+    pub owners: usize,
+    /// `<queue>:claimed` entries.
+    pub claimed: usize,
+    /// `<queue>:claims-idx` entries.
+    pub index: usize,
+    pub retry: usize,
+    pub dead: usize,
+    pub results: usize,
+}
+
+impl Depths {
+    /// No claim bookkeeping left: nothing held by anyone.
+    pub fn nothing_claimed(&self) -> bool {
+        self.owners == 0 && self.claimed == 0 && self.index == 0
+    }
+}
+
+pub async fn depths(conn: &mut MultiplexedConnection) -> Depths {
+    let (pending, owners, claimed, index, retry, dead, results): (
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+    ) = redis::pipe()
+        .zcard(QUEUE)
+        .hlen(format!("{QUEUE}:claim-owners"))
+        .hlen(format!("{QUEUE}:claimed"))
+        .zcard(format!("{QUEUE}:claims-idx"))
+        .zcard(RETRIES)
+        .hlen(format!("{QUEUE}:dead"))
+        .llen(RESULTS)
+        .query_async(conn)
+        .await
+        .expect("depths");
+    Depths {
+        pending,
+        owners,
+        claimed,
+        index,
+        retry,
+        dead,
+        results,
+    }
+}
+
+/// The request ids of the members in a sorted set (pending or retry).
+pub async fn member_ids(conn: &mut MultiplexedConnection, set: &str) -> Vec<String> {
+    let members: Vec<Vec<u8>> = conn.zrange(set, 0, -1).await.expect("ZRANGE");
+    members
+        .iter()
+        .map(|m| {
+            wire::parse_member(m)
+                .unwrap_or_else(|e| panic!("a member in {set} does not parse: {e}"))
+                .id
+        })
+        .collect()
+}
+
+/// Polls `done` every 50 ms until it holds; fails naming `what` after `bound`.
+pub async fn eventually(what: &str, bound: Duration, mut done: impl AsyncFnMut() -> bool) {
+    let started = Instant::now();
+    loop {
+        if done().await {
+            return;
+        }
+        assert!(
+            started.elapsed() < bound,
+            "timed out after {bound:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A loopback port nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}

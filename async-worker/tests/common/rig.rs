@@ -1,0 +1,247 @@
+//! The harness of tests/redis_outcomes.rs: a scripted gateway, a closed gate, and a runtime over a `RedisStore` on a private redis-server.
+//!
+//! The gateway picks its answer from the prompt's prefix: `ok:` (200 with
+//! [`answer`]), `reject:` (400), `throttle:` (429 with `Retry-After: 1`, then
+//! 200), `flaky:` (500, then 200), `hang:` (never answers).
+
+use super::{Depths, QUEUE, RESULTS};
+use async_trait::async_trait;
+use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget};
+use async_worker::{Gate, GateDecision, OpenGate, QueueSpec, RunReport, Runtime, RuntimeConfig};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use claim_core::ClaimStore;
+use claim_core::store::StoreConfig;
+use claim_core::wire::ResultRecord;
+use claim_redis::testing::RedisServer;
+use claim_redis::{RedisStore, RedisStoreOptions, TimeSource};
+use redis::AsyncCommands;
+use redis::aio::MultiplexedConnection;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How long a test waits for its one record.
+pub const RECORD_WAIT: Duration = Duration::from_secs(20);
+
+/// The calls the scripted gateway received: prompt and arrival time.
+#[derive(Debug, Default)]
+pub struct Calls(Mutex<Vec<(String, Instant)>>);
+
+impl Calls {
+    pub fn record(&self, prompt: &str) -> usize {
+        let mut calls = self.0.lock().unwrap();
+        calls.push((prompt.to_owned(), Instant::now()));
+        calls.iter().filter(|(p, _)| p == prompt).count()
+    }
+
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    pub fn times(&self) -> Vec<Instant> {
+        self.0.lock().unwrap().iter().map(|(_, t)| *t).collect()
+    }
+}
+
+/// The body of the gateway's success answer to `prompt`.
+pub fn answer(prompt: &str) -> String {
+    serde_json::json!({"choices": [{"text": format!("answer to {prompt}")}]}).to_string()
+}
+
+/// Answers by the prompt's prefix; `n` is the call number for this prompt.
+async fn scripted(State(calls): State<Arc<Calls>>, body: Bytes) -> Response {
+    let payload: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let prompt = payload["prompt"].as_str().unwrap_or_default().to_owned();
+    let n = calls.record(&prompt);
+    let ok = (StatusCode::OK, answer(&prompt)).into_response();
+    match prompt.split(':').next().unwrap_or_default() {
+        "reject" => (StatusCode::BAD_REQUEST, "prompt rejected").into_response(),
+        "throttle" if n == 1 => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", "1")],
+            "slow down",
+        )
+            .into_response(),
+        "flaky" if n == 1 => (StatusCode::INTERNAL_SERVER_ERROR, "try again").into_response(),
+        "hang" => std::future::pending().await,
+        _ => ok,
+    }
+}
+
+/// A scripted gateway on an ephemeral loopback port.
+pub struct Gateway {
+    pub base_url: String,
+    pub calls: Arc<Calls>,
+    task: JoinHandle<()>,
+}
+
+impl Gateway {
+    pub async fn start() -> Gateway {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        let calls = Arc::new(Calls::default());
+        let app = Router::new()
+            .route("/{*path}", post(scripted))
+            .with_state(calls.clone());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Gateway {
+            base_url,
+            calls,
+            task,
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A gate that refuses every poll and counts how often it was asked.
+#[derive(Default)]
+pub struct ClosedGate {
+    pub asked: AtomicUsize,
+}
+
+#[async_trait]
+impl Gate for ClosedGate {
+    async fn decide(&self, _queue_id: &str) -> Result<GateDecision, String> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(GateDecision::Closed)
+    }
+}
+
+/// A private redis-server, a store on it with server time, the gateway and
+/// a raw connection for the Go producer's and consumer's commands.
+pub struct Rig {
+    pub server: RedisServer,
+    pub store: RedisStore,
+    pub gateway: Gateway,
+    pub conn: MultiplexedConnection,
+}
+
+impl Rig {
+    pub async fn start() -> Option<Rig> {
+        let server = super::redis_server()?;
+        let config = StoreConfig {
+            lease_ttl_ms: 3_000,
+            result_dedup_ttl_ms: 60_000,
+            ..StoreConfig::default()
+        };
+        let options = RedisStoreOptions {
+            pool_size: 4,
+            call_timeout: Duration::from_secs(2),
+            time: TimeSource::Server,
+            ..RedisStoreOptions::new(server.url(), config)
+        };
+        let store = RedisStore::connect(options)
+            .await
+            .expect("connect the store");
+        let conn = super::connect(&server.url()).await;
+        Some(Rig {
+            store,
+            gateway: Gateway::start().await,
+            conn,
+            server,
+        })
+    }
+
+    /// Submits `id` with `prompt`, due in `deadline_in` seconds (negative: already late).
+    pub async fn submit(&mut self, id: &str, prompt: &str, deadline_in: i64) {
+        let payload = serde_json::json!({"model": "m", "prompt": prompt});
+        super::go_submit(&mut self.conn, id, super::unix_now() + deadline_in, payload).await;
+    }
+
+    /// Starts a runtime posting to `gateway_url` through `gate`.
+    pub fn run_with(&self, gateway_url: &str, gate: Arc<dyn Gate>) -> Running {
+        let target = HttpTarget::new(gateway_url, "/v1/completions", None).unwrap();
+        let handler = HttpHandler::new([(QUEUE.to_owned(), target)])
+            .unwrap()
+            .with_backoff(Backoff {
+                base: Duration::from_millis(50),
+                cap: Duration::from_millis(400),
+            });
+        let config = RuntimeConfig {
+            queues: vec![QueueSpec::new(QUEUE)],
+            concurrency: 4,
+            poll_interval: Duration::from_millis(50),
+            request_timeout: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(5),
+            reclaim_interval: Duration::from_millis(500),
+            promote_interval: Duration::from_millis(100),
+            default_result_list: RESULTS.to_owned(),
+            ..RuntimeConfig::default()
+        };
+        let store: Arc<dyn ClaimStore> = Arc::new(self.store.clone());
+        let runtime = Runtime::new(store, Arc::new(handler), gate, config);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(runtime.run(stop.clone()));
+        Running { stop, task }
+    }
+
+    pub fn run(&self) -> Running {
+        self.run_with(&self.gateway.base_url.clone(), Arc::new(OpenGate))
+    }
+
+    /// The next record, read as the Go consumer reads it.
+    pub async fn record(&self) -> ResultRecord {
+        super::brpop(&self.server.url(), RECORD_WAIT)
+            .await
+            .unwrap_or_else(|| panic!("no record within {RECORD_WAIT:?}"))
+    }
+
+    pub async fn depths(&mut self) -> Depths {
+        super::depths(&mut self.conn).await
+    }
+
+    /// Nothing pending, claimed, parked or dead, and no record left after the one read.
+    pub async fn assert_settled(&mut self) {
+        assert_eq!(
+            self.depths().await,
+            Depths::default(),
+            "Redis after the run"
+        );
+    }
+
+    /// Whether the producer's keys of `id` still exist (active, cancel).
+    pub async fn producer_keys(&mut self, id: &str) -> (bool, bool) {
+        let active: bool = self
+            .conn
+            .exists(claim_core::wire::active_key(id))
+            .await
+            .unwrap();
+        let cancel: bool = self
+            .conn
+            .exists(claim_core::wire::cancel_key(id))
+            .await
+            .unwrap();
+        (active, cancel)
+    }
+}
+
+/// A runtime running in a task.
+pub struct Running {
+    stop: CancellationToken,
+    task: JoinHandle<RunReport>,
+}
+
+impl Running {
+    /// Graceful shutdown; fails when the drain does not finish in time.
+    pub async fn stop(self) -> RunReport {
+        self.stop.cancel();
+        tokio::time::timeout(Duration::from_secs(15), self.task)
+            .await
+            .expect("the runtime stops within 15 s")
+            .expect("the runtime task does not panic")
+    }
+}

@@ -1,0 +1,160 @@
+//! The harness of tests/process.rs: one `async-worker` process with short leases, its log, signals and its /metrics page.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The binary under test.
+pub const BINARY: &str = env!("CARGO_BIN_EXE_async-worker");
+/// The drain timeout every process gets unless a test says otherwise.
+pub const DRAIN: Duration = Duration::from_secs(10);
+
+/// One `async-worker` process; SIGKILLed on drop if still running.
+pub struct Worker {
+    child: Child,
+    metrics_port: u16,
+    log: PathBuf,
+}
+
+impl Worker {
+    /// Starts the processor on the default queue with a short lease and
+    /// reclaim interval and the standard drain timeout, logging to a file of its own.
+    pub fn start(redis_url: &str, gateway: &str, lease: &str) -> Worker {
+        Worker::start_draining(redis_url, gateway, lease, &format!("{}s", DRAIN.as_secs()))
+    }
+
+    /// The same with the drain timeout `drain` (Go syntax).
+    pub fn start_draining(redis_url: &str, gateway: &str, lease: &str, drain: &str) -> Worker {
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let log = std::env::temp_dir().join(format!(
+            "async-worker-process-test-{}-{n}.log",
+            std::process::id()
+        ));
+        let out = File::create(&log).expect("create the worker log");
+        let metrics_port = super::free_port();
+        let health_port = super::free_port();
+        #[rustfmt::skip]
+        let args = [
+            "--redis-url", redis_url,
+            "--igw-base-url", gateway,
+            "--claim-lease-ttl", lease,
+            "--claim-reclaim-interval", "500ms",
+            "--drain-timeout", drain,
+            "--concurrency", "16",
+            "--metrics-port", &metrics_port.to_string(),
+            "--health-port", &health_port.to_string(),
+            "--bind-address", "127.0.0.1",
+        ];
+        let child = Command::new(BINARY)
+            .args(args)
+            .env_remove("REDIS_URL")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("clone the log handle"))
+            .stderr(out)
+            .spawn()
+            .expect("start async-worker");
+        Worker {
+            child,
+            metrics_port,
+            log,
+        }
+    }
+
+    /// Sends a signal by name (`TERM`, `KILL`) to this process only.
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{name} {}", self.child.id());
+    }
+
+    /// Waits (polling) for the process to exit; fails after `bound`.
+    pub async fn exit_within(&mut self, bound: Duration) -> ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < bound,
+                "the worker did not exit within {bound:?}; log tail:\n{}",
+                self.log_tail()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// `GET /metrics` over a raw TCP connection; the body.
+    pub async fn metrics(&self) -> String {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", self.metrics_port))
+            .await
+            .expect("connect to the metrics port");
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        assert!(
+            response.starts_with("HTTP/1.1 200"),
+            "metrics answer: {response}"
+        );
+        response
+    }
+
+    /// `GET /metrics` once the endpoint listens (it starts after Redis connects).
+    pub async fn metrics_when_up(&self) -> String {
+        super::eventually(
+            "the metrics endpoint",
+            Duration::from_secs(10),
+            async || {
+                tokio::net::TcpStream::connect(("127.0.0.1", self.metrics_port))
+                    .await
+                    .is_ok()
+            },
+        )
+        .await;
+        self.metrics().await
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("worker log kept: {}", self.log.display());
+        } else {
+            let _ = std::fs::remove_file(&self.log);
+        }
+    }
+}
+
+/// The sum of a metric's samples in a Prometheus text page (0 when absent).
+pub fn metric_sum(page: &str, name: &str) -> f64 {
+    page.lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Whether a metric has a sample line (not only HELP/TYPE) in the page.
+pub fn has_sample(page: &str, name: &str) -> bool {
+    page.lines()
+        .any(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+}
