@@ -73,6 +73,14 @@ fn setup() -> Setup {
 }
 
 fn runtime(s: &Setup, tweak: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
+    runtime_over(Arc::new(s.store.clone()), s, tweak)
+}
+
+fn runtime_over(
+    store: Arc<dyn ClaimStore>,
+    s: &Setup,
+    tweak: impl FnOnce(&mut RuntimeConfig),
+) -> Runtime {
     let mut config = RuntimeConfig {
         queues: vec![QueueSpec {
             result_queue_name: Some(RESULTS.into()),
@@ -90,13 +98,7 @@ fn runtime(s: &Setup, tweak: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
     let handler = Arc::new(Scripted {
         calls: AtomicUsize::new(0),
     });
-    Runtime::with_clock(
-        Arc::new(s.store.clone()),
-        handler,
-        Arc::new(OpenGate),
-        config,
-        s.clock.clone(),
-    )
+    Runtime::with_clock(store, handler, Arc::new(OpenGate), config, s.clock.clone())
 }
 
 async fn submit(store: &MemoryStore, id: &str, deadline_in_secs: i64) {
@@ -298,5 +300,34 @@ async fn a_crashed_runtimes_claims_are_redelivered_by_a_survivor_after_the_lease
     assert_eq!(
         report.swept, 5,
         "the survivor's own shutdown sweeps them back"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn work_whose_lease_ran_out_while_the_store_was_unreachable_is_stopped() {
+    use claim_core::conformance::unreliable::{FaultRates, Op, UnreliableStore};
+    let s = setup();
+    submit(&s.store, "hang-1", 3600).await;
+    // Every renewal fails: the runtime cannot confirm its lease.
+    let flaky = UnreliableStore::new(s.store.clone(), 7, FaultRates::new(1.0, 0.0));
+    flaky.set_only(Some(vec![Op::Renew]));
+    let (stop, handle) = start(runtime_over(Arc::new(flaky), &s, |c| {
+        c.reclaim_interval = Duration::from_secs(600);
+    }));
+    until("the claim", async || {
+        s.store.depths(Q).await.unwrap().claimed == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(45)).await;
+    stop.cancel();
+    let report = handle.await.unwrap();
+    assert_eq!(report.lease_lost, 1, "the lapsed work was stopped");
+    assert_eq!(
+        report.swept, 0,
+        "a fenced claim is no longer this runtime's to sweep"
+    );
+    assert!(
+        records(&s.store).await.is_empty(),
+        "a fenced result is never offered to ack"
     );
 }

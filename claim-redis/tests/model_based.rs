@@ -1,10 +1,11 @@
-//! Runs claim-core's model-based property test against the Redis store (32 cases, more if `PROPTEST_CASES` says so).
+//! Runs claim-core's model-based property test against the Redis store, plainly and through store faults behind a retrying client (32 cases each, more if `PROPTEST_CASES` says so).
 
 mod common;
 
 use async_trait::async_trait;
 use claim_core::conformance::StoreFactory;
 use claim_core::conformance::model_based::{self, Driver, Options};
+use claim_core::conformance::unreliable::FaultRates;
 use claim_core::store::StoreConfig;
 use claim_core::{Clock, ManualClock};
 use claim_redis::testing::RedisServerOptions;
@@ -45,4 +46,14 @@ fn the_redis_store_follows_the_model_through_random_workloads_and_drains_to_one_
     };
     let driver = Tokio(tokio::runtime::Runtime::new().expect("tokio runtime"));
     model_based::run(&Redis { url: server.url() }, &driver, Options::cases(32));
+}
+
+#[test]
+fn the_redis_store_follows_the_model_through_determinate_and_indeterminate_faults() {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let driver = Tokio(tokio::runtime::Runtime::new().expect("tokio runtime"));
+    let options = Options::cases(32).with_faults(FaultRates::new(0.15, 0.15));
+    model_based::run(&Redis { url: server.url() }, &driver, options);
 }

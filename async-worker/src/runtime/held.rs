@@ -85,6 +85,12 @@ impl Held {
         }
     }
 
+    /// The lease expiry last confirmed by the store for a held claim.
+    pub fn lease_expiry(&self, queue: &Arc<str>, generation: &Generation) -> Option<Millis> {
+        let key = (queue.clone(), generation.clone());
+        self.lock().get(&key).map(|c| c.lease_expiry)
+    }
+
     pub fn flight(&self, queue: &Arc<str>, generation: &Generation) -> Option<Arc<Flight>> {
         let key = (queue.clone(), generation.clone());
         self.lock().get(&key).map(|c| c.flight.clone())

@@ -68,11 +68,36 @@ pub async fn renew_all(shared: &Shared) {
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(%queue, error = %e, "renew failed; retrying next heartbeat")
+                    tracing::warn!(%queue, error = %e, "renew failed; retrying next heartbeat");
+                    fence_lapsed(shared, &queue, chunk);
                 }
             }
             stop_cancelled(shared, &queue, chunk).await;
         }
+    }
+}
+
+/// Local lease fencing: when renewal cannot reach the store, work whose last
+/// confirmed lease has run out is stopped, since another replica may already
+/// have reclaimed and rerun it. Its result is not offered to ack; the claim,
+/// if still ours, lapses and the request is redelivered.
+fn fence_lapsed(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {
+    let now = shared.clock.now();
+    let mut lapsed = 0;
+    for generation in chunk {
+        let expired = shared
+            .held
+            .lease_expiry(queue, generation)
+            .is_some_and(|expiry| expiry <= now);
+        if expired && let Some(flight) = shared.held.remove(queue, generation) {
+            flight.stop(StopReason::LeaseLost);
+            lapsed += 1;
+        }
+    }
+    if lapsed > 0 {
+        tracing::warn!(%queue, lapsed, "leases ran out while the store was unreachable; their work is stopped");
+        metrics::lease_lost(queue, lapsed);
+        shared.stats.lease_lost.fetch_add(lapsed, Ordering::Relaxed);
     }
 }
 

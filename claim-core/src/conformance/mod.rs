@@ -4,12 +4,22 @@
 //! clock (explicit time, no sleeps) and asserts one behaviour the worker
 //! relies on: every row of the outcome table and every guarantee of the
 //! design brief. A backend runs the whole list with [`run_all`], one line.
+//!
+//! Around the checks: [`unreliable::UnreliableStore`] wraps any store and
+//! injects seeded determinate and indeterminate faults;
+//! [`retrying::Retrying`] is a client that retries and reconciles them;
+//! [`faults::run_all`] runs every check through both, and
+//! [`model_based`] runs random workloads against the claim-core model,
+//! with or without faults.
 
 mod acks;
 mod claims;
+pub mod faults;
 pub mod model_based;
+pub mod retrying;
 mod returns;
 mod support;
+pub mod unreliable;
 
 pub use support::{T0, at, fixture};
 
@@ -115,33 +125,64 @@ pub struct CheckResult {
 /// assertions) are caught and reported as that check's failure.
 pub async fn run_all<F: StoreFactory>(factory: &F, filter: Option<&str>) -> Vec<CheckResult> {
     let mut results = Vec::new();
-    // Failed assertions are reported on the check's line; the default hook
-    // would print a backtrace for each.
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    let _quiet = QuietPanics::install();
     for check in checks::<F>() {
         if filter.is_some_and(|f| !check.name.contains(f)) {
             continue;
         }
-        let outcome = AssertUnwindSafe((check.run)(factory)).catch_unwind().await;
-        let failure = outcome.err().map(|panic| {
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "check panicked".to_owned())
-        });
-        match &failure {
-            None => println!("ok   {}", check.name),
-            Some(why) => println!("FAIL {}: {}", check.name, why.replace('\n', "\n     ")),
-        }
+        let failure = run_check(&check, factory).await;
+        print_result(check.name, &failure, "");
         results.push(CheckResult {
             name: check.name,
             failure,
         });
     }
-    std::panic::set_hook(default_hook);
+    print_summary(&results);
+    results
+}
+
+/// Runs one check, returning the message of the assertion it failed, if any.
+pub(crate) async fn run_check<F: StoreFactory>(check: &Check<F>, factory: &F) -> Option<String> {
+    let outcome = AssertUnwindSafe((check.run)(factory)).catch_unwind().await;
+    outcome.err().map(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "check panicked".to_owned())
+    })
+}
+
+pub(crate) fn print_result(name: &str, failure: &Option<String>, note: &str) {
+    match failure {
+        None => println!("ok   {name}{note}"),
+        Some(why) => println!("FAIL {name}{note}: {}", why.replace('\n', "\n     ")),
+    }
+}
+
+pub(crate) fn print_summary(results: &[CheckResult]) {
     let failed = results.iter().filter(|r| r.failure.is_some()).count();
     println!("{} passed, {} failed", results.len() - failed, failed);
-    results
+}
+
+/// Failed assertions are reported on the check's line; the default hook
+/// would print a backtrace for each. The hook is restored on drop.
+pub(crate) struct QuietPanics(Option<PanicHook>);
+
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send>;
+
+impl QuietPanics {
+    pub(crate) fn install() -> Self {
+        let default_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        QuietPanics(Some(default_hook))
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        if let Some(hook) = self.0.take() {
+            std::panic::set_hook(hook);
+        }
+    }
 }

@@ -37,6 +37,13 @@
 //!
 //! Failing seeds are saved in `proptest-regressions/` of the calling crate
 //! (next to its `Cargo.toml`) and replayed first on the next run.
+//!
+//! With [`Options::faults`] set, the store runs behind an
+//! [`UnreliableStore`] injecting determinate and indeterminate faults at
+//! those rates, itself behind the [`Retrying`] client, and must still answer
+//! every call and show every state exactly as the model does: no fault of
+//! either kind may lose or duplicate a record. The faults are seeded from the
+//! case itself, so a saved failure replays with the same faults.
 
 mod calls;
 mod check;
@@ -48,6 +55,8 @@ mod step;
 mod transitions;
 
 use super::StoreFactory;
+use super::retrying::Retrying;
+use super::unreliable::{FaultRates, UnreliableStore};
 use crate::types::ManualClock;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use proptest_state_machine::ReferenceStateMachine;
@@ -84,6 +93,8 @@ pub struct Options {
     /// Where failing seeds go; by default `proptest-regressions/<path of the
     /// calling file inside its crate>.txt` in the calling crate.
     pub regressions: Option<PathBuf>,
+    /// Store faults to inject (behind a retrying client); none by default.
+    pub faults: Option<FaultRates>,
 }
 
 impl Options {
@@ -92,6 +103,15 @@ impl Options {
             cases,
             steps: (30, 60),
             regressions: None,
+            faults: None,
+        }
+    }
+
+    /// The same, with the store failing at `rates` behind a retrying client.
+    pub fn with_faults(self, rates: FaultRates) -> Self {
+        Options {
+            faults: Some(rates),
+            ..self
         }
     }
 }
@@ -126,9 +146,10 @@ pub fn run<F: StoreFactory, D: Driver>(factory: &F, driver: &D, options: Options
     };
     let mut runner = TestRunner::new(config);
     let strategy = Machine::sequential_strategy(options.steps.0..=options.steps.1);
+    let faults = options.faults;
     let result = runner.run(&strategy, |(initial, steps, seen)| {
         driver
-            .block_on(run_case(factory, initial, &steps, seen))
+            .block_on(make_and_run(factory, faults, initial, &steps, seen))
             .map_err(TestCaseError::fail)
     });
     match result {
@@ -149,9 +170,10 @@ pub fn run<F: StoreFactory, D: Driver>(factory: &F, driver: &D, options: Options
     }
 }
 
-/// One case: the store follows the model step by step, then both drain.
-async fn run_case<F: StoreFactory>(
+/// Builds the case's store, behind faults if asked, and runs the case.
+async fn make_and_run<F: StoreFactory>(
     factory: &F,
+    faults: Option<FaultRates>,
     initial: RefState,
     steps: &[Step],
     seen: Option<Arc<AtomicUsize>>,
@@ -160,8 +182,39 @@ async fn run_case<F: StoreFactory>(
     let store = factory
         .make(initial.model.config().clone(), clock.clone())
         .await;
+    let Some(rates) = faults else {
+        return run_case(&store, &clock, initial, steps, seen).await;
+    };
+    let seed = case_seed(&initial, steps);
+    let store = Retrying::new(UnreliableStore::new(store, seed, rates));
+    let verdict = run_case(&store, &clock, initial, steps, seen).await;
+    let injected = store.inner().injected();
+    verdict.map_err(|e| {
+        format!(
+            "{e}\n(fault seed {seed:#x}: {} determinate and {} indeterminate faults in {} calls)",
+            injected.determinate, injected.indeterminate, injected.calls
+        )
+    })
+}
+
+/// A fault seed drawn from the case itself (FNV-1a of its description).
+fn case_seed(initial: &RefState, steps: &[Step]) -> u64 {
+    let text = format!("{}{steps:?}", initial.model.config().max_deliveries);
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// One case: the store follows the model step by step, then both drain.
+async fn run_case<S: crate::ClaimStore>(
+    store: &S,
+    clock: &ManualClock,
+    initial: RefState,
+    steps: &[Step],
+    seen: Option<Arc<AtomicUsize>>,
+) -> Result<(), String> {
     let mut state = initial;
-    verify(&store, &clock, &state)
+    verify(store, clock, &state)
         .await
         .map_err(|e| format!("before the first step: {e}"))?;
     for (i, step) in steps.iter().enumerate() {
@@ -171,13 +224,13 @@ async fn run_case<F: StoreFactory>(
         let (next, trace) = step::apply(state, step);
         state = next;
         let at = |e: String| format!("step {} {step:?}: {e}", i + 1);
-        calls::replay(&store, &clock, &trace).await.map_err(at)?;
-        verify(&store, &clock, &state).await.map_err(at)?;
+        calls::replay(store, clock, &trace).await.map_err(at)?;
+        verify(store, clock, &state).await.map_err(at)?;
     }
     let (state, trace) = drain::drain(state);
     let at = |e: String| format!("draining after the last step: {e}");
-    calls::replay(&store, &clock, &trace).await.map_err(at)?;
-    verify(&store, &clock, &state).await.map_err(at)?;
+    calls::replay(store, clock, &trace).await.map_err(at)?;
+    verify(store, clock, &state).await.map_err(at)?;
     check::quiescent(&state).map_err(at)
 }
 

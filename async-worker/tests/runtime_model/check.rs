@@ -1,0 +1,292 @@
+//! What must hold: after every step (each generation in one place at most, never two records, every record earned, expired claims reclaimed in time) and at the end (exactly one record each, nothing left behind).
+
+use super::handler::{Returned, error_message, success_body};
+use super::reference::Verdict;
+use super::world::{Kind, Q, RESULTS, World};
+use claim_core::store::{ClaimInfo, DeadEntry, PendingEntry};
+use claim_core::wire::{self, ErrorCode, ResultRecord};
+use claim_core::{ClaimStore, Generation, Millis};
+use std::collections::BTreeMap;
+
+/// The store as the test sees it at one moment (runtimes' calls held off).
+#[derive(Debug)]
+pub struct Snapshot {
+    pub now: Millis,
+    pub pending: Vec<PendingEntry>,
+    pub claims: Vec<ClaimInfo>,
+    pub retry: Vec<PendingEntry>,
+    pub dead: Vec<DeadEntry>,
+    pub records: Vec<ResultRecord>,
+    /// Per submitted generation: does it have a terminal marker?
+    pub terminal: Vec<bool>,
+}
+
+impl Snapshot {
+    /// Nothing pending, claimed or parked.
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty() && self.claims.is_empty() && self.retry.is_empty()
+    }
+
+    fn summary(&self) -> String {
+        let ids = |entries: &[PendingEntry]| -> Vec<String> {
+            entries.iter().map(|e| id_of(e.member.as_bytes())).collect()
+        };
+        let claims: Vec<String> = self
+            .claims
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}(lease {}, {}×)",
+                    c.generation, c.lease_expiry.0, c.redeliveries
+                )
+            })
+            .collect();
+        format!(
+            "at {}: pending {:?}, claimed {claims:?}, retry {:?}, dead {}, records {:?}",
+            self.now.0,
+            ids(&self.pending),
+            ids(&self.retry),
+            self.dead.len(),
+            self.records.iter().map(|r| &r.id).collect::<Vec<_>>()
+        )
+    }
+}
+
+fn id_of(member: &[u8]) -> String {
+    wire::parse_member(member).map_or_else(|_| "<garbage>".to_owned(), |p| p.id)
+}
+
+/// The generation a member belongs to, read as leniently as the runtime
+/// reads a member with an invalid field; `None` for garbage.
+fn generation_of(member: &[u8]) -> Option<Generation> {
+    match wire::parse_member(member) {
+        Ok(p) => Some(Generation::new(p.id, p.token)),
+        Err(wire::MemberError::Invalid { id, .. }) => {
+            let value: serde_json::Value = serde_json::from_slice(member).ok()?;
+            let token = value.pointer("/internal/request_token")?.as_str()?;
+            Some(Generation::new(id, token))
+        }
+        Err(_) => None,
+    }
+}
+
+/// Reads the store while every replica's calls wait.
+pub async fn observe<S: ClaimStore + Clone>(world: &World<S>) -> Snapshot {
+    let _frozen = world.watch.freeze.write().await;
+    let s = &world.base;
+    let mut terminal = Vec::new();
+    for r in &world.requests {
+        terminal.push(s.is_terminal(&r.generation).await.expect("is_terminal"));
+    }
+    let records = s.results(RESULTS).await.expect("results");
+    Snapshot {
+        now: world.now(),
+        pending: s.peek(Q, 0, 1_000_000).await.expect("peek"),
+        claims: s.claims(Q).await.expect("claims"),
+        retry: s.retry_entries().await.expect("retry entries"),
+        dead: s.dead_entries(Q).await.expect("dead entries"),
+        records: records
+            .iter()
+            .map(|r| ResultRecord::from_json(r.as_bytes()).expect("a readable record"))
+            .collect(),
+        terminal,
+    }
+}
+
+/// The invariants after every step; the first broken one.
+pub fn invariants<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> Result<(), String> {
+    if let Some(why) = world.watch.violation.lock().unwrap().clone() {
+        return Err(why);
+    }
+    let mut places: BTreeMap<Generation, Vec<&str>> = BTreeMap::new();
+    let mut note = |member: &[u8], place| {
+        if let Some(g) = generation_of(member) {
+            places.entry(g).or_default().push(place);
+        }
+    };
+    snap.pending
+        .iter()
+        .for_each(|e| note(e.member.as_bytes(), "pending"));
+    snap.retry
+        .iter()
+        .for_each(|e| note(e.member.as_bytes(), "retry"));
+    snap.dead
+        .iter()
+        .for_each(|e| note(e.member.as_bytes(), "dead"));
+    for c in &snap.claims {
+        places
+            .entry(c.generation.clone())
+            .or_default()
+            .push("claimed");
+    }
+    if let Some((g, at)) = places.iter().find(|(_, at)| at.len() > 1) {
+        return Err(format!("{g} is in {} places at once: {at:?}", at.len()));
+    }
+    // Until its record exists, a request is always somewhere: never lost.
+    for (r, terminal) in world.requests.iter().zip(&snap.terminal) {
+        let somewhere = match r.kind {
+            Kind::Garbage => {
+                let here = |e: &PendingEntry| e.member == r.member;
+                snap.pending.iter().any(here) || snap.dead.iter().any(|d| d.member == r.member)
+            }
+            Kind::Valid | Kind::Invalid => places.contains_key(&r.generation),
+        };
+        if !*terminal && !somewhere {
+            return Err(format!(
+                "{} is lost: no record, and nowhere in the store",
+                r.generation
+            ));
+        }
+    }
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for record in &snap.records {
+        *count.entry(record.id.as_str()).or_default() += 1;
+        earned(world, snap, record)?;
+    }
+    if let Some((id, n)) = count.iter().find(|(_, n)| **n > 1) {
+        return Err(format!("{id} has {n} terminal records"));
+    }
+    for (r, terminal) in world.requests.iter().zip(&snap.terminal) {
+        let recorded = count.contains_key(r.generation.id.as_str());
+        if recorded != *terminal {
+            return Err(format!(
+                "{}: a record {recorded} but a terminal marker {terminal}",
+                r.generation
+            ));
+        }
+    }
+    reclaimed_in_time(world, snap)
+}
+
+/// A record must come from something that happened: a handler answer, the
+/// producer's cancel, a passed deadline, a timeout, or the delivery limit.
+fn earned<S: ClaimStore + Clone>(
+    world: &World<S>,
+    snap: &Snapshot,
+    record: &ResultRecord,
+) -> Result<(), String> {
+    let id = record.id.as_str();
+    let Some(request) = world.requests.iter().find(|r| r.generation.id == id) else {
+        return Err(format!(
+            "a record for {id}, which nobody submitted: {record:?}"
+        ));
+    };
+    let h = &world.handler;
+    let message = record.error_message.as_deref().unwrap_or_default();
+    let delivery = |text: &str, make: fn(&str, usize) -> String| {
+        (0..h.deliveries(id)).find(|n| make(id, *n) == text)
+    };
+    let ok = match record.error_code {
+        None => delivery(&record.payload, success_body)
+            .is_some_and(|n| h.returned(id, n) == Some(Returned::Answered(Verdict::Success))),
+        Some(ErrorCode::InferenceError) => {
+            message.starts_with("request timed out after")
+                || delivery(message, error_message)
+                    .is_some_and(|n| h.returned(id, n) == Some(Returned::Answered(Verdict::Error)))
+        }
+        Some(ErrorCode::Cancelled) => world.cancelled.contains(id),
+        Some(ErrorCode::DeadlineExceeded) if message.contains("would pass the deadline") => h
+            .ever(id, |r| {
+                matches!(r, Returned::Answered(Verdict::Retry { .. }))
+            }),
+        Some(ErrorCode::DeadlineExceeded) => snap.now >= request.deadline,
+        Some(ErrorCode::DeliveryLimit) => world.base.config().max_deliveries > 0,
+        Some(ErrorCode::InvalidRequest) => request.kind == Kind::Invalid,
+        Some(_) => false,
+    };
+    ok.then_some(())
+        .ok_or_else(|| format!("a record nothing earned: {record:?}"))
+}
+
+/// No claim outlives its lease by more than one reclaim interval while a
+/// healthy replica (running, fault-free, untrapped since before the lease
+/// ran out) is there to reclaim it: a dead replica's claims come back in
+/// time. A claim born with its lease already run out counts from its birth.
+fn reclaimed_in_time<S: ClaimStore + Clone>(
+    world: &World<S>,
+    snap: &Snapshot,
+) -> Result<(), String> {
+    let s = &world.setting;
+    let interval = s.runtime.reclaim_interval.as_millis() as u64;
+    let claimed_at = world.watch.claimed_at.lock().unwrap();
+    for c in &snap.claims {
+        let born = claimed_at
+            .get(&(c.generation.clone(), c.owner.clone()))
+            .copied()
+            .unwrap_or_default();
+        let expired = s.pace.reached(c.lease_expiry).max(born);
+        let overdue = snap.now > expired.plus(interval + s.slack_ms);
+        let watched = world.healthy_since.iter().flatten().any(|h| *h <= expired);
+        if overdue && watched {
+            let owner = &c.owner;
+            let alive = world.slots.iter().flatten().any(|r| r.owner == *owner);
+            return Err(format!(
+                "the claim of {} by {} owner {owner} expired at {} and is still there at {} (reclaim interval {interval} ms)",
+                c.generation,
+                if alive { "live" } else { "dead" },
+                c.lease_expiry.0,
+                snap.now.0
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// After the finale: every request has exactly one record, nothing is
+/// pending, claimed or parked, unparsable members are dead, and the dead
+/// set holds no other request but delivery-limit victims.
+pub fn settled<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> Result<(), String> {
+    if !snap.idle() {
+        return Err(format!("work left behind: {}", snap.summary()));
+    }
+    for r in &world.requests {
+        let id = r.generation.id.as_str();
+        let n = snap.records.iter().filter(|rec| rec.id == id).count();
+        let want = usize::from(r.kind != Kind::Garbage);
+        if n != want {
+            return Err(format!(
+                "{} has {n} records: {}",
+                r.generation,
+                snap.summary()
+            ));
+        }
+        if r.kind == Kind::Garbage && !snap.dead.iter().any(|d| d.member == r.member) {
+            return Err(format!(
+                "unparsable {} is not in the dead set",
+                r.generation
+            ));
+        }
+    }
+    for d in snap
+        .dead
+        .iter()
+        .filter(|d| wire::parse_member(d.member.as_bytes()).is_ok())
+    {
+        let id = id_of(d.member.as_bytes());
+        let limit = snap
+            .records
+            .iter()
+            .any(|r| r.id == id && r.error_code == Some(ErrorCode::DeliveryLimit));
+        if !limit {
+            return Err(format!(
+                "{id} is dead without a DELIVERY_LIMIT record: {}",
+                d.reason
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the finale may stop: idle and every request answered.
+pub fn done<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> bool {
+    let answered = world
+        .requests
+        .iter()
+        .zip(&snap.terminal)
+        .all(|(r, t)| *t || r.kind == Kind::Garbage);
+    snap.idle() && answered
+}
+
+pub fn describe(snap: &Snapshot) -> String {
+    snap.summary()
+}

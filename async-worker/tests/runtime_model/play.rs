@@ -1,0 +1,127 @@
+//! One case, played: replicas started, the steps acted out with the invariants checked after each, then the finale.
+
+use super::check;
+use super::reference::{RefState, Slot, Step};
+use super::stats;
+use super::world::World;
+use claim_core::ClaimStore;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Counts the steps a case played, for the shrinker.
+pub type Seen = Option<Arc<AtomicUsize>>;
+
+/// Plays one case on `world`: the steps, then the finale.
+pub async fn play<S: ClaimStore + Clone>(
+    mut world: World<S>,
+    initial: &RefState,
+    steps: &[Step],
+    seen: Seen,
+) -> Result<(), String> {
+    for (slot, s) in initial.slots.iter().enumerate() {
+        if *s == Slot::Up {
+            world.start(slot);
+        }
+    }
+    world.track_health();
+    let verdict = steps_then_finale(&mut world, steps, seen).await;
+    world.tear_down().await;
+    let snap = check::observe(&world).await;
+    tally(&world, &snap, steps.len());
+    verdict
+}
+
+/// Adds what the case exercised to the test's sums.
+fn tally<S: ClaimStore + Clone>(world: &World<S>, snap: &check::Snapshot, steps: usize) {
+    stats::add(|s| {
+        s.cases += 1;
+        s.steps += steps;
+        s.requests += world.requests.len();
+        for r in &world.requests {
+            s.deliveries += world.handler.deliveries(&r.generation.id);
+        }
+        s.stopped += world.handler.stopped();
+        for r in &snap.records {
+            let code = r.error_code.map_or("OK", |c| c.as_str());
+            *s.records.entry(code.to_owned()).or_default() += 1;
+        }
+        s.started += world.started;
+        s.kills += world.kills;
+        for (op, n) in world.watch.sprung.lock().unwrap().iter() {
+            *s.sprung.entry(op.name().to_owned()).or_default() += n;
+        }
+        for r in &world.reports {
+            s.lease_lost += r.lease_lost;
+            s.duplicates_suppressed += r.duplicates_suppressed;
+            s.released += r.released;
+            s.swept += r.swept;
+            s.redelivered += r.redelivered;
+            s.retries += r.retries;
+        }
+        let injected = world.watch.tally.injected();
+        s.determinate += injected.determinate;
+        s.indeterminate += injected.indeterminate;
+    });
+}
+
+async fn steps_then_finale<S: ClaimStore + Clone>(
+    world: &mut World<S>,
+    steps: &[Step],
+    seen: Seen,
+) -> Result<(), String> {
+    for (i, step) in steps.iter().enumerate() {
+        // Tells the shrinker how far the case got.
+        if let Some(seen) = &seen {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+        world.apply(step).await;
+        let snap = check::observe(world).await;
+        check::invariants(world, &snap).map_err(|e| {
+            format!(
+                "after step {} {step:?}: {e}\n  store {}",
+                i + 1,
+                check::describe(&snap)
+            )
+        })?;
+    }
+    finale(world).await
+}
+
+/// Peace: faults healed, traps and handlers released, gate open, every slot
+/// running. Everything must settle, and every replica must drain cleanly.
+async fn finale<S: ClaimStore + Clone>(world: &mut World<S>) -> Result<(), String> {
+    world.make_peace();
+    let s = world.setting.clone();
+    let at = |e: String, snap: &check::Snapshot| {
+        format!("in the finale: {e}\n  store {}", check::describe(snap))
+    };
+    let mut round = 0;
+    loop {
+        let ms = match s.finale_jump_every {
+            Some(every) if round % every == 2 => s.lease_ttl_ms + 1_000,
+            _ => s.finale_step_ms,
+        };
+        s.pace.advance(ms).await;
+        world.reap();
+        world.track_health();
+        let snap = check::observe(world).await;
+        check::invariants(world, &snap).map_err(|e| at(e, &snap))?;
+        if check::done(world, &snap) {
+            break;
+        }
+        round += 1;
+        if round >= s.finale_rounds {
+            return Err(at("the fleet did not settle".to_owned(), &snap));
+        }
+    }
+    if !world.shut_all_down().await {
+        let snap = check::observe(world).await;
+        return Err(at(
+            "a replica did not finish its graceful shutdown".to_owned(),
+            &snap,
+        ));
+    }
+    let snap = check::observe(world).await;
+    check::invariants(world, &snap).map_err(|e| at(e, &snap))?;
+    check::settled(world, &snap).map_err(|e| at(e, &snap))
+}

@@ -1,0 +1,358 @@
+//! One replica's view of the store: faults (the claim-core wrapper), traps that stop a call mid-way, crash and freeze.
+//!
+//! Every store call of a replica passes through its [`Tap`]:
+//! - after a crash, no call reaches the store any more (a killed process
+//!   sends nothing; calls already sent may still land);
+//! - while stalled, calls wait (a process paused, a link hung);
+//! - an armed trap stops the next call of one operation, before it reaches
+//!   the store or after it took effect, until untrapped (or the replica is
+//!   killed there: a crash at that exact point);
+//! - while the test inspects the store, calls wait (a consistent snapshot
+//!   even with real I/O);
+//! - peek and claim right after the gate refused are a violation.
+
+use async_trait::async_trait;
+use claim_core::conformance::unreliable::{Op, Tally, UnreliableStore};
+use claim_core::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
+    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+};
+use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::RwLock;
+use tokio_util::sync::CancellationToken;
+
+/// A trap armed on one operation.
+#[derive(Debug)]
+struct Trap {
+    op: Op,
+    before: bool,
+    sprung: bool,
+    release: CancellationToken,
+}
+
+/// What every tap shares with the test.
+#[derive(Debug)]
+pub struct Watch {
+    pub clock: Arc<dyn Clock>,
+    /// The test takes it for writing to inspect the store.
+    pub freeze: RwLock<()>,
+    /// The first rule a call broke.
+    pub violation: Mutex<Option<String>>,
+    /// When each (generation, owner) claim call last reached the store:
+    /// a claim can be born with its lease already run out (a request far
+    /// past its deadline), and is then reclaimable from that moment.
+    pub claimed_at: Mutex<BTreeMap<(Generation, OwnerToken), Millis>>,
+    /// How often a trap stopped a call, by operation (for reports).
+    pub sprung: Mutex<BTreeMap<Op, usize>>,
+    /// Faults injected into every replica's calls.
+    pub tally: Arc<Tally>,
+}
+
+impl Watch {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Watch {
+            clock,
+            freeze: RwLock::new(()),
+            violation: Mutex::new(None),
+            claimed_at: Mutex::new(BTreeMap::new()),
+            sprung: Mutex::new(BTreeMap::new()),
+            tally: Arc::default(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Tap<S> {
+    pub faulty: UnreliableStore<S>,
+    dead: AtomicBool,
+    trap: Mutex<Option<Trap>>,
+    /// While set, every call waits for it (a stalled process, a hung link).
+    stall: Mutex<Option<CancellationToken>>,
+    watch: Arc<Watch>,
+    /// The replica's gate refused its last poll.
+    refused: Arc<AtomicBool>,
+}
+
+impl<S: ClaimStore> Tap<S> {
+    pub fn new(faulty: UnreliableStore<S>, watch: Arc<Watch>, refused: Arc<AtomicBool>) -> Self {
+        Tap {
+            faulty,
+            dead: AtomicBool::new(false),
+            trap: Mutex::new(None),
+            stall: Mutex::new(None),
+            watch,
+            refused,
+        }
+    }
+
+    /// The process is gone: from now on no call reaches the store.
+    pub fn kill(&self) {
+        self.dead.store(true, Ordering::SeqCst);
+    }
+
+    pub fn arm(&self, op: Op, before: bool) {
+        self.untrap();
+        *self.trap.lock().unwrap() = Some(Trap {
+            op,
+            before,
+            sprung: false,
+            release: CancellationToken::new(),
+        });
+    }
+
+    /// Lets a stopped call go on and disarms the trap.
+    pub fn untrap(&self) {
+        if let Some(t) = self.trap.lock().unwrap().take() {
+            t.release.cancel();
+        }
+    }
+
+    /// From now on calls wait, until [`Tap::resume`].
+    pub fn stall(&self) {
+        self.stall
+            .lock()
+            .unwrap()
+            .get_or_insert_with(CancellationToken::new);
+    }
+
+    pub fn stalled(&self) -> bool {
+        self.stall.lock().unwrap().is_some()
+    }
+
+    pub fn resume(&self) {
+        if let Some(t) = self.stall.lock().unwrap().take() {
+            t.cancel();
+        }
+    }
+
+    pub fn trapped(&self) -> bool {
+        self.trap.lock().unwrap().is_some()
+    }
+
+    /// A call is stopped in the trap right now.
+    pub fn sprung(&self) -> bool {
+        self.trap.lock().unwrap().as_ref().is_some_and(|t| t.sprung)
+    }
+
+    /// The trap for this call of `op`, if it is the one the trap waits for.
+    fn spring(&self, op: Op) -> Option<(bool, CancellationToken)> {
+        let mut trap = self.trap.lock().unwrap();
+        let t = trap.as_mut().filter(|t| t.op == op && !t.sprung)?;
+        t.sprung = true;
+        *self.watch.sprung.lock().unwrap().entry(op).or_default() += 1;
+        Some((t.before, t.release.clone()))
+    }
+
+    fn note(&self, why: String) {
+        self.watch.violation.lock().unwrap().get_or_insert(why);
+    }
+
+    async fn call<T, Fut>(&self, op: Op, call: impl FnOnce() -> Fut) -> Result<T, StoreError>
+    where
+        Fut: Future<Output = Result<T, StoreError>>,
+    {
+        self.call_then(op, call, || {}).await
+    }
+
+    /// Runs one call through death, the trap and the freeze; `landed` runs
+    /// as soon as the store has answered, before any trap holds the answer.
+    async fn call_then<T, Fut>(
+        &self,
+        op: Op,
+        call: impl FnOnce() -> Fut,
+        landed: impl FnOnce(),
+    ) -> Result<T, StoreError>
+    where
+        Fut: Future<Output = Result<T, StoreError>>,
+    {
+        if matches!(op, Op::Peek | Op::Claim) && self.refused.load(Ordering::SeqCst) {
+            self.note(format!("{} called right after the gate refused", op.name()));
+        }
+        let stalled = self.stall.lock().unwrap().clone();
+        if let Some(stalled) = stalled {
+            stalled.cancelled().await;
+        }
+        let trap = self.spring(op);
+        if let Some((true, release)) = &trap {
+            release.cancelled().await;
+        }
+        if self.dead.load(Ordering::SeqCst) {
+            return std::future::pending().await;
+        }
+        let answer = {
+            let _reading = self.watch.freeze.read().await;
+            call().await
+        };
+        landed();
+        if let Some((false, release)) = &trap {
+            release.cancelled().await;
+        }
+        if self.dead.load(Ordering::SeqCst) {
+            return std::future::pending().await;
+        }
+        answer
+    }
+}
+
+#[async_trait]
+impl<S: ClaimStore> ClaimStore for Tap<S> {
+    fn config(&self) -> &StoreConfig {
+        self.faulty.config()
+    }
+
+    async fn now(&self) -> Result<Millis, StoreError> {
+        self.call(Op::Now, || self.faulty.now()).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.call(Op::Ping, || self.faulty.ping()).await
+    }
+
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+        self.call(Op::Submit, || self.faulty.submit(queue, submission))
+            .await
+    }
+
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        self.call(Op::Cancel, || self.faulty.cancel(id)).await
+    }
+
+    async fn peek(
+        &self,
+        q: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError> {
+        self.call(Op::Peek, || self.faulty.peek(q, offset, limit))
+            .await
+    }
+
+    async fn claim(
+        &self,
+        q: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        let landed = || {
+            let now = self.watch.clock.now();
+            let mut at = self.watch.claimed_at.lock().unwrap();
+            for item in items {
+                at.insert((item.generation.clone(), owner.clone()), now);
+            }
+        };
+        self.call_then(Op::Claim, || self.faulty.claim(q, owner, items), landed)
+            .await
+    }
+
+    async fn renew(
+        &self,
+        q: &str,
+        owner: &OwnerToken,
+        gens: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError> {
+        self.call(Op::Renew, || self.faulty.renew(q, owner, gens))
+            .await
+    }
+
+    async fn cancelled(&self, gens: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        self.call(Op::Cancelled, || self.faulty.cancelled(gens))
+            .await
+    }
+
+    async fn ack(
+        &self,
+        q: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        self.call(Op::Ack, || self.faulty.ack(q, owner, items))
+            .await
+    }
+
+    async fn release(
+        &self,
+        q: &str,
+        owner: &OwnerToken,
+        gens: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.call(Op::Release, || self.faulty.release(q, owner, gens))
+            .await
+    }
+
+    async fn sweep(
+        &self,
+        q: &str,
+        owner: &OwnerToken,
+        gens: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.call(Op::Sweep, || self.faulty.sweep(q, owner, gens))
+            .await
+    }
+
+    async fn park_retry(
+        &self,
+        q: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.call(Op::ParkRetry, || self.faulty.park_retry(q, owner, items))
+            .await
+    }
+
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+        self.call(Op::PromoteDue, || self.faulty.promote_due(limit))
+            .await
+    }
+
+    async fn reclaim_expired(&self, q: &str, limit: usize) -> Result<ReclaimReport, StoreError> {
+        self.call(Op::ReclaimExpired, || self.faulty.reclaim_expired(q, limit))
+            .await
+    }
+
+    async fn dead_letter(
+        &self,
+        q: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        self.call(Op::DeadLetter, || {
+            self.faulty.dead_letter(q, member, reason)
+        })
+        .await
+    }
+
+    async fn depths(&self, q: &str) -> Result<QueueDepths, StoreError> {
+        self.call(Op::Depths, || self.faulty.depths(q)).await
+    }
+
+    async fn retry_depth(&self) -> Result<usize, StoreError> {
+        self.call(Op::RetryDepth, || self.faulty.retry_depth())
+            .await
+    }
+
+    async fn claims(&self, q: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+        self.call(Op::Claims, || self.faulty.claims(q)).await
+    }
+
+    async fn dead_entries(&self, q: &str) -> Result<Vec<DeadEntry>, StoreError> {
+        self.call(Op::DeadEntries, || self.faulty.dead_entries(q))
+            .await
+    }
+
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        self.call(Op::RetryEntries, || self.faulty.retry_entries())
+            .await
+    }
+
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+        self.call(Op::Results, || self.faulty.results(list)).await
+    }
+
+    async fn is_terminal(&self, g: &Generation) -> Result<bool, StoreError> {
+        self.call(Op::IsTerminal, || self.faulty.is_terminal(g))
+            .await
+    }
+}

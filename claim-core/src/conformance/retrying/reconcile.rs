@@ -1,0 +1,251 @@
+//! Reconciliation: what the store shows before a call and after its indeterminate failure, and the answer rebuilt from the difference.
+
+use super::{Attempt, Retrying};
+use crate::ClaimStore;
+use crate::error::StoreError;
+use crate::store::{AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport};
+use crate::types::{Generation, Member, OwnerToken};
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+
+/// Enough to read a whole test queue in one peek.
+const ALL: usize = 1_000_000;
+
+impl<S: ClaimStore> Retrying<S> {
+    async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
+        let entries = self.again(|| self.inner.peek(queue, 0, ALL)).await?;
+        Ok(entries.into_iter().map(|e| e.member).collect())
+    }
+
+    async fn claim_map(&self, queue: &str) -> Result<BTreeMap<Generation, ClaimInfo>, StoreError> {
+        let claims = self.again(|| self.inner.claims(queue)).await?;
+        Ok(claims
+            .into_iter()
+            .map(|c| (c.generation.clone(), c))
+            .collect())
+    }
+
+    /// For each generation, whether `owner` holds its claim.
+    async fn owned(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        let claims = self.claim_map(queue).await?;
+        Ok(generations
+            .iter()
+            .map(|g| claims.get(g).is_some_and(|c| c.owner == *owner))
+            .collect())
+    }
+
+    async fn terminal(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        let mut out = Vec::with_capacity(generations.len());
+        for g in generations {
+            out.push(self.again(|| self.inner.is_terminal(g)).await?);
+        }
+        Ok(out)
+    }
+
+    /// An owner-checked return (release, sweep, park): it took effect if a
+    /// claim the owner held before is gone; each item then answers whether
+    /// the owner held it (a generation repeated in the batch: its first time).
+    pub(super) async fn owner_checked<F, Fut>(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+        call: F,
+    ) -> Result<Vec<bool>, StoreError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<Vec<bool>, StoreError>>,
+    {
+        let before = self.owned(queue, owner, generations).await?;
+        self.reconciled(call, || async {
+            let after = self.owned(queue, owner, generations).await?;
+            let changed = before.iter().zip(&after).any(|(b, a)| *b && !*a);
+            Ok(if changed {
+                Attempt::Done(first_times(generations, &before))
+            } else {
+                Attempt::Again
+            })
+        })
+        .await
+    }
+
+    /// Took effect if a member that was pending is gone. Then each item is
+    /// `Claimed` if its owner holds it now, `NotPending` if it was not
+    /// pending (or another owner took it), else `DuplicateDropped`.
+    pub(super) async fn claim_reconciled(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        let pending = self.pending_members(queue).await?;
+        let claimed = self.claim_map(queue).await?;
+        let call = || self.inner.claim(queue, owner, items);
+        self.reconciled(call, || async {
+            let still = self.pending_members(queue).await?;
+            if !items
+                .iter()
+                .any(|i| pending.contains(&i.member) && !still.contains(&i.member))
+            {
+                return Ok(Attempt::Again);
+            }
+            let now_claimed = self.claim_map(queue).await?;
+            let mut seen = BTreeSet::new();
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                let first = seen.insert(&item.member);
+                let holder = now_claimed.get(&item.generation);
+                out.push(match holder {
+                    _ if !first || !pending.contains(&item.member) => ClaimOutcome::NotPending,
+                    _ if claimed.contains_key(&item.generation) => ClaimOutcome::DuplicateDropped,
+                    Some(c) if c.owner == *owner && c.member == item.member => {
+                        let g = std::slice::from_ref(&item.generation);
+                        let cancelled = self.again(|| self.inner.cancelled(g)).await?;
+                        ClaimOutcome::Claimed {
+                            cancelled: cancelled.first().copied().unwrap_or(false),
+                            redeliveries: c.redeliveries,
+                            score: c.score,
+                            lease_expiry: c.lease_expiry,
+                        }
+                    }
+                    Some(c) if c.member == item.member => ClaimOutcome::NotPending,
+                    _ => ClaimOutcome::DuplicateDropped,
+                });
+            }
+            Ok(Attempt::Done(out))
+        })
+        .await
+    }
+
+    /// Idempotent in effect; its answer is rebuilt from the state before
+    /// once a marker or a dropped claim shows it took effect.
+    pub(super) async fn ack_reconciled(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        let gens: Vec<Generation> = items.iter().map(|i| i.generation.clone()).collect();
+        let terminal = self.terminal(&gens).await?;
+        let owned = self.owned(queue, owner, &gens).await?;
+        let call = || self.inner.ack(queue, owner, items);
+        self.reconciled(call, || async {
+            let terminal_after = self.terminal(&gens).await?;
+            let owned_after = self.owned(queue, owner, &gens).await?;
+            let marked = terminal.iter().zip(&terminal_after).any(|(b, a)| !*b && *a);
+            let dropped = owned.iter().zip(&owned_after).any(|(b, a)| *b && !*a);
+            if !marked && !dropped {
+                return Ok(Attempt::Again);
+            }
+            let unmarked: Vec<bool> = terminal.iter().map(|t| !*t).collect();
+            let pushed = first_times(&gens, &unmarked);
+            let dropped = first_times(&gens, &owned);
+            Ok(Attempt::Done(
+                pushed
+                    .into_iter()
+                    .zip(dropped)
+                    .map(|(pushed, claim_dropped)| AckOutcome {
+                        pushed,
+                        claim_dropped,
+                    })
+                    .collect(),
+            ))
+        })
+        .await
+    }
+
+    /// Took effect if the retry set shrank; the answer is by how much.
+    pub(super) async fn promote_due_reconciled(&self, limit: usize) -> Result<usize, StoreError> {
+        let before = self.again(|| self.inner.retry_depth()).await?;
+        let call = || self.inner.promote_due(limit);
+        self.reconciled(call, || async {
+            let after = self.again(|| self.inner.retry_depth()).await?;
+            Ok(if after < before {
+                Attempt::Done(before - after)
+            } else {
+                Attempt::Again
+            })
+        })
+        .await
+    }
+
+    /// Took effect if an expired claim is gone. Each one gone was a ghost if
+    /// it was terminal before, dead-lettered if it became terminal, and
+    /// redelivered otherwise; more remain if an expired claim is left.
+    pub(super) async fn reclaim_expired_reconciled(
+        &self,
+        queue: &str,
+        limit: usize,
+    ) -> Result<ReclaimReport, StoreError> {
+        let now = self.again(|| self.inner.now()).await?;
+        let expired: Vec<Generation> = self
+            .claim_map(queue)
+            .await?
+            .into_values()
+            .filter(|c| c.lease_expiry <= now)
+            .map(|c| c.generation)
+            .collect();
+        let terminal = self.terminal(&expired).await?;
+        let call = || self.inner.reclaim_expired(queue, limit);
+        self.reconciled(call, || async {
+            let after = self.claim_map(queue).await?;
+            let gone: Vec<(usize, &Generation)> = expired
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| !after.contains_key(*g))
+                .collect();
+            if gone.is_empty() {
+                return Ok(Attempt::Again);
+            }
+            let mut report = ReclaimReport {
+                more: after.values().any(|c| c.lease_expiry <= now),
+                ..ReclaimReport::default()
+            };
+            for (i, g) in gone {
+                if terminal[i] {
+                    report.ghosts_repaired += 1;
+                } else if self.again(|| self.inner.is_terminal(g)).await? {
+                    report.dead_lettered += 1;
+                } else {
+                    report.redelivered += 1;
+                }
+            }
+            Ok(Attempt::Done(report))
+        })
+        .await
+    }
+
+    pub(super) async fn dead_letter_reconciled(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let was_pending = self.pending_members(queue).await?.contains(member);
+        let call = || self.inner.dead_letter(queue, member, reason);
+        self.reconciled(call, || async {
+            let pending = self.pending_members(queue).await?.contains(member);
+            Ok(if was_pending && !pending {
+                Attempt::Done(true)
+            } else {
+                Attempt::Again
+            })
+        })
+        .await
+    }
+}
+
+/// `flags`, false where an item repeats an earlier one of the batch.
+fn first_times<T: Ord>(items: &[T], flags: &[bool]) -> Vec<bool> {
+    let mut seen = BTreeSet::new();
+    items
+        .iter()
+        .zip(flags)
+        .map(|(item, flag)| seen.insert(item) && *flag)
+        .collect()
+}
