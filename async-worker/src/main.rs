@@ -124,6 +124,8 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         Arc::new(OpenGate),
         settings.runtime.clone(),
     );
+    // Operators (and the chaos run) match `<queue>:claim-owners` entries to this process by it.
+    tracing::info!(owner = %runtime.owner(), "claims are held under this owner token");
     let probe: Arc<dyn HealthProbe> = Arc::new(RuntimeHealth(runtime.health()));
     let servers = match start_endpoints(&settings, metrics, probe, &endpoints).await {
         Ok(servers) => servers,

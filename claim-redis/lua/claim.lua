@@ -8,7 +8,9 @@
 -- KEYS[5+2i] terminal marker of item i, KEYS[6+2i] request-cancel:<id> of item i
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] lease TTL in ms
--- ARGV[1+3i] member, ARGV[2+3i] generation key, ARGV[3+3i] request token of item i
+-- then n members, n generation keys, n request tokens, each group in item
+-- order: ARGV[3+i] member, ARGV[3+n+i] generation key, ARGV[3+2n+i] token
+-- of item i (grouped so each group goes to Redis as one unpack)
 -- Returns a flat array, four entries per item: outcome (0 not pending,
 -- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled), redeliveries,
 -- the pending score as Redis printed it ('' unless claimed), lease expiry ms.
@@ -20,6 +22,10 @@
 -- is made and every key about to be written has been type-checked by a
 -- read, so an error leaves no partial batch. The whole script is atomic,
 -- so two owners can never both see a member pending.
+--
+-- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch.
+-- Most items share the lease expiry now + TTL, whose index score text is
+-- made once per batch.
 
 local n = (#ARGV - 3) / 3
 need(n >= 1 and n == math.floor(n) and #KEYS == 6 + 2 * n,
@@ -27,13 +33,9 @@ need(n >= 1 and n == math.floor(n) and #KEYS == 6 + 2 * n,
 local owner, ttl = ARGV[1], tonumber(ARGV[3])
 local explicit = ARGV[2] ~= ''
 need(ttl and (not explicit or tonumber(ARGV[2])), 'claim: time and TTL must be numbers')
+local m0, g0, t0 = 3, 3 + n, 3 + 2 * n
 
-local members, gens = {}, {}
-for i = 1, n do
-  members[i] = ARGV[1 + 3 * i]
-  gens[i] = ARGV[2 + 3 * i]
-end
-local scores = redis.call('ZMSCORE', KEYS[1], unpack(members))
+local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, m0 + 1, m0 + n))
 local out = {}
 local any = false
 for i = 1, n do
@@ -58,19 +60,24 @@ if explicit then
   end
   cancel_expiry = redis.call('HMGET', KEYS[6], unpack(cancel_keys))
 end
-local owners = redis.call('HMGET', KEYS[3], unpack(gens))
+local owners = redis.call('HMGET', KEYS[3], unpack(ARGV, g0 + 1, g0 + n))
 -- Redelivery counts are rare: look them up only when some exist.
 local deliveries = {}
 if redis.call('HLEN', KEYS[5]) > 0 then
-  deliveries = redis.call('HMGET', KEYS[5], unpack(gens))
+  deliveries = redis.call('HMGET', KEYS[5], unpack(ARGV, g0 + 1, g0 + n))
 end
 local now = clock_ms(ARGV[2])
+local full = now + ttl
+local full_text = index_score(full)
+-- Lease expiry by score text: a batch has few distinct deadlines.
+local expiry_of, text_of = {}, {}
+local bar = owner .. '|'
 
 local taken, held, counted = {}, {}, {}
 local zrem, claimed, owned, index, forget = {}, {}, {}, {}, {}
-local nz, nc = 0, 0
+local nz, nc, nf = 0, 0, 0
 for i = 1, n do
-  local member, gen, score = members[i], gens[i], scores[i]
+  local member, gen, score = ARGV[m0 + i], ARGV[g0 + i], scores[i]
   local o = 4 * i - 3
   if not score or taken[member] then
     out[o], out[o + 1], out[o + 2], out[o + 3] = 0, 0, '', 0
@@ -78,19 +85,21 @@ for i = 1, n do
     taken[member] = true
     nz = nz + 1
     zrem[nz] = member
-    local terminal = is_live(flags[2 * i - 1], now)
+    local marker = flags[2 * i - 1]
+    local terminal = marker and is_live(marker, now)
     local busy = held[gen]
     if busy == nil then
       busy = owners[i] ~= false
     end
     local count = nil
-    if not counted[gen] and deliveries[i] then
+    if deliveries[i] and not counted[gen] then
       count = deliveries[i]
     end
     if terminal or busy then
       if terminal and count then
         counted[gen] = true
-        forget[#forget + 1] = gen
+        nf = nf + 1
+        forget[nf] = gen
       end
       out[o], out[o + 1], out[o + 2], out[o + 3] = 1, 0, '', 0
     else
@@ -98,17 +107,25 @@ for i = 1, n do
       if count then
         r = tonumber(count) or 0
         counted[gen] = true
-        forget[#forget + 1] = gen
+        nf = nf + 1
+        forget[nf] = gen
       end
       held[gen] = true
-      local expiry = lease_expiry(now, ttl, score)
+      local expiry = expiry_of[score]
+      if not expiry then
+        expiry = lease_expiry(now, ttl, score)
+        expiry_of[score] = expiry
+        text_of[score] = expiry == full and full_text or index_score(expiry)
+      end
       claimed[nc + 1], claimed[nc + 2] = gen, member
-      owned[nc + 1], owned[nc + 2] = gen, owner .. '|' .. score .. '|' .. r
-      index[nc + 1], index[nc + 2] = expiry / 1000, gen
+      owned[nc + 1], owned[nc + 2] = gen, bar .. score .. '|' .. r
+      index[nc + 1], index[nc + 2] = text_of[score], gen
       nc = nc + 2
-      local cancelled = flags[2 * i] == ARGV[3 + 3 * i]
-        and (not explicit or side_live(cancel_expiry[i], now))
-      out[o], out[o + 1], out[o + 2], out[o + 3] = cancelled and 3 or 2, r, score, expiry
+      local code = 2
+      if flags[2 * i] == ARGV[t0 + i] and (not explicit or side_live(cancel_expiry[i], now)) then
+        code = 3
+      end
+      out[o], out[o + 1], out[o + 2], out[o + 3] = code, r, score, expiry
     end
   end
 end
@@ -120,10 +137,21 @@ end
 redis.call('ZREM', KEYS[1], unpack(zrem))
 if nc > 0 then
   redis.call('HSET', KEYS[2], unpack(claimed))
+  -- Encoding hint: Redis keeps a hash or sorted set of at most 128 short
+  -- entries as a listpack, where every field read or write scans the whole
+  -- key; a busy queue's owners hash and index hover around that size. A
+  -- placeholder over 64 bytes, written first and removed last in this same
+  -- atomic step, makes Redis convert them to a hashtable and a skiplist,
+  -- which it keeps until the key is emptied. No reader ever sees it, and it
+  -- cannot collide with a generation key (those start with a digit).
+  redis.call('HSET', KEYS[3], PLACEHOLDER, PLACEHOLDER)
+  redis.call('ZADD', KEYS[4], 0, PLACEHOLDER)
   redis.call('HSET', KEYS[3], unpack(owned))
   redis.call('ZADD', KEYS[4], unpack(index))
+  redis.call('HDEL', KEYS[3], PLACEHOLDER)
+  redis.call('ZREM', KEYS[4], PLACEHOLDER)
 end
-if #forget > 0 then
+if nf > 0 then
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
 return out

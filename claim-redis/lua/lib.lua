@@ -6,7 +6,15 @@
 -- may read TIME, which writes nothing), so prepending them changes no
 -- script's effects. score_ms, lease_expiry and is_live mirror claim-core's
 -- Score::as_millis, lease::lease_expiry and the model's marker liveness,
--- so the scripts compute the same numbers as the reference model.
+-- so the scripts compute the same numbers as the reference model;
+-- index_score writes a ms value as the seconds text that Redis reads back
+-- to the double ms / 1000, which score_ms turns back into the same ms.
+-- PLACEHOLDER is a constant only claim.lua writes, and removes again in
+-- the same script.
+
+-- A field and member no generation key can equal (those start with a
+-- digit), longer than Redis's 64-byte listpack limit (see claim.lua).
+local PLACEHOLDER = '~claim-redis encoding hint: never a generation key, longer than 64 bytes~'
 
 -- Fails the script with a message. Scripts call it only before their first
 -- write: a Lua error does not roll back writes already made.
@@ -77,6 +85,12 @@ end
 -- An integral ms value as decimal digits (tostring would use %.14g).
 local function ms_string(ms)
   return string.format('%.0f', ms)
+end
+
+-- A lease expiry in ms as a claims-index score: Unix seconds with ms
+-- precision, as text (Redis reads it back to the double ms / 1000).
+local function index_score(ms)
+  return string.format('%.3f', ms / 1000)
 end
 
 -- Appends the values to a flat array.

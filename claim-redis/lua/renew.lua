@@ -10,7 +10,8 @@
 -- the script, so a stale owner can never extend a new owner's lease. The
 -- expiry is recomputed from the claim's original score (its deadline), as
 -- the model does. The only write is one ZADD, so an error cannot leave a
--- partial batch.
+-- partial batch. The index score text of the common expiry now + TTL is
+-- made once.
 
 local n = #ARGV - 3
 need(n >= 1 and #KEYS == 2, 'renew: expects 2 KEYS and at least one generation')
@@ -18,20 +19,27 @@ local owner, ttl = ARGV[1], tonumber(ARGV[3])
 need(ttl and (ARGV[2] == '' or tonumber(ARGV[2])), 'renew: time and TTL must be numbers')
 
 local owners = redis.call('HMGET', KEYS[1], unpack(ARGV, 4, #ARGV))
-local now = nil
+local now, full, full_text = nil, nil, nil
 local out, index = {}, {}
+local ni = 0
 for i = 1, n do
   local who, score = unpack_owner(owners[i])
   if who == owner then
-    now = now or clock_ms(ARGV[2])
+    if not now then
+      now = clock_ms(ARGV[2])
+      full = now + ttl
+      full_text = index_score(full)
+    end
     local expiry = lease_expiry(now, ttl, score)
-    push(index, expiry / 1000, ARGV[3 + i])
+    index[ni + 1] = expiry == full and full_text or index_score(expiry)
+    index[ni + 2] = ARGV[3 + i]
+    ni = ni + 2
     out[i] = expiry
   else
     out[i] = -1
   end
 end
-if #index > 0 then
+if ni > 0 then
   redis.call('ZADD', KEYS[2], unpack(index))
 end
 return out

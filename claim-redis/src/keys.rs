@@ -17,6 +17,7 @@
 
 use claim_core::Generation;
 use claim_core::wire;
+use std::fmt;
 
 /// Prefix of terminal markers, `result-terminal:<generation key>`.
 pub const MARKER_PREFIX: &str = "result-terminal:";
@@ -52,17 +53,33 @@ impl Keys {
 
     /// `result-terminal:<len(id)>:<id>:<token>`: the generation's terminal marker.
     pub fn marker(&self, generation: &Generation) -> String {
-        format!("{}{MARKER_PREFIX}{}", self.prefix, generation.key())
+        self.marker_key(generation).to_string()
     }
 
     /// `request-active:<id>`: the token the producer submitted last.
     pub fn active(&self, id: &str) -> String {
-        format!("{}{}", self.prefix, wire::active_key(id))
+        self.active_key(id).to_string()
     }
 
     /// `request-cancel:<id>`: the token a cancel targets.
     pub fn cancel(&self, id: &str) -> String {
-        format!("{}{}", self.prefix, wire::cancel_key(id))
+        self.cancel_key(id).to_string()
+    }
+
+    /// [`Keys::marker`], written where it is displayed (no String of its own):
+    /// the hot path writes thousands of keys per call straight into the command.
+    pub(crate) fn marker_key<'a>(&'a self, generation: &'a Generation) -> impl fmt::Display + 'a {
+        Joined(&self.prefix, MARKER_PREFIX, GenerationKey(generation))
+    }
+
+    /// [`Keys::active`], written where it is displayed.
+    pub(crate) fn active_key<'a>(&'a self, id: &'a str) -> impl fmt::Display + 'a {
+        Joined(&self.prefix, wire::ACTIVE_KEY_PREFIX, id)
+    }
+
+    /// [`Keys::cancel`], written where it is displayed.
+    pub(crate) fn cancel_key<'a>(&'a self, id: &'a str) -> impl fmt::Display + 'a {
+        Joined(&self.prefix, wire::CANCEL_KEY_PREFIX, id)
     }
 
     /// A result list.
@@ -75,6 +92,25 @@ impl Keys {
     /// clock. Never written when time comes from the server.
     pub fn clock_side(&self) -> String {
         format!("{}claim-redis:explicit-time-expiry", self.prefix)
+    }
+}
+
+/// `<prefix><part><rest>`, displayed without building a String.
+struct Joined<'a, T>(&'a str, &'a str, T);
+
+impl<T: fmt::Display> fmt::Display for Joined<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}{}", self.0, self.1, self.2)
+    }
+}
+
+/// [`Generation::key`], `<len(id)>:<id>:<token>`, displayed without building a String.
+pub(crate) struct GenerationKey<'a>(pub &'a Generation);
+
+impl fmt::Display for GenerationKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = self.0;
+        write!(f, "{}:{}:{}", g.id.len(), g.id, g.token)
     }
 }
 
@@ -129,6 +165,16 @@ mod tests {
         assert_eq!(keys.list("result-list"), "result-list");
         let g = Generation::new("a:b", "t");
         assert_eq!(keys.marker(&g), "result-terminal:3:a:b:t");
+    }
+
+    #[test]
+    fn keys_written_in_place_equal_the_keys_built_as_strings() {
+        let keys = Keys::new("p:", "retry");
+        let g = Generation::new("i:d", "t|k");
+        assert_eq!(GenerationKey(&g).to_string(), g.key());
+        assert_eq!(keys.marker(&g), format!("p:{MARKER_PREFIX}{}", g.key()));
+        assert_eq!(keys.active("i:d"), format!("p:{}", wire::active_key("i:d")));
+        assert_eq!(keys.cancel("i:d"), format!("p:{}", wire::cancel_key("i:d")));
     }
 
     #[test]

@@ -76,19 +76,13 @@ impl RedisStore {
                 reason: e.to_string(),
             }
         })?;
-        let pool = deadpool_redis::Pool::builder(manager)
-            .max_size(options.pool_size)
-            .wait_timeout(Some(t))
-            .create_timeout(Some(t))
-            .recycle_timeout(Some(t))
-            .runtime(deadpool_redis::Runtime::Tokio1)
-            .build()
+        let pool = crate::conn::pool(manager, options.pool_size, t)
             .map_err(|e| unreachable(e.to_string()))?;
         let scripts = Scripts::new();
         {
             let mut c = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
             let info: String =
-                tokio::time::timeout(t, redis::cmd("INFO").arg("server").query_async(&mut c))
+                tokio::time::timeout(t, redis::cmd("INFO").arg("server").query_async(&mut *c))
                     .await
                     .map_err(|_| unreachable(format!("no answer within {t:?}")))?
                     .map_err(|e| unreachable(e.to_string()))?;
@@ -98,7 +92,7 @@ impl RedisStore {
             })?;
             for (name, script) in scripts.all() {
                 let invocation = script.prepare_invoke();
-                tokio::time::timeout(t, invocation.load_async(&mut c))
+                tokio::time::timeout(t, invocation.load_async(&mut *c))
                     .await
                     .map_err(|_| unreachable(format!("no answer within {t:?}")))?
                     .map_err(|e| ConnectError::Scripts {

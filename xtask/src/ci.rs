@@ -2,21 +2,24 @@
 //! at the first failing step.
 //!
 //! Steps: fmt check, clippy (`-D warnings`), every test, the conformance
-//! suite on every store that exists, then the examples build. `CI` is passed
+//! suite on every store that exists, the short chaos run (`cargo xtask chaos
+//! --short`; skipped without `redis-server` unless `CI` is set), then the
+//! examples build. `CI` is passed
 //! through (tests that need `redis-server` fail instead of skipping when it
 //! is set); `PROPTEST_CASES` is removed so tests choose their own case counts.
 
 use std::{env, path::Path, time::Instant};
 
-use crate::{Error, Shown, cargo, conformance, elapsed, run_inherit};
+use crate::{Error, Shown, cargo, chaos, conformance, elapsed, run_inherit};
 
 /// One step: a name for messages and what to run.
 enum Step {
     Cargo(&'static str, &'static [&'static str]),
     Conformance,
+    Chaos,
 }
 
-const STEPS: [Step; 5] = [
+const STEPS: [Step; 6] = [
     Step::Cargo("fmt", &["fmt", "--all", "--", "--check"]),
     Step::Cargo(
         "clippy",
@@ -36,6 +39,7 @@ const STEPS: [Step; 5] = [
         "examples",
         &["build", "--workspace", "--examples", "--locked"],
     ),
+    Step::Chaos,
 ];
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
@@ -82,6 +86,21 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
                     conformance::run(&stores, &["--locked"])
                 };
                 ("conformance", result)
+            }
+            Step::Chaos => {
+                println!(
+                    "\n==> [{}/{}] chaos: cargo xtask chaos --short",
+                    i + 1,
+                    STEPS.len()
+                );
+                // With CI set a missing redis-server already failed above.
+                let result = if on_path("redis-server") {
+                    chaos::run(&["--short".to_owned()], &["--locked"], chaos::Profile::Dev)
+                } else {
+                    println!("skipped: redis-server not on PATH (set CI to make this a failure)");
+                    Ok(())
+                };
+                ("chaos", result)
             }
         };
         let took = elapsed(step_start.elapsed());

@@ -2,6 +2,8 @@
 //!
 //! Dependency-free on purpose (std only). Run `cargo xtask help` for usage.
 
+mod bench;
+mod chaos;
 mod ci;
 mod conformance;
 
@@ -18,9 +20,12 @@ const USAGE: &str = "\
 usage: cargo xtask <subcommand> [options]
 
 subcommands:
-  ci                                   fmt check, clippy, tests, conformance, examples
+  ci                                   fmt check, clippy, tests, conformance, short chaos, examples
   conformance [--store memory|redis|all]
                                        run the ClaimStore conformance suite (default: all)
+  bench [--requests N] [--runs a,b] …  protected vs unprotected throughput on a private redis-server
+  chaos [--workers N] [--requests M] [--seed S] [--short]
+                                       SIGKILLed workers, a Redis restart and a cut link on real processes
   help                                 print this message";
 
 /// Why a subcommand stopped.
@@ -38,6 +43,8 @@ fn main() -> ExitCode {
     let result = match args.next().as_deref() {
         Some("ci") => ci::run(args.collect()),
         Some("conformance") => conformance::run_cli(args.collect()),
+        Some("bench") => bench::run(args.collect()),
+        Some("chaos") => chaos::run_cli(args.collect()),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(())

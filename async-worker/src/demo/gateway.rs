@@ -2,7 +2,9 @@
 //!
 //! Used by the demo, the chaos run and tests. It answers every POST with a
 //! small completion JSON after a random delay, and fails a chosen fraction
-//! with 500 or 429 so retries are exercised.
+//! with 500 or 429 so retries are exercised. [`StandInGateway::start_seeded`]
+//! draws the delays and failures from a seeded generator, so a run can be
+//! repeated (the chaos run prints its seed).
 
 use axum::Router;
 use axum::body::Bytes;
@@ -10,9 +12,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How the stand-in behaves.
@@ -24,6 +28,10 @@ pub struct GatewayBehaviour {
     pub error_rate: f64,
     /// Fraction of calls answered 429 with `Retry-After: 1`.
     pub throttle_rate: f64,
+    /// Fraction of calls that take `slow_latency` instead (slow inference,
+    /// longer than a lease: only heartbeats keep such a claim).
+    pub slow_rate: f64,
+    pub slow_latency: Duration,
 }
 
 impl Default for GatewayBehaviour {
@@ -33,6 +41,8 @@ impl Default for GatewayBehaviour {
             max_latency: Duration::from_millis(10),
             error_rate: 0.0,
             throttle_rate: 0.0,
+            slow_rate: 0.0,
+            slow_latency: Duration::ZERO,
         }
     }
 }
@@ -52,12 +62,37 @@ impl StandInGateway {
     }
 
     pub async fn start_on(addr: SocketAddr, behaviour: GatewayBehaviour) -> std::io::Result<Self> {
+        Self::serve(addr, behaviour, None).await
+    }
+
+    /// Starts on an ephemeral port of 127.0.0.1, drawing latencies and
+    /// failures from a generator seeded with `seed`.
+    pub async fn start_seeded(behaviour: GatewayBehaviour, seed: u64) -> std::io::Result<Self> {
+        let addr = "127.0.0.1:0".parse().expect("literal address");
+        Self::serve(
+            addr,
+            behaviour,
+            Some(Mutex::new(StdRng::seed_from_u64(seed))),
+        )
+        .await
+    }
+
+    async fn serve(
+        addr: SocketAddr,
+        behaviour: GatewayBehaviour,
+        seeded: Option<Mutex<StdRng>>,
+    ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let calls = Arc::new(AtomicU64::new(0));
+        let state = Arc::new(GatewayState {
+            behaviour,
+            calls: calls.clone(),
+            seeded,
+        });
         let app = Router::new()
             .route("/{*path}", post(complete))
-            .with_state((behaviour, calls.clone()));
+            .with_state(state);
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::error!(error = %e, "stand-in gateway stopped");
@@ -83,20 +118,39 @@ impl Drop for StandInGateway {
     }
 }
 
-async fn complete(
-    State((behaviour, calls)): State<(GatewayBehaviour, Arc<AtomicU64>)>,
-    body: Bytes,
-) -> Response {
-    let n = calls.fetch_add(1, Ordering::Relaxed);
-    let (latency, roll) = {
-        let mut rng = rand::rng();
-        let spread = behaviour.max_latency.saturating_sub(behaviour.min_latency);
-        let extra = spread.mul_f64(rand::Rng::random::<f64>(&mut rng));
-        (
-            behaviour.min_latency + extra,
-            rand::Rng::random::<f64>(&mut rng),
-        )
-    };
+struct GatewayState {
+    behaviour: GatewayBehaviour,
+    calls: Arc<AtomicU64>,
+    /// The seeded generator, or `None` for the thread's generator.
+    seeded: Option<Mutex<StdRng>>,
+}
+
+impl GatewayState {
+    /// A latency and a roll in `0..1` that picks the answer.
+    fn draw(&self) -> (Duration, f64) {
+        let draw = |rng: &mut dyn rand::RngCore| {
+            let b = &self.behaviour;
+            let spread = b.max_latency.saturating_sub(b.min_latency);
+            let extra = spread.mul_f64(rand::Rng::random::<f64>(rng));
+            let slow = rand::Rng::random::<f64>(rng) < b.slow_rate;
+            let latency = if slow {
+                b.slow_latency
+            } else {
+                b.min_latency + extra
+            };
+            (latency, rand::Rng::random::<f64>(rng))
+        };
+        match &self.seeded {
+            Some(rng) => draw(&mut *rng.lock().unwrap_or_else(|p| p.into_inner())),
+            None => draw(&mut rand::rng()),
+        }
+    }
+}
+
+async fn complete(State(state): State<Arc<GatewayState>>, body: Bytes) -> Response {
+    let behaviour = state.behaviour;
+    let n = state.calls.fetch_add(1, Ordering::Relaxed);
+    let (latency, roll) = state.draw();
     tokio::time::sleep(latency).await;
     if roll < behaviour.error_rate {
         return (
@@ -125,4 +179,27 @@ async fn complete(
         answer.to_string(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seeded(seed: u64) -> GatewayState {
+        GatewayState {
+            behaviour: GatewayBehaviour::default(),
+            calls: Arc::default(),
+            seeded: Some(Mutex::new(StdRng::seed_from_u64(seed))),
+        }
+    }
+
+    #[test]
+    fn one_seed_draws_one_sequence_of_latencies_and_answers() {
+        let (a, b) = (seeded(7), seeded(7));
+        let first: Vec<_> = (0..20).map(|_| a.draw()).collect();
+        let again: Vec<_> = (0..20).map(|_| b.draw()).collect();
+        assert_eq!(first, again);
+        let other: Vec<_> = (0..20).map(|_| seeded(8).draw()).collect();
+        assert_ne!(first, other);
+    }
 }

@@ -11,6 +11,8 @@ mod memory;
 mod redis;
 pub mod tally;
 
+pub use redis::{metric_sum, scrape};
+
 use crate::config::{QueueSpec, RuntimeConfig};
 use crate::settings::DemoArgs;
 use claim_core::Generation;

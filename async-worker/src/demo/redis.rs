@@ -194,8 +194,8 @@ async fn terminate(replica: &mut Replica) -> Result<(), DemoError> {
     )))
 }
 
-/// GET /metrics over a plain TCP connection.
-async fn scrape(port: u16) -> std::io::Result<String> {
+/// GET /metrics over a plain TCP connection: the whole answer, headers included.
+pub async fn scrape(port: u16) -> std::io::Result<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
     stream

@@ -1,4 +1,15 @@
-//! The consumer of one queue: peek, sort out what cannot run, claim in one batch, hand to workers.
+//! The consumer of one queue: peek, sort out what cannot run, claim in batches, hand to workers.
+//!
+//! With the gate fully open a poll peeks [`PREFETCH`] batches and sends
+//! their claims together: Redis runs them back to back while the first
+//! batch is handed out, so it never waits for this consumer's next round
+//! trip, and one peek serves several claims.
+//!
+//! Several replicas peek the same head of the queue. A replica that lost
+//! most of a poll to a faster one does not peek that head again: it moves
+//! to another window of the first few (see [`Spread`]), so replicas settle
+//! on different windows instead of turning every lost race into two wasted
+//! round trips.
 
 use super::Shared;
 use super::execute::{execute, terminal};
@@ -10,6 +21,8 @@ use crate::metrics;
 use claim_core::store::{ClaimOutcome, ClaimRequest, PendingEntry};
 use claim_core::wire::{self, ErrorCode, MemberError, ParsedMember, ResultRecord};
 use claim_core::{Generation, Millis};
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio_util::sync::CancellationToken;
@@ -27,13 +40,62 @@ struct Candidate {
     plan: Plan,
 }
 
+/// Claim calls sent together per poll when the gate is fully open.
+const PREFETCH: usize = 2;
+
+/// The deepest window a replica moves to after losing races.
+const MAX_SPREAD: usize = 8;
+
+/// Loss-free polls after which the spread halves (back to the head, in
+/// time, for a replica that is alone again).
+const CALM_POLLS: usize = 16;
+
+/// Which window of the queue's head this consumer peeks: window `slot`
+/// among `width`. Alone, a consumer stays at slot 0 (strict earliest
+/// deadline first); racing others, it spreads out.
+#[derive(Debug)]
+struct Spread {
+    slot: usize,
+    width: usize,
+    calm: usize,
+}
+
+impl Spread {
+    fn new() -> Self {
+        Spread {
+            slot: 0,
+            width: 1,
+            calm: 0,
+        }
+    }
+
+    /// Learns from a poll that peeked `peeked` members and lost `lost` of
+    /// them to other replicas.
+    fn after(&mut self, peeked: usize, lost: usize) {
+        if lost * 2 > peeked {
+            // Lost most of it: the slot is contended. Widen, move elsewhere.
+            self.width = (self.width * 2).clamp(2, MAX_SPREAD);
+            let other = rand::random_range(0..self.width - 1);
+            self.slot = if other >= self.slot { other + 1 } else { other };
+            self.calm = 0;
+        } else if lost == 0 {
+            self.calm += 1;
+            if self.calm >= CALM_POLLS && self.width > 1 {
+                self.width /= 2;
+                self.slot = self.slot.min(self.width - 1);
+                self.calm = 0;
+            }
+        }
+    }
+}
+
 /// Polls until `stop` fires. Returns claims taken but not handed over
 /// (hand-off cancelled) to the caller by releasing them itself.
 pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
     let queue: Arc<str> = spec.queue_name.as_str().into();
     metrics::register_queue(&queue);
     let batch_size = shared.config.batch_size;
-    let mut offset = 0;
+    let mut spread = Spread::new();
     while !stop.is_cancelled() {
         let free = shared.permits.available_permits();
         if free == 0 {
@@ -43,11 +105,14 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
             }
             continue;
         }
-        let want = match shared.gate.decide(&spec.id).await {
+        let (want, depth) = match shared.gate.decide(&spec.id).await {
             Ok(GateDecision::Open(fraction)) if fraction > 0.0 => {
-                ((batch_size as f64 * fraction.min(1.0)).ceil() as usize)
+                let want = ((batch_size as f64 * fraction.min(1.0)).ceil() as usize)
                     .clamp(1, batch_size)
-                    .min(free)
+                    .min(free);
+                // Prefetch only what the gate allows in full.
+                let depth = if fraction >= 1.0 { PREFETCH } else { 1 };
+                (want, depth)
             }
             Ok(_) => {
                 idle(&shared, &stop).await;
@@ -59,7 +124,9 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
                 continue;
             }
         };
-        let entries = match shared.store.peek(&queue, offset, want).await {
+        let window = (want * depth).min(free);
+        let offset = spread.slot * window;
+        let entries = match shared.store.peek(&queue, offset, window).await {
             Ok(entries) => entries,
             Err(e) => {
                 tracing::warn!(queue = %spec.id, error = %e, "peek failed");
@@ -71,19 +138,14 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
             if offset == 0 {
                 idle(&shared, &stop).await;
             }
-            offset = 0;
+            // Past the end of a short queue: back to its head at once.
+            spread.slot = 0;
             continue;
         }
         let peeked = entries.len();
-        let lost = claim_and_dispatch(&shared, &spec, &queue, entries, &stop).await;
-        // Several replicas peek the same head. One that lost most of its batch
-        // skips past the contended head next time instead of racing for it again.
-        offset = if lost * 2 > peeked {
-            offset + peeked
-        } else {
-            0
-        };
-        if peeked < want && lost * 2 <= peeked {
+        let lost = claim_and_dispatch(&shared, &spec, &queue, entries, want, &stop).await;
+        spread.after(peeked, lost);
+        if peeked < window && lost * 2 <= peeked {
             idle(&shared, &stop).await;
         }
     }
@@ -96,13 +158,15 @@ async fn idle(shared: &Shared, stop: &CancellationToken) {
     }
 }
 
-/// Claims what can be claimed and hands it on. Returns how many members
+/// Claims what can be claimed, in calls of at most `batch` sent together,
+/// and hands each call's claims on as it answers. Returns how many members
 /// another replica took first.
 async fn claim_and_dispatch(
     shared: &Arc<Shared>,
     spec: &QueueSpec,
     queue: &Arc<str>,
     entries: Vec<PendingEntry>,
+    batch: usize,
     stop: &CancellationToken,
 ) -> usize {
     let mut candidates = Vec::with_capacity(entries.len());
@@ -128,25 +192,50 @@ async fn claim_and_dispatch(
             Err(e) => dead_letter(shared, queue, &entry, &e).await,
         }
     }
-    if candidates.is_empty() {
-        return 0;
+    let mut calls = FuturesOrdered::new();
+    while !candidates.is_empty() {
+        let rest = candidates.split_off(batch.min(candidates.len()));
+        let mut chunk = std::mem::replace(&mut candidates, rest);
+        // The generations travel in the claim requests and come back after.
+        let items: Vec<ClaimRequest> = chunk
+            .iter_mut()
+            .map(|c| ClaimRequest {
+                member: c.entry.member.clone(),
+                generation: std::mem::replace(&mut c.generation, Generation::new("", "")),
+            })
+            .collect();
+        calls.push_back(async move {
+            let outcomes = shared.store.claim(queue, &shared.owner, &items).await;
+            for (c, item) in chunk.iter_mut().zip(items) {
+                c.generation = item.generation;
+            }
+            (chunk, outcomes)
+        });
     }
-    let items: Vec<ClaimRequest> = candidates
-        .iter()
-        .map(|c| ClaimRequest {
-            member: c.entry.member.clone(),
-            generation: c.generation.clone(),
-        })
-        .collect();
-    let outcomes = match shared.store.claim(queue, &shared.owner, &items).await {
-        Ok(outcomes) => outcomes,
-        Err(e) => {
-            // If the claim happened after all, its leases lapse and the
-            // reclaimer returns the members: nothing is lost.
-            tracing::warn!(queue = %spec.id, error = %e, "claim failed");
-            return 0;
+    let mut lost = 0;
+    while let Some((chunk, outcomes)) = calls.next().await {
+        match outcomes {
+            Ok(outcomes) => lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await,
+            Err(e) => {
+                // If the claim happened after all, its leases lapse and the
+                // reclaimer returns the members: nothing is lost.
+                tracing::warn!(queue = %spec.id, error = %e, "claim failed");
+            }
         }
-    };
+    }
+    lost
+}
+
+/// Hands one claim call's claims to workers (or straight to the writer when
+/// they need no handler). Returns how many members another replica took first.
+async fn dispatch(
+    shared: &Arc<Shared>,
+    spec: &QueueSpec,
+    queue: &Arc<str>,
+    candidates: Vec<Candidate>,
+    outcomes: Vec<ClaimOutcome>,
+    stop: &CancellationToken,
+) -> usize {
     let now = shared.clock.now();
     let mut lost = 0;
     let mut hand_off_cancelled = Vec::new();
@@ -238,7 +327,7 @@ async fn claim_and_dispatch(
         dispatched += 1;
         shared.spawn(
             &shared.tasks,
-            execute(shared.clone(), request, list, flight, permit),
+            execute(shared.clone(), queue.clone(), request, list, flight, permit),
         );
     }
     metrics::requests(queue, dispatched);
@@ -309,4 +398,35 @@ fn lenient_token(raw: &[u8]) -> String {
                 .map(str::to_owned)
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_consumer_that_loses_no_races_stays_at_the_head() {
+        let mut spread = Spread::new();
+        for _ in 0..100 {
+            spread.after(200, 0);
+            spread.after(200, 10);
+            assert_eq!((spread.slot, spread.width), (0, 1));
+        }
+    }
+
+    #[test]
+    fn a_consumer_that_lost_most_of_a_poll_moves_to_another_window_and_narrows_back_when_calm() {
+        let mut spread = Spread::new();
+        for _ in 0..10 {
+            let before = spread.slot;
+            spread.after(200, 150);
+            assert_ne!(spread.slot, before, "never the contended window again");
+            assert!(spread.slot < spread.width && spread.width <= MAX_SPREAD);
+        }
+        assert_eq!(spread.width, MAX_SPREAD);
+        for _ in 0..CALM_POLLS * 3 {
+            spread.after(200, 0);
+        }
+        assert_eq!((spread.slot, spread.width), (0, 1), "back at the head");
+    }
 }

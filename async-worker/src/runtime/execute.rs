@@ -18,12 +18,12 @@ use tokio::sync::OwnedSemaphorePermit;
 /// writer's ack lands.
 pub async fn execute(
     shared: Arc<Shared>,
+    queue: Arc<str>,
     request: Request,
     result_list: String,
     flight: Arc<Flight>,
     _permit: OwnedSemaphorePermit,
 ) {
-    let queue: Arc<str> = request.queue_name.as_str().into();
     metrics::in_flight(1.0);
     let _in_flight = InFlight;
     let now = shared.clock.now();

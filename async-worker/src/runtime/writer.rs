@@ -5,6 +5,12 @@
 //! result is never dropped while its claim is held: the writer keeps trying
 //! until the store answers or the process stops, in which case the claim
 //! lapses and the request is redelivered, so nothing is lost either way.
+//!
+//! Every ack call has a fixed cost in Redis (a script run and a round trip,
+//! about as much as 9 items, see docs/PERFORMANCE.md), so the writer lets
+//! the deliveries of one claimed batch, which finish together, gather into
+//! one call: after the first delivery it yields to the workers until no
+//! more arrive, never waiting on a timer.
 
 use super::Shared;
 use crate::metrics;
@@ -33,6 +39,9 @@ pub enum Delivery {
 
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
+/// Yields to the workers at most this often while deliveries keep arriving.
+const GATHER_YIELDS: usize = 8;
+
 /// Runs until `stop` fires and everything sent before it is delivered.
 pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: CancellationToken) {
     let max = shared.config.ack_batch_size;
@@ -52,6 +61,7 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
         if received == 0 {
             return;
         }
+        gather(&mut rx, &mut batch, max).await;
         let mut acks: BTreeMap<Arc<str>, (Vec<AckItem>, Vec<&'static str>)> = BTreeMap::new();
         let mut parks: BTreeMap<Arc<str>, Vec<ParkItem>> = BTreeMap::new();
         for delivery in batch.drain(..) {
@@ -69,6 +79,26 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
         }
         for (queue, items) in parks {
             deliver_parks(&shared, &queue, &items).await;
+        }
+    }
+}
+
+/// Takes deliveries that arrive while the workers of the same batch finish.
+async fn gather(rx: &mut mpsc::Receiver<Delivery>, batch: &mut Vec<Delivery>, max: usize) {
+    for _ in 0..GATHER_YIELDS {
+        if batch.len() >= max {
+            return;
+        }
+        tokio::task::yield_now().await;
+        let before = batch.len();
+        while batch.len() < max {
+            match rx.try_recv() {
+                Ok(delivery) => batch.push(delivery),
+                Err(_) => break,
+            }
+        }
+        if batch.len() == before {
+            return;
         }
     }
 }

@@ -1,0 +1,350 @@
+//! The measuring half of `cargo xtask bench`: one run per process, figures on stdout.
+//!
+//! `cargo xtask bench` builds this example in release mode, starts its own
+//! redis-servers and runs this program once per run, each in a fresh
+//! process so the worker's RSS is the run's own. Each run prints one `row`
+//! line (`key=value` pairs for the table) and one `json` line (every figure),
+//! which xtask collects. It is an example rather than a binary so it is never
+//! installed and may use dev-dependencies. Every run flushes the Redis it
+//! is given with `--url`; without one it starts a private redis-server.
+//!
+//! Runs: `protected` (the runtime over RedisStore), `unprotected` (ZPOPMIN →
+//! LPUSH), `memory` (the runtime over MemoryStore), `replicas` (three
+//! runtimes on one queue), `profile` (Redis CPU of each script on its own).
+//! Every run but `replicas` has three phases: a hold with `--hold-pending`
+//! requests pending and `--hold-inflight` held by a waiting handler (worker
+//! RSS, Redis bytes per claim), a drain of `--requests` enqueued before the
+//! clock starts (jobs/s, Redis CPU, calls and round trips per job), and a
+//! steady arrival at half the drain rate (enqueue→result p50/p99).
+
+mod counting;
+mod profile;
+mod protected;
+mod server;
+mod unprotected;
+
+use async_trait::async_trait;
+use async_worker::{Handler, HandlerOutcome, Request};
+use clap::Parser;
+use protected::{Backend, Drain, Held};
+use server::{Admin, round};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// protected | unprotected | memory | replicas | profile
+    run: String,
+    /// The name the row carries (default: the run).
+    #[arg(long)]
+    name: Option<String>,
+    /// The redis-server to use (it is flushed!). Without it the run starts
+    /// a private one on a free port (never a shared server).
+    #[arg(long)]
+    url: Option<String>,
+    #[arg(long, default_value_t = 200_000)]
+    requests: usize,
+    #[arg(long, default_value_t = 1000)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 100)]
+    batch: usize,
+    #[arg(long, default_value_t = 256)]
+    ack_batch: usize,
+    /// Pause between polls when a batch was not full.
+    #[arg(long, default_value_t = 5)]
+    poll_ms: u64,
+    /// Length of the steady-arrival phase.
+    #[arg(long, default_value_t = 4.0)]
+    latency_secs: f64,
+    #[arg(long, default_value_t = 100_000)]
+    hold_pending: usize,
+    #[arg(long, default_value_t = 5_000)]
+    hold_inflight: usize,
+    #[arg(long, default_value_t = 3)]
+    replicas: usize,
+    /// Claims held before the profile acks the oldest.
+    #[arg(long, default_value_t = 100)]
+    window: usize,
+}
+
+/// What every phase needs to know.
+#[derive(Debug)]
+pub struct Settings {
+    pub queue: String,
+    pub list: String,
+    pub requests: usize,
+    pub concurrency: usize,
+    pub batch: usize,
+    pub ack_batch: usize,
+    pub poll: Duration,
+    pub latency_secs: f64,
+    pub hold_pending: usize,
+    pub hold_inflight: usize,
+}
+
+pub fn id_of(seq: usize) -> String {
+    format!("r{seq}")
+}
+
+pub fn token_of(seq: usize) -> String {
+    format!("t{seq}")
+}
+
+pub fn seq_of(id: &str) -> Option<usize> {
+    id.strip_prefix('r')?.parse().ok()
+}
+
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs() as i64
+}
+
+/// This process's resident set, from `/proc/self/status`.
+pub fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// CPU time this process has used (all threads), in seconds, from `/proc/self/stat`.
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at `) `.
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 here; 100 ticks a second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Busy and total jiffies of the whole machine, from `/proc/stat`.
+pub fn machine_jiffies() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cpu: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let total: u64 = cpu.iter().sum();
+    // idle and iowait are fields 4 and 5.
+    let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+/// The no-op handler: answers at once.
+#[derive(Debug)]
+pub struct NoOp;
+
+#[async_trait]
+impl Handler for NoOp {
+    async fn handle(&self, _request: &Request, _cancel: CancellationToken) -> HandlerOutcome {
+        HandlerOutcome::Success {
+            status: 200,
+            body: "{}".to_owned(),
+        }
+    }
+}
+
+/// A handler that waits until released, so work stays in flight.
+#[derive(Debug, Default)]
+pub struct Hold {
+    pub entered: AtomicUsize,
+    pub release: CancellationToken,
+}
+
+#[async_trait]
+impl Handler for Hold {
+    async fn handle(&self, _request: &Request, _cancel: CancellationToken) -> HandlerOutcome {
+        self.entered.fetch_add(1, Ordering::Relaxed);
+        self.release.cancelled().await;
+        HandlerOutcome::Success {
+            status: 200,
+            body: "{}".to_owned(),
+        }
+    }
+}
+
+fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    Some(sorted[i] as f64 / 1000.0)
+}
+
+fn field(x: Option<f64>, digits: i32) -> serde_json::Value {
+    x.map_or(serde_json::Value::Null, |x| round(x, digits).into())
+}
+
+/// Prints the run's `row` and `json` lines.
+fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option<&Held>) {
+    let jobs = drain.jobs as f64;
+    let c = &drain.counts;
+    let get = counting::Counts::get;
+    let jobs_per_s = jobs / drain.elapsed.as_secs_f64();
+    let d = drain.delta.as_ref();
+    // Round trips: every store call is one; the pool's checkout pings
+    // (UNWATCH + PING, pipelined) are one more each.
+    let pings = d.map_or(0, |d| d.calls_of("unwatch"));
+    let member_bytes = server::member(0, unix_now()).len() as f64;
+    let row = serde_json::json!({
+        "name": name,
+        "jobs_per_s": jobs_per_s.round() as u64,
+        "p50_ms": field(percentile(latency, 0.50), 2),
+        "p99_ms": field(percentile(latency, 0.99), 2),
+        "redis_cpu_us_per_job": field(d.map(|d| d.cpu_us / jobs), 2),
+        "redis_calls_per_job": field(d.map(|d| d.calls() as f64 / jobs), 2),
+        "round_trips_per_job": field(d.map(|_| (get(&c.calls) + pings) as f64 / jobs), 4),
+        "worker_cpu_us_per_job": round(drain.worker_cpu_s * 1e6 / jobs, 2),
+        "machine_busy": round(drain.machine_busy, 2),
+        "claim_bytes": field(held.and_then(|h| h.claim_bytes), 0),
+        "member_bytes": member_bytes,
+        "rss_mib": field(held.map(|h| h.rss_kib as f64 / 1024.0), 1),
+        "lost_claims": get(&c.lost),
+        "wasted_round_trips": 2 * get(&c.empty_claims),
+    });
+    let mut line = String::from("row");
+    for (k, v) in row.as_object().expect("object") {
+        let v = match v {
+            serde_json::Value::Null => "-".to_owned(),
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        line.push_str(&format!(" {k}={v}"));
+    }
+    println!("{line}");
+    let mut full = row;
+    full["jobs"] = drain.jobs.into();
+    full["elapsed_s"] = round(drain.elapsed.as_secs_f64(), 3).into();
+    full["latency_samples"] = latency.len().into();
+    full["claim_calls"] = get(&c.claim_calls).into();
+    full["ack_calls"] = get(&c.ack_calls).into();
+    full["peeks"] = get(&c.peeks).into();
+    full["pool_pings"] = pings.into();
+    if let Some(by_key) = held.and_then(|h| h.claim_bytes_by_key) {
+        full["claim_bytes_by_key"] = serde_json::json!({
+            "claimed": round(by_key[0], 0),
+            "claim_owners": round(by_key[1], 0),
+            "claims_idx": round(by_key[2], 0),
+        });
+    }
+    let f = &drain.in_flight;
+    if !f.is_empty() {
+        full["in_flight_during_drain"] = serde_json::json!({
+            "p10": f[f.len() / 10], "p50": f[f.len() / 2], "p90": f[f.len() * 9 / 10], "max": f[f.len() - 1],
+        });
+    }
+    full["settings"] = format!("{set:?}").into();
+    if let Some(d) = d {
+        full["redis_cpu_sys_us_per_job"] = round(d.sys_us / jobs, 2).into();
+        full["redis_commands"] = d.per_job_json(drain.jobs);
+    }
+    println!("json {full}");
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let set = Arc::new(Settings {
+        queue: claim_core::wire::DEFAULT_QUEUE.to_owned(),
+        list: claim_core::wire::DEFAULT_RESULT_LIST.to_owned(),
+        requests: args.requests,
+        concurrency: args.concurrency,
+        batch: args.batch,
+        ack_batch: args.ack_batch,
+        poll: Duration::from_millis(args.poll_ms),
+        latency_secs: args.latency_secs,
+        hold_pending: args.hold_pending,
+        hold_inflight: args.hold_inflight,
+    });
+    let name = args.name.clone().unwrap_or_else(|| args.run.clone());
+    // Keeps a private server alive for the run when no --url was given.
+    let mut private = None;
+    let url = match &args.url {
+        Some(url) => url.clone(),
+        None if args.run == "memory" => String::new(),
+        None => {
+            let server = claim_redis::testing::RedisServer::start(Default::default())
+                .expect("start a private redis-server (is redis-server on PATH?)");
+            let url = server.url();
+            private = Some(server);
+            url
+        }
+    };
+    println!(
+        "settings requests={} concurrency={} batch={} ack_batch={} poll_ms={} hold={}+{} latency_secs={}",
+        set.requests,
+        set.concurrency,
+        set.batch,
+        set.ack_batch,
+        args.poll_ms,
+        set.hold_pending,
+        set.hold_inflight,
+        set.latency_secs
+    );
+    let admin = || async { Admin::connect(&url).await.expect("connect to Redis") };
+    match args.run.as_str() {
+        "protected" | "memory" => {
+            let backend = if args.run == "memory" {
+                Backend::Memory
+            } else {
+                Backend::Redis {
+                    url: url.clone(),
+                    admin: admin().await,
+                }
+            };
+            let held = protected::hold(&set, &backend).await;
+            let drain = protected::drain(&set, &backend, 1).await;
+            let rate = drain.jobs as f64 / drain.elapsed.as_secs_f64() / 2.0;
+            let latency = protected::latency(&set, &backend, rate).await;
+            emit(&name, &set, &drain, &latency, Some(&held));
+        }
+        "replicas" => {
+            let backend = Backend::Redis {
+                url: url.clone(),
+                admin: admin().await,
+            };
+            let drain = protected::drain(&set, &backend, args.replicas).await;
+            emit(&name, &set, &drain, &[], None);
+        }
+        "unprotected" => {
+            let admin = admin().await;
+            let held = unprotected::hold(&set, &url, &admin).await;
+            let drain = unprotected::drain(&set, &url, &admin).await;
+            let rate = drain.jobs as f64 / drain.elapsed.as_secs_f64() / 2.0;
+            let latency = unprotected::latency(&set, &url, &admin, rate).await;
+            emit(&name, &set, &drain, &latency, Some(&held));
+        }
+        "profile" => {
+            let admin = admin().await;
+            let steps = profile::run(&set, &url, &admin, args.window).await;
+            println!(
+                "json {}",
+                serde_json::json!({ "name": name, "steps": steps })
+            );
+        }
+        other => {
+            eprintln!("bench: unknown run `{other}`");
+            std::process::exit(2);
+        }
+    }
+    drop(private);
+}

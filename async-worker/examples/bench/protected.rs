@@ -1,0 +1,295 @@
+//! Runs of the real runtime (`protected`, `protected×3`, `memory`): drain, steady-rate latency, and a hold with work in flight.
+
+use crate::counting::{Counting, Counts, Latency};
+use crate::server::{Admin, Delta};
+use crate::{Hold, NoOp, Settings};
+use async_worker::{Handler, OpenGate, QueueSpec, Runtime, RuntimeConfig};
+use claim_core::store::{StoreConfig, Submission};
+use claim_core::{ClaimStore, Generation};
+use claim_memory::MemoryStore;
+use claim_redis::{RedisStore, RedisStoreOptions};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Where the runtime's store lives.
+#[derive(Clone)]
+pub enum Backend {
+    Redis {
+        url: String,
+        admin: Admin,
+    },
+    /// One memory store per phase, created by the phase.
+    Memory,
+}
+
+/// A drain's figures.
+pub struct Drain {
+    pub jobs: u64,
+    pub elapsed: Duration,
+    /// CPU this process spent during the drain.
+    pub worker_cpu_s: f64,
+    /// Share of the whole machine's CPU that was busy during the drain
+    /// (this process, Redis and everything else running).
+    pub machine_busy: f64,
+    /// Claims held (claimed, not yet acked), sampled every millisecond, sorted.
+    pub in_flight: Vec<u64>,
+    pub counts: Arc<Counts>,
+    pub delta: Option<Delta>,
+}
+
+/// What the hold phase saw with work in flight.
+pub struct Held {
+    pub rss_kib: u64,
+    /// Bytes of claim bookkeeping per in-flight claim (`MEMORY USAGE`).
+    pub claim_bytes: Option<f64>,
+    /// The same, per key: claimed, claim-owners, claims-idx.
+    pub claim_bytes_by_key: Option<[f64; 3]>,
+}
+
+impl Backend {
+    async fn fresh_store(&self) -> Arc<dyn ClaimStore> {
+        match self {
+            Backend::Redis { url, .. } => {
+                let options = RedisStoreOptions::new(url.clone(), StoreConfig::default());
+                Arc::new(RedisStore::connect(options).await.expect("connect"))
+            }
+            Backend::Memory => Arc::new(MemoryStore::new(StoreConfig::default())),
+        }
+    }
+
+    async fn flush(&self) {
+        if let Backend::Redis { admin, .. } = self {
+            admin.flush().await.expect("FLUSHALL");
+        }
+    }
+
+    /// Enqueues `seqs` (Go-style on Redis), marking each one's enqueue time.
+    async fn enqueue(
+        &self,
+        set: &Settings,
+        store: &dyn ClaimStore,
+        seqs: std::ops::Range<usize>,
+        latency: Option<&Latency>,
+    ) {
+        let deadline = crate::unix_now() + 3600;
+        let mark = |seq| {
+            if let Some(l) = latency {
+                l.mark_enqueued(seq)
+            }
+        };
+        match self {
+            Backend::Redis { admin, .. } => admin
+                .enqueue(&set.queue, seqs, deadline, mark)
+                .await
+                .expect("enqueue"),
+            Backend::Memory => {
+                for seq in seqs {
+                    let submission = Submission {
+                        member: crate::server::member(seq, deadline).into(),
+                        generation: Generation::new(crate::id_of(seq), crate::token_of(seq)),
+                        deadline,
+                    };
+                    mark(seq);
+                    store.submit(&set.queue, &submission).await.expect("submit");
+                }
+            }
+        }
+    }
+}
+
+fn config(set: &Settings, concurrency: usize) -> RuntimeConfig {
+    RuntimeConfig {
+        queues: vec![QueueSpec::new(set.queue.clone())],
+        concurrency,
+        batch_size: set.batch,
+        ack_batch_size: set.ack_batch,
+        poll_interval: set.poll,
+        default_result_list: set.list.clone(),
+        ..RuntimeConfig::default()
+    }
+}
+
+fn start(
+    store: Arc<dyn ClaimStore>,
+    handler: Arc<dyn Handler>,
+    config: RuntimeConfig,
+    stop: &CancellationToken,
+) -> JoinHandle<async_worker::RunReport> {
+    let runtime = Runtime::new(store, handler, Arc::new(OpenGate), config);
+    tokio::spawn(runtime.run(stop.clone()))
+}
+
+async fn wait_for(what: &str, limit: Duration, done: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < limit,
+            "bench: {what} did not finish within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// Drains `set.requests` enqueued before the clock starts, with `replicas` runtimes.
+pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain {
+    backend.flush().await;
+    let counts = Arc::new(Counts::default());
+    let mut stores = Vec::new();
+    for _ in 0..replicas {
+        let inner = backend.fresh_store().await;
+        stores.push(Arc::new(Counting::new(inner, counts.clone())));
+    }
+    backend
+        .enqueue(set, stores[0].as_ref(), 0..set.requests, None)
+        .await;
+    let admin = match backend {
+        Backend::Redis { admin, .. } => Some(admin.clone()),
+        Backend::Memory => None,
+    };
+    let before = match &admin {
+        Some(a) => {
+            a.reset_stats().await.expect("RESETSTAT");
+            Some(a.snapshot().await.expect("INFO"))
+        }
+        None => None,
+    };
+    let stop = CancellationToken::new();
+    // A profiler can start at this line (`perf record -p`).
+    eprintln!("bench: drain clock started");
+    let cpu = crate::cpu_seconds();
+    let machine = crate::machine_jiffies();
+    let started = Instant::now();
+    let runs: Vec<_> = stores
+        .iter()
+        .map(|s| {
+            start(
+                s.clone(),
+                Arc::new(NoOp),
+                config(set, set.concurrency),
+                &stop,
+            )
+        })
+        .collect();
+    let jobs = set.requests as u64;
+    let held = std::cell::RefCell::new(Vec::new());
+    wait_for("the drain", Duration::from_secs(240), || {
+        let pushed = Counts::get(&counts.pushed);
+        held.borrow_mut()
+            .push(Counts::get(&counts.claimed).saturating_sub(pushed));
+        pushed >= jobs
+    })
+    .await;
+    let elapsed = started.elapsed();
+    let worker_cpu_s = crate::cpu_seconds() - cpu;
+    let (busy, total) = crate::machine_jiffies();
+    let machine_busy = (busy - machine.0) as f64 / (total - machine.1).max(1) as f64;
+    let mut in_flight = held.into_inner();
+    in_flight.sort_unstable();
+    let delta = match (&admin, before) {
+        (Some(a), Some(before)) => Some(Admin::delta(&before, &a.snapshot().await.expect("INFO"))),
+        _ => None,
+    };
+    stop.cancel();
+    for run in runs {
+        run.await.expect("runtime");
+    }
+    Drain {
+        jobs,
+        elapsed,
+        worker_cpu_s,
+        machine_busy,
+        in_flight,
+        counts,
+        delta,
+    }
+}
+
+/// Enqueue→result latencies (µs, sorted) at a steady arrival rate.
+pub async fn latency(set: &Settings, backend: &Backend, rate: f64) -> Vec<u32> {
+    backend.flush().await;
+    let count = ((rate * set.latency_secs) as usize).clamp(1, set.requests);
+    let counts = Arc::new(Counts {
+        latency: Some(Latency::new(count)),
+        ..Counts::default()
+    });
+    let store: Arc<dyn ClaimStore> =
+        Arc::new(Counting::new(backend.fresh_store().await, counts.clone()));
+    let stop = CancellationToken::new();
+    let run = start(
+        store.clone(),
+        Arc::new(NoOp),
+        config(set, set.concurrency),
+        &stop,
+    );
+    let latency = counts.latency.as_ref().expect("latency");
+    let origin = Instant::now();
+    let mut sent = 0;
+    while sent < count {
+        let due = ((origin.elapsed().as_secs_f64() * rate) as usize).min(count);
+        if due > sent {
+            backend
+                .enqueue(set, store.as_ref(), sent..due, Some(latency))
+                .await;
+            sent = due;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    wait_for("the latency phase", Duration::from_secs(120), || {
+        Counts::get(&counts.pushed) >= count as u64
+    })
+    .await;
+    stop.cancel();
+    run.await.expect("runtime");
+    let mut micros = std::mem::take(&mut *latency.micros.lock().unwrap());
+    micros.sort_unstable();
+    micros
+}
+
+/// `hold_pending` requests stay pending while `hold_inflight` are held by
+/// a handler that waits: the worker's RSS and Redis's bytes per claim.
+pub async fn hold(set: &Settings, backend: &Backend) -> Held {
+    backend.flush().await;
+    let store = backend.fresh_store().await;
+    let total = set.hold_pending + set.hold_inflight;
+    backend.enqueue(set, store.as_ref(), 0..total, None).await;
+    let handler = Arc::new(Hold::default());
+    let stop = CancellationToken::new();
+    let run = start(
+        store,
+        handler.clone(),
+        config(set, set.hold_inflight),
+        &stop,
+    );
+    wait_for("the hold phase", Duration::from_secs(120), || {
+        handler.entered.load(Ordering::Relaxed) >= set.hold_inflight
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let rss_kib = crate::rss_kib();
+    let claim_bytes_by_key = match backend {
+        Backend::Redis { admin, .. } => {
+            let q = claim_redis::keys::QueueKeys::new("", &set.queue);
+            let claims = admin.hlen(&q.owners).await.expect("HLEN").max(1) as f64;
+            let mut by_key = [0.0; 3];
+            for (i, key) in [q.claimed, q.owners, q.index].into_iter().enumerate() {
+                let bytes = admin.memory_usage(&[key]).await.expect("MEMORY USAGE");
+                by_key[i] = bytes as f64 / claims;
+            }
+            Some(by_key)
+        }
+        Backend::Memory => None,
+    };
+    let claim_bytes = claim_bytes_by_key.map(|b| b.iter().sum());
+    stop.cancel();
+    handler.release.cancel();
+    run.await.expect("runtime");
+    Held {
+        rss_kib,
+        claim_bytes,
+        claim_bytes_by_key,
+    }
+}

@@ -1,0 +1,224 @@
+//! The bench's own view of the Redis server: its CPU and command counters, memory, and a Go-style producer.
+//!
+//! CPU is the server's own `used_cpu_sys + used_cpu_user` (every thread of
+//! the server process), so other work on the machine does not inflate it.
+//! Commands are `INFO commandstats`, which counts the commands scripts run
+//! as well as the scripts themselves.
+
+use claim_core::wire::Envelope;
+use redis::aio::MultiplexedConnection;
+use std::collections::BTreeMap;
+
+/// Commands the bench itself sends; they are not the workload's.
+const OWN_COMMANDS: [&str; 4] = ["info", "config|resetstat", "flushall", "memory|usage"];
+
+/// A connection of the bench's own (not the store's pool).
+#[derive(Clone)]
+pub struct Admin {
+    conn: MultiplexedConnection,
+}
+
+/// One reading of the server's counters.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub cpu_s: f64,
+    /// The kernel's share of `cpu_s` (system calls, page faults).
+    pub sys_s: f64,
+    /// Command name → (calls, µs).
+    pub commands: BTreeMap<String, (u64, u64)>,
+}
+
+/// What the server did between two snapshots.
+#[derive(Debug, Clone, Default)]
+pub struct Delta {
+    pub cpu_us: f64,
+    pub sys_us: f64,
+    pub commands: BTreeMap<String, (u64, u64)>,
+}
+
+impl Delta {
+    /// Every command the workload ran, script-internal ones included.
+    pub fn calls(&self) -> u64 {
+        self.commands
+            .iter()
+            .filter(|(name, _)| !OWN_COMMANDS.contains(&name.as_str()))
+            .map(|(_, (calls, _))| calls)
+            .sum()
+    }
+
+    pub fn calls_of(&self, name: &str) -> u64 {
+        self.commands.get(name).map_or(0, |c| c.0)
+    }
+
+    /// The per-command breakdown, per job, as JSON.
+    pub fn per_job_json(&self, jobs: u64) -> serde_json::Value {
+        let jobs = jobs.max(1) as f64;
+        let mut out = serde_json::Map::new();
+        for (name, (calls, usec)) in &self.commands {
+            if OWN_COMMANDS.contains(&name.as_str()) {
+                continue;
+            }
+            out.insert(
+                name.clone(),
+                serde_json::json!({
+                    "calls_per_job": round(*calls as f64 / jobs, 4),
+                    "usec_per_job": round(*usec as f64 / jobs, 3),
+                }),
+            );
+        }
+        out.into()
+    }
+}
+
+pub fn round(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}
+
+impl Admin {
+    pub async fn connect(url: &str) -> redis::RedisResult<Admin> {
+        let client = redis::Client::open(url)?;
+        Ok(Admin {
+            conn: client.get_multiplexed_async_connection().await?,
+        })
+    }
+
+    pub async fn flush(&self) -> redis::RedisResult<()> {
+        let mut c = self.conn.clone();
+        redis::cmd("FLUSHALL").query_async(&mut c).await
+    }
+
+    /// Zeroes the command counters (CPU counters cannot be reset: compare snapshots).
+    pub async fn reset_stats(&self) -> redis::RedisResult<()> {
+        let mut c = self.conn.clone();
+        redis::cmd("CONFIG")
+            .arg("RESETSTAT")
+            .query_async(&mut c)
+            .await
+    }
+
+    pub async fn snapshot(&self) -> redis::RedisResult<Snapshot> {
+        let mut c = self.conn.clone();
+        let info: String = redis::cmd("INFO")
+            .arg("cpu")
+            .arg("commandstats")
+            .query_async(&mut c)
+            .await?;
+        let (cpu, stats) = (&info, &info);
+        let field = |name: &str| -> f64 {
+            cpu.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0.0)
+        };
+        let mut commands = BTreeMap::new();
+        for line in stats.lines() {
+            let Some((name, rest)) = line
+                .strip_prefix("cmdstat_")
+                .and_then(|l| l.split_once(':'))
+            else {
+                continue;
+            };
+            let value = |key: &str| -> u64 {
+                rest.split(',')
+                    .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0)
+            };
+            commands.insert(name.to_owned(), (value("calls"), value("usec")));
+        }
+        Ok(Snapshot {
+            cpu_s: field("used_cpu_sys") + field("used_cpu_user"),
+            sys_s: field("used_cpu_sys"),
+            commands,
+        })
+    }
+
+    pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
+        let mut commands = BTreeMap::new();
+        for (name, (calls, usec)) in &after.commands {
+            let (c0, u0) = before.commands.get(name).copied().unwrap_or_default();
+            if calls > &c0 {
+                commands.insert(name.clone(), (calls - c0, usec.saturating_sub(u0)));
+            }
+        }
+        Delta {
+            cpu_us: (after.cpu_s - before.cpu_s) * 1e6,
+            sys_us: (after.sys_s - before.sys_s) * 1e6,
+            commands,
+        }
+    }
+
+    /// `MEMORY USAGE` summed over `keys` (every element counted).
+    pub async fn memory_usage(&self, keys: &[String]) -> redis::RedisResult<u64> {
+        let mut c = self.conn.clone();
+        let mut total = 0;
+        for key in keys {
+            let bytes: Option<u64> = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query_async(&mut c)
+                .await?;
+            total += bytes.unwrap_or(0);
+        }
+        Ok(total)
+    }
+
+    pub async fn hlen(&self, key: &str) -> redis::RedisResult<u64> {
+        let mut c = self.conn.clone();
+        redis::cmd("HLEN").arg(key).query_async(&mut c).await
+    }
+
+    /// Enqueues requests `seqs` as the Go producer does (DEL the cancel
+    /// marker, SET the active token until the deadline, ZADD the member),
+    /// pipelined; calls `mark` for each just before its batch is sent.
+    pub async fn enqueue(
+        &self,
+        queue: &str,
+        seqs: std::ops::Range<usize>,
+        deadline: i64,
+        mut mark: impl FnMut(usize),
+    ) -> redis::RedisResult<()> {
+        let mut c = self.conn.clone();
+        let ttl_ms = 3_600_000u64;
+        let mut start = seqs.start;
+        while start < seqs.end {
+            let end = (start + 1000).min(seqs.end);
+            let mut pipe = redis::pipe();
+            for seq in start..end {
+                let (id, token) = (crate::id_of(seq), crate::token_of(seq));
+                pipe.cmd("DEL")
+                    .arg(format!("request-cancel:{id}"))
+                    .ignore()
+                    .cmd("SET")
+                    .arg(format!("request-active:{id}"))
+                    .arg(&token)
+                    .arg("PX")
+                    .arg(ttl_ms)
+                    .ignore()
+                    .cmd("ZADD")
+                    .arg(queue)
+                    .arg(deadline)
+                    .arg(member(seq, deadline))
+                    .ignore();
+                mark(seq);
+            }
+            let () = pipe.query_async(&mut c).await?;
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+/// A small request, as the Go producer shapes it.
+pub fn member(seq: usize, deadline: i64) -> Vec<u8> {
+    Envelope::new(
+        crate::id_of(seq),
+        crate::token_of(seq),
+        deadline,
+        serde_json::json!({ "model": "m", "prompt": "hi" }),
+    )
+    .to_bytes()
+}

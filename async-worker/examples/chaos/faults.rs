@@ -1,0 +1,185 @@
+//! Carrying out the plan's faults: worker SIGKILLs, the redis-server restart, the proxy cut.
+
+use crate::fleet::{Fleet, Mark};
+use crate::plan::{Fault, Plan};
+use crate::proxy::{CutReport, Proxy};
+use crate::redelivery::{self, KillTrace};
+use crate::results::{self, Raw};
+use claim_redis::RedisStore;
+use claim_redis::testing::RedisServer;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+/// How long one kill's orphans are tracked at most.
+const TRACK_BOUND: Duration = Duration::from_secs(60);
+/// How soon a worker must claim again after the Redis restart or its cut.
+const RIDE_THROUGH_BOUND: Duration = Duration::from_secs(15);
+
+/// Everything the faults act on.
+pub struct Targets {
+    pub plan: Plan,
+    pub start: Instant,
+    pub fleet: Arc<Mutex<Fleet>>,
+    pub server: RedisServer,
+    pub proxy: Arc<Proxy>,
+    pub store: RedisStore,
+    pub raw: Raw,
+}
+
+/// A ride-through check: workers checked (still running at its end), and
+/// those of them that never claimed again.
+pub type RideThrough = (usize, Vec<Mark>);
+
+/// What the faults did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub kills: Vec<(Duration, JoinHandle<KillTrace>)>,
+    /// Result-list length just before redis-server was killed and once it was back.
+    pub records_across_restart: Option<(usize, usize)>,
+    pub redis_back_after: Option<Duration>,
+    /// Ride-through check: after the Redis restart every worker must claim
+    /// again (see [`claims_again`]).
+    pub ride_through: Vec<JoinHandle<RideThrough>>,
+    /// The proxy cut's report and its ride-through check.
+    pub cut: Option<JoinHandle<(CutReport, RideThrough)>>,
+}
+
+/// `[  12.3s]`: the time since submissions began.
+pub fn stamp(start: Instant) -> String {
+    format!("[{:6.1}s]", start.elapsed().as_secs_f64())
+}
+
+/// Runs every fault at its time; returns when the last one has started.
+pub async fn run(t: &mut Targets) -> Result<Outcome, String> {
+    let mut out = Outcome::default();
+    for (at, fault) in t.plan.faults.clone() {
+        tokio::time::sleep_until((t.start + at).into()).await;
+        match fault {
+            Fault::KillWorker(slot) => kill(t, slot, &mut out).await?,
+            Fault::RestartRedis => restart_redis(t, &mut out).await?,
+            Fault::CutProxy => out.cut = Some(tokio::spawn(cut(t))),
+        }
+    }
+    Ok(out)
+}
+
+/// Cuts the proxied worker off, then checks it claims again once reconnected.
+fn cut(t: &Targets) -> impl Future<Output = (CutReport, RideThrough)> + use<> {
+    let (proxy, length, start) = (t.proxy.clone(), t.plan.cut_for, t.start);
+    let (fleet, slot) = (t.fleet.clone(), t.plan.cut_slot);
+    println!(
+        "{} proxy cut: worker {slot} cut off from Redis for {length:?} ({:?} blackhole, then refused)",
+        stamp(start),
+        length / 2
+    );
+    async move {
+        let report = proxy.cut(length).await;
+        println!(
+            "{} proxy cut over: {} open connections severed, {} connection attempts turned away; forwarding again",
+            stamp(start),
+            report.severed,
+            report.turned_away
+        );
+        let mark = {
+            let mut fleet = fleet.lock().await;
+            fleet.scrape_all().await;
+            fleet.mark(slot)
+        };
+        (
+            report,
+            claims_again(fleet, vec![mark], RIDE_THROUGH_BOUND).await,
+        )
+    }
+}
+
+async fn kill(t: &mut Targets, slot: usize, out: &mut Outcome) -> Result<(), String> {
+    let killed = t
+        .fleet
+        .lock()
+        .await
+        .kill_and_restart(slot)
+        .await
+        .map_err(|e| format!("killing worker {slot}: {e}"))?;
+    let when = killed.at.duration_since(t.start);
+    println!(
+        "{} SIGKILL worker {slot} (pid {}); restarted as pid {}",
+        stamp(t.start),
+        killed.pid,
+        killed.new_pid
+    );
+    let Some(owner) = killed.owner else {
+        println!("           (its owner token was not in its log yet: its claims are not traced)");
+        return Ok(());
+    };
+    let store = t.store.clone();
+    let handle = tokio::spawn(redelivery::track(store, owner, killed.at, TRACK_BOUND));
+    out.kills.push((when, handle));
+    Ok(())
+}
+
+async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String> {
+    let before = results::list_len(&mut t.raw).await.ok();
+    t.server.kill();
+    println!(
+        "{} redis-server SIGKILLed (AOF appendfsync always); down for {:?}",
+        stamp(t.start),
+        t.plan.redis_down
+    );
+    tokio::time::sleep(t.plan.redis_down).await;
+    let launched = Instant::now();
+    tokio::task::block_in_place(|| t.server.restart())
+        .map_err(|e| format!("restarting redis-server: {e}"))?;
+    let back = launched.elapsed();
+    out.redis_back_after = Some(back);
+    let after = wait_len(&mut t.raw).await;
+    let marks = {
+        let mut fleet = t.fleet.lock().await;
+        fleet.scrape_all().await;
+        fleet.marks()
+    };
+    let fleet = t.fleet.clone();
+    out.ride_through
+        .push(tokio::spawn(claims_again(fleet, marks, RIDE_THROUGH_BOUND)));
+    println!(
+        "{} redis-server restarted on the same data dir; answering PING after {back:.2?} (AOF replay); result list {} → {} records",
+        stamp(t.start),
+        before.map_or("?".into(), |n| n.to_string()),
+        after.map_or("?".into(), |n| n.to_string()),
+    );
+    if let (Some(before), Some(after)) = (before, after) {
+        out.records_across_restart = Some((before, after));
+    }
+    Ok(())
+}
+
+/// The result list's length once Redis answers (polling, bounded).
+async fn wait_len(raw: &mut Raw) -> Option<usize> {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < give_up {
+        if let Ok(n) = results::list_len(raw).await {
+            return Some(n);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
+/// Polls (bounded) until each marked process that still runs has claimed
+/// more requests than at its mark. Returns how many were checked (still
+/// running at the end) and those that never claimed again.
+async fn claims_again(fleet: Arc<Mutex<Fleet>>, marks: Vec<Mark>, bound: Duration) -> RideThrough {
+    let give_up = Instant::now() + bound;
+    loop {
+        let (checked, stalled) = {
+            let mut fleet = fleet.lock().await;
+            fleet.scrape_all().await;
+            fleet.stalled(&marks)
+        };
+        if stalled.is_empty() || Instant::now() > give_up {
+            return (checked, stalled);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,289 @@
+//! The chaos run behind `cargo xtask chaos`: real `async-worker` processes, a real redis-server, and faults.
+//!
+//! A private redis-server with AOF `appendfsync always` (its own port and
+//! data dir), a seeded stand-in gateway with random latency, some 500 and
+//! 429 answers and a few calls slower than two leases (only heartbeats keep
+//! those), and N worker processes (the release `async-worker` binary,
+//! lease 3 s, reclaim interval 500 ms). One worker reaches Redis through a
+//! TCP proxy in this program. A producer submits M generations in the Go
+//! producer's format, with resubmissions and cancels, while the plan's
+//! faults strike: a random worker SIGKILLed every few seconds and started
+//! again, redis-server SIGKILLed and restarted once on the same data dir,
+//! and the proxied worker cut off from Redis for a few seconds. Then it
+//! waits for every generation's record, SIGTERMs the workers and prints the
+//! figures. Exit code 0 only when nothing was lost and every accepted
+//! generation has exactly one record.
+//!
+//! An example rather than a binary of the package: it needs claim-redis's
+//! `test-support` feature (the private redis-server), which examples get
+//! from the dev-dependencies, so the processor binary's dependencies stay
+//! free of test code. `cargo xtask chaos` builds both in release mode.
+
+mod faults;
+mod fleet;
+mod plan;
+mod producer;
+mod proxy;
+mod redelivery;
+mod report;
+mod results;
+mod watch;
+
+use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
+use claim_core::Generation;
+use claim_core::store::StoreConfig;
+use claim_redis::testing::{RedisServer, RedisServerOptions, redis_server_path};
+use claim_redis::{RedisStore, RedisStoreOptions};
+use clap::Parser;
+use faults::{Targets, stamp};
+use fleet::Fleet;
+use plan::{Args, Plan};
+use producer::Ledger;
+use results::{Raw, Records};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// The run's queue, result list and retry set (on its own server, so no prefix).
+pub const QUEUE: &str = "chaos-requests";
+pub const RESULTS: &str = "chaos-results";
+pub const RETRY: &str = "chaos-retry";
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let plan = match Plan::from_args(&args) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("chaos: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    match runtime.block_on(run(plan)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("chaos: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(plan: Plan) -> Result<bool, String> {
+    let seed = plan.seed;
+    println!(
+        "chaos: seed {seed}; {} workers, {} requests at {}/s; {} worker kills, one redis-server restart, one {:?} proxy cut of worker {}",
+        plan.workers,
+        plan.requests,
+        plan.rate,
+        plan.kills(),
+        plan.cut_for,
+        plan.cut_slot
+    );
+    if redis_server_path().is_none() {
+        return Err("redis-server is not on PATH: the chaos run needs it (Debian: apt-get install redis-server)".into());
+    }
+    let options = RedisServerOptions { aof_always: true };
+    let server = tokio::task::block_in_place(|| RedisServer::start(options))
+        .map_err(|e| format!("starting redis-server: {e}"))?;
+    let logs = std::env::temp_dir().join(format!("chaos-{seed}-{}", std::process::id()));
+    std::fs::create_dir_all(&logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
+    let behaviour = GatewayBehaviour {
+        min_latency: Duration::from_millis(20),
+        max_latency: Duration::from_millis(1000),
+        error_rate: 0.02,
+        throttle_rate: 0.02,
+        slow_rate: 0.01,
+        slow_latency: plan.lease * 2 + Duration::from_secs(1),
+    };
+    let gateway = StandInGateway::start_seeded(behaviour, plan.gateway_seed)
+        .await
+        .map_err(|e| format!("starting the stand-in gateway: {e}"))?;
+    let upstream = ([127, 0, 0, 1], server.port()).into();
+    let proxy = Arc::new(
+        proxy::Proxy::start(upstream)
+            .await
+            .map_err(|e| format!("starting the proxy: {e}"))?,
+    );
+    let store = RedisStore::connect(RedisStoreOptions::new(server.url(), store_config(&plan)))
+        .await
+        .map_err(|e| e.to_string())?;
+    let configs = (0..plan.workers)
+        .map(|slot| {
+            let url = if slot == plan.cut_slot {
+                proxy.url()
+            } else {
+                server.url()
+            };
+            transport_config(&plan, &url, &gateway.base_url())
+        })
+        .collect();
+    let fleet = Fleet::start(&plan.worker_bin, &logs, configs, plan.concurrency)
+        .map_err(|e| format!("starting {}: {e}", plan.worker_bin.display()))?;
+    let fleet = Arc::new(tokio::sync::Mutex::new(fleet));
+    watch::wait_until_up(&fleet, plan.workers).await?;
+    println!("workers up; logs in {}", logs.display());
+
+    let start = Instant::now();
+    let ledger = Arc::new(std::sync::Mutex::new(Ledger::default()));
+    let records = Arc::new(std::sync::Mutex::new(Records::default()));
+    let stop = CancellationToken::new();
+    let producer = tokio::spawn(producer::run(
+        store.clone(),
+        ledger.clone(),
+        plan.clone(),
+        start,
+    ));
+    let reader = tokio::spawn(watch::read_results(
+        server.url(),
+        records.clone(),
+        stop.clone(),
+    ));
+    let expiries = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let supervisor = tokio::spawn(watch::supervise(
+        fleet.clone(),
+        expiries.clone(),
+        start,
+        stop.clone(),
+    ));
+    let raw = Raw::new(&server.url()).map_err(|e| e.to_string())?;
+    let mut targets = Targets {
+        plan: plan.clone(),
+        start,
+        fleet: fleet.clone(),
+        server,
+        proxy,
+        store: store.clone(),
+        raw,
+    };
+    let outcome = faults::run(&mut targets).await?;
+    producer.await.map_err(|e| e.to_string())??;
+    println!(
+        "{} all {} submissions accepted",
+        stamp(start),
+        plan.requests
+    );
+    let mut ride_through: faults::RideThrough = (0, Vec::new());
+    let mut checks = Vec::new();
+    let cut = match outcome.cut {
+        Some(handle) => handle.await.ok().map(|(report, check)| {
+            checks.push(check);
+            (report.severed, report.turned_away)
+        }),
+        None => None,
+    };
+    for handle in outcome.ride_through {
+        checks.push(handle.await.unwrap_or_default());
+    }
+    for (checked, stalled) in checks {
+        ride_through.0 += checked;
+        ride_through.1.extend(stalled);
+    }
+
+    let answered = watch::settle(&ledger, &records, &store, start, plan.short).await;
+    stop.cancel();
+    let _ = reader.await;
+    let _ = supervisor.await;
+    let mut raw = targets.raw;
+    let _ = results::read_new(&mut raw, &records).await;
+    let statuses = {
+        let mut fleet = fleet.lock().await;
+        fleet.scrape_all().await;
+        fleet.terminate(Duration::from_secs(30)).await
+    };
+    let unclean_exits = statuses
+        .iter()
+        .filter(|s| !s.is_some_and(|s| s.success()))
+        .count();
+    let mut kills = Vec::new();
+    for (at, handle) in outcome.kills {
+        kills.push((at, handle.await.unwrap_or_default()));
+    }
+    let ledger = std::mem::take(&mut *ledger.lock().expect("ledger lock"));
+    let records = std::mem::take(&mut *records.lock().expect("records lock"));
+    let generations: Vec<Generation> = ledger
+        .generations
+        .iter()
+        .flat_map(|(id, tokens)| {
+            tokens
+                .iter()
+                .map(|t| Generation::new(id.clone(), t.clone()))
+        })
+        .collect();
+    let unmarked = results::unmarked(&mut raw, &store, &generations)
+        .await
+        .map_err(|e| e.to_string())?;
+    let leftovers = results::leftovers(&store)
+        .await
+        .map_err(|e| e.to_string())?;
+    let windows = plan.expiry_windows();
+    let unprompted = expiries
+        .lock()
+        .expect("expiries lock")
+        .iter()
+        .filter(|(at, _)| !windows.iter().any(|w| w.contains(at)))
+        .map(|(_, n)| *n as u64)
+        .sum();
+    let fleet = fleet.lock().await;
+    let figures = report::Figures {
+        plan: &plan,
+        ledger: &ledger,
+        records: &records,
+        counters: fleet.totals(),
+        unmarked,
+        leftovers,
+        kills,
+        records_across_restart: outcome.records_across_restart,
+        redis_back_after: outcome.redis_back_after,
+        cut,
+        unexpected_exits: fleet.unexpected_exits.len(),
+        unclean_exits,
+        ride_through,
+        unprompted_expiries: unprompted,
+        elapsed: start.elapsed(),
+    };
+    figures.print();
+    let passed = answered && figures.failures().is_empty();
+    if passed && !plan.keep_logs {
+        let _ = std::fs::remove_dir_all(&logs);
+    } else {
+        let _ = std::fs::copy(
+            targets.server.data_dir().join("redis.log"),
+            logs.join("redis.log"),
+        );
+        println!("worker and redis logs kept in {}", logs.display());
+    }
+    Ok(passed)
+}
+
+fn store_config(plan: &Plan) -> StoreConfig {
+    StoreConfig {
+        lease_ttl_ms: plan.lease.as_millis() as u64,
+        result_dedup_ttl_ms: 3_600_000,
+        retry_set: RETRY.into(),
+        default_queue: QUEUE.into(),
+        default_result_list: RESULTS.into(),
+        queue_result_lists: [(QUEUE.to_owned(), RESULTS.to_owned())].into(),
+        ..StoreConfig::default()
+    }
+}
+
+/// A worker's transport config (Go field names).
+fn transport_config(plan: &Plan, url: &str, gateway: &str) -> String {
+    serde_json::json!({
+        "url": url,
+        "retry_queue_name": RETRY,
+        "result_queue_name": RESULTS,
+        "poll_interval_ms": 20,
+        "batch_size": 50,
+        "claim_lease_ttl_seconds": plan.lease.as_secs(),
+        "claim_reclaim_interval_ms": plan.reclaim_interval.as_millis() as u64,
+        "result_dedup_ttl_seconds": 3600,
+        "queues": [{"id": "chaos", "queue_name": QUEUE, "result_queue_name": RESULTS, "igw_base_url": gateway}],
+    })
+    .to_string()
+}

@@ -1,0 +1,219 @@
+//! The command line and the run's plan: sizes, timings, and the seeded schedule of faults.
+//!
+//! Every random choice of the run (fault times, victims, which requests are
+//! resubmitted or cancelled, the gateway's latencies and failures) comes
+//! from generators seeded by `--seed`, so a seed names a run. Thread and
+//! network timing still differ between runs of one seed.
+
+use clap::Parser;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `chaos`: real worker processes, real Redis, and faults; the verdict is exit code 0.
+#[derive(Debug, Parser)]
+#[command(
+    name = "chaos",
+    about = "SIGKILLs workers, restarts redis-server under AOF and cuts a worker off from Redis while requests flow; fails unless nothing is lost and every generation has exactly one record"
+)]
+pub struct Args {
+    /// Worker processes [default: 3, or 2 with --short].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Submissions (generations), resubmissions included [default: 20000, or 1500 with --short].
+    #[arg(long, value_name = "M")]
+    pub requests: Option<usize>,
+    /// Seed of every random choice [default: from the clock; printed either way].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// The CI size: fewer requests, one worker kill, the Redis restart and the proxy cut.
+    #[arg(long)]
+    pub short: bool,
+    /// The `async-worker` binary [default: `../async-worker` next to this program's directory].
+    #[arg(long, value_name = "PATH")]
+    pub worker_bin: Option<PathBuf>,
+    /// Keep the worker logs and Redis data directory even when the run passes.
+    #[arg(long)]
+    pub keep_logs: bool,
+}
+
+/// One fault, at an offset from the start of submissions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    /// SIGKILL the worker in this slot and start a new one there.
+    KillWorker(usize),
+    /// SIGKILL redis-server, leave it down a moment, start it on the same data dir.
+    RestartRedis,
+    /// Cut the proxied worker off from Redis for [`Plan::cut_for`].
+    CutProxy,
+}
+
+/// Everything the run does, decided before it starts.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub seed: u64,
+    pub short: bool,
+    pub workers: usize,
+    pub requests: usize,
+    /// Submissions per second (the producer paces itself).
+    pub rate: f64,
+    pub lease: Duration,
+    pub reclaim_interval: Duration,
+    pub concurrency: usize,
+    /// Fraction of submissions that resubmit an earlier id with a new token.
+    pub resubmit_fraction: f64,
+    /// Chance, after each submission, that the producer cancels a recent id.
+    pub cancel_fraction: f64,
+    /// How long redis-server stays down between its SIGKILL and its restart.
+    pub redis_down: Duration,
+    /// The worker slot whose Redis URL is the proxy.
+    pub cut_slot: usize,
+    pub cut_for: Duration,
+    /// Faults by offset from the start, in order.
+    pub faults: Vec<(Duration, Fault)>,
+    /// Seeds of the producer and the gateway.
+    pub producer_seed: u64,
+    pub gateway_seed: u64,
+    pub worker_bin: PathBuf,
+    pub keep_logs: bool,
+}
+
+impl Plan {
+    pub fn from_args(args: &Args) -> Result<Plan, String> {
+        let seed = args.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos() as u64
+                % 1_000_000_000
+        });
+        let workers = args.workers.unwrap_or(if args.short { 2 } else { 3 });
+        let requests = args
+            .requests
+            .unwrap_or(if args.short { 1500 } else { 20_000 });
+        if workers < 2 {
+            return Err(format!(
+                "--workers {workers}: at least 2 are needed (a survivor reclaims a cut-off worker's claims)"
+            ));
+        }
+        if requests < 100 {
+            return Err(format!("--requests {requests}: give at least 100"));
+        }
+        let worker_bin = match &args.worker_bin {
+            Some(path) => path.clone(),
+            None => sibling_worker_bin()?,
+        };
+        if !worker_bin.is_file() {
+            return Err(format!(
+                "{} does not exist: build it first (`cargo build --release -p async-worker --bin async-worker`) or pass --worker-bin",
+                worker_bin.display()
+            ));
+        }
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut plan = Plan {
+            seed,
+            short: args.short,
+            workers,
+            requests,
+            rate: if args.short { 100.0 } else { 500.0 },
+            lease: Duration::from_secs(3),
+            reclaim_interval: Duration::from_millis(500),
+            concurrency: 128,
+            resubmit_fraction: 0.03,
+            cancel_fraction: 0.02,
+            redis_down: Duration::from_secs(1),
+            cut_slot: rng.random_range(0..workers),
+            cut_for: Duration::from_secs(if args.short { 4 } else { 5 }),
+            faults: Vec::new(),
+            producer_seed: rng.random(),
+            gateway_seed: rng.random(),
+            worker_bin,
+            keep_logs: args.keep_logs,
+        };
+        plan.faults = plan.schedule(&mut rng);
+        Ok(plan)
+    }
+
+    /// How long the producer takes to submit everything at its pace.
+    pub fn submit_for(&self) -> Duration {
+        Duration::from_secs_f64(self.requests as f64 / self.rate)
+    }
+
+    /// The longest a crashed worker's claim should wait: lease plus reclaim interval.
+    pub fn redelivery_bound(&self) -> Duration {
+        self.lease + self.reclaim_interval
+    }
+
+    /// The Redis restart at half the submission time, the proxy cut at
+    /// 65%, worker kills every 3–6 s (one with `--short`). No kill falls in
+    /// the Redis outage or in the redelivery window before it, so each kill's
+    /// redelivery time measures leases and the reclaimer, not the outage.
+    fn schedule(&self, rng: &mut StdRng) -> Vec<(Duration, Fault)> {
+        let total = self.submit_for().as_secs_f64();
+        let (restart, cut) = (0.50 * total, 0.65 * total);
+        let mut faults = vec![(restart, Fault::RestartRedis), (cut, Fault::CutProxy)];
+        let quiet_before = (self.redelivery_bound() + Duration::from_secs(2)).as_secs_f64();
+        let quiet_after = (self.redis_down + Duration::from_secs(2)).as_secs_f64();
+        let clear = |t: f64| t < restart - quiet_before || t > restart + quiet_after;
+        // The cut worker is spared from the cut until its aftermath is seen:
+        // its lost leases, its late acks, its reconnect.
+        let spare = cut - 1.0..cut + (self.cut_for + self.lease).as_secs_f64() + 3.0;
+        let mut at = rng.random_range(1.0..1.8);
+        while at < total {
+            if clear(at) {
+                let victim = if spare.contains(&at) {
+                    let v = rng.random_range(0..self.workers - 1);
+                    if v >= self.cut_slot { v + 1 } else { v }
+                } else {
+                    rng.random_range(0..self.workers)
+                };
+                faults.push((at, Fault::KillWorker(victim)));
+                if self.short {
+                    break;
+                }
+            }
+            at += rng.random_range(3.0..6.0);
+        }
+        faults.sort_by(|a, b| a.0.total_cmp(&b.0));
+        faults
+            .into_iter()
+            .map(|(t, f)| (Duration::from_secs_f64(t), f))
+            .collect()
+    }
+
+    /// The stretches after each fault in which leases may expire because
+    /// of it: until its lease ran out and a reclaimer ran, plus a scrape.
+    /// An expiry outside them means a live worker's heartbeat failed.
+    pub fn expiry_windows(&self) -> Vec<Range<Duration>> {
+        let settle = self.lease + self.reclaim_interval + Duration::from_millis(3500);
+        self.faults
+            .iter()
+            .map(|(at, fault)| {
+                let outage = match fault {
+                    Fault::KillWorker(_) => Duration::ZERO,
+                    Fault::RestartRedis => self.redis_down + Duration::from_secs(1),
+                    Fault::CutProxy => self.cut_for,
+                };
+                *at..*at + outage + settle
+            })
+            .collect()
+    }
+
+    pub fn kills(&self) -> usize {
+        self.faults
+            .iter()
+            .filter(|(_, f)| matches!(f, Fault::KillWorker(_)))
+            .count()
+    }
+}
+
+/// `target/<profile>/async-worker`, beside `target/<profile>/examples/chaos`.
+fn sibling_worker_bin() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    exe.parent()
+        .and_then(|examples| examples.parent())
+        .map(|profile| profile.join("async-worker"))
+        .ok_or_else(|| "cannot find the async-worker binary: pass --worker-bin".to_owned())
+}

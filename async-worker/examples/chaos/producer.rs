@@ -1,0 +1,152 @@
+//! The producer: paced submissions in the Go producer's format, some resubmissions of an id with a new token, some cancels.
+//!
+//! `store.submit` is the Go producer's MULTI (DEL `request-cancel:<id>`, SET
+//! `request-active:<id>`, ZADD) and `store.cancel` its cancel. A call that
+//! fails (Redis restarting) is repeated until it succeeds: both are
+//! idempotent, and a repeated submit of a generation that already has its
+//! record is dropped by the next claim. A generation is accepted once its
+//! submit returned OK; every accepted generation must get exactly one record.
+
+use crate::{QUEUE, RESULTS};
+use claim_core::store::Submission;
+use claim_core::wire::Envelope;
+use claim_core::{ClaimStore, Generation, StoreError};
+use claim_redis::RedisStore;
+use futures::TryStreamExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long one producer call may keep failing before the run gives up.
+const CALL_BOUND: Duration = Duration::from_secs(60);
+/// Producer calls in flight at once.
+const CONCURRENT_CALLS: usize = 8;
+
+/// What the producer submitted.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// Request tokens (generations) per id, in submission order.
+    pub generations: HashMap<String, Vec<String>>,
+    pub accepted: usize,
+    pub resubmissions: usize,
+    pub cancels: usize,
+    /// Cancels that found an active generation to mark.
+    pub cancels_marked: usize,
+    /// Producer calls that failed and were repeated.
+    pub failed_calls: usize,
+}
+
+/// One submission the producer will make, and the cancel that follows it.
+struct Step {
+    due: Duration,
+    id: String,
+    token: String,
+    resubmit: bool,
+    cancel: Option<String>,
+}
+
+/// Decides every submission and cancel up front, from the producer's seed.
+fn steps(plan: &crate::plan::Plan) -> Vec<Step> {
+    let mut rng = StdRng::seed_from_u64(plan.producer_seed);
+    let mut ids: Vec<String> = Vec::with_capacity(plan.requests);
+    let mut steps = Vec::with_capacity(plan.requests);
+    for i in 0..plan.requests {
+        let resubmit = ids.len() > 50 && rng.random_bool(plan.resubmit_fraction);
+        let id = if resubmit {
+            // A recent id: its earlier generation may still be pending or in flight.
+            ids[rng.random_range(ids.len().saturating_sub(500)..ids.len())].clone()
+        } else {
+            ids.push(format!("chaos-{:06}", ids.len()));
+            ids[ids.len() - 1].clone()
+        };
+        // Half the cancels chase the request just submitted (often still
+        // pending or in flight), half a recent one (often answered already).
+        let cancel = rng.random_bool(plan.cancel_fraction).then(|| {
+            if rng.random_bool(0.5) {
+                id.clone()
+            } else {
+                ids[rng.random_range(ids.len().saturating_sub(100)..ids.len())].clone()
+            }
+        });
+        steps.push(Step {
+            due: Duration::from_secs_f64(i as f64 / plan.rate),
+            token: format!("{:016x}", rng.random::<u64>()),
+            id,
+            resubmit,
+            cancel,
+        });
+    }
+    steps
+}
+
+/// Submits the plan's generations at its rate from `start`, a few calls at
+/// a time so one slow call does not hold the pace back.
+pub async fn run(
+    store: RedisStore,
+    ledger: Arc<Mutex<Ledger>>,
+    plan: crate::plan::Plan,
+    start: Instant,
+) -> Result<(), String> {
+    let (store, ledger) = (&store, &ledger);
+    futures::stream::iter(steps(&plan).into_iter().map(Ok))
+        .try_for_each_concurrent(CONCURRENT_CALLS, |step| async move {
+            tokio::time::sleep_until((start + step.due).into()).await;
+            let submission = submission(&step.id, &step.token);
+            let ((), failed) = until_ok("submit", || store.submit(QUEUE, &submission)).await?;
+            {
+                let mut l = ledger.lock().expect("ledger lock");
+                l.generations.entry(step.id).or_default().push(step.token);
+                l.accepted += 1;
+                l.resubmissions += usize::from(step.resubmit);
+                l.failed_calls += failed;
+            }
+            if let Some(victim) = step.cancel {
+                let (marked, failed) = until_ok("cancel", || store.cancel(&victim)).await?;
+                let mut l = ledger.lock().expect("ledger lock");
+                l.cancels += 1;
+                l.cancels_marked += usize::from(marked);
+                l.failed_calls += failed;
+            }
+            Ok::<(), String>(())
+        })
+        .await
+}
+
+/// A member as the Go producer writes it, naming this run's queue and result list.
+fn submission(id: &str, token: &str) -> Submission {
+    let deadline = async_worker::demo::unix_now() + 600;
+    let payload =
+        serde_json::json!({"model": "chaos", "prompt": format!("request {id}"), "max_tokens": 1});
+    let mut envelope = Envelope::new(id, token, deadline, payload);
+    envelope.internal.request_queue_name = QUEUE.into();
+    envelope.internal.result_queue_name = RESULTS.into();
+    Submission {
+        member: envelope.to_bytes().into(),
+        generation: Generation::new(id, token),
+        deadline,
+    }
+}
+
+/// Repeats `call` until it succeeds (polling, bounded); the answer and how many calls failed.
+pub async fn until_ok<T, F, Fut>(what: &str, call: F) -> Result<(T, usize), String>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let started = Instant::now();
+    let mut failed = 0;
+    loop {
+        match call().await {
+            Ok(answer) => return Ok((answer, failed)),
+            Err(e) if started.elapsed() > CALL_BOUND => {
+                return Err(format!("{what} kept failing for {CALL_BOUND:?}: {e}"));
+            }
+            Err(_) => {
+                failed += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The closing figures of a chaos run and its verdict.
+
+use crate::fleet::{Counters, Mark};
+use crate::plan::Plan;
+use crate::producer::Ledger;
+use crate::redelivery::{KillTrace, quantile};
+use crate::results::{Leftovers, Records};
+use std::time::Duration;
+
+/// Everything the verdict is made of.
+#[derive(Debug)]
+pub struct Figures<'a> {
+    pub plan: &'a Plan,
+    pub ledger: &'a Ledger,
+    pub records: &'a Records,
+    pub counters: Counters,
+    /// Accepted generations without a terminal marker.
+    pub unmarked: usize,
+    pub leftovers: Leftovers,
+    pub kills: Vec<(Duration, KillTrace)>,
+    pub records_across_restart: Option<(usize, usize)>,
+    pub redis_back_after: Option<Duration>,
+    pub cut: Option<(usize, usize)>,
+    /// Workers that exited on their own during the run.
+    pub unexpected_exits: usize,
+    /// Final SIGTERM: workers that did not exit 0 within the bound.
+    pub unclean_exits: usize,
+    /// Processes checked for claiming again after the Redis restart or the
+    /// cut, and those of them that claimed nothing more.
+    pub ride_through: (usize, Vec<Mark>),
+    /// Lease expiries counted outside every fault's window (see
+    /// [`Plan::expiry_windows`]): a live worker's heartbeats fell behind.
+    pub unprompted_expiries: u64,
+    pub elapsed: Duration,
+}
+
+impl Figures<'_> {
+    /// Accepted generations that have no record.
+    pub fn lost(&self) -> usize {
+        self.records.unanswered(self.ledger).max(self.unmarked)
+    }
+
+    /// Records beyond one per accepted generation (duplicates, unknown ids, unreadable).
+    pub fn extra(&self) -> usize {
+        let over: usize = self
+            .records
+            .per_id
+            .iter()
+            .map(|(id, n)| {
+                let gens = self.ledger.generations.get(id).map_or(0, Vec::len);
+                n.saturating_sub(gens)
+            })
+            .sum();
+        over + self.records.unreadable
+    }
+
+    /// Why the run failed; empty when it passed.
+    pub fn failures(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if self.lost() > 0 {
+            why.push(format!("{} accepted generations lost", self.lost()));
+        }
+        if self.extra() > 0 {
+            why.push(format!(
+                "{} records beyond one per generation",
+                self.extra()
+            ));
+        }
+        if !self.leftovers.settled() {
+            why.push(format!("left in Redis: {:?}", self.leftovers));
+        }
+        if let Some((before, after)) = self.records_across_restart
+            && after < before
+        {
+            why.push(format!(
+                "the Redis restart lost records: {before} before, {after} after"
+            ));
+        }
+        for m in &self.ride_through.1 {
+            why.push(format!(
+                "worker {} (pid {}) claimed nothing after the Redis restart or the cut",
+                m.slot, m.pid
+            ));
+        }
+        if self.unexpected_exits > 0 {
+            why.push(format!(
+                "{} workers exited on their own (see their logs)",
+                self.unexpected_exits
+            ));
+        }
+        if self.unclean_exits > 0 {
+            why.push(format!(
+                "{} workers did not drain and exit 0 on SIGTERM",
+                self.unclean_exits
+            ));
+        }
+        why
+    }
+
+    pub fn print(&self) {
+        let p = self.plan;
+        let l = self.ledger;
+        let c = &self.counters;
+        let delivery_limit = self
+            .records
+            .codes
+            .get("DELIVERY_LIMIT")
+            .copied()
+            .unwrap_or(0);
+        let samples: Vec<Duration> = self
+            .kills
+            .iter()
+            .flat_map(|(_, k)| k.times.clone())
+            .collect();
+        let orphans: usize = self.kills.iter().map(|(_, k)| k.orphans).sum();
+        let unresolved: usize = self.kills.iter().map(|(_, k)| k.unresolved).sum();
+        let ms = |d: Option<Duration>| {
+            d.map_or("-".into(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3))
+        };
+        let codes: Vec<String> = self
+            .records
+            .codes
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        println!(
+            "\nchaos: seed {}, {} workers, {} requests, lease {:?}, reclaim interval {:?}, {:.1} s",
+            p.seed,
+            p.workers,
+            p.requests,
+            p.lease,
+            p.reclaim_interval,
+            self.elapsed.as_secs_f64()
+        );
+        let rows: Vec<(&str, String)> = vec![
+            (
+                "accepted",
+                format!(
+                    "{} generations of {} ids ({} resubmissions with a new token)",
+                    l.accepted,
+                    l.generations.len(),
+                    l.resubmissions
+                ),
+            ),
+            (
+                "producer cancels",
+                format!(
+                    "{} sent, {} marked an active generation; {} producer calls failed and were repeated",
+                    l.cancels, l.cancels_marked, l.failed_calls
+                ),
+            ),
+            (
+                "terminal records",
+                format!("{} ({})", self.records.seen, codes.join(", ")),
+            ),
+            (
+                "duplicates suppressed",
+                format!("{}", c.duplicates_suppressed),
+            ),
+            (
+                "redelivered",
+                format!("{}", (c.claims_expired - c.dead_lettered).max(0.0)),
+            ),
+            ("leases lost", format!("{}", c.lease_lost)),
+            (
+                "unprompted expiries",
+                format!(
+                    "{} (leases that expired outside the faults' windows; 1% of gateway calls outlast two leases)",
+                    self.unprompted_expiries
+                ),
+            ),
+            ("retries parked", format!("{}", c.retries)),
+            ("lost", self.lost().to_string()),
+            (
+                "dead-lettered",
+                format!(
+                    "{} ({} DELIVERY_LIMIT records)",
+                    self.leftovers.dead, delivery_limit
+                ),
+            ),
+            (
+                "generations ≠ 1 record",
+                format!("{} lost, {} extra records", self.lost(), self.extra()),
+            ),
+            (
+                "worker kills",
+                format!(
+                    "{} SIGKILLs, {orphans} claims orphaned, {unresolved} not redelivered within 60 s",
+                    self.kills.len()
+                ),
+            ),
+            (
+                "kill → redelivery",
+                format!(
+                    "p50 {}, p99 {}, max {} over {} claims (lease + reclaim interval = {} ms, then a claim)",
+                    ms(quantile(&samples, 0.5)),
+                    ms(quantile(&samples, 0.99)),
+                    ms(quantile(&samples, 1.0)),
+                    samples.len(),
+                    p.redelivery_bound().as_millis()
+                ),
+            ),
+            (
+                "redis restart",
+                match (self.records_across_restart, self.redis_back_after) {
+                    (Some((b, a)), Some(back)) => format!(
+                        "down {:?}, back {back:.2?} after launch; records {b} before → {a} after",
+                        p.redis_down
+                    ),
+                    _ => "not measured".into(),
+                },
+            ),
+            (
+                "proxy cut",
+                match self.cut {
+                    Some((severed, turned)) => format!(
+                        "{:?}: {severed} connections severed, {turned} attempts turned away",
+                        p.cut_for
+                    ),
+                    None => "did not run".into(),
+                },
+            ),
+            (
+                "ride-through",
+                format!(
+                    "{} of {} workers claimed again within 15 s (every worker after the Redis restart, the cut worker after the cut)",
+                    self.ride_through.0 - self.ride_through.1.len(),
+                    self.ride_through.0
+                ),
+            ),
+            (
+                "worker restarts",
+                format!(
+                    "{} exited on their own and were restarted",
+                    self.unexpected_exits
+                ),
+            ),
+            (
+                "left in Redis",
+                format!(
+                    "{} pending, {} claimed, {} parked",
+                    self.leftovers.pending, self.leftovers.claimed, self.leftovers.retrying
+                ),
+            ),
+        ];
+        for (name, value) in rows {
+            println!("  {name:<24} {value}");
+        }
+        let failures = self.failures();
+        if failures.is_empty() {
+            println!(
+                "  PASS: lost = 0 and every accepted generation has exactly one record (seed {})",
+                p.seed
+            );
+        } else {
+            println!("  FAIL (seed {}): {}", p.seed, failures.join("; "));
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The hot path as production runs it, on the server's clock: first record wins, a generation twice in one batch, runs of result lists, producer keys, marker expiry, and the encoding hint that leaves no trace.
+//!
+//! The conformance suite and the model-based tests run on an explicit
+//! clock; these checks pin the same outcomes with time from the server's
+//! `TIME` and markers expired by Redis itself, as in production.
+
+mod common;
+
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
+use claim_core::wire::ResultRecord;
+use claim_core::{ClaimStore, Generation, Member, OwnerToken};
+use claim_redis::testing::RedisServerOptions;
+use claim_redis::{RedisStore, TimeSource};
+use redis::AsyncCommands;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const Q: &str = "q";
+
+fn deadline() -> i64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    now.as_secs() as i64 + 600
+}
+
+async fn store(url: &str) -> RedisStore {
+    RedisStore::connect(common::options(url, common::config(), TimeSource::Server))
+        .await
+        .expect("connect")
+}
+
+/// Submits `id`/`token` and claims it for `owner`.
+async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) -> Generation {
+    let deadline = deadline();
+    let member = Member::from(common::member(id, token, deadline));
+    let generation = Generation::new(id, token);
+    let submission = Submission {
+        member: member.clone(),
+        generation: generation.clone(),
+        deadline,
+    };
+    store.submit(Q, &submission).await.unwrap();
+    let request = ClaimRequest {
+        member,
+        generation: generation.clone(),
+    };
+    let outcome = store.claim(Q, owner, &[request]).await.unwrap();
+    assert!(matches!(outcome[0], ClaimOutcome::Claimed { .. }));
+    generation
+}
+
+fn item(generation: &Generation, list: &str, text: &str) -> AckItem {
+    AckItem {
+        generation: generation.clone(),
+        result_list: list.to_owned(),
+        record: Member::from(ResultRecord::success(&generation.id, 200, text).to_json_bytes()),
+    }
+}
+
+#[tokio::test]
+async fn the_first_record_wins_and_a_stale_owners_later_ack_is_suppressed_without_touching_the_new_claim()
+ {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let store = store(&server.url()).await;
+    let (old, new) = (OwnerToken::new("old"), OwnerToken::new("new"));
+    let g = claimed(&store, &new, "a", "t").await;
+
+    let stale = store
+        .ack(Q, &old, &[item(&g, "out", "stale")])
+        .await
+        .unwrap();
+    assert!(stale[0].pushed && !stale[0].claim_dropped, "{stale:?}");
+    let owner = store
+        .ack(Q, &new, &[item(&g, "out", "late")])
+        .await
+        .unwrap();
+    assert!(!owner[0].pushed && owner[0].claim_dropped, "{owner:?}");
+    let records = store.results("out").await.unwrap();
+    assert_eq!(records.len(), 1, "exactly one terminal record");
+    assert!(store.is_terminal(&g).await.unwrap());
+    assert_eq!(store.depths(Q).await.unwrap().claimed, 0);
+}
+
+#[tokio::test]
+async fn a_generation_twice_in_one_batch_pushes_once_and_runs_of_lists_keep_their_order() {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let store = store(&server.url()).await;
+    let owner = OwnerToken::new("w");
+    let (a, b, c) = (
+        claimed(&store, &owner, "a", "t").await,
+        claimed(&store, &owner, "b", "t").await,
+        claimed(&store, &owner, "c", "t").await,
+    );
+    let batch = [
+        item(&a, "x", "a1"),
+        item(&b, "y", "b1"),
+        item(&a, "y", "a2"),
+        item(&c, "x", "c1"),
+    ];
+    let out = store.ack(Q, &owner, &batch).await.unwrap();
+    let pushed: Vec<bool> = out.iter().map(|o| o.pushed).collect();
+    assert_eq!(pushed, [true, true, false, true]);
+    let dropped: Vec<bool> = out.iter().map(|o| o.claim_dropped).collect();
+    assert_eq!(dropped, [true, true, false, true]);
+    let text = |records: Vec<Member>| -> Vec<String> {
+        records
+            .iter()
+            .map(|r| ResultRecord::from_json(r.as_bytes()).unwrap().payload)
+            .collect()
+    };
+    assert_eq!(text(store.results("x").await.unwrap()), ["a1", "c1"]);
+    assert_eq!(text(store.results("y").await.unwrap()), ["b1"]);
+}
+
+#[tokio::test]
+async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_expire_after_the_dedup_ttl()
+ {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let store = store(&server.url()).await;
+    let owner = OwnerToken::new("w");
+    let g = claimed(&store, &owner, "a", "old").await;
+    let prefix = store.keys().prefix().to_owned();
+    let mut raw = common::raw(&server.url()).await;
+    // A resubmission: the producer's keys now hold the new token.
+    let _: () = raw
+        .set(format!("{prefix}request-active:a"), "new")
+        .await
+        .unwrap();
+    let _: () = raw
+        .set(format!("{prefix}request-cancel:a"), "new")
+        .await
+        .unwrap();
+    store.ack(Q, &owner, &[item(&g, "out", "r")]).await.unwrap();
+    let active: Option<String> = raw.get(format!("{prefix}request-active:a")).await.unwrap();
+    let cancel: Option<String> = raw.get(format!("{prefix}request-cancel:a")).await.unwrap();
+    assert_eq!(
+        (active.as_deref(), cancel.as_deref()),
+        (Some("new"), Some("new"))
+    );
+
+    let h = claimed(&store, &owner, "b", "t").await;
+    let _: () = raw
+        .set(format!("{prefix}request-cancel:b"), "t")
+        .await
+        .unwrap();
+    store.ack(Q, &owner, &[item(&h, "out", "r")]).await.unwrap();
+    let left: usize = raw
+        .exists(&[
+            format!("{prefix}request-active:b"),
+            format!("{prefix}request-cancel:b"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "both keys held this generation's token");
+    let ttl: i64 = raw.pttl(store.keys().marker(&h)).await.unwrap();
+    let dedup = common::config().result_dedup_ttl_ms as i64;
+    assert!(ttl > dedup - 60_000 && ttl <= dedup, "marker PTTL {ttl}");
+}
+
+#[tokio::test]
+async fn a_claim_leaves_no_encoding_placeholder_and_keeps_owners_and_index_out_of_listpacks() {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let store = store(&server.url()).await;
+    let owner = OwnerToken::new("w");
+    let g = claimed(&store, &owner, "a", "t").await;
+    let q = store.keys().queue(Q);
+    let mut raw = common::raw(&server.url()).await;
+    let fields: Vec<String> = raw.hkeys(&q.owners).await.unwrap();
+    let members: Vec<String> = raw.zrange(&q.index, 0, -1).await.unwrap();
+    assert_eq!((fields, members), (vec![g.key()], vec![g.key()]));
+    for (key, expected) in [(&q.owners, "hashtable"), (&q.index, "skiplist")] {
+        let encoding: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg(key)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(encoding, expected, "{key}");
+    }
+}

@@ -1,0 +1,121 @@
+//! `cargo xtask chaos [--workers N] [--requests M] [--seed S] [--short]`:
+//! the chaos run on real processes and a real redis-server.
+//!
+//! Builds the `async-worker` binary in release mode, then runs the `chaos`
+//! example of async-worker (`async-worker/examples/chaos/`), also in release
+//! mode, which finds the binary beside it in the target directory (`ci`'s
+//! short run uses the debug builds instead). The
+//! example does the work and the verdict: it prints the figures and exits
+//! non-zero unless nothing was lost and every accepted generation has
+//! exactly one record. It is an example, not a binary of the package,
+//! because it needs claim-redis's `test-support` feature (the private
+//! redis-server), which examples take from the dev-dependencies; the two
+//! are built in separate cargo calls so the binary under test is the
+//! production build, without dev-only features. `--short` is the size
+//! `cargo xtask ci` runs: 2 workers, 1,500 requests, one kill, the Redis
+//! restart and the proxy cut.
+
+use crate::{Error, Shown, cargo, run_inherit};
+
+/// Flags that take a value, and what the value must be.
+const VALUED: [(&str, &str); 3] = [
+    ("--workers", "a number of worker processes, at least 2"),
+    ("--requests", "a number of requests, at least 100"),
+    ("--seed", "an unsigned 64-bit integer"),
+];
+
+pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
+    let flags = parse(args)?;
+    run(&flags, &[], Profile::Release)
+}
+
+/// Which build the chaos run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Profile {
+    /// Full-size runs: the worker as operators run it.
+    Release,
+    /// `cargo xtask ci`'s short run: the debug builds the test step already
+    /// made, so CI does not compile the workspace a second time.
+    Dev,
+}
+
+/// Checks the flags before the (long) release build, in `--flag value` form.
+fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
+    let mut flags = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--short" {
+            flags.push(arg);
+            continue;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+            None => (arg.clone(), None),
+        };
+        let Some((_, expected)) = VALUED.iter().find(|(flag, _)| *flag == name) else {
+            return Err(Error::Usage(format!("chaos: unexpected argument `{arg}`")));
+        };
+        let value = match inline.or_else(|| args.next()) {
+            Some(value) => value,
+            None => return Err(Error::Usage(format!("`{name}` needs {expected}"))),
+        };
+        let minimum = match name.as_str() {
+            "--workers" => 2,
+            "--requests" => 100,
+            _ => 0,
+        };
+        if !value.parse::<u64>().is_ok_and(|n| n >= minimum) {
+            return Err(Error::Usage(format!(
+                "`{name} {value}`: expected {expected}"
+            )));
+        }
+        flags.push(name);
+        flags.push(value);
+    }
+    Ok(flags)
+}
+
+/// Builds the binary, then runs the example with `flags`; `extra` cargo
+/// arguments (such as `--locked`) go to both cargo calls.
+pub(crate) fn run(flags: &[String], extra: &[&str], profile: Profile) -> Result<(), Error> {
+    let release: &[&str] = match profile {
+        Profile::Release => &["--release"],
+        Profile::Dev => &[],
+    };
+    let mut build = cargo(&["build", "-p", "async-worker", "--bin", "async-worker"]);
+    build.args(release).args(extra);
+    println!("== chaos: {}", Shown(&build));
+    run_inherit(&mut build)?;
+    let mut chaos = cargo(&["run", "--quiet", "-p", "async-worker", "--example", "chaos"]);
+    chaos.args(release).args(extra).arg("--").args(flags);
+    println!("== chaos: {}", Shown(&chaos));
+    run_inherit(&mut chaos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn flags_are_checked_and_normalised() {
+        let parsed = parse(args(&["--workers=4", "--seed", "7", "--short"])).ok();
+        assert_eq!(
+            parsed,
+            Some(args(&["--workers", "4", "--seed", "7", "--short"]))
+        );
+        assert!(matches!(
+            parse(args(&["--workers", "1"])),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse(args(&["--requests", "ten"])),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(parse(args(&["--seed"])), Err(Error::Usage(_))));
+        assert!(matches!(parse(args(&["--fast"])), Err(Error::Usage(_))));
+    }
+}
