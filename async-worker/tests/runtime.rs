@@ -331,3 +331,28 @@ async fn work_whose_lease_ran_out_while_the_store_was_unreachable_is_stopped() {
         "a fenced result is never offered to ack"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_claim_whose_outcome_is_unknown_is_released_and_run_at_once() {
+    use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
+    let s = setup();
+    submit(&s.store, "ok-1", 3600).await;
+    let flaky = UnreliableStore::new(s.store.clone(), 11, FaultRates::new(0.0, 0.0));
+    // The claim lands in the store, but the runtime sees an error.
+    flaky.fail_next(Op::Claim, Fault::Indeterminate);
+    let (stop, handle) = start(runtime_over(Arc::new(flaky), &s, |_| {}));
+    let started = tokio::time::Instant::now();
+    until("the record", async || records(&s.store).await.len() == 1).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "released and retried at once, not after the 30 s lease"
+    );
+    stop.cancel();
+    let report = handle.await.unwrap();
+    assert_eq!(records(&s.store).await[0]["payload"], "answer to ok-1");
+    assert_eq!(
+        (report.released, report.redelivered),
+        (1, 0),
+        "no delivery counted"
+    );
+}

@@ -216,11 +216,17 @@ async fn claim_and_dispatch(
     while let Some((chunk, outcomes)) = calls.next().await {
         match outcomes {
             Ok(outcomes) => lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await,
-            Err(e) => {
-                // If the claim happened after all, its leases lapse and the
-                // reclaimer returns the members: nothing is lost.
-                tracing::warn!(queue = %spec.id, error = %e, "claim failed");
+            Err(e) if e.may_have_happened() => {
+                // The claim may have happened without this runtime knowing it
+                // holds the members: nobody would renew them, and they would
+                // wait a whole lease and count a delivery. Release them now;
+                // release is owner-checked, so members not claimed are untouched.
+                tracing::warn!(queue = %spec.id, error = %e, "claim outcome unknown; releasing the batch");
+                let generations: Vec<Generation> =
+                    chunk.into_iter().map(|c| c.generation).collect();
+                release_uncertain(shared, queue, &generations).await;
             }
+            Err(e) => tracing::warn!(queue = %spec.id, error = %e, "claim failed"),
         }
     }
     lost
@@ -337,6 +343,31 @@ async fn dispatch(
     lost
 }
 
+/// Releases what an indeterminate claim may have taken, retrying a few times
+/// (release is owner-checked and idempotent). If the store stays
+/// unreachable, the claims lapse and are redelivered: nothing is lost.
+async fn release_uncertain(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
+    let mut backoff = std::time::Duration::from_millis(50);
+    for _ in 0..5 {
+        match shared
+            .store
+            .release(queue, &shared.owner, generations)
+            .await
+        {
+            Ok(released) => {
+                let n = released.iter().filter(|r| **r).count();
+                shared.stats.released.fetch_add(n, Ordering::Relaxed);
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "release after an unknown claim outcome failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff *= 2;
+            }
+        }
+    }
+}
+
 /// Returns claims that were never handed to a worker (outcome: released).
 async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
     match shared
@@ -358,7 +389,7 @@ async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) 
 }
 
 async fn send(shared: &Shared, delivery: Delivery) {
-    let _ = shared.deliveries.send(delivery).await;
+    shared.hand_to_writer(delivery).await;
 }
 
 async fn dead_letter(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, error: &MemberError) {

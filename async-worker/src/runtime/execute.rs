@@ -49,6 +49,7 @@ pub async fn execute(
         (None, _) => return,
     };
     let delivery = settle(&shared, &queue, &request, result_list, outcome);
+    flight.settle();
     // The writer outlives every worker; a closed channel means the process
     // is going down hard, and the claim lapses to be redelivered.
     let _ = shared.deliveries.send(delivery).await;

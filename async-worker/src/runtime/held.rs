@@ -21,6 +21,9 @@ pub enum StopReason {
 pub struct Flight {
     pub cancel: CancellationToken,
     reason: OnceLock<StopReason>,
+    /// Its outcome is with the writer: the claim is about to leave the
+    /// store by this runtime's own ack or park.
+    settling: std::sync::atomic::AtomicBool,
 }
 
 impl Flight {
@@ -32,6 +35,15 @@ impl Flight {
 
     pub fn reason(&self) -> Option<StopReason> {
         self.reason.get().copied()
+    }
+
+    pub fn settle(&self) {
+        self.settling
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn is_settling(&self) -> bool {
+        self.settling.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

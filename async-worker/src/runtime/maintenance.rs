@@ -54,8 +54,13 @@ pub async fn renew_all(shared: &Shared) {
                                 shared.held.set_lease(&queue, generation, lease_expiry)
                             }
                             RenewOutcome::Lost => {
-                                lost += 1;
-                                if let Some(flight) = shared.held.remove(&queue, generation) {
+                                let Some(flight) = shared.held.remove(&queue, generation) else {
+                                    continue;
+                                };
+                                // Settled by this runtime's own ack or park
+                                // between the snapshot and the renewal.
+                                if !flight.is_settling() {
+                                    lost += 1;
                                     flight.stop(StopReason::LeaseLost);
                                 }
                             }

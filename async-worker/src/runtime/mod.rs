@@ -127,6 +127,18 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Shared {
+    /// Hands an outcome to the writer, marking its claim as settling so a
+    /// renewal racing the ack does not count it as a lost lease. A closed
+    /// channel means the process is going down hard: the claim lapses and
+    /// is redelivered.
+    pub async fn hand_to_writer(&self, delivery: writer::Delivery) {
+        let (queue, generation) = delivery.claim();
+        if let Some(flight) = self.held.flight(queue, generation) {
+            flight.settle();
+        }
+        let _ = self.deliveries.send(delivery).await;
+    }
+
     /// Spawns `task` on `tracker`, stopping it where it stands if the run is killed.
     pub fn spawn(&self, tracker: &TaskTracker, task: impl Future<Output = ()> + Send + 'static) {
         let kill = self.kill.clone();

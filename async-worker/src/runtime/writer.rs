@@ -37,6 +37,16 @@ pub enum Delivery {
     },
 }
 
+impl Delivery {
+    /// The held claim this delivery settles.
+    pub fn claim(&self) -> (&Arc<str>, &claim_core::Generation) {
+        match self {
+            Delivery::Ack { queue, item, .. } => (queue, &item.generation),
+            Delivery::Park { queue, item } => (queue, &item.generation),
+        }
+    }
+}
+
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// Yields to the workers at most this often while deliveries keep arriving.
