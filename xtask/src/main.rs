@@ -6,6 +6,7 @@ mod bench;
 mod chaos;
 mod ci;
 mod conformance;
+mod demo;
 
 use std::{
     env,
@@ -26,6 +27,7 @@ subcommands:
   bench [--requests N] [--runs a,b] …  protected vs unprotected throughput on a private redis-server
   chaos [--workers N] [--requests M] [--seed S] [--short]
                                        SIGKILLed workers, a Redis restart and a cut link on real processes
+  demo [--redis URL] [--requests N] …  the run command: replicas, a stand-in gateway, one replica hard-stopped
   help                                 print this message";
 
 /// Why a subcommand stopped.
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run_cli(args.collect()),
         Some("bench") => bench::run(args.collect()),
         Some("chaos") => chaos::run_cli(args.collect()),
+        Some("demo") => demo::run(args.collect()),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(())
