@@ -301,6 +301,12 @@ async fn main() {
         set.latency_secs
     );
     let admin = || async { Admin::connect(&url).await.expect("connect to Redis") };
+    if args.url.is_some()
+        && let Err(refusal) = admin().await.refuse_foreign(&url).await
+    {
+        eprintln!("bench: {refusal}");
+        std::process::exit(2);
+    }
     match args.run.as_str() {
         "protected" | "memory" => {
             let backend = if args.run == "memory" {

@@ -75,6 +75,9 @@ pub fn round(x: f64, digits: i32) -> f64 {
     (x * f).round() / f
 }
 
+/// Marks a server the bench has flushed before, so later runs may flush it again.
+const OWNED_KEY: &str = "claim-bench:owned";
+
 impl Admin {
     pub async fn connect(url: &str) -> redis::RedisResult<Admin> {
         let client = redis::Client::open(url)?;
@@ -83,9 +86,39 @@ impl Admin {
         })
     }
 
+    /// Empties the server between runs, leaving the key that marks it as the
+    /// bench's own (see [`Admin::refuse_foreign`]).
     pub async fn flush(&self) -> redis::RedisResult<()> {
         let mut c = self.conn.clone();
-        redis::cmd("FLUSHALL").query_async(&mut c).await
+        redis::cmd("FLUSHALL").query_async::<()>(&mut c).await?;
+        redis::cmd("SET")
+            .arg(OWNED_KEY)
+            .arg(1)
+            .query_async(&mut c)
+            .await
+    }
+
+    /// Every run flushes its server, so a server given with `--url` must be
+    /// empty or already the bench's own: a server holding anyone's data is
+    /// refused before anything is written.
+    pub async fn refuse_foreign(&self, url: &str) -> Result<(), String> {
+        let mut c = self.conn.clone();
+        let keys: u64 = redis::cmd("DBSIZE")
+            .query_async(&mut c)
+            .await
+            .map_err(|e| e.to_string())?;
+        let owned: bool = redis::cmd("EXISTS")
+            .arg(OWNED_KEY)
+            .query_async(&mut c)
+            .await
+            .map_err(|e| e.to_string())?;
+        if keys == 0 || owned {
+            return Ok(());
+        }
+        Err(format!(
+            "{url} holds {keys} keys that are not the bench's: the bench flushes the server it runs on; \
+             give it an empty server, or leave out --url to start a private one"
+        ))
     }
 
     /// Zeroes the command counters (CPU counters cannot be reset: compare snapshots).
