@@ -8,10 +8,11 @@
 mod common;
 
 use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::demo::metric_sum;
 use claim_core::ClaimStore;
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};
-use common::worker::{BINARY, DRAIN, Worker, has_sample, metric_sum};
+use common::worker::{BINARY, DRAIN, Worker, has_sample};
 use common::{Depths, QUEUE};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeSet;

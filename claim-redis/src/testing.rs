@@ -196,7 +196,8 @@ impl Drop for RedisServer {
     }
 }
 
-fn free_port() -> std::io::Result<u16> {
+/// A loopback port nothing listens on (bound, then released).
+pub fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 

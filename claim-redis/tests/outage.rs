@@ -9,11 +9,7 @@ use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, TimeSource};
 use std::time::Duration;
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    claim_redis::testing::free_port().expect("a free loopback port")
 }
 
 #[tokio::test]

@@ -216,8 +216,5 @@ pub async fn eventually(what: &str, bound: Duration, mut done: impl AsyncFnMut()
 
 /// A loopback port nothing listens on (bound, then released).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
+    claim_redis::testing::free_port().expect("a free loopback port")
 }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The binary under test.
 pub const BINARY: &str = env!("CARGO_BIN_EXE_async-worker");
@@ -97,21 +96,13 @@ impl Worker {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
-    /// `GET /metrics` over a raw TCP connection; the body.
+    /// `GET /metrics` over a raw TCP connection (the demo's scraper); the answer.
     pub async fn metrics(&self) -> String {
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", self.metrics_port))
+        let response = async_worker::demo::scrape(self.metrics_port)
             .await
-            .expect("connect to the metrics port");
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            .await
-            .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        assert!(
-            response.starts_with("HTTP/1.1 200"),
-            "metrics answer: {response}"
-        );
+            .expect("scrape the metrics port");
+        let status = response.lines().next().unwrap_or_default();
+        assert!(status.contains(" 200 "), "metrics answer: {response}");
         response
     }
 
@@ -143,14 +134,6 @@ impl Drop for Worker {
             let _ = std::fs::remove_file(&self.log);
         }
     }
-}
-
-/// The sum of a metric's samples in a Prometheus text page (0 when absent).
-pub fn metric_sum(page: &str, name: &str) -> f64 {
-    page.lines()
-        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 /// Whether a metric has a sample line (not only HELP/TYPE) in the page.
