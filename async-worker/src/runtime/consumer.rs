@@ -13,7 +13,6 @@
 
 use super::Shared;
 use super::execute::{execute, terminal};
-use super::writer::Delivery;
 use crate::config::QueueSpec;
 use crate::gate::GateDecision;
 use crate::handler::Request;
@@ -267,25 +266,23 @@ async fn dispatch(
             .held
             .insert(queue, candidate.generation.clone(), lease_expiry);
         shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
-        let Plan::Dispatch(parsed) = candidate.plan else {
-            let Plan::Invalid(why) = candidate.plan else {
-                unreachable!()
-            };
-            let list = result_list(shared, spec, None);
-            let record =
-                ResultRecord::error(&candidate.generation.id, ErrorCode::InvalidRequest, why);
-            send(
-                shared,
-                terminal(
-                    queue,
-                    candidate.generation,
-                    list,
-                    record,
-                    ErrorCode::InvalidRequest.as_str(),
-                ),
-            )
-            .await;
-            continue;
+        let parsed = match candidate.plan {
+            Plan::Dispatch(parsed) => parsed,
+            Plan::Invalid(why) => {
+                let list = result_list(shared, spec, None);
+                let record =
+                    ResultRecord::error(&candidate.generation.id, ErrorCode::InvalidRequest, why);
+                shared
+                    .hand_to_writer(terminal(
+                        queue,
+                        candidate.generation,
+                        list,
+                        record,
+                        ErrorCode::InvalidRequest.as_str(),
+                    ))
+                    .await;
+                continue;
+            }
         };
         let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
         let list = result_list(shared, spec, parsed.result_queue_name.as_deref());
@@ -301,11 +298,15 @@ async fn dispatch(
         };
         if let Some((code, message)) = early_exit {
             let record = ResultRecord::error(&candidate.generation.id, code, message);
-            send(
-                shared,
-                terminal(queue, candidate.generation, list, record, code.as_str()),
-            )
-            .await;
+            shared
+                .hand_to_writer(terminal(
+                    queue,
+                    candidate.generation,
+                    list,
+                    record,
+                    code.as_str(),
+                ))
+                .await;
             continue;
         }
         let permit = match (
@@ -386,10 +387,6 @@ async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) 
     for generation in generations {
         shared.held.remove(queue, generation);
     }
-}
-
-async fn send(shared: &Shared, delivery: Delivery) {
-    shared.hand_to_writer(delivery).await;
 }
 
 async fn dead_letter(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, error: &MemberError) {
