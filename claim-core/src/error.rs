@@ -2,10 +2,14 @@
 
 /// An error from a [`crate::ClaimStore`] operation.
 ///
-/// The variant tells the caller what it may assume: a `Failed` operation
-/// definitely did not happen and may be retried freely; an `Indeterminate` one
-/// may have happened (a timeout after the script ran), so the caller must only
-/// retry it if it is idempotent (ack, renew, release and sweep are).
+/// The variant tells the caller two things. Whether the operation may have
+/// happened: only an `Indeterminate` one may (a timeout after the script
+/// ran), so the caller must only repeat it if it is idempotent (ack, renew,
+/// release and sweep are). And whether repeating it can help: `Failed`,
+/// `Indeterminate` and `OutOfMemory` are transient (connection loss,
+/// timeouts, a server loading, busy, failing over or full) and are retried
+/// with capped backoff; `Rejected` and `InvalidInput` are permanent (the
+/// same call fails the same way every time) and are never retried forever.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// The operation definitely did not happen (connection refused, pool
@@ -15,6 +19,14 @@ pub enum StoreError {
     /// The operation may or may not have happened.
     #[error("{op} may have happened; its outcome is unknown: {detail}")]
     Indeterminate { op: &'static str, detail: String },
+    /// The store is out of memory (Redis `OOM` under `maxmemory`); nothing
+    /// happened. Transient, but an operator must act: surfaced on readiness.
+    #[error("{op} failed and did not happen: the store is out of memory: {detail}")]
+    OutOfMemory { op: &'static str, detail: String },
+    /// The store refused the whole call and will refuse it again (a key of
+    /// the wrong type, a script error); nothing happened. Permanent.
+    #[error("{op} was rejected by the store and did not happen: {detail}")]
+    Rejected { op: &'static str, detail: String },
     /// The caller passed something the store cannot accept; nothing happened.
     #[error("{op} refused its input: {detail}")]
     InvalidInput { op: &'static str, detail: String },
@@ -35,6 +47,20 @@ impl StoreError {
         }
     }
 
+    pub fn out_of_memory(op: &'static str, detail: impl Into<String>) -> Self {
+        StoreError::OutOfMemory {
+            op,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn rejected(op: &'static str, detail: impl Into<String>) -> Self {
+        StoreError::Rejected {
+            op,
+            detail: detail.into(),
+        }
+    }
+
     pub fn invalid(op: &'static str, detail: impl Into<String>) -> Self {
         StoreError::InvalidInput {
             op,
@@ -47,11 +73,30 @@ impl StoreError {
         matches!(self, StoreError::Indeterminate { .. })
     }
 
+    /// True when repeating the call can succeed (connection loss, timeout,
+    /// a loading, busy, failing-over or full server); false when the same
+    /// call would fail the same way again.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Failed { .. }
+                | StoreError::Indeterminate { .. }
+                | StoreError::OutOfMemory { .. }
+        )
+    }
+
+    /// True when the store is out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, StoreError::OutOfMemory { .. })
+    }
+
     /// The operation this error belongs to.
     pub fn op(&self) -> &'static str {
         match self {
             StoreError::Failed { op, .. }
             | StoreError::Indeterminate { op, .. }
+            | StoreError::OutOfMemory { op, .. }
+            | StoreError::Rejected { op, .. }
             | StoreError::InvalidInput { op, .. } => op,
         }
     }

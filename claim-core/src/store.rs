@@ -123,6 +123,10 @@ pub enum ClaimOutcome {
     /// The generation already has a terminal record or a live claim, so the
     /// pending copy was a duplicate and was removed instead of dispatched.
     DuplicateDropped,
+    /// The member cannot be served here (a key it needs holds the wrong type,
+    /// or it is malformed): it moved to `<queue>:dead` with the reason, on
+    /// its own, while the rest of the batch was claimed.
+    DeadLettered,
 }
 
 /// What a renewal of one claim did.
@@ -145,12 +149,17 @@ pub struct AckItem {
 }
 
 /// What an ack of one generation did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AckOutcome {
     /// False when an earlier terminal record exists: this one was suppressed.
     pub pushed: bool,
     /// True when the caller owned the claim and it was dropped.
     pub claim_dropped: bool,
+    /// True when the result list cannot take a record (it holds another
+    /// type, or names a bookkeeping key): nothing was pushed, the member
+    /// went to `<queue>:dead` with the reason, and the claim was dropped
+    /// if the caller held it.
+    pub dead_lettered: bool,
 }
 
 /// A claimed generation to park in the retry set.

@@ -182,6 +182,7 @@ impl RedisStore {
             out.extend(reply.into_iter().map(|code| AckOutcome {
                 pushed: code & 1 != 0,
                 claim_dropped: code & 2 != 0,
+                dead_lettered: false,
             }));
         }
         Ok(out)

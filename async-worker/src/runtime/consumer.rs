@@ -261,6 +261,10 @@ async fn dispatch(
                 metrics::duplicates_suppressed(queue, 1);
                 continue;
             }
+            ClaimOutcome::DeadLettered => {
+                shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
         };
         let flight = shared
             .held

@@ -16,7 +16,8 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: Stor
         out,
         vec![AckOutcome {
             pushed: true,
-            claim_dropped: true
+            claim_dropped: true,
+            dead_lettered: false
         }]
     );
     let records = fx.store.results(RESULTS).await.unwrap();
@@ -42,7 +43,8 @@ pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
         again,
         vec![AckOutcome {
             pushed: false,
-            claim_dropped: false
+            claim_dropped: false,
+            dead_lettered: false
         }]
     );
     let results = fx.results().await;
@@ -66,7 +68,8 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
         out,
         vec![AckOutcome {
             pushed: true,
-            claim_dropped: false
+            claim_dropped: false,
+            dead_lettered: false
         }]
     );
     assert_eq!(
@@ -81,7 +84,8 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
         owners,
         vec![AckOutcome {
             pushed: false,
-            claim_dropped: true
+            claim_dropped: true,
+            dead_lettered: false
         }]
     );
     let results = fx.results().await;
@@ -114,7 +118,8 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
         late,
         vec![AckOutcome {
             pushed: true,
-            claim_dropped: false
+            claim_dropped: false,
+            dead_lettered: false
         }]
     );
     let fast = fx
@@ -124,7 +129,8 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
         fast,
         vec![AckOutcome {
             pushed: false,
-            claim_dropped: true
+            claim_dropped: true,
+            dead_lettered: false
         }]
     );
     assert_eq!(fx.result_ids().await, vec!["a"]);

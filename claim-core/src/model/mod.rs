@@ -275,6 +275,7 @@ impl Model {
                 AckOutcome {
                     pushed,
                     claim_dropped: owned,
+                    dead_lettered: false,
                 }
             })
             .collect()

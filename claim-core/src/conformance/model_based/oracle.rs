@@ -138,7 +138,9 @@ pub fn check(
                         )
                     })
                 }
-                ClaimOutcome::NotPending | ClaimOutcome::DuplicateDropped => Ok(()),
+                ClaimOutcome::NotPending
+                | ClaimOutcome::DuplicateDropped
+                | ClaimOutcome::DeadLettered => Ok(()),
             }),
         (Call::Reclaim { queue, .. }, Answer::Reclaimed(_)) => {
             let live = |m: &Model| -> Vec<ClaimInfo> {

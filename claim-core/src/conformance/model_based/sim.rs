@@ -156,7 +156,9 @@ impl Sim {
                     };
                     Some((item.generation, held))
                 }
-                ClaimOutcome::NotPending | ClaimOutcome::DuplicateDropped => None,
+                ClaimOutcome::NotPending
+                | ClaimOutcome::DuplicateDropped
+                | ClaimOutcome::DeadLettered => None,
             })
             .collect()
     }

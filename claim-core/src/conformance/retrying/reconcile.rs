@@ -152,6 +152,7 @@ impl<S: ClaimStore> Retrying<S> {
                     .map(|(pushed, claim_dropped)| AckOutcome {
                         pushed,
                         claim_dropped,
+                        dead_lettered: false,
                     })
                     .collect(),
             ))
