@@ -5,6 +5,7 @@
 //! is the trait the worker runtime programs against.
 
 pub mod error;
+pub mod keys;
 pub mod lease;
 pub mod model;
 pub mod outcome;
