@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use claim_core::wire::{ErrorCode, ParsedMember};
-use claim_core::{Generation, Member, Millis};
+use claim_core::{Generation, Member, Millis, Score};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +16,8 @@ pub struct Request {
     pub generation: Generation,
     /// The member exactly as stored.
     pub member: Member,
+    /// Its pending score as claimed (the ack names it).
+    pub score: Score,
     /// The fields parsed from it.
     pub parsed: ParsedMember,
     /// The request's deadline.

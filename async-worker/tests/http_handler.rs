@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use claim_core::wire::{ErrorCode, parse_member};
-use claim_core::{Generation, Member, Millis};
+use claim_core::{Generation, Member, Millis, Score};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tokio_util::sync::CancellationToken;
@@ -118,6 +118,7 @@ fn request(data_extra: &str, payload: &str, ttl: Duration) -> Request {
         queue_name: "q".into(),
         generation: Generation::new("r1", "t1"),
         member: Member::new(member.into_bytes()),
+        score: Score(deadline.div_ceil(1000) as f64),
         parsed,
         deadline: Millis(deadline),
         redeliveries: 0,

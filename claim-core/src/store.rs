@@ -143,6 +143,14 @@ pub enum RenewOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AckItem {
     pub generation: Generation,
+    /// The member exactly as claimed: dead-lettered as is when the result
+    /// list is unusable, and removed from pending (a copy of the same
+    /// generation the reclaimer put back) when the record lands.
+    pub member: Member,
+    /// The member's pending score, from [`ClaimOutcome::Claimed`] (its
+    /// deadline): the terminal marker lives at least until this plus the
+    /// lease cap, so no pending copy can outlive it.
+    pub score: Score,
     pub result_list: String,
     /// The result record JSON, pushed as is.
     pub record: Member,

@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::{self, ErrorCode, MemberError, ResultRecord};
-use claim_core::{ClaimStore, Clock, Generation, Member, OwnerToken, StoreError};
+use claim_core::{ClaimStore, Clock, Generation, Member, OwnerToken, Score, StoreError};
 use claim_redis::RedisStore;
 use claim_redis::testing::RedisServerOptions;
 use common::T0;
@@ -33,9 +33,12 @@ fn claim_request(member: &[u8], id: &str, token: &str) -> ClaimRequest {
     }
 }
 
-fn ack_item(id: &str, token: &str, record: ResultRecord) -> AckItem {
+/// The ack of `member`, claimed at `score`.
+fn ack_item(member: &[u8], score: i64, (id, token): (&str, &str), record: ResultRecord) -> AckItem {
     AckItem {
         generation: Generation::new(id, token),
+        member: Member::from(member.to_vec()),
+        score: Score(score as f64),
         result_list: RESULTS.into(),
         record: Member::from(record.to_json_bytes()),
     }
@@ -123,7 +126,11 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
         "invalid data.deadline: missing",
     );
     let acked = store
-        .ack(Q, &owner, &[ack_item(&id, "t", record.clone())])
+        .ack(
+            Q,
+            &owner,
+            &[ack_item(bytes, secs(60), (&id, "t"), record.clone())],
+        )
         .await
         .unwrap();
     assert!(acked[0].pushed && acked[0].claim_dropped);
@@ -167,7 +174,11 @@ async fn a_past_deadline_gets_a_lease_ending_thirty_seconds_after_it_and_is_rede
         .unwrap();
     let record = ResultRecord::error("late", ErrorCode::DeadlineExceeded, "deadline passed");
     let acked = store
-        .ack(Q, &owner, &[ack_item("late", "t", record)])
+        .ack(
+            Q,
+            &owner,
+            &[ack_item(&bytes, deadline, ("late", "t"), record)],
+        )
         .await
         .unwrap();
     assert!(acked[0].pushed && acked[0].claim_dropped);
@@ -353,7 +364,11 @@ async fn a_script_error_before_any_write_leaves_the_whole_batch_untouched() {
         .unwrap();
     let record = ResultRecord::success("a", 200, "done");
     let err = store
-        .ack(Q, &owner, &[ack_item("a", "t", record)])
+        .ack(
+            Q,
+            &owner,
+            &[ack_item(&bytes, secs(3600), ("a", "t"), record)],
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Failed { .. }), "{err}");

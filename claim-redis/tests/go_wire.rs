@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
 use claim_core::wire::{self, ErrorCode, ResultRecord};
-use claim_core::{ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimStore, Generation, Member, OwnerToken, Score};
 use claim_redis::{RedisStore, RedisStoreOptions};
 use redis::AsyncCommands;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -140,6 +140,8 @@ async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo
     ];
     let ack = |i: usize, code| AckItem {
         generation: items[i].generation.clone(),
+        member: items[i].member.clone(),
+        score: claimed_score(&claimed[i]),
         result_list: RESULTS.into(),
         record: Member::from(record(ids[i], code).to_json_bytes()),
     };
@@ -229,6 +231,8 @@ async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack
     go_submit(&mut go, "req", "new", deadline + 1).await;
     let item = AckItem {
         generation: old.generation.clone(),
+        member: old.member.clone(),
+        score: Score(deadline as f64),
         result_list: RESULTS.into(),
         record: Member::from(record("req", None).to_json_bytes()),
     };
@@ -245,4 +249,12 @@ async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack
         store.cancelled(&[old.generation, new]).await.unwrap(),
         vec![false, true]
     );
+}
+
+/// The pending score a claim answered.
+fn claimed_score(outcome: &ClaimOutcome) -> Score {
+    match outcome {
+        ClaimOutcome::Claimed { score, .. } => *score,
+        other => panic!("expected a claim, got {other:?}"),
+    }
 }

@@ -8,7 +8,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimStore, Generation, Member, OwnerToken, Score};
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{RedisStore, TimeSource};
 use redis::AsyncCommands;
@@ -28,7 +28,14 @@ async fn store(url: &str) -> RedisStore {
 }
 
 /// Submits `id`/`token` and claims it for `owner`.
-async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) -> Generation {
+/// A claim as its owner holds it: what the ack names.
+struct Held {
+    generation: Generation,
+    member: Member,
+    score: Score,
+}
+
+async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) -> Held {
     let deadline = deadline();
     let member = Member::from(common::member(id, token, deadline));
     let generation = Generation::new(id, token);
@@ -39,17 +46,26 @@ async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) 
     };
     store.submit(Q, &submission).await.unwrap();
     let request = ClaimRequest {
-        member,
+        member: member.clone(),
         generation: generation.clone(),
     };
     let outcome = store.claim(Q, owner, &[request]).await.unwrap();
-    assert!(matches!(outcome[0], ClaimOutcome::Claimed { .. }));
-    generation
+    let ClaimOutcome::Claimed { score, .. } = outcome[0] else {
+        panic!("expected a claim, got {outcome:?}");
+    };
+    Held {
+        generation,
+        member,
+        score,
+    }
 }
 
-fn item(generation: &Generation, list: &str, text: &str) -> AckItem {
+fn item(held: &Held, list: &str, text: &str) -> AckItem {
+    let generation = &held.generation;
     AckItem {
         generation: generation.clone(),
+        member: held.member.clone(),
+        score: held.score,
         result_list: list.to_owned(),
         record: Member::from(ResultRecord::success(&generation.id, 200, text).to_json_bytes()),
     }
@@ -77,7 +93,7 @@ async fn the_first_record_wins_and_a_stale_owners_later_ack_is_suppressed_withou
     assert!(!owner[0].pushed && owner[0].claim_dropped, "{owner:?}");
     let records = store.results("out").await.unwrap();
     assert_eq!(records.len(), 1, "exactly one terminal record");
-    assert!(store.is_terminal(&g).await.unwrap());
+    assert!(store.is_terminal(&g.generation).await.unwrap());
     assert_eq!(store.depths(Q).await.unwrap().claimed, 0);
 }
 
@@ -156,7 +172,7 @@ async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_ex
         .await
         .unwrap();
     assert_eq!(left, 0, "both keys held this generation's token");
-    let ttl: i64 = raw.pttl(store.keys().marker(&h)).await.unwrap();
+    let ttl: i64 = raw.pttl(store.keys().marker(&h.generation)).await.unwrap();
     let dedup = common::config().result_dedup_ttl_ms as i64;
     assert!(ttl > dedup - 60_000 && ttl <= dedup, "marker PTTL {ttl}");
 }
@@ -173,7 +189,10 @@ async fn a_claim_leaves_no_encoding_placeholder_and_keeps_owners_and_index_out_o
     let mut raw = common::raw(&server.url()).await;
     let fields: Vec<String> = raw.hkeys(&q.owners).await.unwrap();
     let members: Vec<String> = raw.zrange(&q.index, 0, -1).await.unwrap();
-    assert_eq!((fields, members), (vec![g.key()], vec![g.key()]));
+    assert_eq!(
+        (fields, members),
+        (vec![g.generation.key()], vec![g.generation.key()])
+    );
     for (key, expected) in [(&q.owners, "hashtable"), (&q.index, "skiplist")] {
         let encoding: String = redis::cmd("OBJECT")
             .arg("ENCODING")

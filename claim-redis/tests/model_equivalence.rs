@@ -8,7 +8,9 @@ mod common;
 
 use claim_core::model::Model;
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
-use claim_core::{ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, wire};
+use claim_core::{
+    ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, Score, wire,
+};
 use claim_redis::RedisStore;
 use claim_redis::testing::RedisServerOptions;
 use common::T0;
@@ -126,9 +128,11 @@ impl Walk {
                 let lists = ["results", "other"];
                 let items: Vec<AckItem> = self
                     .rng
-                    .some(&gens, 4)
+                    .some(&self.reqs, 4)
                     .into_iter()
-                    .map(|generation| AckItem {
+                    .map(|(member, generation, deadline)| AckItem {
+                        member,
+                        score: Score(deadline as f64),
                         record: Member::from(
                             format!(
                                 "{{\"id\":\"{}\",\"n\":{}}}",

@@ -11,9 +11,9 @@
 
 use crate::Settings;
 use crate::server::{Admin, Delta, Snapshot, round};
-use claim_core::store::{AckItem, ClaimRequest, StoreConfig};
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
 use claim_core::wire::{self, ResultRecord};
-use claim_core::{ClaimStore, Generation, OwnerToken};
+use claim_core::{ClaimStore, Generation, OwnerToken, Score};
 use claim_redis::{RedisStore, RedisStoreOptions};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -63,7 +63,7 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
         prev = next;
     }
     let mut steps: BTreeMap<&str, Step> = STEPS.iter().map(|s| (*s, Step::default())).collect();
-    let mut held: VecDeque<Generation> = VecDeque::new();
+    let mut held: VecDeque<(ClaimRequest, Score)> = VecDeque::new();
     let mut batches = 0;
     loop {
         let before = snap(admin).await;
@@ -84,16 +84,24 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
             })
             .collect();
         let before = snap(admin).await;
-        store
+        let outcomes = store
             .claim(&set.queue, &owner, &items)
             .await
             .expect("claim");
         let after = snap(admin).await;
         step(&mut steps, "claim", &before, &after, items.len(), overhead);
-        held.extend(items.into_iter().map(|i| i.generation));
+        held.extend(
+            items
+                .into_iter()
+                .zip(outcomes)
+                .filter_map(|(i, o)| match o {
+                    ClaimOutcome::Claimed { score, .. } => Some((i, score)),
+                    _ => None,
+                }),
+        );
         batches += 1;
         if batches % 10 == 0 {
-            let all: Vec<Generation> = held.iter().cloned().collect();
+            let all: Vec<Generation> = held.iter().map(|(i, _)| i.generation.clone()).collect();
             for chunk in all.chunks(500) {
                 let before = snap(admin).await;
                 store.renew(&set.queue, &owner, chunk).await.expect("renew");
@@ -103,14 +111,14 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
         }
         while held.len() > window {
             let take = set.ack_batch.min(held.len() - window);
-            let acks: Vec<AckItem> = held.drain(..take).map(|g| ack_item(set, g)).collect();
+            let acks: Vec<AckItem> = held.drain(..take).map(|h| ack_item(set, h)).collect();
             let before = snap(admin).await;
             store.ack(&set.queue, &owner, &acks).await.expect("ack");
             let after = snap(admin).await;
             step(&mut steps, "ack", &before, &after, acks.len(), overhead);
         }
     }
-    let acks: Vec<AckItem> = held.drain(..).map(|g| ack_item(set, g)).collect();
+    let acks: Vec<AckItem> = held.drain(..).map(|h| ack_item(set, h)).collect();
     for chunk in acks.chunks(set.ack_batch) {
         store.ack(&set.queue, &owner, chunk).await.expect("ack");
     }
@@ -121,12 +129,15 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
     out.into()
 }
 
-fn ack_item(set: &Settings, g: Generation) -> AckItem {
+fn ack_item(set: &Settings, (claimed, score): (ClaimRequest, Score)) -> AckItem {
+    let (g, member) = (claimed.generation, claimed.member);
     AckItem {
         record: ResultRecord::success(g.id.clone(), 200, "{}")
             .to_json_bytes()
             .into(),
         generation: g,
+        member,
+        score,
         result_list: set.list.clone(),
     }
 }

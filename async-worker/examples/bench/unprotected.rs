@@ -10,7 +10,7 @@ use crate::server::Admin;
 use crate::{Hold, NoOp, Settings};
 use async_worker::{Handler, HandlerOutcome, Request};
 use claim_core::wire::{self, ResultRecord};
-use claim_core::{Generation, Member, Millis};
+use claim_core::{Generation, Member, Millis, Score};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -79,6 +79,7 @@ async fn consume(
                 generation: Generation::new(parsed.id.clone(), parsed.token.clone()),
                 deadline: Millis((parsed.deadline.max(0) as u64) * 1000),
                 member: Member::from(raw),
+                score: Score(parsed.deadline as f64),
                 parsed,
                 redeliveries: 0,
             };

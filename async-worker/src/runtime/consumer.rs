@@ -246,13 +246,13 @@ async fn dispatch(
     let mut hand_off_cancelled = Vec::new();
     let mut dispatched = 0;
     for (candidate, outcome) in candidates.into_iter().zip(outcomes) {
-        let (cancelled, redeliveries, lease_expiry) = match outcome {
+        let (cancelled, redeliveries, score, lease_expiry) = match outcome {
             ClaimOutcome::Claimed {
                 cancelled,
                 redeliveries,
+                score,
                 lease_expiry,
-                ..
-            } => (cancelled, redeliveries, lease_expiry),
+            } => (cancelled, redeliveries, score, lease_expiry),
             ClaimOutcome::NotPending => {
                 lost += 1;
                 continue;
@@ -280,6 +280,7 @@ async fn dispatch(
                     .hand_to_writer(terminal(
                         queue,
                         candidate.generation,
+                        (candidate.entry.member, score),
                         list,
                         record,
                         ErrorCode::InvalidRequest.as_str(),
@@ -306,6 +307,7 @@ async fn dispatch(
                 .hand_to_writer(terminal(
                     queue,
                     candidate.generation,
+                    (candidate.entry.member, score),
                     list,
                     record,
                     code.as_str(),
@@ -331,6 +333,7 @@ async fn dispatch(
             queue_name: spec.queue_name.clone(),
             generation: candidate.generation,
             member: candidate.entry.member,
+            score,
             parsed: *parsed,
             deadline,
             redeliveries,

@@ -132,19 +132,30 @@ pub fn settle(
             }
         }
     };
-    terminal(queue, request.generation.clone(), result_list, record, code)
+    let claimed = (request.member.clone(), request.score);
+    terminal(
+        queue,
+        request.generation.clone(),
+        claimed,
+        result_list,
+        record,
+        code,
+    )
 }
 
 /// A delivery of one terminal record.
 pub fn terminal(
     queue: &Arc<str>,
     generation: claim_core::Generation,
+    (member, score): (claim_core::Member, claim_core::Score),
     result_list: String,
     record: ResultRecord,
     code: &'static str,
 ) -> Delivery {
     let item = AckItem {
         generation,
+        member,
+        score,
         result_list,
         record: record.to_json_bytes().into(),
     };

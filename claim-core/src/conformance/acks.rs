@@ -195,6 +195,8 @@ pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &
         .iter()
         .map(|r| AckItem {
             generation: r.generation.clone(),
+            member: r.member.clone(),
+            score: r.score(),
             result_list: RESULTS.into(),
             record: r.record("b"),
         })

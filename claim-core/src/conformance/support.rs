@@ -2,7 +2,7 @@
 
 use super::StoreFactory;
 use crate::store::{ClaimRequest, StoreConfig, Submission};
-use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken};
+use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
 
 /// The suite's start time: 2023-11-14T22:13:20Z.
@@ -87,6 +87,11 @@ impl Req {
         }
     }
 
+    /// Its pending score: the deadline.
+    pub fn score(&self) -> Score {
+        Score(self.deadline as f64)
+    }
+
     pub fn record(&self, text: &str) -> Member {
         let record =
             serde_json::json!({"id": self.generation.id, "status_code": 200, "payload": text});
@@ -122,6 +127,8 @@ impl<S: crate::ClaimStore> Fixture<S> {
             .iter()
             .map(|r| crate::store::AckItem {
                 generation: r.generation.clone(),
+                member: r.member.clone(),
+                score: r.score(),
                 result_list: RESULTS.to_owned(),
                 record: r.record(text),
             })

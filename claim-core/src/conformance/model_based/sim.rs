@@ -148,10 +148,13 @@ impl Sim {
             .into_iter()
             .zip(outcomes)
             .filter_map(|(item, outcome)| match outcome {
-                ClaimOutcome::Claimed { cancelled, .. } => {
+                ClaimOutcome::Claimed {
+                    cancelled, score, ..
+                } => {
                     let held = Held {
                         queue: queue.to_owned(),
                         member: item.member,
+                        score,
                         cancelled,
                     };
                     Some((item.generation, held))
@@ -192,6 +195,8 @@ pub fn ack_item(
     };
     AckItem {
         generation: g.clone(),
+        member: held.member.clone(),
+        score: held.score,
         result_list: list,
         record: record.to_json_bytes().into(),
     }

@@ -2,7 +2,7 @@
 
 use crate::model::Model;
 use crate::store::{StoreConfig, Submission};
-use crate::types::{Generation, Member, Millis, OwnerToken};
+use crate::types::{Generation, Member, Millis, OwnerToken, Score};
 use std::collections::BTreeMap;
 
 /// The two queues; the second has its own result list.
@@ -36,6 +36,8 @@ pub fn config(max_deliveries: u32) -> StoreConfig {
 pub struct Held {
     pub queue: String,
     pub member: Member,
+    /// The pending score the claim answered.
+    pub score: Score,
     pub cancelled: bool,
 }
 
