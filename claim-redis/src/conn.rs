@@ -1,10 +1,16 @@
 //! The connection pool and the one place Redis errors become `StoreError`s, with a timeout on every call.
 //!
 //! Classification: a call that never reached Redis (no connection, pool
-//! exhausted, refused) or that Redis answered with an error (scripts
-//! validate before their first write) definitely did not happen: `Failed`.
-//! A write whose connection broke or timed out after sending may have run:
-//! `Indeterminate`. A read that times out changed nothing: `Failed`.
+//! exhausted, refused) definitely did not happen: `Failed`. A write whose
+//! connection broke or timed out after sending may have run:
+//! `Indeterminate`. A read that times out changed nothing: `Failed`. An
+//! error Redis answered (scripts validate before their first write, so
+//! nothing happened) is classified by its code: a server that is loading,
+//! busy, failing over or read-only (`LOADING`, `BUSY`, `TRYAGAIN`,
+//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`) will take the call
+//! later: `Failed`, transient; `OOM` is `OutOfMemory`; every other server
+//! or script error (`WRONGTYPE`, `ERR`, a script's own refusal) answers the
+//! same call the same way again: `Rejected`, permanent.
 //!
 //! The pool is deadpool's, with a manager of our own: deadpool-redis checks
 //! every checkout with `UNWATCH` + `PING`, a round trip before every call,
@@ -236,6 +242,26 @@ fn pool_error(e: PoolError<RedisError>) -> String {
     }
 }
 
+/// Server error codes after which the same call can succeed later.
+pub(crate) const TRANSIENT_CODES: [&str; 7] = [
+    "LOADING",
+    "BUSY",
+    "TRYAGAIN",
+    "MASTERDOWN",
+    "READONLY",
+    "CLUSTERDOWN",
+    "NOSCRIPT",
+];
+
+/// How a server's error reply is classified, from its code.
+fn server_error(op: &'static str, code: Option<&str>, detail: String) -> StoreError {
+    match code {
+        Some("OOM") => StoreError::out_of_memory(op, detail),
+        Some(code) if TRANSIENT_CODES.contains(&code) => StoreError::failed(op, detail),
+        _ => StoreError::rejected(op, detail),
+    }
+}
+
 /// Maps a Redis error to a store error (see the module docs).
 pub(crate) fn classify(op: &'static str, effect: Effect, e: &RedisError) -> StoreError {
     let detail = e.to_string();
@@ -244,12 +270,12 @@ pub(crate) fn classify(op: &'static str, effect: Effect, e: &RedisError) -> Stor
     }
     match e.kind() {
         ErrorKind::Server(ServerErrorKind::ExecAbort) => StoreError::failed(op, detail),
+        // A command failing inside EXEC leaves the others applied.
         ErrorKind::Server(_) | ErrorKind::Extension if effect == Effect::Transaction => {
             StoreError::indeterminate(op, detail)
         }
-        ErrorKind::Server(_)
-        | ErrorKind::Extension
-        | ErrorKind::AuthenticationFailed
+        ErrorKind::Server(_) | ErrorKind::Extension => server_error(op, e.code(), detail),
+        ErrorKind::AuthenticationFailed
         | ErrorKind::InvalidClientConfig
         | ErrorKind::Client => StoreError::failed(op, detail),
         _ if effect == Effect::Read => StoreError::failed(op, detail),
@@ -268,5 +294,61 @@ pub(crate) fn bad_reply(
     match effect {
         Effect::Read => StoreError::failed(op, detail),
         Effect::Write | Effect::Transaction => StoreError::indeterminate(op, detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error redis-rs makes of a server's error reply `line`.
+    fn reply(line: &str) -> RedisError {
+        match redis::parse_redis_value(format!("-{line}\r\n").as_bytes()) {
+            Ok(redis::Value::ServerError(e)) => e.into(),
+            other => panic!("not a server error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_loading_busy_failing_over_or_read_only_server_is_a_transient_failure() {
+        for line in [
+            "LOADING Redis is loading the dataset in memory",
+            "BUSY Redis is busy running a script",
+            "TRYAGAIN Multiple keys request during rehashing of slot",
+            "MASTERDOWN Link with MASTER is down",
+            "READONLY You can't write against a read only replica.",
+            "CLUSTERDOWN The cluster is down",
+            "NOSCRIPT No matching script",
+        ] {
+            let e = classify("ack", Effect::Write, &reply(line));
+            assert!(matches!(e, StoreError::Failed { .. }), "{line}: {e:?}");
+            assert!(e.is_transient() && !e.may_have_happened(), "{line}");
+        }
+    }
+
+    #[test]
+    fn an_out_of_memory_server_is_out_of_memory_and_transient() {
+        let e = classify(
+            "ack",
+            Effect::Write,
+            &reply("OOM command not allowed when used memory > 'maxmemory'."),
+        );
+        assert!(e.is_out_of_memory() && e.is_transient(), "{e:?}");
+    }
+
+    #[test]
+    fn wrong_type_script_and_other_server_errors_are_permanent_rejections() {
+        for line in [
+            "WRONGTYPE Operation against a key holding the wrong kind of value",
+            "ERR Error running script, user_script:1: bad argument",
+            "claim-redis: ack: expects 3 ARGV and 3 KEYS per item",
+            "NOPERM this user has no permissions to run the 'evalsha' command",
+        ] {
+            for effect in [Effect::Read, Effect::Write] {
+                let e = classify("ack", effect, &reply(line));
+                assert!(matches!(e, StoreError::Rejected { .. }), "{line}: {e:?}");
+                assert!(!e.is_transient(), "{line}");
+            }
+        }
     }
 }

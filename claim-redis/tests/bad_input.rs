@@ -371,7 +371,7 @@ async fn a_script_error_before_any_write_leaves_the_whole_batch_untouched() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, StoreError::Failed { .. }), "{err}");
+    assert!(matches!(err, StoreError::Rejected { .. }), "{err}");
     assert!(err.to_string().contains("WRONGTYPE"), "{err}");
     assert!(
         !store.is_terminal(&Generation::new("a", "t")).await.unwrap(),
