@@ -21,6 +21,18 @@ pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Score) -> Millis {
     by_ttl.min(by_deadline)
 }
 
+/// Expiry of a terminal marker written at `now` for a request whose pending
+/// score is `deadline`: the dedup TTL past the later of now and the last
+/// moment any claim of it can last (deadline + [`DEADLINE_GRACE_MS`]).
+///
+/// A claim never outlives deadline + grace, so a reclaimer (or a claim of a
+/// copy left pending) finds the marker for a whole dedup TTL after the last
+/// lease could end, however long the request waited in a backlog first.
+pub fn marker_expiry(now: Millis, dedup_ttl_ms: u64, deadline: Score) -> Millis {
+    now.max(deadline.as_millis().plus(DEADLINE_GRACE_MS))
+        .plus(dedup_ttl_ms)
+}
+
 /// How often a holder renews its leases: ttl / 3, clamped to 1 s..30 s.
 ///
 /// Three renewals fit in one TTL, so a single slow or failed heartbeat does
@@ -69,6 +81,18 @@ mod tests {
             lease_expiry(far, 300_000, Score(f64::MAX)),
             Millis(u64::MAX)
         );
+    }
+
+    #[test]
+    fn a_marker_outlives_a_far_deadline_plus_the_grace_by_the_dedup_ttl() {
+        let day = 86_400_000;
+        let deadline = NOW.plus(day).as_score();
+        assert_eq!(
+            marker_expiry(NOW, 3_600_000, deadline),
+            NOW.plus(day + DEADLINE_GRACE_MS + 3_600_000)
+        );
+        let past = Score(1_600_000_000.0);
+        assert_eq!(marker_expiry(NOW, 3_600_000, past), NOW.plus(3_600_000));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! is the specification every store is checked against; [`store::ClaimStore`]
 //! is the trait the worker runtime programs against.
 
+pub mod config;
 pub mod error;
 pub mod keys;
 pub mod lease;

@@ -14,6 +14,7 @@ pub enum ExitPath {
     LeaseLost,
     GateRefused,
     MemberUnparsable,
+    ResultListUnusable,
 }
 
 /// One row of the outcome table.
@@ -26,7 +27,7 @@ pub struct Outcome {
 }
 
 /// The outcome table. Each exit path appears exactly once.
-pub const OUTCOMES: [Outcome; 8] = [
+pub const OUTCOMES: [Outcome; 9] = [
     Outcome {
         path: ExitPath::TerminalResult,
         exit_path: "Terminal result (success, error, cancelled, deadline, gate drop, invalid)",
@@ -74,6 +75,12 @@ pub const OUTCOMES: [Outcome; 8] = [
         exit_path: "Member unparsable",
         claim_outcome: "dead set with reason",
         store_operation: "`dead_letter`",
+    },
+    Outcome {
+        path: ExitPath::ResultListUnusable,
+        exit_path: "Result list unusable (holds another type, or names a queue, bookkeeping key or the retry set)",
+        claim_outcome: "dead set with the reason (e.g. `result list \"x\" holds a zset`); claim dropped; no record, no marker, so a redrive after the fix gets its record",
+        store_operation: "`ack` / `reclaim_expired`",
     },
 ];
 

@@ -5,82 +5,9 @@
 
 use crate::error::StoreError;
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
-use crate::wire;
 use async_trait::async_trait;
-use std::collections::BTreeMap;
 
-/// Store-wide settings, the same for every queue a store serves.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoreConfig {
-    /// Crash-detection window: a claim not renewed for this long is reclaimed.
-    pub lease_ttl_ms: u64,
-    /// Lifetime of terminal markers; must exceed the longest redelivery chain.
-    pub result_dedup_ttl_ms: u64,
-    /// Lease expiries after which a request is dead-lettered (0 = unlimited).
-    pub max_deliveries: u32,
-    /// The shared retry sorted set (Go: `retry-sortedset`).
-    pub retry_set: String,
-    /// Where promoted retries go when their member names no queue.
-    pub default_queue: String,
-    /// Result list of records the store writes itself (`DELIVERY_LIMIT`) when
-    /// neither the queue nor the member names one.
-    pub default_result_list: String,
-    /// Per-queue result list overrides (queue config `result_queue_name`).
-    pub queue_result_lists: BTreeMap<String, String>,
-}
-
-impl Default for StoreConfig {
-    fn default() -> Self {
-        StoreConfig {
-            lease_ttl_ms: 300_000,
-            result_dedup_ttl_ms: 21_600_000,
-            max_deliveries: 10,
-            retry_set: wire::DEFAULT_RETRY_SET.to_owned(),
-            default_queue: wire::DEFAULT_QUEUE.to_owned(),
-            default_result_list: wire::DEFAULT_RESULT_LIST.to_owned(),
-            queue_result_lists: BTreeMap::new(),
-        }
-    }
-}
-
-impl StoreConfig {
-    /// The result list for a record about a member of `queue`: the queue's
-    /// configured list, else the member's own, else the default.
-    pub fn result_list_for(&self, queue: &str, member_list: Option<&str>) -> String {
-        self.queue_result_lists
-            .get(queue)
-            .map(String::as_str)
-            .or(member_list.filter(|l| !l.is_empty()))
-            .unwrap_or(&self.default_result_list)
-            .to_owned()
-    }
-
-    /// Checks the settings, naming the first bad one and its fix.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.lease_ttl_ms == 0 {
-            return Err(
-                "claim lease TTL is zero: set claim_lease_ttl_seconds to at least 1".into(),
-            );
-        }
-        if self.result_dedup_ttl_ms < self.lease_ttl_ms {
-            return Err(format!(
-                "result dedup TTL ({} ms) is shorter than the claim lease TTL ({} ms): \
-                 raise result_dedup_ttl_seconds above the lease so markers outlive redeliveries",
-                self.result_dedup_ttl_ms, self.lease_ttl_ms
-            ));
-        }
-        for (what, name) in [
-            ("retry set", &self.retry_set),
-            ("default queue", &self.default_queue),
-            ("default result list", &self.default_result_list),
-        ] {
-            if name.is_empty() {
-                return Err(format!("the {what} name is empty: give it a key name"));
-            }
-        }
-        Ok(())
-    }
-}
+pub use crate::config::{MAX_BATCH, MAX_RESULT_DEDUP_TTL_MS, MIN_LEASE_TTL_MS, StoreConfig};
 
 /// A producer's submission, as the Go producer writes it.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use claim_core::ManualClock;
-use claim_core::conformance::{StoreFactory, run_all};
+use claim_core::conformance::{StoreFactory, exit_code, filter_from_args, run_all};
 use claim_core::store::StoreConfig;
 use claim_memory::MemoryStore;
 use std::process::ExitCode;
@@ -23,12 +23,8 @@ impl StoreFactory for Memory {
 }
 
 fn main() -> ExitCode {
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let filter = filter_from_args(std::env::args().skip(1));
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let results = runtime.block_on(run_all(&Memory, filter.as_deref()));
-    if results.iter().any(|r| r.failure.is_some()) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    exit_code(&results, filter.as_deref())
 }

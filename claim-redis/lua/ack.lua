@@ -1,78 +1,111 @@
--- ack.lua: delivers terminal records; drops the claims the caller owns.
+-- ack.lua: delivers terminal records; drops the claims the caller owns;
+-- dead-letters items whose result list cannot take a record.
 --
--- KEYS[1] <queue>:claimed hash   KEYS[2] <queue>:claim-owners hash
--- KEYS[3] <queue>:claims-idx zset   KEYS[4] explicit-time side hash
--- KEYS[4+r] result list of run r (r = 1..R; a run is consecutive items
+-- KEYS[1] pending zset   KEYS[2] <queue>:claimed hash
+-- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
+-- KEYS[5] <queue>:deliveries hash   KEYS[6] <queue>:dead hash
+-- KEYS[7] explicit-time side hash
+-- KEYS[7+r] result list of run r (r = 1..R; a run is consecutive items
 -- with the same list, so a batch for one list is one run)
--- then, with base k = 4 + R: KEYS[k+i] terminal marker of item i, and
+-- then, with base k = 7 + R: KEYS[k+i] terminal marker of item i, and
 -- KEYS[k+n+2i-1] request-active:<id>, KEYS[k+n+2i] request-cancel:<id>
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
--- ARGV[3] result dedup TTL in ms (the marker's expiry is now + this)
--- ARGV[4] the marker key's PX in ms   ARGV[5] R   ARGV[5+r] items in run r
--- then n generation keys, n request tokens, n records, each group in item
--- order (base a = 5 + R): ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i]
+-- ARGV[3] result dedup TTL in ms   ARGV[4] slack added to the markers' PX
+-- (explicit-time mode), in ms   ARGV[5] R   ARGV[6] length of the key prefix
+-- ARGV[5+2r] items in run r, ARGV[6+2r] why run r's list is refused by its
+-- name ('' when the name is free)
+-- then n generation keys, n request tokens, n records, n members, n pending
+-- scores, each group in item order (base a = 6 + 2R): ARGV[a+i],
+-- ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i]
 -- Returns one integer per item: 1 if its record was pushed, plus 2 if the
--- caller's claim was dropped.
+-- caller's claim was dropped, plus 4 if it was dead-lettered.
 --
--- Correctness: per item, as the model: the record is pushed and the marker
--- written unless a live marker exists (first record wins, whoever sent it);
--- the producer's active/cancel keys are deleted only where they hold this
--- generation's token; the claim is dropped only if the caller owns it (its
--- owner entry is `<caller>|<score>|<count>`; ack does not parse the score,
--- so an owned entry whose score is unreadable is dropped with the answered
--- claim). A repeated generation in one batch sees the marker and the drop
--- of its earlier item. Decisions come first, then type checks of every key
--- about to be written, then the writes, so an error leaves no partial
--- batch. Records for one list are pushed in item order, one LPUSH per run,
--- which is what one LPUSH per item would leave.
+-- Correctness: per item, as the model: a generation with a live marker is
+-- answered already and this record is suppressed (first record wins). Else,
+-- if its run's list is refused by name or holds another type than a list,
+-- no record can reach a consumer: the member goes to the dead hash with the
+-- reason and no marker is written, so a redrive after the key is fixed gets
+-- its record. Else the record is pushed and the marker written, expiring
+-- the dedup TTL after the later of now and deadline + 30 s (no claim
+-- outlives that); the producer's active/cancel keys are deleted only where
+-- they hold this generation's token. In every case a pending copy of the
+-- member (the reclaimer's, while a stale owner worked) is removed with its
+-- delivery count, and the claim is dropped only if the caller owns it (its
+-- owner entry is `<caller>|<score>|<count>`). A repeated generation in one
+-- batch sees the marker and the drop of its earlier item. Reads and type
+-- checks (TYPE per run, one read per other key written) come first, then
+-- the writes, so an error leaves no partial batch: the queue's own keys
+-- holding the wrong type fail the whole call, writing nothing.
 --
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch,
--- except the marker SETs: a marker is a key of its own with its own expiry,
--- and Redis has no multi-key SET with expiry. (Writing markers with SET NX
--- instead of reading them first was measured: no gain, so one path serves
--- both clocks.)
+-- one TYPE per run, except the marker SETs: a marker is a key of its own
+-- with its own expiry, and Redis has no multi-key SET with expiry.
 
-need(#ARGV >= 5 and tonumber(ARGV[5]), 'ack: missing arguments')
+need(#ARGV >= 6 and tonumber(ARGV[5]) and tonumber(ARGV[6]), 'ack: missing arguments')
 local runs = tonumber(ARGV[5])
-local a = 5 + runs
-local n = (#ARGV - a) / 3
-need(runs >= 1 and n >= 1 and n == math.floor(n) and #KEYS == 4 + runs + 3 * n,
-  'ack: expects 3 ARGV and 3 KEYS per item and one list per run')
+local a = 6 + 2 * runs
+local n = (#ARGV - a) / 5
+need(runs >= 1 and n >= 1 and n == math.floor(n) and #KEYS == 7 + runs + 3 * n,
+  'ack: expects 5 ARGV and 3 KEYS per item and one list per run')
 local total = 0
 for r = 1, runs do
-  local count = tonumber(ARGV[5 + r])
+  local count = tonumber(ARGV[5 + 2 * r])
   need(count and count >= 1, 'ack: run sizes must be positive numbers')
   total = total + count
 end
 need(total == n, 'ack: run sizes must add up to the items')
-local owner, ttl = ARGV[1], tonumber(ARGV[3])
+local owner, ttl, slack = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 local explicit = ARGV[2] ~= ''
-need(ttl and tonumber(ARGV[4]) and (not explicit or tonumber(ARGV[2])),
+need(ttl and ttl >= 0 and slack and (not explicit or tonumber(ARGV[2])),
   'ack: time and TTLs must be numbers')
-local g0, t0, r0, k0 = a, a + n, a + 2 * n, 4 + runs
+local g0, t0, r0, m0, s0, k0 = a, a + n, a + 2 * n, a + 3 * n, a + 4 * n, 7 + runs
+for i = 1, n do
+  need(tonumber(ARGV[s0 + i]), 'ack: pending scores must be numbers')
+end
 
 -- vals[i]: the marker of item i; vals[n + 2i - 1], vals[n + 2i]: its
 -- active and cancel values.
 local vals = redis.call('MGET', unpack(KEYS, k0 + 1, k0 + 3 * n))
-local owners = redis.call('HMGET', KEYS[2], unpack(ARGV, g0 + 1, g0 + n))
+local owners = redis.call('HMGET', KEYS[3], unpack(ARGV, g0 + 1, g0 + n))
+local copies = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, m0 + 1, m0 + n))
+local plen = tonumber(ARGV[6])
+local unusable = {}
+for r = 1, runs do
+  local refusal = ARGV[6 + 2 * r]
+  if refusal ~= '' then
+    unusable[r] = refusal
+  else
+    local kind = redis.call('TYPE', KEYS[7 + r])['ok']
+    if kind ~= 'list' and kind ~= 'none' then
+      unusable[r] = 'result list "' .. string.sub(KEYS[7 + r], plen + 1) .. '" holds a ' .. kind
+    end
+  end
+end
 local now = clock_ms(ARGV[2])
 
 local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
-local marked, dropped, deleted = {}, {}, {}
-local pushes, markers, dels, drops = {}, {}, {}, {}
+local marked, dropped, deleted, removed = {}, {}, {}, {}
+local pushes, markers, expiries, dels, drops = {}, {}, {}, {}, {}
+local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
-local run, left = 1, tonumber(ARGV[6])
+local at = ',"at_ms":' .. ms_string(now) .. '}'
+local run, left = 1, tonumber(ARGV[7])
 for i = 1, n do
   while left == 0 do
     run = run + 1
-    left = tonumber(ARGV[5 + run])
+    left = tonumber(ARGV[5 + 2 * run])
   end
   left = left - 1
-  local gen = ARGV[g0 + i]
+  local gen, member = ARGV[g0 + i], ARGV[m0 + i]
   local code = 0
-  if not marked[gen] and not is_live(vals[i], now) then
+  if marked[gen] or is_live(vals[i], now) then
+    code = 0
+  elseif unusable[run] then
+    code = 4
+    push(dead, member, '{"reason":' .. cjson.encode(unusable[run]) .. at)
+  else
     marked[gen] = true
     code = 1
     local records = pushes[run]
@@ -83,6 +116,7 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
+    expiries[nm] = math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl
     local token = ARGV[t0 + i]
     for j = 1, 2 do
       if vals[n + 2 * i - 2 + j] == token then
@@ -95,6 +129,11 @@ for i = 1, n do
       end
     end
   end
+  if copies[i] and not removed[member] then
+    removed[member] = true
+    zrem[#zrem + 1] = member
+    forget[#forget + 1] = gen
+  end
   local entry = owners[i]
   if entry and not dropped[gen] and find(entry, bar, 1, true) == 1
     and find(entry, '^[^|]+|%d+$', rest) then
@@ -106,37 +145,45 @@ for i = 1, n do
   out[i] = code
 end
 
-for r = 1, runs do
-  if pushes[r] then
-    redis.call('LLEN', KEYS[4 + r])
-  end
-end
 if ndr > 0 then
-  redis.call('HLEN', KEYS[1])
-  redis.call('ZCARD', KEYS[3])
+  redis.call('HLEN', KEYS[2])
+  redis.call('ZCARD', KEYS[4])
+end
+if #forget > 0 then
+  redis.call('HLEN', KEYS[5])
+end
+if #dead > 0 then
+  redis.call('HLEN', KEYS[6])
 end
 if explicit and nd > 0 then
-  redis.call('HLEN', KEYS[4])
+  redis.call('HLEN', KEYS[7])
 end
 
 for r = 1, runs do
   if pushes[r] then
-    redis.call('LPUSH', KEYS[4 + r], unpack(pushes[r]))
+    redis.call('LPUSH', KEYS[7 + r], unpack(pushes[r]))
   end
 end
-local expiry, px = ms_string(now + ttl), ARGV[4]
 for m = 1, nm do
-  redis.call('SET', markers[m], expiry, 'PX', px)
+  local expiry = expiries[m]
+  redis.call('SET', markers[m], ms_string(expiry), 'PX', ms_string(expiry - now + slack))
 end
 if nd > 0 then
   redis.call('DEL', unpack(dels))
   if explicit then
-    redis.call('HDEL', KEYS[4], unpack(dels))
+    redis.call('HDEL', KEYS[7], unpack(dels))
   end
 end
+if #zrem > 0 then
+  redis.call('ZREM', KEYS[1], unpack(zrem))
+  redis.call('HDEL', KEYS[5], unpack(forget))
+end
+if #dead > 0 then
+  redis.call('HSET', KEYS[6], unpack(dead))
+end
 if ndr > 0 then
-  redis.call('HDEL', KEYS[1], unpack(drops))
   redis.call('HDEL', KEYS[2], unpack(drops))
-  redis.call('ZREM', KEYS[3], unpack(drops))
+  redis.call('HDEL', KEYS[3], unpack(drops))
+  redis.call('ZREM', KEYS[4], unpack(drops))
 end
 return out

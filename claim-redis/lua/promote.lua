@@ -3,31 +3,43 @@
 -- The destination queue is named inside each member, so the caller first
 -- reads due entries (ZRANGEBYSCORE), parses them, and passes the keys here.
 -- KEYS[1] retry zset   KEYS[2] the default queue's dead hash
--- KEYS[2+i] destination of item i: its queue's pending zset, or KEYS[2]
--- ARGV[1] now as a score (s)   ARGV[2] now in ms
--- ARGV[3i] member, ARGV[3i+1] kind ('p' to pending, 'd' to the dead hash),
--- ARGV[3i+2] the pending score (the deadline) or the dead entry JSON
--- Returns the number of entries moved.
+-- KEYS[3i] destination of item i: its queue's pending zset, or KEYS[2]
+-- KEYS[3i+1] the terminal marker of item i's generation, KEYS[3i+2] the
+-- destination queue's deliveries hash (both KEYS[2] for 'd')
+-- ARGV[1] now as a score (s)   ARGV[2] now in ms   ARGV[3] key prefix length
+-- ARGV[4i] member, ARGV[4i+1] kind ('p' to pending, 'd' to the dead hash),
+-- ARGV[4i+2] the pending score (the deadline) or the dead entry JSON,
+-- ARGV[4i+3] its generation key ('' for 'd')
+-- Returns the number of entries that left the retry set.
 --
 -- Correctness: each entry is re-checked to be still in the retry set and
 -- due (another promoter may have moved it since the read), then removed
 -- and added to its destination in the same atomic step, so it is never in
--- both places or lost. An entry whose queue key holds another type goes to
--- the dead hash with the reason instead of failing the batch; if the dead
--- hash itself has the wrong type the entry stays parked and the server log
--- says why. All decisions and type checks precede the first write.
+-- both places or lost. An entry whose generation has a live marker was
+-- answered while parked (a stale owner's ack): it is only removed, with its
+-- delivery count, since a copy back in pending could be served again once
+-- the marker expired. An
+-- entry whose queue the caller refused by name (a bookkeeping key, the
+-- retry set: kind 'd') or whose queue key holds another type goes to the
+-- dead hash with the reason instead of failing the batch; if the dead hash
+-- itself has the wrong type the entry stays parked and the server log says
+-- why. All decisions and type checks precede the first write.
 
-local n = (#ARGV - 2) / 3
-need(n >= 1 and n == math.floor(n) and #KEYS == 2 + n, 'promote: expects 3 ARGV and 1 KEY per item')
-local due_by = tonumber(ARGV[1])
-need(due_by and tonumber(ARGV[2]), 'promote: time must be numbers')
-local members = {}
+local n = (#ARGV - 3) / 4
+need(n >= 1 and n == math.floor(n) and #KEYS == 2 + 3 * n,
+  'promote: expects 4 ARGV and 3 KEYS per item')
+local due_by, plen = tonumber(ARGV[1]), tonumber(ARGV[3])
+need(due_by and tonumber(ARGV[2]) and plen, 'promote: time and prefix length must be numbers')
+local now = tonumber(ARGV[2])
+local members, marker_keys = {}, {}
 for i = 1, n do
-  members[i] = ARGV[3 * i]
-  local kind, score = ARGV[3 * i + 1], tonumber(ARGV[3 * i + 2])
+  members[i] = ARGV[4 * i]
+  marker_keys[i] = KEYS[3 * i + 1]
+  local kind, score = ARGV[4 * i + 1], tonumber(ARGV[4 * i + 2])
   need(kind == 'd' or (kind == 'p' and score and score == score), 'promote: bad item kind or score')
 end
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(members))
+local markers = redis.call('MGET', unpack(marker_keys))
 
 local types = {}
 local function type_of(key)
@@ -41,25 +53,37 @@ end
 local dead_ok = type_of(KEYS[2])
 dead_ok = dead_ok == 'hash' or dead_ok == 'none'
 
-local moved, zrem, adds, order, dead = 0, {}, {}, {}, {}
+local moved, zrem, adds, order, dead, forget, forget_order = 0, {}, {}, {}, {}, {}, {}
 local seen = {}
 for i = 1, n do
-  local member, kind, value = members[i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  local member, kind, value = members[i], ARGV[4 * i + 1], ARGV[4 * i + 2]
   if scores[i] and tonumber(scores[i]) <= due_by and not seen[member] then
     seen[member] = true
-    local dest = KEYS[2 + i]
+    local dest = KEYS[3 * i]
     if kind == 'p' then
       local t = type_of(dest)
-      if dest == KEYS[1] then
+      if is_live(markers[i], now) then
+        kind = 'answered'
+      elseif dest == KEYS[1] then
         kind = 'd'
         value = '{"reason":"retry entry names the retry set as its queue","at_ms":' .. ARGV[2] .. '}'
       elseif t ~= 'zset' and t ~= 'none' then
         kind = 'd'
-        value = '{"reason":' .. cjson.encode('retry entry names queue key ' .. dest
-          .. ', which holds a ' .. t .. ', not a sorted set') .. ',"at_ms":' .. ARGV[2] .. '}'
+        value = '{"reason":' .. cjson.encode('retry entry\'s queue "' .. string.sub(dest, plen + 1)
+          .. '" holds a ' .. t) .. ',"at_ms":' .. ARGV[2] .. '}'
       end
     end
-    if kind == 'p' then
+    if kind == 'answered' then
+      local counts = KEYS[3 * i + 2]
+      if not forget[counts] then
+        forget[counts] = {}
+        forget_order[#forget_order + 1] = counts
+        redis.call('HLEN', counts)
+      end
+      push(forget[counts], ARGV[4 * i + 3])
+      zrem[#zrem + 1] = member
+      moved = moved + 1
+    elseif kind == 'p' then
       if not adds[dest] then
         adds[dest] = {}
         order[#order + 1] = dest
@@ -87,5 +111,8 @@ for _, dest in ipairs(order) do
 end
 if #dead > 0 then
   redis.call('HSET', KEYS[2], unpack(dead))
+end
+for _, counts in ipairs(forget_order) do
+  redis.call('HDEL', counts, unpack(forget[counts]))
 end
 return moved

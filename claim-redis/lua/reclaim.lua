@@ -6,13 +6,18 @@
 -- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
 -- KEYS[5] <queue>:deliveries hash   KEYS[6] <queue>:dead hash
 -- KEYS[7] explicit-time side hash
--- then, per item in order: none for 'g'; its terminal marker for 'r'; for 'l'
--- its terminal marker, result list, request-active:<id>, request-cancel:<id>
--- ARGV[1] now in ms   ARGV[2] result dedup TTL in ms   ARGV[3] marker PX in ms
+-- then, per item in order: none for 'g'; its terminal marker for 'r' and
+-- 'u'; for 'l' its terminal marker, result list, request-active:<id>,
+-- request-cancel:<id>
+-- ARGV[1] now in ms   ARGV[2] result dedup TTL in ms
+-- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
 -- ARGV[4] '1' in explicit-time mode, else '0'
 -- then per item: generation key, the claim-owners entry read by the caller
--- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, or 'l' limit
--- followed by request token, DELIVERY_LIMIT record, dead entry JSON.
+-- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, 'l' limit
+-- followed by request token, DELIVERY_LIMIT record, dead entry JSON, and
+-- the dead reason to use if the list holds another type (the type name is
+-- appended), or 'u' limit whose result list the caller refused by name,
+-- followed by its dead entry JSON.
 -- Returns {redelivered, dead_lettered, ghosts_repaired}.
 --
 -- Correctness: the caller chose the items from a read, so each is re-checked
@@ -24,13 +29,19 @@
 -- member at its original score with the count + 1. At the limit (no live
 -- marker, by the check above) the DELIVERY_LIMIT record is pushed, the
 -- marker written, the producer keys holding this token cleared, and the
--- member kept in the dead hash. A claim whose bookkeeping is unreadable is
--- not deleted silently: its member goes to the dead hash with the reason.
--- All decisions and type checks precede the first write.
+-- member kept in the dead hash; the marker expires the dedup TTL after the
+-- later of now and deadline + 30 s. At the limit with a result list that
+-- cannot take the record (refused by name: 'u'; holding another type: TYPE,
+-- once per list) only the dead entry is written, saying why, so one bad
+-- list never fails the batch and the claims behind it still move. A claim
+-- whose bookkeeping is unreadable is not deleted silently: its member goes
+-- to the dead hash with the reason. All decisions and type checks precede
+-- the first write.
 
 need(#ARGV >= 4, 'reclaim: missing arguments')
 local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
-need(now and ttl and tonumber(ARGV[3]), 'reclaim: time and TTLs must be numbers')
+local slack = tonumber(ARGV[3])
+need(now and ttl and ttl >= 0 and slack, 'reclaim: time and TTLs must be numbers')
 local explicit = ARGV[4] == '1'
 
 local items, gens = {}, {}
@@ -41,10 +52,16 @@ while a <= #ARGV do
   a = a + 3
   item.keys = k
   if item.kind == 'l' then
-    need(a + 2 <= #ARGV, 'reclaim: truncated limit item')
+    need(a + 3 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
-    a = a + 3
+    item.unusable = ARGV[a + 3]
+    a = a + 4
     k = k + 4
+  elseif item.kind == 'u' then
+    need(a <= #ARGV, 'reclaim: truncated limit item')
+    item.dead = ARGV[a]
+    a = a + 1
+    k = k + 1
   elseif item.kind == 'r' then
     k = k + 1
   else
@@ -63,9 +80,20 @@ if k > 7 then
   vals = redis.call('MGET', unpack(KEYS, 8, k))
 end
 
+-- The type of each distinct result list of a limit item, read once.
+local kinds = {}
+for _, item in ipairs(items) do
+  if item.kind == 'l' then
+    local list = KEYS[item.keys + 2]
+    if not kinds[list] then
+      kinds[list] = redis.call('TYPE', list)['ok']
+    end
+  end
+end
+local at = ',"at_ms":' .. ms_string(now) .. '}'
 local redelivered, dead_lettered, ghosts = 0, 0, 0
 local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
-local lists, order, markers, dels, deleted = {}, {}, {}, {}, {}
+local lists, order, markers, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}
 local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
   .. ms_string(now) .. '}'
 for i, item in ipairs(items) do
@@ -93,6 +121,13 @@ for i, item in ipairs(items) do
       push(back, score, member)
       push(counts, gen, r + 1)
       redelivered = redelivered + 1
+    elseif item.kind == 'u' then
+      push(dead, member, item.dead)
+      dead_lettered = dead_lettered + 1
+    elseif kinds[KEYS[item.keys + 2]] ~= 'list' and kinds[KEYS[item.keys + 2]] ~= 'none' then
+      local reason = item.unusable .. kinds[KEYS[item.keys + 2]]
+      push(dead, member, '{"reason":' .. cjson.encode(reason) .. at)
+      dead_lettered = dead_lettered + 1
     else
       local list = KEYS[item.keys + 2]
       if not lists[list] then
@@ -101,6 +136,7 @@ for i, item in ipairs(items) do
       end
       push(lists[list], item.record)
       markers[#markers + 1] = KEYS[item.keys + 1]
+      marker_expiry[#markers] = math.max(now, score_ms(score) + 30000) + ttl
       for m = 1, 2 do
         local key = KEYS[item.keys + 2 + m]
         if vals[base + 2 + m] == item.token and not deleted[key] then
@@ -120,9 +156,6 @@ end
 redis.call('ZCARD', KEYS[1])
 redis.call('HLEN', KEYS[5])
 redis.call('HLEN', KEYS[6])
-for _, list in ipairs(order) do
-  redis.call('LLEN', list)
-end
 if explicit and #dels > 0 then
   redis.call('HLEN', KEYS[7])
 end
@@ -130,9 +163,9 @@ end
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
 end
-local marker_expiry = ms_string(now + ttl)
-for _, marker in ipairs(markers) do
-  redis.call('SET', marker, marker_expiry, 'PX', ARGV[3])
+for m, marker in ipairs(markers) do
+  local expiry = marker_expiry[m]
+  redis.call('SET', marker, ms_string(expiry), 'PX', ms_string(expiry - now + slack))
 end
 if #dels > 0 then
   redis.call('DEL', unpack(dels))

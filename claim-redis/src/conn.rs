@@ -275,9 +275,9 @@ pub(crate) fn classify(op: &'static str, effect: Effect, e: &RedisError) -> Stor
             StoreError::indeterminate(op, detail)
         }
         ErrorKind::Server(_) | ErrorKind::Extension => server_error(op, e.code(), detail),
-        ErrorKind::AuthenticationFailed
-        | ErrorKind::InvalidClientConfig
-        | ErrorKind::Client => StoreError::failed(op, detail),
+        ErrorKind::AuthenticationFailed | ErrorKind::InvalidClientConfig | ErrorKind::Client => {
+            StoreError::failed(op, detail)
+        }
         _ if effect == Effect::Read => StoreError::failed(op, detail),
         _ => StoreError::indeterminate(op, detail),
     }

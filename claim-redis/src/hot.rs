@@ -125,23 +125,29 @@ impl RedisStore {
         const OP: &str = "ack";
         let q = self.keys().queue(queue);
         let keys = self.keys();
-        let dedup = self.inner.config.result_dedup_ttl_ms;
+        let config = &self.inner.config;
         let time = self.time_arg();
         let mut out = Vec::with_capacity(items.len());
         for chunk in items.chunks(MAX_BATCH) {
             let n = chunk.len();
             let runs = runs(chunk);
-            let bytes: usize = chunk.iter().map(|i| i.record.len() + 200).sum();
+            let bytes: usize = chunk
+                .iter()
+                .map(|i| i.record.len() + i.member.len() + 220)
+                .sum();
             let script = &self.scripts().ack;
             let mut cmd = evalsha(
                 script,
-                4 + runs.len() + 3 * n,
-                5 + runs.len() + 3 * n,
+                7 + runs.len() + 3 * n,
+                6 + 2 * runs.len() + 5 * n,
                 bytes,
             );
-            cmd.arg(&q.claimed)
+            cmd.arg(&q.pending)
+                .arg(&q.claimed)
                 .arg(&q.owners)
                 .arg(&q.index)
+                .arg(&q.deliveries)
+                .arg(&q.dead)
                 .arg(keys.clock_side());
             for (list, _) in &runs {
                 cmd.write_arg_fmt(format_args!("{}{list}", keys.prefix()));
@@ -156,11 +162,13 @@ impl RedisStore {
             }
             cmd.arg(owner.as_str())
                 .arg(&time)
-                .arg(dedup)
-                .arg(self.real_ttl(dedup))
-                .arg(runs.len());
-            for (_, count) in &runs {
-                cmd.arg(*count);
+                .arg(config.result_dedup_ttl_ms)
+                .arg(self.ttl_slack())
+                .arg(runs.len())
+                .arg(keys.prefix().len());
+            for (list, count) in &runs {
+                let refusal = config.result_list_refusal(queue, list);
+                cmd.arg(*count).arg(refusal.as_deref().unwrap_or(""));
             }
             for item in chunk {
                 cmd.write_arg_fmt(GenerationKey(&item.generation));
@@ -170,6 +178,15 @@ impl RedisStore {
             }
             for item in chunk {
                 cmd.arg(item.record.as_bytes());
+            }
+            for item in chunk {
+                cmd.arg(item.member.as_bytes());
+            }
+            for item in chunk {
+                // A score Redis cannot print back as a number (±inf) has no
+                // deadline to keep the marker for: the dedup TTL alone does.
+                let score = item.score.0;
+                cmd.write_arg_fmt(if score.is_finite() { score } else { 0.0 });
             }
             let reply: Vec<i64> = self.conn().evalsha(OP, script, &cmd).await?;
             if reply.len() != n {
@@ -182,7 +199,7 @@ impl RedisStore {
             out.extend(reply.into_iter().map(|code| AckOutcome {
                 pushed: code & 1 != 0,
                 claim_dropped: code & 2 != 0,
-                dead_lettered: false,
+                dead_lettered: code & 4 != 0,
             }));
         }
         Ok(out)

@@ -11,7 +11,9 @@ use crate::conn::Effect;
 use crate::keys::QueueKeys;
 use crate::reply::{dead_json, parse_owner, score_arg};
 use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::model::{delivery_limit_reason, delivery_limit_record};
+use claim_core::model::{
+    delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason, unusable_list_reason,
+};
 use claim_core::store::ReclaimReport;
 use claim_core::{Generation, Millis, Score, StoreError, wire};
 use std::collections::HashSet;
@@ -165,13 +167,14 @@ impl RedisStore {
             .key(&q.deliveries)
             .key(&q.dead)
             .key(self.keys().clock_side());
-        call.arg(now.0).arg(dedup).arg(self.real_ttl(dedup)).arg(
-            if self.explicit_now().is_some() {
+        call.arg(now.0)
+            .arg(dedup)
+            .arg(self.ttl_slack())
+            .arg(if self.explicit_now().is_some() {
                 "1"
             } else {
                 "0"
-            },
-        );
+            });
         for (key, entry) in chosen.iter().zip(&owners) {
             let Some(entry) = entry else {
                 call.arg(key.as_str()).arg("").arg("g");
@@ -190,6 +193,19 @@ impl RedisStore {
                 queue,
                 parsed.as_ref().and_then(|p| p.result_queue_name.as_deref()),
             );
+            tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
+            if let Some(why) = config.result_list_refusal(queue, &list) {
+                call.key(self.keys().marker(&g));
+                call.arg(key.as_str())
+                    .arg(entry.as_slice())
+                    .arg("u")
+                    .arg(dead_json(
+                        &undeliverable_limit_reason(redeliveries, &why),
+                        now,
+                    ));
+                continue;
+            }
+            let holds = unusable_list_reason(&list, "");
             call.key(self.keys().marker(&g))
                 .key(self.keys().list(&list))
                 .key(self.keys().active(&g.id))
@@ -199,8 +215,8 @@ impl RedisStore {
                 .arg("l")
                 .arg(&g.token)
                 .arg(delivery_limit_record(&g.id, redeliveries, queue).as_bytes())
-                .arg(dead_json(&delivery_limit_reason(redeliveries), now));
-            tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
+                .arg(dead_json(&delivery_limit_reason(redeliveries), now))
+                .arg(undeliverable_limit_reason(redeliveries, &holds));
         }
         let counts: Vec<usize> = self.conn().script(OP, &call).await?;
         match counts[..] {

@@ -103,25 +103,36 @@ impl RedisStore {
             }
             let mut call = self.scripts().promote.prepare_invoke();
             call.key(self.keys().retry()).key(&fallback);
-            call.arg(&due_by).arg(now.0);
+            call.arg(&due_by).arg(now.0).arg(self.keys().prefix().len());
             for member in &due {
-                match wire::parse_member(member) {
+                let refusal = match wire::parse_member(member) {
                     Ok(p) => {
                         let queue = p.request_queue_name.as_deref().unwrap_or(default_queue);
-                        call.key(self.keys().queue(queue).pending);
-                        call.arg(member.as_slice())
-                            .arg("p")
-                            .arg(score_arg(Score(p.deadline as f64)));
+                        match self.inner.config.retry_destination_refusal(queue) {
+                            None => {
+                                let g = Generation::new(p.id, p.token);
+                                let dest = self.keys().queue(queue);
+                                call.key(dest.pending)
+                                    .key(self.keys().marker(&g))
+                                    .key(dest.deliveries);
+                                call.arg(member.as_slice())
+                                    .arg("p")
+                                    .arg(score_arg(Score(p.deadline as f64)))
+                                    .arg(g.key());
+                                continue;
+                            }
+                            Some(why) => why,
+                        }
                     }
-                    Err(e) => {
-                        // The parse error may quote member bytes: only the dead entry keeps it.
-                        tracing::warn!(dead = %fallback, "retry entry unparsable: moving it to the dead set");
-                        call.key(&fallback);
-                        call.arg(member.as_slice())
-                            .arg("d")
-                            .arg(dead_json(&format!("retry entry unparsable: {e}"), now));
-                    }
-                }
+                    // The parse error may quote member bytes: only the dead entry keeps it.
+                    Err(e) => format!("retry entry unparsable: {e}"),
+                };
+                tracing::warn!(dead = %fallback, "retry entry cannot be promoted: moving it to the dead set");
+                call.key(&fallback).key(&fallback).key(&fallback);
+                call.arg(member.as_slice())
+                    .arg("d")
+                    .arg(dead_json(&refusal, now))
+                    .arg("");
             }
             let n: usize = self.conn().script(OP, &call).await?;
             moved += n;

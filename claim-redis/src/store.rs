@@ -18,7 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Items per script call. Larger batches are split (each item stays
 /// atomic; the batch is answered in order). Keeps every `unpack` far below
 /// Lua's C stack limit (about 8000 values).
-pub(crate) const MAX_BATCH: usize = 500;
+pub(crate) use claim_core::store::MAX_BATCH;
 
 /// In explicit-time mode Redis still expires keys on its own clock; real
 /// TTLs get this much slack so a key never disappears before its logical
@@ -163,6 +163,14 @@ impl RedisStore {
                 .unwrap_or_default();
             Millis(since.as_millis() as u64)
         })
+    }
+
+    /// What a script adds to a key's logical lifetime to get its PX.
+    pub(crate) fn ttl_slack(&self) -> u64 {
+        match self.inner.time {
+            TimeSource::Server => 0,
+            TimeSource::Clock(_) => EXPLICIT_TIME_SLACK_MS,
+        }
     }
 
     /// A Redis TTL for a key that logically lives `ms`.

@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::{self, ErrorCode, MemberError, ResultRecord};
-use claim_core::{ClaimStore, Clock, Generation, Member, OwnerToken, Score, StoreError};
+use claim_core::{ClaimStore, Clock, Generation, Member, OwnerToken, Score};
 use claim_redis::RedisStore;
 use claim_redis::testing::RedisServerOptions;
 use common::T0;
@@ -337,49 +337,4 @@ async fn an_unparsable_retry_entry_is_dead_lettered_on_promotion_not_dropped() {
         dead[0].reason
     );
     assert_eq!(store.retry_depth().await.unwrap(), 0);
-}
-
-#[tokio::test]
-async fn a_script_error_before_any_write_leaves_the_whole_batch_untouched() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let url = server.url();
-    let (store, _clock) = common::manual_store(&url, common::config()).await;
-    let owner = OwnerToken::new("w");
-    let bytes = common::member("a", "t", secs(3600));
-    submit_raw(&store, &bytes, secs(3600)).await;
-    store
-        .claim(Q, &owner, &[claim_request(&bytes, "a", "t")])
-        .await
-        .unwrap();
-    // Someone wrote a string where the result list should be.
-    let list_key = store.keys().list(RESULTS);
-    let mut raw = common::raw(&url).await;
-    let _: () = redis::cmd("SET")
-        .arg(&list_key)
-        .arg("oops")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    let record = ResultRecord::success("a", 200, "done");
-    let err = store
-        .ack(
-            Q,
-            &owner,
-            &[ack_item(&bytes, secs(3600), ("a", "t"), record)],
-        )
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Rejected { .. }), "{err}");
-    assert!(err.to_string().contains("WRONGTYPE"), "{err}");
-    assert!(
-        !store.is_terminal(&Generation::new("a", "t")).await.unwrap(),
-        "no marker written"
-    );
-    assert_eq!(
-        store.depths(Q).await.unwrap().claimed,
-        1,
-        "the claim is untouched"
-    );
 }

@@ -8,7 +8,7 @@
 
 use async_trait::async_trait;
 use claim_core::ManualClock;
-use claim_core::conformance::{StoreFactory, run_all};
+use claim_core::conformance::{StoreFactory, exit_code, filter_from_args, run_all};
 use claim_core::store::StoreConfig;
 use claim_redis::testing::{RedisServer, RedisServerOptions, random_prefix, require_redis_server};
 use claim_redis::{RedisStore, RedisStoreOptions, TimeSource};
@@ -44,14 +44,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let server = RedisServer::start(RedisServerOptions::default()).expect("start redis-server");
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let filter = filter_from_args(std::env::args().skip(1));
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let factory = Redis { url: server.url() };
     let results = runtime.block_on(run_all(&factory, filter.as_deref()));
     drop(server);
-    if results.iter().any(|r| r.failure.is_some()) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    exit_code(&results, filter.as_deref())
 }

@@ -5,6 +5,8 @@
 //! `conformance` (`tests/conformance.rs`), which prints `ok   <check>` or
 //! `FAIL <check>: <reason>` per check and ends with `N passed, N failed`. A
 //! store exists once its crate has that file. Output is streamed as it comes.
+//! Arguments after `--` go to the suite binaries (a name filter, say); a run
+//! in which no check executed fails.
 
 use std::{
     io::{BufRead, BufReader},
@@ -48,7 +50,12 @@ pub(crate) fn existing() -> Vec<&'static Store> {
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
     let mut which = None;
     let mut args = args.into_iter();
+    let mut passed = Vec::new();
     while let Some(arg) = args.next() {
+        if arg == "--" {
+            passed.extend(args.by_ref());
+            break;
+        }
         let value = match arg.strip_prefix("--store=") {
             Some(v) => v.to_owned(),
             None if arg == "--store" => args.next().ok_or_else(|| {
@@ -63,7 +70,12 @@ pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
         which = Some(value);
     }
     let stores = select(which.as_deref().unwrap_or("all"))?;
-    run(&stores, &[])
+    let mut extra: Vec<&str> = Vec::new();
+    if !passed.is_empty() {
+        extra.push("--");
+        extra.extend(passed.iter().map(String::as_str));
+    }
+    run(&stores, &extra)
 }
 
 fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
@@ -157,6 +169,7 @@ fn run_store(cmd: &mut Command) -> (Option<(u64, u64)>, Result<(), String>) {
     }
     let verdict = match (child.wait(), summary) {
         (Err(e), _) => Err(format!("waiting for the test: {e}")),
+        (Ok(_), Some((0, 0))) => Err("no check ran (a filter that matches nothing?)".into()),
         (Ok(status), Some((_, 0))) if status.success() => Ok(()),
         (Ok(status), Some((_, 0))) => Err(format!("checks passed but the test failed ({status})")),
         (Ok(status), Some((_, f))) => Err(format!("{f} check(s) failed ({status})")),

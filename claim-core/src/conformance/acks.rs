@@ -214,18 +214,3 @@ pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &
     );
     assert!(fx.store.is_terminal(&rs[1].generation).await.unwrap());
 }
-
-pub async fn terminal_marker_expires_after_the_dedup_ttl<F: StoreFactory>(f: &F) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 30_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.ack("w1", std::slice::from_ref(&r), "x").await;
-    fx.clock.set(at(3599));
-    assert!(fx.store.is_terminal(&r.generation).await.unwrap());
-    fx.clock.set(at(3601));
-    assert!(
-        !fx.store.is_terminal(&r.generation).await.unwrap(),
-        "markers live result_dedup_ttl"
-    );
-}

@@ -16,6 +16,7 @@ mod acks;
 mod claims;
 pub mod faults;
 pub mod model_based;
+mod poison;
 pub mod retrying;
 mod returns;
 mod support;
@@ -91,7 +92,13 @@ checks![
     acks::ack_clears_producer_keys_only_for_its_own_generation,
     acks::results_come_out_oldest_first,
     acks::batch_operations_answer_item_by_item_in_order,
-    acks::terminal_marker_expires_after_the_dedup_ttl,
+    poison::a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
+    poison::ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing,
+    poison::an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering,
+    poison::reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest,
+    poison::a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows,
+    poison::promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited,
+    poison::promote_never_moves_a_retry_entry_into_a_bookkeeping_key,
     returns::release_returns_a_claim_to_pending_at_its_original_score,
     returns::release_by_a_non_owner_changes_nothing,
     returns::sweep_returns_held_claims_without_counting_a_delivery,
@@ -141,6 +148,50 @@ pub async fn run_all<F: StoreFactory>(factory: &F, filter: Option<&str>) -> Vec<
     results
 }
 
+/// libtest options that take a value: their value is not a name filter.
+const OPTIONS_WITH_VALUES: [&str; 8] = [
+    "--test-threads",
+    "--skip",
+    "--format",
+    "--color",
+    "--logfile",
+    "--report-time",
+    "-Z",
+    "--shuffle-seed",
+];
+
+/// The name filter in a suite binary's arguments (`cargo test --test
+/// conformance -- <filter>`): the first argument that is neither an option
+/// nor the value of one (`--test-threads 2` filters nothing).
+pub fn filter_from_args(args: impl IntoIterator<Item = String>) -> Option<String> {
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if OPTIONS_WITH_VALUES.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            return Some(arg);
+        }
+    }
+    None
+}
+
+/// The exit status of a suite run: failure when a check failed, or when no
+/// check ran at all (a filter that matches nothing must not pass).
+pub fn exit_code(results: &[CheckResult], filter: Option<&str>) -> std::process::ExitCode {
+    if results.is_empty() {
+        println!(
+            "no check ran: the filter {:?} matches no check name",
+            filter.unwrap_or("")
+        );
+        return std::process::ExitCode::FAILURE;
+    }
+    if results.iter().any(|r| r.failure.is_some()) {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
+
 /// Runs one check, returning the message of the assertion it failed, if any.
 pub(crate) async fn run_check<F: StoreFactory>(check: &Check<F>, factory: &F) -> Option<String> {
     let outcome = AssertUnwindSafe((check.run)(factory)).catch_unwind().await;
@@ -184,5 +235,37 @@ impl Drop for QuietPanics {
         if let Some(hook) = self.0.take() {
             std::panic::set_hook(hook);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_value_of_test_threads_is_not_taken_for_a_filter() {
+        assert_eq!(filter_from_args(args(&["--test-threads", "2"])), None);
+        assert_eq!(
+            filter_from_args(args(&["--test-threads", "2", "ack_"])).as_deref(),
+            Some("ack_")
+        );
+        assert_eq!(
+            filter_from_args(args(&["--nocapture", "claim"])).as_deref(),
+            Some("claim")
+        );
+    }
+
+    #[test]
+    fn a_run_that_executed_no_check_fails() {
+        assert_eq!(exit_code(&[], Some("2")), std::process::ExitCode::FAILURE);
+        let ok = [CheckResult {
+            name: "x",
+            failure: None,
+        }];
+        assert_eq!(exit_code(&ok, None), std::process::ExitCode::SUCCESS);
     }
 }

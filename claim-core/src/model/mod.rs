@@ -9,7 +9,7 @@ mod zset;
 
 pub use zset::ZSet;
 
-use crate::lease::lease_expiry;
+use crate::lease::{lease_expiry, marker_expiry};
 use crate::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
@@ -227,8 +227,8 @@ impl Model {
     fn deliver_terminal(
         &mut self,
         g: &Generation,
-        list: &str,
-        record: Member,
+        (list, record): (&str, Member),
+        deadline: Score,
         now: Millis,
     ) -> bool {
         if self.is_terminal(g, now) {
@@ -238,8 +238,8 @@ impl Model {
             .entry(list.to_owned())
             .or_default()
             .push_front(record);
-        self.markers
-            .insert(g.clone(), now.plus(self.config.result_dedup_ttl_ms));
+        let expiry = marker_expiry(now, self.config.result_dedup_ttl_ms, deadline);
+        self.markers.insert(g.clone(), expiry);
         for keys in [&mut self.active, &mut self.cancels] {
             if keys.get(&g.id).is_some_and(|e| e.value == g.token) {
                 keys.remove(&g.id);
@@ -258,27 +258,58 @@ impl Model {
         items
             .iter()
             .map(|item| {
-                let pushed = self.deliver_terminal(
-                    &item.generation,
-                    &item.result_list,
-                    item.record.clone(),
-                    now,
-                );
+                let g = &item.generation;
+                let unusable = if self.is_terminal(g, now) {
+                    None
+                } else {
+                    self.result_list_unusable(queue, &item.result_list)
+                };
+                let pushed = unusable.is_none()
+                    && self.deliver_terminal(
+                        g,
+                        (&item.result_list, item.record.clone()),
+                        item.score,
+                        now,
+                    );
                 let q = self.q(queue);
-                let owned = q
-                    .claims
-                    .get(&item.generation)
-                    .is_some_and(|c| c.owner == *owner);
+                let owned = q.claims.get(g).is_some_and(|c| c.owner == *owner);
                 if owned {
-                    q.claims.remove(&item.generation);
+                    q.claims.remove(g);
+                }
+                // A copy of this generation the reclaimer put back while a
+                // stale owner still worked on it: the generation is answered
+                // (or dead-lettered) now, so the copy must never be served.
+                if q.pending.remove(&item.member).is_some() {
+                    q.redeliveries.remove(g);
+                }
+                let dead_lettered = unusable.is_some();
+                if let Some(reason) = unusable {
+                    let entry = DeadEntry {
+                        member: item.member.clone(),
+                        reason,
+                        at: now,
+                    };
+                    q.dead.insert(item.member.clone(), entry);
                 }
                 AckOutcome {
                     pushed,
                     claim_dropped: owned,
-                    dead_lettered: false,
+                    dead_lettered,
                 }
             })
             .collect()
+    }
+
+    /// Why `list` cannot take a record about a member of `queue`: its name
+    /// plays another role ([`StoreConfig::result_list_refusal`]), or it is
+    /// a key of another type here (another queue's non-empty pending set,
+    /// which is what Redis would hold under that name).
+    pub fn result_list_unusable(&self, queue: &str, list: &str) -> Option<String> {
+        if let Some(reason) = self.config.result_list_refusal(queue, list) {
+            return Some(reason);
+        }
+        let holds_zset = self.queues.get(list).is_some_and(|q| !q.pending.is_empty());
+        holds_zset.then(|| unusable_list_reason(list, "zset"))
     }
 
     /// Removes the claim if `owner` holds it, keeping its redelivery count.
@@ -344,27 +375,58 @@ impl Model {
             .collect();
         for member in &due {
             self.retry.remove(member);
-            match wire::parse_member(member.as_bytes()) {
+            let parsed = wire::parse_member(member.as_bytes());
+            let (queue, deadline) = match parsed {
                 Ok(p) => {
+                    let g = Generation::new(p.id, p.token);
                     let queue = p
                         .request_queue_name
                         .unwrap_or_else(|| self.config.default_queue.clone());
-                    self.q(&queue)
-                        .pending
-                        .insert(member.clone(), Score(p.deadline as f64));
+                    let refused = self.config.retry_destination_refusal(&queue).is_some();
+                    if !refused && self.is_terminal(&g, now) {
+                        // Answered while parked (a stale owner's ack): a
+                        // copy back in pending would be served twice once
+                        // the marker expires. Its redelivery count goes too.
+                        self.q(&queue).redeliveries.remove(&g);
+                        continue;
+                    }
+                    (queue, p.deadline)
                 }
                 Err(e) => {
-                    let queue = self.config.default_queue.clone();
-                    let entry = DeadEntry {
-                        member: member.clone(),
-                        reason: format!("retry entry unparsable: {e}"),
-                        at: now,
-                    };
-                    self.q(&queue).dead.insert(member.clone(), entry);
+                    self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
+                    continue;
+                }
+            };
+            match self.retry_destination_unusable(&queue) {
+                Some(reason) => self.dead_letter_retry(member, reason, now),
+                None => {
+                    let pending = &mut self.q(&queue).pending;
+                    pending.insert(member.clone(), Score(deadline as f64));
                 }
             }
         }
         due.len()
+    }
+
+    /// Why a retry entry must not be moved to `queue`: its name plays
+    /// another role, or it is a key of another type here (a result list).
+    pub fn retry_destination_unusable(&self, queue: &str) -> Option<String> {
+        if let Some(reason) = self.config.retry_destination_refusal(queue) {
+            return Some(reason);
+        }
+        let holds_list = self.lists.get(queue).is_some_and(|l| !l.is_empty());
+        holds_list.then(|| format!("retry entry's queue \"{queue}\" holds a list"))
+    }
+
+    /// Keeps a retry entry that cannot be promoted in the default queue's dead set.
+    fn dead_letter_retry(&mut self, member: &Member, reason: String, now: Millis) {
+        let queue = self.config.default_queue.clone();
+        let entry = DeadEntry {
+            member: member.clone(),
+            reason,
+            at: now,
+        };
+        self.q(&queue).dead.insert(member.clone(), entry);
     }
 
     pub fn reclaim_expired(&mut self, queue: &str, limit: usize, now: Millis) -> ReclaimReport {
@@ -401,11 +463,20 @@ impl Model {
                     queue,
                     parsed.as_ref().and_then(|p| p.result_queue_name.as_deref()),
                 );
-                let record = delivery_limit_record(&g.id, redeliveries, queue);
-                self.deliver_terminal(&g, &list, record, now);
+                // An unusable result list cannot take the record: the dead
+                // entry says so, and no marker is written, so an operator's
+                // redrive after fixing the key still gets its record.
+                let reason = match self.result_list_unusable(queue, &list) {
+                    Some(why) => undeliverable_limit_reason(redeliveries, &why),
+                    None => {
+                        let record = delivery_limit_record(&g.id, redeliveries, queue);
+                        self.deliver_terminal(&g, (&list, record), claim.score, now);
+                        delivery_limit_reason(redeliveries)
+                    }
+                };
                 let entry = DeadEntry {
                     member: claim.member.clone(),
-                    reason: delivery_limit_reason(redeliveries),
+                    reason,
                     at: now,
                 };
                 self.q(queue).dead.insert(claim.member, entry);
@@ -490,9 +561,23 @@ impl Model {
     }
 }
 
+/// Why a member sits in the dead set when its result list holds another type.
+pub fn unusable_list_reason(list: &str, kind: &str) -> String {
+    format!("result list \"{list}\" holds a {kind}")
+}
+
 /// Why a member sits in the dead set after too many expired leases.
 pub fn delivery_limit_reason(redeliveries: u32) -> String {
     format!("delivery limit: lease expired {redeliveries} times")
+}
+
+/// Why a member at the delivery limit sits in the dead set without the
+/// `DELIVERY_LIMIT` record: `why` its result list could not take it.
+pub fn undeliverable_limit_reason(redeliveries: u32, why: &str) -> String {
+    format!(
+        "{}; the DELIVERY_LIMIT record could not be pushed: {why}",
+        delivery_limit_reason(redeliveries)
+    )
 }
 
 /// The `DELIVERY_LIMIT` record the reclaimer writes for a poison request.

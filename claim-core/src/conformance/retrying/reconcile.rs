@@ -17,6 +17,11 @@ impl<S: ClaimStore> Retrying<S> {
         Ok(entries.into_iter().map(|e| e.member).collect())
     }
 
+    async fn dead_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
+        let dead = self.again(|| self.inner.dead_entries(queue)).await?;
+        Ok(dead.into_iter().map(|d| d.member).collect())
+    }
+
     async fn claim_map(&self, queue: &str) -> Result<BTreeMap<Generation, ClaimInfo>, StoreError> {
         let claims = self.again(|| self.inner.claims(queue)).await?;
         Ok(claims
@@ -131,28 +136,37 @@ impl<S: ClaimStore> Retrying<S> {
         items: &[AckItem],
     ) -> Result<Vec<AckOutcome>, StoreError> {
         let gens: Vec<Generation> = items.iter().map(|i| i.generation.clone()).collect();
+        let members: Vec<Member> = items.iter().map(|i| i.member.clone()).collect();
         let terminal = self.terminal(&gens).await?;
         let owned = self.owned(queue, owner, &gens).await?;
+        let dead = self.dead_members(queue).await?;
         let call = || self.inner.ack(queue, owner, items);
         self.reconciled(call, || async {
             let terminal_after = self.terminal(&gens).await?;
             let owned_after = self.owned(queue, owner, &gens).await?;
-            let marked = terminal.iter().zip(&terminal_after).any(|(b, a)| !*b && *a);
+            let dead_after = self.dead_members(queue).await?;
+            let marked: Vec<bool> = terminal
+                .iter()
+                .zip(&terminal_after)
+                .map(|(b, a)| !*b && *a)
+                .collect();
+            let buried: Vec<bool> = members
+                .iter()
+                .map(|m| !dead.contains(m) && dead_after.contains(m))
+                .collect();
             let dropped = owned.iter().zip(&owned_after).any(|(b, a)| *b && !*a);
-            if !marked && !dropped {
+            if !marked.contains(&true) && !buried.contains(&true) && !dropped {
                 return Ok(Attempt::Again);
             }
-            let unmarked: Vec<bool> = terminal.iter().map(|t| !*t).collect();
-            let pushed = first_times(&gens, &unmarked);
+            let pushed = first_times(&gens, &marked);
+            let buried = first_times(&members, &buried);
             let dropped = first_times(&gens, &owned);
             Ok(Attempt::Done(
-                pushed
-                    .into_iter()
-                    .zip(dropped)
-                    .map(|(pushed, claim_dropped)| AckOutcome {
-                        pushed,
-                        claim_dropped,
-                        dead_lettered: false,
+                (0..items.len())
+                    .map(|i| AckOutcome {
+                        pushed: pushed[i],
+                        claim_dropped: dropped[i],
+                        dead_lettered: buried[i],
                     })
                     .collect(),
             ))
@@ -184,14 +198,14 @@ impl<S: ClaimStore> Retrying<S> {
         limit: usize,
     ) -> Result<ReclaimReport, StoreError> {
         let now = self.again(|| self.inner.now()).await?;
-        let expired: Vec<Generation> = self
-            .claim_map(queue)
-            .await?
-            .into_values()
+        let claims_before = self.claim_map(queue).await?;
+        let expired: Vec<Generation> = claims_before
+            .values()
             .filter(|c| c.lease_expiry <= now)
-            .map(|c| c.generation)
+            .map(|c| c.generation.clone())
             .collect();
         let terminal = self.terminal(&expired).await?;
+        let dead = self.dead_members(queue).await?;
         let call = || self.inner.reclaim_expired(queue, limit);
         self.reconciled(call, || async {
             let after = self.claim_map(queue).await?;
@@ -207,10 +221,13 @@ impl<S: ClaimStore> Retrying<S> {
                 more: after.values().any(|c| c.lease_expiry <= now),
                 ..ReclaimReport::default()
             };
+            let dead_after = self.dead_members(queue).await?;
+            let claims_before = &claims_before;
             for (i, g) in gone {
+                let member = &claims_before[g].member;
                 if terminal[i] {
                     report.ghosts_repaired += 1;
-                } else if self.again(|| self.inner.is_terminal(g)).await? {
+                } else if !dead.contains(member) && dead_after.contains(member) {
                     report.dead_lettered += 1;
                 } else {
                     report.redelivered += 1;

@@ -1,0 +1,266 @@
+//! Checks of poison isolation and of exactly one record after a backlog: an item that cannot be applied is answered alone.
+//!
+//! A wrong-type key is made through the trait only (a result list named
+//! like a queue that has pending members, or like `<queue>:claimed` while a
+//! claim is held), so the memory model and Redis run the same checks.
+
+use super::StoreFactory;
+use super::support::{Q, RESULTS, Req, at, config, fixture, owner};
+use crate::ClaimStore;
+use crate::store::{AckItem, ClaimOutcome, ParkItem, StoreConfig};
+use crate::types::Member;
+use crate::wire;
+
+/// The ack of `r` by `who` to `list`.
+fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
+    AckItem {
+        generation: r.generation.clone(),
+        member: r.member.clone(),
+        score: r.score(),
+        result_list: list.to_owned(),
+        record: r.record(text),
+    }
+}
+
+pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let rs: Vec<Req> = ["own", "zset", "claims", "fine"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| Req::new(id, "t", 3600 + i as i64))
+        .collect();
+    let other = Req::new("elsewhere", "t", 7200);
+    fx.store
+        .submit("other-queue", &other.submission())
+        .await
+        .unwrap();
+    // Keeps Q's pending set non-empty while the batch is acked.
+    let waiting = Req::new("waiting", "t", 9000);
+    fx.submit(&rs).await;
+    fx.submit(std::slice::from_ref(&waiting)).await;
+    fx.claim("w1", &rs).await;
+    let claimed = format!("{Q}:claimed");
+    let items = [
+        ack_to(&rs[0], Q, "a"),
+        ack_to(&rs[1], "other-queue", "b"),
+        ack_to(&rs[2], &claimed, "c"),
+        ack_to(&rs[3], RESULTS, "d"),
+    ];
+    let out = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
+    let shape: Vec<(bool, bool, bool)> = out
+        .iter()
+        .map(|o| (o.pushed, o.claim_dropped, o.dead_lettered))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (false, true, true),
+            (false, true, true),
+            (false, true, true),
+            (true, true, false)
+        ],
+        "each unusable list is answered alone; the usable one lands"
+    );
+    assert_eq!(fx.result_ids().await, vec!["fine"]);
+    let dead = fx.store.dead_entries(Q).await.unwrap();
+    let reason = |r: &Req| {
+        dead.iter()
+            .find(|d| d.member == r.member)
+            .map(|d| d.reason.clone())
+            .unwrap_or_else(|| panic!("{} not dead-lettered: {dead:?}", r.generation))
+    };
+    assert!(reason(&rs[0]).contains("pending set of queue"), "{dead:?}");
+    assert_eq!(
+        reason(&rs[1]),
+        "result list \"other-queue\" holds a zset",
+        "{dead:?}"
+    );
+    assert!(reason(&rs[2]).contains("claimed key"), "{dead:?}");
+    for r in &rs[..3] {
+        assert!(
+            !fx.store.is_terminal(&r.generation).await.unwrap(),
+            "no marker, so a redrive after the fix gets its record"
+        );
+    }
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (1, 0, 3));
+    assert_eq!(fx.store.peek("other-queue", 0, 10).await.unwrap().len(), 1);
+}
+
+pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.ack("w1", std::slice::from_ref(&r), "first").await;
+    let out = fx
+        .store
+        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "again")])
+        .await
+        .unwrap();
+    assert!(!out[0].pushed && !out[0].dead_lettered, "{out:?}");
+    assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");
+}
+
+pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let mut cfg = StoreConfig {
+        max_deliveries: 2,
+        ..config()
+    };
+    cfg.queue_result_lists
+        .insert(Q.to_owned(), "other-queue".to_owned());
+    let fx = fixture(f, cfg).await;
+    let blocker = Req::new("blocker", "t", 7200);
+    fx.store
+        .submit("other-queue", &blocker.submission())
+        .await
+        .unwrap();
+    let (poison, next) = (Req::new("poison", "t", 3600), Req::new("next", "t", 3601));
+    fx.submit(std::slice::from_ref(&poison)).await;
+    fx.claim("w1", std::slice::from_ref(&poison)).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    fx.submit(std::slice::from_ref(&next)).await;
+    fx.claim("w2", &[poison.clone(), next.clone()]).await;
+    fx.clock.set(at(62));
+    let report = fx.reclaim_all().await;
+    assert_eq!(
+        (report.dead_lettered, report.redelivered, report.more),
+        (1, 1, false),
+        "{report:?}"
+    );
+    let dead = fx.store.dead_entries(Q).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].member, poison.member);
+    assert!(
+        dead[0]
+            .reason
+            .contains("DELIVERY_LIMIT record could not be pushed")
+            && dead[0]
+                .reason
+                .contains("result list \"other-queue\" holds a zset"),
+        "{}",
+        dead[0].reason
+    );
+    assert!(!fx.store.is_terminal(&poison.generation).await.unwrap());
+    assert_eq!(fx.pending().await, vec![next.member.clone()]);
+    assert_eq!(fx.store.claims(Q).await.unwrap().len(), 0);
+}
+
+pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 86_400);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    let out = fx.ack("w1", std::slice::from_ref(&r), "late").await;
+    assert!(out[0].pushed && !out[0].claim_dropped, "{out:?}");
+    assert_eq!(fx.depths().await.pending, 0, "the pending copy went too");
+    // Long after the dedup TTL (one hour here), a backlog reaches the copy.
+    fx.clock.set(at(7200));
+    let again = fx.claim("w2", std::slice::from_ref(&r)).await;
+    assert_eq!(again, vec![ClaimOutcome::NotPending]);
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+}
+
+pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap<F: StoreFactory>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let far = Req::new("far", "t", 30_000);
+    let past = Req::new("past", "t", -100);
+    fx.submit(&[far.clone(), past.clone()]).await;
+    fx.claim("w1", &[far.clone(), past.clone()]).await;
+    fx.ack("w1", &[far.clone(), past.clone()], "x").await;
+    fx.clock.set(at(3599));
+    assert!(fx.store.is_terminal(&past.generation).await.unwrap());
+    fx.clock.set(at(3601));
+    assert!(
+        !fx.store.is_terminal(&past.generation).await.unwrap(),
+        "a past deadline: the dedup TTL from now"
+    );
+    fx.clock.set(at(30_000 + 30 + 3599));
+    assert!(fx.store.is_terminal(&far.generation).await.unwrap());
+    fx.clock.set(at(30_000 + 30 + 3601));
+    assert!(
+        !fx.store.is_terminal(&far.generation).await.unwrap(),
+        "a far deadline: the dedup TTL past deadline + 30 s"
+    );
+}
+
+pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited<
+    F: StoreFactory,
+>(
+    f: &F,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    fx.reclaim_all().await;
+    fx.claim("w2", std::slice::from_ref(&r)).await;
+    let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
+    let park = ParkItem {
+        generation: r.generation.clone(),
+        member: Member::from(stamped),
+        due: at(40),
+    };
+    let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
+    assert_eq!(parked, vec![true]);
+    let out = fx.ack("w1", std::slice::from_ref(&r), "stale").await;
+    assert!(out[0].pushed, "{out:?}");
+    fx.clock.set(at(41));
+    assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
+    assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
+    assert_eq!(fx.depths().await.pending, 0, "never back in pending");
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+}
+
+pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let deadline = crate::conformance::T0.0 / 1000 + 900;
+    let target = format!("{Q}:claims-idx");
+    let member = format!(
+        r#"{{"internal":{{"retry_count":1,"request_queue_name":"{target}","request_token":"g"}},"request_kind":"redis","data":{{"id":"bk","deadline":{deadline},"payload":{{}}}}}}"#
+    );
+    let carrier = Req::new("carrier", "t", 3600);
+    fx.submit(std::slice::from_ref(&carrier)).await;
+    fx.claim("w1", std::slice::from_ref(&carrier)).await;
+    let item = ParkItem {
+        generation: carrier.generation.clone(),
+        member: Member::from(member.clone().into_bytes()),
+        due: at(1),
+    };
+    fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap();
+    fx.clock.set(at(2));
+    assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
+    assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
+    let default_queue = fx.store.config().default_queue.clone();
+    let dead = fx.store.dead_entries(&default_queue).await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].member.as_bytes(), member.as_bytes());
+    assert!(
+        dead[0].reason.contains("claims-idx key"),
+        "{}",
+        dead[0].reason
+    );
+    assert!(fx.store.peek(&target, 0, 10).await.unwrap().is_empty());
+}
