@@ -5,20 +5,26 @@
 -- KEYS[4] <queue>:claims-idx zset (generation, scored by lease expiry in s)
 -- KEYS[5] <queue>:deliveries hash (generation -> redeliveries)
 -- KEYS[6] explicit-time side hash (read only when ARGV[2] is a time)
--- KEYS[5+2i] terminal marker of item i, KEYS[6+2i] request-cancel:<id> of item i
+-- KEYS[7] <queue>:dead hash (member -> {"reason":..,"at_ms":..})
+-- KEYS[6+2i] terminal marker of item i, KEYS[7+2i] request-cancel:<id> of item i
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
--- ARGV[3] lease TTL in ms
+-- ARGV[3] lease TTL in ms   ARGV[4] length of the key prefix
 -- then n members, n generation keys, n request tokens, each group in item
--- order: ARGV[3+i] member, ARGV[3+n+i] generation key, ARGV[3+2n+i] token
+-- order: ARGV[4+i] member, ARGV[4+n+i] generation key, ARGV[4+2n+i] token
 -- of item i (grouped so each group goes to Redis as one unpack)
 -- Returns a flat array, four entries per item: outcome (0 not pending,
--- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled), redeliveries,
--- the pending score as Redis printed it ('' unless claimed), lease expiry ms.
+-- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled, 4 dead-lettered),
+-- redeliveries, the pending score as Redis printed it ('' unless claimed),
+-- lease expiry ms.
 --
 -- Correctness: items are decided in order against the state read at the
 -- start plus what earlier items of this batch did (members already taken,
 -- generations already claimed, delivery counts already consumed), which is
--- the model applied item by item. Nothing is written until every decision
+-- the model applied item by item. A pending item whose marker or cancel key
+-- holds another type than a string cannot be served safely (its dedup or
+-- cancel state is unreadable): it moves to the dead hash with the reason,
+-- alone. MGET reads such keys as absent, so one EXISTS over the same keys
+-- tells whether any exists unread; only then is each one TYPE-checked. Nothing is written until every decision
 -- is made and every key about to be written has been type-checked by a
 -- read, so an error leaves no partial batch. The whole script is atomic,
 -- so two owners can never both see a member pending.
@@ -27,13 +33,14 @@
 -- Most items share the lease expiry now + TTL, whose index score text is
 -- made once per batch.
 
-local n = (#ARGV - 3) / 3
-need(n >= 1 and n == math.floor(n) and #KEYS == 6 + 2 * n,
+local n = (#ARGV - 4) / 3
+need(n >= 1 and n == math.floor(n) and #KEYS == 7 + 2 * n,
   'claim: expects 3 ARGV and 2 KEYS per item')
-local owner, ttl = ARGV[1], tonumber(ARGV[3])
+local owner, ttl, plen = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 local explicit = ARGV[2] ~= ''
-need(ttl and (not explicit or tonumber(ARGV[2])), 'claim: time and TTL must be numbers')
-local m0, g0, t0 = 3, 3 + n, 3 + 2 * n
+need(ttl and ttl > 0 and plen and (not explicit or tonumber(ARGV[2])),
+  'claim: time, TTL and prefix length must be numbers')
+local m0, g0, t0 = 4, 4 + n, 4 + 2 * n
 
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, m0 + 1, m0 + n))
 local out = {}
@@ -51,12 +58,33 @@ if not any then
   return out
 end
 
-local flags = redis.call('MGET', unpack(KEYS, 7, 6 + 2 * n))
+local flags = redis.call('MGET', unpack(KEYS, 8, 7 + 2 * n))
+-- unreadable[i]: why item i's per-request keys cannot be read, if they can't.
+local unreadable = {}
+local read = 0
+for j = 1, 2 * n do
+  if flags[j] then
+    read = read + 1
+  end
+end
+if redis.call('EXISTS', unpack(KEYS, 8, 7 + 2 * n)) > read then
+  for j = 1, 2 * n do
+    if not flags[j] then
+      local key = KEYS[7 + j]
+      local kind = redis.call('TYPE', key)['ok']
+      if kind ~= 'none' and kind ~= 'string' then
+        local i = math.floor((j + 1) / 2)
+        unreadable[i] = unreadable[i] or ('key "' .. string.sub(key, plen + 1) .. '" holds a '
+          .. kind .. ', not a string')
+      end
+    end
+  end
+end
 local cancel_expiry = {}
 if explicit then
   local cancel_keys = {}
   for i = 1, n do
-    cancel_keys[i] = KEYS[6 + 2 * i]
+    cancel_keys[i] = KEYS[7 + 2 * i]
   end
   cancel_expiry = redis.call('HMGET', KEYS[6], unpack(cancel_keys))
 end
@@ -74,13 +102,25 @@ local expiry_of, text_of = {}, {}
 local bar = owner .. '|'
 
 local taken, held, counted = {}, {}, {}
-local zrem, claimed, owned, index, forget = {}, {}, {}, {}, {}
+local zrem, claimed, owned, index, forget, dead = {}, {}, {}, {}, {}, {}
+local at = ',"at_ms":' .. ms_string(now) .. '}'
 local nz, nc, nf = 0, 0, 0
 for i = 1, n do
   local member, gen, score = ARGV[m0 + i], ARGV[g0 + i], scores[i]
   local o = 4 * i - 3
   if not score or taken[member] then
     out[o], out[o + 1], out[o + 2], out[o + 3] = 0, 0, '', 0
+  elseif unreadable[i] then
+    taken[member] = true
+    nz = nz + 1
+    zrem[nz] = member
+    push(dead, member, '{"reason":' .. cjson.encode(unreadable[i]) .. at)
+    if deliveries[i] and not counted[gen] then
+      counted[gen] = true
+      nf = nf + 1
+      forget[nf] = gen
+    end
+    out[o], out[o + 1], out[o + 2], out[o + 3] = 4, 0, '', 0
   else
     taken[member] = true
     nz = nz + 1
@@ -134,6 +174,9 @@ if nc > 0 then
   redis.call('HLEN', KEYS[2])
   redis.call('ZCARD', KEYS[4])
 end
+if #dead > 0 then
+  redis.call('HLEN', KEYS[7])
+end
 redis.call('ZREM', KEYS[1], unpack(zrem))
 if nc > 0 then
   redis.call('HSET', KEYS[2], unpack(claimed))
@@ -153,5 +196,8 @@ if nc > 0 then
 end
 if nf > 0 then
   redis.call('HDEL', KEYS[5], unpack(forget))
+end
+if #dead > 0 then
+  redis.call('HSET', KEYS[7], unpack(dead))
 end
 return out

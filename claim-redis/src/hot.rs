@@ -23,59 +23,92 @@ fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -> Cmd {
 }
 
 impl RedisStore {
+    /// Claims in calls of [`MAX_BATCH`]. When a later call fails, the
+    /// claims of the earlier ones are not orphaned: the batch is answered
+    /// with them, the failed and later items as `NotPending` (they are still
+    /// pending, or were released again if the failed call may have run).
     pub(crate) async fn claim_batch(
         &self,
         queue: &str,
         owner: &OwnerToken,
         items: &[ClaimRequest],
     ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        let mut out = Vec::with_capacity(items.len());
+        for chunk in items.chunks(MAX_BATCH) {
+            match self.claim_chunk(queue, owner, chunk).await {
+                Ok(outcomes) => out.extend(outcomes),
+                Err(e) if out.is_empty() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(queue, error = %e, claimed = out.len(), "a later claim call failed; answering the earlier ones");
+                    if e.may_have_happened() {
+                        let generations: Vec<Generation> =
+                            chunk.iter().map(|i| i.generation.clone()).collect();
+                        if let Err(e) = self
+                            .release_batch("release", queue, owner, &generations)
+                            .await
+                        {
+                            tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
+                        }
+                    }
+                    out.resize(items.len(), ClaimOutcome::NotPending);
+                    return Ok(out);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn claim_chunk(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        chunk: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
         const OP: &str = "claim";
         let q = self.keys().queue(queue);
         let keys = self.keys();
         let ttl = self.inner.config.lease_ttl_ms;
         let time = self.time_arg();
-        let mut out = Vec::with_capacity(items.len());
-        for chunk in items.chunks(MAX_BATCH) {
-            let n = chunk.len();
-            let bytes: usize = chunk.iter().map(|i| i.member.len() + 160).sum();
-            let script = &self.scripts().claim;
-            let mut cmd = evalsha(script, 6 + 2 * n, 3 + 3 * n, bytes);
-            cmd.arg(&q.pending)
-                .arg(&q.claimed)
-                .arg(&q.owners)
-                .arg(&q.index)
-                .arg(&q.deliveries)
-                .arg(keys.clock_side());
-            for item in chunk {
-                cmd.write_arg_fmt(keys.marker_key(&item.generation));
-                cmd.write_arg_fmt(keys.cancel_key(&item.generation.id));
-            }
-            cmd.arg(owner.as_str()).arg(&time).arg(ttl);
-            for item in chunk {
-                cmd.arg(item.member.as_bytes());
-            }
-            for item in chunk {
-                cmd.write_arg_fmt(GenerationKey(&item.generation));
-            }
-            for item in chunk {
-                cmd.arg(&item.generation.token);
-            }
-            let reply: Vec<Value> = self.conn().evalsha(OP, script, &cmd).await?;
-            if reply.len() != 4 * n {
-                return Err(bad_reply(
-                    OP,
-                    Effect::Write,
-                    format!("{} values for {n} items", reply.len()),
-                ));
-            }
-            for v in reply.chunks(4) {
-                out.push(
-                    claim_outcome(v)
-                        .ok_or_else(|| bad_reply(OP, Effect::Write, format!("{v:?}")))?,
-                );
-            }
+        let n = chunk.len();
+        let bytes: usize = chunk.iter().map(|i| i.member.len() + 160).sum();
+        let script = &self.scripts().claim;
+        let mut cmd = evalsha(script, 7 + 2 * n, 4 + 3 * n, bytes);
+        cmd.arg(&q.pending)
+            .arg(&q.claimed)
+            .arg(&q.owners)
+            .arg(&q.index)
+            .arg(&q.deliveries)
+            .arg(keys.clock_side())
+            .arg(&q.dead);
+        for item in chunk {
+            cmd.write_arg_fmt(keys.marker_key(&item.generation));
+            cmd.write_arg_fmt(keys.cancel_key(&item.generation.id));
         }
-        Ok(out)
+        cmd.arg(owner.as_str())
+            .arg(&time)
+            .arg(ttl)
+            .arg(keys.prefix().len());
+        for item in chunk {
+            cmd.arg(item.member.as_bytes());
+        }
+        for item in chunk {
+            cmd.write_arg_fmt(GenerationKey(&item.generation));
+        }
+        for item in chunk {
+            cmd.arg(&item.generation.token);
+        }
+        let reply: Vec<Value> = self.conn().evalsha(OP, script, &cmd).await?;
+        if reply.len() != 4 * n {
+            return Err(bad_reply(
+                OP,
+                Effect::Write,
+                format!("{} values for {n} items", reply.len()),
+            ));
+        }
+        reply
+            .chunks(4)
+            .map(|v| claim_outcome(v).ok_or_else(|| bad_reply(OP, Effect::Write, format!("{v:?}"))))
+            .collect()
     }
 
     pub(crate) async fn renew_batch(
@@ -225,6 +258,7 @@ fn claim_outcome(v: &[Value]) -> Option<ClaimOutcome> {
     Some(match code {
         0 => ClaimOutcome::NotPending,
         1 => ClaimOutcome::DuplicateDropped,
+        4 => ClaimOutcome::DeadLettered,
         2 | 3 => ClaimOutcome::Claimed {
             cancelled: code == 3,
             redeliveries: u32::try_from(int(&v[1])?).ok()?,
