@@ -16,11 +16,11 @@
 //! tag per queue; no script changes.
 
 use claim_core::Generation;
+use claim_core::keys::bookkeeping;
 use claim_core::wire;
 use std::fmt;
 
-/// Prefix of terminal markers, `result-terminal:<generation key>`.
-pub const MARKER_PREFIX: &str = "result-terminal:";
+pub use claim_core::keys::MARKER_PREFIX;
 
 /// Store-wide keys (retry set, markers, producer keys, result lists).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,15 +133,18 @@ pub struct QueueKeys {
 }
 
 impl QueueKeys {
+    /// The names come from [`claim_core::keys::bookkeeping`], the one
+    /// list the startup collision check and the model use too.
     pub fn new(prefix: &str, queue: &str) -> Self {
-        let base = format!("{prefix}{queue}");
+        let [claimed, owners, index, deliveries, dead] =
+            bookkeeping(queue).map(|name| format!("{prefix}{name}"));
         QueueKeys {
-            claimed: format!("{base}:claimed"),
-            owners: format!("{base}:claim-owners"),
-            index: format!("{base}:claims-idx"),
-            deliveries: format!("{base}:deliveries"),
-            dead: format!("{base}:dead"),
-            pending: base,
+            pending: format!("{prefix}{queue}"),
+            claimed,
+            owners,
+            index,
+            deliveries,
+            dead,
         }
     }
 }

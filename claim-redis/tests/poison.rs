@@ -73,7 +73,10 @@ async fn claimed(store: &RedisStore, owner: &OwnerToken, ids: &[&str]) -> Vec<Re
     let reqs = submitted(store, ids).await;
     let items: Vec<ClaimRequest> = reqs.iter().map(Req::claim).collect();
     let out = store.claim(Q, owner, &items).await.unwrap();
-    assert!(out.iter().all(|o| matches!(o, ClaimOutcome::Claimed { .. })));
+    assert!(
+        out.iter()
+            .all(|o| matches!(o, ClaimOutcome::Claimed { .. }))
+    );
     reqs
 }
 
@@ -162,10 +165,7 @@ async fn a_marker_or_cancel_key_of_another_type_dead_letters_that_claim_item_alo
     raw_cmd(&mut raw, &["HSET", &marker, "f", "v"]).await;
     raw_cmd(&mut raw, &["SADD", &store.keys().cancel("b"), "t"]).await;
     let items: Vec<ClaimRequest> = rs.iter().map(Req::claim).collect();
-    let out = store
-        .claim(Q, &OwnerToken::new("w"), &items)
-        .await
-        .unwrap();
+    let out = store.claim(Q, &OwnerToken::new("w"), &items).await.unwrap();
     assert_eq!(out[0], ClaimOutcome::DeadLettered);
     assert_eq!(out[1], ClaimOutcome::DeadLettered);
     assert!(matches!(out[2], ClaimOutcome::Claimed { .. }), "{out:?}");
@@ -288,7 +288,11 @@ async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orp
     let reqs = submitted(&store, &id_refs).await;
     // The server refuses any argument over 1 MiB: the second call, which
     // carries one, fails before it runs.
-    raw_cmd(&mut raw, &["CONFIG", "SET", "proto-max-bulk-len", "1048576"]).await;
+    raw_cmd(
+        &mut raw,
+        &["CONFIG", "SET", "proto-max-bulk-len", "1048576"],
+    )
+    .await;
     let mut items: Vec<ClaimRequest> = reqs.iter().map(Req::claim).collect();
     items.push(ClaimRequest {
         member: Member::from(vec![b'x'; 2 << 20]),

@@ -1,0 +1,98 @@
+//! The model's terminal step: ack delivers a record, suppresses a duplicate, or dead-letters a member whose result list is unusable.
+
+use super::{Model, unusable_list_reason};
+use crate::lease::marker_expiry;
+use crate::store::{AckItem, AckOutcome, DeadEntry};
+use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+
+impl Model {
+    /// Pushes a terminal record unless one exists; clears the producer's keys
+    /// where they still hold this generation's token. True when pushed.
+    pub(super) fn deliver_terminal(
+        &mut self,
+        g: &Generation,
+        (list, record): (&str, Member),
+        deadline: Score,
+        now: Millis,
+    ) -> bool {
+        if self.is_terminal(g, now) {
+            return false;
+        }
+        self.lists
+            .entry(list.to_owned())
+            .or_default()
+            .push_front(record);
+        let expiry = marker_expiry(now, self.config.result_dedup_ttl_ms, deadline);
+        self.markers.insert(g.clone(), expiry);
+        for keys in [&mut self.active, &mut self.cancels] {
+            if keys.get(&g.id).is_some_and(|e| e.value == g.token) {
+                keys.remove(&g.id);
+            }
+        }
+        true
+    }
+
+    pub fn ack(
+        &mut self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+        now: Millis,
+    ) -> Vec<AckOutcome> {
+        items
+            .iter()
+            .map(|item| {
+                let g = &item.generation;
+                let unusable = if self.is_terminal(g, now) {
+                    None
+                } else {
+                    self.result_list_unusable(queue, &item.result_list)
+                };
+                let pushed = unusable.is_none()
+                    && self.deliver_terminal(
+                        g,
+                        (&item.result_list, item.record.clone()),
+                        item.score,
+                        now,
+                    );
+                let q = self.q(queue);
+                let owned = q.claims.get(g).is_some_and(|c| c.owner == *owner);
+                if owned {
+                    q.claims.remove(g);
+                }
+                // A copy of this generation the reclaimer put back while a
+                // stale owner still worked on it: the generation is answered
+                // (or dead-lettered) now, so the copy must never be served.
+                if q.pending.remove(&item.member).is_some() {
+                    q.redeliveries.remove(g);
+                }
+                let dead_lettered = unusable.is_some();
+                if let Some(reason) = unusable {
+                    let entry = DeadEntry {
+                        member: item.member.clone(),
+                        reason,
+                        at: now,
+                    };
+                    q.dead.insert(item.member.clone(), entry);
+                }
+                AckOutcome {
+                    pushed,
+                    claim_dropped: owned,
+                    dead_lettered,
+                }
+            })
+            .collect()
+    }
+
+    /// Why `list` cannot take a record about a member of `queue`: its name
+    /// plays another role ([`StoreConfig::result_list_refusal`]), or it is
+    /// a key of another type here (another queue's non-empty pending set,
+    /// which is what Redis would hold under that name).
+    pub fn result_list_unusable(&self, queue: &str, list: &str) -> Option<String> {
+        if let Some(reason) = self.config.result_list_refusal(queue, list) {
+            return Some(reason);
+        }
+        let holds_zset = self.queues.get(list).is_some_and(|q| !q.pending.is_empty());
+        holds_zset.then(|| unusable_list_reason(list, "zset"))
+    }
+}
