@@ -8,6 +8,7 @@ pub mod config;
 pub mod error;
 pub mod keys;
 pub mod lease;
+pub mod marker;
 pub mod model;
 pub mod outcome;
 pub mod store;

@@ -95,6 +95,11 @@ pub struct AckOutcome {
     /// went to `<queue>:dead` with the reason, and the claim was dropped
     /// if the caller held it.
     pub dead_lettered: bool,
+    /// True when nothing was pushed because the live marker was written by
+    /// this very record: an earlier attempt of this ack (one that ended in
+    /// an indeterminate error) landed. Not a suppressed duplicate; `pushed`
+    /// false with this false means another record answered first.
+    pub own_record_landed: bool,
 }
 
 /// A claimed generation to park in the retry set.

@@ -15,17 +15,22 @@
 -- ARGV[5+2r] items in run r, ARGV[6+2r] why run r's list is refused by its
 -- name ('' when the name is free)
 -- then n generation keys, n request tokens, n records, n members, n pending
--- scores, each group in item order (base a = 6 + 2R): ARGV[a+i],
--- ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i]
+-- scores, n record digests, each group in item order (base a = 6 + 2R):
+-- ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i],
+-- ARGV[a+5n+i]
 -- Returns one integer per item: 1 if its record was pushed, plus 2 if the
--- caller's claim was dropped, plus 4 if it was dead-lettered.
+-- caller's claim was dropped, plus 4 if it was dead-lettered, plus 8 if
+-- nothing was pushed because the live marker was written by this same
+-- record (digest equal: an earlier attempt of this ack landed).
 --
 -- Correctness: per item, as the model: a generation with a live marker is
--- answered already and this record is suppressed (first record wins). Else,
+-- answered already and this record is suppressed (first record wins); the
+-- marker's digest says whether it was this record's. Else,
 -- if its run's list is refused by name or holds another type than a list,
 -- no record can reach a consumer: the member goes to the dead hash with the
 -- reason and no marker is written, so a redrive after the key is fixed gets
--- its record. Else the record is pushed and the marker written, expiring
+-- its record. Else the record is pushed and the marker `<expiry>:<digest>`
+-- written, expiring
 -- the dedup TTL after the later of now and deadline + 30 s (no claim
 -- outlives that); the producer's active/cancel keys are deleted only where
 -- they hold this generation's token. In every case a pending copy of the
@@ -44,9 +49,9 @@
 need(#ARGV >= 6 and tonumber(ARGV[5]) and tonumber(ARGV[6]), 'ack: missing arguments')
 local runs = tonumber(ARGV[5])
 local a = 6 + 2 * runs
-local n = (#ARGV - a) / 5
+local n = (#ARGV - a) / 6
 need(runs >= 1 and n >= 1 and n == math.floor(n) and #KEYS == 7 + runs + 3 * n,
-  'ack: expects 5 ARGV and 3 KEYS per item and one list per run')
+  'ack: expects 6 ARGV and 3 KEYS per item and one list per run')
 local total = 0
 for r = 1, runs do
   local count = tonumber(ARGV[5 + 2 * r])
@@ -59,6 +64,7 @@ local explicit = ARGV[2] ~= ''
 need(ttl and ttl >= 0 and slack and (not explicit or tonumber(ARGV[2])),
   'ack: time and TTLs must be numbers')
 local g0, t0, r0, m0, s0, k0 = a, a + n, a + 2 * n, a + 3 * n, a + 4 * n, 7 + runs
+local d0 = a + 5 * n
 for i = 1, n do
   need(tonumber(ARGV[s0 + i]), 'ack: pending scores must be numbers')
 end
@@ -87,7 +93,7 @@ local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
 local marked, dropped, deleted, removed = {}, {}, {}, {}
-local pushes, markers, expiries, dels, drops = {}, {}, {}, {}, {}
+local pushes, markers, expiries, digests, dels, drops = {}, {}, {}, {}, {}, {}
 local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
 local at = ',"at_ms":' .. ms_string(now) .. '}'
@@ -98,15 +104,21 @@ for i = 1, n do
     left = tonumber(ARGV[5 + 2 * run])
   end
   left = left - 1
-  local gen, member = ARGV[g0 + i], ARGV[m0 + i]
+  local gen, member, digest = ARGV[g0 + i], ARGV[m0 + i], ARGV[d0 + i]
   local code = 0
-  if marked[gen] or is_live(vals[i], now) then
-    code = 0
+  if marked[gen] then
+    if marked[gen] == digest then
+      code = 8
+    end
+  elseif is_live(vals[i], now) then
+    if marker_digest(vals[i]) == digest then
+      code = 8
+    end
   elseif unusable[run] then
     code = 4
     push(dead, member, '{"reason":' .. cjson.encode(unusable[run]) .. at)
   else
-    marked[gen] = true
+    marked[gen] = digest
     code = 1
     local records = pushes[run]
     if not records then
@@ -117,6 +129,7 @@ for i = 1, n do
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
     expiries[nm] = math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl
+    digests[nm] = digest
     local token = ARGV[t0 + i]
     for j = 1, 2 do
       if vals[n + 2 * i - 2 + j] == token then
@@ -166,7 +179,8 @@ for r = 1, runs do
 end
 for m = 1, nm do
   local expiry = expiries[m]
-  redis.call('SET', markers[m], ms_string(expiry), 'PX', ms_string(expiry - now + slack))
+  redis.call('SET', markers[m], ms_string(expiry) .. ':' .. digests[m], 'PX',
+    ms_string(expiry - now + slack))
 end
 if nd > 0 then
   redis.call('DEL', unpack(dels))

@@ -53,13 +53,19 @@ local function lease_expiry(now, ttl, score)
   return math.min(now + ttl, score_ms(score) + 30000)
 end
 
--- A terminal marker holds its expiry in ms: live while that is after now.
+-- A terminal marker holds `<expiry ms>:<record digest>` (or, written by an
+-- older version, the bare expiry): live while the expiry is after now.
 local function is_live(marker, now)
   if not marker then
     return false
   end
-  local expiry = tonumber(marker)
+  local expiry = tonumber(string.match(marker, '^(%d+)'))
   return expiry == nil or expiry > now
+end
+
+-- The digest of the record that wrote a marker (nil for a bare expiry).
+local function marker_digest(marker)
+  return marker and string.match(marker, ':(%x+)$')
 end
 
 -- Explicit-time mode records the expiry of producer keys in a side hash:

@@ -14,9 +14,9 @@
 -- ARGV[4] '1' in explicit-time mode, else '0'
 -- then per item: generation key, the claim-owners entry read by the caller
 -- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, 'l' limit
--- followed by request token, DELIVERY_LIMIT record, dead entry JSON, and
--- the dead reason to use if the list holds another type (the type name is
--- appended), or 'u' limit whose result list the caller refused by name,
+-- followed by request token, DELIVERY_LIMIT record, dead entry JSON, the
+-- dead reason to use if the list holds another type (the type name is
+-- appended) and the record's digest, or 'u' limit whose result list the caller refused by name,
 -- followed by its dead entry JSON.
 -- Returns {redelivered, dead_lettered, ghosts_repaired}.
 --
@@ -52,10 +52,10 @@ while a <= #ARGV do
   a = a + 3
   item.keys = k
   if item.kind == 'l' then
-    need(a + 3 <= #ARGV, 'reclaim: truncated limit item')
+    need(a + 4 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
-    item.unusable = ARGV[a + 3]
-    a = a + 4
+    item.unusable, item.digest = ARGV[a + 3], ARGV[a + 4]
+    a = a + 5
     k = k + 4
   elseif item.kind == 'u' then
     need(a <= #ARGV, 'reclaim: truncated limit item')
@@ -136,7 +136,8 @@ for i, item in ipairs(items) do
       end
       push(lists[list], item.record)
       markers[#markers + 1] = KEYS[item.keys + 1]
-      marker_expiry[#markers] = math.max(now, score_ms(score) + 30000) + ttl
+      marker_expiry[#markers] = ms_string(math.max(now, score_ms(score) + 30000) + ttl)
+        .. ':' .. item.digest
       for m = 1, 2 do
         local key = KEYS[item.keys + 2 + m]
         if vals[base + 2 + m] == item.token and not deleted[key] then
@@ -164,8 +165,9 @@ for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
 end
 for m, marker in ipairs(markers) do
-  local expiry = marker_expiry[m]
-  redis.call('SET', marker, ms_string(expiry), 'PX', ms_string(expiry - now + slack))
+  local value = marker_expiry[m]
+  local px = tonumber(string.match(value, '^(%d+)')) - now + slack
+  redis.call('SET', marker, value, 'PX', ms_string(px))
 end
 if #dels > 0 then
   redis.call('DEL', unpack(dels))

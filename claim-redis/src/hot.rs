@@ -11,6 +11,7 @@ use crate::conn::{Effect, bad_reply};
 use crate::keys::GenerationKey;
 use crate::reply::{bytes, int, parse_score};
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, RenewOutcome};
 use claim_core::{Generation, Millis, OwnerToken, StoreError};
 use redis::{Cmd, RedisWrite, Script, Value};
@@ -166,13 +167,13 @@ impl RedisStore {
             let runs = runs(chunk);
             let bytes: usize = chunk
                 .iter()
-                .map(|i| i.record.len() + i.member.len() + 220)
+                .map(|i| i.record.len() + i.member.len() + 240)
                 .sum();
             let script = &self.scripts().ack;
             let mut cmd = evalsha(
                 script,
                 7 + runs.len() + 3 * n,
-                6 + 2 * runs.len() + 5 * n,
+                6 + 2 * runs.len() + 6 * n,
                 bytes,
             );
             cmd.arg(&q.pending)
@@ -221,6 +222,9 @@ impl RedisStore {
                 let score = item.score.0;
                 cmd.write_arg_fmt(if score.is_finite() { score } else { 0.0 });
             }
+            for item in chunk {
+                cmd.arg(record_digest(item.record.as_bytes()));
+            }
             let reply: Vec<i64> = self.conn().evalsha(OP, script, &cmd).await?;
             if reply.len() != n {
                 return Err(bad_reply(
@@ -233,6 +237,7 @@ impl RedisStore {
                 pushed: code & 1 != 0,
                 claim_dropped: code & 2 != 0,
                 dead_lettered: code & 4 != 0,
+                own_record_landed: code & 8 != 0,
             }));
         }
         Ok(out)

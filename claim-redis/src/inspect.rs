@@ -3,6 +3,7 @@
 use crate::conn::Effect;
 use crate::reply::{parse_dead, parse_owner};
 use crate::store::RedisStore;
+use claim_core::marker::parse_marker;
 use claim_core::store::{ClaimInfo, DeadEntry, PendingEntry, QueueDepths};
 use claim_core::{Generation, Member, Millis, OwnerToken, Score, StoreError};
 use std::collections::HashMap;
@@ -135,7 +136,7 @@ impl RedisStore {
         Ok(match (value, self.explicit_now()) {
             (None, _) => false,
             (Some(_), None) => true,
-            (Some(v), Some(now)) => v.parse::<u64>().map_or(true, |expiry| expiry > now.0),
+            (Some(v), Some(now)) => parse_marker(&v).is_none_or(|(expiry, _)| expiry > now.0),
         })
     }
 }

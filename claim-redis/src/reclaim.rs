@@ -11,6 +11,7 @@ use crate::conn::Effect;
 use crate::keys::QueueKeys;
 use crate::reply::{dead_json, parse_owner, score_arg};
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::marker::record_digest;
 use claim_core::model::{
     delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason, unusable_list_reason,
 };
@@ -206,6 +207,7 @@ impl RedisStore {
                 continue;
             }
             let holds = unusable_list_reason(&list, "");
+            let record = delivery_limit_record(&g.id, redeliveries, queue);
             call.key(self.keys().marker(&g))
                 .key(self.keys().list(&list))
                 .key(self.keys().active(&g.id))
@@ -214,9 +216,10 @@ impl RedisStore {
                 .arg(entry.as_slice())
                 .arg("l")
                 .arg(&g.token)
-                .arg(delivery_limit_record(&g.id, redeliveries, queue).as_bytes())
+                .arg(record.as_bytes())
                 .arg(dead_json(&delivery_limit_reason(redeliveries), now))
-                .arg(undeliverable_limit_reason(redeliveries, &holds));
+                .arg(undeliverable_limit_reason(redeliveries, &holds))
+                .arg(record_digest(record.as_bytes()));
         }
         let counts: Vec<usize> = self.conn().script(OP, &call).await?;
         match counts[..] {

@@ -71,47 +71,109 @@ async fn a_claim_survives_sigkill_and_restart_and_is_reclaimed_after_its_lease()
     ));
 }
 
+/// Empties the server's script cache: the next call of every script meets NOSCRIPT.
+async fn flush(raw: &mut redis::aio::MultiplexedConnection) {
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(raw)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() {
     let Some(server) = common::server(RedisServerOptions::default()) else {
         return;
     };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
+    let (store, clock) = common::manual_store(&server.url(), common::config()).await;
     let mut raw = common::raw(&server.url()).await;
-    let (req, deadline) = request("b");
-    let submission = claim_core::store::Submission {
-        member: req.member.clone(),
-        generation: req.generation.clone(),
-        deadline,
-    };
-    store.submit("q", &submission).await.unwrap();
+    let reqs: Vec<(ClaimRequest, i64)> = ["a", "b", "c"].map(request).into();
+    for (req, deadline) in &reqs {
+        let submission = claim_core::store::Submission {
+            member: req.member.clone(),
+            generation: req.generation.clone(),
+            deadline: *deadline,
+        };
+        store.submit("q", &submission).await.unwrap();
+    }
+    let [a, b, c] = [0, 1, 2].map(|i| reqs[i].0.clone());
     let owner = OwnerToken::new("w");
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
-        .query_async(&mut raw)
+    // Each step flushes the cache first and checks the script's answer, so
+    // every script (claim.lua .. cancel.lua, all ten) ran after a NOSCRIPT.
+    flush(&mut raw).await;
+    let claimed = store
+        .claim("q", &owner, &[a.clone(), b.clone(), c.clone()])
         .await
-        .unwrap();
-    store
-        .claim("q", &owner, std::slice::from_ref(&req))
-        .await
-        .expect("claim after flush");
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    let gens = [req.generation.clone()];
-    assert_eq!(
-        store
-            .release("q", &owner, &gens)
-            .await
-            .expect("release after flush"),
-        vec![true]
+        .expect("claim.lua after a flush");
+    assert!(
+        claimed
+            .iter()
+            .all(|o| matches!(o, ClaimOutcome::Claimed { .. }))
     );
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
+    flush(&mut raw).await;
+    let renewed = store
+        .renew("q", &owner, std::slice::from_ref(&a.generation))
+        .await;
+    assert!(matches!(
+        renewed.expect("renew.lua after a flush")[0],
+        claim_core::store::RenewOutcome::Renewed { .. }
+    ));
+    flush(&mut raw).await;
+    let item = claim_core::store::AckItem {
+        generation: a.generation.clone(),
+        member: a.member.clone(),
+        score: claim_core::Score(reqs[0].1 as f64),
+        result_list: "results".into(),
+        record: Member::from("{}"),
+    };
+    let acked = store.ack("q", &owner, &[item]).await;
+    assert!(acked.expect("ack.lua after a flush")[0].pushed);
+    flush(&mut raw).await;
+    let b_gen = [b.generation.clone()];
+    let released = store.release("q", &owner, &b_gen).await;
+    assert_eq!(released.expect("release.lua after a flush"), vec![true]);
+    store
+        .claim("q", &owner, std::slice::from_ref(&b))
+        .await
+        .unwrap();
+    flush(&mut raw).await;
+    let park = claim_core::store::ParkItem {
+        generation: b.generation.clone(),
+        member: b.member.clone(),
+        due: T0.plus(1_000),
+    };
+    let parked = store.park_retry("q", &owner, &[park]).await;
+    assert_eq!(parked.expect("park_retry.lua after a flush"), vec![true]);
+    clock.advance(2_000);
+    flush(&mut raw).await;
+    // The member names request-sortedset as its queue (the Go shape).
+    let promoted = store.promote_due(10).await;
+    assert_eq!(promoted.expect("promote.lua after a flush"), 1);
+    flush(&mut raw).await;
+    let dead = store
+        .dead_letter("request-sortedset", &b.member, "operator")
+        .await;
+    assert!(dead.expect("dead_letter.lua after a flush"));
+    // An index entry gone missing: the reclaimer repairs it first.
+    let index = store.keys().queue("q").index;
+    let _: i64 = redis::cmd("ZREM")
+        .arg(&index)
+        .arg(c.generation.key())
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(store.cancel("b").await.expect("cancel after flush"));
+    flush(&mut raw).await;
+    let report = store.reclaim_expired("q", 10).await;
+    assert_eq!(
+        report
+            .expect("repair_index.lua after a flush")
+            .ghosts_repaired,
+        1
+    );
+    clock.advance(31_000);
+    flush(&mut raw).await;
+    let report = store.reclaim_expired("q", 10).await;
+    assert_eq!(report.expect("reclaim.lua after a flush").redelivered, 1);
+    flush(&mut raw).await;
+    assert!(store.cancel("c").await.expect("cancel.lua after a flush"));
 }

@@ -17,7 +17,7 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: Stor
         vec![AckOutcome {
             pushed: true,
             claim_dropped: true,
-            dead_lettered: false
+            ..AckOutcome::default()
         }]
     );
     let records = fx.store.results(RESULTS).await.unwrap();
@@ -44,7 +44,7 @@ pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
         vec![AckOutcome {
             pushed: false,
             claim_dropped: false,
-            dead_lettered: false
+            ..AckOutcome::default()
         }]
     );
     let results = fx.results().await;
@@ -69,7 +69,7 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
         vec![AckOutcome {
             pushed: true,
             claim_dropped: false,
-            dead_lettered: false
+            ..AckOutcome::default()
         }]
     );
     assert_eq!(
@@ -85,7 +85,7 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
         vec![AckOutcome {
             pushed: false,
             claim_dropped: true,
-            dead_lettered: false
+            ..AckOutcome::default()
         }]
     );
     let results = fx.results().await;
@@ -119,7 +119,7 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
         vec![AckOutcome {
             pushed: true,
             claim_dropped: false,
-            dead_lettered: false
+            ..AckOutcome::default()
         }]
     );
     let fast = fx
@@ -130,7 +130,7 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
         vec![AckOutcome {
             pushed: false,
             claim_dropped: true,
-            dead_lettered: false
+            ..AckOutcome::default()
         }]
     );
     assert_eq!(fx.result_ids().await, vec!["a"]);
@@ -213,4 +213,31 @@ pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &
         "every generation gets its first record"
     );
     assert!(fx.store.is_terminal(&rs[1].generation).await.unwrap());
+}
+
+pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    let first = fx.ack("w1", std::slice::from_ref(&r), "answer").await;
+    assert!(first[0].pushed && !first[0].own_record_landed);
+    // The retry after an indeterminate error: the same record.
+    let retried = fx.ack("w1", std::slice::from_ref(&r), "answer").await;
+    assert_eq!(
+        retried,
+        vec![AckOutcome {
+            own_record_landed: true,
+            ..AckOutcome::default()
+        }]
+    );
+    // Another worker's different record: a suppressed duplicate.
+    let other = fx.ack("w2", std::slice::from_ref(&r), "other").await;
+    assert_eq!(other, vec![AckOutcome::default()]);
+    // Two items of one batch: the second sees the first's record.
+    let s = Req::new("b", "t", 3600);
+    fx.submit(std::slice::from_ref(&s)).await;
+    let both = fx.ack("w1", &[s.clone(), s.clone()], "same").await;
+    assert!(both[0].pushed && !both[0].own_record_landed);
+    assert!(!both[1].pushed && both[1].own_record_landed, "{both:?}");
 }

@@ -92,6 +92,7 @@ checks![
     acks::ack_clears_producer_keys_only_for_its_own_generation,
     acks::results_come_out_oldest_first,
     acks::batch_operations_answer_item_by_item_in_order,
+    acks::a_repeated_ack_of_the_same_record_says_its_own_record_landed,
     poison::a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
     poison::ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing,
     poison::an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering,

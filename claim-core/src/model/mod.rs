@@ -15,6 +15,7 @@ pub use returns::{
 pub use zset::ZSet;
 
 use crate::lease::lease_expiry;
+use crate::marker::record_digest;
 use crate::store::{
     ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry, QueueDepths,
     RenewOutcome, StoreConfig, Submission,
@@ -61,7 +62,8 @@ pub struct Model {
     retry: ZSet,
     /// Result lists, newest first (LPUSH); consumers take from the back.
     lists: BTreeMap<String, VecDeque<Member>>,
-    markers: BTreeMap<Generation, Millis>,
+    /// Terminal markers: expiry and the digest of the record that wrote it.
+    markers: BTreeMap<Generation, (Millis, String)>,
     active: BTreeMap<String, Expiring<String>>,
     cancels: BTreeMap<String, Expiring<String>>,
 }
@@ -108,7 +110,16 @@ impl Model {
     pub fn is_terminal(&self, generation: &Generation, now: Millis) -> bool {
         self.markers
             .get(generation)
-            .is_some_and(|&expiry| now < expiry)
+            .is_some_and(|(expiry, _)| now < *expiry)
+    }
+
+    /// True when the generation's live marker was written by `record`.
+    fn marked_by(&self, generation: &Generation, record: &Member, now: Millis) -> bool {
+        self.markers
+            .get(generation)
+            .is_some_and(|(expiry, digest)| {
+                now < *expiry && *digest == record_digest(record.as_bytes())
+            })
     }
 
     /// True for each generation whose cancel marker holds its token.

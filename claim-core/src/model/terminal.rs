@@ -2,6 +2,7 @@
 
 use super::{Model, unusable_list_reason};
 use crate::lease::marker_expiry;
+use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome, DeadEntry};
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
 
@@ -21,9 +22,10 @@ impl Model {
         self.lists
             .entry(list.to_owned())
             .or_default()
-            .push_front(record);
+            .push_front(record.clone());
         let expiry = marker_expiry(now, self.config.result_dedup_ttl_ms, deadline);
-        self.markers.insert(g.clone(), expiry);
+        let digest = record_digest(record.as_bytes());
+        self.markers.insert(g.clone(), (expiry, digest));
         for keys in [&mut self.active, &mut self.cancels] {
             if keys.get(&g.id).is_some_and(|e| e.value == g.token) {
                 keys.remove(&g.id);
@@ -43,6 +45,7 @@ impl Model {
             .iter()
             .map(|item| {
                 let g = &item.generation;
+                let own_record_landed = self.marked_by(g, &item.record, now);
                 let unusable = if self.is_terminal(g, now) {
                     None
                 } else {
@@ -79,6 +82,7 @@ impl Model {
                     pushed,
                     claim_dropped: owned,
                     dead_lettered,
+                    own_record_landed,
                 }
             })
             .collect()

@@ -167,6 +167,14 @@ impl<S: ClaimStore> Retrying<S> {
                         pushed: pushed[i],
                         claim_dropped: dropped[i],
                         dead_lettered: buried[i],
+                        // Within one batch a repeat of a pushed record
+                        // finds that record's marker.
+                        own_record_landed: !pushed[i]
+                            && (0..i).any(|j| {
+                                pushed[j]
+                                    && items[j].generation == items[i].generation
+                                    && items[j].record == items[i].record
+                            }),
                     })
                     .collect(),
             ))
