@@ -91,9 +91,12 @@ pub struct AckOutcome {
     /// True when the caller owned the claim and it was dropped.
     pub claim_dropped: bool,
     /// True when the result list cannot take a record (it holds another
-    /// type, or names a bookkeeping key): nothing was pushed, the member
-    /// went to `<queue>:dead` with the reason, and the claim was dropped
-    /// if the caller held it.
+    /// type, or names a queue, a bookkeeping key or the retry set): nothing
+    /// was pushed, no marker written, the member went to `<queue>:dead`
+    /// with the reason, a pending copy of it was removed, and the claim was
+    /// dropped if the caller held it. When another owner holds the claim,
+    /// the item changes nothing (all flags false): the holder's own ack
+    /// dead-letters it.
     pub dead_lettered: bool,
     /// True when nothing was pushed because the live marker was written by
     /// this very record: an earlier attempt of this ack (one that ended in

@@ -29,7 +29,9 @@
 -- if its run's list is refused by name or holds another type than a list,
 -- no record can reach a consumer: the member goes to the dead hash with the
 -- reason and no marker is written, so a redrive after the key is fixed gets
--- its record. Else the record is pushed and the marker `<expiry>:<digest>`
+-- its record; but while another owner holds the claim the item changes
+-- nothing (the holder's ack meets the same list and dead-letters it), so
+-- the member is never both claimed and dead. Else the record is pushed and the marker `<expiry>:<digest>`
 -- written, expiring
 -- the dedup TTL after the later of now and deadline + 30 s (no claim
 -- outlives that); the producer's active/cancel keys are deleted only where
@@ -105,6 +107,9 @@ for i = 1, n do
   end
   left = left - 1
   local gen, member, digest = ARGV[g0 + i], ARGV[m0 + i], ARGV[d0 + i]
+  local entry = owners[i]
+  local ours = entry and find(entry, bar, 1, true) == 1 and find(entry, '^[^|]+|%d+$', rest)
+  local deferred = false
   local code = 0
   if marked[gen] then
     if marked[gen] == digest then
@@ -114,6 +119,8 @@ for i = 1, n do
     if marker_digest(vals[i]) == digest then
       code = 8
     end
+  elseif unusable[run] and entry and not ours then
+    deferred = true
   elseif unusable[run] then
     code = 4
     push(dead, member, '{"reason":' .. cjson.encode(unusable[run]) .. at)
@@ -142,14 +149,12 @@ for i = 1, n do
       end
     end
   end
-  if copies[i] and not removed[member] then
+  if copies[i] and not removed[member] and not deferred then
     removed[member] = true
     zrem[#zrem + 1] = member
     forget[#forget + 1] = gen
   end
-  local entry = owners[i]
-  if entry and not dropped[gen] and find(entry, bar, 1, true) == 1
-    and find(entry, '^[^|]+|%d+$', rest) then
+  if ours and not dropped[gen] then
     dropped[gen] = true
     ndr = ndr + 1
     drops[ndr] = gen

@@ -96,6 +96,7 @@ checks![
     poison::a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
     poison::ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing,
     poison::an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering,
+    poison::a_stale_owner_leaves_an_unusable_list_to_the_claim_holder,
     poison::reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest,
     poison::a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows,
     poison::promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited,

@@ -264,3 +264,29 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFa
     );
     assert!(fx.store.peek(&target, 0, 10).await.unwrap().is_empty());
 }
+
+pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder<F: StoreFactory>(f: &F) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit(std::slice::from_ref(&r)).await;
+    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.clock.set(at(31));
+    fx.reclaim_all().await;
+    fx.claim("w2", std::slice::from_ref(&r)).await;
+    let stale = fx
+        .store
+        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])
+        .await
+        .unwrap();
+    assert_eq!(stale, vec![Default::default()], "nothing done");
+    let d = fx.depths().await;
+    assert_eq!((d.claimed, d.dead), (1, 0), "never both claimed and dead");
+    let holder = fx
+        .store
+        .ack(Q, &owner("w2"), &[ack_to(&r, Q, "holder")])
+        .await
+        .unwrap();
+    assert!(holder[0].dead_lettered && holder[0].claim_dropped);
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
+}

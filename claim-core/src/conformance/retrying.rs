@@ -83,7 +83,8 @@ impl<S: ClaimStore> Retrying<S> {
         }
     }
 
-    /// Repeats an idempotent call until it answers (or refuses its input).
+    /// Repeats an idempotent call until it answers (or fails permanently:
+    /// a refused input or a rejected call fails the same way again).
     async fn again<T, F, Fut>(&self, mut call: F) -> Result<T, StoreError>
     where
         F: FnMut() -> Fut,
@@ -93,7 +94,7 @@ impl<S: ClaimStore> Retrying<S> {
         loop {
             match call().await {
                 Ok(answer) => return Ok(answer),
-                Err(e @ StoreError::InvalidInput { .. }) => return Err(e),
+                Err(e) if !e.is_transient() => return Err(e),
                 Err(e) if attempts + 1 >= MAX_ATTEMPTS => return Err(e),
                 Err(_) => {
                     attempts += 1;

@@ -51,6 +51,14 @@ impl Model {
                 } else {
                     self.result_list_unusable(queue, &item.result_list)
                 };
+                // Another owner holds the claim of a generation whose list is
+                // unusable: dead-lettering is its holder's to do (it meets
+                // the same list), so this item changes nothing.
+                let held_by_other = self
+                    .queue(queue)
+                    .and_then(|q| q.claims.get(g))
+                    .is_some_and(|c| c.owner != *owner);
+                let deferred = unusable.is_some() && held_by_other;
                 let pushed = unusable.is_none()
                     && self.deliver_terminal(
                         g,
@@ -66,11 +74,11 @@ impl Model {
                 // A copy of this generation the reclaimer put back while a
                 // stale owner still worked on it: the generation is answered
                 // (or dead-lettered) now, so the copy must never be served.
-                if q.pending.remove(&item.member).is_some() {
+                if !deferred && q.pending.remove(&item.member).is_some() {
                     q.redeliveries.remove(g);
                 }
-                let dead_lettered = unusable.is_some();
-                if let Some(reason) = unusable {
+                let dead_lettered = unusable.is_some() && !deferred;
+                if let Some(reason) = unusable.filter(|_| !deferred) {
                     let entry = DeadEntry {
                         member: item.member.clone(),
                         reason,

@@ -50,23 +50,50 @@ pub fn check(
             Answer::Acked(out),
         ) => {
             let gens: Vec<_> = items.iter().map(|i| i.generation.clone()).collect();
+            // An unanswered generation whose result list cannot take a
+            // record is dead-lettered (unless another owner holds it).
+            let unusable: Vec<bool> = items
+                .iter()
+                .map(|i| {
+                    !before.is_terminal(&i.generation, now)
+                        && before.result_list_unusable(queue, &i.result_list).is_some()
+                })
+                .collect();
+            let dead: Vec<bool> = (0..items.len())
+                .map(|i| {
+                    unusable[i]
+                        && claim_of(before, queue, &gens[i]).is_none_or(|c| c.owner == *owner)
+                })
+                .collect();
             // First record wins: pushed exactly where no marker existed; marked after.
-            let pushed: Vec<bool> = gens.iter().map(|g| !before.is_terminal(g, now)).collect();
-            let out: Vec<_> = out.iter().map(|o| (o.pushed, o.claim_dropped)).collect();
-            let unmarked = gens.iter().find(|g| !after.is_terminal(g, now));
-            match unmarked {
-                Some(g) => Err(format!("{g} has no terminal marker after its ack")),
-                None => owned(before, after, queue, owner, &gens, |g, _| {
+            let pushed: Vec<bool> = (0..items.len())
+                .map(|i| !before.is_terminal(&gens[i], now) && !unusable[i])
+                .collect();
+            let out: Vec<_> = out
+                .iter()
+                .map(|o| (o.pushed, o.claim_dropped, o.dead_lettered))
+                .collect();
+            let unmarked =
+                (0..items.len()).find(|i| !unusable[*i] && !after.is_terminal(&gens[*i], now));
+            let marked_dead =
+                (0..items.len()).find(|i| unusable[*i] && after.is_terminal(&gens[*i], now));
+            match (unmarked, marked_dead) {
+                (Some(i), _) => Err(format!("{} has no terminal marker after its ack", gens[i])),
+                (_, Some(i)) => Err(format!(
+                    "{} got a marker though its list is unusable",
+                    gens[i]
+                )),
+                (None, None) => owned(before, after, queue, owner, &gens, |g, _| {
                     claim_of(after, queue, g).is_none().then_some(())
                 })
                 .map(|owned| {
                     owned
                         .into_iter()
                         .enumerate()
-                        .map(|(i, o)| o.map(|()| (pushed[i], true)))
+                        .map(|(i, o)| o.map(|()| (pushed[i], true, dead[i])))
                         .collect()
                 })
-                .and_then(|owned| expect(owned, |i| (pushed[i], false), &out)),
+                .and_then(|owned| expect(owned, |i| (pushed[i], false, dead[i]), &out)),
             }
         }
         (

@@ -132,6 +132,10 @@ impl RefState {
 pub struct Shape {
     /// `internal.result_queue_name` names [`LISTS`]\[2\].
     pub own_list: bool,
+    /// `internal.result_queue_name` names [`QUEUES`]\[0\], a queue: the
+    /// list is unusable, so a member of queue a is dead-lettered on ack
+    /// (queue b's configured list overrides it).
+    pub poison_list: bool,
     /// `internal.request_queue_name` names the queue, as the Go producer writes it.
     pub named_queue: bool,
     /// Fields this code does not know, which must survive byte for byte.
@@ -143,6 +147,9 @@ pub fn member(g: &Generation, queue: &str, deadline: i64, shape: Shape) -> Membe
     let mut internal = serde_json::json!({"request_token": g.token, "retry_count": 0});
     if shape.own_list {
         internal["result_queue_name"] = LISTS[2].into();
+    }
+    if shape.poison_list {
+        internal["result_queue_name"] = QUEUES[0].into();
     }
     if shape.named_queue {
         internal["request_queue_name"] = queue.into();

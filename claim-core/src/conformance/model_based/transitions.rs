@@ -129,14 +129,18 @@ fn worker() -> impl Strategy<Value = usize> {
 fn shape() -> impl Strategy<Value = Shape> {
     (
         prop::bool::weighted(0.3),
+        prop::bool::weighted(0.1),
         any::<bool>(),
         prop::bool::weighted(0.2),
     )
-        .prop_map(|(own_list, named_queue, unknown_fields)| Shape {
-            own_list,
-            named_queue,
-            unknown_fields,
-        })
+        .prop_map(
+            |(own_list, poison_list, named_queue, unknown_fields)| Shape {
+                own_list,
+                poison_list,
+                named_queue,
+                unknown_fields,
+            },
+        )
 }
 
 /// Seconds from now to the deadline: mostly near (some already past), some far.

@@ -161,20 +161,29 @@ impl<S: ClaimStore> Retrying<S> {
             let pushed = first_times(&gens, &marked);
             let buried = first_times(&members, &buried);
             let dropped = first_times(&gens, &owned);
+            // A record found in its list under a marker that this call did
+            // not write: an earlier attempt (or item) with these bytes landed.
+            let mut lists: BTreeMap<&str, Vec<Member>> = BTreeMap::new();
+            for item in items {
+                if !lists.contains_key(item.result_list.as_str()) {
+                    let list = &item.result_list;
+                    // A list of another type holds no records.
+                    let records = match self.again(|| self.inner.results(list)).await {
+                        Err(e) if !e.is_transient() => Vec::new(),
+                        other => other?,
+                    };
+                    lists.insert(list, records);
+                }
+            }
             Ok(Attempt::Done(
                 (0..items.len())
                     .map(|i| AckOutcome {
                         pushed: pushed[i],
                         claim_dropped: dropped[i],
                         dead_lettered: buried[i],
-                        // Within one batch a repeat of a pushed record
-                        // finds that record's marker.
                         own_record_landed: !pushed[i]
-                            && (0..i).any(|j| {
-                                pushed[j]
-                                    && items[j].generation == items[i].generation
-                                    && items[j].record == items[i].record
-                            }),
+                            && terminal_after[i]
+                            && lists[items[i].result_list.as_str()].contains(&items[i].record),
                     })
                     .collect(),
             ))
