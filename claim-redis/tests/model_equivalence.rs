@@ -3,6 +3,14 @@
 //! After each step the answers and the whole observable state (pending,
 //! claims, dead entries, retries, result lists, markers, cancels, depths)
 //! must be equal. Seeded, so a failure names its seed and step.
+//!
+//! One pass runs on a manual clock (explicit time, with time jumps); one on
+//! the server's `TIME`, which the test cannot move: there every deadline
+//! lies 5–20 s ahead and the lease is two minutes, so each lease ends 30 s
+//! after its deadline and each marker a dedup TTL after that, whatever the
+//! exact instant a script read; retries are due long ago or far ahead. The
+//! model is given the server's time before each step, and dead entries are
+//! compared without their time stamp.
 
 mod common;
 
@@ -11,8 +19,8 @@ use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission
 use claim_core::{
     ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, Score, wire,
 };
-use claim_redis::RedisStore;
 use claim_redis::testing::RedisServerOptions;
+use claim_redis::{RedisStore, TimeSource};
 use common::T0;
 use std::sync::Arc;
 
@@ -53,13 +61,30 @@ fn config() -> StoreConfig {
     }
 }
 
-/// Requests: a few ids, several tokens (generations), two deadlines each.
-fn requests() -> Vec<(Member, Generation, i64)> {
+/// The server-time pass: a lease long enough that every lease is capped
+/// at its request's deadline + 30 s.
+fn server_time_config() -> StoreConfig {
+    StoreConfig {
+        lease_ttl_ms: 120_000,
+        ..config()
+    }
+}
+
+/// Where the walk's time comes from.
+enum Time {
+    Manual(Arc<ManualClock>),
+    /// The server's `TIME`, read through the store.
+    Server,
+}
+
+/// Requests: a few ids, several tokens (generations), a few deadlines
+/// each, `offsets` seconds after `start`.
+fn requests(start: Millis, offsets: [i64; 3]) -> Vec<(Member, Generation, i64)> {
     let mut out = Vec::new();
     for id in ["a", "b", "c:d", "aa"] {
         for token in ["t1", "t2"] {
-            for offset in [-40, 45, 3600] {
-                let deadline = (T0.0 / 1000) as i64 + offset;
+            for offset in offsets {
+                let deadline = (start.0 / 1000) as i64 + offset;
                 let member = Member::from(common::member(id, token, deadline));
                 out.push((member, Generation::new(id, token), deadline));
             }
@@ -71,20 +96,23 @@ fn requests() -> Vec<(Member, Generation, i64)> {
 struct Walk {
     store: RedisStore,
     model: Model,
-    clock: Arc<ManualClock>,
+    time: Time,
     rng: Rng,
     reqs: Vec<(Member, Generation, i64)>,
 }
 
 impl Walk {
-    fn now(&self) -> Millis {
-        self.clock.now()
+    async fn now(&self) -> Millis {
+        match &self.time {
+            Time::Manual(clock) => clock.now(),
+            Time::Server => self.store.now().await.unwrap(),
+        }
     }
 
     async fn step(&mut self, ctx: &str) -> String {
         let owners = ["w1", "w2", "w3"].map(OwnerToken::new);
         let owner = self.rng.pick(&owners).clone();
-        let now = self.now();
+        let now = self.now().await;
         let gens: Vec<Generation> = self.reqs.iter().map(|r| r.1.clone()).collect();
         match self.rng.below(14) {
             0 | 1 => {
@@ -172,7 +200,13 @@ impl Walk {
                     .map(|(member, generation, _)| ParkItem {
                         member: Member::from(wire::stamp_retry(member.as_bytes(), Q).unwrap()),
                         generation,
-                        due: now.plus(self.rng.below(60_000) as u64),
+                        due: match self.time {
+                            Time::Manual(_) => now.plus(self.rng.below(60_000) as u64),
+                            // Due long ago or far ahead: never at the edge.
+                            Time::Server => {
+                                Millis(now.0 - 10_000 + 70_000 * self.rng.below(2) as u64)
+                            }
+                        },
                     })
                     .collect();
                 let got = self.store.park_retry(Q, &owner, &items).await.unwrap();
@@ -215,14 +249,18 @@ impl Walk {
             }
             _ => {
                 let ms = [0, 1, 999, 5_000, 15_000, 30_000, 31_000, 700_000][self.rng.below(8)];
-                self.clock.advance(ms);
+                match &self.time {
+                    Time::Manual(clock) => clock.advance(ms),
+                    Time::Server => return "no time jump on the server's clock".into(),
+                }
                 format!("advance {ms}")
             }
         }
     }
 
     async fn compare_state(&self, ctx: &str) {
-        let now = self.now();
+        let now = self.now().await;
+        let server_time = matches!(self.time, Time::Server);
         let s = &self.store;
         let m = &self.model;
         let default_queue = config().default_queue;
@@ -237,9 +275,21 @@ impl Walk {
                 m.claims(queue),
                 "{ctx}: claims of {queue}"
             );
+            let dead = |entries: Vec<claim_core::store::DeadEntry>| -> Vec<_> {
+                entries
+                    .into_iter()
+                    .map(|d| {
+                        (
+                            d.member,
+                            d.reason,
+                            if server_time { Millis(0) } else { d.at },
+                        )
+                    })
+                    .collect()
+            };
             assert_eq!(
-                s.dead_entries(queue).await.unwrap(),
-                m.dead_entries(queue),
+                dead(s.dead_entries(queue).await.unwrap()),
+                dead(m.dead_entries(queue)),
                 "{ctx}: dead of {queue}"
             );
             assert_eq!(
@@ -283,21 +333,45 @@ async fn random_walks_through_every_operation_match_the_model_step_by_step() {
     };
     for seed in SEEDS {
         let (store, clock) = common::manual_store(&server.url(), config()).await;
-        let mut walk = Walk {
+        let walk = Walk {
             store,
             model: Model::new(config()),
-            clock,
+            time: Time::Manual(clock),
             rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
-            reqs: requests(),
+            reqs: requests(T0, [-40, 45, 3600]),
         };
-        let mut trail: Vec<String> = Vec::new();
-        for step in 0..STEPS {
-            let recent = trail[trail.len().saturating_sub(6)..].join(", ");
-            let ctx = format!("seed {seed}, step {step}, after [{recent}]");
-            let what = walk.step(&ctx).await;
-            trail.push(what);
-            let ctx = format!("{ctx}, {}", trail[trail.len() - 1]);
-            walk.compare_state(&ctx).await;
-        }
+        run(walk, seed).await;
+    }
+}
+
+#[tokio::test]
+async fn random_walks_on_the_servers_own_time_match_the_model_step_by_step() {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    for seed in SEEDS {
+        let options = common::options(&server.url(), server_time_config(), TimeSource::Server);
+        let store = RedisStore::connect(options).await.expect("connect");
+        let start = store.now().await.unwrap();
+        let walk = Walk {
+            store,
+            model: Model::new(server_time_config()),
+            time: Time::Server,
+            rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
+            reqs: requests(start, [5, 12, 20]),
+        };
+        run(walk, seed).await;
+    }
+}
+
+async fn run(mut walk: Walk, seed: u64) {
+    let mut trail: Vec<String> = Vec::new();
+    for step in 0..STEPS {
+        let recent = trail[trail.len().saturating_sub(6)..].join(", ");
+        let ctx = format!("seed {seed}, step {step}, after [{recent}]");
+        let what = walk.step(&ctx).await;
+        trail.push(what);
+        let ctx = format!("{ctx}, {}", trail[trail.len() - 1]);
+        walk.compare_state(&ctx).await;
     }
 }
