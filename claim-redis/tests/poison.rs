@@ -327,3 +327,30 @@ async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orp
         "the first call's claims are held, not orphaned"
     );
 }
+
+#[tokio::test]
+async fn a_full_server_answers_out_of_memory_which_is_transient_and_clears_when_memory_is_freed() {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let url = server.url();
+    let (store, _clock) = common::manual_store(&url, common::config()).await;
+    let mut raw = common::raw(&url).await;
+    let owner = OwnerToken::new("w");
+    let held = claimed(&store, &owner, &["held"]).await.remove(0);
+    raw_cmd(
+        &mut raw,
+        &["CONFIG", "SET", "maxmemory-policy", "noeviction"],
+    )
+    .await;
+    raw_cmd(&mut raw, &["CONFIG", "SET", "maxmemory", "1"]).await;
+    let err = store
+        .ack(Q, &owner, &[held.ack("results")])
+        .await
+        .unwrap_err();
+    assert!(err.is_out_of_memory() && err.is_transient(), "{err:?}");
+    assert!(!err.may_have_happened(), "{err:?}");
+    raw_cmd(&mut raw, &["CONFIG", "SET", "maxmemory", "0"]).await;
+    let out = store.ack(Q, &owner, &[held.ack("results")]).await.unwrap();
+    assert!(out[0].pushed && out[0].claim_dropped, "{out:?}");
+}
