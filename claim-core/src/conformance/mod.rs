@@ -122,6 +122,79 @@ checks![
     returns::dead_letter_of_a_member_no_longer_pending_is_refused,
 ];
 
+/// Checks that neither move the clock nor assert an exact instant: they
+/// hold on a store that reads the server's own clock, which no test can
+/// set, started at that clock's time (see [`run_on_server_time`]).
+pub const CLOCK_FREE: [&str; 25] = [
+    "peek_lists_members_earliest_deadline_first_without_removing_them",
+    "peek_honours_offset_and_limit",
+    "claim_of_a_member_no_longer_pending_reports_not_pending",
+    "of_two_owners_claiming_one_member_exactly_one_wins",
+    "concurrent_claims_never_dispatch_a_member_twice",
+    "claim_reports_cancelled_when_the_cancel_marker_holds_this_token",
+    "cancelling_an_old_generation_does_not_cancel_a_resubmission",
+    "claim_drops_a_pending_duplicate_of_a_terminal_generation",
+    "resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker",
+    "a_cancel_after_the_claim_is_seen_by_the_holder",
+    "ack_pushes_the_record_writes_the_marker_and_drops_the_claim",
+    "acking_twice_pushes_exactly_one_record",
+    "ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim",
+    "ack_clears_producer_keys_only_for_its_own_generation",
+    "results_come_out_oldest_first",
+    "batch_operations_answer_item_by_item_in_order",
+    "a_repeated_ack_of_the_same_record_says_its_own_record_landed",
+    "ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing",
+    "an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering",
+    "release_returns_a_claim_to_pending_at_its_original_score",
+    "release_by_a_non_owner_changes_nothing",
+    "sweep_returns_held_claims_without_counting_a_delivery",
+    "park_retry_by_a_non_owner_is_refused",
+    "dead_letter_of_a_member_no_longer_pending_is_refused",
+    "reclaim_leaves_live_leases_alone",
+];
+
+/// Runs the [`CLOCK_FREE`] checks (or those whose name contains `filter`)
+/// on a store that reads its server's clock, with fixtures starting at
+/// `server_now`, printing one line each and `server time: N passed, N
+/// failed` (a line the suite's `N passed, N failed` parser ignores, so the
+/// counts of the main pass stay comparable across stores).
+pub async fn run_on_server_time<F: StoreFactory>(
+    factory: &F,
+    filter: Option<&str>,
+    server_now: crate::types::Millis,
+) -> Vec<CheckResult> {
+    let mut results = Vec::new();
+    let _quiet = QuietPanics::install();
+    support::set_start(server_now);
+    for check in checks::<F>() {
+        if !CLOCK_FREE.contains(&check.name) || filter.is_some_and(|f| !check.name.contains(f)) {
+            continue;
+        }
+        let failure = run_check(&check, factory).await;
+        print_result(check.name, &failure, " [server time]");
+        results.push(CheckResult {
+            name: check.name,
+            failure,
+        });
+    }
+    support::set_start(support::T0);
+    if filter.is_none() && results.len() != CLOCK_FREE.len() {
+        let failure = Some("CLOCK_FREE names a check that is not in the suite".to_owned());
+        print_result("clock_free_list_matches_the_suite", &failure, "");
+        results.push(CheckResult {
+            name: "clock_free_list_matches_the_suite",
+            failure,
+        });
+    }
+    let failed = results.iter().filter(|r| r.failure.is_some()).count();
+    println!(
+        "server time: {} passed, {} failed",
+        results.len() - failed,
+        failed
+    );
+    results
+}
+
 /// The outcome of one check.
 #[derive(Debug)]
 pub struct CheckResult {

@@ -4,13 +4,27 @@ use super::StoreFactory;
 use crate::store::{ClaimRequest, StoreConfig, Submission};
 use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The suite's start time: 2023-11-14T22:13:20Z.
 pub const T0: Millis = Millis(1_700_000_000_000);
 
-/// The time `secs` seconds after [`T0`].
+/// Where fixtures start: [`T0`], or the server's own time for a pass on a
+/// store that reads the server's clock (see [`super::run_on_server_time`]).
+static START_MS: AtomicU64 = AtomicU64::new(T0.0);
+
+/// The start time of the checks now running.
+pub fn start() -> Millis {
+    Millis(START_MS.load(Ordering::Relaxed))
+}
+
+pub(super) fn set_start(at: Millis) {
+    START_MS.store(at.0, Ordering::Relaxed);
+}
+
+/// The time `secs` seconds after the start.
 pub fn at(secs: u64) -> Millis {
-    T0.plus(secs * 1000)
+    start().plus(secs * 1000)
 }
 
 /// The queue the checks use.
@@ -25,9 +39,9 @@ pub struct Fixture<S> {
     pub clock: Arc<ManualClock>,
 }
 
-/// A fresh store at [`T0`] with `config`.
+/// A fresh store at the start time with `config`.
 pub async fn fixture<F: StoreFactory>(factory: &F, config: StoreConfig) -> Fixture<F::Store> {
-    let clock = ManualClock::new(T0);
+    let clock = ManualClock::new(start());
     let store = factory.make(config, clock.clone()).await;
     Fixture { store, clock }
 }
@@ -58,7 +72,7 @@ pub struct Req {
 
 impl Req {
     pub fn new(id: &str, token: &str, deadline_in: i64) -> Req {
-        let deadline = (T0.0 / 1000) as i64 + deadline_in;
+        let deadline = (start().0 / 1000) as i64 + deadline_in;
         let value = serde_json::json!({
             "internal": {"request_token": token, "retry_count": 0},
             "request_kind": "redis",
