@@ -217,8 +217,8 @@ async fn sigkill_of_one_of_two_processes_is_redelivered_by_the_survivor_and_ever
             .await
             .expect("connect an inspecting store");
 
-    let mut doomed = Worker::start(&server.url(), &gateway.base_url(), "2s");
-    let mut survivor = Worker::start(&server.url(), &gateway.base_url(), "2s");
+    let mut doomed = Worker::start(&server.url(), &gateway.base_url(), "3s");
+    let mut survivor = Worker::start(&server.url(), &gateway.base_url(), "3s");
     let mut watch = conn.clone();
     common::eventually(
         "records, and claims held by both processes",

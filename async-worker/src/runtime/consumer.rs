@@ -128,6 +128,7 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
         let entries = match shared.store.peek(&queue, offset, window).await {
             Ok(entries) => entries,
             Err(e) => {
+                shared.note_store_error(&e);
                 tracing::warn!(queue = %spec.id, error = %e, "peek failed");
                 idle(&shared, &stop).await;
                 continue;
@@ -216,6 +217,7 @@ async fn claim_and_dispatch(
         match outcomes {
             Ok(outcomes) => lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await,
             Err(e) if e.may_have_happened() => {
+                shared.note_store_error(&e);
                 // The claim may have happened without this runtime knowing it
                 // holds the members: nobody would renew them, and they would
                 // wait a whole lease and count a delivery. Release them now;
@@ -223,9 +225,21 @@ async fn claim_and_dispatch(
                 tracing::warn!(queue = %spec.id, error = %e, "claim outcome unknown; releasing the batch");
                 let generations: Vec<Generation> =
                     chunk.into_iter().map(|c| c.generation).collect();
-                release_uncertain(shared, queue, &generations).await;
+                release_retrying(
+                    shared,
+                    queue,
+                    &generations,
+                    "after an unknown claim outcome",
+                )
+                .await;
             }
-            Err(e) => tracing::warn!(queue = %spec.id, error = %e, "claim failed"),
+            Err(e) => {
+                // Nothing was claimed; the members stay pending. A permanent
+                // refusal is not retried here: the next poll peeks again, so
+                // it costs one call per poll, never a loop.
+                shared.note_store_error(&e);
+                tracing::warn!(queue = %spec.id, error = %e, "claim failed")
+            }
         }
     }
     lost
@@ -258,10 +272,16 @@ async fn dispatch(
                 continue;
             }
             ClaimOutcome::DuplicateDropped => {
-                metrics::duplicates_suppressed(queue, 1);
+                metrics::pending_duplicates_dropped(queue, 1);
+                shared
+                    .stats
+                    .pending_duplicates_dropped
+                    .fetch_add(1, Ordering::Relaxed);
                 continue;
             }
             ClaimOutcome::DeadLettered => {
+                tracing::warn!(%queue, request = %candidate.generation, "request cannot be served here; the store moved it to the dead set with the reason");
+                metrics::dead_lettered(queue, "unservable", 1);
                 shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -336,8 +356,9 @@ async fn dispatch(
             redeliveries,
         };
         dispatched += 1;
-        shared.spawn(
+        shared.spawn_until(
             &shared.tasks,
+            &shared.abandon,
             execute(shared.clone(), queue.clone(), request, list, flight, permit),
         );
     }
@@ -348,12 +369,36 @@ async fn dispatch(
     lost
 }
 
-/// Releases what an indeterminate claim may have taken, retrying a few times
-/// (release is owner-checked and idempotent). If the store stays
-/// unreachable, the claims lapse and are redelivered: nothing is lost.
-async fn release_uncertain(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
+/// Returns claims that were never handed to a worker (outcome: released).
+async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
+    release_retrying(
+        shared,
+        queue,
+        generations,
+        "of claims not handed to a worker",
+    )
+    .await;
+    for generation in generations {
+        shared.held.remove(queue, generation);
+    }
+}
+
+/// Attempts at a release before its claims are left to lapse.
+const RELEASE_ATTEMPTS: u32 = 5;
+
+/// Releases `generations`, retrying a transient failure a few times with
+/// backoff (release is owner-checked and idempotent, so a repeat after an
+/// uncertain attempt is harmless, and members not claimed are untouched).
+/// A permanent refusal, or a store that stays unreachable, leaves the claims
+/// to lapse and be redelivered: nothing is lost, and nothing waits forever.
+async fn release_retrying(
+    shared: &Shared,
+    queue: &Arc<str>,
+    generations: &[Generation],
+    what: &str,
+) {
     let mut backoff = std::time::Duration::from_millis(50);
-    for _ in 0..5 {
+    for attempt in 1..=RELEASE_ATTEMPTS {
         match shared
             .store
             .release(queue, &shared.owner, generations)
@@ -365,31 +410,16 @@ async fn release_uncertain(shared: &Shared, queue: &Arc<str>, generations: &[Gen
                 return;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "release after an unknown claim outcome failed; retrying");
+                shared.note_store_error(&e);
+                if !e.is_transient() || attempt == RELEASE_ATTEMPTS {
+                    tracing::warn!(%queue, error = %e, claims = generations.len(), "release {what} failed; the claims will lapse and be redelivered");
+                    return;
+                }
+                tracing::warn!(%queue, error = %e, retry_in = ?backoff, "release {what} failed; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff *= 2;
             }
         }
-    }
-}
-
-/// Returns claims that were never handed to a worker (outcome: released).
-async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
-    match shared
-        .store
-        .release(queue, &shared.owner, generations)
-        .await
-    {
-        Ok(released) => {
-            let n = released.iter().filter(|r| **r).count();
-            shared.stats.released.fetch_add(n, Ordering::Relaxed);
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "release failed; the claims will lapse and be redelivered")
-        }
-    }
-    for generation in generations {
-        shared.held.remove(queue, generation);
     }
 }
 
@@ -406,7 +436,10 @@ async fn dead_letter(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, er
             shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
         }
         Ok(false) => {}
-        Err(e) => tracing::warn!(error = %e, "dead_letter failed; the member stays pending"),
+        Err(e) => {
+            shared.note_store_error(&e);
+            tracing::warn!(error = %e, "dead_letter failed; the member stays pending")
+        }
     }
 }
 
