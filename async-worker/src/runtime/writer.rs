@@ -16,6 +16,9 @@
 //!   to single items; an item refused on its own is given up on: its claim
 //!   is forgotten locally, so it lapses and is redelivered, and the delivery
 //!   limit ends it in the dead set. Nothing is lost.
+//! - a single item that keeps failing "transiently" for over a lease while
+//!   other calls succeed is given up on the same way: the store is up, so
+//!   the error is about this item, whatever its class says.
 //!
 //! No retry loop is unbounded: shutdown hard-stops the writer at its bound,
 //! and what it still holds stays claimed (the sweep returns it).
@@ -147,6 +150,9 @@ struct Writer {
     /// Oldest first failure of each in-flight retry group, by call number.
     in_flight_failing: BTreeMap<u64, Instant>,
     calls: u64,
+    /// When a call last succeeded: the store was up then.
+    last_success: Option<Instant>,
+    lease: Duration,
 }
 
 type CallResult = (u64, Group, Result<Answer, StoreError>);
@@ -156,13 +162,15 @@ type CallResult = (u64, Group, Result<Answer, StoreError>);
 pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: CancellationToken) {
     let max = shared.config.ack_batch_size;
     let mut w = Writer {
-        shared,
+        shared: shared.clone(),
         max,
         fresh: BTreeMap::new(),
         busy: BTreeSet::new(),
         waiting: Vec::new(),
         in_flight_failing: BTreeMap::new(),
         calls: 0,
+        last_success: None,
+        lease: Duration::from_millis(shared.store.config().lease_ttl_ms),
     };
     let mut calls = FuturesUnordered::new();
     let mut received = Vec::with_capacity(max);
@@ -300,7 +308,10 @@ impl Writer {
             group.fresh = false;
         }
         let error = match answer {
-            Ok(answer) => return account(&self.shared, &group, answer),
+            Ok(answer) => {
+                self.last_success = Some(Instant::now());
+                return account(&self.shared, &group, answer);
+            }
             Err(error) => error,
         };
         self.shared.note_store_error(&error);
@@ -315,7 +326,16 @@ impl Writer {
             Kind::Park => "park_retry",
         };
         let queue = group.lane.0.clone();
-        match next_step(&error, group.items.len(), group.attempts) {
+        let failing_since = group.items[0].failing_since.unwrap_or(now);
+        let singled_out = group.items.len() == 1
+            && now.duration_since(failing_since) > self.lease
+            && self.last_success.is_some_and(|t| t > failing_since);
+        let step = if singled_out {
+            Step::GiveUp
+        } else {
+            next_step(&error, group.items.len(), group.attempts)
+        };
+        match step {
             Step::Retry(wait) => {
                 tracing::warn!(%queue, items = group.items.len(), %error, retry_in = ?wait, "{what} failed; retrying");
                 self.waiting.push((now + wait, group));
@@ -323,10 +343,13 @@ impl Writer {
             Step::Split(wait) => {
                 tracing::warn!(%queue, items = group.items.len(), %error, retry_in = ?wait, "{what} failed; resending the batch in halves to isolate the cause");
                 let half = group.items.split_off(group.items.len() / 2);
+                // Halves start their backoff afresh: isolating one bad item
+                // in a batch of n takes log2(n) rounds, not minutes.
+                group.attempts = 0;
                 let other = Group {
                     lane: group.lane.clone(),
                     items: half,
-                    attempts: group.attempts,
+                    attempts: 0,
                     fresh: false,
                 };
                 self.waiting.push((now + wait, group));

@@ -27,6 +27,17 @@ impl Worker {
 
     /// The same with the drain timeout `drain` (Go syntax).
     pub fn start_draining(redis_url: &str, gateway: &str, lease: &str, drain: &str) -> Worker {
+        Worker::start_with(redis_url, gateway, lease, drain, &[])
+    }
+
+    /// The same with `extra` flags after the standard ones.
+    pub fn start_with(
+        redis_url: &str,
+        gateway: &str,
+        lease: &str,
+        drain: &str,
+        extra: &[&str],
+    ) -> Worker {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let log = std::env::temp_dir().join(format!(
@@ -50,6 +61,7 @@ impl Worker {
         ];
         let child = Command::new(BINARY)
             .args(args)
+            .args(extra)
             .env_remove("REDIS_URL")
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
@@ -88,6 +100,11 @@ impl Worker {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// The whole log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     pub fn log_tail(&self) -> String {
