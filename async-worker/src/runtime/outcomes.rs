@@ -45,10 +45,10 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
                     suppressed += 1;
                 }
             }
-            (Delivery::Park { .. }, Answer::Parks(outcomes)) => {
-                if outcomes.get(i).copied().unwrap_or(false) {
-                    parked += 1;
-                }
+            (Delivery::Park { .. }, Answer::Parks(outcomes))
+                if outcomes.get(i).copied().unwrap_or(false) =>
+            {
+                parked += 1;
             }
             // A group holds one kind; its call answers in that kind.
             _ => {}

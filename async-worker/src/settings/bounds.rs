@@ -79,10 +79,10 @@ pub fn check_key_names(store: &StoreConfig, runtime: &RuntimeConfig) -> Result<(
         .collect();
     let mut lists: Vec<&str> = vec![store.default_result_list.as_str()];
     for spec in &runtime.queues {
-        if let Some(list) = spec.result_queue_name.as_deref() {
-            if !lists.contains(&list) {
-                lists.push(list);
-            }
+        if let Some(list) = spec.result_queue_name.as_deref()
+            && !lists.contains(&list)
+        {
+            lists.push(list);
         }
     }
     claim_core::keys::check_names(&queues, &store.retry_set, &lists).map_err(|detail| {

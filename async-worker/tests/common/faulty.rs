@@ -27,6 +27,8 @@ pub struct Faults {
     pub hang: AtomicBool,
     /// This many release calls fail (`Failed`) before releases work again.
     pub failing_releases: AtomicUsize,
+    /// This many ack calls land and then answer `Indeterminate` (a reply lost after the script ran).
+    pub acks_landing_unanswered: AtomicUsize,
     /// Fired after a claim lands (to race a shutdown against a hand-off).
     pub after_claim: Mutex<Option<CancellationToken>>,
 }
@@ -132,7 +134,15 @@ impl ClaimStore for FaultyStore {
                 "WRONGTYPE Operation against a key holding the wrong kind of value",
             ));
         }
-        self.inner.ack(queue, owner, items).await
+        let answer = self.inner.ack(queue, owner, items).await;
+        let unanswered = &self.faults.acks_landing_unanswered;
+        if unanswered
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(StoreError::indeterminate("ack", "no answer within 5s"));
+        }
+        answer
     }
     async fn release(
         &self,
