@@ -119,12 +119,31 @@ async fn kill(t: &mut Targets, slot: usize, out: &mut Outcome) -> Result<(), Str
     Ok(())
 }
 
+/// The AOF fsync policy the run uses, as Redis names it.
+pub fn fsync_policy(plan: &crate::plan::Plan) -> &'static str {
+    if plan.everysec { "everysec" } else { "always" }
+}
+
+/// Sets the plan's fsync policy on the server (it starts, and restarts,
+/// with `always`; `CONFIG SET` switches it at run time).
+pub async fn apply_fsync_policy(plan: &crate::plan::Plan, raw: &mut Raw) -> Result<(), String> {
+    if !plan.everysec {
+        return Ok(());
+    }
+    let mut cmd = redis::cmd("CONFIG");
+    cmd.arg("SET").arg("appendfsync").arg("everysec");
+    raw.query::<()>(&cmd)
+        .await
+        .map_err(|e| format!("CONFIG SET appendfsync everysec: {e}"))
+}
+
 async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String> {
     let before = results::list_len(&mut t.raw).await.ok();
     t.server.kill();
     println!(
-        "{} redis-server SIGKILLed (AOF appendfsync always); down for {:?}",
+        "{} redis-server SIGKILLed (AOF appendfsync {}); down for {:?}",
         stamp(t.start),
+        fsync_policy(&t.plan),
         t.plan.redis_down
     );
     tokio::time::sleep(t.plan.redis_down).await;
@@ -133,6 +152,7 @@ async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String>
         .map_err(|e| format!("restarting redis-server: {e}"))?;
     let back = launched.elapsed();
     out.redis_back_after = Some(back);
+    apply_fsync_policy(&t.plan, &mut t.raw).await?;
     let after = wait_len(&mut t.raw).await;
     let marks = {
         let mut fleet = t.fleet.lock().await;
