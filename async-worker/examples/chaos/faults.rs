@@ -132,9 +132,19 @@ pub async fn apply_fsync_policy(plan: &crate::plan::Plan, raw: &mut Raw) -> Resu
     }
     let mut cmd = redis::cmd("CONFIG");
     cmd.arg("SET").arg("appendfsync").arg("everysec");
-    raw.query::<()>(&cmd)
-        .await
-        .map_err(|e| format!("CONFIG SET appendfsync everysec: {e}"))
+    // The first call after a restart meets the old, broken connection; `Raw` reconnects on the next.
+    let mut last = None;
+    for _ in 0..5 {
+        match raw.query::<()>(&cmd).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(format!(
+        "CONFIG SET appendfsync everysec: {}",
+        last.map_or_else(String::new, |e| e.to_string())
+    ))
 }
 
 async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String> {

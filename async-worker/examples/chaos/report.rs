@@ -161,7 +161,10 @@ impl Figures<'_> {
             ),
             (
                 "duplicates suppressed",
-                format!("{}", c.duplicates_suppressed),
+                format!(
+                    "{} results; {} pending copies dropped at claim; {} own retried acks had landed",
+                    c.duplicates_suppressed, c.pending_duplicates_dropped, c.retried_acks_landed
+                ),
             ),
             (
                 "redelivered",
