@@ -13,6 +13,8 @@
 
 use super::Shared;
 use super::execute::{execute, terminal};
+use super::release::{release, release_retrying};
+use super::spread::Spread;
 use crate::config::QueueSpec;
 use crate::gate::GateDecision;
 use crate::handler::Request;
@@ -41,52 +43,6 @@ struct Candidate {
 
 /// Claim calls sent together per poll when the gate is fully open.
 const PREFETCH: usize = 2;
-
-/// The deepest window a replica moves to after losing races.
-const MAX_SPREAD: usize = 8;
-
-/// Loss-free polls after which the spread halves (back to the head, in
-/// time, for a replica that is alone again).
-const CALM_POLLS: usize = 16;
-
-/// Which window of the queue's head this consumer peeks: window `slot`
-/// among `width`. Alone, a consumer stays at slot 0 (strict earliest
-/// deadline first); racing others, it spreads out.
-#[derive(Debug)]
-struct Spread {
-    slot: usize,
-    width: usize,
-    calm: usize,
-}
-
-impl Spread {
-    fn new() -> Self {
-        Spread {
-            slot: 0,
-            width: 1,
-            calm: 0,
-        }
-    }
-
-    /// Learns from a poll that peeked `peeked` members and lost `lost` of
-    /// them to other replicas.
-    fn after(&mut self, peeked: usize, lost: usize) {
-        if lost * 2 > peeked {
-            // Lost most of it: the slot is contended. Widen, move elsewhere.
-            self.width = (self.width * 2).clamp(2, MAX_SPREAD);
-            let other = rand::random_range(0..self.width - 1);
-            self.slot = if other >= self.slot { other + 1 } else { other };
-            self.calm = 0;
-        } else if lost == 0 {
-            self.calm += 1;
-            if self.calm >= CALM_POLLS && self.width > 1 {
-                self.width /= 2;
-                self.slot = self.slot.min(self.width - 1);
-                self.calm = 0;
-            }
-        }
-    }
-}
 
 /// Polls until `stop` fires. Returns claims taken but not handed over
 /// (hand-off cancelled) to the caller by releasing them itself.
@@ -369,60 +325,6 @@ async fn dispatch(
     lost
 }
 
-/// Returns claims that were never handed to a worker (outcome: released).
-async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
-    release_retrying(
-        shared,
-        queue,
-        generations,
-        "of claims not handed to a worker",
-    )
-    .await;
-    for generation in generations {
-        shared.held.remove(queue, generation);
-    }
-}
-
-/// Attempts at a release before its claims are left to lapse.
-const RELEASE_ATTEMPTS: u32 = 5;
-
-/// Releases `generations`, retrying a transient failure a few times with
-/// backoff (release is owner-checked and idempotent, so a repeat after an
-/// uncertain attempt is harmless, and members not claimed are untouched).
-/// A permanent refusal, or a store that stays unreachable, leaves the claims
-/// to lapse and be redelivered: nothing is lost, and nothing waits forever.
-async fn release_retrying(
-    shared: &Shared,
-    queue: &Arc<str>,
-    generations: &[Generation],
-    what: &str,
-) {
-    let mut backoff = std::time::Duration::from_millis(50);
-    for attempt in 1..=RELEASE_ATTEMPTS {
-        match shared
-            .store
-            .release(queue, &shared.owner, generations)
-            .await
-        {
-            Ok(released) => {
-                let n = released.iter().filter(|r| **r).count();
-                shared.stats.released.fetch_add(n, Ordering::Relaxed);
-                return;
-            }
-            Err(e) => {
-                shared.note_store_error(&e);
-                if !e.is_transient() || attempt == RELEASE_ATTEMPTS {
-                    tracing::warn!(%queue, error = %e, claims = generations.len(), "release {what} failed; the claims will lapse and be redelivered");
-                    return;
-                }
-                tracing::warn!(%queue, error = %e, retry_in = ?backoff, "release {what} failed; retrying");
-                tokio::time::sleep(backoff).await;
-                backoff *= 2;
-            }
-        }
-    }
-}
-
 async fn dead_letter(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, error: &MemberError) {
     let reason = error.to_string();
     tracing::warn!(queue = %queue, bytes = entry.member.len(), %reason, "unparsable member moved to the dead set");
@@ -463,35 +365,4 @@ fn lenient_token(raw: &[u8]) -> String {
                 .map(str::to_owned)
         })
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_consumer_that_loses_no_races_stays_at_the_head() {
-        let mut spread = Spread::new();
-        for _ in 0..100 {
-            spread.after(200, 0);
-            spread.after(200, 10);
-            assert_eq!((spread.slot, spread.width), (0, 1));
-        }
-    }
-
-    #[test]
-    fn a_consumer_that_lost_most_of_a_poll_moves_to_another_window_and_narrows_back_when_calm() {
-        let mut spread = Spread::new();
-        for _ in 0..10 {
-            let before = spread.slot;
-            spread.after(200, 150);
-            assert_ne!(spread.slot, before, "never the contended window again");
-            assert!(spread.slot < spread.width && spread.width <= MAX_SPREAD);
-        }
-        assert_eq!(spread.width, MAX_SPREAD);
-        for _ in 0..CALM_POLLS * 3 {
-            spread.after(200, 0);
-        }
-        assert_eq!((spread.slot, spread.width), (0, 1), "back at the head");
-    }
 }

@@ -14,7 +14,10 @@ mod health;
 pub mod held;
 mod maintenance;
 mod outcomes;
+mod release;
+mod retry;
 mod shutdown;
+mod spread;
 mod writer;
 
 pub use health::Health;

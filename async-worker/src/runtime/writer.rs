@@ -31,6 +31,7 @@
 
 use super::Shared;
 use super::outcomes::{Answer, account};
+use super::retry::{Step, next_step};
 use claim_core::StoreError;
 use claim_core::store::{AckItem, ParkItem};
 use futures::StreamExt;
@@ -104,40 +105,8 @@ pub(super) struct Group {
     fresh: bool,
 }
 
-const FIRST_BACKOFF: Duration = Duration::from_millis(50);
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// Transient failures in a row after which a group is split anyway.
-const SPLIT_AFTER: u32 = 3;
 /// Yields to the workers at most this often while deliveries keep arriving.
 const GATHER_YIELDS: usize = 8;
-
-/// What to do with a group after its call failed.
-#[derive(Debug, PartialEq, Eq)]
-enum Step {
-    /// Resend it whole after this long.
-    Retry(Duration),
-    /// Resend each half on its own after this long.
-    Split(Duration),
-    /// Its only item is refused for good.
-    GiveUp,
-}
-
-fn backoff(attempts: u32) -> Duration {
-    FIRST_BACKOFF
-        .saturating_mul(1 << attempts.min(16))
-        .min(MAX_BACKOFF)
-}
-
-/// The retry policy: `attempts` counts the failure just seen.
-fn next_step(error: &StoreError, len: usize, attempts: u32) -> Step {
-    let wait = backoff(attempts);
-    match (error.is_transient(), len > 1) {
-        (true, true) if attempts.is_multiple_of(SPLIT_AFTER) => Step::Split(wait),
-        (true, _) => Step::Retry(wait),
-        (false, true) => Step::Split(Duration::ZERO),
-        (false, false) => Step::GiveUp,
-    }
-}
 
 /// The writer's state between events.
 struct Writer {
@@ -399,31 +368,5 @@ async fn gather(rx: &mut mpsc::Receiver<Delivery>, batch: &mut Vec<Delivery>, ma
         if batch.len() == before {
             return;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_transient_failure_is_retried_whole_with_growing_capped_backoff_and_split_every_third_time()
-    {
-        let down = StoreError::failed("ack", "connection refused");
-        assert_eq!(next_step(&down, 8, 1), Step::Retry(backoff(1)));
-        assert_eq!(next_step(&down, 8, 2), Step::Retry(backoff(2)));
-        assert_eq!(next_step(&down, 8, 3), Step::Split(backoff(3)));
-        assert_eq!(next_step(&down, 1, 3), Step::Retry(backoff(3)));
-        assert!(backoff(1) < backoff(2));
-        assert_eq!(backoff(40), MAX_BACKOFF);
-    }
-
-    #[test]
-    fn a_permanent_failure_splits_at_once_and_gives_up_on_a_single_item() {
-        let refused = StoreError::rejected("ack", "WRONGTYPE");
-        assert_eq!(next_step(&refused, 2, 1), Step::Split(Duration::ZERO));
-        assert_eq!(next_step(&refused, 1, 1), Step::GiveUp);
-        let invalid = StoreError::invalid("ack", "bad list name");
-        assert_eq!(next_step(&invalid, 1, 4), Step::GiveUp);
     }
 }
