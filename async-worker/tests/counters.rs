@@ -83,3 +83,44 @@ async fn a_pending_copy_of_an_answered_generation_is_counted_as_dropped_at_claim
     );
     assert_eq!(answered(&s, RESULTS).await, vec!["dup-1".to_owned()]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_ack_answered_dead_lettered_is_counted_as_dead_lettered_and_its_claim_let_go_while_the_others_are_answered()
+ {
+    let s = setup();
+    *s.store.faults.dead_letter_acks_to.lock().unwrap() = Some(POISON_LIST.into());
+    submit(&s, A, "poison", POISON_LIST).await;
+    for id in ids("ok", 10) {
+        submit(&s, A, &id, RESULTS).await;
+    }
+    let (token, handle) = start(runtime(&s, &[A]));
+    within(
+        Duration::from_secs(2),
+        "every record and the dead entry",
+        async || {
+            answered(&s, RESULTS).await.len() == 10
+                && s.memory.dead_entries(A).await.unwrap().len() == 1
+        },
+    )
+    .await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(
+        (
+            report.dead_lettered,
+            report.records_pushed,
+            report.given_up,
+            report.duplicates_suppressed
+        ),
+        (1, 10, 0, 0),
+        "{report:?}"
+    );
+    assert_eq!(report.swept, 0, "no claim left to sweep");
+    let depths = s.memory.depths(A).await.unwrap();
+    assert_eq!((depths.pending, depths.claimed), (0, 0), "{depths:?}");
+    let dead = s.memory.dead_entries(A).await.unwrap();
+    assert!(
+        dead[0].reason.contains("holds a zset"),
+        "{}",
+        dead[0].reason
+    );
+}

@@ -19,6 +19,10 @@ use tokio_util::sync::CancellationToken;
 pub struct Faults {
     /// Any ack batch holding a record for this list is refused (`Rejected`), as Redis refuses a wrong-type key.
     pub refuse_acks_to: Mutex<Option<String>>,
+    /// Acks of records for this list are answered `dead_lettered` (the member
+    /// moved to the dead set, its claim dropped), as the store does for a
+    /// result list that cannot take a record.
+    pub dead_letter_acks_to: Mutex<Option<String>>,
     /// Every ack of this queue fails transiently, for as long as it is set.
     pub fail_acks_of_queue: Mutex<Option<String>>,
     /// Acks answer out of memory while set.
@@ -54,6 +58,48 @@ impl FaultyStore {
         while self.faults.hang.load(Ordering::SeqCst) {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
+    }
+}
+
+impl FaultyStore {
+    /// Acks `items`, dead-lettering those aimed at `list` (sweep, then dead_letter).
+    async fn ack_dead_lettering(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+        list: &str,
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        let claims = self.inner.claims(queue).await?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            if item.result_list != list {
+                out.extend(
+                    self.inner
+                        .ack(queue, owner, std::slice::from_ref(item))
+                        .await?,
+                );
+                continue;
+            }
+            let held = claims.iter().find(|c| c.generation == item.generation);
+            let mut dropped = false;
+            if let Some(claim) = held {
+                dropped = self
+                    .inner
+                    .sweep(queue, owner, &[item.generation.clone()])
+                    .await?[0];
+                let reason = format!("result list \"{list}\" holds a zset");
+                self.inner
+                    .dead_letter(queue, &claim.member, &reason)
+                    .await?;
+            }
+            out.push(AckOutcome {
+                pushed: false,
+                claim_dropped: dropped,
+                dead_lettered: true,
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -133,6 +179,12 @@ impl ClaimStore for FaultyStore {
                 "ack",
                 "WRONGTYPE Operation against a key holding the wrong kind of value",
             ));
+        }
+        let dead_list = self.faults.dead_letter_acks_to.lock().unwrap().clone();
+        if let Some(list) = dead_list
+            && items.iter().any(|i| i.result_list == list)
+        {
+            return self.ack_dead_lettering(queue, owner, items, &list).await;
         }
         let answer = self.inner.ack(queue, owner, items).await;
         let unanswered = &self.faults.acks_landing_unanswered;
