@@ -154,6 +154,8 @@ async fn shutdown_ends_within_the_bound_while_the_store_hangs_and_a_survivor_ans
     })
     .await;
     s.store.faults.hang.store(true, Ordering::SeqCst);
+    // Long enough for the heartbeat and the readiness ping to be stuck in calls too.
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let began = Instant::now();
     stop_within_bound(token, handle).await;
     eprintln!("shutdown with a hanging store took {:?}", began.elapsed());

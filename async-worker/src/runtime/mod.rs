@@ -155,11 +155,6 @@ impl Shared {
         self.signals.note_store_error(error);
     }
 
-    /// Spawns `task` on `tracker`, stopping it where it stands if the run is killed.
-    pub fn spawn(&self, tracker: &TaskTracker, task: impl Future<Output = ()> + Send + 'static) {
-        self.spawn_until(tracker, &self.kill, task);
-    }
-
     /// Spawns `task` on `tracker`, stopping it where it stands when `hard`
     /// fires (give a child of `kill`, so a hard stop stops it too).
     pub fn spawn_until(
@@ -253,12 +248,14 @@ impl Runtime {
         let _hard_stop_on_drop = shared.kill.clone().drop_guard();
         shared.signals.set_alive(true);
         let parts = shutdown::Parts::start(&shared, receiver, &shutdown);
+        // Bounded: a store that hangs at start must not keep SIGTERM waiting.
+        let ping = tokio::time::timeout(Duration::from_secs(2), shared.store.ping()).await;
         shared
             .signals
-            .set_store_reachable(shared.store.ping().await.is_ok());
+            .set_store_reachable(matches!(ping, Ok(Ok(()))));
         shared.signals.set_consuming(!shutdown.is_cancelled());
-        shared.spawn(
-            &parts.background,
+        parts.spawn_background(
+            &shared,
             watch_readiness(shared.clone(), parts.stop_consumers.clone()),
         );
 

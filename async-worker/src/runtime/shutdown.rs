@@ -76,8 +76,7 @@ impl Part {
 pub(super) struct Parts {
     consumers: Part,
     writer: Part,
-    pub background: TaskTracker,
-    background_part: Part,
+    background: Part,
     pub stop_consumers: CancellationToken,
 }
 
@@ -111,11 +110,19 @@ impl Parts {
         );
         Parts {
             stop_consumers: consumers.stop.clone(),
-            background: background.tasks.clone(),
             consumers,
             writer,
-            background_part: background,
+            background,
         }
+    }
+
+    /// Spawns another background task, stopped with the background loops.
+    pub fn spawn_background(
+        &self,
+        shared: &Shared,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.background.spawn(shared, task);
     }
 
     /// Drains and stops everything, in order, within the drain timeout plus [`AFTER_DRAIN`].
@@ -161,7 +168,7 @@ impl Parts {
             );
         }
         let bound = tokio::time::Instant::now() + BACKGROUND_BOUND;
-        if !self.background_part.stop_within(bound).await {
+        if !self.background.stop_within(bound).await {
             tracing::warn!("background loops stopped mid-tick");
         }
         if tokio::time::timeout(SWEEP_BOUND, sweep(shared))
