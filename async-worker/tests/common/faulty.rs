@@ -86,7 +86,7 @@ impl FaultyStore {
             if let Some(claim) = held {
                 dropped = self
                     .inner
-                    .sweep(queue, owner, &[item.generation.clone()])
+                    .sweep(queue, owner, std::slice::from_ref(&item.generation))
                     .await?[0];
                 let reason = format!("result list \"{list}\" holds a zset");
                 self.inner
