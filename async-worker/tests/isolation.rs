@@ -207,3 +207,30 @@ async fn a_failed_hand_off_release_is_retried_and_the_claims_return_to_pending()
         "nothing was answered"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_stops_answering_turns_readiness_off_within_seconds_and_back_on_when_it_answers()
+ {
+    let s = setup();
+    let rt = runtime(&s, &[A]);
+    let health = rt.health();
+    let (token, handle) = start(rt);
+    within(Duration::from_secs(1), "readiness", async || {
+        health.is_ready()
+    })
+    .await;
+    s.store.faults.hang.store(true, Ordering::SeqCst);
+    within(Duration::from_secs(5), "not ready", async || {
+        !health.is_ready()
+    })
+    .await;
+    let why = health.not_ready_because().unwrap();
+    assert!(why.contains("does not answer"), "{why}");
+    assert!(health.is_alive());
+    s.store.faults.hang.store(false, Ordering::SeqCst);
+    within(Duration::from_secs(5), "ready again", async || {
+        health.is_ready()
+    })
+    .await;
+    stop_within_bound(token, handle).await;
+}

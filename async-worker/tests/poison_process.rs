@@ -261,8 +261,17 @@ async fn sigterm_while_redis_is_frozen_exits_within_the_bound_and_a_second_proce
     .await;
     // A frozen server accepts connections and never answers: every call
     // runs into its timeout, the slowest failure there is.
+    assert_eq!(worker.health_status("/readyz").await, 200);
     signal_pid(pid, "STOP");
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    let frozen = Instant::now();
+    common::eventually(
+        "/readyz 503 with Redis frozen",
+        Duration::from_secs(8),
+        async || worker.health_status("/readyz").await == 503,
+    )
+    .await;
+    eprintln!("/readyz turned 503 {:?} after the freeze", frozen.elapsed());
+    assert_eq!(worker.health_status("/healthz").await, 200, "still alive");
     worker.signal("TERM");
     let signalled = Instant::now();
     let status = worker.exit_within(EXIT_BOUND).await;

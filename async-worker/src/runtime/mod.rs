@@ -249,7 +249,7 @@ impl Runtime {
         shared.signals.set_alive(true);
         let parts = shutdown::Parts::start(&shared, receiver, &shutdown);
         // Bounded: a store that hangs at start must not keep SIGTERM waiting.
-        let ping = tokio::time::timeout(Duration::from_secs(2), shared.store.ping()).await;
+        let ping = tokio::time::timeout(PING_BOUND, shared.store.ping()).await;
         shared
             .signals
             .set_store_reachable(matches!(ping, Ok(Ok(()))));
@@ -273,6 +273,9 @@ impl Runtime {
     }
 }
 
+/// How long a readiness ping may take before the store counts as unreachable.
+const PING_BOUND: Duration = Duration::from_secs(2);
+
 /// Readiness follows the store: not ready while it does not answer.
 async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
     let mut interval = tokio::time::interval(Duration::from_secs(2));
@@ -280,11 +283,16 @@ async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
     loop {
         tokio::select! {
             _ = interval.tick() => {
-                let ping = shared.store.ping().await;
-                if let Err(e) = &ping {
-                    shared.note_store_error(e);
-                }
-                shared.signals.set_store_reachable(ping.is_ok());
+                // A store that accepts and never answers is unreachable too.
+                let reachable = match tokio::time::timeout(PING_BOUND, shared.store.ping()).await {
+                    Ok(Ok(())) => true,
+                    Ok(Err(e)) => {
+                        shared.note_store_error(&e);
+                        false
+                    }
+                    Err(_) => false,
+                };
+                shared.signals.set_store_reachable(reachable);
                 let lease = Duration::from_millis(shared.store.config().lease_ttl_ms);
                 let why = shared.signals.not_ready_because(lease);
                 match (&why, was_ready) {

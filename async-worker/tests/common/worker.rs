@@ -15,6 +15,7 @@ pub const DRAIN: Duration = Duration::from_secs(10);
 pub struct Worker {
     child: Child,
     metrics_port: u16,
+    health_port: u16,
     log: PathBuf,
 }
 
@@ -72,6 +73,7 @@ impl Worker {
         Worker {
             child,
             metrics_port,
+            health_port,
             log,
         }
     }
@@ -121,6 +123,28 @@ impl Worker {
         let status = response.lines().next().unwrap_or_default();
         assert!(status.contains(" 200 "), "metrics answer: {response}");
         response
+    }
+
+    /// The HTTP status of `GET <path>` on the health port (0 when it does not answer).
+    pub async fn health_status(&self, path: &str) -> u16 {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let answer = async {
+            let mut stream =
+                tokio::net::TcpStream::connect(("127.0.0.1", self.health_port)).await?;
+            let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+            stream.write_all(request.as_bytes()).await?;
+            let mut response = String::new();
+            stream.read_to_string(&mut response).await?;
+            std::io::Result::Ok(response)
+        };
+        match tokio::time::timeout(Duration::from_secs(2), answer).await {
+            Ok(Ok(response)) => response
+                .split(' ')
+                .nth(1)
+                .and_then(|code| code.parse().ok())
+                .unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// `GET /metrics` once the endpoint listens (it starts after Redis connects).
