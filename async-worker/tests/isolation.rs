@@ -234,3 +234,58 @@ async fn a_store_that_stops_answering_turns_readiness_off_within_seconds_and_bac
     .await;
     stop_within_bound(token, handle).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_member_whose_claim_the_store_refuses_alone_goes_to_the_dead_set_and_the_rest_of_its_batch_is_served()
+ {
+    let s = setup();
+    *s.store.faults.refuse_claims_of.lock().unwrap() = Some("\"unclaimable\"".into());
+    submit(&s, A, "unclaimable", RESULTS).await;
+    for id in ids("ok", 20) {
+        submit(&s, A, &id, RESULTS).await;
+    }
+    let (token, handle) = start(runtime(&s, &[A]));
+    within(
+        Duration::from_secs(3),
+        "every ordinary record",
+        async || answered(&s, RESULTS).await.len() == 20,
+    )
+    .await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(answered(&s, RESULTS).await, ids("ok", 20));
+    let dead = s.memory.dead_entries(A).await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert!(
+        dead[0].reason.starts_with("claim refused"),
+        "{}",
+        dead[0].reason
+    );
+    assert_eq!(report.dead_lettered, 1);
+    let depths = s.memory.depths(A).await.unwrap();
+    assert_eq!((depths.pending, depths.claimed), (0, 0), "{depths:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_the_store_refuses_every_claim_nothing_is_dead_lettered_and_the_consumer_pauses_between_polls()
+ {
+    let s = setup();
+    // Every member holds a request token: the refusal is about the store, not a member.
+    *s.store.faults.refuse_claims_of.lock().unwrap() = Some("request_token".into());
+    for id in ids("ok", 20) {
+        submit(&s, A, &id, RESULTS).await;
+    }
+    let (token, handle) = start(runtime(&s, &[A]));
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let calls = s.store.faults.claim_calls.load(Ordering::SeqCst);
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(report.dead_lettered, 0);
+    assert!(s.memory.dead_entries(A).await.unwrap().is_empty());
+    assert_eq!(
+        s.memory.depths(A).await.unwrap().pending,
+        20,
+        "all still pending"
+    );
+    // 100 polls at most (poll interval 100 ms), each two batches of 10
+    // members, each at most 2n - 1 = 19 calls while isolating.
+    assert!(calls <= 100 * 2 * 19, "{calls} claim calls in 10 s");
+}

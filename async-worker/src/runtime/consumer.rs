@@ -13,6 +13,7 @@
 
 use super::Shared;
 use super::execute::{execute, terminal};
+use super::isolate::{Poll, isolate};
 use super::release::{release, release_retrying};
 use super::spread::Spread;
 use crate::config::QueueSpec;
@@ -35,9 +36,9 @@ enum Plan {
     Invalid(String),
 }
 
-struct Candidate {
-    entry: PendingEntry,
-    generation: Generation,
+pub(super) struct Candidate {
+    pub entry: PendingEntry,
+    pub generation: Generation,
     plan: Plan,
 }
 
@@ -99,9 +100,9 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
             continue;
         }
         let peeked = entries.len();
-        let lost = claim_and_dispatch(&shared, &spec, &queue, entries, want, &stop).await;
-        spread.after(peeked, lost);
-        if peeked < window && lost * 2 <= peeked {
+        let poll = claim_and_dispatch(&shared, &spec, &queue, entries, want, &stop).await;
+        spread.after(peeked, poll.lost);
+        if poll.failed || (peeked < window && poll.lost * 2 <= peeked) {
             idle(&shared, &stop).await;
         }
     }
@@ -115,8 +116,8 @@ async fn idle(shared: &Shared, stop: &CancellationToken) {
 }
 
 /// Claims what can be claimed, in calls of at most `batch` sent together,
-/// and hands each call's claims on as it answers. Returns how many members
-/// another replica took first.
+/// and hands each call's claims on as it answers. A batch the store refuses
+/// for good is claimed in halves so one bad member cannot hold up the rest.
 async fn claim_and_dispatch(
     shared: &Arc<Shared>,
     spec: &QueueSpec,
@@ -124,7 +125,7 @@ async fn claim_and_dispatch(
     entries: Vec<PendingEntry>,
     batch: usize,
     stop: &CancellationToken,
-) -> usize {
+) -> Poll {
     let mut candidates = Vec::with_capacity(entries.len());
     for entry in entries {
         match wire::parse_member(entry.member.as_bytes()) {
@@ -168,12 +169,16 @@ async fn claim_and_dispatch(
             (chunk, outcomes)
         });
     }
-    let mut lost = 0;
+    let mut poll = Poll::default();
     while let Some((chunk, outcomes)) = calls.next().await {
         match outcomes {
-            Ok(outcomes) => lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await,
+            Ok(outcomes) => {
+                poll.answered = true;
+                poll.lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await;
+            }
             Err(e) if e.may_have_happened() => {
                 shared.note_store_error(&e);
+                poll.failed = true;
                 // The claim may have happened without this runtime knowing it
                 // holds the members: nobody would renew them, and they would
                 // wait a whole lease and count a delivery. Release them now;
@@ -189,21 +194,41 @@ async fn claim_and_dispatch(
                 )
                 .await;
             }
-            Err(e) => {
-                // Nothing was claimed; the members stay pending. A permanent
-                // refusal is not retried here: the next poll peeks again, so
-                // it costs one call per poll, never a loop.
+            Err(e) if !e.is_transient() => {
                 shared.note_store_error(&e);
+                tracing::warn!(queue = %spec.id, error = %e, members = chunk.len(), "claim refused; claiming the batch in halves to isolate the cause");
+                isolate(shared, spec, queue, chunk, e, stop, &mut poll).await;
+            }
+            Err(e) => {
+                // Nothing was claimed; the members stay pending and the
+                // next poll, after a pause, tries again.
+                shared.note_store_error(&e);
+                poll.failed = true;
                 tracing::warn!(queue = %spec.id, error = %e, "claim failed")
             }
         }
     }
-    lost
+    // A member the store refuses on its own while it serves the others is
+    // unservable: it goes to the dead set with the reason (nothing is lost;
+    // an operator can redrive it). When nothing was served the refusal is
+    // about the store, not the member: everything stays pending.
+    for (candidate, error) in std::mem::take(&mut poll.refused) {
+        if poll.answered {
+            let reason = format!("claim refused: {error}");
+            tracing::error!(queue = %spec.id, request = %candidate.generation, %reason, "claim refused for this member alone; moving it to the dead set");
+            if park_dead(shared, queue, &candidate.entry, &reason).await {
+                metrics::dead_lettered(queue, "claim_refused", 1);
+            }
+        } else {
+            poll.failed = true;
+        }
+    }
+    poll
 }
 
 /// Hands one claim call's claims to workers (or straight to the writer when
 /// they need no handler). Returns how many members another replica took first.
-async fn dispatch(
+pub(super) async fn dispatch(
     shared: &Arc<Shared>,
     spec: &QueueSpec,
     queue: &Arc<str>,
@@ -328,19 +353,24 @@ async fn dispatch(
 async fn dead_letter(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, error: &MemberError) {
     let reason = error.to_string();
     tracing::warn!(queue = %queue, bytes = entry.member.len(), %reason, "unparsable member moved to the dead set");
-    match shared
-        .store
-        .dead_letter(queue, &entry.member, &reason)
-        .await
-    {
-        Ok(true) => {
-            metrics::dead_lettered(queue, "unparsable", 1);
-            shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
+    if park_dead(shared, queue, entry, &reason).await {
+        metrics::dead_lettered(queue, "unparsable", 1);
+    }
+}
+
+/// Moves a pending member to the dead set with `reason`; true when it moved.
+async fn park_dead(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, reason: &str) -> bool {
+    match shared.store.dead_letter(queue, &entry.member, reason).await {
+        Ok(moved) => {
+            if moved {
+                shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
+            }
+            moved
         }
-        Ok(false) => {}
         Err(e) => {
             shared.note_store_error(&e);
-            tracing::warn!(error = %e, "dead_letter failed; the member stays pending")
+            tracing::warn!(error = %e, "dead_letter failed; the member stays pending");
+            false
         }
     }
 }

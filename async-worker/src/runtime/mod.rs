@@ -12,6 +12,7 @@ mod consumer;
 mod execute;
 mod health;
 pub mod held;
+mod isolate;
 mod maintenance;
 mod outcomes;
 mod release;

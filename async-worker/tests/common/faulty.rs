@@ -33,6 +33,10 @@ pub struct Faults {
     pub failing_releases: AtomicUsize,
     /// This many ack calls land and then answer `Indeterminate` (a reply lost after the script ran).
     pub acks_landing_unanswered: AtomicUsize,
+    /// Any claim batch holding a member whose bytes contain this is refused (`Rejected`).
+    pub refuse_claims_of: Mutex<Option<String>>,
+    /// Claim calls made, whatever their answer.
+    pub claim_calls: AtomicUsize,
     /// Fired after a claim lands (to race a shutdown against a hand-off).
     pub after_claim: Mutex<Option<CancellationToken>>,
 }
@@ -138,6 +142,21 @@ impl ClaimStore for FaultyStore {
         items: &[ClaimRequest],
     ) -> Result<Vec<ClaimOutcome>, StoreError> {
         self.gate().await;
+        self.faults.claim_calls.fetch_add(1, Ordering::SeqCst);
+        let refused = self.faults.refuse_claims_of.lock().unwrap().clone();
+        if let Some(needle) = refused
+            && items.iter().any(|i| {
+                i.member
+                    .as_bytes()
+                    .windows(needle.len())
+                    .any(|w| w == needle.as_bytes())
+            })
+        {
+            return Err(StoreError::rejected(
+                "claim",
+                "ERR user_script: WRONGTYPE Operation against a key holding the wrong kind of value",
+            ));
+        }
         let answer = self.inner.claim(queue, owner, items).await;
         if let Some(token) = self.faults.after_claim.lock().unwrap().take() {
             token.cancel();
