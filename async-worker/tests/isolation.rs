@@ -289,3 +289,39 @@ async fn when_the_store_refuses_every_claim_nothing_is_dead_lettered_and_the_con
     // members, each at most 2n - 1 = 19 calls while isolating.
     assert!(calls <= 100 * 2 * 19, "{calls} claim calls in 10 s");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_request_failing_alone_as_transient_for_over_a_lease_while_others_land_is_given_up_and_ends_in_the_dead_set()
+ {
+    let s = setup();
+    *s.store.faults.refuse_acks_to.lock().unwrap() = Some(POISON_LIST.into());
+    s.store
+        .faults
+        .refuse_transiently
+        .store(true, Ordering::SeqCst);
+    submit(&s, A, "poison", POISON_LIST).await;
+    let (token, handle) = start(runtime(&s, &[A]));
+    // Ordinary traffic all along: its acks land, so the queue is served and
+    // the failure is about the poison request, whatever its error's class.
+    let mut ticks = 0;
+    let started = Instant::now();
+    while s.memory.dead_entries(A).await.unwrap().is_empty() {
+        assert!(
+            started.elapsed() < LEASE * 5,
+            "no dead entry within {:?}",
+            LEASE * 5
+        );
+        submit(&s, A, &format!("tick-{ticks:03}"), RESULTS).await;
+        ticks += 1;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    within(Duration::from_secs(2), "every tick answered", async || {
+        answered(&s, RESULTS).await.len() == ticks
+    })
+    .await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(report.given_up, 2, "given up once per delivery: {report:?}");
+    assert_eq!(report.records_pushed, ticks);
+    let depths = s.memory.depths(A).await.unwrap();
+    assert_eq!((depths.pending, depths.claimed), (0, 0), "{depths:?}");
+}

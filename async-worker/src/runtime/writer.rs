@@ -17,8 +17,9 @@
 //!   is forgotten locally, so it lapses and is redelivered, and the delivery
 //!   limit ends it in the dead set. Nothing is lost.
 //! - a single item that keeps failing "transiently" for over a lease while
-//!   other calls succeed is given up on the same way: the store is up, so
-//!   the error is about this item, whatever its class says.
+//!   other acks or parks of its queue land is given up on the same way: the
+//!   store serves that queue, so the error is about this item, whatever its
+//!   class says. Out of memory is exempt: it is about the store.
 //!
 //! No retry loop is unbounded: shutdown hard-stops the writer at its bound,
 //! and what it still holds stays claimed (the sweep returns it).
@@ -119,8 +120,8 @@ struct Writer {
     /// Oldest first failure of each in-flight retry group, by call number.
     in_flight_failing: BTreeMap<u64, Instant>,
     calls: u64,
-    /// When a call last succeeded: the store was up then.
-    last_success: Option<Instant>,
+    /// When a call for each queue last landed: the store serves that queue.
+    landed: BTreeMap<Arc<str>, Instant>,
     lease: Duration,
 }
 
@@ -138,7 +139,7 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
         waiting: Vec::new(),
         in_flight_failing: BTreeMap::new(),
         calls: 0,
-        last_success: None,
+        landed: BTreeMap::new(),
         lease: Duration::from_millis(shared.store.config().lease_ttl_ms),
     };
     let mut calls = FuturesUnordered::new();
@@ -278,7 +279,7 @@ impl Writer {
         }
         let error = match answer {
             Ok(answer) => {
-                self.last_success = Some(Instant::now());
+                self.landed.insert(group.lane.0.clone(), Instant::now());
                 return account(&self.shared, &group, answer);
             }
             Err(error) => error,
@@ -298,7 +299,11 @@ impl Writer {
         let failing_since = group.items[0].failing_since.unwrap_or(now);
         let singled_out = group.items.len() == 1
             && now.duration_since(failing_since) > self.lease
-            && self.last_success.is_some_and(|t| t > failing_since);
+            && !error.is_out_of_memory()
+            && self
+                .landed
+                .get(&group.lane.0)
+                .is_some_and(|t| *t > failing_since);
         let step = if singled_out {
             Step::GiveUp
         } else {

@@ -19,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Faults {
     /// Any ack batch holding a record for this list is refused (`Rejected`), as Redis refuses a wrong-type key.
     pub refuse_acks_to: Mutex<Option<String>>,
+    /// Those refusals claim to be transient (`Failed`), as a misclassified server error would.
+    pub refuse_transiently: AtomicBool,
     /// Acks of records for this list are answered `dead_lettered` (the member
     /// moved to the dead set, its claim dropped), as the store does for a
     /// result list that cannot take a record.
@@ -194,10 +196,11 @@ impl ClaimStore for FaultyStore {
         if let Some(list) = refused
             && items.iter().any(|i| i.result_list == list)
         {
-            return Err(StoreError::rejected(
-                "ack",
-                "WRONGTYPE Operation against a key holding the wrong kind of value",
-            ));
+            let detail = "WRONGTYPE Operation against a key holding the wrong kind of value";
+            if self.faults.refuse_transiently.load(Ordering::SeqCst) {
+                return Err(StoreError::failed("ack", detail));
+            }
+            return Err(StoreError::rejected("ack", detail));
         }
         let dead_list = self.faults.dead_letter_acks_to.lock().unwrap().clone();
         if let Some(list) = dead_list
