@@ -82,6 +82,9 @@ impl HealthProbe for RuntimeHealth {
     fn is_ready(&self) -> bool {
         self.0.is_ready()
     }
+    fn not_ready_because(&self) -> Option<String> {
+        self.0.not_ready_because()
+    }
 }
 
 async fn run(settings: ProcessorSettings) -> ExitCode {
