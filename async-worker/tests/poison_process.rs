@@ -96,12 +96,28 @@ async fn dead(conn: &mut MultiplexedConnection) -> BTreeMap<String, String> {
 async fn wait_for_ordinary(conn: &MultiplexedConnection, ids: &BTreeSet<String>, bound: Duration) {
     let mut conn = conn.clone();
     common::eventually("a record per ordinary request", bound, async || {
+        assert_queue_is_a_sorted_set(&mut conn).await;
         let answered: BTreeSet<String> = common::records_per_id(&common::records(&mut conn).await)
             .into_keys()
             .collect();
         ids.is_subset(&answered)
     })
     .await;
+}
+
+/// The queue key is a sorted set (or absent). A record pushed to a result
+/// list named like the queue while the queue was empty would have made it
+/// a list (awaits the store side: the ack must dead-letter such a request).
+async fn assert_queue_is_a_sorted_set(conn: &mut MultiplexedConnection) {
+    let kind: String = redis::cmd("TYPE")
+        .arg(QUEUE)
+        .query_async(conn)
+        .await
+        .unwrap();
+    assert!(
+        kind == "zset" || kind == "none",
+        "the queue key now holds a {kind}: a record was pushed to the queue itself"
+    );
 }
 
 /// SIGTERM, and the exit within the bound with code 0.
@@ -116,6 +132,7 @@ async fn sigterm_exits_in_time(worker: &mut Worker) {
 /// Every ordinary request has exactly one record; the poison ones are in
 /// the dead set with a reason naming their list; nothing is claimed.
 async fn assert_final_state(conn: &mut MultiplexedConnection, ids: &BTreeSet<String>) {
+    assert_queue_is_a_sorted_set(conn).await;
     let counts = common::records_per_id(&common::records(conn).await);
     let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "requests with several records: {twice:?}");
