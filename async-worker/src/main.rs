@@ -22,6 +22,9 @@ use tracing_subscriber::EnvFilter;
 /// Exit code of a second signal during the drain (128 + SIGINT).
 const EXIT_SECOND_SIGNAL: i32 = 130;
 
+/// How long the endpoints get to close after the drain.
+const ENDPOINT_STOP: std::time::Duration = std::time::Duration::from_millis(500);
+
 fn main() -> ExitCode {
     let command = Cli::parse().into_command();
     let tokio = match tokio::runtime::Builder::new_multi_thread()
@@ -78,6 +81,9 @@ impl HealthProbe for RuntimeHealth {
     }
     fn is_ready(&self) -> bool {
         self.0.is_ready()
+    }
+    fn not_ready_because(&self) -> Option<String> {
+        self.0.not_ready_because()
     }
 }
 
@@ -140,8 +146,9 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     let report = runtime.run(shutdown).await;
     tracing::info!(?report, "drained; exiting");
     endpoints.cancel();
+    // A prober holding a keep-alive connection must not hold up the exit.
     for server in servers {
-        let _ = server.task.await;
+        let _ = tokio::time::timeout(ENDPOINT_STOP, server.task).await;
     }
     ExitCode::SUCCESS
 }

@@ -17,6 +17,11 @@ pub const IN_FLIGHT: &str = "async_in_flight";
 pub const QUEUE_DEPTH: &str = "async_queue_depth";
 pub const DISPATCH_LATENCY: &str = "async_dispatch_latency_seconds";
 pub const QUEUE_RESIDENCE: &str = "async_queue_residence_seconds";
+pub const PENDING_DUPLICATES_DROPPED: &str = "async_pending_duplicates_dropped_total";
+pub const RETRIED_ACKS_LANDED: &str = "async_retried_acks_landed_total";
+pub const GIVEN_UP: &str = "async_deliveries_given_up_total";
+pub const STORE_ERRORS: &str = "async_store_errors_total";
+pub const STORE_OUT_OF_MEMORY: &str = "async_store_out_of_memory";
 
 /// Describes every metric once, so exporters show help text and zero values.
 pub fn describe() {
@@ -27,7 +32,24 @@ pub fn describe() {
     );
     metrics::describe_counter!(
         DUPLICATES_SUPPRESSED,
-        "Terminal records collapsed because an earlier one existed"
+        "Terminal records not pushed because an earlier terminal record of the generation existed"
+    );
+    metrics::describe_counter!(
+        PENDING_DUPLICATES_DROPPED,
+        "Pending copies removed at claim time because their generation already had a terminal record or a live claim"
+    );
+    metrics::describe_counter!(
+        RETRIED_ACKS_LANDED,
+        "Acks resent after an uncertain (indeterminate) attempt that turned out to have landed"
+    );
+    metrics::describe_counter!(
+        GIVEN_UP,
+        "Acks or retry parks the store refused for good on their own; their claims lapse and are redelivered"
+    );
+    metrics::describe_counter!(STORE_ERRORS, "Store errors by operation and kind");
+    metrics::describe_gauge!(
+        STORE_OUT_OF_MEMORY,
+        "1 while the store answered out of memory in the last 10 s, else 0"
     );
     metrics::describe_counter!(DEAD_LETTERED, "Members moved to <queue>:dead");
     metrics::describe_counter!(LEASE_LOST, "Claims found held by another owner at renewal");
@@ -45,6 +67,39 @@ pub fn describe() {
 pub fn register_queue(queue: &str) {
     counter!(CLAIMS_EXPIRED, "queue" => queue.to_owned()).increment(0);
     counter!(DUPLICATES_SUPPRESSED, "queue" => queue.to_owned()).increment(0);
+    counter!(PENDING_DUPLICATES_DROPPED, "queue" => queue.to_owned()).increment(0);
+    counter!(RETRIED_ACKS_LANDED, "queue" => queue.to_owned()).increment(0);
+    gauge!(STORE_OUT_OF_MEMORY).increment(0.0);
+}
+
+pub fn pending_duplicates_dropped(queue: &str, n: usize) {
+    counter!(PENDING_DUPLICATES_DROPPED, "queue" => queue.to_owned()).increment(n as u64);
+}
+
+pub fn retried_acks_landed(queue: &str, n: usize) {
+    counter!(RETRIED_ACKS_LANDED, "queue" => queue.to_owned()).increment(n as u64);
+}
+
+/// One delivery (`op` = "ack" or "park_retry") given up on after a permanent refusal.
+pub fn given_up(queue: &str, op: &'static str) {
+    counter!(GIVEN_UP, "queue" => queue.to_owned(), "op" => op).increment(1);
+}
+
+/// One store error, labelled by operation and kind.
+pub fn store_error(error: &claim_core::StoreError) {
+    use claim_core::StoreError as E;
+    let kind = match error {
+        E::Failed { .. } => "failed",
+        E::Indeterminate { .. } => "indeterminate",
+        E::OutOfMemory { .. } => "out_of_memory",
+        E::Rejected { .. } => "rejected",
+        E::InvalidInput { .. } => "invalid_input",
+    };
+    counter!(STORE_ERRORS, "op" => error.op(), "kind" => kind).increment(1);
+}
+
+pub fn store_out_of_memory(on: bool) {
+    gauge!(STORE_OUT_OF_MEMORY).set(if on { 1.0 } else { 0.0 });
 }
 
 pub fn claims_expired(queue: &str, n: usize) {

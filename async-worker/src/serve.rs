@@ -32,6 +32,10 @@ pub trait HealthProbe: Send + Sync + 'static {
     fn is_alive(&self) -> bool;
     /// The process should get traffic: store reachable and consuming: `/readyz`.
     fn is_ready(&self) -> bool;
+    /// Why it is not ready, for the `/readyz` body (a fixed text by default).
+    fn not_ready_because(&self) -> Option<String> {
+        (!self.is_ready()).then(|| "not ready".to_owned())
+    }
 }
 
 /// Why an endpoint could not be started.
@@ -72,11 +76,13 @@ async fn healthz(State(probe): State<Arc<dyn HealthProbe>>) -> (StatusCode, &'st
     }
 }
 
-async fn readyz(State(probe): State<Arc<dyn HealthProbe>>) -> (StatusCode, &'static str) {
-    if probe.is_ready() {
-        (StatusCode::OK, "ready\n")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+async fn readyz(State(probe): State<Arc<dyn HealthProbe>>) -> (StatusCode, String) {
+    match probe.not_ready_because() {
+        None => (StatusCode::OK, "ready\n".to_owned()),
+        Some(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: {why}\n"),
+        ),
     }
 }
 

@@ -16,12 +16,14 @@
 //! - The store's `default_queue` (where a promoted retry goes when its member
 //!   names no queue) is the first configured queue.
 
+mod bounds;
 mod duration;
 mod error;
 mod queues;
 mod resolve;
 mod transport;
 
+pub use bounds::{MAX_BATCH, MAX_CONCURRENCY, MAX_DEDUP_TTL_MS, MIN_LEASE_MS};
 pub use duration::{
     BareUnit, DurationError, format_duration, parse_flag_duration, parse_go_duration,
 };
@@ -175,7 +177,7 @@ pub struct DemoArgs {
     pub kill_after: f64,
 
     /// Claim lease of the replicas: how soon the stopped replica's claims are redelivered [bare number = seconds].
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = lease)]
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = lease)]
     pub claim_lease_ttl: Duration,
 
     /// Requests each replica handles at once.

@@ -261,6 +261,9 @@ async fn after_a_run_the_metrics_endpoint_shows_the_spec_metric_names() {
         "async_claim_depth",
         "async_claims_expired_total",
         "async_duplicate_results_suppressed_total",
+        "async_pending_duplicates_dropped_total",
+        "async_retried_acks_landed_total",
+        "async_store_out_of_memory",
     ] {
         assert!(
             has_sample(&page, name),
@@ -319,4 +322,29 @@ fn a_queue_without_igw_base_url_exits_2_with_one_line_naming_the_field() {
     let config = serde_json::json!({"url": NO_REDIS, "queues": [{"queue_name": "q"}]}).to_string();
     let stderr = refused(&["--transport-config", &config]);
     assert!(stderr.contains("igw_base_url"), "{stderr}");
+}
+
+#[test]
+fn a_result_list_named_like_the_queue_exits_2_with_one_line_naming_both() {
+    let config = serde_json::json!({
+        "url": NO_REDIS,
+        "result_queue_name": "q",
+        "queues": [{"queue_name": "q", "igw_base_url": NO_GATEWAY}],
+    })
+    .to_string();
+    let stderr = refused(&["--transport-config", &config]);
+    assert!(stderr.contains("result list \"q\""), "{stderr}");
+}
+
+#[test]
+fn a_lease_under_three_seconds_exits_2_with_one_line_naming_the_flag() {
+    let stderr = refused(&[
+        "--redis-url",
+        NO_REDIS,
+        "--igw-base-url",
+        NO_GATEWAY,
+        "--claim-lease-ttl",
+        "2s",
+    ]);
+    assert!(stderr.contains("--claim-lease-ttl"), "{stderr}");
 }

@@ -571,7 +571,7 @@ fn demo_flags_have_the_readme_defaults() {
     assert_eq!(demo.requests, 5000);
     assert_eq!(demo.replicas, 3);
     assert!((0.0..1.0).contains(&demo.kill_after));
-    assert_eq!(demo.claim_lease_ttl, Duration::from_secs(2));
+    assert_eq!(demo.claim_lease_ttl, Duration::from_secs(3));
     let Command::Demo(demo) = cli(&[
         "demo",
         "--redis",

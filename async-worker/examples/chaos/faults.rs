@@ -119,12 +119,41 @@ async fn kill(t: &mut Targets, slot: usize, out: &mut Outcome) -> Result<(), Str
     Ok(())
 }
 
+/// The AOF fsync policy the run uses, as Redis names it.
+pub fn fsync_policy(plan: &crate::plan::Plan) -> &'static str {
+    if plan.everysec { "everysec" } else { "always" }
+}
+
+/// Sets the plan's fsync policy on the server (it starts, and restarts,
+/// with `always`; `CONFIG SET` switches it at run time).
+pub async fn apply_fsync_policy(plan: &crate::plan::Plan, raw: &mut Raw) -> Result<(), String> {
+    if !plan.everysec {
+        return Ok(());
+    }
+    let mut cmd = redis::cmd("CONFIG");
+    cmd.arg("SET").arg("appendfsync").arg("everysec");
+    // The first call after a restart meets the old, broken connection; `Raw` reconnects on the next.
+    let mut last = None;
+    for _ in 0..5 {
+        match raw.query::<()>(&cmd).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(format!(
+        "CONFIG SET appendfsync everysec: {}",
+        last.map_or_else(String::new, |e| e.to_string())
+    ))
+}
+
 async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String> {
     let before = results::list_len(&mut t.raw).await.ok();
     t.server.kill();
     println!(
-        "{} redis-server SIGKILLed (AOF appendfsync always); down for {:?}",
+        "{} redis-server SIGKILLed (AOF appendfsync {}); down for {:?}",
         stamp(t.start),
+        fsync_policy(&t.plan),
         t.plan.redis_down
     );
     tokio::time::sleep(t.plan.redis_down).await;
@@ -133,6 +162,7 @@ async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String>
         .map_err(|e| format!("restarting redis-server: {e}"))?;
     let back = launched.elapsed();
     out.redis_back_after = Some(back);
+    apply_fsync_policy(&t.plan, &mut t.raw).await?;
     let after = wait_len(&mut t.raw).await;
     let marks = {
         let mut fleet = t.fleet.lock().await;

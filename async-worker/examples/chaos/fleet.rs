@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
     pub duplicates_suppressed: f64,
+    /// Pending copies of answered or claimed generations dropped at claim time.
+    pub pending_duplicates_dropped: f64,
+    /// Own acks resent after an uncertain attempt that had landed.
+    pub retried_acks_landed: f64,
     pub claims_expired: f64,
     pub dead_lettered: f64,
     pub lease_lost: f64,
@@ -32,6 +36,8 @@ impl Counters {
     fn from_page(page: &str) -> Counters {
         Counters {
             duplicates_suppressed: metric_sum(page, m::DUPLICATES_SUPPRESSED),
+            pending_duplicates_dropped: metric_sum(page, m::PENDING_DUPLICATES_DROPPED),
+            retried_acks_landed: metric_sum(page, m::RETRIED_ACKS_LANDED),
             claims_expired: metric_sum(page, m::CLAIMS_EXPIRED),
             dead_lettered: metric_sum(page, m::DEAD_LETTERED),
             lease_lost: metric_sum(page, m::LEASE_LOST),
@@ -42,6 +48,8 @@ impl Counters {
 
     fn add(&mut self, o: &Counters) {
         self.duplicates_suppressed += o.duplicates_suppressed;
+        self.pending_duplicates_dropped += o.pending_duplicates_dropped;
+        self.retried_acks_landed += o.retried_acks_landed;
         self.claims_expired += o.claims_expired;
         self.dead_lettered += o.dead_lettered;
         self.lease_lost += o.lease_lost;

@@ -1,7 +1,7 @@
 //! The chaos run behind `cargo xtask chaos`: real `async-worker` processes, a real redis-server, and faults.
 //!
-//! A private redis-server with AOF `appendfsync always` (its own port and
-//! data dir), a seeded stand-in gateway with random latency, some 500 and
+//! A private redis-server with AOF `appendfsync always` (or `everysec`
+//! with `--appendfsync everysec`; its own port and data dir), a seeded stand-in gateway with random latency, some 500 and
 //! 429 answers and a few calls slower than two leases (only heartbeats keep
 //! those), and N worker processes (the release `async-worker` binary,
 //! lease 3 s, reclaim interval 500 ms). One worker reaches Redis through a
@@ -76,7 +76,8 @@ fn main() -> ExitCode {
 async fn run(plan: Plan) -> Result<bool, String> {
     let seed = plan.seed;
     println!(
-        "chaos: seed {seed}; {} workers, {} requests at {}/s; {} worker kills, one redis-server restart, one {:?} proxy cut of worker {}",
+        "chaos: seed {seed}; appendfsync {}; {} workers, {} requests at {}/s; {} worker kills, one redis-server restart, one {:?} proxy cut of worker {}",
+        faults::fsync_policy(&plan),
         plan.workers,
         plan.requests,
         plan.rate,
@@ -150,7 +151,8 @@ async fn run(plan: Plan) -> Result<bool, String> {
         start,
         stop.clone(),
     ));
-    let raw = Raw::new(&server.url()).map_err(|e| e.to_string())?;
+    let mut raw = Raw::new(&server.url()).map_err(|e| e.to_string())?;
+    faults::apply_fsync_policy(&plan, &mut raw).await?;
     let mut targets = Targets {
         plan: plan.clone(),
         start,

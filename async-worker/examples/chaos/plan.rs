@@ -37,6 +37,11 @@ pub struct Args {
     /// Keep the worker logs and Redis data directory even when the run passes.
     #[arg(long)]
     pub keep_logs: bool,
+    /// Redis AOF fsync policy during the run: `always` (nothing acknowledged
+    /// is lost on a Redis SIGKILL) or `everysec` (the last second may be;
+    /// extra records are then counted and reported, not failed on).
+    #[arg(long, value_name = "POLICY", default_value = "always", value_parser = ["always", "everysec"])]
+    pub appendfsync: String,
 }
 
 /// One fault, at an offset from the start of submissions.
@@ -78,6 +83,8 @@ pub struct Plan {
     pub gateway_seed: u64,
     pub worker_bin: PathBuf,
     pub keep_logs: bool,
+    /// The AOF fsync policy: true for `everysec`, false for `always`.
+    pub everysec: bool,
 }
 
 impl Plan {
@@ -131,6 +138,7 @@ impl Plan {
             gateway_seed: rng.random(),
             worker_bin,
             keep_logs: args.keep_logs,
+            everysec: args.appendfsync == "everysec",
         };
         plan.faults = plan.schedule(&mut rng);
         Ok(plan)

@@ -13,6 +13,9 @@
 
 use super::Shared;
 use super::execute::{execute, terminal};
+use super::isolate::{Poll, isolate};
+use super::release::{release, release_retrying};
+use super::spread::Spread;
 use crate::config::QueueSpec;
 use crate::gate::GateDecision;
 use crate::handler::Request;
@@ -33,60 +36,14 @@ enum Plan {
     Invalid(String),
 }
 
-struct Candidate {
-    entry: PendingEntry,
-    generation: Generation,
+pub(super) struct Candidate {
+    pub entry: PendingEntry,
+    pub generation: Generation,
     plan: Plan,
 }
 
 /// Claim calls sent together per poll when the gate is fully open.
 const PREFETCH: usize = 2;
-
-/// The deepest window a replica moves to after losing races.
-const MAX_SPREAD: usize = 8;
-
-/// Loss-free polls after which the spread halves (back to the head, in
-/// time, for a replica that is alone again).
-const CALM_POLLS: usize = 16;
-
-/// Which window of the queue's head this consumer peeks: window `slot`
-/// among `width`. Alone, a consumer stays at slot 0 (strict earliest
-/// deadline first); racing others, it spreads out.
-#[derive(Debug)]
-struct Spread {
-    slot: usize,
-    width: usize,
-    calm: usize,
-}
-
-impl Spread {
-    fn new() -> Self {
-        Spread {
-            slot: 0,
-            width: 1,
-            calm: 0,
-        }
-    }
-
-    /// Learns from a poll that peeked `peeked` members and lost `lost` of
-    /// them to other replicas.
-    fn after(&mut self, peeked: usize, lost: usize) {
-        if lost * 2 > peeked {
-            // Lost most of it: the slot is contended. Widen, move elsewhere.
-            self.width = (self.width * 2).clamp(2, MAX_SPREAD);
-            let other = rand::random_range(0..self.width - 1);
-            self.slot = if other >= self.slot { other + 1 } else { other };
-            self.calm = 0;
-        } else if lost == 0 {
-            self.calm += 1;
-            if self.calm >= CALM_POLLS && self.width > 1 {
-                self.width /= 2;
-                self.slot = self.slot.min(self.width - 1);
-                self.calm = 0;
-            }
-        }
-    }
-}
 
 /// Polls until `stop` fires. Returns claims taken but not handed over
 /// (hand-off cancelled) to the caller by releasing them itself.
@@ -128,6 +85,7 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
         let entries = match shared.store.peek(&queue, offset, window).await {
             Ok(entries) => entries,
             Err(e) => {
+                shared.note_store_error(&e);
                 tracing::warn!(queue = %spec.id, error = %e, "peek failed");
                 idle(&shared, &stop).await;
                 continue;
@@ -142,9 +100,9 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
             continue;
         }
         let peeked = entries.len();
-        let lost = claim_and_dispatch(&shared, &spec, &queue, entries, want, &stop).await;
-        spread.after(peeked, lost);
-        if peeked < window && lost * 2 <= peeked {
+        let poll = claim_and_dispatch(&shared, &spec, &queue, entries, want, &stop).await;
+        spread.after(peeked, poll.lost);
+        if poll.failed || (peeked < window && poll.lost * 2 <= peeked) {
             idle(&shared, &stop).await;
         }
     }
@@ -158,8 +116,8 @@ async fn idle(shared: &Shared, stop: &CancellationToken) {
 }
 
 /// Claims what can be claimed, in calls of at most `batch` sent together,
-/// and hands each call's claims on as it answers. Returns how many members
-/// another replica took first.
+/// and hands each call's claims on as it answers. A batch the store refuses
+/// for good is claimed in halves so one bad member cannot hold up the rest.
 async fn claim_and_dispatch(
     shared: &Arc<Shared>,
     spec: &QueueSpec,
@@ -167,7 +125,7 @@ async fn claim_and_dispatch(
     entries: Vec<PendingEntry>,
     batch: usize,
     stop: &CancellationToken,
-) -> usize {
+) -> Poll {
     let mut candidates = Vec::with_capacity(entries.len());
     for entry in entries {
         match wire::parse_member(entry.member.as_bytes()) {
@@ -211,11 +169,16 @@ async fn claim_and_dispatch(
             (chunk, outcomes)
         });
     }
-    let mut lost = 0;
+    let mut poll = Poll::default();
     while let Some((chunk, outcomes)) = calls.next().await {
         match outcomes {
-            Ok(outcomes) => lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await,
+            Ok(outcomes) => {
+                poll.answered = true;
+                poll.lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await;
+            }
             Err(e) if e.may_have_happened() => {
+                shared.note_store_error(&e);
+                poll.failed = true;
                 // The claim may have happened without this runtime knowing it
                 // holds the members: nobody would renew them, and they would
                 // wait a whole lease and count a delivery. Release them now;
@@ -223,17 +186,49 @@ async fn claim_and_dispatch(
                 tracing::warn!(queue = %spec.id, error = %e, "claim outcome unknown; releasing the batch");
                 let generations: Vec<Generation> =
                     chunk.into_iter().map(|c| c.generation).collect();
-                release_uncertain(shared, queue, &generations).await;
+                release_retrying(
+                    shared,
+                    queue,
+                    &generations,
+                    "after an unknown claim outcome",
+                )
+                .await;
             }
-            Err(e) => tracing::warn!(queue = %spec.id, error = %e, "claim failed"),
+            Err(e) if !e.is_transient() => {
+                shared.note_store_error(&e);
+                tracing::warn!(queue = %spec.id, error = %e, members = chunk.len(), "claim refused; claiming the batch in halves to isolate the cause");
+                isolate(shared, spec, queue, chunk, e, stop, &mut poll).await;
+            }
+            Err(e) => {
+                // Nothing was claimed; the members stay pending and the
+                // next poll, after a pause, tries again.
+                shared.note_store_error(&e);
+                poll.failed = true;
+                tracing::warn!(queue = %spec.id, error = %e, "claim failed")
+            }
         }
     }
-    lost
+    // A member the store refuses on its own while it serves the others is
+    // unservable: it goes to the dead set with the reason (nothing is lost;
+    // an operator can redrive it). When nothing was served the refusal is
+    // about the store, not the member: everything stays pending.
+    for (candidate, error) in std::mem::take(&mut poll.refused) {
+        if poll.answered {
+            let reason = format!("claim refused: {error}");
+            tracing::error!(queue = %spec.id, request = %candidate.generation, %reason, "claim refused for this member alone; moving it to the dead set");
+            if park_dead(shared, queue, &candidate.entry, &reason).await {
+                metrics::dead_lettered(queue, "claim_refused", 1);
+            }
+        } else {
+            poll.failed = true;
+        }
+    }
+    poll
 }
 
 /// Hands one claim call's claims to workers (or straight to the writer when
 /// they need no handler). Returns how many members another replica took first.
-async fn dispatch(
+pub(super) async fn dispatch(
     shared: &Arc<Shared>,
     spec: &QueueSpec,
     queue: &Arc<str>,
@@ -258,10 +253,16 @@ async fn dispatch(
                 continue;
             }
             ClaimOutcome::DuplicateDropped => {
-                metrics::duplicates_suppressed(queue, 1);
+                metrics::pending_duplicates_dropped(queue, 1);
+                shared
+                    .stats
+                    .pending_duplicates_dropped
+                    .fetch_add(1, Ordering::Relaxed);
                 continue;
             }
             ClaimOutcome::DeadLettered => {
+                tracing::warn!(%queue, request = %candidate.generation, "request cannot be served here; the store moved it to the dead set with the reason");
+                metrics::dead_lettered(queue, "unservable", 1);
                 shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -339,8 +340,9 @@ async fn dispatch(
             redeliveries,
         };
         dispatched += 1;
-        shared.spawn(
+        shared.spawn_until(
             &shared.tasks,
+            &shared.abandon,
             execute(shared.clone(), queue.clone(), request, list, flight, permit),
         );
     }
@@ -351,65 +353,28 @@ async fn dispatch(
     lost
 }
 
-/// Releases what an indeterminate claim may have taken, retrying a few times
-/// (release is owner-checked and idempotent). If the store stays
-/// unreachable, the claims lapse and are redelivered: nothing is lost.
-async fn release_uncertain(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
-    let mut backoff = std::time::Duration::from_millis(50);
-    for _ in 0..5 {
-        match shared
-            .store
-            .release(queue, &shared.owner, generations)
-            .await
-        {
-            Ok(released) => {
-                let n = released.iter().filter(|r| **r).count();
-                shared.stats.released.fetch_add(n, Ordering::Relaxed);
-                return;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "release after an unknown claim outcome failed; retrying");
-                tokio::time::sleep(backoff).await;
-                backoff *= 2;
-            }
-        }
-    }
-}
-
-/// Returns claims that were never handed to a worker (outcome: released).
-async fn release(shared: &Shared, queue: &Arc<str>, generations: &[Generation]) {
-    match shared
-        .store
-        .release(queue, &shared.owner, generations)
-        .await
-    {
-        Ok(released) => {
-            let n = released.iter().filter(|r| **r).count();
-            shared.stats.released.fetch_add(n, Ordering::Relaxed);
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "release failed; the claims will lapse and be redelivered")
-        }
-    }
-    for generation in generations {
-        shared.held.remove(queue, generation);
-    }
-}
-
 async fn dead_letter(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, error: &MemberError) {
     let reason = error.to_string();
     tracing::warn!(queue = %queue, bytes = entry.member.len(), %reason, "unparsable member moved to the dead set");
-    match shared
-        .store
-        .dead_letter(queue, &entry.member, &reason)
-        .await
-    {
-        Ok(true) => {
-            metrics::dead_lettered(queue, "unparsable", 1);
-            shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
+    if park_dead(shared, queue, entry, &reason).await {
+        metrics::dead_lettered(queue, "unparsable", 1);
+    }
+}
+
+/// Moves a pending member to the dead set with `reason`; true when it moved.
+async fn park_dead(shared: &Shared, queue: &Arc<str>, entry: &PendingEntry, reason: &str) -> bool {
+    match shared.store.dead_letter(queue, &entry.member, reason).await {
+        Ok(moved) => {
+            if moved {
+                shared.stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
+            }
+            moved
         }
-        Ok(false) => {}
-        Err(e) => tracing::warn!(error = %e, "dead_letter failed; the member stays pending"),
+        Err(e) => {
+            shared.note_store_error(&e);
+            tracing::warn!(error = %e, "dead_letter failed; the member stays pending");
+            false
+        }
     }
 }
 
@@ -433,35 +398,4 @@ fn lenient_token(raw: &[u8]) -> String {
                 .map(str::to_owned)
         })
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_consumer_that_loses_no_races_stays_at_the_head() {
-        let mut spread = Spread::new();
-        for _ in 0..100 {
-            spread.after(200, 0);
-            spread.after(200, 10);
-            assert_eq!((spread.slot, spread.width), (0, 1));
-        }
-    }
-
-    #[test]
-    fn a_consumer_that_lost_most_of_a_poll_moves_to_another_window_and_narrows_back_when_calm() {
-        let mut spread = Spread::new();
-        for _ in 0..10 {
-            let before = spread.slot;
-            spread.after(200, 150);
-            assert_ne!(spread.slot, before, "never the contended window again");
-            assert!(spread.slot < spread.width && spread.width <= MAX_SPREAD);
-        }
-        assert_eq!(spread.width, MAX_SPREAD);
-        for _ in 0..CALM_POLLS * 3 {
-            spread.after(200, 0);
-        }
-        assert_eq!((spread.slot, spread.width), (0, 1), "back at the head");
-    }
 }

@@ -51,8 +51,9 @@ pub async fn execute(
     let delivery = settle(&shared, &queue, &request, result_list, outcome);
     flight.settle();
     // The writer outlives every worker; a closed channel means the process
-    // is going down hard, and the claim lapses to be redelivered.
-    let _ = shared.deliveries.send(delivery).await;
+    // is going down hard, and the claim lapses to be redelivered. Past
+    // shutdown's bound the send is abandoned and the sweep returns the claim.
+    shared.send_to_writer(delivery).await;
 }
 
 /// Takes the request off the in-flight gauge however `execute` ends.

@@ -73,6 +73,7 @@ pub async fn renew_all(shared: &Shared) {
                     }
                 }
                 Err(e) => {
+                    shared.note_store_error(&e);
                     tracing::warn!(%queue, error = %e, "renew failed; retrying next heartbeat");
                     fence_lapsed(shared, &queue, chunk);
                 }
@@ -123,42 +124,54 @@ pub async fn reclaim(shared: Arc<Shared>, stop: CancellationToken) {
     every(period, stop, || reclaim_all(&shared)).await;
 }
 
+/// Reclaims every queue at once, so one queue's failing or slow call never
+/// delays another's; each queue scans batch after batch until nothing
+/// expired is left, and an error ends that queue's scan until the next tick
+/// (a store that refuses a queue's batch for good costs one call a tick).
 pub async fn reclaim_all(shared: &Shared) {
-    for spec in &shared.config.queues {
-        loop {
-            match shared
-                .store
-                .reclaim_expired(&spec.queue_name, MAINTENANCE_BATCH)
-                .await
-            {
-                Ok(report) => {
-                    let expired = report.redelivered + report.dead_lettered;
-                    if expired > 0 {
-                        tracing::info!(queue = %spec.id, redelivered = report.redelivered, dead_lettered = report.dead_lettered, "expired claims reclaimed");
-                        metrics::claims_expired(&spec.queue_name, expired);
-                        shared
-                            .stats
-                            .redelivered
-                            .fetch_add(report.redelivered, Ordering::Relaxed);
-                    }
-                    if report.dead_lettered > 0 {
-                        metrics::dead_lettered(
-                            &spec.queue_name,
-                            "delivery_limit",
-                            report.dead_lettered,
-                        );
-                    }
-                    if report.ghosts_repaired > 0 {
-                        tracing::warn!(queue = %spec.id, repaired = report.ghosts_repaired, "claim bookkeeping repaired");
-                    }
-                    if !report.more {
-                        break;
-                    }
+    let scans = shared
+        .config
+        .queues
+        .iter()
+        .map(|spec| reclaim_queue(shared, spec));
+    futures::future::join_all(scans).await;
+}
+
+async fn reclaim_queue(shared: &Shared, spec: &crate::config::QueueSpec) {
+    loop {
+        match shared
+            .store
+            .reclaim_expired(&spec.queue_name, MAINTENANCE_BATCH)
+            .await
+        {
+            Ok(report) => {
+                let expired = report.redelivered + report.dead_lettered;
+                if expired > 0 {
+                    tracing::info!(queue = %spec.id, redelivered = report.redelivered, dead_lettered = report.dead_lettered, "expired claims reclaimed");
+                    metrics::claims_expired(&spec.queue_name, expired);
+                    shared
+                        .stats
+                        .redelivered
+                        .fetch_add(report.redelivered, Ordering::Relaxed);
                 }
-                Err(e) => {
-                    tracing::warn!(queue = %spec.id, error = %e, "reclaim failed; retrying next interval");
-                    break;
+                if report.dead_lettered > 0 {
+                    metrics::dead_lettered(
+                        &spec.queue_name,
+                        "delivery_limit",
+                        report.dead_lettered,
+                    );
                 }
+                if report.ghosts_repaired > 0 {
+                    tracing::warn!(queue = %spec.id, repaired = report.ghosts_repaired, "claim bookkeeping repaired");
+                }
+                if !report.more {
+                    return;
+                }
+            }
+            Err(e) => {
+                shared.note_store_error(&e);
+                tracing::warn!(queue = %spec.id, error = %e, "reclaim failed; retrying next interval");
+                return;
             }
         }
     }
@@ -173,6 +186,7 @@ pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
                 Ok(n) if n >= MAINTENANCE_BATCH => continue,
                 Ok(_) => break,
                 Err(e) => {
+                    shared.note_store_error(&e);
                     tracing::warn!(error = %e, "promoting due retries failed; retrying next interval");
                     break;
                 }

@@ -10,24 +10,31 @@
 
 mod consumer;
 mod execute;
+mod health;
 pub mod held;
+mod isolate;
 mod maintenance;
+mod outcomes;
+mod release;
+mod retry;
+mod shutdown;
+mod spread;
 mod writer;
+
+pub use health::Health;
 
 use crate::config::RuntimeConfig;
 use crate::gate::Gate;
 use crate::handler::Handler;
 use claim_core::{ClaimStore, Clock, OwnerToken};
-use held::{Held, StopReason};
+use health::Signals;
+use held::Held;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-/// How long shutdown waits for the writer to flush after the drain.
-const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Counters of one run, for reports and tests.
 #[derive(Debug, Default)]
@@ -41,6 +48,12 @@ pub struct Stats {
     pub lease_lost: AtomicUsize,
     pub redelivered: AtomicUsize,
     pub dead_lettered: AtomicUsize,
+    /// Pending copies dropped at claim time: their generation was already answered or claimed.
+    pub pending_duplicates_dropped: AtomicUsize,
+    /// Acks resent after an `Indeterminate` error whose first attempt had landed.
+    pub retried_acks_landed: AtomicUsize,
+    /// Deliveries the store refused on their own for good (claims left to lapse).
+    pub given_up: AtomicUsize,
 }
 
 /// What a run did, returned when it ends.
@@ -55,6 +68,9 @@ pub struct RunReport {
     pub lease_lost: usize,
     pub redelivered: usize,
     pub dead_lettered: usize,
+    pub pending_duplicates_dropped: usize,
+    pub retried_acks_landed: usize,
+    pub given_up: usize,
 }
 
 impl Stats {
@@ -70,26 +86,10 @@ impl Stats {
             lease_lost: get(&self.lease_lost),
             redelivered: get(&self.redelivered),
             dead_lettered: get(&self.dead_lettered),
+            pending_duplicates_dropped: get(&self.pending_duplicates_dropped),
+            retried_acks_landed: get(&self.retried_acks_landed),
+            given_up: get(&self.given_up),
         }
-    }
-}
-
-/// Liveness and readiness, for the health endpoints.
-#[derive(Debug, Clone, Default)]
-pub struct Health {
-    alive: Arc<AtomicBool>,
-    consuming: Arc<AtomicBool>,
-}
-
-impl Health {
-    /// True while the runtime runs (until shutdown completes).
-    pub fn is_alive(&self) -> bool {
-        self.alive.load(Ordering::Relaxed)
-    }
-
-    /// True while the runtime is claiming work and its store answers.
-    pub fn is_ready(&self) -> bool {
-        self.consuming.load(Ordering::Relaxed)
     }
 }
 
@@ -107,14 +107,17 @@ pub(crate) struct Shared {
     pub tasks: TaskTracker,
     /// Fires when the run future is dropped: every task stops where it is.
     pub kill: CancellationToken,
+    /// Fires when shutdown's bound is reached: workers stop waiting to hand
+    /// their outcome to the writer (the claim stays held and is swept).
+    pub abandon: CancellationToken,
     pub deliveries: mpsc::Sender<writer::Delivery>,
+    pub signals: Arc<Signals>,
 }
 
 /// A worker runtime over one store. Build it, then [`Runtime::run`] it.
 pub struct Runtime {
     shared: Arc<Shared>,
     receiver: mpsc::Receiver<writer::Delivery>,
-    health: Health,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -136,15 +139,35 @@ impl Shared {
         if let Some(flight) = self.held.flight(queue, generation) {
             flight.settle();
         }
-        let _ = self.deliveries.send(delivery).await;
+        self.send_to_writer(delivery).await;
     }
 
-    /// Spawns `task` on `tracker`, stopping it where it stands if the run is killed.
-    pub fn spawn(&self, tracker: &TaskTracker, task: impl Future<Output = ()> + Send + 'static) {
-        let kill = self.kill.clone();
+    /// Sends to the writer unless shutdown's bound passes first; then the
+    /// claim stays held and the sweep returns it to pending.
+    pub async fn send_to_writer(&self, delivery: writer::Delivery) {
+        tokio::select! {
+            _ = self.deliveries.send(delivery) => {}
+            () = self.abandon.cancelled() => {}
+        }
+    }
+
+    /// Counts a store error; out of memory also turns readiness off a while.
+    pub fn note_store_error(&self, error: &claim_core::StoreError) {
+        self.signals.note_store_error(error);
+    }
+
+    /// Spawns `task` on `tracker`, stopping it where it stands when `hard`
+    /// fires (give a child of `kill`, so a hard stop stops it too).
+    pub fn spawn_until(
+        &self,
+        tracker: &TaskTracker,
+        hard: &CancellationToken,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
+        let hard = hard.clone();
         tracker.spawn(async move {
             tokio::select! {
-                () = kill.cancelled() => {}
+                () = hard.cancelled() => {}
                 () = task => {}
             }
         });
@@ -179,6 +202,7 @@ impl Runtime {
         let (deliveries, receiver) =
             mpsc::channel(config.concurrency.max(config.ack_batch_size) * 2);
         let owner = OwnerToken::new(format!("{:032x}", rand::random::<u128>()));
+        let kill = CancellationToken::new();
         let shared = Arc::new(Shared {
             store,
             handler,
@@ -189,15 +213,13 @@ impl Runtime {
             stats: Stats::default(),
             permits: Arc::new(Semaphore::new(config.concurrency)),
             tasks: TaskTracker::new(),
-            kill: CancellationToken::new(),
+            abandon: kill.child_token(),
+            kill,
             deliveries,
+            signals: Arc::new(Signals::default()),
             config,
         });
-        Runtime {
-            shared,
-            receiver,
-            health: Health::default(),
-        }
+        Runtime { shared, receiver }
     }
 
     /// The owner token this runtime claims under.
@@ -206,135 +228,80 @@ impl Runtime {
     }
 
     pub fn health(&self) -> Health {
-        self.health.clone()
+        Health {
+            signals: self.shared.signals.clone(),
+            lease: Duration::from_millis(self.shared.store.config().lease_ttl_ms),
+        }
     }
 
     /// Runs until `shutdown` fires, then drains: stop claiming, wait for
     /// in-flight work up to the drain timeout, stop the rest, flush the
-    /// writer, sweep what is still held back to pending.
+    /// writer, sweep what is still held back to pending. Every step after
+    /// the drain is bounded (see `shutdown`), so this returns within the
+    /// drain timeout plus [`shutdown::AFTER_DRAIN`] whatever state the store,
+    /// the writer or the handler is in.
     ///
     /// Dropping this future (or aborting its task) is a hard stop, like a
     /// crash: every task stops where it stands, nothing is acked or swept,
     /// and the claims lapse to be redelivered by the survivors.
     pub async fn run(self, shutdown: CancellationToken) -> RunReport {
-        let Runtime {
-            shared,
-            receiver,
-            health,
-        } = self;
+        let Runtime { shared, receiver } = self;
         let _hard_stop_on_drop = shared.kill.clone().drop_guard();
-        health.alive.store(true, Ordering::Relaxed);
-        let stop_consumers = shutdown.child_token();
-        let stop_maintenance = CancellationToken::new();
-        let stop_writer = CancellationToken::new();
-        let background = TaskTracker::new();
-        let consumers = TaskTracker::new();
-        let writer = TaskTracker::new();
-        shared.spawn(
-            &writer,
-            writer::run(shared.clone(), receiver, stop_writer.clone()),
-        );
-        writer.close();
-        for spec in &shared.config.queues {
-            shared.spawn(
-                &consumers,
-                consumer::run(shared.clone(), spec.clone(), stop_consumers.clone()),
-            );
-        }
-        shared.spawn(
-            &background,
-            maintenance::heartbeat(shared.clone(), stop_maintenance.clone()),
-        );
-        shared.spawn(
-            &background,
-            maintenance::reclaim(shared.clone(), stop_maintenance.clone()),
-        );
-        shared.spawn(
-            &background,
-            maintenance::promote(shared.clone(), stop_maintenance.clone()),
-        );
-        shared.spawn(
-            &background,
-            maintenance::sample_depths(shared.clone(), stop_maintenance.clone()),
-        );
-        health
-            .consuming
-            .store(shared.store.ping().await.is_ok(), Ordering::Relaxed);
-        shared.spawn(
-            &background,
-            watch_readiness(shared.clone(), health.clone(), stop_consumers.clone()),
+        shared.signals.set_alive(true);
+        let parts = shutdown::Parts::start(&shared, receiver, &shutdown);
+        // Bounded: a store that hangs at start must not keep SIGTERM waiting.
+        let ping = tokio::time::timeout(PING_BOUND, shared.store.ping()).await;
+        shared
+            .signals
+            .set_store_reachable(matches!(ping, Ok(Ok(()))));
+        shared.signals.set_consuming(!shutdown.is_cancelled());
+        parts.spawn_background(
+            &shared,
+            watch_readiness(shared.clone(), parts.stop_consumers.clone()),
         );
 
-        stop_consumers.cancelled().await;
-        health.consuming.store(false, Ordering::Relaxed);
+        shutdown.cancelled().await;
+        shared.signals.set_consuming(false);
         tracing::info!(
             in_flight = shared.held.len(),
             "shutting down: claiming stopped, draining"
         );
-        // Consumers finish their current batch, releasing what they could not hand over.
-        consumers.close();
-        consumers.wait().await;
-        shared.tasks.close();
-        if tokio::time::timeout(shared.config.drain_timeout, shared.tasks.wait())
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                still_running = shared.tasks.len(),
-                "drain timeout: stopping in-flight work"
-            );
-            shared.held.stop_all(StopReason::Shutdown);
-            shared.tasks.wait().await;
-        }
-        stop_writer.cancel();
-        if tokio::time::timeout(FLUSH_TIMEOUT, writer.wait())
-            .await
-            .is_err()
-        {
-            tracing::error!(
-                "result writer did not flush in time; unacked claims will lapse and be redelivered"
-            );
-        }
-        stop_maintenance.cancel();
-        background.close();
-        background.wait().await;
-        sweep(&shared).await;
-        health.alive.store(false, Ordering::Relaxed);
+        parts.stop(&shared).await;
+        shared.signals.set_alive(false);
         let report = shared.stats.report();
         tracing::info!(?report, "stopped");
         report
     }
 }
 
-/// Returns every claim still held to pending (outcome: swept, not a delivery).
-async fn sweep(shared: &Shared) {
-    for (queue, generations) in shared.held.by_queue() {
-        for chunk in generations.chunks(500) {
-            match shared.store.sweep(&queue, &shared.owner, chunk).await {
-                Ok(swept) => {
-                    let n = swept.iter().filter(|s| **s).count();
-                    shared.stats.swept.fetch_add(n, Ordering::Relaxed);
-                    tracing::info!(%queue, swept = n, "held claims swept back to pending");
-                }
-                Err(e) => {
-                    tracing::warn!(%queue, error = %e, "sweep failed; the claims will lapse and be redelivered")
-                }
-            }
-            for generation in chunk {
-                shared.held.remove(&queue, generation);
-            }
-        }
-    }
-}
+/// How long a readiness ping may take before the store counts as unreachable.
+const PING_BOUND: Duration = Duration::from_secs(2);
 
 /// Readiness follows the store: not ready while it does not answer.
-async fn watch_readiness(shared: Arc<Shared>, health: Health, stop: CancellationToken) {
+async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
     let mut interval = tokio::time::interval(Duration::from_secs(2));
+    let mut was_ready = true;
     loop {
         tokio::select! {
             _ = interval.tick() => {
-                let ok = shared.store.ping().await.is_ok();
-                health.consuming.store(ok && !stop.is_cancelled(), Ordering::Relaxed);
+                // A store that accepts and never answers is unreachable too.
+                let reachable = match tokio::time::timeout(PING_BOUND, shared.store.ping()).await {
+                    Ok(Ok(())) => true,
+                    Ok(Err(e)) => {
+                        shared.note_store_error(&e);
+                        false
+                    }
+                    Err(_) => false,
+                };
+                shared.signals.set_store_reachable(reachable);
+                let lease = Duration::from_millis(shared.store.config().lease_ttl_ms);
+                let why = shared.signals.not_ready_because(lease);
+                match (&why, was_ready) {
+                    (Some(why), true) => tracing::warn!(%why, "not ready"),
+                    (None, false) => tracing::info!("ready again"),
+                    _ => {}
+                }
+                was_ready = why.is_none();
             }
             () = stop.cancelled() => return,
         }

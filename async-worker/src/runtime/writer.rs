@@ -1,25 +1,47 @@
-//! The result writer: batches terminal records into ack calls and retries into park calls.
+//! The result writer: batches terminal records into ack calls and retries into park calls, isolating what the store refuses.
 //!
 //! Acks are idempotent (the first terminal record wins and later ones are
-//! suppressed), so an ack whose outcome is unknown is simply sent again. A
-//! result is never dropped while its claim is held: the writer keeps trying
-//! until the store answers or the process stops, in which case the claim
-//! lapses and the request is redelivered, so nothing is lost either way.
+//! suppressed), so an ack whose outcome is unknown is simply sent again.
+//!
+//! Nothing here waits behind a failing call. Fresh deliveries form one lane
+//! per queue and kind (ack or park) with at most one call in flight, so
+//! while a call runs the next batch gathers; a call that fails leaves its
+//! lane at once and becomes a retry group of its own, resent after a capped
+//! exponential backoff while the lane goes on. How a group is retried
+//! depends on the error (see [`next_step`]):
+//! - transient (connection loss, timeout, OOM): resent whole; after
+//!   [`SPLIT_AFTER`] failures in a row it is split in halves anyway, so an
+//!   item the store misreports as transient cannot hold its batch-mates;
+//! - permanent (`Rejected`, `InvalidInput`): split in halves at once, down
+//!   to single items; an item refused on its own is given up on: its claim
+//!   is forgotten locally, so it lapses and is redelivered, and the delivery
+//!   limit ends it in the dead set. Nothing is lost.
+//! - a single item that keeps failing "transiently" for over a lease while
+//!   other acks or parks of its queue land is given up on the same way: the
+//!   store serves that queue, so the error is about this item, whatever its
+//!   class says. Out of memory is exempt: it is about the store.
+//!
+//! No retry loop is unbounded: shutdown hard-stops the writer at its bound,
+//! and what it still holds stays claimed (the sweep returns it).
 //!
 //! Every ack call has a fixed cost in Redis (a script run and a round trip,
-//! about as much as 9 items, see docs/PERFORMANCE.md), so the writer lets
-//! the deliveries of one claimed batch, which finish together, gather into
-//! one call: after the first delivery it yields to the workers until no
-//! more arrive, never waiting on a timer.
+//! about as much as 9 items, see docs/PERFORMANCE.md), so after the first
+//! delivery the writer yields to the workers until no more arrive, never
+//! waiting on a timer, and lets the deliveries of one claimed batch gather
+//! into one call.
 
 use super::Shared;
-use crate::metrics;
+use super::outcomes::{Answer, account};
+use super::retry::{Step, next_step};
+use claim_core::StoreError;
 use claim_core::store::{AckItem, ParkItem};
-use std::collections::BTreeMap;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Something the writer must deliver for a held claim.
@@ -45,51 +67,292 @@ impl Delivery {
             Delivery::Park { queue, item } => (queue, &item.generation),
         }
     }
+
+    fn lane(&self) -> Lane {
+        match self {
+            Delivery::Ack { queue, .. } => (queue.clone(), Kind::Ack),
+            Delivery::Park { queue, .. } => (queue.clone(), Kind::Park),
+        }
+    }
 }
 
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Kind {
+    Ack,
+    Park,
+}
+
+/// Fresh deliveries of one queue and kind share a lane: one call at a time.
+type Lane = (Arc<str>, Kind);
+
+/// A delivery the writer still owes, and what its attempts so far showed.
+#[derive(Debug)]
+pub(super) struct Owed {
+    pub delivery: Delivery,
+    /// A call carrying it failed with `Indeterminate`: it may have landed.
+    pub uncertain: bool,
+    /// When a call carrying it first failed.
+    pub failing_since: Option<Instant>,
+}
+
+/// Items sent (or to be resent) together in one call.
+#[derive(Debug)]
+pub(super) struct Group {
+    pub lane: Lane,
+    pub items: Vec<Owed>,
+    /// Failed calls so far; drives the backoff.
+    pub attempts: u32,
+    /// Whether this group came straight from its lane (which it then frees).
+    fresh: bool,
+}
 
 /// Yields to the workers at most this often while deliveries keep arriving.
 const GATHER_YIELDS: usize = 8;
 
-/// Runs until `stop` fires and everything sent before it is delivered.
+/// The writer's state between events.
+struct Writer {
+    shared: Arc<Shared>,
+    max: usize,
+    fresh: BTreeMap<Lane, Vec<Owed>>,
+    busy: BTreeSet<Lane>,
+    /// Retry groups and when each is due.
+    waiting: Vec<(Instant, Group)>,
+    /// Oldest first failure of each in-flight retry group, by call number.
+    in_flight_failing: BTreeMap<u64, Instant>,
+    calls: u64,
+    /// When a call for each queue last landed: the store serves that queue.
+    landed: BTreeMap<Arc<str>, Instant>,
+    lease: Duration,
+}
+
+type CallResult = (u64, Group, Result<Answer, StoreError>);
+
+/// Runs until `stop` fires and everything sent before it is delivered (the
+/// caller bounds that wait by dropping this future).
 pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: CancellationToken) {
     let max = shared.config.ack_batch_size;
-    let mut batch = Vec::with_capacity(max);
+    let mut w = Writer {
+        shared: shared.clone(),
+        max,
+        fresh: BTreeMap::new(),
+        busy: BTreeSet::new(),
+        waiting: Vec::new(),
+        in_flight_failing: BTreeMap::new(),
+        calls: 0,
+        landed: BTreeMap::new(),
+        lease: Duration::from_millis(shared.store.config().lease_ttl_ms),
+    };
+    let mut calls = FuturesUnordered::new();
+    let mut received = Vec::with_capacity(max);
     let mut closed = false;
+    // Back-pressure: stop taking deliveries while this many are owed.
+    let owed_bound = max.max(w.shared.config.concurrency) * 4;
     loop {
-        let received = tokio::select! {
+        let next_due = w.waiting.iter().map(|(due, _)| *due).min();
+        let room = !closed && w.owed() < owed_bound;
+        tokio::select! {
             biased;
-            n = rx.recv_many(&mut batch, max) => n,
             () = stop.cancelled(), if !closed => {
                 // No new deliveries; what is queued is still delivered.
                 rx.close();
                 closed = true;
-                continue;
             }
-        };
-        if received == 0 {
+            Some((call, group, answer)) = calls.next() => w.answered(call, group, answer),
+            n = rx.recv_many(&mut received, max), if room => {
+                if n == 0 {
+                    closed = true;
+                } else {
+                    gather(&mut rx, &mut received, max).await;
+                    for delivery in received.drain(..) {
+                        w.fresh.entry(delivery.lane()).or_default().push(Owed {
+                            delivery,
+                            uncertain: false,
+                            failing_since: None,
+                        });
+                    }
+                }
+            }
+            () = sleep_until(next_due), if next_due.is_some() => {}
+        }
+        for group in w.launchable() {
+            calls.push(w.call(group));
+        }
+        w.report_stuck();
+        if closed && rx.is_empty() && calls.is_empty() && w.owed() == 0 {
             return;
         }
-        gather(&mut rx, &mut batch, max).await;
-        let mut acks: BTreeMap<Arc<str>, (Vec<AckItem>, Vec<&'static str>)> = BTreeMap::new();
-        let mut parks: BTreeMap<Arc<str>, Vec<ParkItem>> = BTreeMap::new();
-        for delivery in batch.drain(..) {
-            match delivery {
-                Delivery::Ack { queue, item, code } => {
-                    let entry = acks.entry(queue).or_default();
-                    entry.0.push(item);
-                    entry.1.push(code);
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    if let Some(due) = due {
+        tokio::time::sleep_until(due).await;
+    }
+}
+
+impl Writer {
+    fn owed(&self) -> usize {
+        self.fresh.values().map(Vec::len).sum::<usize>()
+            + self
+                .waiting
+                .iter()
+                .map(|(_, g)| g.items.len())
+                .sum::<usize>()
+    }
+
+    /// Due retry groups, and a batch from every idle lane.
+    fn launchable(&mut self) -> Vec<Group> {
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(at, _)| *at <= now);
+        self.waiting = later;
+        let mut out: Vec<Group> = due.into_iter().map(|(_, g)| g).collect();
+        for (lane, items) in &mut self.fresh {
+            if items.is_empty() || self.busy.contains(lane) {
+                continue;
+            }
+            let rest = items.split_off(self.max.min(items.len()));
+            let batch = std::mem::replace(items, rest);
+            self.busy.insert(lane.clone());
+            out.push(Group {
+                lane: lane.clone(),
+                items: batch,
+                attempts: 0,
+                fresh: true,
+            });
+        }
+        self.fresh.retain(|_, items| !items.is_empty());
+        out
+    }
+
+    fn call(&mut self, group: Group) -> impl Future<Output = CallResult> + use<> {
+        self.calls += 1;
+        let call = self.calls;
+        if let Some(since) = group.items.iter().filter_map(|o| o.failing_since).min() {
+            self.in_flight_failing.insert(call, since);
+        }
+        let shared = self.shared.clone();
+        async move {
+            let queue = group.lane.0.clone();
+            let answer = match group.lane.1 {
+                Kind::Ack => {
+                    let items: Vec<AckItem> = group
+                        .items
+                        .iter()
+                        .filter_map(|o| match &o.delivery {
+                            Delivery::Ack { item, .. } => Some(item.clone()),
+                            Delivery::Park { .. } => None,
+                        })
+                        .collect();
+                    shared
+                        .store
+                        .ack(&queue, &shared.owner, &items)
+                        .await
+                        .map(Answer::Acks)
                 }
-                Delivery::Park { queue, item } => parks.entry(queue).or_default().push(item),
+                Kind::Park => {
+                    let items: Vec<ParkItem> = group
+                        .items
+                        .iter()
+                        .filter_map(|o| match &o.delivery {
+                            Delivery::Park { item, .. } => Some(item.clone()),
+                            Delivery::Ack { .. } => None,
+                        })
+                        .collect();
+                    shared
+                        .store
+                        .park_retry(&queue, &shared.owner, &items)
+                        .await
+                        .map(Answer::Parks)
+                }
+            };
+            (call, group, answer)
+        }
+    }
+
+    fn answered(&mut self, call: u64, mut group: Group, answer: Result<Answer, StoreError>) {
+        self.in_flight_failing.remove(&call);
+        if group.fresh {
+            self.busy.remove(&group.lane);
+            group.fresh = false;
+        }
+        let error = match answer {
+            Ok(answer) => {
+                self.landed.insert(group.lane.0.clone(), Instant::now());
+                return account(&self.shared, &group, answer);
+            }
+            Err(error) => error,
+        };
+        self.shared.note_store_error(&error);
+        let now = Instant::now();
+        for owed in &mut group.items {
+            owed.uncertain |= error.may_have_happened();
+            owed.failing_since.get_or_insert(now);
+        }
+        group.attempts += 1;
+        let what = match group.lane.1 {
+            Kind::Ack => "ack",
+            Kind::Park => "park_retry",
+        };
+        let queue = group.lane.0.clone();
+        let failing_since = group.items[0].failing_since.unwrap_or(now);
+        let singled_out = group.items.len() == 1
+            && now.duration_since(failing_since) > self.lease
+            && !error.is_out_of_memory()
+            && self
+                .landed
+                .get(&group.lane.0)
+                .is_some_and(|t| *t > failing_since);
+        let step = if singled_out {
+            Step::GiveUp
+        } else {
+            next_step(&error, group.items.len(), group.attempts)
+        };
+        match step {
+            Step::Retry(wait) => {
+                tracing::warn!(%queue, items = group.items.len(), %error, retry_in = ?wait, "{what} failed; retrying");
+                self.waiting.push((now + wait, group));
+            }
+            Step::Split(wait) => {
+                tracing::warn!(%queue, items = group.items.len(), %error, retry_in = ?wait, "{what} failed; resending the batch in halves to isolate the cause");
+                let half = group.items.split_off(group.items.len() / 2);
+                // Halves start their backoff afresh: isolating one bad item
+                // in a batch of n takes log2(n) rounds, not minutes.
+                group.attempts = 0;
+                let other = Group {
+                    lane: group.lane.clone(),
+                    items: half,
+                    attempts: 0,
+                    fresh: false,
+                };
+                self.waiting.push((now + wait, group));
+                self.waiting.push((now + wait, other));
+            }
+            Step::GiveUp => {
+                for owed in group.items {
+                    let (queue, generation) = owed.delivery.claim();
+                    tracing::error!(%queue, request = %generation, %error, "{what} refused for this request alone; giving up: its claim lapses and it is redelivered (the delivery limit ends it in the dead set)");
+                    crate::metrics::given_up(queue, what);
+                    self.shared.held.remove(queue, generation);
+                    self.shared
+                        .stats
+                        .given_up
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         }
-        for (queue, (items, codes)) in acks {
-            deliver_acks(&shared, &queue, &items, &codes).await;
-        }
-        for (queue, items) in parks {
-            deliver_parks(&shared, &queue, &items).await;
-        }
+    }
+
+    /// Publishes since when the oldest delivery still owed has been failing.
+    fn report_stuck(&self) {
+        let oldest = self
+            .waiting
+            .iter()
+            .flat_map(|(_, g)| g.items.iter().filter_map(|o| o.failing_since))
+            .chain(self.in_flight_failing.values().copied())
+            .min();
+        self.shared.signals.set_writer_failing_since(oldest);
     }
 }
 
@@ -109,85 +372,6 @@ async fn gather(rx: &mut mpsc::Receiver<Delivery>, batch: &mut Vec<Delivery>, ma
         }
         if batch.len() == before {
             return;
-        }
-    }
-}
-
-async fn deliver_acks(
-    shared: &Shared,
-    queue: &Arc<str>,
-    items: &[AckItem],
-    codes: &[&'static str],
-) {
-    let Some(outcomes) =
-        retry_until_answered("ack", || shared.store.ack(queue, &shared.owner, items)).await
-    else {
-        forget(shared, queue, items.iter().map(|i| &i.generation));
-        return;
-    };
-    let mut suppressed = 0;
-    for ((item, outcome), code) in items.iter().zip(&outcomes).zip(codes) {
-        shared.held.remove(queue, &item.generation);
-        if outcome.pushed {
-            metrics::result(queue, code);
-            shared.stats.records_pushed.fetch_add(1, Ordering::Relaxed);
-        } else {
-            suppressed += 1;
-        }
-    }
-    if suppressed > 0 {
-        metrics::duplicates_suppressed(queue, suppressed);
-        shared
-            .stats
-            .duplicates_suppressed
-            .fetch_add(suppressed, Ordering::Relaxed);
-    }
-}
-
-async fn deliver_parks(shared: &Shared, queue: &Arc<str>, items: &[ParkItem]) {
-    let outcomes = retry_until_answered("park_retry", || {
-        shared.store.park_retry(queue, &shared.owner, items)
-    })
-    .await;
-    forget(shared, queue, items.iter().map(|i| &i.generation));
-    let parked = outcomes.unwrap_or_default().iter().filter(|p| **p).count();
-    metrics::retries(queue, parked);
-    shared.stats.retries.fetch_add(parked, Ordering::Relaxed);
-}
-
-/// Stops holding claims whose delivery is done or impossible. A claim the
-/// store refused to settle lapses and is redelivered: nothing is lost.
-fn forget<'a>(
-    shared: &Shared,
-    queue: &Arc<str>,
-    generations: impl Iterator<Item = &'a claim_core::Generation>,
-) {
-    for generation in generations {
-        shared.held.remove(queue, generation);
-    }
-}
-
-/// Calls `op` until the store answers; `None` when it refuses the input. Both kinds of failure are retried:
-/// a failed call did nothing, and an indeterminate one is harmless to repeat
-/// because every writer operation is idempotent or owner-checked.
-async fn retry_until_answered<T, F, Fut>(what: &str, op: F) -> Option<T>
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<T, claim_core::StoreError>>,
-{
-    let mut backoff = Duration::from_millis(50);
-    loop {
-        match op().await {
-            Ok(answer) => return Some(answer),
-            Err(e @ claim_core::StoreError::InvalidInput { .. }) => {
-                tracing::error!(error = %e, "{what} refused; its claims will lapse and be redelivered");
-                return None;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, retry_in = ?backoff, "{what} failed; retrying");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-            }
         }
     }
 }

@@ -184,6 +184,8 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
             "adjust the flags or config fields named",
         )
     })?;
+    super::bounds::check_bounds(&store, &runtime)?;
+    super::bounds::check_key_names(&store, &runtime)?;
 
     let addr = |port: u16| (port != 0).then(|| SocketAddr::new(args.bind_address, port));
     Ok(ProcessorSettings {

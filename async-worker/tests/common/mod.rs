@@ -64,7 +64,14 @@ pub async fn go_submit(
     deadline: i64,
     payload: serde_json::Value,
 ) {
-    let member = Envelope::new(id, token(id), deadline, payload).to_bytes();
+    go_submit_envelope(conn, &Envelope::new(id, token(id), deadline, payload)).await;
+}
+
+/// [`go_submit`] of a prepared envelope (to a chosen result list, say).
+pub async fn go_submit_envelope(conn: &mut MultiplexedConnection, envelope: &Envelope) {
+    let id = envelope.data.id.as_str();
+    let deadline = envelope.data.deadline;
+    let member = envelope.to_bytes();
     // Go's SET EX refuses a TTL below 1 s; a late request keeps its key 1 s.
     let ttl = (deadline - unix_now()).max(1);
     redis::pipe()
@@ -73,7 +80,7 @@ pub async fn go_submit(
         .ignore()
         .cmd("SET")
         .arg(wire::active_key(id))
-        .arg(token(id))
+        .arg(&envelope.internal.request_token)
         .arg("EX")
         .arg(ttl)
         .ignore()

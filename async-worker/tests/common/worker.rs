@@ -15,6 +15,7 @@ pub const DRAIN: Duration = Duration::from_secs(10);
 pub struct Worker {
     child: Child,
     metrics_port: u16,
+    health_port: u16,
     log: PathBuf,
 }
 
@@ -27,6 +28,17 @@ impl Worker {
 
     /// The same with the drain timeout `drain` (Go syntax).
     pub fn start_draining(redis_url: &str, gateway: &str, lease: &str, drain: &str) -> Worker {
+        Worker::start_with(redis_url, gateway, lease, drain, &[])
+    }
+
+    /// The same with `extra` flags after the standard ones.
+    pub fn start_with(
+        redis_url: &str,
+        gateway: &str,
+        lease: &str,
+        drain: &str,
+        extra: &[&str],
+    ) -> Worker {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let log = std::env::temp_dir().join(format!(
@@ -50,6 +62,7 @@ impl Worker {
         ];
         let child = Command::new(BINARY)
             .args(args)
+            .args(extra)
             .env_remove("REDIS_URL")
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
@@ -60,6 +73,7 @@ impl Worker {
         Worker {
             child,
             metrics_port,
+            health_port,
             log,
         }
     }
@@ -90,6 +104,11 @@ impl Worker {
         }
     }
 
+    /// The whole log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     pub fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
@@ -104,6 +123,28 @@ impl Worker {
         let status = response.lines().next().unwrap_or_default();
         assert!(status.contains(" 200 "), "metrics answer: {response}");
         response
+    }
+
+    /// The HTTP status of `GET <path>` on the health port (0 when it does not answer).
+    pub async fn health_status(&self, path: &str) -> u16 {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let answer = async {
+            let mut stream =
+                tokio::net::TcpStream::connect(("127.0.0.1", self.health_port)).await?;
+            let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+            stream.write_all(request.as_bytes()).await?;
+            let mut response = String::new();
+            stream.read_to_string(&mut response).await?;
+            std::io::Result::Ok(response)
+        };
+        match tokio::time::timeout(Duration::from_secs(2), answer).await {
+            Ok(Ok(response)) => response
+                .split(' ')
+                .nth(1)
+                .and_then(|code| code.parse().ok())
+                .unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// `GET /metrics` once the endpoint listens (it starts after Redis connects).

@@ -1,0 +1,85 @@
+//! Claiming a batch the store refused for good in halves, so one bad member cannot hold up the rest of its poll.
+
+use super::Shared;
+use super::consumer::{Candidate, dispatch};
+use super::release::release_retrying;
+use crate::config::QueueSpec;
+use claim_core::Generation;
+use claim_core::store::ClaimRequest;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What one poll's claims did.
+#[derive(Default)]
+pub(super) struct Poll {
+    /// Members another replica took first.
+    pub lost: usize,
+    /// A claim call failed for a reason not about its members: pause before the next poll.
+    pub failed: bool,
+    /// At least one claim call was answered.
+    pub answered: bool,
+    /// Members refused on their own, with the refusal.
+    pub refused: Vec<(Candidate, claim_core::StoreError)>,
+}
+
+/// Claims a refused batch in halves, down to single members, dispatching
+/// what is claimed and collecting the members refused alone. At most
+/// 2n - 1 calls for n members, once per poll (and a refused poll is
+/// followed by a pause), so even a store that refuses everything costs a
+/// bounded number of calls per poll interval.
+pub(super) async fn isolate(
+    shared: &Arc<Shared>,
+    spec: &QueueSpec,
+    queue: &Arc<str>,
+    mut refused: Vec<Candidate>,
+    error: claim_core::StoreError,
+    stop: &CancellationToken,
+    poll: &mut Poll,
+) {
+    if refused.len() == 1 {
+        poll.refused.extend(refused.pop().map(|c| (c, error)));
+        return;
+    }
+    let half = refused.split_off(refused.len() / 2);
+    let mut stack = vec![half, refused];
+    while let Some(mut chunk) = stack.pop() {
+        let items: Vec<ClaimRequest> = chunk
+            .iter()
+            .map(|c| ClaimRequest {
+                member: c.entry.member.clone(),
+                generation: c.generation.clone(),
+            })
+            .collect();
+        match shared.store.claim(queue, &shared.owner, &items).await {
+            Ok(outcomes) => {
+                poll.answered = true;
+                poll.lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await;
+            }
+            Err(e) if e.is_transient() => {
+                shared.note_store_error(&e);
+                poll.failed = true;
+                if e.may_have_happened() {
+                    let generations: Vec<Generation> =
+                        chunk.into_iter().map(|c| c.generation).collect();
+                    release_retrying(
+                        shared,
+                        queue,
+                        &generations,
+                        "after an unknown claim outcome",
+                    )
+                    .await;
+                }
+            }
+            Err(e) if chunk.len() == 1 => {
+                shared.note_store_error(&e);
+                poll.refused.extend(chunk.pop().map(|c| (c, e)));
+            }
+            Err(e) => {
+                shared.note_store_error(&e);
+                let half = chunk.split_off(chunk.len() / 2);
+                stack.push(half);
+                stack.push(chunk);
+            }
+        }
+    }
+}

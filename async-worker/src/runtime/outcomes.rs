@@ -1,0 +1,73 @@
+//! What the writer does with the store's per-item answers: counters, metrics, logs, and letting go of settled claims.
+//!
+//! An ack answered `pushed: false` means a terminal record already existed.
+//! When an earlier call carrying the same item failed `Indeterminate`, that
+//! record is most likely this runtime's own (the uncertain call landed), so
+//! it is counted as a retried ack that had landed, not as a suppressed
+//! duplicate: `async_duplicate_results_suppressed_total` keeps one meaning.
+
+use super::Shared;
+use super::writer::{Delivery, Group};
+use crate::metrics;
+use claim_core::store::AckOutcome;
+use std::sync::atomic::Ordering;
+
+/// The store's answer to one writer call, item by item.
+#[derive(Debug)]
+pub(super) enum Answer {
+    Acks(Vec<AckOutcome>),
+    Parks(Vec<bool>),
+}
+
+/// Accounts for every item of an answered call and forgets its claim.
+pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
+    let queue = &group.lane.0;
+    let stats = &shared.stats;
+    let mut suppressed = 0;
+    let mut landed_before = 0;
+    let mut parked = 0;
+    for (i, owed) in group.items.iter().enumerate() {
+        let (_, generation) = owed.delivery.claim();
+        shared.held.remove(queue, generation);
+        match (&owed.delivery, &answer) {
+            (Delivery::Ack { code, .. }, Answer::Acks(outcomes)) => {
+                let outcome = outcomes.get(i).copied().unwrap_or_default();
+                if outcome.dead_lettered {
+                    tracing::warn!(%queue, request = %generation, "result list cannot take a record; the request moved to the dead set with the reason");
+                    metrics::dead_lettered(queue, "unusable_result_list", 1);
+                    stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
+                } else if outcome.pushed {
+                    metrics::result(queue, code);
+                    stats.records_pushed.fetch_add(1, Ordering::Relaxed);
+                } else if owed.uncertain {
+                    landed_before += 1;
+                } else {
+                    suppressed += 1;
+                }
+            }
+            (Delivery::Park { .. }, Answer::Parks(outcomes))
+                if outcomes.get(i).copied().unwrap_or(false) =>
+            {
+                parked += 1;
+            }
+            // A group holds one kind; its call answers in that kind.
+            _ => {}
+        }
+    }
+    if suppressed > 0 {
+        metrics::duplicates_suppressed(queue, suppressed);
+        stats
+            .duplicates_suppressed
+            .fetch_add(suppressed, Ordering::Relaxed);
+    }
+    if landed_before > 0 {
+        metrics::retried_acks_landed(queue, landed_before);
+        stats
+            .retried_acks_landed
+            .fetch_add(landed_before, Ordering::Relaxed);
+    }
+    if parked > 0 {
+        metrics::retries(queue, parked);
+        stats.retries.fetch_add(parked, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,298 @@
+//! A `ClaimStore` over the memory store whose faults a test scripts: refuse acks aimed at a list, fail a queue's acks, hang, run out of memory, fail releases.
+//!
+//! Unlike the conformance suite's random `UnreliableStore`, each fault here
+//! is exact and may never heal, which is what the isolation tests need.
+
+use async_trait::async_trait;
+use claim_core::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
+    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+};
+use claim_core::{ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_memory::MemoryStore;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// What the store does wrong; every field starts off harmless.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Any ack batch holding a record for this list is refused (`Rejected`), as Redis refuses a wrong-type key.
+    pub refuse_acks_to: Mutex<Option<String>>,
+    /// Those refusals claim to be transient (`Failed`), as a misclassified server error would.
+    pub refuse_transiently: AtomicBool,
+    /// Acks of records for this list are answered `dead_lettered` (the member
+    /// moved to the dead set, its claim dropped), as the store does for a
+    /// result list that cannot take a record.
+    pub dead_letter_acks_to: Mutex<Option<String>>,
+    /// Every ack of this queue fails transiently, for as long as it is set.
+    pub fail_acks_of_queue: Mutex<Option<String>>,
+    /// Acks answer out of memory while set.
+    pub acks_out_of_memory: AtomicBool,
+    /// Every operation hangs while set (a server that accepts and never answers).
+    pub hang: AtomicBool,
+    /// This many release calls fail (`Failed`) before releases work again.
+    pub failing_releases: AtomicUsize,
+    /// This many ack calls land and then answer `Indeterminate` (a reply lost after the script ran).
+    pub acks_landing_unanswered: AtomicUsize,
+    /// Any claim batch holding a member whose bytes contain this is refused (`Rejected`).
+    pub refuse_claims_of: Mutex<Option<String>>,
+    /// Claim calls made, whatever their answer.
+    pub claim_calls: AtomicUsize,
+    /// Fired after a claim lands (to race a shutdown against a hand-off).
+    pub after_claim: Mutex<Option<CancellationToken>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FaultyStore {
+    pub inner: MemoryStore,
+    pub faults: std::sync::Arc<Faults>,
+    /// Ack calls made, whatever their answer.
+    pub ack_calls: std::sync::Arc<AtomicUsize>,
+}
+
+impl FaultyStore {
+    pub fn new(inner: MemoryStore) -> Self {
+        FaultyStore {
+            inner,
+            faults: Default::default(),
+            ack_calls: Default::default(),
+        }
+    }
+
+    async fn gate(&self) {
+        while self.faults.hang.load(Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl FaultyStore {
+    /// Acks `items`, dead-lettering those aimed at `list` (sweep, then dead_letter).
+    async fn ack_dead_lettering(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+        list: &str,
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        let claims = self.inner.claims(queue).await?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            if item.result_list != list {
+                out.extend(
+                    self.inner
+                        .ack(queue, owner, std::slice::from_ref(item))
+                        .await?,
+                );
+                continue;
+            }
+            let held = claims.iter().find(|c| c.generation == item.generation);
+            let mut dropped = false;
+            if let Some(claim) = held {
+                dropped = self
+                    .inner
+                    .sweep(queue, owner, std::slice::from_ref(&item.generation))
+                    .await?[0];
+                let reason = format!("result list \"{list}\" holds a zset");
+                self.inner
+                    .dead_letter(queue, &claim.member, &reason)
+                    .await?;
+            }
+            out.push(AckOutcome {
+                pushed: false,
+                claim_dropped: dropped,
+                dead_lettered: true,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl ClaimStore for FaultyStore {
+    fn config(&self) -> &StoreConfig {
+        self.inner.config()
+    }
+    async fn now(&self) -> Result<Millis, StoreError> {
+        self.gate().await;
+        self.inner.now().await
+    }
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.gate().await;
+        self.inner.ping().await
+    }
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+        self.inner.submit(queue, submission).await
+    }
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.cancel(id).await
+    }
+    async fn peek(
+        &self,
+        q: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError> {
+        self.gate().await;
+        self.inner.peek(q, offset, limit).await
+    }
+    async fn claim(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        self.gate().await;
+        self.faults.claim_calls.fetch_add(1, Ordering::SeqCst);
+        let refused = self.faults.refuse_claims_of.lock().unwrap().clone();
+        if let Some(needle) = refused
+            && items.iter().any(|i| {
+                i.member
+                    .as_bytes()
+                    .windows(needle.len())
+                    .any(|w| w == needle.as_bytes())
+            })
+        {
+            return Err(StoreError::rejected(
+                "claim",
+                "ERR user_script: WRONGTYPE Operation against a key holding the wrong kind of value",
+            ));
+        }
+        let answer = self.inner.claim(queue, owner, items).await;
+        if let Some(token) = self.faults.after_claim.lock().unwrap().take() {
+            token.cancel();
+        }
+        answer
+    }
+    async fn renew(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError> {
+        self.gate().await;
+        self.inner.renew(queue, owner, generations).await
+    }
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        self.gate().await;
+        self.inner.cancelled(generations).await
+    }
+    async fn ack(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        self.ack_calls.fetch_add(1, Ordering::SeqCst);
+        self.gate().await;
+        if self.faults.acks_out_of_memory.load(Ordering::SeqCst) {
+            return Err(StoreError::out_of_memory("ack", "OOM command not allowed"));
+        }
+        if self.faults.fail_acks_of_queue.lock().unwrap().as_deref() == Some(queue) {
+            return Err(StoreError::failed("ack", "connection refused"));
+        }
+        let refused = self.faults.refuse_acks_to.lock().unwrap().clone();
+        if let Some(list) = refused
+            && items.iter().any(|i| i.result_list == list)
+        {
+            let detail = "WRONGTYPE Operation against a key holding the wrong kind of value";
+            if self.faults.refuse_transiently.load(Ordering::SeqCst) {
+                return Err(StoreError::failed("ack", detail));
+            }
+            return Err(StoreError::rejected("ack", detail));
+        }
+        let dead_list = self.faults.dead_letter_acks_to.lock().unwrap().clone();
+        if let Some(list) = dead_list
+            && items.iter().any(|i| i.result_list == list)
+        {
+            return self.ack_dead_lettering(queue, owner, items, &list).await;
+        }
+        let answer = self.inner.ack(queue, owner, items).await;
+        let unanswered = &self.faults.acks_landing_unanswered;
+        if unanswered
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(StoreError::indeterminate("ack", "no answer within 5s"));
+        }
+        answer
+    }
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.gate().await;
+        let failing = &self.faults.failing_releases;
+        if failing
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(StoreError::failed("release", "connection reset"));
+        }
+        self.inner.release(queue, owner, generations).await
+    }
+    async fn sweep(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.gate().await;
+        self.inner.sweep(queue, owner, generations).await
+    }
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.gate().await;
+        self.inner.park_retry(queue, owner, items).await
+    }
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+        self.gate().await;
+        self.inner.promote_due(limit).await
+    }
+    async fn reclaim_expired(
+        &self,
+        queue: &str,
+        limit: usize,
+    ) -> Result<ReclaimReport, StoreError> {
+        self.gate().await;
+        self.inner.reclaim_expired(queue, limit).await
+    }
+    async fn dead_letter(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        self.gate().await;
+        self.inner.dead_letter(queue, member, reason).await
+    }
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+        self.gate().await;
+        self.inner.depths(queue).await
+    }
+    async fn retry_depth(&self) -> Result<usize, StoreError> {
+        self.inner.retry_depth().await
+    }
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+        self.inner.claims(queue).await
+    }
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+        self.inner.dead_entries(queue).await
+    }
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        self.inner.retry_entries().await
+    }
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+        self.inner.results(list).await
+    }
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+        self.inner.is_terminal(generation).await
+    }
+}

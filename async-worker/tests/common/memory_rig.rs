@@ -1,0 +1,154 @@
+//! The memory-store rig of the isolation and counter tests: a runtime over a `FaultyStore`, paused time, submit and read back.
+#![allow(dead_code)]
+
+use super::faulty::FaultyStore;
+
+use async_trait::async_trait;
+use async_worker::{
+    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, RuntimeConfig,
+    TokioClock,
+};
+use claim_core::store::{StoreConfig, Submission};
+use claim_core::wire::{Envelope, ErrorCode};
+use claim_core::{ClaimStore, Generation, Millis};
+use claim_memory::MemoryStore;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub const A: &str = "queue-a";
+pub const B: &str = "queue-b";
+pub const RESULTS: &str = "results";
+pub const POISON_LIST: &str = "poison-list";
+pub const START: Millis = Millis(1_700_000_000_000);
+pub const LEASE: Duration = Duration::from_secs(30);
+pub const DRAIN: Duration = Duration::from_secs(10);
+
+/// Answers every request at once, except `slow-*` (20 s) and `hang-*` (until stopped).
+pub struct Answering;
+
+#[async_trait]
+impl Handler for Answering {
+    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
+        let id = request.generation.id.as_str();
+        if id.starts_with("hang") {
+            cancel.cancelled().await;
+            return HandlerOutcome::error(ErrorCode::InferenceError, "stopped");
+        }
+        if id.starts_with("slow") {
+            tokio::time::sleep(Duration::from_secs(20)).await;
+        }
+        HandlerOutcome::Success {
+            status: 200,
+            body: format!("answer to {id}"),
+        }
+    }
+}
+
+pub struct Setup {
+    pub memory: MemoryStore,
+    pub store: FaultyStore,
+    pub clock: Arc<TokioClock>,
+}
+
+pub fn setup() -> Setup {
+    let clock = Arc::new(TokioClock::starting_at(START));
+    let config = StoreConfig {
+        lease_ttl_ms: LEASE.as_millis() as u64,
+        max_deliveries: 2,
+        default_result_list: RESULTS.into(),
+        ..StoreConfig::default()
+    };
+    let memory = MemoryStore::with_clock(config, clock.clone());
+    Setup {
+        store: FaultyStore::new(memory.clone()),
+        memory,
+        clock,
+    }
+}
+
+/// A runtime over the faulty store draining `queues` (no result list override: members name theirs).
+pub fn runtime(s: &Setup, queues: &[&str]) -> Runtime {
+    let config = RuntimeConfig {
+        queues: queues.iter().map(|q| QueueSpec::new(*q)).collect(),
+        concurrency: 8,
+        batch_size: 10,
+        poll_interval: Duration::from_millis(100),
+        reclaim_interval: Duration::from_secs(5),
+        drain_timeout: DRAIN,
+        default_result_list: RESULTS.into(),
+        ..RuntimeConfig::default()
+    };
+    Runtime::with_clock(
+        Arc::new(s.store.clone()),
+        Arc::new(Answering),
+        Arc::new(OpenGate),
+        config,
+        s.clock.clone(),
+    )
+}
+
+/// Submits request `id` to `queue`, its record aimed at `list`.
+pub async fn submit(s: &Setup, queue: &str, id: &str, list: &str) {
+    let deadline = (START.0 / 1000) as i64 + 3600;
+    let mut envelope = Envelope::new(id, format!("tok-{id}"), deadline, serde_json::json!({}));
+    envelope.internal.result_queue_name = list.into();
+    let submission = Submission {
+        member: envelope.to_bytes().into(),
+        generation: Generation::new(id, format!("tok-{id}")),
+        deadline,
+    };
+    s.memory.submit(queue, &submission).await.unwrap();
+}
+
+/// The ids with a record in `list`, one entry per record.
+pub async fn answered(s: &Setup, list: &str) -> Vec<String> {
+    let mut ids: Vec<String> = s
+        .memory
+        .results(list)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let v: serde_json::Value = serde_json::from_slice(r.as_bytes()).unwrap();
+            v["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+pub fn ids(prefix: &str, n: usize) -> Vec<String> {
+    let mut ids: Vec<String> = (0..n).map(|i| format!("{prefix}-{i:02}")).collect();
+    ids.sort();
+    ids
+}
+
+/// Polls (in paused time) until `done` holds, failing after `bound`.
+pub async fn within(bound: Duration, what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let started = Instant::now();
+    while !done().await {
+        assert!(started.elapsed() < bound, "no {what} within {bound:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+pub fn start(rt: Runtime) -> (CancellationToken, JoinHandle<RunReport>) {
+    let token = CancellationToken::new();
+    let handle = tokio::spawn(rt.run(token.clone()));
+    (token, handle)
+}
+
+/// Shuts down and asserts the run ends within the drain timeout plus 10 s.
+pub async fn stop_within_bound(
+    token: CancellationToken,
+    handle: JoinHandle<RunReport>,
+) -> RunReport {
+    token.cancel();
+    tokio::time::timeout(DRAIN + Duration::from_secs(10), handle)
+        .await
+        .expect("shutdown ends within the drain timeout plus 10 s")
+        .unwrap()
+}
