@@ -6,7 +6,7 @@ mod faulty;
 mod rig;
 
 use claim_core::ClaimStore;
-use claim_core::store::{AckItem, ClaimRequest};
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest};
 use claim_core::wire::ResultRecord;
 use claim_core::{Generation, OwnerToken};
 use rig::*;
@@ -55,10 +55,15 @@ async fn a_pending_copy_of_an_answered_generation_is_counted_as_dropped_at_claim
         member: member.clone(),
         generation: generation.clone(),
     };
-    s.memory.claim(A, &other, &[claim]).await.unwrap();
+    let claimed = s.memory.claim(A, &other, &[claim]).await.unwrap();
+    let ClaimOutcome::Claimed { score, .. } = claimed[0] else {
+        panic!("the first claim takes the member: {claimed:?}");
+    };
     let record = ResultRecord::success("dup-1", 200, "first");
     let ack = AckItem {
         generation,
+        member,
+        score,
         result_list: RESULTS.into(),
         record: record.to_json_bytes().into(),
     };

@@ -1,10 +1,13 @@
 //! What the writer does with the store's per-item answers: counters, metrics, logs, and letting go of settled claims.
 //!
 //! An ack answered `pushed: false` means a terminal record already existed.
-//! When an earlier call carrying the same item failed `Indeterminate`, that
-//! record is most likely this runtime's own (the uncertain call landed), so
-//! it is counted as a retried ack that had landed, not as a suppressed
-//! duplicate: `async_duplicate_results_suppressed_total` keeps one meaning.
+//! When an earlier call carrying the same item failed `Indeterminate` and
+//! the store says the live marker was written by this very record
+//! (`own_record_landed`: same digest), the uncertain call landed: it is
+//! counted as a retried ack that had landed, not as a suppressed duplicate,
+//! so `async_duplicate_results_suppressed_total` keeps one meaning. (Either
+//! test alone could misfile: an identical record from another replica, or
+//! another replica's record after our uncertain call failed before running.)
 
 use super::Shared;
 use super::writer::{Delivery, Group};
@@ -39,7 +42,7 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
                 } else if outcome.pushed {
                     metrics::result(queue, code);
                     stats.records_pushed.fetch_add(1, Ordering::Relaxed);
-                } else if owed.uncertain {
+                } else if owed.uncertain && outcome.own_record_landed {
                     landed_before += 1;
                 } else {
                     suppressed += 1;

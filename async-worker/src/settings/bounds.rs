@@ -1,23 +1,17 @@
 //! The limits every setting must stay within, in one place, and the startup check of configured key names.
 //!
-//! The store engineer is moving the store-side bounds (lease, dedup TTL,
-//! largest batch a script handles) into `claim_core::store::StoreConfig::validate`
-//! and its constants; until they land they live here, and
-//! [`check_bounds`] runs after that `validate`, so whichever is stricter wins.
+//! The store-side limits (shortest lease, longest dedup TTL, largest batch a
+//! script call takes) are claim-core's constants, which `StoreConfig::validate`
+//! enforces too; [`check_bounds`] runs first so the message names the flag
+//! and the config field an operator sets.
 
 use super::error::SettingsError;
 use crate::config::RuntimeConfig;
 use claim_core::store::StoreConfig;
+pub use claim_core::store::{
+    MAX_BATCH, MAX_RESULT_DEDUP_TTL_MS as MAX_DEDUP_TTL_MS, MIN_LEASE_TTL_MS as MIN_LEASE_MS,
+};
 
-/// Shortest lease: heartbeats renew every ttl/3, which must be at least 1 s.
-pub const MIN_LEASE_MS: u64 = 3_000;
-/// Longest terminal-marker lifetime (Redis keeps any TTL, but a marker this
-/// old only costs memory: a redelivery chain is minutes to hours long).
-pub const MAX_DEDUP_TTL_MS: u64 = 30 * 24 * 3_600 * 1_000;
-/// Largest claim batch (`batch_size`): members per claim script call. The
-/// scripts unpack their arguments onto Lua's stack, which holds about 8000
-/// values; a claim item takes a few.
-pub const MAX_BATCH: usize = 1_000;
 /// Most requests handled at once per replica: bounds the ack and renew
 /// batches the runtime builds from held claims (chunked, but each chunk
 /// still travels in one call) and the memory held for them.
@@ -29,10 +23,11 @@ pub fn check_bounds(store: &StoreConfig, runtime: &RuntimeConfig) -> Result<(), 
         return Err(SettingsError::invalid(
             "claim lease TTL (--claim-lease-ttl / claim_lease_ttl_seconds)",
             format!(
-                "{} ms is below the minimum of 3 s (heartbeats renew every ttl/3, at least 1 s apart)",
-                store.lease_ttl_ms
+                "{} ms is below the minimum of {} s (heartbeats renew every ttl/3, at least 1 s apart)",
+                store.lease_ttl_ms,
+                MIN_LEASE_MS / 1000
             ),
-            "set it to 3s or more",
+            format!("set it to {}s or more", MIN_LEASE_MS / 1000),
         ));
     }
     if store.result_dedup_ttl_ms > MAX_DEDUP_TTL_MS {
@@ -42,7 +37,7 @@ pub fn check_bounds(store: &StoreConfig, runtime: &RuntimeConfig) -> Result<(), 
                 "{} s is above the maximum of 30 days",
                 store.result_dedup_ttl_ms / 1000
             ),
-            "set it to 30 days (2592000 s) or less",
+            format!("set it to 30 days ({} s) or less", MAX_DEDUP_TTL_MS / 1000),
         ));
     }
     if runtime.batch_size > MAX_BATCH {

@@ -149,13 +149,6 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
             })
             .collect(),
     };
-    store.validate().map_err(|detail| {
-        SettingsError::invalid(
-            "claim settings",
-            detail,
-            "adjust the flags or config fields named",
-        )
-    })?;
 
     let poll_interval = Duration::from_millis(poll_ms);
     let runtime = RuntimeConfig {
@@ -185,6 +178,13 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         )
     })?;
     super::bounds::check_bounds(&store, &runtime)?;
+    store.validate().map_err(|detail| {
+        SettingsError::invalid(
+            "claim settings",
+            detail,
+            "adjust the flags or config fields named",
+        )
+    })?;
     super::bounds::check_key_names(&store, &runtime)?;
 
     let addr = |port: u16| (port != 0).then(|| SocketAddr::new(args.bind_address, port));

@@ -103,6 +103,7 @@ impl FaultyStore {
                 pushed: false,
                 claim_dropped: dropped,
                 dead_lettered: true,
+                own_record_landed: false,
             });
         }
         Ok(out)
