@@ -144,23 +144,26 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
     };
     let mut calls = FuturesUnordered::new();
     let mut received = Vec::with_capacity(max);
-    let mut closed = false;
+    // `stopping`: shutdown closed the channel to new sends; what is already
+    // queued in it is still received and delivered. `drained`: the channel
+    // is closed and empty, so nothing more can arrive.
+    let mut stopping = false;
+    let mut drained = false;
     // Back-pressure: stop taking deliveries while this many are owed.
     let owed_bound = max.max(w.shared.config.concurrency) * 4;
     loop {
         let next_due = w.waiting.iter().map(|(due, _)| *due).min();
-        let room = !closed && w.owed() < owed_bound;
+        let room = !drained && w.owed() < owed_bound;
         tokio::select! {
             biased;
-            () = stop.cancelled(), if !closed => {
-                // No new deliveries; what is queued is still delivered.
+            () = stop.cancelled(), if !stopping => {
                 rx.close();
-                closed = true;
+                stopping = true;
             }
             Some((call, group, answer)) = calls.next() => w.answered(call, group, answer),
             n = rx.recv_many(&mut received, max), if room => {
                 if n == 0 {
-                    closed = true;
+                    drained = true;
                 } else {
                     gather(&mut rx, &mut received, max).await;
                     for delivery in received.drain(..) {
@@ -173,12 +176,20 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
                 }
             }
             () = sleep_until(next_due), if next_due.is_some() => {}
+            else => {
+                // Unreachable while the bookkeeping holds (something owed is
+                // in flight, waiting or launched below); if it ever does not,
+                // ending beats spinning: what is owed stays claimed and is
+                // swept or redelivered, never lost.
+                tracing::error!(owed = w.owed(), "result writer has nothing to wait on; stopping");
+                return;
+            }
         }
         for group in w.launchable() {
             calls.push(w.call(group));
         }
         w.report_stuck();
-        if closed && rx.is_empty() && calls.is_empty() && w.owed() == 0 {
+        if drained && calls.is_empty() && w.owed() == 0 {
             return;
         }
     }
@@ -375,3 +386,7 @@ async fn gather(rx: &mut mpsc::Receiver<Delivery>, batch: &mut Vec<Delivery>, ma
         }
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;
