@@ -7,9 +7,11 @@
 pub mod config;
 pub mod error;
 pub mod keys;
+pub mod layer;
 pub mod lease;
 pub mod marker;
 pub mod model;
+pub mod op;
 pub mod outcome;
 pub mod store;
 pub mod types;
@@ -19,5 +21,6 @@ pub mod wire;
 pub mod conformance;
 
 pub use error::StoreError;
-pub use store::ClaimStore;
+pub use op::Op;
+pub use store::{ClaimInspect, ClaimStore};
 pub use types::*;

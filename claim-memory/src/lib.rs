@@ -11,7 +11,9 @@ use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
-use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -179,7 +181,10 @@ impl ClaimStore for MemoryStore {
     ) -> Result<bool, StoreError> {
         self.with(|m, now| m.dead_letter(queue, member, reason, now))
     }
+}
 
+#[async_trait]
+impl ClaimInspect for MemoryStore {
     async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
         self.with(|m, _| m.depths(queue))
     }

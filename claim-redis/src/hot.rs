@@ -11,6 +11,7 @@ use crate::conn::{Effect, bad_reply};
 use crate::keys::GenerationKey;
 use crate::reply::{bytes, int, parse_score};
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::Op;
 use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, RenewOutcome};
 use claim_core::{Generation, Millis, OwnerToken, StoreError};
@@ -45,7 +46,7 @@ impl RedisStore {
                         let generations: Vec<Generation> =
                             chunk.iter().map(|i| i.generation.clone()).collect();
                         if let Err(e) = self
-                            .release_batch("release", queue, owner, &generations)
+                            .release_batch(Op::Release, queue, owner, &generations)
                             .await
                         {
                             tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
@@ -65,7 +66,7 @@ impl RedisStore {
         owner: &OwnerToken,
         chunk: &[ClaimRequest],
     ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        const OP: &str = "claim";
+        const OP: Op = Op::Claim;
         let q = self.keys().queue(queue);
         let keys = self.keys();
         let ttl = self.inner.config.lease_ttl_ms;
@@ -118,7 +119,7 @@ impl RedisStore {
         owner: &OwnerToken,
         generations: &[Generation],
     ) -> Result<Vec<RenewOutcome>, StoreError> {
-        const OP: &str = "renew";
+        const OP: Op = Op::Renew;
         let q = self.keys().queue(queue);
         let time = self.time_arg();
         let mut out = Vec::with_capacity(generations.len());
@@ -156,7 +157,7 @@ impl RedisStore {
         owner: &OwnerToken,
         items: &[AckItem],
     ) -> Result<Vec<AckOutcome>, StoreError> {
-        const OP: &str = "ack";
+        const OP: Op = Op::Ack;
         let q = self.keys().queue(queue);
         let keys = self.keys();
         let config = &self.inner.config;

@@ -3,6 +3,7 @@
 use crate::conn::Effect;
 use crate::reply::{parse_dead, parse_owner};
 use crate::store::RedisStore;
+use claim_core::Op;
 use claim_core::marker::parse_marker;
 use claim_core::store::{ClaimInfo, DeadEntry, PendingEntry, QueueDepths};
 use claim_core::{Generation, Member, Millis, OwnerToken, Score, StoreError};
@@ -26,7 +27,7 @@ impl RedisStore {
             .arg(stop)
             .arg("WITHSCORES")
             .to_owned();
-        self.scored("peek", &cmd).await
+        self.scored(Op::Peek, &cmd).await
     }
 
     pub(crate) async fn list_retries(&self) -> Result<Vec<PendingEntry>, StoreError> {
@@ -36,14 +37,10 @@ impl RedisStore {
             .arg(-1)
             .arg("WITHSCORES")
             .to_owned();
-        self.scored("retry_entries", &cmd).await
+        self.scored(Op::RetryEntries, &cmd).await
     }
 
-    async fn scored(
-        &self,
-        op: &'static str,
-        cmd: &redis::Cmd,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
+    async fn scored(&self, op: Op, cmd: &redis::Cmd) -> Result<Vec<PendingEntry>, StoreError> {
         let entries: Vec<(Vec<u8>, f64)> = self.conn().query(op, Effect::Read, cmd).await?;
         Ok(entries
             .into_iter()
@@ -62,7 +59,7 @@ impl RedisStore {
             .hlen(&q.owners)
             .hlen(&q.dead)
             .to_owned();
-        let (pending, claimed, dead) = self.conn().pipe("depths", Effect::Read, &pipe).await?;
+        let (pending, claimed, dead) = self.conn().pipe(Op::Depths, Effect::Read, &pipe).await?;
         Ok(QueueDepths {
             pending,
             claimed,
@@ -84,7 +81,7 @@ impl RedisStore {
             HashMap<String, f64>,
         );
         let (owners, mut members, expiries): Snapshot =
-            self.conn().pipe("claims", Effect::Read, &pipe).await?;
+            self.conn().pipe(Op::Claims, Effect::Read, &pipe).await?;
         let mut claims: Vec<ClaimInfo> = owners
             .into_iter()
             .map(|(key, entry)| {
@@ -113,7 +110,7 @@ impl RedisStore {
         let cmd = redis::Cmd::hgetall(self.keys().queue(queue).dead);
         let mut raw: Vec<(Vec<u8>, Vec<u8>)> = self
             .conn()
-            .query("dead_entries", Effect::Read, &cmd)
+            .query(Op::DeadEntries, Effect::Read, &cmd)
             .await?;
         raw.sort();
         Ok(raw
@@ -124,7 +121,7 @@ impl RedisStore {
 
     pub(crate) async fn list_results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
         let cmd = redis::Cmd::lrange(self.keys().list(list), 0, -1);
-        let records: Vec<Vec<u8>> = self.conn().query("results", Effect::Read, &cmd).await?;
+        let records: Vec<Vec<u8>> = self.conn().query(Op::Results, Effect::Read, &cmd).await?;
         Ok(records.into_iter().rev().map(Member::from).collect())
     }
 
@@ -132,7 +129,10 @@ impl RedisStore {
     /// expiry already agrees with it, so existence is enough.
     pub(crate) async fn marker_live(&self, generation: &Generation) -> Result<bool, StoreError> {
         let cmd = redis::Cmd::get(self.keys().marker(generation));
-        let value: Option<String> = self.conn().query("is_terminal", Effect::Read, &cmd).await?;
+        let value: Option<String> = self
+            .conn()
+            .query(Op::IsTerminal, Effect::Read, &cmd)
+            .await?;
         Ok(match (value, self.explicit_now()) {
             (None, _) => false,
             (Some(_), None) => true,

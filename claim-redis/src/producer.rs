@@ -2,6 +2,7 @@
 
 use crate::conn::Effect;
 use crate::store::RedisStore;
+use claim_core::Op;
 use claim_core::store::Submission;
 use claim_core::{Generation, Score, StoreError, wire};
 
@@ -45,7 +46,7 @@ impl RedisStore {
                 .ignore();
         }
         self.conn()
-            .pipe::<()>("submit", Effect::Transaction, &pipe)
+            .pipe::<()>(Op::Submit, Effect::Transaction, &pipe)
             .await
     }
 
@@ -60,7 +61,7 @@ impl RedisStore {
         call.arg(self.time_arg())
             .arg(self.real_ttl(ttl))
             .arg(self.producer_now().plus(ttl).0);
-        let cancelled: i64 = self.conn().script("cancel", &call).await?;
+        let cancelled: i64 = self.conn().script(Op::Cancel, &call).await?;
         Ok(cancelled == 1)
     }
 
@@ -86,10 +87,10 @@ impl RedisStore {
             pipe.cmd("PING");
         }
         let (tokens, expiries): (Vec<Option<Vec<u8>>>, redis::Value) =
-            self.conn().pipe("cancelled", Effect::Read, &pipe).await?;
+            self.conn().pipe(Op::Cancelled, Effect::Read, &pipe).await?;
         let expiries: Vec<Option<u64>> = match now {
             Some(_) => redis::from_redis_value(expiries)
-                .map_err(|e| crate::conn::bad_reply("cancelled", Effect::Read, e))?,
+                .map_err(|e| crate::conn::bad_reply(Op::Cancelled, Effect::Read, e))?,
             None => Vec::new(),
         };
         Ok(generations

@@ -11,6 +11,7 @@ use crate::conn::Effect;
 use crate::keys::QueueKeys;
 use crate::reply::{dead_json, parse_owner, score_arg};
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::Op;
 use claim_core::marker::record_digest;
 use claim_core::model::{
     delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason, unusable_list_reason,
@@ -19,7 +20,7 @@ use claim_core::store::ReclaimReport;
 use claim_core::{Generation, Millis, Score, StoreError, wire};
 use std::collections::HashSet;
 
-const OP: &str = "reclaim_expired";
+const OP: Op = Op::ReclaimExpired;
 
 impl RedisStore {
     pub(crate) async fn reclaim(

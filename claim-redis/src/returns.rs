@@ -3,6 +3,7 @@
 use crate::conn::{Effect, bad_reply};
 use crate::reply::{dead_json, score_arg};
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::Op;
 use claim_core::store::ParkItem;
 use claim_core::{Generation, Member, OwnerToken, Score, StoreError, wire};
 
@@ -10,7 +11,7 @@ impl RedisStore {
     /// Release and sweep are one script: neither counts as a delivery.
     pub(crate) async fn release_batch(
         &self,
-        op: &'static str,
+        op: Op,
         queue: &str,
         owner: &OwnerToken,
         generations: &[Generation],
@@ -47,7 +48,7 @@ impl RedisStore {
         owner: &OwnerToken,
         items: &[ParkItem],
     ) -> Result<Vec<bool>, StoreError> {
-        const OP: &str = "park_retry";
+        const OP: Op = Op::ParkRetry;
         let q = self.keys().queue(queue);
         let mut out = Vec::with_capacity(items.len());
         for chunk in items.chunks(MAX_BATCH) {
@@ -80,7 +81,7 @@ impl RedisStore {
     /// due entries, parse them here, then move them in one script that
     /// re-checks each is still parked and due.
     pub(crate) async fn promote(&self, limit: usize) -> Result<usize, StoreError> {
-        const OP: &str = "promote_due";
+        const OP: Op = Op::PromoteDue;
         let now = self.now_ms(OP).await?;
         let due_by = score_arg(now.as_score());
         let default_queue = &self.inner.config.default_queue;
@@ -150,7 +151,7 @@ impl RedisStore {
         member: &Member,
         reason: &str,
     ) -> Result<bool, StoreError> {
-        const OP: &str = "dead_letter";
+        const OP: Op = Op::DeadLetter;
         let now = self.now_ms(OP).await?;
         let q = self.keys().queue(queue);
         let mut call = self.scripts().dead_letter.prepare_invoke();

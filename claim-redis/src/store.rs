@@ -7,11 +7,12 @@ use crate::options::{
 };
 use crate::scripts::Scripts;
 use async_trait::async_trait;
+use claim_core::Op;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
-use claim_core::{ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -143,7 +144,7 @@ impl RedisStore {
     }
 
     /// The store's time: the explicit clock, or the server's TIME.
-    pub(crate) async fn now_ms(&self, op: &'static str) -> Result<Millis, StoreError> {
+    pub(crate) async fn now_ms(&self, op: Op) -> Result<Millis, StoreError> {
         if let Some(now) = self.explicit_now() {
             return Ok(now);
         }
@@ -205,13 +206,13 @@ impl ClaimStore for RedisStore {
     }
 
     async fn now(&self) -> Result<Millis, StoreError> {
-        self.now_ms("now").await
+        self.now_ms(Op::Now).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
         let _: String = self
             .conn()
-            .query("ping", Effect::Read, &redis::cmd("PING"))
+            .query(Op::Ping, Effect::Read, &redis::cmd("PING"))
             .await?;
         Ok(())
     }
@@ -270,7 +271,7 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
-        self.release_batch("release", queue, owner, generations)
+        self.release_batch(Op::Release, queue, owner, generations)
             .await
     }
 
@@ -280,7 +281,8 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
-        self.release_batch("sweep", queue, owner, generations).await
+        self.release_batch(Op::Sweep, queue, owner, generations)
+            .await
     }
 
     async fn park_retry(
@@ -312,14 +314,17 @@ impl ClaimStore for RedisStore {
     ) -> Result<bool, StoreError> {
         self.dead_letter_member(queue, member, reason).await
     }
+}
 
+#[async_trait]
+impl ClaimInspect for RedisStore {
     async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
         self.queue_depths(queue).await
     }
 
     async fn retry_depth(&self) -> Result<usize, StoreError> {
         let cmd = redis::Cmd::zcard(self.keys().retry());
-        self.conn().query("retry_depth", Effect::Read, &cmd).await
+        self.conn().query(Op::RetryDepth, Effect::Read, &cmd).await
     }
 
     async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {

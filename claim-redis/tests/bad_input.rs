@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::{self, ErrorCode, MemberError, ResultRecord};
-use claim_core::{ClaimStore, Clock, Generation, Member, OwnerToken, Score};
+use claim_core::{ClaimInspect, ClaimStore, Clock, Generation, Member, OwnerToken, Score};
 use claim_redis::RedisStore;
 use claim_redis::testing::RedisServerOptions;
 use common::T0;

@@ -2,8 +2,8 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, at, config, fixture, reqs};
-use crate::ClaimStore;
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
+use crate::{ClaimInspect, ClaimStore};
 
 pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;

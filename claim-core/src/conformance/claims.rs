@@ -2,9 +2,9 @@
 
 use super::StoreFactory;
 use super::support::{Q, Req, T0, at, config, fixture, owner, reqs};
-use crate::ClaimStore;
 use crate::store::{ClaimOutcome, RenewOutcome};
 use crate::types::{Millis, Score};
+use crate::{ClaimInspect, ClaimStore};
 
 fn claimed(outcome: &ClaimOutcome) -> bool {
     matches!(outcome, ClaimOutcome::Claimed { .. })

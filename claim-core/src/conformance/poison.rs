@@ -6,10 +6,10 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, at, config, fixture, owner};
-use crate::ClaimStore;
 use crate::store::{AckItem, ClaimOutcome, ParkItem, StoreConfig};
 use crate::types::Member;
 use crate::wire;
+use crate::{ClaimInspect, ClaimStore};
 
 /// The ack of `r` by `who` to `list`.
 fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {

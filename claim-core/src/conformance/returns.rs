@@ -2,10 +2,10 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, T0, at, config, fixture, owner, reqs};
-use crate::ClaimStore;
 use crate::store::{ClaimOutcome, ParkItem, StoreConfig};
 use crate::types::{Member, Score};
 use crate::wire;
+use crate::{ClaimInspect, ClaimStore};
 
 fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     match outcome {
