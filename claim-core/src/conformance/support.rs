@@ -3,23 +3,26 @@
 use super::StoreFactory;
 use crate::store::{ClaimRequest, StoreConfig, Submission};
 use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
+use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The suite's start time: 2023-11-14T22:13:20Z.
 pub const T0: Millis = Millis(1_700_000_000_000);
 
-/// Where fixtures start: [`T0`], or the server's own time for a pass on a
-/// store that reads the server's clock (see [`super::run_on_server_time`]).
-static START_MS: AtomicU64 = AtomicU64::new(T0.0);
+thread_local! {
+    /// Where this thread's fixtures start: [`T0`], or the server's own time
+    /// in a server-time test (see [`super::on_server_time`]). Per thread:
+    /// every test runs on its own thread, on a current-thread runtime.
+    static START_MS: Cell<u64> = const { Cell::new(T0.0) };
+}
 
-/// The start time of the checks now running.
+/// The start time of the check running on this thread.
 pub fn start() -> Millis {
-    Millis(START_MS.load(Ordering::Relaxed))
+    Millis(START_MS.with(Cell::get))
 }
 
 pub(super) fn set_start(at: Millis) {
-    START_MS.store(at.0, Ordering::Relaxed);
+    START_MS.with(|s| s.set(at.0));
 }
 
 /// The time `secs` seconds after the start.
