@@ -1,7 +1,8 @@
-//! `RedisStore`: construction (`connect`), time, and the `ClaimStore` impl that routes to the operation modules.
+//! `RedisStore`: construction (`connect`), time, and the `ClaimStore` and `ClaimInspect` impls that route each method to its module in `ops/`.
 
 use crate::conn::{Conn, Effect};
 use crate::keys::Keys;
+use crate::ops;
 use crate::options::{
     ConnectError, RedisStoreOptions, TimeSource, check_options, check_url, redact,
 };
@@ -199,6 +200,7 @@ fn check_version(info: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Every method is one module of [`crate::ops`], of the same name.
 #[async_trait]
 impl ClaimStore for RedisStore {
     fn config(&self) -> &StoreConfig {
@@ -210,19 +212,17 @@ impl ClaimStore for RedisStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        let _: String = self
-            .conn()
-            .query(Op::Ping, Effect::Read, &redis::cmd("PING"))
-            .await?;
+        let ping = redis::cmd("PING");
+        let _: String = self.conn().query(Op::Ping, Effect::Read, &ping).await?;
         Ok(())
     }
 
     async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        self.submit_go_style(queue, submission).await
+        ops::submit::submit(self, queue, submission).await
     }
 
     async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        self.cancel_go_style(id).await
+        ops::cancel::cancel(self, id).await
     }
 
     async fn peek(
@@ -231,7 +231,7 @@ impl ClaimStore for RedisStore {
         offset: usize,
         limit: usize,
     ) -> Result<Vec<PendingEntry>, StoreError> {
-        self.peek_pending(queue, offset, limit).await
+        ops::peek::peek(self, queue, offset, limit).await
     }
 
     async fn claim(
@@ -240,7 +240,7 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         items: &[ClaimRequest],
     ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        self.claim_batch(queue, owner, items).await
+        ops::claim::claim(self, queue, owner, items).await
     }
 
     async fn renew(
@@ -249,11 +249,11 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         generations: &[Generation],
     ) -> Result<Vec<RenewOutcome>, StoreError> {
-        self.renew_batch(queue, owner, generations).await
+        ops::renew::renew(self, queue, owner, generations).await
     }
 
     async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        self.cancelled_generations(generations).await
+        ops::cancelled::cancelled(self, generations).await
     }
 
     async fn ack(
@@ -262,7 +262,7 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         items: &[AckItem],
     ) -> Result<Vec<AckOutcome>, StoreError> {
-        self.ack_batch(queue, owner, items).await
+        ops::ack::ack(self, queue, owner, items).await
     }
 
     async fn release(
@@ -271,8 +271,7 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
-        self.release_batch(Op::Release, queue, owner, generations)
-            .await
+        ops::release::release(self, Op::Release, queue, owner, generations).await
     }
 
     async fn sweep(
@@ -281,8 +280,7 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
-        self.release_batch(Op::Sweep, queue, owner, generations)
-            .await
+        ops::release::release(self, Op::Sweep, queue, owner, generations).await
     }
 
     async fn park_retry(
@@ -291,11 +289,11 @@ impl ClaimStore for RedisStore {
         owner: &OwnerToken,
         items: &[ParkItem],
     ) -> Result<Vec<bool>, StoreError> {
-        self.park_batch(queue, owner, items).await
+        ops::park_retry::park_retry(self, queue, owner, items).await
     }
 
     async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        self.promote(limit).await
+        ops::promote::promote_due(self, limit).await
     }
 
     async fn reclaim_expired(
@@ -303,7 +301,7 @@ impl ClaimStore for RedisStore {
         queue: &str,
         limit: usize,
     ) -> Result<ReclaimReport, StoreError> {
-        self.reclaim(queue, limit).await
+        ops::reclaim::reclaim_expired(self, queue, limit).await
     }
 
     async fn dead_letter(
@@ -312,38 +310,37 @@ impl ClaimStore for RedisStore {
         member: &Member,
         reason: &str,
     ) -> Result<bool, StoreError> {
-        self.dead_letter_member(queue, member, reason).await
+        ops::dead_letter::dead_letter(self, queue, member, reason).await
     }
 }
 
 #[async_trait]
 impl ClaimInspect for RedisStore {
     async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
-        self.queue_depths(queue).await
+        ops::depths::depths(self, queue).await
     }
 
     async fn retry_depth(&self) -> Result<usize, StoreError> {
-        let cmd = redis::Cmd::zcard(self.keys().retry());
-        self.conn().query(Op::RetryDepth, Effect::Read, &cmd).await
+        ops::retry_depth::retry_depth(self).await
     }
 
     async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        self.list_claims(queue).await
+        ops::claims::claims(self, queue).await
     }
 
     async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        self.list_dead(queue).await
+        ops::dead_entries::dead_entries(self, queue).await
     }
 
     async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.list_retries().await
+        ops::retry_entries::retry_entries(self).await
     }
 
     async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        self.list_results(list).await
+        ops::results::results(self, list).await
     }
 
     async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
-        self.marker_live(generation).await
+        ops::is_terminal::is_terminal(self, generation).await
     }
 }
