@@ -27,9 +27,12 @@ use std::pin::Pin;
 /// A boxed, sendable future: what every store method returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What a forwarded call answers.
+pub type Answer<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+
 /// One forwarded call: each invocation runs the operation once more on the
 /// wrapped store (a layer that retries invokes it again).
-pub type Forward<'a, T> = dyn Fn() -> BoxFuture<'a, Result<T, StoreError>> + Send + Sync + 'a;
+pub type Forward<'a, T> = dyn Fn() -> Answer<'a, T> + Send + Sync + 'a;
 
 /// Writes the layer trait and its blanket impls from one list of methods,
 /// so the list of what forwards is written once.
@@ -53,11 +56,7 @@ macro_rules! layer {
             /// Every forwarded call passes here: `call` runs `op` on the
             /// inner store, and may be invoked again (a retry) or not at all
             /// (a fault that never reached the store). By default, once.
-            fn around<'a, T: Send + 'a>(
-                &'a self,
-                op: Op,
-                call: &'a Forward<'a, T>,
-            ) -> BoxFuture<'a, Result<T, StoreError>> {
+            fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
                 let _ = op;
                 call()
             }

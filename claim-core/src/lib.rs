@@ -4,6 +4,7 @@
 //! is the specification every store is checked against; [`store::ClaimStore`]
 //! is the trait the worker runtime programs against.
 
+pub mod clock;
 pub mod config;
 pub mod error;
 pub mod keys;
@@ -20,6 +21,7 @@ pub mod wire;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use clock::{Clock, ManualClock, unix_now, unix_now_ms};
 pub use error::StoreError;
 pub use op::Op;
 pub use store::{ClaimInspect, ClaimStore};

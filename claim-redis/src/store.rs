@@ -15,7 +15,6 @@ use claim_core::store::{
 };
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Items per script call. Larger batches are split (each item stays
 /// atomic; the batch is answered in order). Keeps every `unpack` far below
@@ -159,12 +158,7 @@ impl RedisStore {
     /// The time a producer-side write uses: the explicit clock, else this
     /// host's clock, as the Go producer computes its expiries.
     pub(crate) fn producer_now(&self) -> Millis {
-        self.explicit_now().unwrap_or_else(|| {
-            let since = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            Millis(since.as_millis() as u64)
-        })
+        self.explicit_now().unwrap_or_else(claim_core::unix_now_ms)
     }
 
     /// What a script adds to a key's logical lifetime to get its PX.

@@ -25,7 +25,7 @@
 //! async-worker's runtime model test, not here.
 
 use crate::error::StoreError;
-use crate::layer::{BoxFuture, Forward, StoreLayer};
+use crate::layer::{Answer, Forward, StoreLayer};
 use crate::op::Op;
 use crate::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
@@ -151,12 +151,8 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
         &self.inner
     }
 
-    fn around<'a, T: Send + 'a>(
-        &'a self,
-        op: Op,
-        call: &'a Forward<'a, T>,
-    ) -> BoxFuture<'a, Result<T, StoreError>> {
-        debug_assert!(!RECONCILED.contains(&op), "{op} is reconciled, not retried");
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+        debug_assert!(!reconciled(op), "{op} is reconciled, not retried");
         Box::pin(self.again(call))
     }
 
@@ -231,14 +227,8 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
     }
 }
 
-/// The operations [`Retrying`] overrides with a reconciliation.
-const RECONCILED: [Op; 8] = [
-    Op::Claim,
-    Op::Ack,
-    Op::Release,
-    Op::Sweep,
-    Op::ParkRetry,
-    Op::PromoteDue,
-    Op::ReclaimExpired,
-    Op::DeadLetter,
-];
+/// True for the operations [`Retrying`] overrides with a reconciliation:
+/// every change but the idempotent ones.
+fn reconciled(op: Op) -> bool {
+    op.mutates() && !matches!(op, Op::Submit | Op::Cancel | Op::Renew)
+}
