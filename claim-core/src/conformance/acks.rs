@@ -1,17 +1,17 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, config, fixture, reqs};
+use super::support::{Q, RESULTS, Req, config, fixture, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
 pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
-    let out = fx.ack("w1", std::slice::from_ref(&r), "hello").await;
+    let out = fx.ack("w1", r.one(), "hello").await;
     assert_eq!(
         out,
         vec![AckOutcome {
@@ -34,11 +34,11 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: Stor
 pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.ack("w1", std::slice::from_ref(&r), "first").await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
+    fx.ack("w1", r.one(), "first").await;
     // A retried ack after an indeterminate error must be harmless.
-    let again = fx.ack("w1", std::slice::from_ref(&r), "second").await;
+    let again = fx.ack("w1", r.one(), "second").await;
     assert_eq!(
         again,
         vec![AckOutcome {
@@ -59,11 +59,9 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("owner", std::slice::from_ref(&r)).await;
-    let out = fx
-        .ack("stranger", std::slice::from_ref(&r), "from stranger")
-        .await;
+    fx.submit(r.one()).await;
+    fx.claim("owner", r.one()).await;
+    let out = fx.ack("stranger", r.one(), "from stranger").await;
     assert_eq!(
         out,
         vec![AckOutcome {
@@ -77,9 +75,7 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
         1,
         "only the owner drops its claim"
     );
-    let owners = fx
-        .ack("owner", std::slice::from_ref(&r), "from owner")
-        .await;
+    let owners = fx.ack("owner", r.one(), "from owner").await;
     assert_eq!(
         owners,
         vec![AckOutcome {
@@ -101,19 +97,11 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("slow", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("fast", std::slice::from_ref(&r)).await;
-    assert_eq!(
-        fx.renew("slow", std::slice::from_ref(&r)).await,
-        vec![RenewOutcome::Lost]
-    );
+    fx.lapse("slow", &r).await;
+    fx.claim("fast", r.one()).await;
+    assert_eq!(fx.renew("slow", r.one()).await, vec![RenewOutcome::Lost]);
     // The slow owner had already produced its result: it is still offered.
-    let late = fx
-        .ack("slow", std::slice::from_ref(&r), "slow result")
-        .await;
+    let late = fx.ack("slow", r.one(), "slow result").await;
     assert_eq!(
         late,
         vec![AckOutcome {
@@ -122,9 +110,7 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
             ..AckOutcome::default()
         }]
     );
-    let fast = fx
-        .ack("fast", std::slice::from_ref(&r), "fast result")
-        .await;
+    let fast = fx.ack("fast", r.one(), "fast result").await;
     assert_eq!(
         fast,
         vec![AckOutcome {
@@ -141,16 +127,16 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
 pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let old = Req::new("a", "old", 3600);
-    fx.submit(std::slice::from_ref(&old)).await;
-    fx.claim("w1", std::slice::from_ref(&old)).await;
+    fx.submit(old.one()).await;
+    fx.claim("w1", old.one()).await;
     let new = Req::new("a", "new", 3600);
-    fx.submit(std::slice::from_ref(&new)).await;
-    fx.ack("w1", std::slice::from_ref(&old), "old done").await;
+    fx.submit(new.one()).await;
+    fx.ack("w1", old.one(), "old done").await;
     assert!(
         fx.store.cancel("a").await.unwrap(),
         "the new generation is still active"
     );
-    let out = fx.claim("w1", std::slice::from_ref(&new)).await;
+    let out = fx.claim("w1", new.one()).await;
     assert!(matches!(
         out[0],
         ClaimOutcome::Claimed {
@@ -158,7 +144,7 @@ pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactor
             ..
         }
     ));
-    fx.ack("w1", std::slice::from_ref(&new), "cancelled").await;
+    fx.ack("w1", new.one(), "cancelled").await;
     assert!(
         !fx.store.cancel("a").await.unwrap(),
         "the ack cleared its own generation's keys"
@@ -218,12 +204,12 @@ pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &
 pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    let first = fx.ack("w1", std::slice::from_ref(&r), "answer").await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
+    let first = fx.ack("w1", r.one(), "answer").await;
     assert!(first[0].pushed && !first[0].own_record_landed);
     // The retry after an indeterminate error: the same record.
-    let retried = fx.ack("w1", std::slice::from_ref(&r), "answer").await;
+    let retried = fx.ack("w1", r.one(), "answer").await;
     assert_eq!(
         retried,
         vec![AckOutcome {
@@ -232,11 +218,11 @@ pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed<F: Sto
         }]
     );
     // Another worker's different record: a suppressed duplicate.
-    let other = fx.ack("w2", std::slice::from_ref(&r), "other").await;
+    let other = fx.ack("w2", r.one(), "other").await;
     assert_eq!(other, vec![AckOutcome::default()]);
     // Two items of one batch: the second sees the first's record.
     let s = Req::new("b", "t", 3600);
-    fx.submit(std::slice::from_ref(&s)).await;
+    fx.submit(s.one()).await;
     let both = fx.ack("w1", &[s.clone(), s.clone()], "same").await;
     assert!(both[0].pushed && !both[0].own_record_landed);
     assert!(!both[1].pushed && both[1].own_record_landed, "{both:?}");

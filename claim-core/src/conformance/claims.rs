@@ -54,8 +54,8 @@ pub async fn peek_honours_offset_and_limit<F: StoreFactory>(f: &F) {
 pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    let out = fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    let out = fx.claim("w1", r.one()).await;
     assert_eq!(
         out,
         vec![ClaimOutcome::Claimed {
@@ -87,9 +87,9 @@ pub async fn claim_of_a_member_no_longer_pending_reports_not_pending<F: StoreFac
 pub async fn of_two_owners_claiming_one_member_exactly_one_wins<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    let first = fx.claim("w1", std::slice::from_ref(&r)).await;
-    let second = fx.claim("w2", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    let first = fx.claim("w1", r.one()).await;
+    let second = fx.claim("w2", r.one()).await;
     assert!(claimed(&first[0]));
     assert_eq!(second, vec![ClaimOutcome::NotPending]);
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w1"));
@@ -141,10 +141,10 @@ pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token<F: 
 pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let old = Req::new("a", "old", 3600);
-    fx.submit(std::slice::from_ref(&old)).await;
+    fx.submit(old.one()).await;
     assert!(fx.store.cancel("a").await.unwrap());
     let new = Req::new("a", "new", 3601);
-    fx.submit(std::slice::from_ref(&new)).await;
+    fx.submit(new.one()).await;
     let out = fx.claim("w1", &[old, new]).await;
     assert!(
         matches!(
@@ -168,13 +168,13 @@ pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission<F: Stor
 pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.ack("w1", std::slice::from_ref(&r), "done").await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
+    fx.ack("w1", r.one(), "done").await;
     // The producer (or a stale replica) puts the same generation back.
-    fx.submit(std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
     assert_eq!(
-        fx.claim("w2", std::slice::from_ref(&r)).await,
+        fx.claim("w2", r.one()).await,
         vec![ClaimOutcome::DuplicateDropped]
     );
     assert!(
@@ -192,15 +192,13 @@ pub async fn resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker
 ) {
     let fx = fixture(f, config()).await;
     let first = Req::new("a", "gen1", 3600);
-    fx.submit(std::slice::from_ref(&first)).await;
-    fx.claim("w1", std::slice::from_ref(&first)).await;
-    fx.ack("w1", std::slice::from_ref(&first), "one").await;
+    fx.submit(first.one()).await;
+    fx.claim("w1", first.one()).await;
+    fx.ack("w1", first.one(), "one").await;
     let second = Req::new("a", "gen2", 3600);
-    fx.submit(std::slice::from_ref(&second)).await;
-    assert!(claimed(
-        &fx.claim("w1", std::slice::from_ref(&second)).await[0]
-    ));
-    let acked = fx.ack("w1", std::slice::from_ref(&second), "two").await;
+    fx.submit(second.one()).await;
+    assert!(claimed(&fx.claim("w1", second.one()).await[0]));
+    let acked = fx.ack("w1", second.one(), "two").await;
     assert!(acked[0].pushed, "a new generation gets its own record");
     assert_eq!(fx.result_ids().await, vec!["a", "a"]);
 }
@@ -225,11 +223,11 @@ pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds
 pub async fn renew_extends_the_lease_of_the_owner<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     fx.clock.set(at(20));
     assert_eq!(
-        fx.renew("w1", std::slice::from_ref(&r)).await,
+        fx.renew("w1", r.one()).await,
         vec![RenewOutcome::Renewed {
             lease_expiry: at(50)
         }]
@@ -246,11 +244,11 @@ pub async fn renew_extends_the_lease_of_the_owner<F: StoreFactory>(f: &F) {
 pub async fn renew_by_another_owner_is_lost_and_changes_nothing<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     fx.clock.set(at(20));
     assert_eq!(
-        fx.renew("intruder", std::slice::from_ref(&r)).await,
+        fx.renew("intruder", r.one()).await,
         vec![RenewOutcome::Lost]
     );
     let claims = fx.store.claims(Q).await.unwrap();
@@ -265,15 +263,12 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing<F: StoreFactory>
 pub async fn renew_after_the_claim_was_reclaimed_is_lost<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
-    assert!(claimed(&fx.claim("w2", std::slice::from_ref(&r)).await[0]));
-    assert_eq!(
-        fx.renew("w1", std::slice::from_ref(&r)).await,
-        vec![RenewOutcome::Lost]
-    );
+    assert!(claimed(&fx.claim("w2", r.one()).await[0]));
+    assert_eq!(fx.renew("w1", r.one()).await, vec![RenewOutcome::Lost]);
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w2"));
 }
 
@@ -287,12 +282,12 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim<F: S
     );
     let mut r = Req::new("odd", "t", 3600);
     r.member = raw.into_bytes().into();
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].member, r.member);
-    fx.release("w1", std::slice::from_ref(&r)).await;
+    fx.release("w1", r.one()).await;
     assert_eq!(fx.pending().await, vec![r.member.clone()]);
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.claim("w1", r.one()).await;
     fx.clock.set(at(31));
     fx.reclaim_all().await;
     assert_eq!(

@@ -1,8 +1,8 @@
 //! Checks of every return path: release, sweep, retry parking and promotion, reclaim, dead letters.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, T0, at, config, fixture, owner, reqs};
-use crate::store::{ClaimOutcome, ParkItem, StoreConfig};
+use super::support::{Q, RESULTS, Req, T0, at, config, fixture, limited, owner, reqs};
+use crate::store::{ClaimOutcome, ParkItem};
 use crate::types::{Member, Score};
 use crate::wire;
 use crate::{ClaimInspect, ClaimStore};
@@ -30,9 +30,9 @@ async fn park<S: crate::ClaimStore>(store: &S, who: &str, r: &Req, due_in: u64) 
 pub async fn release_returns_a_claim_to_pending_at_its_original_score<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    assert_eq!(fx.release("w1", std::slice::from_ref(&r)).await, vec![true]);
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
+    assert_eq!(fx.release("w1", r.one()).await, vec![true]);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(
@@ -50,12 +50,9 @@ pub async fn release_returns_a_claim_to_pending_at_its_original_score<F: StoreFa
 pub async fn release_by_a_non_owner_changes_nothing<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    assert_eq!(
-        fx.release("w2", std::slice::from_ref(&r)).await,
-        vec![false]
-    );
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
+    assert_eq!(fx.release("w2", r.one()).await, vec![false]);
     let gens = [r.generation.clone()];
     assert_eq!(
         fx.store.sweep(Q, &owner("w2"), &gens).await.unwrap(),
@@ -86,8 +83,8 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else<F: S
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
     let d = fx.depths().await;
     assert_eq!(
@@ -114,8 +111,8 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else<F: S
 pub async fn park_retry_by_a_non_owner_is_refused<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     assert_eq!(park(&fx.store, "w2", &r, 10).await, vec![false]);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
     assert_eq!(fx.depths().await.claimed, 1);
@@ -170,8 +167,8 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFa
     // parked with the foreign member: promotion must go by the member alone.
     let carrier = Req::new("carrier", "t", 3600);
     for (member, due) in [(go_parked.clone(), 1), (unnamed.clone(), 2)] {
-        fx.submit(std::slice::from_ref(&carrier)).await;
-        fx.claim("w1", std::slice::from_ref(&carrier)).await;
+        fx.submit(carrier.one()).await;
+        fx.claim("w1", carrier.one()).await;
         let item = ParkItem {
             generation: carrier.generation.clone(),
             member: Member::from(member.into_bytes()),
@@ -221,8 +218,8 @@ pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelive
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("dead-worker", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("dead-worker", r.one()).await;
     fx.clock.set(at(30));
     assert_eq!(
         fx.reclaim_all().await.redelivered,
@@ -235,7 +232,7 @@ pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelive
         (r.member.clone(), Score(r.deadline as f64))
     );
     assert_eq!(
-        redeliveries(&fx.claim("survivor", std::slice::from_ref(&r)).await[0]),
+        redeliveries(&fx.claim("survivor", r.one()).await[0]),
         Some(1)
     );
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].redeliveries, 1);
@@ -271,9 +268,9 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters<F:
 ) {
     let fx = fixture(f, config()).await; // max_deliveries = 3
     let r = Req::new("poison", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
     for round in 1..=3u64 {
-        fx.claim("crasher", std::slice::from_ref(&r)).await;
+        fx.claim("crasher", r.one()).await;
         fx.clock.set(at(31 * round));
         fx.reclaim_all().await;
     }
@@ -299,16 +296,13 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters<F:
 }
 
 pub async fn delivery_limit_record_goes_to_the_queues_configured_list<F: StoreFactory>(f: &F) {
-    let mut cfg = StoreConfig {
-        max_deliveries: 1,
-        ..config()
-    };
+    let mut cfg = limited(1);
     cfg.queue_result_lists
         .insert(Q.to_owned(), "queue-specific-results".to_owned());
     let fx = fixture(f, cfg).await;
     let r = Req::new("poison", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("crasher", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("crasher", r.one()).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     assert_eq!(
@@ -323,25 +317,15 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list<F: StoreFa
 }
 
 pub async fn unlimited_deliveries_never_dead_letter<F: StoreFactory>(f: &F) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 0,
-            ..config()
-        },
-    )
-    .await;
+    let fx = fixture(f, limited(0)).await;
     let r = Req::new("a", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
     for round in 1..=12u64 {
-        fx.claim("crasher", std::slice::from_ref(&r)).await;
+        fx.claim("crasher", r.one()).await;
         fx.clock.set(at(31 * round));
         assert_eq!(fx.reclaim_all().await.dead_lettered, 0);
     }
-    assert_eq!(
-        redeliveries(&fx.claim("w", std::slice::from_ref(&r)).await[0]),
-        Some(12)
-    );
+    assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(12));
 }
 
 pub async fn reclaim_works_in_batches_and_says_when_more_remain<F: StoreFactory>(f: &F) {
@@ -360,25 +344,12 @@ pub async fn reclaim_works_in_batches_and_says_when_more_remain<F: StoreFactory>
 }
 
 pub async fn redelivery_counts_survive_release_and_retry<F: StoreFactory>(f: &F) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 0,
-            ..config()
-        },
-    )
-    .await;
+    let fx = fixture(f, limited(0)).await;
     let r = Req::new("a", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("crasher", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("w", std::slice::from_ref(&r)).await;
-    fx.release("w", std::slice::from_ref(&r)).await;
-    assert_eq!(
-        redeliveries(&fx.claim("w", std::slice::from_ref(&r)).await[0]),
-        Some(1)
-    );
+    fx.lapse("crasher", &r).await;
+    fx.claim("w", r.one()).await;
+    fx.release("w", r.one()).await;
+    assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(1));
     park(&fx.store, "w", &r, 40).await;
     fx.clock.set(at(40));
     fx.store.promote_due(10).await.unwrap();
@@ -398,14 +369,7 @@ pub async fn redelivery_counts_survive_release_and_retry<F: StoreFactory>(f: &F)
 pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending<F: StoreFactory>(
     f: &F,
 ) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 0,
-            ..config()
-        },
-    )
-    .await;
+    let fx = fixture(f, limited(0)).await;
     let rs = reqs(6);
     fx.submit(&rs).await;
     fx.claim("w1", &[rs[0].clone(), rs[2].clone(), rs[4].clone()])
@@ -425,7 +389,7 @@ pub async fn dead_letter_moves_an_unparsable_member_with_its_reason<F: StoreFact
         member: Member::from("{not json"),
         ..Req::new("g", "t", 60)
     };
-    fx.submit(std::slice::from_ref(&garbage)).await;
+    fx.submit(garbage.one()).await;
     let moved = fx
         .store
         .dead_letter(Q, &garbage.member, "member is not JSON")
@@ -445,8 +409,8 @@ pub async fn dead_letter_moves_an_unparsable_member_with_its_reason<F: StoreFact
 pub async fn dead_letter_of_a_member_no_longer_pending_is_refused<F: StoreFactory>(f: &F) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 60);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    fx.claim("w1", r.one()).await;
     assert!(!fx.store.dead_letter(Q, &r.member, "late").await.unwrap());
     assert_eq!(
         fx.depths().await.dead,
@@ -460,22 +424,12 @@ pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redeliver
 >(
     f: &F,
 ) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 2,
-            ..config()
-        },
-    )
-    .await;
+    let fx = fixture(f, limited(2)).await;
     let r = Req::new("a", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("slow", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("next", std::slice::from_ref(&r)).await;
+    fx.lapse("slow", &r).await;
+    fx.claim("next", r.one()).await;
     // The stale owner answers; then the new owner dies without acking.
-    fx.ack("slow", std::slice::from_ref(&r), "answered").await;
+    fx.ack("slow", r.one(), "answered").await;
     fx.clock.set(at(62));
     let report = fx.reclaim_all().await;
     assert_eq!(

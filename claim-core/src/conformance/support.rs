@@ -60,6 +60,14 @@ pub fn config() -> StoreConfig {
     }
 }
 
+/// The suite's config with another delivery limit (0: unlimited).
+pub fn limited(max_deliveries: u32) -> StoreConfig {
+    StoreConfig {
+        max_deliveries,
+        ..config()
+    }
+}
+
 pub fn owner(name: &str) -> OwnerToken {
     OwnerToken::new(name)
 }
@@ -105,6 +113,11 @@ impl Req {
     }
 
     /// Its pending score: the deadline.
+    /// This request alone, as the batch the fixture methods take.
+    pub fn one(&self) -> &[Req] {
+        std::slice::from_ref(self)
+    }
+
     pub fn score(&self) -> Score {
         Score(self.deadline as f64)
     }
@@ -198,6 +211,15 @@ impl<S: crate::ClaimStore> Fixture<S> {
     }
 
     /// Reclaims until nothing expired remains.
+    /// Submits `r`, lets `who` claim it and its lease run out (the clock at
+    /// 31 s), and reclaims: one redelivery, or the limit.
+    pub async fn lapse(&self, who: &str, r: &Req) -> crate::store::ReclaimReport {
+        self.submit(r.one()).await;
+        self.claim(who, r.one()).await;
+        self.clock.set(at(31));
+        self.reclaim_all().await
+    }
+
     pub async fn reclaim_all(&self) -> crate::store::ReclaimReport {
         let mut total = crate::store::ReclaimReport::default();
         loop {
