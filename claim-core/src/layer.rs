@@ -14,12 +14,7 @@
 
 use crate::error::StoreError;
 use crate::op::Op;
-use crate::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimInspect, ClaimOutcome, ClaimRequest, ClaimStore,
-    DeadEntry, ParkItem, PendingEntry, QueueDepths, ReclaimReport, RenewOutcome, StoreConfig,
-    Submission,
-};
-use crate::types::{Generation, Member, Millis, OwnerToken};
+use crate::store::{ClaimInspect, ClaimStore, StoreConfig};
 use async_trait::async_trait;
 use std::future::Future;
 use std::pin::Pin;
@@ -98,31 +93,43 @@ macro_rules! layer {
     };
 }
 
-layer! {
-    inspect {
-        fn depths(queue: &str) -> QueueDepths = Depths;
-        fn retry_depth() -> usize = RetryDepth;
-        fn claims(queue: &str) -> Vec<ClaimInfo> = Claims;
-        fn dead_entries(queue: &str) -> Vec<DeadEntry> = DeadEntries;
-        fn retry_entries() -> Vec<PendingEntry> = RetryEntries;
-        fn results(list: &str) -> Vec<Member> = Results;
-        fn is_terminal(generation: &Generation) -> bool = IsTerminal;
-    }
-    store {
-        fn now() -> Millis = Now;
-        fn ping() -> () = Ping;
-        fn submit(queue: &str, submission: &Submission) -> () = Submit;
-        fn cancel(id: &str) -> bool = Cancel;
-        fn peek(queue: &str, offset: usize, limit: usize) -> Vec<PendingEntry> = Peek;
-        fn claim(queue: &str, owner: &OwnerToken, items: &[ClaimRequest]) -> Vec<ClaimOutcome> = Claim;
-        fn renew(queue: &str, owner: &OwnerToken, generations: &[Generation]) -> Vec<RenewOutcome> = Renew;
-        fn cancelled(generations: &[Generation]) -> Vec<bool> = Cancelled;
-        fn ack(queue: &str, owner: &OwnerToken, items: &[AckItem]) -> Vec<AckOutcome> = Ack;
-        fn release(queue: &str, owner: &OwnerToken, generations: &[Generation]) -> Vec<bool> = Release;
-        fn sweep(queue: &str, owner: &OwnerToken, generations: &[Generation]) -> Vec<bool> = Sweep;
-        fn park_retry(queue: &str, owner: &OwnerToken, items: &[ParkItem]) -> Vec<bool> = ParkRetry;
-        fn promote_due(limit: usize) -> usize = PromoteDue;
-        fn reclaim_expired(queue: &str, limit: usize) -> ReclaimReport = ReclaimExpired;
-        fn dead_letter(queue: &str, member: &Member, reason: &str) -> bool = DeadLetter;
-    }
+/// Calls `$callback! { inspect { .. } store { .. } }` with every
+/// `ClaimInspect` and `ClaimStore` method but `config`: its name,
+/// arguments, answer and [`Op`]. Forwarding code is generated from this
+/// one list: [`StoreLayer`] here, a backend's router (claim-redis routes
+/// each method to its `ops` module of the same name).
+#[macro_export]
+macro_rules! store_methods {
+    ($callback:ident) => {
+        $callback! {
+            inspect {
+                fn depths(queue: &str) -> $crate::store::QueueDepths = Depths;
+                fn retry_depth() -> usize = RetryDepth;
+                fn claims(queue: &str) -> Vec<$crate::store::ClaimInfo> = Claims;
+                fn dead_entries(queue: &str) -> Vec<$crate::store::DeadEntry> = DeadEntries;
+                fn retry_entries() -> Vec<$crate::store::PendingEntry> = RetryEntries;
+                fn results(list: &str) -> Vec<$crate::Member> = Results;
+                fn is_terminal(generation: &$crate::Generation) -> bool = IsTerminal;
+            }
+            store {
+                fn now() -> $crate::Millis = Now;
+                fn ping() -> () = Ping;
+                fn submit(queue: &str, submission: &$crate::store::Submission) -> () = Submit;
+                fn cancel(id: &str) -> bool = Cancel;
+                fn peek(queue: &str, offset: usize, limit: usize) -> Vec<$crate::store::PendingEntry> = Peek;
+                fn claim(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ClaimRequest]) -> Vec<$crate::store::ClaimOutcome> = Claim;
+                fn renew(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<$crate::store::RenewOutcome> = Renew;
+                fn cancelled(generations: &[$crate::Generation]) -> Vec<bool> = Cancelled;
+                fn ack(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::AckItem]) -> Vec<$crate::store::AckOutcome> = Ack;
+                fn release(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Release;
+                fn sweep(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Sweep;
+                fn park_retry(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ParkItem]) -> Vec<bool> = ParkRetry;
+                fn promote_due(limit: usize) -> usize = PromoteDue;
+                fn reclaim_expired(queue: &str, limit: usize) -> $crate::store::ReclaimReport = ReclaimExpired;
+                fn dead_letter(queue: &str, member: &$crate::Member, reason: &str) -> bool = DeadLetter;
+            }
+        }
+    };
 }
+
+store_methods!(layer);

@@ -9,11 +9,8 @@ use crate::options::{
 use crate::scripts::Scripts;
 use async_trait::async_trait;
 use claim_core::Op;
-use claim_core::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
-    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
-};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::store::StoreConfig;
+use claim_core::{ClaimInspect, ClaimStore, Millis, StoreError};
 use std::sync::Arc;
 
 /// Items per script call. Larger batches are split (each item stays
@@ -194,147 +191,30 @@ fn check_version(info: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Every method is one module of [`crate::ops`], of the same name.
-#[async_trait]
-impl ClaimStore for RedisStore {
-    fn config(&self) -> &StoreConfig {
-        &self.inner.config
-    }
+/// Routes every method to its module of [`crate::ops`], of the same name.
+macro_rules! route {
+    (
+        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident; )* }
+        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident; )* }
+    ) => {
+        #[async_trait]
+        impl ClaimInspect for RedisStore {
+            $( async fn $iname(&self, $($iarg: $ity),*) -> Result<$iout, StoreError> {
+                ops::$iname::$iname(self, $($iarg),*).await
+            } )*
+        }
 
-    async fn now(&self) -> Result<Millis, StoreError> {
-        self.now_ms(Op::Now).await
-    }
+        #[async_trait]
+        impl ClaimStore for RedisStore {
+            fn config(&self) -> &StoreConfig {
+                &self.inner.config
+            }
 
-    async fn ping(&self) -> Result<(), StoreError> {
-        let ping = redis::cmd("PING");
-        let _: String = self.conn().query(Op::Ping, Effect::Read, &ping).await?;
-        Ok(())
-    }
-
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        ops::submit::submit(self, queue, submission).await
-    }
-
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        ops::cancel::cancel(self, id).await
-    }
-
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
-        ops::peek::peek(self, queue, offset, limit).await
-    }
-
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        ops::claim::claim(self, queue, owner, items).await
-    }
-
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        ops::renew::renew(self, queue, owner, generations).await
-    }
-
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        ops::cancelled::cancelled(self, generations).await
-    }
-
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        ops::ack::ack(self, queue, owner, items).await
-    }
-
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        ops::release::release(self, Op::Release, queue, owner, generations).await
-    }
-
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        ops::release::release(self, Op::Sweep, queue, owner, generations).await
-    }
-
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        ops::park_retry::park_retry(self, queue, owner, items).await
-    }
-
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        ops::promote::promote_due(self, limit).await
-    }
-
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
-        ops::reclaim::reclaim_expired(self, queue, limit).await
-    }
-
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        ops::dead_letter::dead_letter(self, queue, member, reason).await
-    }
+            $( async fn $sname(&self, $($sarg: $sty),*) -> Result<$sout, StoreError> {
+                ops::$sname::$sname(self, $($sarg),*).await
+            } )*
+        }
+    };
 }
 
-#[async_trait]
-impl ClaimInspect for RedisStore {
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
-        ops::depths::depths(self, queue).await
-    }
-
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
-        ops::retry_depth::retry_depth(self).await
-    }
-
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        ops::claims::claims(self, queue).await
-    }
-
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        ops::dead_entries::dead_entries(self, queue).await
-    }
-
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        ops::retry_entries::retry_entries(self).await
-    }
-
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        ops::results::results(self, list).await
-    }
-
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
-        ops::is_terminal::is_terminal(self, generation).await
-    }
-}
+claim_core::store_methods!(route);

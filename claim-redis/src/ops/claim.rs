@@ -29,7 +29,7 @@ pub(crate) async fn claim(
                 if e.may_have_happened() {
                     let generations: Vec<Generation> =
                         chunk.iter().map(|i| i.generation.clone()).collect();
-                    if let Err(e) = release(store, Op::Release, queue, owner, &generations).await {
+                    if let Err(e) = release(store, queue, owner, &generations).await {
                         tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
                     }
                 }

@@ -1,12 +1,15 @@
 //! One module per store operation, named after the Lua script it runs (or the trait method, for plain commands).
 //!
-//! Each module holds one free function per trait method, with the trait
-//! method's name, taking the store first; `store.rs` routes the traits
-//! here. Script replies and argument tags are read and written in
+//! Each module holds one free function, with the trait method's name,
+//! taking the store first; `store.rs` routes every `ClaimStore` and
+//! `ClaimInspect` method to the function of its name here, generated from
+//! `claim_core::store_methods!`. Script replies and argument tags are read and written in
 //! [`crate::codec`] only.
 //!
 //! | module | runs | answers |
 //! |---|---|---|
+//! | `now` | the injected clock, or TIME | `now` |
+//! | `ping` | PING | `ping` |
 //! | `submit` | one MULTI, as the Go producer | `submit` |
 //! | `cancel` | `lua/cancel.lua` | `cancel` |
 //! | `cancelled` | MGET of cancel markers | `cancelled` |
@@ -14,7 +17,8 @@
 //! | `claim` | `lua/claim.lua` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
 //! | `ack` | `lua/ack.lua` | `ack` |
-//! | `release` | `lua/release.lua` | `release`, `sweep` |
+//! | `release` | `lua/release.lua` | `release` |
+//! | `sweep` | `lua/release.lua` | `sweep` |
 //! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
 //! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
@@ -37,8 +41,10 @@ pub(crate) mod dead_entries;
 pub(crate) mod dead_letter;
 pub(crate) mod depths;
 pub(crate) mod is_terminal;
+pub(crate) mod now;
 pub(crate) mod park_retry;
 pub(crate) mod peek;
+pub(crate) mod ping;
 pub(crate) mod promote;
 pub(crate) mod reclaim;
 pub(crate) mod release;
@@ -48,6 +54,11 @@ pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod submit;
+pub(crate) mod sweep;
+
+/// The router finds each method's function by the method's name; these two
+/// modules are named after their scripts.
+pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired};
 
 use redis::{Cmd, Script};
 

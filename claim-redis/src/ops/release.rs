@@ -1,12 +1,21 @@
-//! `release` and `sweep`: run `lua/release.lua` (one script: neither counts as a delivery), one call per [`MAX_BATCH`] generations.
+//! `release`: runs `lua/release.lua` (which `sweep` shares: neither counts as a delivery), one call per [`MAX_BATCH`] generations.
 
 use crate::codec::{flag, per_item};
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 
+pub(crate) async fn release(
+    store: &RedisStore,
+    queue: &str,
+    owner: &OwnerToken,
+    generations: &[Generation],
+) -> Result<Vec<bool>, StoreError> {
+    return_claims(store, Op::Release, queue, owner, generations).await
+}
+
 /// Returns the claims `owner` holds to pending; `op` says which of the
 /// two trait methods asked (`Release` or `Sweep`), for errors.
-pub(crate) async fn release(
+pub(crate) async fn return_claims(
     store: &RedisStore,
     op: Op,
     queue: &str,
