@@ -5,11 +5,10 @@ use super::support::{Q, RESULTS, Req, config, fixture, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
-pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: StoreFactory>(f: &F) {
+pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
     let out = fx.ack("w1", r.one(), "hello").await;
     assert_eq!(
@@ -31,11 +30,10 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: Stor
     assert!(fx.store.claims(Q).await.unwrap().is_empty());
 }
 
-pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
+pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.ack("w1", r.one(), "first").await;
     // A retried ack after an indeterminate error must be harmless.
     let again = fx.ack("w1", r.one(), "second").await;
@@ -52,15 +50,12 @@ pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
     assert_eq!(results[0]["payload"], "first");
 }
 
-pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("owner", r.one()).await;
+    fx.submit_and_claim("owner", &r).await;
     let out = fx.ack("stranger", r.one(), "from stranger").await;
     assert_eq!(
         out,
@@ -92,9 +87,7 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
     );
 }
 
-pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
     fx.lapse("slow", &r).await;
@@ -124,11 +117,10 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
     assert_eq!((d.pending, d.claimed), (0, 0));
 }
 
-pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactory>(f: &F) {
+pub async fn ack_clears_producer_keys_only_for_its_own_generation(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let old = Req::new("a", "old", 3600);
-    fx.submit(old.one()).await;
-    fx.claim("w1", old.one()).await;
+    fx.submit_and_claim("w1", &old).await;
     let new = Req::new("a", "new", 3600);
     fx.submit(new.one()).await;
     fx.ack("w1", old.one(), "old done").await;
@@ -151,7 +143,7 @@ pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactor
     );
 }
 
-pub async fn results_come_out_oldest_first<F: StoreFactory>(f: &F) {
+pub async fn results_come_out_oldest_first(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(5);
     fx.submit(&rs).await;
@@ -163,7 +155,7 @@ pub async fn results_come_out_oldest_first<F: StoreFactory>(f: &F) {
     assert_eq!(fx.result_ids().await, vec!["r3", "r0", "r4", "r2", "r1"]);
 }
 
-pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &F) {
+pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(4);
     fx.submit(&rs[..3]).await;
@@ -201,11 +193,10 @@ pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &
     assert!(fx.store.is_terminal(&rs[1].generation).await.unwrap());
 }
 
-pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed<F: StoreFactory>(f: &F) {
+pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     let first = fx.ack("w1", r.one(), "answer").await;
     assert!(first[0].pushed && !first[0].own_record_landed);
     // The retry after an indeterminate error: the same record.

@@ -22,10 +22,8 @@ fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
     }
 }
 
-pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let rs: Vec<Req> = ["own", "zset", "claims", "fine"]
@@ -91,15 +89,12 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
     assert_eq!(fx.store.peek("other-queue", 0, 10).await.unwrap().len(), 1);
 }
 
-pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.ack("w1", r.one(), "first").await;
     let out = fx
         .store
@@ -110,10 +105,8 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
     assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");
 }
 
-pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest(
+    f: &impl StoreFactory,
 ) {
     let mut cfg = limited(2);
     cfg.queue_result_lists
@@ -125,8 +118,7 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
         .await
         .unwrap();
     let (poison, next) = (Req::new("poison", "t", 3600), Req::new("next", "t", 3601));
-    fx.submit(poison.one()).await;
-    fx.claim("w1", poison.one()).await;
+    fx.submit_and_claim("w1", &poison).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     fx.submit(next.one()).await;
@@ -156,15 +148,12 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
     assert_eq!(fx.store.claims(Q).await.unwrap().len(), 0);
 }
 
-pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 86_400);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     let out = fx.ack("w1", r.one(), "late").await;
@@ -177,8 +166,8 @@ pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_s
     assert_eq!(fx.result_ids().await, vec!["a"]);
 }
 
-pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap<F: StoreFactory>(
-    f: &F,
+pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let far = Req::new("far", "t", 30_000);
@@ -202,10 +191,8 @@ pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap<F
     );
 }
 
-pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
@@ -228,7 +215,7 @@ pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waite
     assert_eq!(fx.result_ids().await, vec!["a"]);
 }
 
-pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFactory>(f: &F) {
+pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let deadline = crate::conformance::T0.0 / 1000 + 900;
     let target = format!("{Q}:claims-idx");
@@ -236,8 +223,7 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFa
         r#"{{"internal":{{"retry_count":1,"request_queue_name":"{target}","request_token":"g"}},"request_kind":"redis","data":{{"id":"bk","deadline":{deadline},"payload":{{}}}}}}"#
     );
     let carrier = Req::new("carrier", "t", 3600);
-    fx.submit(carrier.one()).await;
-    fx.claim("w1", carrier.one()).await;
+    fx.submit_and_claim("w1", &carrier).await;
     let item = ParkItem {
         generation: carrier.generation.clone(),
         member: Member::from(member.clone().into_bytes()),
@@ -259,7 +245,7 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFa
     assert!(fx.store.peek(&target, 0, 10).await.unwrap().is_empty());
 }
 
-pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder<F: StoreFactory>(f: &F) {
+pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
     fx.lapse("w1", &r).await;

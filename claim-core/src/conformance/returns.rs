@@ -27,11 +27,10 @@ async fn park<S: crate::ClaimStore>(store: &S, who: &str, r: &Req, due_in: u64) 
         .expect("park")
 }
 
-pub async fn release_returns_a_claim_to_pending_at_its_original_score<F: StoreFactory>(f: &F) {
+pub async fn release_returns_a_claim_to_pending_at_its_original_score(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(fx.release("w1", r.one()).await, vec![true]);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
@@ -47,11 +46,10 @@ pub async fn release_returns_a_claim_to_pending_at_its_original_score<F: StoreFa
     );
 }
 
-pub async fn release_by_a_non_owner_changes_nothing<F: StoreFactory>(f: &F) {
+pub async fn release_by_a_non_owner_changes_nothing(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(fx.release("w2", r.one()).await, vec![false]);
     let gens = [r.generation.clone()];
     assert_eq!(
@@ -62,7 +60,7 @@ pub async fn release_by_a_non_owner_changes_nothing<F: StoreFactory>(f: &F) {
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w1"));
 }
 
-pub async fn sweep_returns_held_claims_without_counting_a_delivery<F: StoreFactory>(f: &F) {
+pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(3);
     fx.submit(&rs).await;
@@ -78,13 +76,10 @@ pub async fn sweep_returns_held_claims_without_counting_a_delivery<F: StoreFacto
     assert!(again.iter().all(|o| redeliveries(o) == Some(0)));
 }
 
-pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
     let d = fx.depths().await;
     assert_eq!(
@@ -108,17 +103,16 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else<F: S
     );
 }
 
-pub async fn park_retry_by_a_non_owner_is_refused<F: StoreFactory>(f: &F) {
+pub async fn park_retry_by_a_non_owner_is_refused(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(park(&fx.store, "w2", &r, 10).await, vec![false]);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
     assert_eq!(fx.depths().await.claimed, 1);
 }
 
-pub async fn promote_due_returns_only_due_retries_at_their_deadline_score<F: StoreFactory>(f: &F) {
+pub async fn promote_due_returns_only_due_retries_at_their_deadline_score(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let soon = Req::new("soon", "t", 3600);
     let later = Req::new("later", "t", 1800);
@@ -154,7 +148,7 @@ pub async fn promote_due_returns_only_due_retries_at_their_deadline_score<F: Sto
     );
 }
 
-pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFactory>(f: &F) {
+pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let deadline = T0.0 / 1000 + 900;
     let go_parked = format!(
@@ -167,8 +161,7 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFa
     // parked with the foreign member: promotion must go by the member alone.
     let carrier = Req::new("carrier", "t", 3600);
     for (member, due) in [(go_parked.clone(), 1), (unnamed.clone(), 2)] {
-        fx.submit(carrier.one()).await;
-        fx.claim("w1", carrier.one()).await;
+        fx.submit_and_claim("w1", &carrier).await;
         let item = ParkItem {
             generation: carrier.generation.clone(),
             member: Member::from(member.into_bytes()),
@@ -197,7 +190,7 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFa
     );
 }
 
-pub async fn reclaim_leaves_live_leases_alone<F: StoreFactory>(f: &F) {
+pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(3);
     fx.submit(&rs).await;
@@ -211,15 +204,12 @@ pub async fn reclaim_leaves_live_leases_alone<F: StoreFactory>(f: &F) {
     assert_eq!(fx.depths().await.claimed, 3);
 }
 
-pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("dead-worker", r.one()).await;
+    fx.submit_and_claim("dead-worker", &r).await;
     fx.clock.set(at(30));
     assert_eq!(
         fx.reclaim_all().await.redelivered,
@@ -238,9 +228,7 @@ pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelive
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].redeliveries, 1);
 }
 
-pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(10);
     fx.submit(&rs).await;
@@ -263,8 +251,8 @@ pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once<F: S
     assert_eq!(ids, want, "every request has exactly one record");
 }
 
-pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters<F: StoreFactory>(
-    f: &F,
+pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await; // max_deliveries = 3
     let r = Req::new("poison", "t", 100_000);
@@ -295,14 +283,13 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters<F:
     assert!(fx.store.is_terminal(&r.generation).await.unwrap());
 }
 
-pub async fn delivery_limit_record_goes_to_the_queues_configured_list<F: StoreFactory>(f: &F) {
+pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl StoreFactory) {
     let mut cfg = limited(1);
     cfg.queue_result_lists
         .insert(Q.to_owned(), "queue-specific-results".to_owned());
     let fx = fixture(f, cfg).await;
     let r = Req::new("poison", "t", 3600);
-    fx.submit(r.one()).await;
-    fx.claim("crasher", r.one()).await;
+    fx.submit_and_claim("crasher", &r).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     assert_eq!(
@@ -316,7 +303,7 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list<F: StoreFa
     assert!(fx.store.results(RESULTS).await.unwrap().is_empty());
 }
 
-pub async fn unlimited_deliveries_never_dead_letter<F: StoreFactory>(f: &F) {
+pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
     let fx = fixture(f, limited(0)).await;
     let r = Req::new("a", "t", 100_000);
     fx.submit(r.one()).await;
@@ -328,7 +315,7 @@ pub async fn unlimited_deliveries_never_dead_letter<F: StoreFactory>(f: &F) {
     assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(12));
 }
 
-pub async fn reclaim_works_in_batches_and_says_when_more_remain<F: StoreFactory>(f: &F) {
+pub async fn reclaim_works_in_batches_and_says_when_more_remain(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(25);
     fx.submit(&rs).await;
@@ -343,7 +330,7 @@ pub async fn reclaim_works_in_batches_and_says_when_more_remain<F: StoreFactory>
     assert_eq!(fx.depths().await.pending, 25);
 }
 
-pub async fn redelivery_counts_survive_release_and_retry<F: StoreFactory>(f: &F) {
+pub async fn redelivery_counts_survive_release_and_retry(f: &impl StoreFactory) {
     let fx = fixture(f, limited(0)).await;
     let r = Req::new("a", "t", 100_000);
     fx.lapse("crasher", &r).await;
@@ -366,9 +353,7 @@ pub async fn redelivery_counts_survive_release_and_retry<F: StoreFactory>(f: &F)
     );
 }
 
-pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending(f: &impl StoreFactory) {
     let fx = fixture(f, limited(0)).await;
     let rs = reqs(6);
     fx.submit(&rs).await;
@@ -383,7 +368,7 @@ pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending<F: S
     assert_eq!(fx.pending().await, members);
 }
 
-pub async fn dead_letter_moves_an_unparsable_member_with_its_reason<F: StoreFactory>(f: &F) {
+pub async fn dead_letter_moves_an_unparsable_member_with_its_reason(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let garbage = Req {
         member: Member::from("{not json"),
@@ -406,11 +391,10 @@ pub async fn dead_letter_moves_an_unparsable_member_with_its_reason<F: StoreFact
     assert_eq!(dead[0].at, T0);
 }
 
-pub async fn dead_letter_of_a_member_no_longer_pending_is_refused<F: StoreFactory>(f: &F) {
+pub async fn dead_letter_of_a_member_no_longer_pending_is_refused(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 60);
-    fx.submit(r.one()).await;
-    fx.claim("w1", r.one()).await;
+    fx.submit_and_claim("w1", &r).await;
     assert!(!fx.store.dead_letter(Q, &r.member, "late").await.unwrap());
     assert_eq!(
         fx.depths().await.dead,
@@ -419,10 +403,8 @@ pub async fn dead_letter_of_a_member_no_longer_pending_is_refused<F: StoreFactor
     );
 }
 
-pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, limited(2)).await;
     let r = Req::new("a", "t", 100_000);

@@ -211,11 +211,16 @@ impl<S: crate::ClaimStore> Fixture<S> {
     }
 
     /// Reclaims until nothing expired remains.
+    /// Submits `r` and lets `who` claim it.
+    pub async fn submit_and_claim(&self, who: &str, r: &Req) {
+        self.submit(r.one()).await;
+        self.claim(who, r.one()).await;
+    }
+
     /// Submits `r`, lets `who` claim it and its lease run out (the clock at
     /// 31 s), and reclaims: one redelivery, or the limit.
     pub async fn lapse(&self, who: &str, r: &Req) -> crate::store::ReclaimReport {
-        self.submit(r.one()).await;
-        self.claim(who, r.one()).await;
+        self.submit_and_claim(who, r).await;
         self.clock.set(at(31));
         self.reclaim_all().await
     }
