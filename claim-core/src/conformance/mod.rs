@@ -59,7 +59,7 @@ pub async fn on_server_time<Fut: std::future::Future<Output = ()>>(server_now: M
 
 /// Makes every check a test of the calling crate: see the module docs.
 ///
-/// ```ignore
+/// ```text
 /// claim_core::conformance_tests! {
 ///     factory: Memory::new(),            // an expression of Option<F: StoreFactory>; None skips
 ///     fault_seeds: &[1, 2, 3],           // seeds of the through-faults pass
