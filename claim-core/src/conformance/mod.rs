@@ -1,6 +1,7 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
-//! Each check (in [`claims`], [`acks`], [`poison`], [`returns`]) takes a
+//! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
+//! [`reclaims`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
 //! no sleeps) and asserts one behaviour the worker relies on: every row of
 //! the outcome table and every guarantee of the design brief. A failed
@@ -27,6 +28,7 @@ pub mod claims;
 pub mod faults;
 pub mod model_based;
 pub mod poison;
+pub mod reclaims;
 pub mod retrying;
 pub mod returns;
 mod support;
@@ -99,7 +101,7 @@ macro_rules! conformance_tests {
             returns::release_by_a_non_owner_changes_nothing,
             returns::sweep_returns_held_claims_without_counting_a_delivery,
             returns::park_retry_by_a_non_owner_is_refused,
-            returns::reclaim_leaves_live_leases_alone,
+            reclaims::reclaim_leaves_live_leases_alone,
             returns::dead_letter_of_a_member_no_longer_pending_is_refused,
             }
             clocked {
@@ -120,14 +122,14 @@ macro_rules! conformance_tests {
             returns::park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
             returns::promote_due_returns_only_due_retries_at_their_deadline_score,
             returns::promote_due_moves_go_parked_entries_to_their_named_queue,
-            returns::reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery,
-            returns::a_crashed_owners_request_is_redelivered_and_acked_exactly_once,
-            returns::reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters,
-            returns::delivery_limit_record_goes_to_the_queues_configured_list,
-            returns::unlimited_deliveries_never_dead_letter,
-            returns::reclaim_works_in_batches_and_says_when_more_remain,
-            returns::an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered,
-            returns::redelivery_counts_survive_release_and_retry,
+            reclaims::reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery,
+            reclaims::a_crashed_owners_request_is_redelivered_and_acked_exactly_once,
+            reclaims::reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters,
+            reclaims::delivery_limit_record_goes_to_the_queues_configured_list,
+            reclaims::unlimited_deliveries_never_dead_letter,
+            reclaims::reclaim_works_in_batches_and_says_when_more_remain,
+            reclaims::an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered,
+            reclaims::redelivery_counts_survive_release_and_retry,
             returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
             returns::dead_letter_moves_an_unparsable_member_with_its_reason,
             }
