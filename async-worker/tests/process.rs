@@ -9,7 +9,7 @@ mod common;
 
 use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
 use async_worker::demo::metric_sum;
-use claim_core::ClaimStore;
+use claim_core::ClaimInspect;
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};
 use common::worker::{BINARY, DRAIN, Worker, has_sample};

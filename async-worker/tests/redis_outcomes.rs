@@ -11,7 +11,7 @@
 mod common;
 
 use async_worker::OpenGate;
-use claim_core::ClaimStore;
+use claim_core::ClaimInspect;
 use claim_core::wire::{ErrorCode, ResultRecord};
 use common::rig::{ClosedGate, Rig, answer};
 use common::{Depths, QUEUE};

@@ -6,7 +6,7 @@ use async_worker::{
 };
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimStore, Generation, Millis};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Millis};
 use claim_memory::MemoryStore;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

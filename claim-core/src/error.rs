@@ -1,5 +1,7 @@
 //! The store error: what went wrong, and whether the operation may have happened anyway.
 
+use crate::op::Op;
+
 /// An error from a [`crate::ClaimStore`] operation.
 ///
 /// The variant tells the caller two things. Whether the operation may have
@@ -15,53 +17,53 @@ pub enum StoreError {
     /// The operation definitely did not happen (connection refused, pool
     /// exhausted, the store rejected the request before running it).
     #[error("{op} failed and did not happen: {detail}")]
-    Failed { op: &'static str, detail: String },
+    Failed { op: Op, detail: String },
     /// The operation may or may not have happened.
     #[error("{op} may have happened; its outcome is unknown: {detail}")]
-    Indeterminate { op: &'static str, detail: String },
+    Indeterminate { op: Op, detail: String },
     /// The store is out of memory (Redis `OOM` under `maxmemory`); nothing
     /// happened. Transient, but an operator must act: surfaced on readiness.
     #[error("{op} failed and did not happen: the store is out of memory: {detail}")]
-    OutOfMemory { op: &'static str, detail: String },
+    OutOfMemory { op: Op, detail: String },
     /// The store refused the whole call and will refuse it again (a key of
     /// the wrong type, a script error); nothing happened. Permanent.
     #[error("{op} was rejected by the store and did not happen: {detail}")]
-    Rejected { op: &'static str, detail: String },
+    Rejected { op: Op, detail: String },
     /// The caller passed something the store cannot accept; nothing happened.
     #[error("{op} refused its input: {detail}")]
-    InvalidInput { op: &'static str, detail: String },
+    InvalidInput { op: Op, detail: String },
 }
 
 impl StoreError {
-    pub fn failed(op: &'static str, detail: impl Into<String>) -> Self {
+    pub fn failed(op: Op, detail: impl Into<String>) -> Self {
         StoreError::Failed {
             op,
             detail: detail.into(),
         }
     }
 
-    pub fn indeterminate(op: &'static str, detail: impl Into<String>) -> Self {
+    pub fn indeterminate(op: Op, detail: impl Into<String>) -> Self {
         StoreError::Indeterminate {
             op,
             detail: detail.into(),
         }
     }
 
-    pub fn out_of_memory(op: &'static str, detail: impl Into<String>) -> Self {
+    pub fn out_of_memory(op: Op, detail: impl Into<String>) -> Self {
         StoreError::OutOfMemory {
             op,
             detail: detail.into(),
         }
     }
 
-    pub fn rejected(op: &'static str, detail: impl Into<String>) -> Self {
+    pub fn rejected(op: Op, detail: impl Into<String>) -> Self {
         StoreError::Rejected {
             op,
             detail: detail.into(),
         }
     }
 
-    pub fn invalid(op: &'static str, detail: impl Into<String>) -> Self {
+    pub fn invalid(op: Op, detail: impl Into<String>) -> Self {
         StoreError::InvalidInput {
             op,
             detail: detail.into(),
@@ -91,13 +93,13 @@ impl StoreError {
     }
 
     /// The operation this error belongs to.
-    pub fn op(&self) -> &'static str {
+    pub fn op(&self) -> Op {
         match self {
             StoreError::Failed { op, .. }
             | StoreError::Indeterminate { op, .. }
             | StoreError::OutOfMemory { op, .. }
             | StoreError::Rejected { op, .. }
-            | StoreError::InvalidInput { op, .. } => op,
+            | StoreError::InvalidInput { op, .. } => *op,
         }
     }
 }

@@ -4,12 +4,15 @@
 //! is the specification every store is checked against; [`store::ClaimStore`]
 //! is the trait the worker runtime programs against.
 
+pub mod clock;
 pub mod config;
 pub mod error;
 pub mod keys;
+pub mod layer;
 pub mod lease;
 pub mod marker;
 pub mod model;
+pub mod op;
 pub mod outcome;
 pub mod store;
 pub mod types;
@@ -18,6 +21,8 @@ pub mod wire;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use clock::{Clock, ManualClock, unix_now, unix_now_ms};
 pub use error::StoreError;
-pub use store::ClaimStore;
+pub use op::Op;
+pub use store::{ClaimInspect, ClaimStore};
 pub use types::*;

@@ -1,4 +1,4 @@
-//! The `ClaimStore` trait the worker runtime programs against, and its request and report types.
+//! The `ClaimStore` trait the worker runtime programs against, its read-only `ClaimInspect` half, and their request and report types.
 //!
 //! Batch operations answer item by item, in the order asked. Every claim
 //! mutation names its owner and is owner-checked inside the store, atomically.
@@ -157,12 +157,42 @@ pub struct DeadEntry {
     pub at: Millis,
 }
 
+/// Read-only views of a store's state, for metrics, tests and reconciliation.
+///
+/// Nothing here changes the store, and the worker's hot path asks none of
+/// it: a store answers these with plain reads.
+#[async_trait]
+pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
+    /// Sizes of the queue's sets.
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError>;
+
+    /// Number of entries in the retry set.
+    async fn retry_depth(&self) -> Result<usize, StoreError>;
+
+    /// The queue's live claims.
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError>;
+
+    /// The queue's dead-lettered members.
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError>;
+
+    /// The retry set, earliest due first.
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError>;
+
+    /// The records in a result list, oldest first (the order BRPOP yields).
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError>;
+
+    /// True when the generation has a live terminal marker.
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError>;
+}
+
 /// Durable claim bookkeeping for one or more pending sorted sets.
 ///
 /// Time comes from the store's own clock (the Redis server's `TIME`, or an
-/// injected clock), so replicas never disagree about lease expiry.
+/// injected clock), so replicas never disagree about lease expiry. Every
+/// store can also be inspected ([`ClaimInspect`]), so one
+/// `Arc<dyn ClaimStore>` serves both the hot path and metrics.
 #[async_trait]
-pub trait ClaimStore: Send + Sync + std::fmt::Debug + 'static {
+pub trait ClaimStore: ClaimInspect {
     /// The settings this store was built with.
     fn config(&self) -> &StoreConfig;
 
@@ -263,25 +293,4 @@ pub trait ClaimStore: Send + Sync + std::fmt::Debug + 'static {
         member: &Member,
         reason: &str,
     ) -> Result<bool, StoreError>;
-
-    /// Sizes of the queue's sets.
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError>;
-
-    /// Number of entries in the retry set.
-    async fn retry_depth(&self) -> Result<usize, StoreError>;
-
-    /// The queue's live claims.
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError>;
-
-    /// The queue's dead-lettered members.
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError>;
-
-    /// The retry set, earliest due first.
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError>;
-
-    /// The records in a result list, oldest first (the order BRPOP yields).
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError>;
-
-    /// True when the generation has a live terminal marker.
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError>;
 }

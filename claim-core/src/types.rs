@@ -1,8 +1,9 @@
 //! Value types shared by the model, the stores and the worker: ids, tokens, members, time.
 
+/// The clock types moved to [`crate::clock`]; these paths stay valid.
+pub use crate::clock::{Clock, ManualClock};
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A point in time: milliseconds since the Unix epoch.
 ///
@@ -174,37 +175,6 @@ impl OwnerToken {
 impl fmt::Display for OwnerToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// Where a store's sense of "now" comes from.
-///
-/// claim-core only defines the seam; system clocks live in the stores.
-pub trait Clock: Send + Sync + fmt::Debug {
-    fn now(&self) -> Millis;
-}
-
-/// A clock that moves only when told to: tests and the conformance suite.
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicU64);
-
-impl ManualClock {
-    pub fn new(start: Millis) -> Arc<Self> {
-        Arc::new(ManualClock(AtomicU64::new(start.0)))
-    }
-
-    pub fn set(&self, now: Millis) {
-        self.0.store(now.0, Ordering::SeqCst);
-    }
-
-    pub fn advance(&self, ms: u64) {
-        self.0.fetch_add(ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Millis {
-        Millis(self.0.load(Ordering::SeqCst))
     }
 }
 

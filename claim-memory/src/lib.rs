@@ -11,20 +11,19 @@ use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
-use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Wall-clock time from the operating system.
+/// Wall-clock time from the operating system: the memory store's default
+/// clock. (The worker runtime keeps its own.)
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> Millis {
-        let since_epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        Millis(since_epoch.as_millis() as u64)
+        claim_core::unix_now_ms()
     }
 }
 
@@ -179,7 +178,10 @@ impl ClaimStore for MemoryStore {
     ) -> Result<bool, StoreError> {
         self.with(|m, now| m.dead_letter(queue, member, reason, now))
     }
+}
 
+#[async_trait]
+impl ClaimInspect for MemoryStore {
     async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
         self.with(|m, _| m.depths(queue))
     }

@@ -3,7 +3,9 @@
 use claim_core::conformance::retrying::Retrying;
 use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
-use claim_core::{ClaimStore, Generation, ManualClock, Millis, OwnerToken, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimStore, Generation, ManualClock, Millis, OwnerToken, StoreError,
+};
 use claim_memory::MemoryStore;
 
 const Q: &str = "faults-queue";
@@ -38,7 +40,7 @@ async fn a_determinate_fault_leaves_the_store_untouched() {
     faulty.fail_next(Op::Submit, Fault::Determinate);
     let err = faulty.submit(Q, &submission("a")).await.unwrap_err();
     assert!(
-        matches!(err, StoreError::Failed { op: "submit", .. }),
+        matches!(err, StoreError::Failed { op: Op::Submit, .. }),
         "{err}"
     );
     assert_eq!(faulty.inner().depths(Q).await.unwrap().pending, 0);

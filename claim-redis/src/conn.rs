@@ -20,6 +20,7 @@
 //! connection), and a connection that fails or times out mid-call is taken
 //! out of the pool instead of being handed out again.
 
+use claim_core::Op;
 use claim_core::StoreError;
 use deadpool::managed::{self, Metrics, Object, PoolError, RecycleResult};
 use redis::aio::MultiplexedConnection;
@@ -107,7 +108,7 @@ impl Conn {
         Conn { pool, timeout }
     }
 
-    async fn get(&self, op: &'static str) -> Result<Object<Manager>, StoreError> {
+    async fn get(&self, op: Op) -> Result<Object<Manager>, StoreError> {
         self.pool
             .get()
             .await
@@ -117,7 +118,7 @@ impl Conn {
     /// Runs one command.
     pub(crate) async fn query<T: FromRedisValue>(
         &self,
-        op: &'static str,
+        op: Op,
         effect: Effect,
         cmd: &redis::Cmd,
     ) -> Result<T, StoreError> {
@@ -130,7 +131,7 @@ impl Conn {
     /// forbidden command) back as `Ok(Err(message))`.
     pub(crate) async fn query_or_refusal<T: FromRedisValue>(
         &self,
-        op: &'static str,
+        op: Op,
         cmd: &redis::Cmd,
     ) -> Result<Result<T, String>, StoreError> {
         let mut conn = self.get(op).await?;
@@ -150,7 +151,7 @@ impl Conn {
     /// Runs a pipeline (or, if atomic, a MULTI/EXEC transaction).
     pub(crate) async fn pipe<T: FromRedisValue>(
         &self,
-        op: &'static str,
+        op: Op,
         effect: Effect,
         pipe: &redis::Pipeline,
     ) -> Result<T, StoreError> {
@@ -163,7 +164,7 @@ impl Conn {
     /// redis-rs loads it and runs it again, so callers never see it.
     pub(crate) async fn script<T: FromRedisValue>(
         &self,
-        op: &'static str,
+        op: Op,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
         let mut conn = self.get(op).await?;
@@ -176,7 +177,7 @@ impl Conn {
     /// on NOSCRIPT loads the script and runs the command once more.
     pub(crate) async fn evalsha<T: FromRedisValue>(
         &self,
-        op: &'static str,
+        op: Op,
         script: &redis::Script,
         cmd: &redis::Cmd,
     ) -> Result<T, StoreError> {
@@ -210,7 +211,7 @@ impl Conn {
 /// taken out of the pool: it may be broken, and a late reply must never be
 /// read as the answer to the next call.
 fn settle<T>(
-    op: &'static str,
+    op: Op,
     effect: Effect,
     conn: Object<Manager>,
     answer: Result<RedisResult<T>, Duration>,
@@ -254,7 +255,7 @@ pub(crate) const TRANSIENT_CODES: [&str; 7] = [
 ];
 
 /// How a server's error reply is classified, from its code.
-fn server_error(op: &'static str, code: Option<&str>, detail: String) -> StoreError {
+fn server_error(op: Op, code: Option<&str>, detail: String) -> StoreError {
     match code {
         Some("OOM") => StoreError::out_of_memory(op, detail),
         Some(code) if TRANSIENT_CODES.contains(&code) => StoreError::failed(op, detail),
@@ -263,7 +264,7 @@ fn server_error(op: &'static str, code: Option<&str>, detail: String) -> StoreEr
 }
 
 /// Maps a Redis error to a store error (see the module docs).
-pub(crate) fn classify(op: &'static str, effect: Effect, e: &RedisError) -> StoreError {
+pub(crate) fn classify(op: Op, effect: Effect, e: &RedisError) -> StoreError {
     let detail = e.to_string();
     if e.is_connection_refusal() {
         return StoreError::failed(op, detail);
@@ -285,11 +286,7 @@ pub(crate) fn classify(op: &'static str, effect: Effect, e: &RedisError) -> Stor
 
 /// A reply that does not have the shape the store expects. The call ran,
 /// so for a write its effect is unknown to the caller.
-pub(crate) fn bad_reply(
-    op: &'static str,
-    effect: Effect,
-    what: impl std::fmt::Display,
-) -> StoreError {
+pub(crate) fn bad_reply(op: Op, effect: Effect, what: impl std::fmt::Display) -> StoreError {
     let detail = format!("unexpected reply from Redis: {what}");
     match effect {
         Effect::Read => StoreError::failed(op, detail),
@@ -320,7 +317,7 @@ mod tests {
             "CLUSTERDOWN The cluster is down",
             "NOSCRIPT No matching script",
         ] {
-            let e = classify("ack", Effect::Write, &reply(line));
+            let e = classify(Op::Ack, Effect::Write, &reply(line));
             assert!(matches!(e, StoreError::Failed { .. }), "{line}: {e:?}");
             assert!(e.is_transient() && !e.may_have_happened(), "{line}");
         }
@@ -329,7 +326,7 @@ mod tests {
     #[test]
     fn an_out_of_memory_server_is_out_of_memory_and_transient() {
         let e = classify(
-            "ack",
+            Op::Ack,
             Effect::Write,
             &reply("OOM command not allowed when used memory > 'maxmemory'."),
         );
@@ -345,7 +342,7 @@ mod tests {
             "NOPERM this user has no permissions to run the 'evalsha' command",
         ] {
             for effect in [Effect::Read, Effect::Write] {
-                let e = classify("ack", effect, &reply(line));
+                let e = classify(Op::Ack, effect, &reply(line));
                 assert!(matches!(e, StoreError::Rejected { .. }), "{line}: {e:?}");
                 assert!(!e.is_transient(), "{line}");
             }

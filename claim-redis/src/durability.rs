@@ -2,6 +2,7 @@
 
 use crate::conn::Effect;
 use crate::store::RedisStore;
+use claim_core::Op;
 use claim_core::StoreError;
 use std::collections::HashMap;
 
@@ -56,7 +57,7 @@ impl RedisStore {
     /// Reads the durability settings. CONFIG being disabled is reported in
     /// the result, not as an error; an unreachable Redis is an error.
     pub async fn check_durability(&self) -> Result<DurabilityReport, StoreError> {
-        const OP: &str = "check_durability";
+        const OP: Op = Op::CheckDurability;
         let mut report = DurabilityReport::default();
         for (name, slot) in [
             ("appendonly", &mut report.appendonly),

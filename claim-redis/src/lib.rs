@@ -7,16 +7,12 @@
 //! exactly the Go producer's and consumer's. Time is the server's `TIME`
 //! unless an explicit clock is injected ([`TimeSource`]).
 
+mod codec;
 mod conn;
 mod durability;
-mod hot;
-mod inspect;
 pub mod keys;
+mod ops;
 mod options;
-mod producer;
-mod reclaim;
-mod reply;
-mod returns;
 mod scripts;
 mod store;
 

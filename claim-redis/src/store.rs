@@ -1,19 +1,17 @@
-//! `RedisStore`: construction (`connect`), time, and the `ClaimStore` impl that routes to the operation modules.
+//! `RedisStore`: construction (`connect`), time, and the `ClaimStore` and `ClaimInspect` impls that route each method to its module in `ops/`.
 
 use crate::conn::{Conn, Effect};
 use crate::keys::Keys;
+use crate::ops;
 use crate::options::{
     ConnectError, RedisStoreOptions, TimeSource, check_options, check_url, redact,
 };
 use crate::scripts::Scripts;
 use async_trait::async_trait;
-use claim_core::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
-    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
-};
-use claim_core::{ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::Op;
+use claim_core::store::StoreConfig;
+use claim_core::{ClaimInspect, ClaimStore, Millis, StoreError};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Items per script call. Larger batches are split (each item stays
 /// atomic; the batch is answered in order). Keeps every `unpack` far below
@@ -143,7 +141,7 @@ impl RedisStore {
     }
 
     /// The store's time: the explicit clock, or the server's TIME.
-    pub(crate) async fn now_ms(&self, op: &'static str) -> Result<Millis, StoreError> {
+    pub(crate) async fn now_ms(&self, op: Op) -> Result<Millis, StoreError> {
         if let Some(now) = self.explicit_now() {
             return Ok(now);
         }
@@ -157,12 +155,7 @@ impl RedisStore {
     /// The time a producer-side write uses: the explicit clock, else this
     /// host's clock, as the Go producer computes its expiries.
     pub(crate) fn producer_now(&self) -> Millis {
-        self.explicit_now().unwrap_or_else(|| {
-            let since = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            Millis(since.as_millis() as u64)
-        })
+        self.explicit_now().unwrap_or_else(claim_core::unix_now_ms)
     }
 
     /// What a script adds to a key's logical lifetime to get its PX.
@@ -198,147 +191,30 @@ fn check_version(info: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[async_trait]
-impl ClaimStore for RedisStore {
-    fn config(&self) -> &StoreConfig {
-        &self.inner.config
-    }
+/// Routes every method to its module of [`crate::ops`], of the same name.
+macro_rules! route {
+    (
+        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident; )* }
+        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident; )* }
+    ) => {
+        #[async_trait]
+        impl ClaimInspect for RedisStore {
+            $( async fn $iname(&self, $($iarg: $ity),*) -> Result<$iout, StoreError> {
+                ops::$iname::$iname(self, $($iarg),*).await
+            } )*
+        }
 
-    async fn now(&self) -> Result<Millis, StoreError> {
-        self.now_ms("now").await
-    }
+        #[async_trait]
+        impl ClaimStore for RedisStore {
+            fn config(&self) -> &StoreConfig {
+                &self.inner.config
+            }
 
-    async fn ping(&self) -> Result<(), StoreError> {
-        let _: String = self
-            .conn()
-            .query("ping", Effect::Read, &redis::cmd("PING"))
-            .await?;
-        Ok(())
-    }
-
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        self.submit_go_style(queue, submission).await
-    }
-
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        self.cancel_go_style(id).await
-    }
-
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
-        self.peek_pending(queue, offset, limit).await
-    }
-
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        self.claim_batch(queue, owner, items).await
-    }
-
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        self.renew_batch(queue, owner, generations).await
-    }
-
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        self.cancelled_generations(generations).await
-    }
-
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        self.ack_batch(queue, owner, items).await
-    }
-
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.release_batch("release", queue, owner, generations)
-            .await
-    }
-
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.release_batch("sweep", queue, owner, generations).await
-    }
-
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.park_batch(queue, owner, items).await
-    }
-
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        self.promote(limit).await
-    }
-
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
-        self.reclaim(queue, limit).await
-    }
-
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        self.dead_letter_member(queue, member, reason).await
-    }
-
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
-        self.queue_depths(queue).await
-    }
-
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
-        let cmd = redis::Cmd::zcard(self.keys().retry());
-        self.conn().query("retry_depth", Effect::Read, &cmd).await
-    }
-
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        self.list_claims(queue).await
-    }
-
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        self.list_dead(queue).await
-    }
-
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.list_retries().await
-    }
-
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        self.list_results(list).await
-    }
-
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
-        self.marker_live(generation).await
-    }
+            $( async fn $sname(&self, $($sarg: $sty),*) -> Result<$sout, StoreError> {
+                ops::$sname::$sname(self, $($sarg),*).await
+            } )*
+        }
+    };
 }
+
+claim_core::store_methods!(route);

@@ -3,21 +3,14 @@
 mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
+use claim_core::unix_now;
 use claim_core::wire::{self, ErrorCode, ResultRecord};
 use claim_core::{ClaimStore, Generation, Member, OwnerToken, Score};
 use claim_redis::{RedisStore, RedisStoreOptions};
 use redis::AsyncCommands;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 const QUEUE: &str = "request-sortedset";
 const RESULTS: &str = "result-list";
-
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
-}
 
 /// `RedisSortedSetProducer`: one MULTI per request.
 async fn go_submit(

@@ -8,17 +8,15 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimStore, Generation, Member, OwnerToken, Score};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score};
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{RedisStore, TimeSource};
 use redis::AsyncCommands;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 const Q: &str = "q";
 
 fn deadline() -> i64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    now.as_secs() as i64 + 600
+    claim_core::unix_now() + 600
 }
 
 async fn store(url: &str) -> RedisStore {

@@ -17,7 +17,8 @@ mod common;
 use claim_core::model::Model;
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::{
-    ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, Score, wire,
+    ClaimInspect, ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, Score,
+    wire,
 };
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{RedisStore, TimeSource};

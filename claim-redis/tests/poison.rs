@@ -8,7 +8,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimStore, Generation, Member, OwnerToken, Score, StoreError};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score, StoreError};
 use claim_redis::RedisStore;
 use claim_redis::testing::RedisServerOptions;
 use common::T0;

@@ -1,14 +1,19 @@
 //! `cargo xtask conformance [--store memory|redis|all]`: runs the ClaimStore
 //! conformance suite against each chosen store.
 //!
-//! Each store crate runs the suite as the `harness = false` test target
-//! `conformance` (`tests/conformance.rs`), which prints `ok   <check>` or
-//! `FAIL <check>: <reason>` per check and ends with `N passed, N failed`. A
-//! store exists once its crate has that file. Output is streamed as it comes.
-//! Arguments after `--` go to the suite binaries (a name filter, say); a run
-//! in which no check executed fails.
+//! Each store crate runs the suite as its test target `conformance`
+//! (`tests/conformance.rs`, one `claim_core::conformance_tests!` line), in
+//! which every check is a test: `plain::<check>`, `through_faults::<check>`,
+//! and on Redis `server_time::<check>`. This reads libtest's output as it
+//! streams and prints `ok   <check>` or `FAIL <check>` per check, the
+//! failures' messages as libtest gives them, one `<pass>: N passed, N
+//! failed` line per other pass, and closes with the plain pass's `N passed,
+//! N failed` (the count that must be equal across stores). A store exists
+//! once its crate has that file. Arguments after `--` go to the test binary
+//! (a name filter, say); a run in which no plain check executed fails.
 
 use std::{
+    collections::BTreeMap,
     io::{BufRead, BufReader},
     process::{Command, Stdio},
 };
@@ -20,20 +25,36 @@ use crate::{Error, Shown, cargo, project_root};
 pub(crate) struct Store {
     pub(crate) name: &'static str,
     krate: &'static str,
+    /// A server binary the suite needs on PATH; without it (outside CI)
+    /// every test returns at once, so the store counts as skipped.
+    needs: Option<&'static str>,
 }
 
 const STORES: [Store; 2] = [
     Store {
         name: "memory",
         krate: "claim-memory",
+        needs: None,
     },
     Store {
         name: "redis",
         krate: "claim-redis",
+        needs: Some("redis-server"),
     },
 ];
 
 impl Store {
+    /// True when the suite would skip: its server is missing and `CI` is
+    /// unset (with `CI` set the suite fails instead).
+    fn skips(&self) -> bool {
+        let Some(binary) = self.needs else {
+            return false;
+        };
+        let on_path = std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(binary).is_file()));
+        !on_path && std::env::var_os("CI").is_none_or(|v| v.is_empty())
+    }
+
     fn exists(&self) -> bool {
         project_root()
             .join(self.krate)
@@ -106,16 +127,21 @@ fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
 /// `extra` cargo arguments such as `--locked`; fails if any store failed.
 pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
     let mut failures = Vec::new();
-    let (mut passed, mut failed) = (0, 0);
+    let mut total = Tally::default();
     for store in stores {
         let mut cmd = cargo(&["test", "-p", store.krate, "--test", "conformance"]);
         cmd.args(extra).env_remove("PROPTEST_CASES");
         println!("== conformance: {} ({})", store.name, Shown(&cmd));
-        let (summary, verdict) = run_store(&mut cmd);
-        if let Some((p, f)) = summary {
-            passed += p;
-            failed += f;
+        if store.skips() {
+            println!(
+                "skipped: {} not on PATH",
+                store.needs.unwrap_or("its server")
+            );
+            continue;
         }
+        let (plain, verdict) = run_store(&mut cmd);
+        total.passed += plain.passed;
+        total.failed += plain.failed;
         if let Err(reason) = verdict {
             failures.push(format!("{}: {reason}", store.name));
         }
@@ -123,7 +149,7 @@ pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
     if stores.len() > 1 {
         let names: Vec<_> = stores.iter().map(|s| s.name).collect();
         println!("== conformance total over {}", names.join(", "));
-        println!("{passed} passed, {failed} failed");
+        println!("{} passed, {} failed", total.passed, total.failed);
     }
     if failures.is_empty() {
         Ok(())
@@ -135,17 +161,27 @@ pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
     }
 }
 
-/// Streams one store's output; returns its `(passed, failed)` counts, if it
-/// printed them, and whether the store passed.
-fn run_store(cmd: &mut Command) -> (Option<(u64, u64)>, Result<(), String>) {
+/// Checks passed and failed in one pass.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+}
+
+/// Streams one store's test output as per-check lines; returns the plain
+/// pass's counts and whether the store passed.
+fn run_store(cmd: &mut Command) -> (Tally, Result<(), String>) {
+    let mut passes: BTreeMap<String, Tally> = BTreeMap::new();
     let mut child = match cmd.stdout(Stdio::piped()).spawn() {
         Ok(child) => child,
-        Err(e) => return (None, Err(format!("could not start `{}`: {e}", Shown(cmd)))),
+        Err(e) => {
+            let why = format!("could not start `{}`: {e}", Shown(cmd));
+            return (Tally::default(), Err(why));
+        }
     };
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-    let mut summary = None;
-    let mut skipped = false;
     let mut line = Vec::new();
+    let mut in_failures = false;
     loop {
         line.clear();
         match stdout.read_until(b'\n', &mut line) {
@@ -154,43 +190,83 @@ fn run_store(cmd: &mut Command) -> (Option<(u64, u64)>, Result<(), String>) {
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return (summary, Err(format!("reading test output: {e}")));
+                let plain = passes.get(PLAIN).copied().unwrap_or_default();
+                return (plain, Err(format!("reading test output: {e}")));
             }
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end_matches(['\n', '\r']);
-        println!("{text}");
-        if let Some(counts) = parse_summary(text) {
-            summary = Some(counts);
+        if let Some(outcome) = parse_outcome(text) {
+            let tally = passes.entry(outcome.pass.to_owned()).or_default();
+            let (mark, note) = match outcome.passed {
+                true => ("ok  ", ""),
+                false => ("FAIL", " (message below)"),
+            };
+            match outcome.passed {
+                true => tally.passed += 1,
+                false => tally.failed += 1,
+            }
+            let pass = match outcome.pass {
+                PLAIN => String::new(),
+                other => format!(" [{}]", other.replace('_', " ")),
+            };
+            println!("{mark} {}{pass}{note}", outcome.check);
+        } else {
+            // libtest's failure messages follow `failures:`; keep them whole.
+            in_failures |= text == "failures:";
+            if in_failures || text.starts_with("error") || text.starts_with("test result") {
+                println!("{text}");
+            }
         }
-        // A store whose server is not installed skips (outside CI only: with
-        // `CI` set the suite fails instead of printing this).
-        skipped |= text.starts_with("skipped:");
     }
-    let verdict = match (child.wait(), summary) {
-        (Err(e), _) => Err(format!("waiting for the test: {e}")),
-        (Ok(_), Some((0, 0))) => Err("no check ran (a filter that matches nothing?)".into()),
-        (Ok(status), Some((_, 0))) if status.success() => Ok(()),
-        (Ok(status), Some((_, 0))) => Err(format!("checks passed but the test failed ({status})")),
-        (Ok(status), Some((_, f))) => Err(format!("{f} check(s) failed ({status})")),
-        (Ok(status), None) if status.success() && skipped => Ok(()),
-        (Ok(status), None) if status.success() => {
-            Err("no `N passed, N failed` line in the output".into())
+    let plain = passes.get(PLAIN).copied().unwrap_or_default();
+    for (pass, tally) in passes.iter().filter(|(p, _)| p.as_str() != PLAIN) {
+        let name = pass.replace('_', " ");
+        println!("{name}: {} passed, {} failed", tally.passed, tally.failed);
+    }
+    println!("{} passed, {} failed", plain.passed, plain.failed);
+    let failed: u64 = passes.values().map(|t| t.failed).sum();
+    let verdict = match child.wait() {
+        Err(e) => Err(format!("waiting for the test: {e}")),
+        Ok(_) if plain.passed + plain.failed == 0 => {
+            Err("no check ran (a filter that matches nothing?)".into())
         }
-        (Ok(status), None) => Err(format!(
+        Ok(status) if failed > 0 => Err(format!("{failed} check(s) failed ({status})")),
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!(
             "the test did not build or did not run to the end ({status})"
         )),
     };
-    (summary, verdict)
+    (plain, verdict)
 }
 
-/// Parses the suite's closing line `N passed, N failed`.
-fn parse_summary(line: &str) -> Option<(u64, u64)> {
-    let (passed, failed) = line
-        .trim()
-        .strip_suffix(" failed")?
-        .split_once(" passed, ")?;
-    Some((passed.parse().ok()?, failed.parse().ok()?))
+/// The pass whose count must match across stores.
+const PLAIN: &str = "plain";
+
+/// One libtest result line of the conformance target.
+#[derive(Debug, PartialEq)]
+struct Outcome<'a> {
+    /// `plain`, `through_faults`, `server_time` or `model_based`.
+    pass: &'a str,
+    check: &'a str,
+    passed: bool,
+}
+
+/// Parses `test <pass>::<check> ... ok` (or `FAILED`); other lines, and
+/// tests outside a pass module, are not check results.
+fn parse_outcome(line: &str) -> Option<Outcome<'_>> {
+    let (name, result) = line.strip_prefix("test ")?.split_once(" ... ")?;
+    let (pass, check) = name.split_once("::")?;
+    let passed = match result.trim() {
+        "ok" => true,
+        "FAILED" => false,
+        _ => return None,
+    };
+    Some(Outcome {
+        pass,
+        check,
+        passed,
+    })
 }
 
 #[cfg(test)]
@@ -198,11 +274,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn summary_line() {
-        assert_eq!(parse_summary("34 passed, 0 failed"), Some((34, 0)));
-        assert_eq!(parse_summary("31 passed, 3 failed\n"), Some((31, 3)));
-        assert_eq!(parse_summary("ok   claim_takes_head"), None);
-        assert_eq!(parse_summary("x passed, 0 failed"), None);
+    fn check_lines_are_read_from_libtest_output() {
+        assert_eq!(
+            parse_outcome("test plain::acking_twice_pushes_exactly_one_record ... ok"),
+            Some(Outcome {
+                pass: "plain",
+                check: "acking_twice_pushes_exactly_one_record",
+                passed: true
+            })
+        );
+        let failed = parse_outcome("test through_faults::peek_honours_offset_and_limit ... FAILED");
+        assert_eq!(
+            failed.map(|o| (o.pass, o.passed)),
+            Some(("through_faults", false))
+        );
+        assert_eq!(parse_outcome("test result: ok. 106 passed; 0 failed"), None);
+        assert_eq!(parse_outcome("running 106 tests"), None);
+        assert_eq!(parse_outcome("test plain::x ... ignored"), None);
     }
 
     #[test]

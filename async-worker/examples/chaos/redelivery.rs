@@ -11,7 +11,7 @@
 
 use crate::QUEUE;
 use crate::producer::until_ok;
-use claim_core::{ClaimStore, Generation};
+use claim_core::{ClaimInspect, Generation};
 use claim_redis::RedisStore;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};

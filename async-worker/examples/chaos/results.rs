@@ -9,7 +9,7 @@
 use crate::producer::Ledger;
 use crate::{QUEUE, RESULTS};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimStore, Generation};
+use claim_core::{ClaimInspect, Generation};
 use claim_redis::RedisStore;
 use redis::aio::MultiplexedConnection;
 use std::collections::{BTreeMap, HashMap};

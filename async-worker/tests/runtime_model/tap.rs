@@ -13,11 +13,9 @@
 
 use async_trait::async_trait;
 use claim_core::conformance::unreliable::{Op, Tally, UnreliableStore};
-use claim_core::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
-    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
-};
-use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::store::{ClaimOutcome, ClaimRequest};
+use claim_core::{ClaimStore, Clock, Generation, Millis, OwnerToken, StoreError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -197,37 +195,18 @@ impl<S: ClaimStore> Tap<S> {
     }
 }
 
+/// Every call goes through [`Tap::call`]; a claim also notes when it
+/// reached the store.
 #[async_trait]
-impl<S: ClaimStore> ClaimStore for Tap<S> {
-    fn config(&self) -> &StoreConfig {
-        self.faulty.config()
+impl<S: ClaimStore> StoreLayer for Tap<S> {
+    type Inner = UnreliableStore<S>;
+
+    fn inner(&self) -> &UnreliableStore<S> {
+        &self.faulty
     }
 
-    async fn now(&self) -> Result<Millis, StoreError> {
-        self.call(Op::Now, || self.faulty.now()).await
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.call(Op::Ping, || self.faulty.ping()).await
-    }
-
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        self.call(Op::Submit, || self.faulty.submit(queue, submission))
-            .await
-    }
-
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        self.call(Op::Cancel, || self.faulty.cancel(id)).await
-    }
-
-    async fn peek(
-        &self,
-        q: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
-        self.call(Op::Peek, || self.faulty.peek(q, offset, limit))
-            .await
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+        Box::pin(self.call(op, call))
     }
 
     async fn claim(
@@ -243,116 +222,7 @@ impl<S: ClaimStore> ClaimStore for Tap<S> {
                 at.insert((item.generation.clone(), owner.clone()), now);
             }
         };
-        self.call_then(Op::Claim, || self.faulty.claim(q, owner, items), landed)
-            .await
-    }
-
-    async fn renew(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        gens: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        self.call(Op::Renew, || self.faulty.renew(q, owner, gens))
-            .await
-    }
-
-    async fn cancelled(&self, gens: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        self.call(Op::Cancelled, || self.faulty.cancelled(gens))
-            .await
-    }
-
-    async fn ack(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        self.call(Op::Ack, || self.faulty.ack(q, owner, items))
-            .await
-    }
-
-    async fn release(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        gens: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.call(Op::Release, || self.faulty.release(q, owner, gens))
-            .await
-    }
-
-    async fn sweep(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        gens: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.call(Op::Sweep, || self.faulty.sweep(q, owner, gens))
-            .await
-    }
-
-    async fn park_retry(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.call(Op::ParkRetry, || self.faulty.park_retry(q, owner, items))
-            .await
-    }
-
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        self.call(Op::PromoteDue, || self.faulty.promote_due(limit))
-            .await
-    }
-
-    async fn reclaim_expired(&self, q: &str, limit: usize) -> Result<ReclaimReport, StoreError> {
-        self.call(Op::ReclaimExpired, || self.faulty.reclaim_expired(q, limit))
-            .await
-    }
-
-    async fn dead_letter(
-        &self,
-        q: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        self.call(Op::DeadLetter, || {
-            self.faulty.dead_letter(q, member, reason)
-        })
-        .await
-    }
-
-    async fn depths(&self, q: &str) -> Result<QueueDepths, StoreError> {
-        self.call(Op::Depths, || self.faulty.depths(q)).await
-    }
-
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
-        self.call(Op::RetryDepth, || self.faulty.retry_depth())
-            .await
-    }
-
-    async fn claims(&self, q: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        self.call(Op::Claims, || self.faulty.claims(q)).await
-    }
-
-    async fn dead_entries(&self, q: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        self.call(Op::DeadEntries, || self.faulty.dead_entries(q))
-            .await
-    }
-
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.call(Op::RetryEntries, || self.faulty.retry_entries())
-            .await
-    }
-
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        self.call(Op::Results, || self.faulty.results(list)).await
-    }
-
-    async fn is_terminal(&self, g: &Generation) -> Result<bool, StoreError> {
-        self.call(Op::IsTerminal, || self.faulty.is_terminal(g))
-            .await
+        let call = || ClaimStore::claim(&self.faulty, q, owner, items);
+        self.call_then(Op::Claim, call, landed).await
     }
 }

@@ -1,17 +1,16 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, config, fixture, reqs};
-use crate::ClaimStore;
+use super::support::{Q, RESULTS, Req, config, fixture, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
+use crate::{ClaimInspect, ClaimStore};
 
-pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: StoreFactory>(f: &F) {
+pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
-    let out = fx.ack("w1", std::slice::from_ref(&r), "hello").await;
+    let out = fx.ack("w1", r.one(), "hello").await;
     assert_eq!(
         out,
         vec![AckOutcome {
@@ -31,14 +30,13 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim<F: Stor
     assert!(fx.store.claims(Q).await.unwrap().is_empty());
 }
 
-pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
+pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.ack("w1", std::slice::from_ref(&r), "first").await;
+    fx.submit_and_claim("w1", &r).await;
+    fx.ack("w1", r.one(), "first").await;
     // A retried ack after an indeterminate error must be harmless.
-    let again = fx.ack("w1", std::slice::from_ref(&r), "second").await;
+    let again = fx.ack("w1", r.one(), "second").await;
     assert_eq!(
         again,
         vec![AckOutcome {
@@ -52,18 +50,13 @@ pub async fn acking_twice_pushes_exactly_one_record<F: StoreFactory>(f: &F) {
     assert_eq!(results[0]["payload"], "first");
 }
 
-pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("owner", std::slice::from_ref(&r)).await;
-    let out = fx
-        .ack("stranger", std::slice::from_ref(&r), "from stranger")
-        .await;
+    fx.submit_and_claim("owner", &r).await;
+    let out = fx.ack("stranger", r.one(), "from stranger").await;
     assert_eq!(
         out,
         vec![AckOutcome {
@@ -77,9 +70,7 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
         1,
         "only the owner drops its claim"
     );
-    let owners = fx
-        .ack("owner", std::slice::from_ref(&r), "from owner")
-        .await;
+    let owners = fx.ack("owner", r.one(), "from owner").await;
     assert_eq!(
         owners,
         vec![AckOutcome {
@@ -96,24 +87,14 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
     );
 }
 
-pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("slow", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("fast", std::slice::from_ref(&r)).await;
-    assert_eq!(
-        fx.renew("slow", std::slice::from_ref(&r)).await,
-        vec![RenewOutcome::Lost]
-    );
+    fx.lapse("slow", &r).await;
+    fx.claim("fast", r.one()).await;
+    assert_eq!(fx.renew("slow", r.one()).await, vec![RenewOutcome::Lost]);
     // The slow owner had already produced its result: it is still offered.
-    let late = fx
-        .ack("slow", std::slice::from_ref(&r), "slow result")
-        .await;
+    let late = fx.ack("slow", r.one(), "slow result").await;
     assert_eq!(
         late,
         vec![AckOutcome {
@@ -122,9 +103,7 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
             ..AckOutcome::default()
         }]
     );
-    let fast = fx
-        .ack("fast", std::slice::from_ref(&r), "fast result")
-        .await;
+    let fast = fx.ack("fast", r.one(), "fast result").await;
     assert_eq!(
         fast,
         vec![AckOutcome {
@@ -138,19 +117,18 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record<F: S
     assert_eq!((d.pending, d.claimed), (0, 0));
 }
 
-pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactory>(f: &F) {
+pub async fn ack_clears_producer_keys_only_for_its_own_generation(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let old = Req::new("a", "old", 3600);
-    fx.submit(std::slice::from_ref(&old)).await;
-    fx.claim("w1", std::slice::from_ref(&old)).await;
+    fx.submit_and_claim("w1", &old).await;
     let new = Req::new("a", "new", 3600);
-    fx.submit(std::slice::from_ref(&new)).await;
-    fx.ack("w1", std::slice::from_ref(&old), "old done").await;
+    fx.submit(new.one()).await;
+    fx.ack("w1", old.one(), "old done").await;
     assert!(
         fx.store.cancel("a").await.unwrap(),
         "the new generation is still active"
     );
-    let out = fx.claim("w1", std::slice::from_ref(&new)).await;
+    let out = fx.claim("w1", new.one()).await;
     assert!(matches!(
         out[0],
         ClaimOutcome::Claimed {
@@ -158,14 +136,14 @@ pub async fn ack_clears_producer_keys_only_for_its_own_generation<F: StoreFactor
             ..
         }
     ));
-    fx.ack("w1", std::slice::from_ref(&new), "cancelled").await;
+    fx.ack("w1", new.one(), "cancelled").await;
     assert!(
         !fx.store.cancel("a").await.unwrap(),
         "the ack cleared its own generation's keys"
     );
 }
 
-pub async fn results_come_out_oldest_first<F: StoreFactory>(f: &F) {
+pub async fn results_come_out_oldest_first(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(5);
     fx.submit(&rs).await;
@@ -177,7 +155,7 @@ pub async fn results_come_out_oldest_first<F: StoreFactory>(f: &F) {
     assert_eq!(fx.result_ids().await, vec!["r3", "r0", "r4", "r2", "r1"]);
 }
 
-pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &F) {
+pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(4);
     fx.submit(&rs[..3]).await;
@@ -215,15 +193,14 @@ pub async fn batch_operations_answer_item_by_item_in_order<F: StoreFactory>(f: &
     assert!(fx.store.is_terminal(&rs[1].generation).await.unwrap());
 }
 
-pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed<F: StoreFactory>(f: &F) {
+pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    let first = fx.ack("w1", std::slice::from_ref(&r), "answer").await;
+    fx.submit_and_claim("w1", &r).await;
+    let first = fx.ack("w1", r.one(), "answer").await;
     assert!(first[0].pushed && !first[0].own_record_landed);
     // The retry after an indeterminate error: the same record.
-    let retried = fx.ack("w1", std::slice::from_ref(&r), "answer").await;
+    let retried = fx.ack("w1", r.one(), "answer").await;
     assert_eq!(
         retried,
         vec![AckOutcome {
@@ -232,11 +209,11 @@ pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed<F: Sto
         }]
     );
     // Another worker's different record: a suppressed duplicate.
-    let other = fx.ack("w2", std::slice::from_ref(&r), "other").await;
+    let other = fx.ack("w2", r.one(), "other").await;
     assert_eq!(other, vec![AckOutcome::default()]);
     // Two items of one batch: the second sees the first's record.
     let s = Req::new("b", "t", 3600);
-    fx.submit(std::slice::from_ref(&s)).await;
+    fx.submit(s.one()).await;
     let both = fx.ack("w1", &[s.clone(), s.clone()], "same").await;
     assert!(both[0].pushed && !both[0].own_record_landed);
     assert!(!both[1].pushed && both[1].own_record_landed, "{both:?}");

@@ -2,16 +2,16 @@
 
 use super::StoreFactory;
 use super::support::{Q, Req, T0, at, config, fixture, owner, reqs};
-use crate::ClaimStore;
 use crate::store::{ClaimOutcome, RenewOutcome};
 use crate::types::{Millis, Score};
+use crate::{ClaimInspect, ClaimStore};
 
 fn claimed(outcome: &ClaimOutcome) -> bool {
     matches!(outcome, ClaimOutcome::Claimed { .. })
 }
 
-pub async fn peek_lists_members_earliest_deadline_first_without_removing_them<F: StoreFactory>(
-    f: &F,
+pub async fn peek_lists_members_earliest_deadline_first_without_removing_them(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let late = Req::new("late", "t", 7200);
@@ -34,7 +34,7 @@ pub async fn peek_lists_members_earliest_deadline_first_without_removing_them<F:
     assert_eq!(fx.depths().await.pending, 3);
 }
 
-pub async fn peek_honours_offset_and_limit<F: StoreFactory>(f: &F) {
+pub async fn peek_honours_offset_and_limit(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(5);
     fx.submit(&rs).await;
@@ -51,11 +51,11 @@ pub async fn peek_honours_offset_and_limit<F: StoreFactory>(f: &F) {
     );
 }
 
-pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner<F: StoreFactory>(f: &F) {
+pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    let out = fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    let out = fx.claim("w1", r.one()).await;
     assert_eq!(
         out,
         vec![ClaimOutcome::Claimed {
@@ -74,7 +74,7 @@ pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner<F: Stor
     assert_eq!(claims[0].lease_expiry, T0.plus(30_000));
 }
 
-pub async fn claim_of_a_member_no_longer_pending_reports_not_pending<F: StoreFactory>(f: &F) {
+pub async fn claim_of_a_member_no_longer_pending_reports_not_pending(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let never = Req::new("never-submitted", "t", 3600);
     assert_eq!(
@@ -84,18 +84,18 @@ pub async fn claim_of_a_member_no_longer_pending_reports_not_pending<F: StoreFac
     assert_eq!(fx.depths().await.claimed, 0);
 }
 
-pub async fn of_two_owners_claiming_one_member_exactly_one_wins<F: StoreFactory>(f: &F) {
+pub async fn of_two_owners_claiming_one_member_exactly_one_wins(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    let first = fx.claim("w1", std::slice::from_ref(&r)).await;
-    let second = fx.claim("w2", std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
+    let first = fx.claim("w1", r.one()).await;
+    let second = fx.claim("w2", r.one()).await;
     assert!(claimed(&first[0]));
     assert_eq!(second, vec![ClaimOutcome::NotPending]);
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w1"));
 }
 
-pub async fn concurrent_claims_never_dispatch_a_member_twice<F: StoreFactory>(f: &F) {
+pub async fn concurrent_claims_never_dispatch_a_member_twice(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(40);
     fx.submit(&rs).await;
@@ -109,8 +109,8 @@ pub async fn concurrent_claims_never_dispatch_a_member_twice<F: StoreFactory>(f:
     assert_eq!(fx.depths().await.claimed, 40);
 }
 
-pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token<F: StoreFactory>(
-    f: &F,
+pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t1", 3600);
@@ -138,13 +138,13 @@ pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token<F: 
     ));
 }
 
-pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission<F: StoreFactory>(f: &F) {
+pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let old = Req::new("a", "old", 3600);
-    fx.submit(std::slice::from_ref(&old)).await;
+    fx.submit(old.one()).await;
     assert!(fx.store.cancel("a").await.unwrap());
     let new = Req::new("a", "new", 3601);
-    fx.submit(std::slice::from_ref(&new)).await;
+    fx.submit(new.one()).await;
     let out = fx.claim("w1", &[old, new]).await;
     assert!(
         matches!(
@@ -165,16 +165,15 @@ pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission<F: Stor
     ));
 }
 
-pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation<F: StoreFactory>(f: &F) {
+pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.ack("w1", std::slice::from_ref(&r), "done").await;
+    fx.submit_and_claim("w1", &r).await;
+    fx.ack("w1", r.one(), "done").await;
     // The producer (or a stale replica) puts the same generation back.
-    fx.submit(std::slice::from_ref(&r)).await;
+    fx.submit(r.one()).await;
     assert_eq!(
-        fx.claim("w2", std::slice::from_ref(&r)).await,
+        fx.claim("w2", r.one()).await,
         vec![ClaimOutcome::DuplicateDropped]
     );
     assert!(
@@ -185,30 +184,23 @@ pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation<F: StoreFa
     assert_eq!(fx.result_ids().await, vec!["a"]);
 }
 
-pub async fn resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let first = Req::new("a", "gen1", 3600);
-    fx.submit(std::slice::from_ref(&first)).await;
-    fx.claim("w1", std::slice::from_ref(&first)).await;
-    fx.ack("w1", std::slice::from_ref(&first), "one").await;
+    fx.submit_and_claim("w1", &first).await;
+    fx.ack("w1", first.one(), "one").await;
     let second = Req::new("a", "gen2", 3600);
-    fx.submit(std::slice::from_ref(&second)).await;
-    assert!(claimed(
-        &fx.claim("w1", std::slice::from_ref(&second)).await[0]
-    ));
-    let acked = fx.ack("w1", std::slice::from_ref(&second), "two").await;
+    fx.submit(second.one()).await;
+    assert!(claimed(&fx.claim("w1", second.one()).await[0]));
+    let acked = fx.ack("w1", second.one(), "two").await;
     assert!(acked[0].pushed, "a new generation gets its own record");
     assert_eq!(fx.result_ids().await, vec!["a", "a"]);
 }
 
-pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let far = Req::new("far", "t", 3600);
@@ -222,14 +214,13 @@ pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds
     assert_eq!(expiries, vec![at(30), at(20), Millis(T0.0 - 70_000)]);
 }
 
-pub async fn renew_extends_the_lease_of_the_owner<F: StoreFactory>(f: &F) {
+pub async fn renew_extends_the_lease_of_the_owner(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.clock.set(at(20));
     assert_eq!(
-        fx.renew("w1", std::slice::from_ref(&r)).await,
+        fx.renew("w1", r.one()).await,
         vec![RenewOutcome::Renewed {
             lease_expiry: at(50)
         }]
@@ -243,14 +234,13 @@ pub async fn renew_extends_the_lease_of_the_owner<F: StoreFactory>(f: &F) {
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].lease_expiry, at(50));
 }
 
-pub async fn renew_by_another_owner_is_lost_and_changes_nothing<F: StoreFactory>(f: &F) {
+pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.clock.set(at(20));
     assert_eq!(
-        fx.renew("intruder", std::slice::from_ref(&r)).await,
+        fx.renew("intruder", r.one()).await,
         vec![RenewOutcome::Lost]
     );
     let claims = fx.store.claims(Q).await.unwrap();
@@ -262,24 +252,18 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing<F: StoreFactory>
     assert_eq!(claims[0].owner, owner("w1"));
 }
 
-pub async fn renew_after_the_claim_was_reclaimed_is_lost<F: StoreFactory>(f: &F) {
+pub async fn renew_after_the_claim_was_reclaimed_is_lost(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
-    assert!(claimed(&fx.claim("w2", std::slice::from_ref(&r)).await[0]));
-    assert_eq!(
-        fx.renew("w1", std::slice::from_ref(&r)).await,
-        vec![RenewOutcome::Lost]
-    );
+    assert!(claimed(&fx.claim("w2", r.one()).await[0]));
+    assert_eq!(fx.renew("w1", r.one()).await, vec![RenewOutcome::Lost]);
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w2"));
 }
 
-pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let raw = format!(
         "{{ \"data\" : {{\"deadline\":{},\"id\":\"odd\",\"payload\":{{\"p\":\"\\u00e9\"}},\"x-new\":[1, 2]}},\"internal\":{{\"request_token\":\"t\",\"future\":true}},\"request_kind\":\"redis\",\"extra\":null }}",
@@ -287,12 +271,11 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim<F: S
     );
     let mut r = Req::new("odd", "t", 3600);
     r.member = raw.into_bytes().into();
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].member, r.member);
-    fx.release("w1", std::slice::from_ref(&r)).await;
+    fx.release("w1", r.one()).await;
     assert_eq!(fx.pending().await, vec![r.member.clone()]);
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.claim("w1", r.one()).await;
     fx.clock.set(at(31));
     fx.reclaim_all().await;
     assert_eq!(
@@ -302,7 +285,7 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim<F: S
     );
 }
 
-pub async fn depth_counts_claims_not_bookkeeping_entries<F: StoreFactory>(f: &F) {
+pub async fn depth_counts_claims_not_bookkeeping_entries(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(6);
     fx.submit(&rs).await;
@@ -314,7 +297,7 @@ pub async fn depth_counts_claims_not_bookkeeping_entries<F: StoreFactory>(f: &F)
     assert_eq!((d.pending, d.claimed, d.dead), (4, 2, 0));
 }
 
-pub async fn a_cancel_after_the_claim_is_seen_by_the_holder<F: StoreFactory>(f: &F) {
+pub async fn a_cancel_after_the_claim_is_seen_by_the_holder(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = [Req::new("a", "t1", 3600), Req::new("b", "t1", 3600)];
     fx.submit(&rs).await;

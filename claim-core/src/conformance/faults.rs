@@ -9,16 +9,18 @@
 //! error of either kind never loses or duplicates a record.
 //!
 //! Faults are seeded per check (from the run's seed and the check's name),
-//! so a failure names the seed that reproduces it.
+//! so a failure names the seed that reproduces it. [`through_faults`] is
+//! what the `through_faults::<check>` tests of `conformance_tests!` call.
 
+use super::StoreFactory;
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, Injected, Tally, UnreliableStore};
-use super::{
-    CheckResult, QuietPanics, StoreFactory, checks, print_result, print_summary, run_check,
-};
+use crate::layer::BoxFuture;
 use crate::store::StoreConfig;
 use crate::types::ManualClock;
 use async_trait::async_trait;
+use futures::FutureExt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -78,49 +80,51 @@ pub fn check_seed(seed: u64, check: &str) -> u64 {
     check.bytes().fold(seed, |h, b| mix(h, u64::from(b)))
 }
 
-/// What a run through faults did.
-#[derive(Debug)]
-pub struct FaultRun {
-    pub results: Vec<CheckResult>,
-    /// Faults injected over the whole run.
-    pub injected: Injected,
-}
+/// The fault rates of the through-faults pass: one call in five fails
+/// before reaching the store, one in five after.
+pub const SUITE_RATES: FaultRates = FaultRates {
+    determinate: 0.2,
+    indeterminate: 0.2,
+};
 
-/// Runs every check (or those whose name contains `filter`) once per seed
-/// through faults at `rates`, printing one line per check and seed.
-pub async fn run_all<F: StoreFactory>(
+/// A check as the through-faults pass runs it: on a faulty factory.
+pub type FaultyCheck<F> = for<'a, 'f> fn(&'a Faulty<'f, F>) -> BoxFuture<'a, ()>;
+
+/// Runs `check` once per seed of `seeds` through faults at [`SUITE_RATES`];
+/// a failure names the seeds that reproduce it. A check that made many
+/// calls must have met faults of both kinds, or the pass proved nothing.
+pub async fn through_faults<F: StoreFactory>(
     factory: &F,
-    rates: FaultRates,
+    name: &str,
     seeds: &[u64],
-    filter: Option<&str>,
-) -> FaultRun {
-    let mut results = Vec::new();
+    check: FaultyCheck<F>,
+) {
     let mut injected = Injected::default();
-    let _quiet = QuietPanics::install();
     for &run_seed in seeds {
-        for check in checks::<Faulty<'_, F>>() {
-            if filter.is_some_and(|f| !check.name.contains(f)) {
-                continue;
-            }
-            let seed = check_seed(run_seed, check.name);
-            let faulty = Faulty::new(factory, seed, rates);
-            let failure = run_check(&check, &faulty).await;
-            let got = faulty.injected();
-            let note = format!(
-                " [seed {seed:#x}: {} determinate, {} indeterminate faults in {} calls]",
+        let seed = check_seed(run_seed, name);
+        let faulty = Faulty::new(factory, seed, SUITE_RATES);
+        let outcome = AssertUnwindSafe(check(&faulty)).catch_unwind().await;
+        let got = faulty.injected();
+        if let Err(panic) = outcome {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "the check panicked".to_owned());
+            panic!(
+                "{name} failed through faults: {why}\n(run seed {run_seed:#x}, check seed {seed:#x}: \
+                 {} determinate, {} indeterminate faults in {} calls)",
                 got.determinate, got.indeterminate, got.calls
             );
-            print_result(check.name, &failure, &note);
-            injected.determinate += got.determinate;
-            injected.indeterminate += got.indeterminate;
-            injected.calls += got.calls;
-            results.push(CheckResult {
-                name: check.name,
-                failure: failure
-                    .map(|why| format!("{why}\n(run seed {run_seed:#x}, check seed {seed:#x})")),
-            });
         }
+        injected.determinate += got.determinate;
+        injected.indeterminate += got.indeterminate;
+        injected.calls += got.calls;
     }
-    print_summary(&results);
-    FaultRun { results, injected }
+    if injected.calls >= 60 {
+        assert!(
+            injected.determinate > 0 && injected.indeterminate > 0,
+            "{name}: too few faults to mean anything: {injected:?}"
+        );
+    }
 }

@@ -5,11 +5,11 @@
 //! claim is held), so the memory model and Redis run the same checks.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, config, fixture, owner};
-use crate::ClaimStore;
-use crate::store::{AckItem, ClaimOutcome, ParkItem, StoreConfig};
+use super::support::{Q, RESULTS, Req, at, config, fixture, limited, owner};
+use crate::store::{AckItem, ClaimOutcome, ParkItem};
 use crate::types::Member;
 use crate::wire;
+use crate::{ClaimInspect, ClaimStore};
 
 /// The ack of `r` by `who` to `list`.
 fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
@@ -22,10 +22,8 @@ fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
     }
 }
 
-pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let rs: Vec<Req> = ["own", "zset", "claims", "fine"]
@@ -41,7 +39,7 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
     // Keeps Q's pending set non-empty while the batch is acked.
     let waiting = Req::new("waiting", "t", 9000);
     fx.submit(&rs).await;
-    fx.submit(std::slice::from_ref(&waiting)).await;
+    fx.submit(waiting.one()).await;
     fx.claim("w1", &rs).await;
     let claimed = format!("{Q}:claimed");
     let items = [
@@ -91,16 +89,13 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
     assert_eq!(fx.store.peek("other-queue", 0, 10).await.unwrap().len(), 1);
 }
 
-pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.ack("w1", std::slice::from_ref(&r), "first").await;
+    fx.submit_and_claim("w1", &r).await;
+    fx.ack("w1", r.one(), "first").await;
     let out = fx
         .store
         .ack(Q, &owner("w1"), &[ack_to(&r, Q, "again")])
@@ -110,15 +105,10 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
     assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");
 }
 
-pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest(
+    f: &impl StoreFactory,
 ) {
-    let mut cfg = StoreConfig {
-        max_deliveries: 2,
-        ..config()
-    };
+    let mut cfg = limited(2);
     cfg.queue_result_lists
         .insert(Q.to_owned(), "other-queue".to_owned());
     let fx = fixture(f, cfg).await;
@@ -128,11 +118,10 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
         .await
         .unwrap();
     let (poison, next) = (Req::new("poison", "t", 3600), Req::new("next", "t", 3601));
-    fx.submit(std::slice::from_ref(&poison)).await;
-    fx.claim("w1", std::slice::from_ref(&poison)).await;
+    fx.submit_and_claim("w1", &poison).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
-    fx.submit(std::slice::from_ref(&next)).await;
+    fx.submit(next.one()).await;
     fx.claim("w2", &[poison.clone(), next.clone()]).await;
     fx.clock.set(at(62));
     let report = fx.reclaim_all().await;
@@ -159,29 +148,26 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
     assert_eq!(fx.store.claims(Q).await.unwrap().len(), 0);
 }
 
-pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 86_400);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
-    let out = fx.ack("w1", std::slice::from_ref(&r), "late").await;
+    let out = fx.ack("w1", r.one(), "late").await;
     assert!(out[0].pushed && !out[0].claim_dropped, "{out:?}");
     assert_eq!(fx.depths().await.pending, 0, "the pending copy went too");
     // Long after the dedup TTL (one hour here), a backlog reaches the copy.
     fx.clock.set(at(7200));
-    let again = fx.claim("w2", std::slice::from_ref(&r)).await;
+    let again = fx.claim("w2", r.one()).await;
     assert_eq!(again, vec![ClaimOutcome::NotPending]);
     assert_eq!(fx.result_ids().await, vec!["a"]);
 }
 
-pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap<F: StoreFactory>(
-    f: &F,
+pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let far = Req::new("far", "t", 30_000);
@@ -205,18 +191,13 @@ pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap<F
     );
 }
 
-pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited<
-    F: StoreFactory,
->(
-    f: &F,
+pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited(
+    f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("w2", std::slice::from_ref(&r)).await;
+    fx.lapse("w1", &r).await;
+    fx.claim("w2", r.one()).await;
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
     let park = ParkItem {
         generation: r.generation.clone(),
@@ -225,7 +206,7 @@ pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waite
     };
     let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
     assert_eq!(parked, vec![true]);
-    let out = fx.ack("w1", std::slice::from_ref(&r), "stale").await;
+    let out = fx.ack("w1", r.one(), "stale").await;
     assert!(out[0].pushed, "{out:?}");
     fx.clock.set(at(41));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
@@ -234,7 +215,7 @@ pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waite
     assert_eq!(fx.result_ids().await, vec!["a"]);
 }
 
-pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFactory>(f: &F) {
+pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let deadline = crate::conformance::T0.0 / 1000 + 900;
     let target = format!("{Q}:claims-idx");
@@ -242,8 +223,7 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFa
         r#"{{"internal":{{"retry_count":1,"request_queue_name":"{target}","request_token":"g"}},"request_kind":"redis","data":{{"id":"bk","deadline":{deadline},"payload":{{}}}}}}"#
     );
     let carrier = Req::new("carrier", "t", 3600);
-    fx.submit(std::slice::from_ref(&carrier)).await;
-    fx.claim("w1", std::slice::from_ref(&carrier)).await;
+    fx.submit_and_claim("w1", &carrier).await;
     let item = ParkItem {
         generation: carrier.generation.clone(),
         member: Member::from(member.clone().into_bytes()),
@@ -265,14 +245,11 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key<F: StoreFa
     assert!(fx.store.peek(&target, 0, 10).await.unwrap().is_empty());
 }
 
-pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder<F: StoreFactory>(f: &F) {
+pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("w2", std::slice::from_ref(&r)).await;
+    fx.lapse("w1", &r).await;
+    fx.claim("w2", r.one()).await;
     let stale = fx
         .store
         .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])

@@ -24,13 +24,13 @@
 //! left to lapse and be reclaimed. That policy is exercised by
 //! async-worker's runtime model test, not here.
 
-use crate::ClaimStore;
 use crate::error::StoreError;
+use crate::layer::{Answer, Forward, StoreLayer};
+use crate::op::Op;
 use crate::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
-    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
 };
-use crate::types::{Generation, Member, Millis, OwnerToken};
+use crate::types::{Generation, Member, OwnerToken};
 use async_trait::async_trait;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,35 +140,20 @@ impl<S: ClaimStore> Retrying<S> {
     }
 }
 
+/// Idempotent calls (reads, submit, cancel, renew) forward through
+/// [`Retrying::again`]; the calls whose answer says what they changed are
+/// overridden with their reconciliation.
 #[async_trait]
-impl<S: ClaimStore> ClaimStore for Retrying<S> {
-    fn config(&self) -> &StoreConfig {
-        self.inner.config()
+impl<S: ClaimStore> StoreLayer for Retrying<S> {
+    type Inner = S;
+
+    fn inner(&self) -> &S {
+        &self.inner
     }
 
-    async fn now(&self) -> Result<Millis, StoreError> {
-        self.again(|| self.inner.now()).await
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.again(|| self.inner.ping()).await
-    }
-
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        self.again(|| self.inner.submit(queue, submission)).await
-    }
-
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        self.again(|| self.inner.cancel(id)).await
-    }
-
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
-        self.again(|| self.inner.peek(queue, offset, limit)).await
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+        debug_assert!(!reconciled(op), "{op} is reconciled, not retried");
+        Box::pin(self.again(call))
     }
 
     async fn claim(
@@ -178,20 +163,6 @@ impl<S: ClaimStore> ClaimStore for Retrying<S> {
         items: &[ClaimRequest],
     ) -> Result<Vec<ClaimOutcome>, StoreError> {
         self.claim_reconciled(queue, owner, items).await
-    }
-
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        self.again(|| self.inner.renew(queue, owner, generations))
-            .await
-    }
-
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        self.again(|| self.inner.cancelled(generations)).await
     }
 
     async fn ack(
@@ -254,32 +225,10 @@ impl<S: ClaimStore> ClaimStore for Retrying<S> {
     ) -> Result<bool, StoreError> {
         self.dead_letter_reconciled(queue, member, reason).await
     }
+}
 
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
-        self.again(|| self.inner.depths(queue)).await
-    }
-
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
-        self.again(|| self.inner.retry_depth()).await
-    }
-
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        self.again(|| self.inner.claims(queue)).await
-    }
-
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        self.again(|| self.inner.dead_entries(queue)).await
-    }
-
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.again(|| self.inner.retry_entries()).await
-    }
-
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        self.again(|| self.inner.results(list)).await
-    }
-
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
-        self.again(|| self.inner.is_terminal(generation)).await
-    }
+/// True for the operations [`Retrying`] overrides with a reconciliation:
+/// every change but the idempotent ones.
+fn reconciled(op: Op) -> bool {
+    op.mutates() && !matches!(op, Op::Submit | Op::Cancel | Op::Renew)
 }

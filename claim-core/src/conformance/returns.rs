@@ -1,20 +1,20 @@
-//! Checks of every return path: release, sweep, retry parking and promotion, reclaim, dead letters.
+//! Checks of the return paths other than reclaim: release, sweep, retry parking and promotion, dead letters.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, T0, at, config, fixture, owner, reqs};
-use crate::ClaimStore;
-use crate::store::{ClaimOutcome, ParkItem, StoreConfig};
+use super::support::{Q, Req, T0, at, config, fixture, limited, owner, reqs};
+use crate::store::{ClaimOutcome, ParkItem};
 use crate::types::{Member, Score};
 use crate::wire;
+use crate::{ClaimInspect, ClaimStore};
 
-fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
+pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     match outcome {
         ClaimOutcome::Claimed { redeliveries, .. } => Some(*redeliveries),
         _ => None,
     }
 }
 
-async fn park<S: crate::ClaimStore>(store: &S, who: &str, r: &Req, due_in: u64) -> Vec<bool> {
+pub(super) async fn park<S: crate::ClaimStore>(store: &S, who: &str, r: &Req, due_in: u64) -> Vec<bool> {
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
     let item = ParkItem {
         generation: r.generation.clone(),
@@ -27,12 +27,11 @@ async fn park<S: crate::ClaimStore>(store: &S, who: &str, r: &Req, due_in: u64) 
         .expect("park")
 }
 
-pub async fn release_returns_a_claim_to_pending_at_its_original_score<F: StoreFactory>(f: &F) {
+pub async fn release_returns_a_claim_to_pending_at_its_original_score(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    assert_eq!(fx.release("w1", std::slice::from_ref(&r)).await, vec![true]);
+    fx.submit_and_claim("w1", &r).await;
+    assert_eq!(fx.release("w1", r.one()).await, vec![true]);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(
@@ -47,15 +46,11 @@ pub async fn release_returns_a_claim_to_pending_at_its_original_score<F: StoreFa
     );
 }
 
-pub async fn release_by_a_non_owner_changes_nothing<F: StoreFactory>(f: &F) {
+pub async fn release_by_a_non_owner_changes_nothing(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
-    assert_eq!(
-        fx.release("w2", std::slice::from_ref(&r)).await,
-        vec![false]
-    );
+    fx.submit_and_claim("w1", &r).await;
+    assert_eq!(fx.release("w2", r.one()).await, vec![false]);
     let gens = [r.generation.clone()];
     assert_eq!(
         fx.store.sweep(Q, &owner("w2"), &gens).await.unwrap(),
@@ -65,7 +60,7 @@ pub async fn release_by_a_non_owner_changes_nothing<F: StoreFactory>(f: &F) {
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w1"));
 }
 
-pub async fn sweep_returns_held_claims_without_counting_a_delivery<F: StoreFactory>(f: &F) {
+pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let rs = reqs(3);
     fx.submit(&rs).await;
@@ -81,13 +76,10 @@ pub async fn sweep_returns_held_claims_without_counting_a_delivery<F: StoreFacto
     assert!(again.iter().all(|o| redeliveries(o) == Some(0)));
 }
 
-pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else<F: StoreFactory>(
-    f: &F,
-) {
+pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
     let d = fx.depths().await;
     assert_eq!(
@@ -111,17 +103,16 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else<F: S
     );
 }
 
-pub async fn park_retry_by_a_non_owner_is_refused<F: StoreFactory>(f: &F) {
+pub async fn park_retry_by_a_non_owner_is_refused(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     assert_eq!(park(&fx.store, "w2", &r, 10).await, vec![false]);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
     assert_eq!(fx.depths().await.claimed, 1);
 }
 
-pub async fn promote_due_returns_only_due_retries_at_their_deadline_score<F: StoreFactory>(f: &F) {
+pub async fn promote_due_returns_only_due_retries_at_their_deadline_score(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let soon = Req::new("soon", "t", 3600);
     let later = Req::new("later", "t", 1800);
@@ -157,7 +148,7 @@ pub async fn promote_due_returns_only_due_retries_at_their_deadline_score<F: Sto
     );
 }
 
-pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFactory>(f: &F) {
+pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let deadline = T0.0 / 1000 + 900;
     let go_parked = format!(
@@ -170,8 +161,7 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFa
     // parked with the foreign member: promotion must go by the member alone.
     let carrier = Req::new("carrier", "t", 3600);
     for (member, due) in [(go_parked.clone(), 1), (unnamed.clone(), 2)] {
-        fx.submit(std::slice::from_ref(&carrier)).await;
-        fx.claim("w1", std::slice::from_ref(&carrier)).await;
+        fx.submit_and_claim("w1", &carrier).await;
         let item = ParkItem {
             generation: carrier.generation.clone(),
             member: Member::from(member.into_bytes()),
@@ -200,212 +190,8 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue<F: StoreFa
     );
 }
 
-pub async fn reclaim_leaves_live_leases_alone<F: StoreFactory>(f: &F) {
-    let fx = fixture(f, config()).await;
-    let rs = reqs(3);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
-    fx.clock.set(at(29));
-    let report = fx.store.reclaim_expired(Q, 100).await.unwrap();
-    assert_eq!(
-        (report.redelivered, report.dead_lettered, report.more),
-        (0, 0, false)
-    );
-    assert_eq!(fx.depths().await.claimed, 3);
-}
-
-pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery<
-    F: StoreFactory,
->(
-    f: &F,
-) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("dead-worker", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(30));
-    assert_eq!(
-        fx.reclaim_all().await.redelivered,
-        1,
-        "a lease expires at its expiry instant"
-    );
-    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
-    assert_eq!(
-        (pending[0].member.clone(), pending[0].score),
-        (r.member.clone(), Score(r.deadline as f64))
-    );
-    assert_eq!(
-        redeliveries(&fx.claim("survivor", std::slice::from_ref(&r)).await[0]),
-        Some(1)
-    );
-    assert_eq!(fx.store.claims(Q).await.unwrap()[0].redeliveries, 1);
-}
-
-pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once<F: StoreFactory>(
-    f: &F,
-) {
-    let fx = fixture(f, config()).await;
-    let rs = reqs(10);
-    fx.submit(&rs).await;
-    fx.claim("crashed", &rs[..6]).await;
-    fx.claim("alive", &rs[6..]).await;
-    fx.clock.set(at(15));
-    fx.renew("alive", &rs[6..]).await;
-    fx.clock.set(at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 6);
-    let again = fx.claim("alive", &rs).await;
-    assert_eq!(
-        again.iter().filter(|o| redeliveries(o) == Some(1)).count(),
-        6
-    );
-    fx.ack("alive", &rs, "done").await;
-    let mut ids = fx.result_ids().await;
-    ids.sort();
-    let mut want: Vec<_> = rs.iter().map(|r| r.generation.id.clone()).collect();
-    want.sort();
-    assert_eq!(ids, want, "every request has exactly one record");
-}
-
-pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters<F: StoreFactory>(
-    f: &F,
-) {
-    let fx = fixture(f, config()).await; // max_deliveries = 3
-    let r = Req::new("poison", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    for round in 1..=3u64 {
-        fx.claim("crasher", std::slice::from_ref(&r)).await;
-        fx.clock.set(at(31 * round));
-        fx.reclaim_all().await;
-    }
-    let d = fx.depths().await;
-    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
-    let dead = fx.store.dead_entries(Q).await.unwrap();
-    assert_eq!(
-        dead[0].member, r.member,
-        "the member is kept for inspection and redrive"
-    );
-    assert!(
-        dead[0].reason.contains("delivery limit"),
-        "reason: {}",
-        dead[0].reason
-    );
-    let results = fx.results().await;
-    assert_eq!(results.len(), 1);
-    assert_eq!(
-        (results[0]["id"].as_str(), results[0]["error_code"].as_str()),
-        (Some("poison"), Some("DELIVERY_LIMIT"))
-    );
-    assert!(fx.store.is_terminal(&r.generation).await.unwrap());
-}
-
-pub async fn delivery_limit_record_goes_to_the_queues_configured_list<F: StoreFactory>(f: &F) {
-    let mut cfg = StoreConfig {
-        max_deliveries: 1,
-        ..config()
-    };
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "queue-specific-results".to_owned());
-    let fx = fixture(f, cfg).await;
-    let r = Req::new("poison", "t", 3600);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("crasher", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
-    assert_eq!(
-        fx.store
-            .results("queue-specific-results")
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
-    assert!(fx.store.results(RESULTS).await.unwrap().is_empty());
-}
-
-pub async fn unlimited_deliveries_never_dead_letter<F: StoreFactory>(f: &F) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 0,
-            ..config()
-        },
-    )
-    .await;
-    let r = Req::new("a", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    for round in 1..=12u64 {
-        fx.claim("crasher", std::slice::from_ref(&r)).await;
-        fx.clock.set(at(31 * round));
-        assert_eq!(fx.reclaim_all().await.dead_lettered, 0);
-    }
-    assert_eq!(
-        redeliveries(&fx.claim("w", std::slice::from_ref(&r)).await[0]),
-        Some(12)
-    );
-}
-
-pub async fn reclaim_works_in_batches_and_says_when_more_remain<F: StoreFactory>(f: &F) {
-    let fx = fixture(f, config()).await;
-    let rs = reqs(25);
-    fx.submit(&rs).await;
-    fx.claim("gone", &rs).await;
-    fx.clock.set(at(31));
-    let first = fx.store.reclaim_expired(Q, 10).await.unwrap();
-    assert_eq!((first.redelivered, first.more), (10, true));
-    let second = fx.store.reclaim_expired(Q, 10).await.unwrap();
-    assert_eq!((second.redelivered, second.more), (10, true));
-    let third = fx.store.reclaim_expired(Q, 10).await.unwrap();
-    assert_eq!((third.redelivered, third.more), (5, false));
-    assert_eq!(fx.depths().await.pending, 25);
-}
-
-pub async fn redelivery_counts_survive_release_and_retry<F: StoreFactory>(f: &F) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 0,
-            ..config()
-        },
-    )
-    .await;
-    let r = Req::new("a", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("crasher", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("w", std::slice::from_ref(&r)).await;
-    fx.release("w", std::slice::from_ref(&r)).await;
-    assert_eq!(
-        redeliveries(&fx.claim("w", std::slice::from_ref(&r)).await[0]),
-        Some(1)
-    );
-    park(&fx.store, "w", &r, 40).await;
-    fx.clock.set(at(40));
-    fx.store.promote_due(10).await.unwrap();
-    let promoted = fx.store.peek(Q, 0, 1).await.unwrap().remove(0);
-    let item = crate::store::ClaimRequest {
-        member: promoted.member,
-        generation: r.generation.clone(),
-    };
-    let out = fx.store.claim(Q, &owner("w"), &[item]).await.unwrap();
-    assert_eq!(
-        redeliveries(&out[0]),
-        Some(1),
-        "parking for retry keeps the count"
-    );
-}
-
-pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending<F: StoreFactory>(
-    f: &F,
-) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 0,
-            ..config()
-        },
-    )
-    .await;
+pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending(f: &impl StoreFactory) {
+    let fx = fixture(f, limited(0)).await;
     let rs = reqs(6);
     fx.submit(&rs).await;
     fx.claim("w1", &[rs[0].clone(), rs[2].clone(), rs[4].clone()])
@@ -419,13 +205,13 @@ pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending<F: S
     assert_eq!(fx.pending().await, members);
 }
 
-pub async fn dead_letter_moves_an_unparsable_member_with_its_reason<F: StoreFactory>(f: &F) {
+pub async fn dead_letter_moves_an_unparsable_member_with_its_reason(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let garbage = Req {
         member: Member::from("{not json"),
         ..Req::new("g", "t", 60)
     };
-    fx.submit(std::slice::from_ref(&garbage)).await;
+    fx.submit(garbage.one()).await;
     let moved = fx
         .store
         .dead_letter(Q, &garbage.member, "member is not JSON")
@@ -442,48 +228,14 @@ pub async fn dead_letter_moves_an_unparsable_member_with_its_reason<F: StoreFact
     assert_eq!(dead[0].at, T0);
 }
 
-pub async fn dead_letter_of_a_member_no_longer_pending_is_refused<F: StoreFactory>(f: &F) {
+pub async fn dead_letter_of_a_member_no_longer_pending_is_refused(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 60);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("w1", std::slice::from_ref(&r)).await;
+    fx.submit_and_claim("w1", &r).await;
     assert!(!fx.store.dead_letter(Q, &r.member, "late").await.unwrap());
     assert_eq!(
         fx.depths().await.dead,
         0,
         "a claimed member is never dead-lettered behind its owner"
     );
-}
-
-pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered<
-    F: StoreFactory,
->(
-    f: &F,
-) {
-    let fx = fixture(
-        f,
-        StoreConfig {
-            max_deliveries: 2,
-            ..config()
-        },
-    )
-    .await;
-    let r = Req::new("a", "t", 100_000);
-    fx.submit(std::slice::from_ref(&r)).await;
-    fx.claim("slow", std::slice::from_ref(&r)).await;
-    fx.clock.set(at(31));
-    fx.reclaim_all().await;
-    fx.claim("next", std::slice::from_ref(&r)).await;
-    // The stale owner answers; then the new owner dies without acking.
-    fx.ack("slow", std::slice::from_ref(&r), "answered").await;
-    fx.clock.set(at(62));
-    let report = fx.reclaim_all().await;
-    assert_eq!(
-        (report.redelivered, report.dead_lettered),
-        (0, 0),
-        "a finished request is neither redelivered nor poison"
-    );
-    let d = fx.depths().await;
-    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));
-    assert_eq!(fx.result_ids().await, vec!["a"]);
 }

@@ -3,23 +3,26 @@
 use super::StoreFactory;
 use crate::store::{ClaimRequest, StoreConfig, Submission};
 use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
+use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The suite's start time: 2023-11-14T22:13:20Z.
 pub const T0: Millis = Millis(1_700_000_000_000);
 
-/// Where fixtures start: [`T0`], or the server's own time for a pass on a
-/// store that reads the server's clock (see [`super::run_on_server_time`]).
-static START_MS: AtomicU64 = AtomicU64::new(T0.0);
+thread_local! {
+    /// Where this thread's fixtures start: [`T0`], or the server's own time
+    /// in a server-time test (see [`super::on_server_time`]). Per thread:
+    /// every test runs on its own thread, on a current-thread runtime.
+    static START_MS: Cell<u64> = const { Cell::new(T0.0) };
+}
 
-/// The start time of the checks now running.
+/// The start time of the check running on this thread.
 pub fn start() -> Millis {
-    Millis(START_MS.load(Ordering::Relaxed))
+    Millis(START_MS.with(Cell::get))
 }
 
 pub(super) fn set_start(at: Millis) {
-    START_MS.store(at.0, Ordering::Relaxed);
+    START_MS.with(|s| s.set(at.0));
 }
 
 /// The time `secs` seconds after the start.
@@ -54,6 +57,14 @@ pub fn config() -> StoreConfig {
         max_deliveries: 3,
         default_result_list: RESULTS.to_owned(),
         ..StoreConfig::default()
+    }
+}
+
+/// The suite's config with another delivery limit (0: unlimited).
+pub fn limited(max_deliveries: u32) -> StoreConfig {
+    StoreConfig {
+        max_deliveries,
+        ..config()
     }
 }
 
@@ -102,6 +113,11 @@ impl Req {
     }
 
     /// Its pending score: the deadline.
+    /// This request alone, as the batch the fixture methods take.
+    pub fn one(&self) -> &[Req] {
+        std::slice::from_ref(self)
+    }
+
     pub fn score(&self) -> Score {
         Score(self.deadline as f64)
     }
@@ -195,6 +211,20 @@ impl<S: crate::ClaimStore> Fixture<S> {
     }
 
     /// Reclaims until nothing expired remains.
+    /// Submits `r` and lets `who` claim it.
+    pub async fn submit_and_claim(&self, who: &str, r: &Req) {
+        self.submit(r.one()).await;
+        self.claim(who, r.one()).await;
+    }
+
+    /// Submits `r`, lets `who` claim it and its lease run out (the clock at
+    /// 31 s), and reclaims: one redelivery, or the limit.
+    pub async fn lapse(&self, who: &str, r: &Req) -> crate::store::ReclaimReport {
+        self.submit_and_claim(who, r).await;
+        self.clock.set(at(31));
+        self.reclaim_all().await
+    }
+
     pub async fn reclaim_all(&self) -> crate::store::ReclaimReport {
         let mut total = crate::store::ReclaimReport::default();
         loop {

@@ -18,20 +18,16 @@
 
 use crate::ClaimStore;
 use crate::error::StoreError;
-use crate::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
-    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
-};
-use crate::types::{Generation, Member, Millis, OwnerToken};
-use async_trait::async_trait;
+use crate::layer::{Answer, Forward, StoreLayer};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod kinds;
 
+pub use crate::op::Op;
 use kinds::XorShift;
-pub use kinds::{Fault, FaultRates, Injected, Op, Tally};
+pub use kinds::{Fault, FaultRates, Injected, Tally};
 
 #[derive(Debug)]
 struct State {
@@ -168,172 +164,24 @@ impl<S: ClaimStore> UnreliableStore<S> {
     }
 }
 
-/// Runs one call through the dice: `$call` is the inner store's future.
-macro_rules! through {
-    ($self:ident, $op:expr, $call:expr) => {{
-        let op: Op = $op;
-        match $self.roll(op) {
-            None => $call.await,
-            Some(Fault::Determinate) => Err(StoreError::failed(op.name(), $self.detail())),
-            Some(Fault::Indeterminate) => {
-                let _discarded = $call.await;
-                Err(StoreError::indeterminate(op.name(), $self.detail()))
+impl<S: ClaimStore> StoreLayer for UnreliableStore<S> {
+    type Inner = S;
+
+    fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Runs one call through the dice.
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+        Box::pin(async move {
+            match self.roll(op) {
+                None => call().await,
+                Some(Fault::Determinate) => Err(StoreError::failed(op, self.detail())),
+                Some(Fault::Indeterminate) => {
+                    let _discarded = call().await;
+                    Err(StoreError::indeterminate(op, self.detail()))
+                }
             }
-        }
-    }};
-}
-
-#[async_trait]
-impl<S: ClaimStore> ClaimStore for UnreliableStore<S> {
-    fn config(&self) -> &StoreConfig {
-        self.inner.config()
-    }
-
-    async fn now(&self) -> Result<Millis, StoreError> {
-        through!(self, Op::Now, self.inner.now())
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        through!(self, Op::Ping, self.inner.ping())
-    }
-
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        through!(self, Op::Submit, self.inner.submit(queue, submission))
-    }
-
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        through!(self, Op::Cancel, self.inner.cancel(id))
-    }
-
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
-        through!(self, Op::Peek, self.inner.peek(queue, offset, limit))
-    }
-
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        through!(self, Op::Claim, self.inner.claim(queue, owner, items))
-    }
-
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        through!(self, Op::Renew, self.inner.renew(queue, owner, generations))
-    }
-
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        through!(self, Op::Cancelled, self.inner.cancelled(generations))
-    }
-
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        through!(self, Op::Ack, self.inner.ack(queue, owner, items))
-    }
-
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        through!(
-            self,
-            Op::Release,
-            self.inner.release(queue, owner, generations)
-        )
-    }
-
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        through!(self, Op::Sweep, self.inner.sweep(queue, owner, generations))
-    }
-
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        through!(
-            self,
-            Op::ParkRetry,
-            self.inner.park_retry(queue, owner, items)
-        )
-    }
-
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        through!(self, Op::PromoteDue, self.inner.promote_due(limit))
-    }
-
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
-        through!(
-            self,
-            Op::ReclaimExpired,
-            self.inner.reclaim_expired(queue, limit)
-        )
-    }
-
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        through!(
-            self,
-            Op::DeadLetter,
-            self.inner.dead_letter(queue, member, reason)
-        )
-    }
-
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
-        through!(self, Op::Depths, self.inner.depths(queue))
-    }
-
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
-        through!(self, Op::RetryDepth, self.inner.retry_depth())
-    }
-
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        through!(self, Op::Claims, self.inner.claims(queue))
-    }
-
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        through!(self, Op::DeadEntries, self.inner.dead_entries(queue))
-    }
-
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        through!(self, Op::RetryEntries, self.inner.retry_entries())
-    }
-
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        through!(self, Op::Results, self.inner.results(list))
-    }
-
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
-        through!(self, Op::IsTerminal, self.inner.is_terminal(generation))
+        })
     }
 }

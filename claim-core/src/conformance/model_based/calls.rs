@@ -6,9 +6,10 @@ use crate::store::{
     RenewOutcome, Submission,
 };
 use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken};
-use crate::{ClaimStore, StoreError};
+use crate::{ClaimStore, Op, StoreError};
 
-/// One `ClaimStore` operation with its arguments.
+/// One mutating `ClaimStore` operation with its arguments; each variant is
+/// named as its [`Op`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     Submit {
@@ -48,15 +49,15 @@ pub enum Call {
         owner: OwnerToken,
         generations: Vec<Generation>,
     },
-    Park {
+    ParkRetry {
         queue: String,
         owner: OwnerToken,
         items: Vec<ParkItem>,
     },
-    Promote {
+    PromoteDue {
         limit: usize,
     },
-    Reclaim {
+    ReclaimExpired {
         queue: String,
         limit: usize,
     },
@@ -65,6 +66,26 @@ pub enum Call {
         member: Member,
         reason: String,
     },
+}
+
+impl Call {
+    /// The operation this call makes.
+    pub fn op(&self) -> Op {
+        match self {
+            Call::Submit { .. } => Op::Submit,
+            Call::Cancel { .. } => Op::Cancel,
+            Call::Peek { .. } => Op::Peek,
+            Call::Claim { .. } => Op::Claim,
+            Call::Renew { .. } => Op::Renew,
+            Call::Ack { .. } => Op::Ack,
+            Call::Release { .. } => Op::Release,
+            Call::Sweep { .. } => Op::Sweep,
+            Call::ParkRetry { .. } => Op::ParkRetry,
+            Call::PromoteDue { .. } => Op::PromoteDue,
+            Call::ReclaimExpired { .. } => Op::ReclaimExpired,
+            Call::DeadLetter { .. } => Op::DeadLetter,
+        }
+    }
 }
 
 /// What an operation answered.
@@ -127,13 +148,13 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
             owner,
             generations,
         } => Answer::Flags(model.sweep(queue, owner, generations)),
-        Call::Park {
+        Call::ParkRetry {
             queue,
             owner,
             items,
         } => Answer::Flags(model.park_retry(queue, owner, items)),
-        Call::Promote { limit } => Answer::Moved(model.promote_due(*limit, now)),
-        Call::Reclaim { queue, limit } => {
+        Call::PromoteDue { limit } => Answer::Moved(model.promote_due(*limit, now)),
+        Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(model.reclaim_expired(queue, *limit, now))
         }
         Call::DeadLetter {
@@ -182,13 +203,13 @@ pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, S
             owner,
             generations,
         } => Answer::Flags(store.sweep(queue, owner, generations).await?),
-        Call::Park {
+        Call::ParkRetry {
             queue,
             owner,
             items,
         } => Answer::Flags(store.park_retry(queue, owner, items).await?),
-        Call::Promote { limit } => Answer::Moved(store.promote_due(*limit).await?),
-        Call::Reclaim { queue, limit } => {
+        Call::PromoteDue { limit } => Answer::Moved(store.promote_due(*limit).await?),
+        Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(store.reclaim_expired(queue, *limit).await?)
         }
         Call::DeadLetter {
@@ -208,13 +229,19 @@ pub async fn replay<S: ClaimStore>(
 ) -> Result<(), String> {
     for (i, entry) in trace.iter().enumerate() {
         clock.set(entry.now);
-        let answer = on_store(store, &entry.call)
-            .await
-            .map_err(|e| format!("call {} {:?} failed: {e}", i + 1, entry.call))?;
+        let answer = on_store(store, &entry.call).await.map_err(|e| {
+            format!(
+                "call {} ({}) {:?} failed: {e}",
+                i + 1,
+                entry.call.op(),
+                entry.call
+            )
+        })?;
         if answer != entry.answer {
             return Err(format!(
-                "call {} answered differently from the model\n  call:  {:?}\n  model: {:?}\n  store: {:?}",
+                "call {} ({}) answered differently from the model\n  call:  {:?}\n  model: {:?}\n  store: {:?}",
                 i + 1,
+                entry.call.op(),
                 entry.call,
                 entry.answer,
                 answer

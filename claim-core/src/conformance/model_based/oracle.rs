@@ -116,7 +116,7 @@ pub fn check(
         })
         .and_then(|owned| expect(owned, |_| false, out)),
         (
-            Call::Park {
+            Call::ParkRetry {
                 queue,
                 owner,
                 items,
@@ -169,7 +169,7 @@ pub fn check(
                 | ClaimOutcome::DuplicateDropped
                 | ClaimOutcome::DeadLettered => Ok(()),
             }),
-        (Call::Reclaim { queue, .. }, Answer::Reclaimed(_)) => {
+        (Call::ReclaimExpired { queue, .. }, Answer::Reclaimed(_)) => {
             let live = |m: &Model| -> Vec<ClaimInfo> {
                 m.claims(queue)
                     .into_iter()

@@ -70,7 +70,7 @@ impl Sim {
     }
 
     pub fn promote(&mut self, limit: usize) -> usize {
-        answer!(self, Call::Promote { limit }, Moved)
+        answer!(self, Call::PromoteDue { limit }, Moved)
     }
 
     pub fn renew(
@@ -90,7 +90,7 @@ impl Sim {
     pub fn reclaim(&mut self, queue: &str, limit: usize) -> ReclaimReport {
         answer!(
             self,
-            Call::Reclaim {
+            Call::ReclaimExpired {
                 queue: queue.to_owned(),
                 limit
             },

@@ -184,7 +184,7 @@ fn run(sim: &mut Sim, step: &Step) {
                         }
                     })
                     .collect();
-                sim.call(Call::Park {
+                sim.call(Call::ParkRetry {
                     queue,
                     owner: owner.clone(),
                     items,

@@ -1,4 +1,4 @@
-//! What the fault wrapper aims at and draws with: operations, fault kinds, rates, counters and its random generator.
+//! What the fault wrapper draws with: fault kinds, rates, counters and its random generator.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -9,81 +9,6 @@ pub enum Fault {
     Determinate,
     /// The operation happened; the caller sees an error.
     Indeterminate,
-}
-
-/// One `ClaimStore` operation, to aim faults at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Now,
-    Ping,
-    Submit,
-    Cancel,
-    Peek,
-    Claim,
-    Renew,
-    Cancelled,
-    Ack,
-    Release,
-    Sweep,
-    ParkRetry,
-    PromoteDue,
-    ReclaimExpired,
-    DeadLetter,
-    Depths,
-    RetryDepth,
-    Claims,
-    DeadEntries,
-    RetryEntries,
-    Results,
-    IsTerminal,
-}
-
-impl Op {
-    /// The trait method's name, as error messages give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Now => "now",
-            Op::Ping => "ping",
-            Op::Submit => "submit",
-            Op::Cancel => "cancel",
-            Op::Peek => "peek",
-            Op::Claim => "claim",
-            Op::Renew => "renew",
-            Op::Cancelled => "cancelled",
-            Op::Ack => "ack",
-            Op::Release => "release",
-            Op::Sweep => "sweep",
-            Op::ParkRetry => "park_retry",
-            Op::PromoteDue => "promote_due",
-            Op::ReclaimExpired => "reclaim_expired",
-            Op::DeadLetter => "dead_letter",
-            Op::Depths => "depths",
-            Op::RetryDepth => "retry_depth",
-            Op::Claims => "claims",
-            Op::DeadEntries => "dead_entries",
-            Op::RetryEntries => "retry_entries",
-            Op::Results => "results",
-            Op::IsTerminal => "is_terminal",
-        }
-    }
-
-    /// True for operations that change the store.
-    pub fn mutates(self) -> bool {
-        matches!(
-            self,
-            Op::Submit
-                | Op::Cancel
-                | Op::Claim
-                | Op::Renew
-                | Op::Ack
-                | Op::Release
-                | Op::Sweep
-                | Op::ParkRetry
-                | Op::PromoteDue
-                | Op::ReclaimExpired
-                | Op::DeadLetter
-        )
-    }
 }
 
 /// Per-call probabilities of each kind of fault (their sum at most 1).

@@ -1,0 +1,191 @@
+//! Checks of reclaim: expired leases back to pending, the delivery limit, and what a redelivery counts.
+
+use super::StoreFactory;
+use super::returns::{park, redeliveries};
+use super::support::{Q, RESULTS, Req, at, config, fixture, limited, owner, reqs};
+use crate::types::Score;
+use crate::{ClaimInspect, ClaimStore};
+
+pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(3);
+    fx.submit(&rs).await;
+    fx.claim("w1", &rs).await;
+    fx.clock.set(at(29));
+    let report = fx.store.reclaim_expired(Q, 100).await.unwrap();
+    assert_eq!(
+        (report.redelivered, report.dead_lettered, report.more),
+        (0, 0, false)
+    );
+    assert_eq!(fx.depths().await.claimed, 3);
+}
+
+pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.submit_and_claim("dead-worker", &r).await;
+    fx.clock.set(at(30));
+    assert_eq!(
+        fx.reclaim_all().await.redelivered,
+        1,
+        "a lease expires at its expiry instant"
+    );
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(
+        (pending[0].member.clone(), pending[0].score),
+        (r.member.clone(), Score(r.deadline as f64))
+    );
+    assert_eq!(
+        redeliveries(&fx.claim("survivor", r.one()).await[0]),
+        Some(1)
+    );
+    assert_eq!(fx.store.claims(Q).await.unwrap()[0].redeliveries, 1);
+}
+
+pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(10);
+    fx.submit(&rs).await;
+    fx.claim("crashed", &rs[..6]).await;
+    fx.claim("alive", &rs[6..]).await;
+    fx.clock.set(at(15));
+    fx.renew("alive", &rs[6..]).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 6);
+    let again = fx.claim("alive", &rs).await;
+    assert_eq!(
+        again.iter().filter(|o| redeliveries(o) == Some(1)).count(),
+        6
+    );
+    fx.ack("alive", &rs, "done").await;
+    let mut ids = fx.result_ids().await;
+    ids.sort();
+    let mut want: Vec<_> = rs.iter().map(|r| r.generation.id.clone()).collect();
+    want.sort();
+    assert_eq!(ids, want, "every request has exactly one record");
+}
+
+pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await; // max_deliveries = 3
+    let r = Req::new("poison", "t", 100_000);
+    fx.submit(r.one()).await;
+    for round in 1..=3u64 {
+        fx.claim("crasher", r.one()).await;
+        fx.clock.set(at(31 * round));
+        fx.reclaim_all().await;
+    }
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
+    let dead = fx.store.dead_entries(Q).await.unwrap();
+    assert_eq!(
+        dead[0].member, r.member,
+        "the member is kept for inspection and redrive"
+    );
+    assert!(
+        dead[0].reason.contains("delivery limit"),
+        "reason: {}",
+        dead[0].reason
+    );
+    let results = fx.results().await;
+    assert_eq!(results.len(), 1);
+    assert_eq!(
+        (results[0]["id"].as_str(), results[0]["error_code"].as_str()),
+        (Some("poison"), Some("DELIVERY_LIMIT"))
+    );
+    assert!(fx.store.is_terminal(&r.generation).await.unwrap());
+}
+
+pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl StoreFactory) {
+    let mut cfg = limited(1);
+    cfg.queue_result_lists
+        .insert(Q.to_owned(), "queue-specific-results".to_owned());
+    let fx = fixture(f, cfg).await;
+    let r = Req::new("poison", "t", 3600);
+    fx.submit_and_claim("crasher", &r).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(
+        fx.store
+            .results("queue-specific-results")
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(fx.store.results(RESULTS).await.unwrap().is_empty());
+}
+
+pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
+    let fx = fixture(f, limited(0)).await;
+    let r = Req::new("a", "t", 100_000);
+    fx.submit(r.one()).await;
+    for round in 1..=12u64 {
+        fx.claim("crasher", r.one()).await;
+        fx.clock.set(at(31 * round));
+        assert_eq!(fx.reclaim_all().await.dead_lettered, 0);
+    }
+    assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(12));
+}
+
+pub async fn reclaim_works_in_batches_and_says_when_more_remain(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let rs = reqs(25);
+    fx.submit(&rs).await;
+    fx.claim("gone", &rs).await;
+    fx.clock.set(at(31));
+    let first = fx.store.reclaim_expired(Q, 10).await.unwrap();
+    assert_eq!((first.redelivered, first.more), (10, true));
+    let second = fx.store.reclaim_expired(Q, 10).await.unwrap();
+    assert_eq!((second.redelivered, second.more), (10, true));
+    let third = fx.store.reclaim_expired(Q, 10).await.unwrap();
+    assert_eq!((third.redelivered, third.more), (5, false));
+    assert_eq!(fx.depths().await.pending, 25);
+}
+
+pub async fn redelivery_counts_survive_release_and_retry(f: &impl StoreFactory) {
+    let fx = fixture(f, limited(0)).await;
+    let r = Req::new("a", "t", 100_000);
+    fx.lapse("crasher", &r).await;
+    fx.claim("w", r.one()).await;
+    fx.release("w", r.one()).await;
+    assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(1));
+    park(&fx.store, "w", &r, 40).await;
+    fx.clock.set(at(40));
+    fx.store.promote_due(10).await.unwrap();
+    let promoted = fx.store.peek(Q, 0, 1).await.unwrap().remove(0);
+    let item = crate::store::ClaimRequest {
+        member: promoted.member,
+        generation: r.generation.clone(),
+    };
+    let out = fx.store.claim(Q, &owner("w"), &[item]).await.unwrap();
+    assert_eq!(
+        redeliveries(&out[0]),
+        Some(1),
+        "parking for retry keeps the count"
+    );
+}
+
+pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, limited(2)).await;
+    let r = Req::new("a", "t", 100_000);
+    fx.lapse("slow", &r).await;
+    fx.claim("next", r.one()).await;
+    // The stale owner answers; then the new owner dies without acking.
+    fx.ack("slow", r.one(), "answered").await;
+    fx.clock.set(at(62));
+    let report = fx.reclaim_all().await;
+    assert_eq!(
+        (report.redelivered, report.dead_lettered),
+        (0, 0),
+        "a finished request is neither redelivered nor poison"
+    );
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+}

@@ -1,0 +1,47 @@
+//! `claims`: a queue's live claims, read from the claim hashes and the index in one MULTI.
+
+use crate::codec::parse_owner;
+use crate::conn::Effect;
+use crate::store::RedisStore;
+use claim_core::store::ClaimInfo;
+use claim_core::{Generation, Member, Millis, Op, OwnerToken, Score, StoreError};
+use std::collections::HashMap;
+
+pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+    let q = store.keys().queue(queue);
+    let pipe = redis::pipe()
+        .atomic()
+        .hgetall(&q.owners)
+        .hgetall(&q.claimed)
+        .zrange_withscores(&q.index, 0, -1)
+        .to_owned();
+    type Snapshot = (
+        Vec<(String, Vec<u8>)>,
+        HashMap<String, Vec<u8>>,
+        HashMap<String, f64>,
+    );
+    let (owners, mut members, expiries): Snapshot =
+        store.conn().pipe(Op::Claims, Effect::Read, &pipe).await?;
+    let mut claims: Vec<ClaimInfo> = owners
+        .into_iter()
+        .map(|(key, entry)| {
+            let parsed = parse_owner(&entry);
+            ClaimInfo {
+                generation: Generation::from_key(&key)
+                    .unwrap_or_else(|| Generation::new(key.clone(), "")),
+                member: Member::from(members.remove(&key).unwrap_or_default()),
+                owner: OwnerToken::new(parsed.as_ref().map_or_else(
+                    || String::from_utf8_lossy(&entry).into_owned(),
+                    |e| e.owner.clone(),
+                )),
+                score: parsed.as_ref().map_or(Score(0.0), |e| e.score),
+                lease_expiry: expiries
+                    .get(&key)
+                    .map_or(Millis(0), |s| Score(*s).as_millis()),
+                redeliveries: parsed.map_or(0, |e| e.redeliveries),
+            }
+        })
+        .collect();
+    claims.sort_by(|a, b| a.generation.cmp(&b.generation));
+    Ok(claims)
+}

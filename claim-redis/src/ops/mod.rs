@@ -1,0 +1,72 @@
+//! One module per store operation, named after the Lua script it runs (or the trait method, for plain commands).
+//!
+//! Each module holds one free function, with the trait method's name,
+//! taking the store first; `store.rs` routes every `ClaimStore` and
+//! `ClaimInspect` method to the function of its name here, generated from
+//! `claim_core::store_methods!`. Script replies and argument tags are read and written in
+//! [`crate::codec`] only.
+//!
+//! | module | runs | answers |
+//! |---|---|---|
+//! | `now` | the injected clock, or TIME | `now` |
+//! | `ping` | PING | `ping` |
+//! | `submit` | one MULTI, as the Go producer | `submit` |
+//! | `cancel` | `lua/cancel.lua` | `cancel` |
+//! | `cancelled` | MGET of cancel markers | `cancelled` |
+//! | `peek` | ZRANGE of the pending set | `peek` |
+//! | `claim` | `lua/claim.lua` | `claim` |
+//! | `renew` | `lua/renew.lua` | `renew` |
+//! | `ack` | `lua/ack.lua` | `ack` |
+//! | `release` | `lua/release.lua` | `release` |
+//! | `sweep` | `lua/release.lua` | `sweep` |
+//! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
+//! | `promote` | read, then `lua/promote.lua` | `promote_due` |
+//! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
+//! | `repair_index` | `lua/repair_index.lua` | part of `reclaim_expired` |
+//! | `dead_letter` | `lua/dead_letter.lua` | `dead_letter` |
+//! | `depths` | ZCARD and HLENs in one MULTI | `depths` |
+//! | `retry_depth` | ZCARD of the retry set | `retry_depth` |
+//! | `claims` | the claim hashes and index in one MULTI | `claims` |
+//! | `dead_entries` | HGETALL of the dead hash | `dead_entries` |
+//! | `retry_entries` | ZRANGE of the retry set | `retry_entries` |
+//! | `results` | LRANGE of a result list | `results` |
+//! | `is_terminal` | GET of the terminal marker | `is_terminal` |
+
+pub(crate) mod ack;
+pub(crate) mod cancel;
+pub(crate) mod cancelled;
+pub(crate) mod claim;
+pub(crate) mod claims;
+pub(crate) mod dead_entries;
+pub(crate) mod dead_letter;
+pub(crate) mod depths;
+pub(crate) mod is_terminal;
+pub(crate) mod now;
+pub(crate) mod park_retry;
+pub(crate) mod peek;
+pub(crate) mod ping;
+pub(crate) mod promote;
+pub(crate) mod reclaim;
+pub(crate) mod release;
+pub(crate) mod renew;
+pub(crate) mod repair_index;
+pub(crate) mod results;
+pub(crate) mod retry_depth;
+pub(crate) mod retry_entries;
+pub(crate) mod submit;
+pub(crate) mod sweep;
+
+/// The router finds each method's function by the method's name; these two
+/// modules are named after their scripts.
+pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired};
+
+use redis::{Cmd, Script};
+
+/// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
+/// hot path (claim, renew, ack) writes its arguments straight into one
+/// command buffer (see docs/PERFORMANCE.md).
+pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -> Cmd {
+    let mut cmd = Cmd::with_capacity(3 + keys + args, 64 + bytes);
+    cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
+    cmd
+}

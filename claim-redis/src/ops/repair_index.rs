@@ -1,0 +1,61 @@
+//! Part of `reclaim_expired`: runs `lua/repair_index.lua` when the claims index and the claim hashes disagree in size.
+
+use crate::conn::Effect;
+use crate::keys::QueueKeys;
+use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::{Op, StoreError};
+use std::collections::HashSet;
+
+const OP: Op = Op::ReclaimExpired;
+
+/// Repairs index ghosts when the index and the claims disagree in size.
+pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<usize, StoreError> {
+    let sizes = redis::pipe()
+        .atomic()
+        .zcard(&q.index)
+        .hlen(&q.owners)
+        .hlen(&q.claimed)
+        .to_owned();
+    let (indexed, owned, claimed): (usize, usize, usize) =
+        store.conn().pipe(OP, Effect::Read, &sizes).await?;
+    if indexed == owned && owned == claimed {
+        return Ok(0);
+    }
+    let scan = redis::pipe()
+        .atomic()
+        .zrange(&q.index, 0, -1)
+        .hkeys(&q.owners)
+        .hkeys(&q.claimed)
+        .to_owned();
+    let (index, owners, members): (Vec<String>, Vec<String>, Vec<String>) =
+        store.conn().pipe(OP, Effect::Read, &scan).await?;
+    let (index, owners, members): (HashSet<_>, HashSet<_>, HashSet<_>) = (
+        index.into_iter().collect(),
+        owners.into_iter().collect(),
+        members.into_iter().collect(),
+    );
+    let orphans = members.difference(&owners).count();
+    if orphans > 0 {
+        tracing::warn!(claimed = %q.claimed, orphans, "claimed members without an owner entry: left in place for an operator");
+    }
+    let drop: Vec<&String> = index.difference(&owners).collect();
+    let add: Vec<&String> = owners.difference(&index).collect();
+    let mut repaired = 0;
+    let drops = drop.chunks(MAX_BATCH).map(|c| (c, true));
+    for (chunk, dropping) in drops.chain(add.chunks(MAX_BATCH).map(|c| (c, false))) {
+        let mut call = store.scripts().repair_index.prepare_invoke();
+        call.key(&q.owners).key(&q.index);
+        call.arg(store.time_arg())
+            .arg(store.inner.config.lease_ttl_ms)
+            .arg(if dropping { chunk.len() } else { 0 });
+        for key in chunk {
+            call.arg(key.as_str());
+        }
+        let n: usize = store.conn().script(OP, &call).await?;
+        repaired += n;
+    }
+    if repaired > 0 {
+        tracing::warn!(index = %q.index, repaired, "repaired claims index ghosts");
+    }
+    Ok(repaired)
+}
