@@ -95,7 +95,7 @@ pub fn store_error(error: &claim_core::StoreError) {
         E::Rejected { .. } => "rejected",
         E::InvalidInput { .. } => "invalid_input",
     };
-    counter!(STORE_ERRORS, "op" => error.op(), "kind" => kind).increment(1);
+    counter!(STORE_ERRORS, "op" => error.op().name(), "kind" => kind).increment(1);
 }
 
 pub fn store_out_of_memory(on: bool) {

@@ -5,6 +5,7 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
+use claim_core::ClaimInspect;
 use claim_core::ClaimStore;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest};
 use claim_core::wire::ResultRecord;

@@ -94,9 +94,10 @@ pub struct AckOutcome {
     /// type, or names a queue, a bookkeeping key or the retry set): nothing
     /// was pushed, no marker written, the member went to `<queue>:dead`
     /// with the reason, a pending copy of it was removed, and the claim was
-    /// dropped if the caller held it. When another owner holds the claim,
-    /// the item changes nothing (all flags false): the holder's own ack
-    /// dead-letters it.
+    /// dropped. Only the claim's holder dead-letters: for a caller that does
+    /// not hold the claim the item changes nothing (all flags false), since
+    /// the generation is elsewhere (another owner's claim, pending, parked)
+    /// and whoever takes it there meets the same list.
     pub dead_lettered: bool,
     /// True when nothing was pushed because the live marker was written by
     /// this very record: an earlier attempt of this ack (one that ended in

@@ -130,3 +130,35 @@ async fn random_faults_aimed_at_one_operation_spare_the_others() {
     }
     assert_eq!(failed, 100, "every ack fails at rates summing to 1");
 }
+
+#[tokio::test]
+async fn a_reconciled_ack_reports_dead_lettered_even_when_the_same_bytes_were_dead_already() {
+    let faulty = UnreliableStore::new(store(), 1, FaultRates::NONE);
+    let s = submission("a");
+    // The same bytes reach the dead set once (as unparsable, say), are
+    // submitted again, and this time their ack meets an unusable list.
+    faulty.submit(Q, &s).await.unwrap();
+    assert!(faulty.dead_letter(Q, &s.member, "earlier").await.unwrap());
+    faulty.submit(Q, &s).await.unwrap();
+    let owner = OwnerToken::new("w");
+    let claimed = faulty.claim(Q, &owner, &[claim_of(&s)]).await.unwrap();
+    let claim_core::store::ClaimOutcome::Claimed { score, .. } = claimed[0] else {
+        panic!("claimed: {claimed:?}");
+    };
+    let item = claim_core::store::AckItem {
+        generation: s.generation.clone(),
+        member: s.member.clone(),
+        score,
+        // The queue itself: a list name the store refuses.
+        result_list: Q.to_owned(),
+        record: r#"{"id":"a","payload":"x"}"#.into(),
+    };
+    faulty.fail_next(Op::Ack, Fault::Indeterminate);
+    let client = Retrying::new(faulty);
+    let out = client.ack(Q, &owner, &[item]).await.unwrap();
+    assert!(
+        out[0].dead_lettered && out[0].claim_dropped && !out[0].pushed,
+        "{out:?}"
+    );
+    assert_eq!(client.stats().reconciled, 1);
+}

@@ -29,9 +29,10 @@
 -- if its run's list is refused by name or holds another type than a list,
 -- no record can reach a consumer: the member goes to the dead hash with the
 -- reason and no marker is written, so a redrive after the key is fixed gets
--- its record; but while another owner holds the claim the item changes
--- nothing (the holder's ack meets the same list and dead-letters it), so
--- the member is never both claimed and dead. Else the record is pushed and the marker `<expiry>:<digest>`
+-- its record; but only the claim's holder does that: for a caller that
+-- does not hold the claim the item changes nothing (the generation is
+-- claimed by another owner, back in pending or parked, and whoever takes it
+-- meets the same list), so a generation is never in two places. Else the record is pushed and the marker `<expiry>:<digest>`
 -- written, expiring
 -- the dedup TTL after the later of now and deadline + 30 s (no claim
 -- outlives that); the producer's active/cancel keys are deleted only where
@@ -119,7 +120,7 @@ for i = 1, n do
     if marker_digest(vals[i]) == digest then
       code = 8
     end
-  elseif unusable[run] and entry and not ours then
+  elseif unusable[run] and not ours then
     deferred = true
   elseif unusable[run] then
     code = 4

@@ -39,11 +39,12 @@ pub fn next_step(error: &StoreError, len: usize, attempts: u32) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use claim_core::Op;
 
     #[test]
     fn a_transient_failure_is_retried_whole_with_growing_capped_backoff_and_split_every_third_time()
     {
-        let down = StoreError::failed("ack", "connection refused");
+        let down = StoreError::failed(Op::Ack, "connection refused");
         assert_eq!(next_step(&down, 8, 1), Step::Retry(backoff(1)));
         assert_eq!(next_step(&down, 8, 2), Step::Retry(backoff(2)));
         assert_eq!(next_step(&down, 8, 3), Step::Split(backoff(3)));
@@ -54,10 +55,10 @@ mod tests {
 
     #[test]
     fn a_permanent_failure_splits_at_once_and_gives_up_on_a_single_item() {
-        let refused = StoreError::rejected("ack", "WRONGTYPE");
+        let refused = StoreError::rejected(Op::Ack, "WRONGTYPE");
         assert_eq!(next_step(&refused, 2, 1), Step::Split(Duration::ZERO));
         assert_eq!(next_step(&refused, 1, 1), Step::GiveUp);
-        let invalid = StoreError::invalid("ack", "bad list name");
+        let invalid = StoreError::invalid(Op::Ack, "bad list name");
         assert_eq!(next_step(&invalid, 1, 4), Step::GiveUp);
     }
 }

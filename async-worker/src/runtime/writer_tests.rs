@@ -4,6 +4,7 @@ use super::{Delivery, run};
 use crate::runtime::Runtime;
 use crate::runtime::execute::terminal;
 use crate::{Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RuntimeConfig};
+use claim_core::ClaimInspect;
 use claim_core::store::{ClaimOutcome, ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::ResultRecord;
 use claim_core::{ClaimStore, Generation, Member};

@@ -4,11 +4,9 @@
 //! is exact and may never heal, which is what the isolation tests need.
 
 use async_trait::async_trait;
-use claim_core::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
-    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
-};
-use claim_core::{ClaimStore, Generation, Member, Millis, OwnerToken, StoreError};
+use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -110,34 +108,42 @@ impl FaultyStore {
     }
 }
 
+/// Operations that wait while the store "hangs"; producer calls and most
+/// inspection go straight through, as the tests script them around a hang.
+const HANGING: [Op; 14] = [
+    Op::Now,
+    Op::Ping,
+    Op::Peek,
+    Op::Claim,
+    Op::Renew,
+    Op::Cancelled,
+    Op::Ack,
+    Op::Release,
+    Op::Sweep,
+    Op::ParkRetry,
+    Op::PromoteDue,
+    Op::ReclaimExpired,
+    Op::DeadLetter,
+    Op::Depths,
+];
+
 #[async_trait]
-impl ClaimStore for FaultyStore {
-    fn config(&self) -> &StoreConfig {
-        self.inner.config()
+impl StoreLayer for FaultyStore {
+    type Inner = MemoryStore;
+
+    fn inner(&self) -> &MemoryStore {
+        &self.inner
     }
-    async fn now(&self) -> Result<Millis, StoreError> {
-        self.gate().await;
-        self.inner.now().await
+
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+        Box::pin(async move {
+            if HANGING.contains(&op) {
+                self.gate().await;
+            }
+            call().await
+        })
     }
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.gate().await;
-        self.inner.ping().await
-    }
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
-        self.inner.submit(queue, submission).await
-    }
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
-        self.inner.cancel(id).await
-    }
-    async fn peek(
-        &self,
-        q: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
-        self.gate().await;
-        self.inner.peek(q, offset, limit).await
-    }
+
     async fn claim(
         &self,
         queue: &str,
@@ -156,7 +162,7 @@ impl ClaimStore for FaultyStore {
             })
         {
             return Err(StoreError::rejected(
-                "claim",
+                Op::Claim,
                 "ERR user_script: WRONGTYPE Operation against a key holding the wrong kind of value",
             ));
         }
@@ -165,19 +171,6 @@ impl ClaimStore for FaultyStore {
             token.cancel();
         }
         answer
-    }
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        self.gate().await;
-        self.inner.renew(queue, owner, generations).await
-    }
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
-        self.gate().await;
-        self.inner.cancelled(generations).await
     }
     async fn ack(
         &self,
@@ -188,10 +181,13 @@ impl ClaimStore for FaultyStore {
         self.ack_calls.fetch_add(1, Ordering::SeqCst);
         self.gate().await;
         if self.faults.acks_out_of_memory.load(Ordering::SeqCst) {
-            return Err(StoreError::out_of_memory("ack", "OOM command not allowed"));
+            return Err(StoreError::out_of_memory(
+                Op::Ack,
+                "OOM command not allowed",
+            ));
         }
         if self.faults.fail_acks_of_queue.lock().unwrap().as_deref() == Some(queue) {
-            return Err(StoreError::failed("ack", "connection refused"));
+            return Err(StoreError::failed(Op::Ack, "connection refused"));
         }
         let refused = self.faults.refuse_acks_to.lock().unwrap().clone();
         if let Some(list) = refused
@@ -199,9 +195,9 @@ impl ClaimStore for FaultyStore {
         {
             let detail = "WRONGTYPE Operation against a key holding the wrong kind of value";
             if self.faults.refuse_transiently.load(Ordering::SeqCst) {
-                return Err(StoreError::failed("ack", detail));
+                return Err(StoreError::failed(Op::Ack, detail));
             }
-            return Err(StoreError::rejected("ack", detail));
+            return Err(StoreError::rejected(Op::Ack, detail));
         }
         let dead_list = self.faults.dead_letter_acks_to.lock().unwrap().clone();
         if let Some(list) = dead_list
@@ -215,7 +211,7 @@ impl ClaimStore for FaultyStore {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok()
         {
-            return Err(StoreError::indeterminate("ack", "no answer within 5s"));
+            return Err(StoreError::indeterminate(Op::Ack, "no answer within 5s"));
         }
         answer
     }
@@ -231,69 +227,8 @@ impl ClaimStore for FaultyStore {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok()
         {
-            return Err(StoreError::failed("release", "connection reset"));
+            return Err(StoreError::failed(Op::Release, "connection reset"));
         }
         self.inner.release(queue, owner, generations).await
-    }
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.gate().await;
-        self.inner.sweep(queue, owner, generations).await
-    }
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.gate().await;
-        self.inner.park_retry(queue, owner, items).await
-    }
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        self.gate().await;
-        self.inner.promote_due(limit).await
-    }
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
-        self.gate().await;
-        self.inner.reclaim_expired(queue, limit).await
-    }
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        self.gate().await;
-        self.inner.dead_letter(queue, member, reason).await
-    }
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
-        self.gate().await;
-        self.inner.depths(queue).await
-    }
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
-        self.inner.retry_depth().await
-    }
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
-        self.inner.claims(queue).await
-    }
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
-        self.inner.dead_entries(queue).await
-    }
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.inner.retry_entries().await
-    }
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
-        self.inner.results(list).await
-    }
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
-        self.inner.is_terminal(generation).await
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use super::faulty::FaultyStore;
+use claim_core::ClaimInspect;
 
 use async_trait::async_trait;
 use async_worker::{

@@ -115,6 +115,8 @@ macro_rules! conformance_tests {
             acks::ack_after_the_lease_was_lost_still_delivers_exactly_one_record,
             poison::a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
             poison::a_stale_owner_leaves_an_unusable_list_to_the_claim_holder,
+            poison::a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone,
+            poison::a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_its_next_holder,
             poison::reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest,
             poison::a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows,
             poison::promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited,

@@ -267,3 +267,64 @@ pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder(f: &impl 
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
 }
+
+pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.lapse("w1", &r).await;
+    fx.claim("w2", r.one()).await;
+    let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
+    let park = ParkItem {
+        generation: r.generation.clone(),
+        member: Member::from(stamped),
+        due: at(40),
+    };
+    assert_eq!(
+        fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap(),
+        vec![true]
+    );
+    let stale = fx
+        .store
+        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])
+        .await
+        .unwrap();
+    assert_eq!(stale, vec![Default::default()], "nothing done");
+    let d = fx.depths().await;
+    assert_eq!(
+        (d.pending, d.claimed, d.dead),
+        (0, 0, 0),
+        "never both parked and dead"
+    );
+    assert_eq!(fx.store.retry_depth().await.unwrap(), 1);
+}
+
+pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_its_next_holder(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    fx.lapse("w1", &r).await;
+    let stale = fx
+        .store
+        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])
+        .await
+        .unwrap();
+    assert_eq!(stale, vec![Default::default()], "nothing done");
+    let d = fx.depths().await;
+    assert_eq!(
+        (d.pending, d.claimed, d.dead),
+        (1, 0, 0),
+        "never both pending and dead"
+    );
+    fx.claim("w2", r.one()).await;
+    let holder = fx
+        .store
+        .ack(Q, &owner("w2"), &[ack_to(&r, Q, "holder")])
+        .await
+        .unwrap();
+    assert!(holder[0].dead_lettered && holder[0].claim_dropped);
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
+}

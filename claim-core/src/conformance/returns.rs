@@ -14,7 +14,12 @@ pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     }
 }
 
-pub(super) async fn park<S: crate::ClaimStore>(store: &S, who: &str, r: &Req, due_in: u64) -> Vec<bool> {
+pub(super) async fn park<S: crate::ClaimStore>(
+    store: &S,
+    who: &str,
+    r: &Req,
+    due_in: u64,
+) -> Vec<bool> {
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
     let item = ParkItem {
         generation: r.generation.clone(),

@@ -51,14 +51,17 @@ impl Model {
                 } else {
                     self.result_list_unusable(queue, &item.result_list)
                 };
-                // Another owner holds the claim of a generation whose list is
-                // unusable: dead-lettering is its holder's to do (it meets
-                // the same list), so this item changes nothing.
-                let held_by_other = self
+                // Only the claim's holder dead-letters a generation whose list
+                // is unusable. A caller that does not hold it is stale: the
+                // generation is elsewhere (claimed by another owner, back in
+                // pending, parked for retry) and whoever takes it there meets
+                // the same list, so this item changes nothing; dead-lettering
+                // here would put the generation in two places.
+                let held_by_caller = self
                     .queue(queue)
                     .and_then(|q| q.claims.get(g))
-                    .is_some_and(|c| c.owner != *owner);
-                let deferred = unusable.is_some() && held_by_other;
+                    .is_some_and(|c| c.owner == *owner);
+                let deferred = unusable.is_some() && !held_by_caller;
                 let pushed = unusable.is_none()
                     && self.deliver_terminal(
                         g,

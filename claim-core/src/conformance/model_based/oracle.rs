@@ -51,7 +51,7 @@ pub fn check(
         ) => {
             let gens: Vec<_> = items.iter().map(|i| i.generation.clone()).collect();
             // An unanswered generation whose result list cannot take a
-            // record is dead-lettered (unless another owner holds it).
+            // record is dead-lettered, by the claim's holder only.
             let unusable: Vec<bool> = items
                 .iter()
                 .map(|i| {
@@ -62,7 +62,7 @@ pub fn check(
             let dead: Vec<bool> = (0..items.len())
                 .map(|i| {
                     unusable[i]
-                        && claim_of(before, queue, &gens[i]).is_none_or(|c| c.owner == *owner)
+                        && claim_of(before, queue, &gens[i]).is_some_and(|c| c.owner == *owner)
                 })
                 .collect();
             // First record wins: pushed exactly where no marker existed; marked after.

@@ -150,9 +150,18 @@ impl<S: ClaimStore> Retrying<S> {
                 .zip(&terminal_after)
                 .map(|(b, a)| !*b && *a)
                 .collect();
-            let buried: Vec<bool> = members
-                .iter()
-                .map(|m| !dead.contains(m) && dead_after.contains(m))
+            // Dead-lettered by this ack: the member is in the dead set now,
+            // and either was not before, or (the same bytes were dead
+            // already) the claim the caller held is gone with no marker
+            // written, which only a dead-lettering ack does.
+            let buried: Vec<bool> = (0..items.len())
+                .map(|i| {
+                    let m = &members[i];
+                    let held_and_gone = owned[i] && !owned_after[i];
+                    dead_after.contains(m)
+                        && (!dead.contains(m)
+                            || (held_and_gone && !terminal[i] && !terminal_after[i]))
+                })
                 .collect();
             let dropped = owned.iter().zip(&owned_after).any(|(b, a)| *b && !*a);
             if !marked.contains(&true) && !buried.contains(&true) && !dropped {
