@@ -7,7 +7,7 @@
 
 mod common;
 
-use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use claim_core::wire::Envelope;
 use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
 use common::QUEUE;

@@ -7,8 +7,8 @@
 
 mod common;
 
-use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
-use async_worker::demo::metric_sum;
+use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::metric_sum;
 use claim_core::ClaimStore;
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};

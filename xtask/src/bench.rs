@@ -1,8 +1,9 @@
 //! `cargo xtask bench`: the protected pipeline beside the unprotected dequeue it replaces, on private redis-servers.
 //!
-//! Builds the `bench` example of async-worker in release mode, starts two
-//! redis-servers of its own on free loopback ports (no persistence, and AOF
-//! with `appendfsync everysec`), then runs the example once per run, each
+//! Builds the `bench` binary of the harness crate (`xtask/harness`) in
+//! release mode, starts two redis-servers of its own on free loopback ports
+//! (no persistence, and AOF with `appendfsync everysec`), then runs that
+//! binary once per run, each
 //! in a fresh process so the worker RSS is that run's own:
 //!
 //! - `protected`: the runtime over RedisStore, no-op handler;
@@ -62,7 +63,7 @@ const ALL_RUNS: [&str; 6] = [
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
      [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] \
      [--runs protected,unprotected,memory,protected+aof,protected×3,profile] [--no-build] \
-     [--program PATH (another build of the bench example, e.g. a baseline; implies --no-build)]";
+     [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
 
 /// Run names as typed (ASCII spellings accepted) to their table names.
 fn canonical(run: &str) -> String {
@@ -133,21 +134,14 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let options = parse(args)?;
     let started = Instant::now();
     if options.build {
-        let mut build = cargo(&[
-            "build",
-            "--release",
-            "-p",
-            "async-worker",
-            "--example",
-            "bench",
-        ]);
+        let mut build = cargo(&["build", "--release", "-p", "harness", "--bin", "bench"]);
         eprintln!("xtask: {}", Shown(&build));
         run_inherit(&mut build)?;
     }
     let program = options
         .program
         .clone()
-        .unwrap_or_else(|| project_root().join("target/release/examples/bench"));
+        .unwrap_or_else(|| project_root().join("target/release/bench"));
     if !program.is_file() {
         return Err(Error::Failed(format!(
             "{} is missing: run without --no-build",

@@ -187,7 +187,7 @@ impl Runtime {
             handler,
             gate,
             config,
-            Arc::new(claim_memory::SystemClock),
+            Arc::new(crate::clock::SystemClock),
         )
     }
 

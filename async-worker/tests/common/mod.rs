@@ -14,7 +14,7 @@ use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// The pending sorted set (Go's default queue).
 pub const QUEUE: &str = wire::DEFAULT_QUEUE;
@@ -44,12 +44,7 @@ pub async fn connect(url: &str) -> MultiplexedConnection {
         .expect("raw Redis connection")
 }
 
-pub fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs() as i64
-}
+pub use async_worker::clock::unix_now;
 
 /// The request token a test gives request `id`.
 pub fn token(id: &str) -> String {
