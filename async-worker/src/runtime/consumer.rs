@@ -122,6 +122,15 @@ impl Consumer {
         }
     }
 
+    /// Releases members whose claim outcome is unknown: they may be claimed
+    /// by this runtime without it knowing. Release is owner-checked, so
+    /// members not claimed are untouched.
+    pub(super) async fn release_unknown(&self, chunk: Vec<Candidate>) {
+        let generations: Vec<Generation> = chunk.into_iter().map(|c| c.generation).collect();
+        let why = "after an unknown claim outcome";
+        release_retrying(&self.shared, &self.queue, &generations, why).await;
+    }
+
     async fn idle(&self) {
         tokio::select! {
             () = tokio::time::sleep(self.shared.config.poll_interval) => {}
@@ -197,15 +206,7 @@ impl Consumer {
                     // wait a whole lease and count a delivery. Release them now;
                     // release is owner-checked, so members not claimed are untouched.
                     tracing::warn!(queue = %spec.id, error = %e, "claim outcome unknown; releasing the batch");
-                    let generations: Vec<Generation> =
-                        chunk.into_iter().map(|c| c.generation).collect();
-                    release_retrying(
-                        shared,
-                        queue,
-                        &generations,
-                        "after an unknown claim outcome",
-                    )
-                    .await;
+                    self.release_unknown(chunk).await;
                 }
                 Err(e) if !e.is_transient() => {
                     shared.note_store_error(&e);

@@ -12,7 +12,7 @@ use crate::handler::Request;
 use crate::metrics;
 use claim_core::store::{ClaimOutcome, PendingEntry};
 use claim_core::wire::{ErrorCode, ParsedMember, ResultRecord};
-use claim_core::{Generation, Millis};
+use claim_core::{Generation, Member, Millis, Score};
 use std::sync::atomic::Ordering;
 
 /// What the consumer decided about one peeked member before claiming it.
@@ -81,20 +81,9 @@ impl Consumer {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
                     let list = self.result_list(None);
-                    let record = ResultRecord::error(
-                        &candidate.generation.id,
-                        ErrorCode::InvalidRequest,
-                        why,
-                    );
-                    shared
-                        .hand_to_writer(terminal(
-                            queue,
-                            candidate.generation,
-                            (candidate.entry.member, score),
-                            list,
-                            record,
-                            ErrorCode::InvalidRequest.as_str(),
-                        ))
+                    let claimed = (candidate.entry.member, score);
+                    let code = ErrorCode::InvalidRequest;
+                    self.record_without_handler(candidate.generation, claimed, list, code, why)
                         .await;
                     continue;
                 }
@@ -112,16 +101,8 @@ impl Consumer {
                 None
             };
             if let Some((code, message)) = early_exit {
-                let record = ResultRecord::error(&candidate.generation.id, code, message);
-                shared
-                    .hand_to_writer(terminal(
-                        queue,
-                        candidate.generation,
-                        (candidate.entry.member, score),
-                        list,
-                        record,
-                        code.as_str(),
-                    ))
+                let claimed = (candidate.entry.member, score);
+                self.record_without_handler(candidate.generation, claimed, list, code, message)
                     .await;
                 continue;
             }
@@ -160,6 +141,28 @@ impl Consumer {
             release(shared, queue, &hand_off_cancelled).await;
         }
         lost
+    }
+
+    /// Hands the writer a terminal error record for a claim that needs no
+    /// handler call (invalid, past its deadline, cancelled).
+    async fn record_without_handler(
+        &self,
+        generation: Generation,
+        claimed: (Member, Score),
+        list: String,
+        code: ErrorCode,
+        message: impl Into<String>,
+    ) {
+        let record = ResultRecord::error(&generation.id, code, message);
+        let settlement = terminal(
+            &self.queue,
+            generation,
+            claimed,
+            list,
+            record,
+            code.as_str(),
+        );
+        self.shared.hand_to_writer(settlement).await;
     }
 
     /// The queue's configured result list, else the member's, else the default.

@@ -2,8 +2,6 @@
 
 use super::consumer::Consumer;
 use super::dispatch::Candidate;
-use super::release::release_retrying;
-use claim_core::Generation;
 use claim_core::store::ClaimRequest;
 
 /// What one poll's claims did.
@@ -54,15 +52,7 @@ pub(super) async fn isolate(
                 shared.note_store_error(&e);
                 poll.failed = true;
                 if e.may_have_happened() {
-                    let generations: Vec<Generation> =
-                        chunk.into_iter().map(|c| c.generation).collect();
-                    release_retrying(
-                        shared,
-                        queue,
-                        &generations,
-                        "after an unknown claim outcome",
-                    )
-                    .await;
+                    consumer.release_unknown(chunk).await;
                 }
             }
             Err(e) if chunk.len() == 1 => {
