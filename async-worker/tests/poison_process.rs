@@ -68,14 +68,7 @@ async fn submit_with(
         envelope.internal.result_queue_name = list.into();
         common::go_submit_envelope(conn, &envelope).await;
     }
-    let mut ids = BTreeSet::new();
-    for i in 0..n {
-        let id = format!("r-{i:03}");
-        let payload = serde_json::json!({"model": "m", "prompt": id});
-        common::go_submit(conn, &id, deadline, payload).await;
-        ids.insert(id);
-    }
-    ids
+    common::go_submit_numbered(conn, n).await
 }
 
 /// Dead-lettered members by request id, with their reasons.
