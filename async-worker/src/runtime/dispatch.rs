@@ -36,12 +36,7 @@ impl Consumer {
         candidates: Vec<Candidate>,
         outcomes: Vec<ClaimOutcome>,
     ) -> usize {
-        let Consumer {
-            shared,
-            spec,
-            queue,
-            stop,
-        } = self;
+        let (shared, queue) = (&self.shared, &self.queue);
         let now = shared.clock.now();
         let mut lost = 0;
         let mut hand_off_cancelled = Vec::new();
@@ -107,7 +102,7 @@ impl Consumer {
                 continue;
             }
             let permit = match (
-                stop.is_cancelled(),
+                self.stop.is_cancelled(),
                 shared.permits.clone().try_acquire_owned(),
             ) {
                 (false, Ok(permit)) => permit,
@@ -120,8 +115,8 @@ impl Consumer {
                 metrics::queue_residence(queue, now.0 as f64 / 1000.0 - created as f64);
             }
             let request = Request {
-                queue_id: spec.id.clone(),
-                queue_name: spec.queue_name.clone(),
+                queue_id: self.spec.id.clone(),
+                queue_name: self.spec.queue_name.clone(),
                 generation: candidate.generation,
                 member: candidate.entry.member,
                 score,
