@@ -8,13 +8,13 @@
 
 // The stand-in gateway and the scraper are the library's `test_support`
 // files, compiled in here too: the demo needs them in the default build,
-// where the library does not offer them. Items only the tests use are unused here.
+// where the library does not offer them. Gateway behaviours only the tests
+// and the chaos run use are unused here.
 #[allow(dead_code)]
 #[path = "../../../test_support/gateway.rs"]
 mod gateway;
 mod memory;
 mod redis;
-#[allow(dead_code)]
 #[path = "../../../test_support/scrape.rs"]
 mod scrape;
 mod tally;
