@@ -80,7 +80,8 @@ pub fn retried_acks_landed(queue: &str, n: usize) {
     counter!(RETRIED_ACKS_LANDED, "queue" => queue.to_owned()).increment(n as u64);
 }
 
-/// One delivery (`op` = "ack" or "park_retry") given up on after a permanent refusal.
+/// One settlement (`op` = "ack" or "park_retry") given up on after a permanent refusal
+/// (the metric keeps its published name).
 pub fn given_up(queue: &str, op: &'static str) {
     counter!(GIVEN_UP, "queue" => queue.to_owned(), "op" => op).increment(1);
 }

@@ -157,7 +157,7 @@ pub struct RunArgs {
     pub require_durability: bool,
 }
 
-/// The demo's flags (the demo itself lives with the runtime).
+/// The demo's flags (the demo itself lives with the binary, `src/bin/async-worker/demo/`).
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
     /// Run on this Redis, replicas as child processes killed with SIGKILL; default: the in-process memory store.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use claim_core::wire::Envelope;
 use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
 use common::QUEUE;
@@ -68,14 +68,7 @@ async fn submit_with(
         envelope.internal.result_queue_name = list.into();
         common::go_submit_envelope(conn, &envelope).await;
     }
-    let mut ids = BTreeSet::new();
-    for i in 0..n {
-        let id = format!("r-{i:03}");
-        let payload = serde_json::json!({"model": "m", "prompt": id});
-        common::go_submit(conn, &id, deadline, payload).await;
-        ids.insert(id);
-    }
-    ids
+    common::go_submit_numbered(conn, n).await
 }
 
 /// Dead-lettered members by request id, with their reasons.

@@ -7,8 +7,8 @@
 
 mod common;
 
-use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
-use async_worker::demo::metric_sum;
+use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::metric_sum;
 use claim_core::ClaimInspect;
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};
@@ -21,19 +21,6 @@ use std::time::{Duration, Instant};
 
 /// Slack on top of the drain timeout for the exit itself and the flush.
 const EXIT_MARGIN: Duration = Duration::from_secs(5);
-
-/// `n` requests with ids `r-000`.., deadlines ten minutes out.
-async fn submit(conn: &mut MultiplexedConnection, n: usize) -> BTreeSet<String> {
-    let deadline = common::unix_now() + 600;
-    let mut ids = BTreeSet::new();
-    for i in 0..n {
-        let id = format!("r-{i:03}");
-        let payload = serde_json::json!({"model": "m", "prompt": id});
-        common::go_submit(conn, &id, deadline, payload).await;
-        ids.insert(id);
-    }
-    ids
-}
 
 /// The pending members with their scores.
 async fn scored_pending(conn: &mut MultiplexedConnection) -> Vec<(Vec<u8>, f64)> {
@@ -100,7 +87,7 @@ async fn sigterm_mid_run_exits_0_within_the_drain_timeout_losing_nothing_and_a_s
     };
     let gateway = gateway(50, 150).await;
     let mut conn = common::connect(&server.url()).await;
-    let ids = submit(&mut conn, 300).await;
+    let ids = common::go_submit_numbered(&mut conn, 300).await;
 
     let mut first = Worker::start(&server.url(), &gateway.base_url(), "3s");
     let mut watch = conn.clone();
@@ -163,7 +150,7 @@ async fn sigterm_with_work_outlasting_the_drain_timeout_sweeps_it_back_to_pendin
     };
     let slow = gateway(2_000, 2_500).await;
     let mut conn = common::connect(&server.url()).await;
-    let ids = submit(&mut conn, 20).await;
+    let ids = common::go_submit_numbered(&mut conn, 20).await;
     let before = scored_pending(&mut conn).await;
 
     let drain = Duration::from_millis(500);
@@ -211,7 +198,7 @@ async fn sigkill_of_one_of_two_processes_is_redelivered_by_the_survivor_and_ever
     };
     let gateway = gateway(100, 300).await;
     let mut conn = common::connect(&server.url()).await;
-    let ids = submit(&mut conn, 300).await;
+    let ids = common::go_submit_numbered(&mut conn, 300).await;
     let inspector =
         RedisStore::connect(RedisStoreOptions::new(server.url(), StoreConfig::default()))
             .await
@@ -253,7 +240,7 @@ async fn after_a_run_the_metrics_endpoint_shows_the_spec_metric_names() {
     };
     let gateway = gateway(1, 10).await;
     let mut conn = common::connect(&server.url()).await;
-    let ids = submit(&mut conn, 50).await;
+    let ids = common::go_submit_numbered(&mut conn, 50).await;
     let mut worker = Worker::start(&server.url(), &gateway.base_url(), "3s");
     wait_for_records(&conn, ids.len(), Duration::from_secs(30)).await;
     let page = worker.metrics_when_up().await;

@@ -1,8 +1,9 @@
 //! `cargo xtask bench`: the protected pipeline beside the unprotected dequeue it replaces, on private redis-servers.
 //!
-//! Builds the `bench` example of async-worker in release mode, starts two
-//! redis-servers of its own on free loopback ports (no persistence, and AOF
-//! with `appendfsync everysec`), then runs the example once per run, each
+//! Builds the `bench` binary of the harness crate (`xtask/harness`) in
+//! release mode, starts two redis-servers of its own on free loopback ports
+//! (no persistence, and AOF with `appendfsync everysec`), then runs that
+//! binary once per run, each
 //! in a fresh process so the worker RSS is that run's own:
 //!
 //! - `protected`: the runtime over RedisStore, no-op handler;
@@ -16,12 +17,13 @@
 //! prints the table, the protected/unprotected ratio and writes every
 //! figure to `target/bench/latest.json` and a timestamped copy.
 
+mod server;
+
 use crate::{Error, Shown, cargo, project_root, run_inherit};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use server::Server;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Table columns: header, row key, and how to show the value.
 const COLUMNS: [(&str, &str); 13] = [
@@ -62,7 +64,7 @@ const ALL_RUNS: [&str; 6] = [
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
      [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] \
      [--runs protected,unprotected,memory,protected+aof,protected×3,profile] [--no-build] \
-     [--program PATH (another build of the bench example, e.g. a baseline; implies --no-build)]";
+     [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
 
 /// Run names as typed (ASCII spellings accepted) to their table names.
 fn canonical(run: &str) -> String {
@@ -133,21 +135,14 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let options = parse(args)?;
     let started = Instant::now();
     if options.build {
-        let mut build = cargo(&[
-            "build",
-            "--release",
-            "-p",
-            "async-worker",
-            "--example",
-            "bench",
-        ]);
+        let mut build = cargo(&["build", "--release", "-p", "harness", "--bin", "bench"]);
         eprintln!("xtask: {}", Shown(&build));
         run_inherit(&mut build)?;
     }
     let program = options
         .program
         .clone()
-        .unwrap_or_else(|| project_root().join("target/release/examples/bench"));
+        .unwrap_or_else(|| project_root().join("target/release/bench"));
     if !program.is_file() {
         return Err(Error::Failed(format!(
             "{} is missing: run without --no-build",
@@ -337,87 +332,4 @@ fn write_json(
     }
     println!("\nfigures: target/bench/latest.json, target/bench/bench-{secs}.json");
     Ok(())
-}
-
-/// A private redis-server: free loopback port, own directory, killed on drop.
-struct Server {
-    port: u16,
-    dir: PathBuf,
-    child: Child,
-}
-
-impl Server {
-    fn start(out_dir: &Path, aof: bool) -> Result<Server, Error> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .map_err(|e| Error::Failed(format!("no free port: {e}")))?;
-        let dir = out_dir.join(format!("redis-{port}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::Failed(format!("cannot create {}: {e}", dir.display())))?;
-        let mut cmd = Command::new("redis-server");
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--daemonize", "no", "--logfile", "redis.log"]);
-        if aof {
-            cmd.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
-        } else {
-            cmd.args(["--appendonly", "no"]);
-        }
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                Error::Failed(format!(
-                    "could not start redis-server ({e}); install it (Debian: apt-get install redis-server)"
-                ))
-            })?;
-        let server = Server { port, dir, child };
-        let started = Instant::now();
-        while !ping(port) {
-            if started.elapsed() > Duration::from_secs(15) {
-                return Err(Error::Failed(format!(
-                    "redis-server on port {port} did not answer PING; see {}/redis.log",
-                    server.dir.display()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(server)
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn ping(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"PING\r\n").is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 16];
-    matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
 }

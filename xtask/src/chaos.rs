@@ -2,16 +2,16 @@
 //! the chaos run on real processes and a real redis-server.
 //!
 //! Builds the `async-worker` binary in release mode, then runs the `chaos`
-//! example of async-worker (`async-worker/examples/chaos/`), also in release
-//! mode, which finds the binary beside it in the target directory (`ci`'s
-//! short run uses the debug builds instead). The
-//! example does the work and the verdict: it prints the figures and exits
-//! non-zero unless nothing was lost and every accepted generation has
-//! exactly one record. It is an example, not a binary of the package,
-//! because it needs claim-redis's `test-support` feature (the private
-//! redis-server), which examples take from the dev-dependencies; the two
-//! are built in separate cargo calls so the binary under test is the
-//! production build, without dev-only features. `--short` is the size
+//! binary of the harness crate (`xtask/harness/src/bin/chaos/`), also in
+//! release mode, which finds the worker beside it in the target directory
+//! (`ci`'s short run uses the debug builds instead). The chaos binary does
+//! the work and the verdict: it prints the figures and exits non-zero
+//! unless nothing was lost and every accepted generation has exactly one
+//! record. It lives in the harness crate because it needs the
+//! `test-support` features of claim-redis (the private redis-server) and
+//! async-worker (the stand-in gateway); the two are built in separate cargo
+//! calls so the worker under test is the production build, without
+//! test-support. `--short` is the size
 //! `cargo xtask ci` runs: 2 workers, 1,500 requests, one kill, the Redis
 //! restart and the proxy cut, on `appendfsync always`. The full run does the
 //! same twice: on `appendfsync always`, then on `appendfsync everysec` (the
@@ -102,7 +102,7 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
     Ok(flags)
 }
 
-/// Builds the binary, then runs the example with `flags`; `extra` cargo
+/// Builds the worker, then runs the chaos binary with `flags`; `extra` cargo
 /// arguments (such as `--locked`) go to both cargo calls.
 pub(crate) fn run(flags: &[String], extra: &[&str], profile: Profile) -> Result<(), Error> {
     let release: &[&str] = match profile {
@@ -113,7 +113,7 @@ pub(crate) fn run(flags: &[String], extra: &[&str], profile: Profile) -> Result<
     build.args(release).args(extra);
     println!("== chaos: {}", Shown(&build));
     run_inherit(&mut build)?;
-    let mut chaos = cargo(&["run", "--quiet", "-p", "async-worker", "--example", "chaos"]);
+    let mut chaos = cargo(&["run", "--quiet", "-p", "harness", "--bin", "chaos"]);
     chaos.args(release).args(extra).arg("--").args(flags);
     println!("== chaos: {}", Shown(&chaos));
     run_inherit(&mut chaos)

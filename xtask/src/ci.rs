@@ -2,9 +2,10 @@
 //! at the first failing step.
 //!
 //! Steps: fmt check, clippy (`-D warnings`), every test, the conformance
-//! suite on every store that exists, the short chaos run (`cargo xtask chaos
-//! --short`; skipped without `redis-server` unless `CI` is set), then the
-//! examples build. `CI` is passed
+//! suite on every store that exists, the usage examples build
+//! (`async-worker/examples`), the harness build (`xtask/harness`: the
+//! `bench` and `chaos` binaries), then the short chaos run (`cargo xtask
+//! chaos --short`; skipped without `redis-server` unless `CI` is set). `CI` is passed
 //! through (tests that need `redis-server` fail instead of skipping when it
 //! is set); `PROPTEST_CASES` is removed so tests choose their own case counts.
 
@@ -19,7 +20,7 @@ enum Step {
     Chaos,
 }
 
-const STEPS: [Step; 6] = [
+const STEPS: [Step; 7] = [
     Step::Cargo("fmt", &["fmt", "--all", "--", "--check"]),
     Step::Cargo(
         "clippy",
@@ -39,6 +40,7 @@ const STEPS: [Step; 6] = [
         "examples",
         &["build", "--workspace", "--examples", "--locked"],
     ),
+    Step::Cargo("harness", &["build", "-p", "harness", "--bins", "--locked"]),
     Step::Chaos,
 ];
 

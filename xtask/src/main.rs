@@ -21,7 +21,7 @@ const USAGE: &str = "\
 usage: cargo xtask <subcommand> [options]
 
 subcommands:
-  ci                                   fmt check, clippy, tests, conformance, short chaos, examples
+  ci                                   fmt check, clippy, tests, conformance, examples, harness, short chaos
   conformance [--store memory|redis|all]
                                        run the ClaimStore conformance suite (default: all)
   bench [--requests N] [--runs a,b] …  protected vs unprotected throughput on a private redis-server

@@ -2,7 +2,7 @@
 
 use super::Shared;
 use super::held::{Flight, StopReason};
-use super::writer::Delivery;
+use super::writer::Settlement;
 use crate::handler::{HandlerOutcome, Request};
 use crate::metrics;
 use claim_core::store::{AckItem, ParkItem};
@@ -48,12 +48,12 @@ pub async fn execute(
         // Lease lost: the new owner answers. Shutdown: the sweep returns it.
         (None, _) => return,
     };
-    let delivery = settle(&shared, &queue, &request, result_list, outcome);
+    let settlement = settle(&shared, &queue, &request, result_list, outcome);
     flight.settle();
     // The writer outlives every worker; a closed channel means the process
     // is going down hard, and the claim lapses to be redelivered. Past
     // shutdown's bound the send is abandoned and the sweep returns the claim.
-    shared.send_to_writer(delivery).await;
+    shared.send_to_writer(settlement).await;
 }
 
 /// Takes the request off the in-flight gauge however `execute` ends.
@@ -80,7 +80,7 @@ fn timed_out(shared: &Shared, request: &Request) -> HandlerOutcome {
     }
 }
 
-/// Turns a handler outcome into what the writer delivers: a terminal record,
+/// Turns a handler outcome into what the writer settles: a terminal record,
 /// or a retry parked until it is due (a retry that cannot be due before the
 /// deadline becomes `DEADLINE_EXCEEDED`).
 pub fn settle(
@@ -89,7 +89,7 @@ pub fn settle(
     request: &Request,
     result_list: String,
     outcome: HandlerOutcome,
-) -> Delivery {
+) -> Settlement {
     let id = request.generation.id.as_str();
     let (record, code) = match outcome {
         HandlerOutcome::Success { status, body } => (ResultRecord::success(id, status, body), "OK"),
@@ -120,7 +120,7 @@ pub fn settle(
                             member: stamped.into(),
                             due,
                         };
-                        return Delivery::Park {
+                        return Settlement::Park {
                             queue: queue.clone(),
                             item,
                         };
@@ -144,7 +144,7 @@ pub fn settle(
     )
 }
 
-/// A delivery of one terminal record.
+/// A settlement of one terminal record.
 pub fn terminal(
     queue: &Arc<str>,
     generation: claim_core::Generation,
@@ -152,7 +152,7 @@ pub fn terminal(
     result_list: String,
     record: ResultRecord,
     code: &'static str,
-) -> Delivery {
+) -> Settlement {
     let item = AckItem {
         generation,
         member,
@@ -160,7 +160,7 @@ pub fn terminal(
         result_list,
         record: record.to_json_bytes().into(),
     };
-    Delivery::Ack {
+    Settlement::Ack {
         queue: queue.clone(),
         item,
         code,

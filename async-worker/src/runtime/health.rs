@@ -2,7 +2,7 @@
 //!
 //! Ready means: claiming (not draining), the store answers its ping, the
 //! store has not answered out of memory lately, and the writer has no
-//! delivery it has been failing to land for longer than one lease (past
+//! settlement it has been failing to land for longer than one lease (past
 //! that, the claim may already be redelivered elsewhere: the replica is
 //! doing harm, not work). Alive is only "the runtime runs": a store outage
 //! must not get a replica restarted, since restarting does not fix it.

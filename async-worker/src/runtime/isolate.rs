@@ -1,13 +1,8 @@
 //! Claiming a batch the store refused for good in halves, so one bad member cannot hold up the rest of its poll.
 
-use super::Shared;
-use super::consumer::{Candidate, dispatch};
-use super::release::release_retrying;
-use crate::config::QueueSpec;
-use claim_core::Generation;
+use super::consumer::Consumer;
+use super::dispatch::Candidate;
 use claim_core::store::ClaimRequest;
-use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// What one poll's claims did.
 #[derive(Default)]
@@ -28,14 +23,12 @@ pub(super) struct Poll {
 /// followed by a pause), so even a store that refuses everything costs a
 /// bounded number of calls per poll interval.
 pub(super) async fn isolate(
-    shared: &Arc<Shared>,
-    spec: &QueueSpec,
-    queue: &Arc<str>,
+    consumer: &Consumer,
     mut refused: Vec<Candidate>,
     error: claim_core::StoreError,
-    stop: &CancellationToken,
     poll: &mut Poll,
 ) {
+    let Consumer { shared, queue, .. } = consumer;
     if refused.len() == 1 {
         poll.refused.extend(refused.pop().map(|c| (c, error)));
         return;
@@ -53,21 +46,13 @@ pub(super) async fn isolate(
         match shared.store.claim(queue, &shared.owner, &items).await {
             Ok(outcomes) => {
                 poll.answered = true;
-                poll.lost += dispatch(shared, spec, queue, chunk, outcomes, stop).await;
+                poll.lost += consumer.dispatch(chunk, outcomes).await;
             }
             Err(e) if e.is_transient() => {
                 shared.note_store_error(&e);
                 poll.failed = true;
                 if e.may_have_happened() {
-                    let generations: Vec<Generation> =
-                        chunk.into_iter().map(|c| c.generation).collect();
-                    release_retrying(
-                        shared,
-                        queue,
-                        &generations,
-                        "after an unknown claim outcome",
-                    )
-                    .await;
+                    consumer.release_unknown(chunk).await;
                 }
             }
             Err(e) if chunk.len() == 1 => {

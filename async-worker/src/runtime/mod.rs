@@ -9,6 +9,7 @@
 //! flushes the writer.
 
 mod consumer;
+mod dispatch;
 mod execute;
 mod health;
 pub mod held;
@@ -52,7 +53,7 @@ pub struct Stats {
     pub pending_duplicates_dropped: AtomicUsize,
     /// Acks resent after an `Indeterminate` error whose first attempt had landed.
     pub retried_acks_landed: AtomicUsize,
-    /// Deliveries the store refused on their own for good (claims left to lapse).
+    /// Settlements the store refused on their own for good (claims left to lapse).
     pub given_up: AtomicUsize,
 }
 
@@ -110,14 +111,14 @@ pub(crate) struct Shared {
     /// Fires when shutdown's bound is reached: workers stop waiting to hand
     /// their outcome to the writer (the claim stays held and is swept).
     pub abandon: CancellationToken,
-    pub deliveries: mpsc::Sender<writer::Delivery>,
+    pub settlements: mpsc::Sender<writer::Settlement>,
     pub signals: Arc<Signals>,
 }
 
 /// A worker runtime over one store. Build it, then [`Runtime::run`] it.
 pub struct Runtime {
     shared: Arc<Shared>,
-    receiver: mpsc::Receiver<writer::Delivery>,
+    receiver: mpsc::Receiver<writer::Settlement>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -134,19 +135,19 @@ impl Shared {
     /// renewal racing the ack does not count it as a lost lease. A closed
     /// channel means the process is going down hard: the claim lapses and
     /// is redelivered.
-    pub async fn hand_to_writer(&self, delivery: writer::Delivery) {
-        let (queue, generation) = delivery.claim();
+    pub async fn hand_to_writer(&self, settlement: writer::Settlement) {
+        let (queue, generation) = settlement.claim();
         if let Some(flight) = self.held.flight(queue, generation) {
             flight.settle();
         }
-        self.send_to_writer(delivery).await;
+        self.send_to_writer(settlement).await;
     }
 
     /// Sends to the writer unless shutdown's bound passes first; then the
     /// claim stays held and the sweep returns it to pending.
-    pub async fn send_to_writer(&self, delivery: writer::Delivery) {
+    pub async fn send_to_writer(&self, settlement: writer::Settlement) {
         tokio::select! {
-            _ = self.deliveries.send(delivery) => {}
+            _ = self.settlements.send(settlement) => {}
             () = self.abandon.cancelled() => {}
         }
     }
@@ -187,7 +188,7 @@ impl Runtime {
             handler,
             gate,
             config,
-            Arc::new(claim_memory::SystemClock),
+            Arc::new(crate::clock::SystemClock),
         )
     }
 
@@ -199,7 +200,7 @@ impl Runtime {
         config: RuntimeConfig,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        let (deliveries, receiver) =
+        let (settlements, receiver) =
             mpsc::channel(config.concurrency.max(config.ack_batch_size) * 2);
         let owner = OwnerToken::new(format!("{:032x}", rand::random::<u128>()));
         let kill = CancellationToken::new();
@@ -215,7 +216,7 @@ impl Runtime {
             tasks: TaskTracker::new(),
             abandon: kill.child_token(),
             kill,
-            deliveries,
+            settlements,
             signals: Arc::new(Signals::default()),
             config,
         });

@@ -10,7 +10,7 @@
 //! another replica's record after our uncertain call failed before running.)
 
 use super::Shared;
-use super::writer::{Delivery, Group};
+use super::writer::{Group, Settlement};
 use crate::metrics;
 use claim_core::store::AckOutcome;
 use std::sync::atomic::Ordering;
@@ -30,10 +30,10 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
     let mut landed_before = 0;
     let mut parked = 0;
     for (i, owed) in group.items.iter().enumerate() {
-        let (_, generation) = owed.delivery.claim();
+        let (_, generation) = owed.settlement.claim();
         shared.held.remove(queue, generation);
-        match (&owed.delivery, &answer) {
-            (Delivery::Ack { code, .. }, Answer::Acks(outcomes)) => {
+        match (&owed.settlement, &answer) {
+            (Settlement::Ack { code, .. }, Answer::Acks(outcomes)) => {
                 let outcome = outcomes.get(i).copied().unwrap_or_default();
                 if outcome.dead_lettered {
                     tracing::warn!(%queue, request = %generation, "result list cannot take a record; the request moved to the dead set with the reason");
@@ -48,7 +48,7 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
                     suppressed += 1;
                 }
             }
-            (Delivery::Park { .. }, Answer::Parks(outcomes))
+            (Settlement::Park { .. }, Answer::Parks(outcomes))
                 if outcomes.get(i).copied().unwrap_or(false) =>
             {
                 parked += 1;

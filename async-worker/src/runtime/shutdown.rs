@@ -84,7 +84,7 @@ impl Parts {
     /// Spawns the writer, one consumer per queue and the background loops.
     pub fn start(
         shared: &Arc<Shared>,
-        receiver: mpsc::Receiver<writer::Delivery>,
+        receiver: mpsc::Receiver<writer::Settlement>,
         shutdown: &CancellationToken,
     ) -> Parts {
         let writer = Part::new(shared, CancellationToken::new());

@@ -3,7 +3,7 @@
 //! Acks are idempotent (the first terminal record wins and later ones are
 //! suppressed), so an ack whose outcome is unknown is simply sent again.
 //!
-//! Nothing here waits behind a failing call. Fresh deliveries form one lane
+//! Nothing here waits behind a failing call. Fresh settlements form one lane
 //! per queue and kind (ack or park) with at most one call in flight, so
 //! while a call runs the next batch gathers; a call that fails leaves its
 //! lane at once and becomes a retry group of its own, resent after a capped
@@ -26,8 +26,8 @@
 //!
 //! Every ack call has a fixed cost in Redis (a script run and a round trip,
 //! about as much as 9 items, see docs/PERFORMANCE.md), so after the first
-//! delivery the writer yields to the workers until no more arrive, never
-//! waiting on a timer, and lets the deliveries of one claimed batch gather
+//! settlement the writer yields to the workers until no more arrive, never
+//! waiting on a timer, and lets the settlements of one claimed batch gather
 //! into one call.
 
 use super::Shared;
@@ -44,9 +44,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Something the writer must deliver for a held claim.
+/// Something the writer must settle for a held claim.
 #[derive(Debug)]
-pub enum Delivery {
+pub enum Settlement {
     Ack {
         queue: Arc<str>,
         item: AckItem,
@@ -59,19 +59,19 @@ pub enum Delivery {
     },
 }
 
-impl Delivery {
-    /// The held claim this delivery settles.
+impl Settlement {
+    /// The held claim this settlement is for.
     pub fn claim(&self) -> (&Arc<str>, &claim_core::Generation) {
         match self {
-            Delivery::Ack { queue, item, .. } => (queue, &item.generation),
-            Delivery::Park { queue, item } => (queue, &item.generation),
+            Settlement::Ack { queue, item, .. } => (queue, &item.generation),
+            Settlement::Park { queue, item } => (queue, &item.generation),
         }
     }
 
     fn lane(&self) -> Lane {
         match self {
-            Delivery::Ack { queue, .. } => (queue.clone(), Kind::Ack),
-            Delivery::Park { queue, .. } => (queue.clone(), Kind::Park),
+            Settlement::Ack { queue, .. } => (queue.clone(), Kind::Ack),
+            Settlement::Park { queue, .. } => (queue.clone(), Kind::Park),
         }
     }
 }
@@ -82,13 +82,13 @@ pub(super) enum Kind {
     Park,
 }
 
-/// Fresh deliveries of one queue and kind share a lane: one call at a time.
+/// Fresh settlements of one queue and kind share a lane: one call at a time.
 type Lane = (Arc<str>, Kind);
 
-/// A delivery the writer still owes, and what its attempts so far showed.
+/// A settlement the writer still owes, and what its attempts so far showed.
 #[derive(Debug)]
 pub(super) struct Owed {
-    pub delivery: Delivery,
+    pub settlement: Settlement,
     /// A call carrying it failed with `Indeterminate`: it may have landed.
     pub uncertain: bool,
     /// When a call carrying it first failed.
@@ -106,7 +106,7 @@ pub(super) struct Group {
     fresh: bool,
 }
 
-/// Yields to the workers at most this often while deliveries keep arriving.
+/// Yields to the workers at most this often while settlements keep arriving.
 const GATHER_YIELDS: usize = 8;
 
 /// The writer's state between events.
@@ -127,9 +127,9 @@ struct Writer {
 
 type CallResult = (u64, Group, Result<Answer, StoreError>);
 
-/// Runs until `stop` fires and everything sent before it is delivered (the
+/// Runs until `stop` fires and everything sent before it is settled (the
 /// caller bounds that wait by dropping this future).
-pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: CancellationToken) {
+pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: CancellationToken) {
     let max = shared.config.ack_batch_size;
     let mut w = Writer {
         shared: shared.clone(),
@@ -145,11 +145,11 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
     let mut calls = FuturesUnordered::new();
     let mut received = Vec::with_capacity(max);
     // `stopping`: shutdown closed the channel to new sends; what is already
-    // queued in it is still received and delivered. `drained`: the channel
+    // queued in it is still received and settled. `drained`: the channel
     // is closed and empty, so nothing more can arrive.
     let mut stopping = false;
     let mut drained = false;
-    // Back-pressure: stop taking deliveries while this many are owed.
+    // Back-pressure: stop taking settlements while this many are owed.
     let owed_bound = max.max(w.shared.config.concurrency) * 4;
     loop {
         let next_due = w.waiting.iter().map(|(due, _)| *due).min();
@@ -166,9 +166,9 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Delivery>, stop: Ca
                     drained = true;
                 } else {
                     gather(&mut rx, &mut received, max).await;
-                    for delivery in received.drain(..) {
-                        w.fresh.entry(delivery.lane()).or_default().push(Owed {
-                            delivery,
+                    for settlement in received.drain(..) {
+                        w.fresh.entry(settlement.lane()).or_default().push(Owed {
+                            settlement,
                             uncertain: false,
                             failing_since: None,
                         });
@@ -251,9 +251,9 @@ impl Writer {
                     let items: Vec<AckItem> = group
                         .items
                         .iter()
-                        .filter_map(|o| match &o.delivery {
-                            Delivery::Ack { item, .. } => Some(item.clone()),
-                            Delivery::Park { .. } => None,
+                        .filter_map(|o| match &o.settlement {
+                            Settlement::Ack { item, .. } => Some(item.clone()),
+                            Settlement::Park { .. } => None,
                         })
                         .collect();
                     shared
@@ -266,9 +266,9 @@ impl Writer {
                     let items: Vec<ParkItem> = group
                         .items
                         .iter()
-                        .filter_map(|o| match &o.delivery {
-                            Delivery::Park { item, .. } => Some(item.clone()),
-                            Delivery::Ack { .. } => None,
+                        .filter_map(|o| match &o.settlement {
+                            Settlement::Park { item, .. } => Some(item.clone()),
+                            Settlement::Ack { .. } => None,
                         })
                         .collect();
                     shared
@@ -342,7 +342,7 @@ impl Writer {
             }
             Step::GiveUp => {
                 for owed in group.items {
-                    let (queue, generation) = owed.delivery.claim();
+                    let (queue, generation) = owed.settlement.claim();
                     tracing::error!(%queue, request = %generation, %error, "{what} refused for this request alone; giving up: its claim lapses and it is redelivered (the delivery limit ends it in the dead set)");
                     crate::metrics::given_up(queue, what);
                     self.shared.held.remove(queue, generation);
@@ -355,7 +355,7 @@ impl Writer {
         }
     }
 
-    /// Publishes since when the oldest delivery still owed has been failing.
+    /// Publishes since when the oldest settlement still owed has been failing.
     fn report_stuck(&self) {
         let oldest = self
             .waiting
@@ -367,8 +367,8 @@ impl Writer {
     }
 }
 
-/// Takes deliveries that arrive while the workers of the same batch finish.
-async fn gather(rx: &mut mpsc::Receiver<Delivery>, batch: &mut Vec<Delivery>, max: usize) {
+/// Takes settlements that arrive while the workers of the same batch finish.
+async fn gather(rx: &mut mpsc::Receiver<Settlement>, batch: &mut Vec<Settlement>, max: usize) {
     for _ in 0..GATHER_YIELDS {
         if batch.len() >= max {
             return;
@@ -377,7 +377,7 @@ async fn gather(rx: &mut mpsc::Receiver<Delivery>, batch: &mut Vec<Delivery>, ma
         let before = batch.len();
         while batch.len() < max {
             match rx.try_recv() {
-                Ok(delivery) => batch.push(delivery),
+                Ok(settlement) => batch.push(settlement),
                 Err(_) => break,
             }
         }

@@ -1,6 +1,6 @@
 //! Tests of the result writer's own loop: what it delivers after shutdown closes its channel.
 
-use super::{Delivery, run};
+use super::{Settlement, run};
 use crate::runtime::Runtime;
 use crate::runtime::execute::terminal;
 use crate::{Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RuntimeConfig};
@@ -27,7 +27,7 @@ impl Handler for Unused {
 }
 
 /// Claims `n` fresh requests as `owner` and returns what a worker would hand the writer.
-async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Delivery> {
+async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settlement> {
     let queue: Arc<str> = Q.into();
     // Far from any clock reading: the claim's lease is capped by it.
     let deadline = 4_000_000_000;
@@ -72,17 +72,17 @@ async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Delive
 }
 
 #[tokio::test]
-async fn deliveries_queued_when_shutdown_closes_the_channel_are_still_acked_and_the_writer_ends() {
+async fn settlements_queued_when_shutdown_closes_the_channel_are_still_acked_and_the_writer_ends() {
     let store = Arc::new(MemoryStore::new(StoreConfig::default()));
     let config = RuntimeConfig {
         queues: vec![QueueSpec::new(Q)],
         ..RuntimeConfig::default()
     };
     let runtime = Runtime::new(store.clone(), Arc::new(Unused), Arc::new(OpenGate), config);
-    let deliveries = claimed(&store, &runtime, 5).await;
+    let settlements = claimed(&store, &runtime, 5).await;
     let Runtime { shared, receiver } = runtime;
-    for delivery in deliveries {
-        shared.deliveries.send(delivery).await.unwrap();
+    for settlement in settlements {
+        shared.settlements.send(settlement).await.unwrap();
     }
     // Shutdown fires before the writer has received anything: the five
     // sit in the closed channel and must still be delivered.

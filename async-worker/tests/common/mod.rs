@@ -13,8 +13,8 @@ use claim_core::wire::{self, Envelope, ResultRecord};
 use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 /// The pending sorted set (Go's default queue).
 pub const QUEUE: &str = wire::DEFAULT_QUEUE;
@@ -44,12 +44,7 @@ pub async fn connect(url: &str) -> MultiplexedConnection {
         .expect("raw Redis connection")
 }
 
-pub fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs() as i64
-}
+pub use async_worker::clock::unix_now;
 
 /// The request token a test gives request `id`.
 pub fn token(id: &str) -> String {
@@ -65,6 +60,20 @@ pub async fn go_submit(
     payload: serde_json::Value,
 ) {
     go_submit_envelope(conn, &Envelope::new(id, token(id), deadline, payload)).await;
+}
+
+/// `n` requests with ids `r-000`.. as the Go producer submits them,
+/// deadlines ten minutes out; returns their ids.
+pub async fn go_submit_numbered(conn: &mut MultiplexedConnection, n: usize) -> BTreeSet<String> {
+    let deadline = unix_now() + 600;
+    let mut ids = BTreeSet::new();
+    for i in 0..n {
+        let id = format!("r-{i:03}");
+        let payload = serde_json::json!({"model": "m", "prompt": id});
+        go_submit(conn, &id, deadline, payload).await;
+        ids.insert(id);
+    }
+    ids
 }
 
 /// [`go_submit`] of a prepared envelope (to a chosen result list, say).

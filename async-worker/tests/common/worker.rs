@@ -117,7 +117,7 @@ impl Worker {
 
     /// `GET /metrics` over a raw TCP connection (the demo's scraper); the answer.
     pub async fn metrics(&self) -> String {
-        let response = async_worker::demo::scrape(self.metrics_port)
+        let response = async_worker::test_support::scrape(self.metrics_port)
             .await
             .expect("scrape the metrics port");
         let status = response.lines().next().unwrap_or_default();

@@ -217,11 +217,10 @@ impl Plan {
     }
 }
 
-/// `target/<profile>/async-worker`, beside `target/<profile>/examples/chaos`.
+/// `target/<profile>/async-worker`, beside `target/<profile>/chaos`.
 fn sibling_worker_bin() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     exe.parent()
-        .and_then(|examples| examples.parent())
         .map(|profile| profile.join("async-worker"))
         .ok_or_else(|| "cannot find the async-worker binary: pass --worker-bin".to_owned())
 }

@@ -116,7 +116,7 @@ pub async fn run(
 
 /// A member as the Go producer writes it, naming this run's queue and result list.
 fn submission(id: &str, token: &str) -> Submission {
-    let deadline = async_worker::demo::unix_now() + 600;
+    let deadline = async_worker::clock::unix_now() + 600;
     let payload =
         serde_json::json!({"model": "chaos", "prompt": format!("request {id}"), "max_tokens": 1});
     let mut envelope = Envelope::new(id, token, deadline, payload);

@@ -6,19 +6,25 @@
 //! duplicates suppressed, redelivered, lost, throughput and latency, and
 //! succeeds only when nothing is lost and each request has exactly one record.
 
-pub mod gateway;
+// The stand-in gateway and the scraper are the library's `test_support`
+// files, compiled in here too: the demo needs them in the default build,
+// where the library does not offer them. Gateway behaviours only the tests
+// and the chaos run use are unused here.
+#[allow(dead_code)]
+#[path = "../../../test_support/gateway.rs"]
+mod gateway;
 mod memory;
 mod redis;
-pub mod tally;
+#[path = "../../../test_support/scrape.rs"]
+mod scrape;
+mod tally;
 
-pub use redis::{metric_sum, scrape};
-
-use crate::config::{QueueSpec, RuntimeConfig};
-use crate::settings::DemoArgs;
+use async_worker::settings::DemoArgs;
+use async_worker::{QueueSpec, RuntimeConfig};
 use claim_core::Generation;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The queue the demo fills.
 pub const DEMO_QUEUE: &str = "demo-requests";
@@ -33,7 +39,7 @@ pub enum DemoError {
     #[error("demo store call failed: {0}")]
     Store(#[from] claim_core::StoreError),
     #[error("demo handler setup failed: {0}")]
-    Handler(#[from] crate::http_handler::HttpHandlerError),
+    Handler(#[from] async_worker::http_handler::HttpHandlerError),
     #[error("a demo replica panicked: {0}")]
     Replica(#[from] tokio::task::JoinError),
     #[error("{0}")]
@@ -46,14 +52,6 @@ pub async fn run(args: DemoArgs) -> Result<bool, DemoError> {
         None => memory::run(&args).await,
         Some(url) => redis::run(&args, &url).await,
     }
-}
-
-/// Seconds since the Unix epoch.
-pub fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs() as i64
 }
 
 /// Request `i` as the Go producer would shape it.

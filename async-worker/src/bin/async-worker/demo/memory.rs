@@ -3,9 +3,9 @@
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::tally::{Tally, print_table};
 use super::{DEMO_QUEUE, DEMO_RESULTS, DemoError, envelope, replica_config};
-use crate::http_handler::{HttpHandler, HttpTarget};
-use crate::settings::DemoArgs;
-use crate::{OpenGate, Runtime};
+use async_worker::http_handler::{HttpHandler, HttpTarget};
+use async_worker::settings::DemoArgs;
+use async_worker::{OpenGate, Runtime};
 use claim_core::store::StoreConfig;
 use claim_core::{ClaimInspect, ClaimStore};
 use claim_memory::MemoryStore;
@@ -26,7 +26,7 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
     let handler = Arc::new(HttpHandler::new([(DEMO_QUEUE.to_owned(), target)])?);
 
     let mut tally = Tally::default();
-    let deadline = super::unix_now() + 600;
+    let deadline = async_worker::clock::unix_now() + 600;
     for i in 0..args.requests {
         let (submission, id) = envelope(i, deadline);
         store.submit(DEMO_QUEUE, &submission).await?;

@@ -153,7 +153,7 @@ async fn connect(url: &str) -> MultiplexedConnection {
 /// Drains `set.requests` enqueued before the clock starts.
 pub async fn drain(set: &Arc<Settings>, url: &str, admin: &Admin) -> Drain {
     admin.flush().await.expect("FLUSHALL");
-    let deadline = crate::unix_now() + 3600;
+    let deadline = async_worker::clock::unix_now() + 3600;
     admin
         .enqueue(&set.queue, 0..set.requests, deadline, |_| {})
         .await
@@ -214,7 +214,7 @@ pub async fn latency(set: &Arc<Settings>, url: &str, admin: &Admin, rate: f64) -
         stop.clone(),
     ));
     let latency = counts.latency.as_ref().expect("latency");
-    let deadline = crate::unix_now() + 3600;
+    let deadline = async_worker::clock::unix_now() + 3600;
     let origin = Instant::now();
     let mut sent = 0;
     while sent < count {
@@ -245,7 +245,7 @@ pub async fn latency(set: &Arc<Settings>, url: &str, admin: &Admin, rate: f64) -
 /// Nothing about them is in Redis: that is what the runtime fixes.
 pub async fn hold(set: &Arc<Settings>, url: &str, admin: &Admin) -> Held {
     admin.flush().await.expect("FLUSHALL");
-    let deadline = crate::unix_now() + 3600;
+    let deadline = async_worker::clock::unix_now() + 3600;
     let total = set.hold_pending + set.hold_inflight;
     admin
         .enqueue(&set.queue, 0..total, deadline, |_| {})

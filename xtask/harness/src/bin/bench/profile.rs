@@ -45,7 +45,7 @@ impl Step {
 pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> serde_json::Value {
     admin.flush().await.expect("FLUSHALL");
     let n = set.requests;
-    let deadline = crate::unix_now() + 3600;
+    let deadline = async_worker::clock::unix_now() + 3600;
     admin
         .enqueue(&set.queue, 0..n, deadline, |_| {})
         .await

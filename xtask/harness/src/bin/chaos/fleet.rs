@@ -8,8 +8,8 @@
 //! from a process are kept after it dies, so the totals include what killed
 //! processes had reported by their last scrape.
 
-use async_worker::demo::{metric_sum, scrape};
 use async_worker::metrics as m;
+use async_worker::test_support::{metric_sum, scrape};
 use std::fs::File;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

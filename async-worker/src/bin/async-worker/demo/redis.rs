@@ -5,9 +5,11 @@
 //! keys are deleted at the end (terminal markers expire on their own).
 
 use super::gateway::{GatewayBehaviour, StandInGateway};
+use super::scrape::{metric_sum, scrape};
 use super::tally::{Tally, print_table};
-use super::{DemoError, envelope, unix_now};
-use crate::settings::DemoArgs;
+use super::{DemoError, envelope};
+use async_worker::clock::unix_now;
+use async_worker::settings::DemoArgs;
 use claim_core::store::StoreConfig;
 use claim_core::{ClaimInspect, ClaimStore};
 use claim_redis::{RedisStore, RedisStoreOptions};
@@ -93,8 +95,8 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
     let (mut suppressed, mut expired) = (0.0, 0.0);
     for replica in &replicas {
         let text = scrape(replica.metrics_port).await.unwrap_or_default();
-        suppressed += metric_sum(&text, crate::metrics::DUPLICATES_SUPPRESSED);
-        expired += metric_sum(&text, crate::metrics::CLAIMS_EXPIRED);
+        suppressed += metric_sum(&text, async_worker::metrics::DUPLICATES_SUPPRESSED);
+        expired += metric_sum(&text, async_worker::metrics::CLAIMS_EXPIRED);
     }
     for replica in &mut replicas {
         terminate(replica).await?;
@@ -192,25 +194,4 @@ async fn terminate(replica: &mut Replica) -> Result<(), DemoError> {
     Err(DemoError::Other(format!(
         "replica {pid} did not exit within 30 s of SIGTERM"
     )))
-}
-
-/// GET /metrics over a plain TCP connection: the whole answer, headers included.
-pub async fn scrape(port: u16) -> std::io::Result<String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .await?;
-    let mut body = String::new();
-    stream.read_to_string(&mut body).await?;
-    Ok(body)
-}
-
-/// Sum of a metric's samples across labels in Prometheus text format.
-pub fn metric_sum(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(name) && !l.starts_with('#'))
-        .filter(|l| l[name.len()..].starts_with(['{', ' ']))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }

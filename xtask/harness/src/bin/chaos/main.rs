@@ -14,10 +14,11 @@
 //! figures. Exit code 0 only when nothing was lost and every accepted
 //! generation has exactly one record.
 //!
-//! An example rather than a binary of the package: it needs claim-redis's
-//! `test-support` feature (the private redis-server), which examples get
-//! from the dev-dependencies, so the processor binary's dependencies stay
-//! free of test code. `cargo xtask chaos` builds both in release mode.
+//! A binary of the `harness` crate, not of async-worker: it needs
+//! claim-redis's and async-worker's `test-support` features (the private
+//! redis-server, the stand-in gateway), which the processor binary's build
+//! never turns on. `cargo xtask chaos` builds both in release mode, in
+//! separate cargo calls, so the worker under test is the production build.
 
 mod faults;
 mod fleet;
@@ -29,7 +30,7 @@ mod report;
 mod results;
 mod watch;
 
-use async_worker::demo::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use claim_core::Generation;
 use claim_core::store::StoreConfig;
 use claim_redis::testing::{RedisServer, RedisServerOptions, redis_server_path};

@@ -1,11 +1,11 @@
 //! The measuring half of `cargo xtask bench`: one run per process, figures on stdout.
 //!
-//! `cargo xtask bench` builds this example in release mode, starts its own
+//! `cargo xtask bench` builds this binary (of the `harness` crate) in release mode, starts its own
 //! redis-servers and runs this program once per run, each in a fresh
 //! process so the worker's RSS is the run's own. Each run prints one `row`
 //! line (`key=value` pairs for the table) and one `json` line (every figure),
-//! which xtask collects. It is an example rather than a binary so it is never
-//! installed and may use dev-dependencies. Every run flushes the Redis it
+//! which xtask collects. It lives in the harness crate, not in async-worker,
+//! so the product never carries it and it may use test support. Every run flushes the Redis it
 //! is given with `--url`; without one it starts a private redis-server.
 //!
 //! Runs: `protected` (the runtime over RedisStore), `unprotected` (ZPOPMIN →
@@ -94,13 +94,6 @@ pub fn token_of(seq: usize) -> String {
 
 pub fn seq_of(id: &str) -> Option<usize> {
     id.strip_prefix('r')?.parse().ok()
-}
-
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs() as i64
 }
 
 /// This process's resident set, from `/proc/self/status`.
@@ -204,7 +197,7 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
     // Round trips: every store call is one; the pool's checkout pings
     // (UNWATCH + PING, pipelined) are one more each.
     let pings = d.map_or(0, |d| d.calls_of("unwatch"));
-    let member_bytes = server::member(0, unix_now()).len() as f64;
+    let member_bytes = server::member(0, async_worker::clock::unix_now()).len() as f64;
     let row = serde_json::json!({
         "name": name,
         "jobs_per_s": jobs_per_s.round() as u64,

@@ -74,7 +74,7 @@ impl Backend {
         seqs: std::ops::Range<usize>,
         latency: Option<&Latency>,
     ) {
-        let deadline = crate::unix_now() + 3600;
+        let deadline = async_worker::clock::unix_now() + 3600;
         let mark = |seq| {
             if let Some(l) = latency {
                 l.mark_enqueued(seq)

@@ -19,6 +19,8 @@ use clap::Parser;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
+mod demo;
+
 /// Exit code of a second signal during the drain (128 + SIGINT).
 const EXIT_SECOND_SIGNAL: i32 = 130;
 
@@ -52,7 +54,7 @@ fn main() -> ExitCode {
 /// The demo: 0 when nothing was lost and every request has exactly one record.
 async fn demo(args: DemoArgs) -> ExitCode {
     init_tracing("warn");
-    match async_worker::demo::run(args).await {
+    match demo::run(args).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {

@@ -1,0 +1,10 @@
+//! Stand-ins the tests and the chaos run borrow (feature `test-support`, never on by default).
+//!
+//! The processor binary's demo compiles the same files into itself (its
+//! `demo` module includes them by path), so the demo and the tests share one
+//! stand-in gateway and one scraper without either being default public API.
+
+pub mod gateway;
+pub mod scrape;
+
+pub use scrape::{metric_sum, scrape};

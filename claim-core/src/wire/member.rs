@@ -1,0 +1,157 @@
+//! Reading a pending member: what the processor needs from it, and why a member cannot be processed.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::entries::{
+    Check, Entries, bad, field, get, is_object, object, seconds, string_map, text,
+};
+
+/// The envelope's `request_kind`: which Go request type `data` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RequestKind {
+    /// `plain`: a bare request message.
+    Plain,
+    /// `redis`: what the Go Redis producers write.
+    #[default]
+    Redis,
+    /// `pubsub`: a message that came through GCP Pub/Sub.
+    PubSub,
+}
+
+impl RequestKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Plain => "plain",
+            RequestKind::Redis => "redis",
+            RequestKind::PubSub => "pubsub",
+        }
+    }
+}
+
+/// What the processor needs from a pending member; the raw bytes stay authoritative.
+#[derive(Debug, Clone)]
+pub struct ParsedMember {
+    /// `data.id`, never empty.
+    pub id: String,
+    /// `internal.request_token`, empty when absent (pre-token producers).
+    pub token: String,
+    /// `data.deadline`, Unix seconds, at least 1.
+    pub deadline: i64,
+    /// `data.created`, Unix seconds; `None` when absent or 0.
+    pub created: Option<i64>,
+    /// `internal.retry_count`, 0 when absent.
+    pub retry_count: u32,
+    /// `internal.queue_id`.
+    pub queue_id: Option<String>,
+    /// `internal.request_queue_name`.
+    pub request_queue_name: Option<String>,
+    /// `internal.result_queue_name`.
+    pub result_queue_name: Option<String>,
+    /// `internal.transport_correlation_id`.
+    pub transport_correlation_id: Option<String>,
+    /// `internal.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `data.endpoint`.
+    pub endpoint: Option<String>,
+    /// `data.headers`.
+    pub headers: BTreeMap<String, String>,
+    /// `data.metadata`.
+    pub metadata: BTreeMap<String, String>,
+    /// `data.payload`, a JSON object, byte for byte as in the member.
+    pub payload: Box<RawValue>,
+    /// `request_kind`.
+    pub request_kind: RequestKind,
+}
+
+/// Why a member cannot be processed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemberError {
+    /// Not a JSON object at all: the member goes to the dead set.
+    #[error("member is not a JSON object: {reason}")]
+    NotJson { reason: String },
+    /// No record can be keyed: the member goes to the dead set.
+    #[error("member has no request id: expected data.id to be a non-empty string")]
+    MissingId,
+    /// The id is known but a field is unusable: answer with `INVALID_REQUEST`.
+    #[error("request {id:?}: invalid {field}: {reason}")]
+    Invalid {
+        id: String,
+        field: &'static str,
+        reason: String,
+    },
+}
+
+impl MemberError {
+    /// The request id, when the member had one.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            MemberError::Invalid { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// Parses a pending member without changing it.
+pub fn parse_member(raw: &[u8]) -> Result<ParsedMember, MemberError> {
+    let not_json = |reason| MemberError::NotJson { reason };
+    let text = std::str::from_utf8(raw).map_err(|e| not_json(e.to_string()))?;
+    let top = object(text).map_err(not_json)?;
+    let data = match field(&top, "data") {
+        Some(d) if is_object(d) => object(d.get()).map_err(not_json)?,
+        _ => return Err(MemberError::MissingId),
+    };
+    let id = match field(&data, "id").map(|r| serde_json::from_str::<String>(r.get())) {
+        Some(Ok(id)) if !id.is_empty() => id,
+        _ => return Err(MemberError::MissingId),
+    };
+    match fields(&top, &data) {
+        Ok(parsed) => Ok(ParsedMember { id, ..parsed }),
+        Err((field, reason)) => Err(MemberError::Invalid { id, field, reason }),
+    }
+}
+
+fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
+    let missing = |path, expected: &str| Err((path, format!("missing; expected {expected}")));
+    let kinds = r#""plain", "redis" or "pubsub""#;
+    let Some(request_kind) = get(top, "request_kind", kinds)? else {
+        return missing("request_kind", kinds);
+    };
+    let internal = match field(top, "internal") {
+        Some(raw) if is_object(raw) => object(raw.get()).map_err(|e| ("internal", e))?,
+        Some(raw) => return Err(bad("internal", "an object", raw)),
+        None => Vec::new(),
+    };
+    let retry_count = get(&internal, "internal.retry_count", "a non-negative integer")?;
+    let when = "a positive Unix timestamp in seconds";
+    let Some(deadline) = seconds(data, "data.deadline", when, 1)? else {
+        return missing("data.deadline", when);
+    };
+    let created = seconds(data, "data.created", "Unix seconds", i64::MIN)?;
+    let payload = match get::<Box<RawValue>>(data, "data.payload", "a JSON object")? {
+        Some(raw) if is_object(&raw) => raw,
+        Some(raw) => return Err(bad("data.payload", "a JSON object", &raw)),
+        None => return missing("data.payload", "a JSON object"),
+    };
+    Ok(ParsedMember {
+        id: String::new(),
+        token: text(&internal, "internal.request_token")?.unwrap_or_default(),
+        deadline,
+        created: created.filter(|c| *c != 0),
+        retry_count: retry_count.unwrap_or(0),
+        queue_id: text(&internal, "internal.queue_id")?,
+        request_queue_name: text(&internal, "internal.request_queue_name")?,
+        result_queue_name: text(&internal, "internal.result_queue_name")?,
+        transport_correlation_id: text(&internal, "internal.transport_correlation_id")?,
+        labels: string_map(&internal, "internal.labels")?,
+        endpoint: text(data, "data.endpoint")?,
+        headers: string_map(data, "data.headers")?,
+        metadata: string_map(data, "data.metadata")?,
+        payload,
+        request_kind,
+    })
+}

@@ -1,0 +1,56 @@
+//! Wire format shared with the Go llm-d-async `redis-sortedset` transport.
+//!
+//! Pending members (parse, retry stamping, building), result records and key names,
+//! one concern per module: `member` reads a pending member, `retry` stamps it
+//! for a retry, `result` is the result record, `producer` builds members in
+//! the Go producer's shape, `go_json` writes JSON as Go's `json.Marshal` does and
+//! `entries` reads JSON objects without parsing their values. The modules are
+//! private; everything public is re-exported here (`claim_core::wire::X`).
+//!
+//! Decisions, where the Go code leaves room:
+//! - `parse_member` reads routing from `internal` only, as the Go processor does
+//!   (its producer copies `data.request_queue_name`/`result_queue_name` there).
+//! - JSON `null`, an empty string, and `0` for `created`/`status_code` mean "unset", as in Go.
+//! - `deadline`/`created` accept any JSON number; a fraction is floored to whole
+//!   seconds (Go rejects it and drops the member). `deadline` must be at least 1.
+//! - A missing or `null` payload is invalid (Go forwards `null` to the gateway).
+//! - Keys match exactly; Go would also match `"ID"` to `id`.
+//! - Members are written the way Go's `json.Marshal` writes them: struct field
+//!   order, sorted map keys, and `<`, `>`, `&`, U+2028, U+2029 escaped.
+//! - `stamp_retry` re-writes only the envelope and `internal` objects; every other
+//!   value keeps its exact bytes (no numeric round trip), so no `arbitrary_precision`.
+
+mod entries;
+mod go_json;
+mod member;
+mod producer;
+mod result;
+mod retry;
+
+pub use member::{MemberError, ParsedMember, RequestKind, parse_member};
+pub use producer::{Envelope, InternalRouting, RequestData};
+pub use result::{ErrorCode, ResultRecord, UnknownErrorCode};
+pub use retry::stamp_retry;
+
+/// Pending sorted set the Go producer writes to by default.
+pub const DEFAULT_QUEUE: &str = "request-sortedset";
+/// Result list the Go processor pushes to when nothing else is configured.
+pub const DEFAULT_RESULT_LIST: &str = "result-list";
+/// Sorted set of requests parked for a retry, scored by due time.
+pub const DEFAULT_RETRY_SET: &str = "retry-sortedset";
+/// Lifetime of a `request-cancel:<id>` marker written by the producer.
+pub const CANCEL_MARKER_TTL_SECS: u64 = 7 * 24 * 3600;
+/// Prefix of the key holding the active generation's token.
+pub const ACTIVE_KEY_PREFIX: &str = "request-active:";
+/// Prefix of the key holding the cancelled generation's token.
+pub const CANCEL_KEY_PREFIX: &str = "request-cancel:";
+
+/// `request-active:<id>`: the token of the generation the producer submitted last.
+pub fn active_key(id: &str) -> String {
+    format!("{ACTIVE_KEY_PREFIX}{id}")
+}
+
+/// `request-cancel:<id>`: a generation is cancelled when this equals its token.
+pub fn cancel_key(id: &str) -> String {
+    format!("{CANCEL_KEY_PREFIX}{id}")
+}

@@ -1,0 +1,94 @@
+//! The bench's private redis-servers: a free loopback port and an own directory each, killed on drop.
+//!
+//! xtask has no dependencies, so this is a std-only cousin of claim-redis's
+//! `testing::RedisServer` (which the harness binaries use).
+
+use crate::Error;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A private redis-server: free loopback port, own directory, killed on drop.
+pub(super) struct Server {
+    pub port: u16,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl Server {
+    pub fn start(out_dir: &Path, aof: bool) -> Result<Server, Error> {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(|e| Error::Failed(format!("no free port: {e}")))?;
+        let dir = out_dir.join(format!("redis-{port}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        let mut cmd = Command::new("redis-server");
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--daemonize", "no", "--logfile", "redis.log"]);
+        if aof {
+            cmd.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
+        } else {
+            cmd.args(["--appendonly", "no"]);
+        }
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                Error::Failed(format!(
+                    "could not start redis-server ({e}); install it (Debian: apt-get install redis-server)"
+                ))
+            })?;
+        let server = Server { port, dir, child };
+        let started = Instant::now();
+        while !ping(port) {
+            if started.elapsed() > Duration::from_secs(15) {
+                return Err(Error::Failed(format!(
+                    "redis-server on port {port} did not answer PING; see {}/redis.log",
+                    server.dir.display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(server)
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn ping(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 16];
+    matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
+}
