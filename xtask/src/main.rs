@@ -7,6 +7,8 @@ mod chaos;
 mod ci;
 mod conformance;
 mod demo;
+#[cfg(test)]
+mod tidy;
 
 use std::{
     env,
