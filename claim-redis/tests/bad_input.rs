@@ -127,17 +127,10 @@ async fn members_that_are_not_json_or_have_no_id_go_to_the_dead_set_with_their_r
             Err(e) => panic!("unexpected {e}"),
         }
     }
-    let pending: Vec<Member> = rig
-        .store
-        .peek(Q, 0, 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.member)
-        .collect();
+    let pending = rig.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(
-        pending,
-        vec![Member::from(good)],
+        pending.iter().map(|e| &e.member).collect::<Vec<_>>(),
+        vec![&Member::from(good)],
         "only the good member is left pending"
     );
     let dead = rig.store.dead_entries(Q).await.unwrap();

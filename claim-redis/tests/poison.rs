@@ -349,18 +349,11 @@ async fn a_full_server_answers_out_of_memory_which_is_transient_and_clears_when_
     )
     .await;
     raw_cmd(&mut rig.raw, &["CONFIG", "SET", "maxmemory", "1"]).await;
-    let err = rig
-        .store
-        .ack(Q, &owner, &[held.ack("results")])
-        .await
-        .unwrap_err();
+    let ack = [held.ack("results")];
+    let err = rig.store.ack(Q, &owner, &ack).await.unwrap_err();
     assert!(err.is_out_of_memory() && err.is_transient(), "{err:?}");
     assert!(!err.may_have_happened(), "{err:?}");
     raw_cmd(&mut rig.raw, &["CONFIG", "SET", "maxmemory", "0"]).await;
-    let out = rig
-        .store
-        .ack(Q, &owner, &[held.ack("results")])
-        .await
-        .unwrap();
+    let out = rig.store.ack(Q, &owner, &ack).await.unwrap();
     assert!(out[0].pushed && out[0].claim_dropped, "{out:?}");
 }
