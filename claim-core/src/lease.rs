@@ -47,31 +47,29 @@ mod tests {
 
     const NOW: Millis = Millis(1_700_000_000_000);
 
+    /// The lease a 300 s TTL gives at `NOW` to a member due at `deadline_secs`.
+    fn lease_for(deadline_secs: f64) -> Millis {
+        lease_expiry(NOW, 300_000, Score(deadline_secs))
+    }
+
     #[test]
     fn lease_is_now_plus_ttl_when_the_deadline_is_far() {
-        let deadline = Score(1_700_010_000.0);
-        assert_eq!(lease_expiry(NOW, 300_000, deadline), NOW.plus(300_000));
+        assert_eq!(lease_for(1_700_010_000.0), NOW.plus(300_000));
     }
 
     #[test]
     fn lease_stops_thirty_seconds_after_a_near_deadline() {
-        let deadline = Score(1_700_000_010.0);
-        assert_eq!(
-            lease_expiry(NOW, 300_000, deadline),
-            Millis(1_700_000_040_000)
-        );
+        assert_eq!(lease_for(1_700_000_010.0), Millis(1_700_000_040_000));
     }
 
     #[test]
     fn lease_at_the_exact_crossover_is_the_same_either_way() {
-        let deadline = Score(1_700_000_270.0);
-        assert_eq!(lease_expiry(NOW, 300_000, deadline), NOW.plus(300_000));
+        assert_eq!(lease_for(1_700_000_270.0), NOW.plus(300_000));
     }
 
     #[test]
     fn lease_of_a_long_expired_deadline_is_already_over() {
-        let deadline = Score(1_600_000_000.0);
-        assert!(lease_expiry(NOW, 300_000, deadline) < NOW);
+        assert!(lease_for(1_600_000_000.0) < NOW);
     }
 
     #[test]

@@ -115,6 +115,24 @@ pub struct ParkItem {
     pub due: Millis,
 }
 
+/// The calls that take items name one generation per item; this gives them
+/// in order, for code that reasons about generations whatever the item kind.
+pub fn generations_of<T: AsRef<Generation>>(items: &[T]) -> Vec<Generation> {
+    items.iter().map(|i| i.as_ref().clone()).collect()
+}
+
+macro_rules! names_a_generation {
+    ($($item:ty),*) => {
+        $( impl AsRef<Generation> for $item {
+            fn as_ref(&self) -> &Generation {
+                &self.generation
+            }
+        } )*
+    };
+}
+
+names_a_generation!(ClaimRequest, AckItem, ParkItem);
+
 /// What one reclaim batch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReclaimReport {

@@ -27,6 +27,16 @@ fn submission(id: &str) -> Submission {
     }
 }
 
+/// A fault-free wrapper holding one submission, whose next claim takes
+/// effect but reports an indeterminate error.
+async fn submitted_before_an_indeterminate_claim() -> (UnreliableStore<MemoryStore>, Submission) {
+    let faulty = UnreliableStore::new(store(), 1, FaultRates::NONE);
+    let s = submission("a");
+    faulty.submit(Q, &s).await.unwrap();
+    faulty.fail_next(Op::Claim, Fault::Indeterminate);
+    (faulty, s)
+}
+
 fn claim_of(s: &Submission) -> ClaimRequest {
     ClaimRequest {
         member: s.member.clone(),
@@ -48,10 +58,7 @@ async fn a_determinate_fault_leaves_the_store_untouched() {
 
 #[tokio::test]
 async fn an_indeterminate_fault_takes_effect_but_reports_an_error() {
-    let faulty = UnreliableStore::new(store(), 1, FaultRates::NONE);
-    let s = submission("a");
-    faulty.submit(Q, &s).await.unwrap();
-    faulty.fail_next(Op::Claim, Fault::Indeterminate);
+    let (faulty, s) = submitted_before_an_indeterminate_claim().await;
     let owner = OwnerToken::new("w");
     let err = faulty.claim(Q, &owner, &[claim_of(&s)]).await.unwrap_err();
     assert!(err.may_have_happened(), "{err}");
@@ -101,10 +108,7 @@ async fn the_same_seed_gives_the_same_faults_and_switched_off_gives_none() {
 
 #[tokio::test]
 async fn the_retrying_client_reconciles_an_indeterminate_claim_instead_of_claiming_twice() {
-    let faulty = UnreliableStore::new(store(), 1, FaultRates::NONE);
-    let s = submission("a");
-    faulty.submit(Q, &s).await.unwrap();
-    faulty.fail_next(Op::Claim, Fault::Indeterminate);
+    let (faulty, s) = submitted_before_an_indeterminate_claim().await;
     let client = Retrying::new(faulty);
     let out = client
         .claim(Q, &OwnerToken::new("w"), &[claim_of(&s)])

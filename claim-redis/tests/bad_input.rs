@@ -8,7 +8,6 @@ use claim_core::{
     ClaimInspect, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score,
 };
 use claim_redis::RedisStore;
-use claim_redis::testing::RedisServerOptions;
 use common::T0;
 
 const Q: &str = "q";
@@ -103,26 +102,23 @@ async fn through_every_return(
 
 #[tokio::test]
 async fn members_that_are_not_json_or_have_no_id_go_to_the_dead_set_with_their_reason() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
+    let rig = rig_or_skip!();
     let broken: [&[u8]; 3] = [
         b"{not json",
         br#"{"data":{"deadline":1700003600,"payload":{}}}"#,
         b"\xff\xfe",
     ];
     for (i, bytes) in broken.iter().enumerate() {
-        submit_raw(&store, bytes, secs(60 + i as i64)).await;
+        submit_raw(&rig.store, bytes, secs(60 + i as i64)).await;
     }
     let good = common::member("ok", "t", secs(3600));
-    submit_raw(&store, &good, secs(3600)).await;
-    for entry in store.peek(Q, 0, 10).await.unwrap() {
+    submit_raw(&rig.store, &good, secs(3600)).await;
+    for entry in rig.store.peek(Q, 0, 10).await.unwrap() {
         match wire::parse_member(entry.member.as_bytes()) {
             Ok(_) => {}
             Err(e @ (MemberError::NotJson { .. } | MemberError::MissingId)) => {
                 assert!(
-                    store
+                    rig.store
                         .dead_letter(Q, &entry.member, &e.to_string())
                         .await
                         .unwrap()
@@ -131,19 +127,13 @@ async fn members_that_are_not_json_or_have_no_id_go_to_the_dead_set_with_their_r
             Err(e) => panic!("unexpected {e}"),
         }
     }
-    let pending: Vec<Member> = store
-        .peek(Q, 0, 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.member)
-        .collect();
+    let pending = rig.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(
-        pending,
-        vec![Member::from(good)],
+        pending.iter().map(|e| &e.member).collect::<Vec<_>>(),
+        vec![&Member::from(good)],
         "only the good member is left pending"
     );
-    let dead = store.dead_entries(Q).await.unwrap();
+    let dead = rig.store.dead_entries(Q).await.unwrap();
     let mut kept: Vec<&[u8]> = dead.iter().map(|d| d.member.as_bytes()).collect();
     kept.sort();
     let mut want = broken.to_vec();
@@ -158,12 +148,9 @@ async fn members_that_are_not_json_or_have_no_id_go_to_the_dead_set_with_their_r
 
 #[tokio::test]
 async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_request() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
+    let rig = rig_or_skip!();
     let bytes = br#"{"internal":{"request_token":"t"},"request_kind":"redis","data":{"id":"nodl","payload":{}}}"#;
-    submit_raw(&store, bytes, secs(60)).await;
+    submit_raw(&rig.store, bytes, secs(60)).await;
     let id = match wire::parse_member(bytes) {
         Err(MemberError::Invalid { id, field, .. }) => {
             assert_eq!(field, "data.deadline");
@@ -172,7 +159,8 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
         other => panic!("expected an invalid member, got {other:?}"),
     };
     let owner = OwnerToken::new("w");
-    let out = store
+    let out = rig
+        .store
         .claim(Q, &owner, &[claim_request(bytes, &id, "t")])
         .await
         .unwrap();
@@ -182,7 +170,8 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
         ErrorCode::InvalidRequest,
         "invalid data.deadline: missing",
     );
-    let acked = store
+    let acked = rig
+        .store
         .ack(
             Q,
             &owner,
@@ -192,25 +181,23 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
         .unwrap();
     assert!(acked[0].pushed && acked[0].claim_dropped);
     assert_eq!(
-        store.results(RESULTS).await.unwrap(),
+        rig.store.results(RESULTS).await.unwrap(),
         vec![Member::from(record.to_json_bytes())]
     );
-    let d = store.depths(Q).await.unwrap();
+    let d = rig.store.depths(Q).await.unwrap();
     assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));
 }
 
 #[tokio::test]
 async fn a_past_deadline_gets_a_lease_ending_thirty_seconds_after_it_and_is_redelivered_unless_answered()
  {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
+    let rig = rig_or_skip!();
     let deadline = secs(-100);
     let bytes = common::member("late", "t", deadline);
-    submit_raw(&store, &bytes, deadline).await;
+    submit_raw(&rig.store, &bytes, deadline).await;
     let owner = OwnerToken::new("w");
-    let out = store
+    let out = rig
+        .store
         .claim(Q, &owner, &[claim_request(&bytes, "late", "t")])
         .await
         .unwrap();
@@ -221,16 +208,17 @@ async fn a_past_deadline_gets_a_lease_ending_thirty_seconds_after_it_and_is_rede
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        store.reclaim_expired(Q, 10).await.unwrap().redelivered,
+        rig.store.reclaim_expired(Q, 10).await.unwrap().redelivered,
         1,
         "the lease had already ended"
     );
-    store
+    rig.store
         .claim(Q, &owner, &[claim_request(&bytes, "late", "t")])
         .await
         .unwrap();
     let record = ResultRecord::error("late", ErrorCode::DeadlineExceeded, "deadline passed");
-    let acked = store
+    let acked = rig
+        .store
         .ack(
             Q,
             &owner,
@@ -243,35 +231,29 @@ async fn a_past_deadline_gets_a_lease_ending_thirty_seconds_after_it_and_is_rede
 
 #[tokio::test]
 async fn a_ten_mebibyte_payload_travels_byte_for_byte_through_claim_release_reclaim_and_retry() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, clock) = common::manual_store(&server.url(), common::config()).await;
+    let rig = rig_or_skip!();
     let big = "x".repeat(10 * 1024 * 1024);
     let deadline = secs(100_000);
     let bytes = format!(
         r#"{{"internal":{{"request_token":"t"}},"request_kind":"redis","data":{{"id":"big","deadline":{deadline},"payload":{{"prompt":"{big}"}}}}}}"#
     )
     .into_bytes();
-    submit_raw(&store, &bytes, deadline).await;
+    submit_raw(&rig.store, &bytes, deadline).await;
     let req = claim_request(&bytes, "big", "t");
-    through_every_return(&store, &clock, &req).await;
+    through_every_return(&rig.store, &rig.clock, &req).await;
 }
 
 #[tokio::test]
 async fn unknown_fields_are_kept_byte_for_byte_and_survive_a_retry_stamp() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, clock) = common::manual_store(&server.url(), common::config()).await;
+    let rig = rig_or_skip!();
     let deadline = secs(3600);
     let bytes = format!(
         "{{\"future\" : {{\"v\":2}}, \"data\":{{ \"id\":\"u\",\"deadline\":{deadline}.0,\"payload\":{{\"b\":1.50}},\"x-extra\":[true ,null]}},\"internal\":{{\"request_token\":\"t\",\"zzz\":\"keep\"}},\"request_kind\":\"redis\"}}"
     )
     .into_bytes();
-    submit_raw(&store, &bytes, deadline).await;
+    submit_raw(&rig.store, &bytes, deadline).await;
     let req = claim_request(&bytes, "u", "t");
-    let stamped = through_every_return(&store, &clock, &req).await;
+    let stamped = through_every_return(&rig.store, &rig.clock, &req).await;
     let text = String::from_utf8(stamped.clone()).unwrap();
     for kept in [
         r#""future""#,
@@ -285,14 +267,11 @@ async fn unknown_fields_are_kept_byte_for_byte_and_survive_a_retry_stamp() {
 
 #[tokio::test]
 async fn an_unparsable_retry_entry_is_dead_lettered_on_promotion_not_dropped() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
+    let rig = rig_or_skip!();
     let owner = OwnerToken::new("w");
     let carrier = common::member("c", "t", secs(3600));
-    submit_raw(&store, &carrier, secs(3600)).await;
-    store
+    submit_raw(&rig.store, &carrier, secs(3600)).await;
+    rig.store
         .claim(Q, &owner, &[claim_request(&carrier, "c", "t")])
         .await
         .unwrap();
@@ -301,10 +280,11 @@ async fn an_unparsable_retry_entry_is_dead_lettered_on_promotion_not_dropped() {
         member: Member::from("garbage in the retry set"),
         due: T0,
     };
-    store.park_retry(Q, &owner, &[park]).await.unwrap();
-    assert_eq!(store.promote_due(10).await.unwrap(), 1);
-    let dead = store
-        .dead_entries(&store.config().default_queue)
+    rig.store.park_retry(Q, &owner, &[park]).await.unwrap();
+    assert_eq!(rig.store.promote_due(10).await.unwrap(), 1);
+    let dead = rig
+        .store
+        .dead_entries(&rig.store.config().default_queue)
         .await
         .unwrap();
     assert_eq!(dead.len(), 1);
@@ -314,5 +294,5 @@ async fn an_unparsable_retry_entry_is_dead_lettered_on_promotion_not_dropped() {
         "{}",
         dead[0].reason
     );
-    assert_eq!(store.retry_depth().await.unwrap(), 0);
+    assert_eq!(rig.store.retry_depth().await.unwrap(), 0);
 }

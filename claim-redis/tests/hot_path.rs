@@ -9,7 +9,7 @@ mod common;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::ResultRecord;
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score};
-use claim_redis::testing::RedisServerOptions;
+use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{RedisStore, TimeSource};
 use redis::AsyncCommands;
 
@@ -19,10 +19,12 @@ fn deadline() -> i64 {
     claim_core::unix_now() + 600
 }
 
-async fn store(url: &str) -> RedisStore {
-    RedisStore::connect(common::options(url, common::config(), TimeSource::Server))
-        .await
-        .expect("connect")
+/// A private server and a store on its clock (`TIME`), or `None` as `common::server`.
+async fn on_server_time() -> Option<(RedisServer, RedisStore)> {
+    let server = common::server(RedisServerOptions::default())?;
+    let options = common::options(&server.url(), common::config(), TimeSource::Server);
+    let store = RedisStore::connect(options).await.expect("connect");
+    Some((server, store))
 }
 
 /// Submits `id`/`token` and claims it for `owner`.
@@ -72,10 +74,7 @@ fn item(held: &Held, list: &str, text: &str) -> AckItem {
 #[tokio::test]
 async fn the_first_record_wins_and_a_stale_owners_later_ack_is_suppressed_without_touching_the_new_claim()
  {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let store = store(&server.url()).await;
+    let (_server, store) = or_skip!(on_server_time().await);
     let (old, new) = (OwnerToken::new("old"), OwnerToken::new("new"));
     let g = claimed(&store, &new, "a", "t").await;
 
@@ -97,10 +96,7 @@ async fn the_first_record_wins_and_a_stale_owners_later_ack_is_suppressed_withou
 
 #[tokio::test]
 async fn a_generation_twice_in_one_batch_pushes_once_and_runs_of_lists_keep_their_order() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let store = store(&server.url()).await;
+    let (_server, store) = or_skip!(on_server_time().await);
     let owner = OwnerToken::new("w");
     let (a, b, c) = (
         claimed(&store, &owner, "a", "t").await,
@@ -131,10 +127,7 @@ async fn a_generation_twice_in_one_batch_pushes_once_and_runs_of_lists_keep_thei
 #[tokio::test]
 async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_expire_the_dedup_ttl_after_deadline_and_cap()
  {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let store = store(&server.url()).await;
+    let (server, store) = or_skip!(on_server_time().await);
     let owner = OwnerToken::new("w");
     let g = claimed(&store, &owner, "a", "old").await;
     let prefix = store.keys().prefix().to_owned();
@@ -180,10 +173,7 @@ async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_ex
 
 #[tokio::test]
 async fn a_claim_leaves_no_encoding_placeholder_and_keeps_owners_and_index_out_of_listpacks() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let store = store(&server.url()).await;
+    let (server, store) = or_skip!(on_server_time().await);
     let owner = OwnerToken::new("w");
     let g = claimed(&store, &owner, "a", "t").await;
     let q = store.keys().queue(Q);

@@ -10,7 +10,6 @@ use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submissio
 use claim_core::wire::ResultRecord;
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score, StoreError};
 use claim_redis::RedisStore;
-use claim_redis::testing::RedisServerOptions;
 use common::T0;
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
@@ -91,6 +90,15 @@ async fn raw_cmd(raw: &mut MultiplexedConnection, args: &[&str]) {
 
 /// Every key under the store's prefix with its DUMP: equal snapshots mean
 /// nothing was written.
+/// Asserts every key under `prefix` is as `before` captured it.
+async fn assert_nothing_written(
+    raw: &mut MultiplexedConnection,
+    prefix: &str,
+    before: &BTreeMap<Vec<u8>, Vec<u8>>,
+) {
+    assert_eq!(*before, snapshot(raw, prefix).await, "nothing was written");
+}
+
 async fn snapshot(raw: &mut MultiplexedConnection, prefix: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let keys: Vec<Vec<u8>> = redis::cmd("KEYS")
         .arg(format!("{prefix}*"))
@@ -116,30 +124,26 @@ fn rejected(result: Result<impl std::fmt::Debug, StoreError>, what: &str) {
 
 #[tokio::test]
 async fn result_lists_holding_a_string_hash_or_set_dead_letter_their_items_alone() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
-    let mut raw = common::raw(&server.url()).await;
-    let p = store.keys().prefix().to_owned();
-    raw_cmd(&mut raw, &["SET", &format!("{p}as-string"), "x"]).await;
-    raw_cmd(&mut raw, &["HSET", &format!("{p}as-hash"), "f", "v"]).await;
-    raw_cmd(&mut raw, &["SADD", &format!("{p}as-set"), "m"]).await;
+    let mut rig = rig_or_skip!();
+    let p = rig.store.keys().prefix().to_owned();
+    raw_cmd(&mut rig.raw, &["SET", &format!("{p}as-string"), "x"]).await;
+    raw_cmd(&mut rig.raw, &["HSET", &format!("{p}as-hash"), "f", "v"]).await;
+    raw_cmd(&mut rig.raw, &["SADD", &format!("{p}as-set"), "m"]).await;
     let owner = OwnerToken::new("w");
-    let rs = claimed(&store, &owner, &["a", "b", "c", "d"]).await;
+    let rs = claimed(&rig.store, &owner, &["a", "b", "c", "d"]).await;
     let items = [
         rs[0].ack("as-string"),
         rs[1].ack("as-hash"),
         rs[2].ack("results"),
         rs[3].ack("as-set"),
     ];
-    let out = store.ack(Q, &owner, &items).await.unwrap();
+    let out = rig.store.ack(Q, &owner, &items).await.unwrap();
     let dead: Vec<bool> = out.iter().map(|o| o.dead_lettered).collect();
     assert_eq!(dead, vec![true, true, false, true]);
     assert!(out.iter().all(|o| o.claim_dropped));
     assert!(out[2].pushed && !out[0].pushed);
-    assert_eq!(store.results("results").await.unwrap().len(), 1);
-    let entries = store.dead_entries(Q).await.unwrap();
+    assert_eq!(rig.store.results("results").await.unwrap().len(), 1);
+    let entries = rig.store.dead_entries(Q).await.unwrap();
     let reason = |r: &Req| {
         entries
             .iter()
@@ -150,26 +154,26 @@ async fn result_lists_holding_a_string_hash_or_set_dead_letter_their_items_alone
     assert_eq!(reason(&rs[0]), "result list \"as-string\" holds a string");
     assert_eq!(reason(&rs[1]), "result list \"as-hash\" holds a hash");
     assert_eq!(reason(&rs[3]), "result list \"as-set\" holds a set");
-    assert_eq!(store.depths(Q).await.unwrap().claimed, 0);
+    assert_eq!(rig.store.depths(Q).await.unwrap().claimed, 0);
 }
 
 #[tokio::test]
 async fn a_marker_or_cancel_key_of_another_type_dead_letters_that_claim_item_alone() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, _clock) = common::manual_store(&server.url(), common::config()).await;
-    let mut raw = common::raw(&server.url()).await;
-    let rs = submitted(&store, &["a", "b", "c"]).await;
-    let marker = store.keys().marker(&rs[0].generation);
-    raw_cmd(&mut raw, &["HSET", &marker, "f", "v"]).await;
-    raw_cmd(&mut raw, &["SADD", &store.keys().cancel("b"), "t"]).await;
+    let mut rig = rig_or_skip!();
+    let rs = submitted(&rig.store, &["a", "b", "c"]).await;
+    let marker = rig.store.keys().marker(&rs[0].generation);
+    raw_cmd(&mut rig.raw, &["HSET", &marker, "f", "v"]).await;
+    raw_cmd(&mut rig.raw, &["SADD", &rig.store.keys().cancel("b"), "t"]).await;
     let items: Vec<ClaimRequest> = rs.iter().map(Req::claim).collect();
-    let out = store.claim(Q, &OwnerToken::new("w"), &items).await.unwrap();
+    let out = rig
+        .store
+        .claim(Q, &OwnerToken::new("w"), &items)
+        .await
+        .unwrap();
     assert_eq!(out[0], ClaimOutcome::DeadLettered);
     assert_eq!(out[1], ClaimOutcome::DeadLettered);
     assert!(matches!(out[2], ClaimOutcome::Claimed { .. }), "{out:?}");
-    let dead = store.dead_entries(Q).await.unwrap();
+    let dead = rig.store.dead_entries(Q).await.unwrap();
     assert_eq!(dead.len(), 2);
     assert!(
         dead.iter()
@@ -180,116 +184,121 @@ async fn a_marker_or_cancel_key_of_another_type_dead_letters_that_claim_item_alo
         dead.iter().any(|d| d.reason.contains("request-cancel:b")),
         "{dead:?}"
     );
-    let d = store.depths(Q).await.unwrap();
+    let d = rig.store.depths(Q).await.unwrap();
     assert_eq!((d.pending, d.claimed, d.dead), (0, 1, 2));
 }
 
 #[tokio::test]
 async fn every_script_that_fails_writes_nothing_and_the_error_is_permanent() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let url = server.url();
-    let (store, clock) = common::manual_store(&url, common::config()).await;
-    let mut raw = common::raw(&url).await;
-    let p = store.keys().prefix().to_owned();
-    let q = store.keys().queue(Q);
+    let mut rig = rig_or_skip!();
+    let p = rig.store.keys().prefix().to_owned();
+    let q = rig.store.keys().queue(Q);
     let owner = OwnerToken::new("w");
-    let held = claimed(&store, &owner, &["held"]).await.remove(0);
-    let waiting = submitted(&store, &["waiting"]).await.remove(0);
+    let held = claimed(&rig.store, &owner, &["held"]).await.remove(0);
+    let waiting = submitted(&rig.store, &["waiting"]).await.remove(0);
     // The claims index holds a string: every script that writes it fails.
     let index_value: Vec<(String, f64)> = redis::cmd("ZRANGE")
         .arg(&q.index)
         .arg(0)
         .arg(-1)
         .arg("WITHSCORES")
-        .query_async(&mut raw)
+        .query_async(&mut rig.raw)
         .await
         .unwrap();
-    raw_cmd(&mut raw, &["DEL", &q.index]).await;
-    raw_cmd(&mut raw, &["SET", &q.index, "not a zset"]).await;
-    let before = snapshot(&mut raw, &p).await;
+    raw_cmd(&mut rig.raw, &["DEL", &q.index]).await;
+    raw_cmd(&mut rig.raw, &["SET", &q.index, "not a zset"]).await;
+    let before = snapshot(&mut rig.raw, &p).await;
     let g = std::slice::from_ref(&held.generation);
-    rejected(store.claim(Q, &owner, &[waiting.claim()]).await, "claim");
-    rejected(store.ack(Q, &owner, &[held.ack("results")]).await, "ack");
-    rejected(store.renew(Q, &owner, g).await, "renew");
-    rejected(store.release(Q, &owner, g).await, "release");
-    rejected(store.sweep(Q, &owner, g).await, "sweep");
+    rejected(
+        rig.store.claim(Q, &owner, &[waiting.claim()]).await,
+        "claim",
+    );
+    rejected(
+        rig.store.ack(Q, &owner, &[held.ack("results")]).await,
+        "ack",
+    );
+    rejected(rig.store.renew(Q, &owner, g).await, "renew");
+    rejected(rig.store.release(Q, &owner, g).await, "release");
+    rejected(rig.store.sweep(Q, &owner, g).await, "sweep");
     let park = ParkItem {
         generation: held.generation.clone(),
         member: held.member.clone(),
         due: T0,
     };
-    rejected(store.park_retry(Q, &owner, &[park]).await, "park_retry");
-    clock.advance(31_000);
-    rejected(store.reclaim_expired(Q, 10).await, "reclaim_expired");
-    assert_eq!(before, snapshot(&mut raw, &p).await, "nothing was written");
+    rejected(rig.store.park_retry(Q, &owner, &[park]).await, "park_retry");
+    rig.clock.advance(31_000);
+    rejected(rig.store.reclaim_expired(Q, 10).await, "reclaim_expired");
+    assert_nothing_written(&mut rig.raw, &p, &before).await;
 
     // The index back, the dead hash a string: dead-lettering and the
     // reclaimer at the delivery limit fail whole, writing nothing.
-    raw_cmd(&mut raw, &["DEL", &q.index]).await;
+    raw_cmd(&mut rig.raw, &["DEL", &q.index]).await;
     for (member, score) in &index_value {
-        raw_cmd(&mut raw, &["ZADD", &q.index, &score.to_string(), member]).await;
+        raw_cmd(
+            &mut rig.raw,
+            &["ZADD", &q.index, &score.to_string(), member],
+        )
+        .await;
     }
-    raw_cmd(&mut raw, &["SET", &q.dead, "not a hash"]).await;
-    raw_cmd(&mut raw, &["SET", store.keys().retry(), "not a zset"]).await;
+    raw_cmd(&mut rig.raw, &["SET", &q.dead, "not a hash"]).await;
+    raw_cmd(
+        &mut rig.raw,
+        &["SET", rig.store.keys().retry(), "not a zset"],
+    )
+    .await;
     let owners: String = redis::cmd("HGET")
         .arg(&q.owners)
         .arg(held.generation.key())
-        .query_async(&mut raw)
+        .query_async(&mut rig.raw)
         .await
         .unwrap();
     let at_limit = owners.replace("|0", "|2");
     raw_cmd(
-        &mut raw,
+        &mut rig.raw,
         &["HSET", &q.owners, &held.generation.key(), &at_limit],
     )
     .await;
-    let before = snapshot(&mut raw, &p).await;
+    let before = snapshot(&mut rig.raw, &p).await;
     rejected(
-        store.dead_letter(Q, &waiting.member, "bad").await,
+        rig.store.dead_letter(Q, &waiting.member, "bad").await,
         "dead_letter",
     );
-    rejected(store.reclaim_expired(Q, 10).await, "reclaim at the limit");
-    rejected(store.promote_due(10).await, "promote_due");
-    assert_eq!(before, snapshot(&mut raw, &p).await, "nothing was written");
+    rejected(
+        rig.store.reclaim_expired(Q, 10).await,
+        "reclaim at the limit",
+    );
+    rejected(rig.store.promote_due(10).await, "promote_due");
+    assert_nothing_written(&mut rig.raw, &p, &before).await;
 }
 
 #[tokio::test]
 async fn the_queues_own_pending_key_of_another_type_rejects_claim_and_ack_whole() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let url = server.url();
-    let (store, _clock) = common::manual_store(&url, common::config()).await;
-    let mut raw = common::raw(&url).await;
-    let p = store.keys().prefix().to_owned();
+    let mut rig = rig_or_skip!();
+    let p = rig.store.keys().prefix().to_owned();
     let owner = OwnerToken::new("w");
-    let held = claimed(&store, &owner, &["held"]).await.remove(0);
-    let q = store.keys().queue(Q);
-    raw_cmd(&mut raw, &["SET", &q.pending, "not a zset"]).await;
-    let before = snapshot(&mut raw, &p).await;
-    rejected(store.claim(Q, &owner, &[held.claim()]).await, "claim");
-    rejected(store.ack(Q, &owner, &[held.ack("results")]).await, "ack");
-    assert_eq!(before, snapshot(&mut raw, &p).await, "nothing was written");
+    let held = claimed(&rig.store, &owner, &["held"]).await.remove(0);
+    let q = rig.store.keys().queue(Q);
+    raw_cmd(&mut rig.raw, &["SET", &q.pending, "not a zset"]).await;
+    let before = snapshot(&mut rig.raw, &p).await;
+    rejected(rig.store.claim(Q, &owner, &[held.claim()]).await, "claim");
+    rejected(
+        rig.store.ack(Q, &owner, &[held.ack("results")]).await,
+        "ack",
+    );
+    assert_nothing_written(&mut rig.raw, &p, &before).await;
 }
 
 #[tokio::test]
 async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orphaning_them() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let url = server.url();
-    let (store, _clock) = common::manual_store(&url, common::config()).await;
-    let mut raw = common::raw(&url).await;
+    let mut rig = rig_or_skip!();
     let n = claim_core::store::MAX_BATCH;
     let ids: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
     let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let reqs = submitted(&store, &id_refs).await;
-    // The server refuses any argument over 1 MiB: the second call, which
+    let reqs = submitted(&rig.store, &id_refs).await;
+    // The rig.server refuses any argument over 1 MiB: the second call, which
     // carries one, fails before it runs.
     raw_cmd(
-        &mut raw,
+        &mut rig.raw,
         &["CONFIG", "SET", "proto-max-bulk-len", "1048576"],
     )
     .await;
@@ -299,7 +308,8 @@ async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orp
         generation: Generation::new("huge", "t"),
     });
     let owner = OwnerToken::new("w");
-    let out = store
+    let out = rig
+        .store
         .claim(Q, &owner, &items)
         .await
         .expect("the first call's claims are answered");
@@ -309,11 +319,11 @@ async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orp
         .count();
     assert_eq!(claimed, n);
     assert_eq!(out[n], ClaimOutcome::NotPending);
-    // The server closed the connection that carried the refused argument;
+    // The rig.server closed the connection that carried the refused argument;
     // the pool learns that on its next use (a transient failure).
     let mut held = None;
     for _ in 0..3 {
-        match store.claims(Q).await {
+        match rig.store.claims(Q).await {
             Ok(claims) => {
                 held = Some(claims.len());
                 break;
@@ -330,27 +340,20 @@ async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orp
 
 #[tokio::test]
 async fn a_full_server_answers_out_of_memory_which_is_transient_and_clears_when_memory_is_freed() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let url = server.url();
-    let (store, _clock) = common::manual_store(&url, common::config()).await;
-    let mut raw = common::raw(&url).await;
+    let mut rig = rig_or_skip!();
     let owner = OwnerToken::new("w");
-    let held = claimed(&store, &owner, &["held"]).await.remove(0);
+    let held = claimed(&rig.store, &owner, &["held"]).await.remove(0);
     raw_cmd(
-        &mut raw,
+        &mut rig.raw,
         &["CONFIG", "SET", "maxmemory-policy", "noeviction"],
     )
     .await;
-    raw_cmd(&mut raw, &["CONFIG", "SET", "maxmemory", "1"]).await;
-    let err = store
-        .ack(Q, &owner, &[held.ack("results")])
-        .await
-        .unwrap_err();
+    raw_cmd(&mut rig.raw, &["CONFIG", "SET", "maxmemory", "1"]).await;
+    let ack = [held.ack("results")];
+    let err = rig.store.ack(Q, &owner, &ack).await.unwrap_err();
     assert!(err.is_out_of_memory() && err.is_transient(), "{err:?}");
     assert!(!err.may_have_happened(), "{err:?}");
-    raw_cmd(&mut raw, &["CONFIG", "SET", "maxmemory", "0"]).await;
-    let out = store.ack(Q, &owner, &[held.ack("results")]).await.unwrap();
+    raw_cmd(&mut rig.raw, &["CONFIG", "SET", "maxmemory", "0"]).await;
+    let out = rig.store.ack(Q, &owner, &ack).await.unwrap();
     assert!(out[0].pushed && out[0].claim_dropped, "{out:?}");
 }

@@ -82,11 +82,7 @@ async fn flush(raw: &mut redis::aio::MultiplexedConnection) {
 
 #[tokio::test]
 async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() {
-    let Some(server) = common::server(RedisServerOptions::default()) else {
-        return;
-    };
-    let (store, clock) = common::manual_store(&server.url(), common::config()).await;
-    let mut raw = common::raw(&server.url()).await;
+    let mut rig = rig_or_skip!();
     let reqs: Vec<(ClaimRequest, i64)> = ["a", "b", "c"].map(request).into();
     for (req, deadline) in &reqs {
         let submission = claim_core::store::Submission {
@@ -94,14 +90,15 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
             generation: req.generation.clone(),
             deadline: *deadline,
         };
-        store.submit("q", &submission).await.unwrap();
+        rig.store.submit("q", &submission).await.unwrap();
     }
     let [a, b, c] = [0, 1, 2].map(|i| reqs[i].0.clone());
     let owner = OwnerToken::new("w");
     // Each step flushes the cache first and checks the script's answer, so
     // every script (claim.lua .. cancel.lua, all ten) ran after a NOSCRIPT.
-    flush(&mut raw).await;
-    let claimed = store
+    flush(&mut rig.raw).await;
+    let claimed = rig
+        .store
         .claim("q", &owner, &[a.clone(), b.clone(), c.clone()])
         .await
         .expect("claim.lua after a flush");
@@ -110,15 +107,16 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
             .iter()
             .all(|o| matches!(o, ClaimOutcome::Claimed { .. }))
     );
-    flush(&mut raw).await;
-    let renewed = store
+    flush(&mut rig.raw).await;
+    let renewed = rig
+        .store
         .renew("q", &owner, std::slice::from_ref(&a.generation))
         .await;
     assert!(matches!(
         renewed.expect("renew.lua after a flush")[0],
         claim_core::store::RenewOutcome::Renewed { .. }
     ));
-    flush(&mut raw).await;
+    flush(&mut rig.raw).await;
     let item = claim_core::store::AckItem {
         generation: a.generation.clone(),
         member: a.member.clone(),
@@ -126,54 +124,60 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
         result_list: "results".into(),
         record: Member::from("{}"),
     };
-    let acked = store.ack("q", &owner, &[item]).await;
+    let acked = rig.store.ack("q", &owner, &[item]).await;
     assert!(acked.expect("ack.lua after a flush")[0].pushed);
-    flush(&mut raw).await;
+    flush(&mut rig.raw).await;
     let b_gen = [b.generation.clone()];
-    let released = store.release("q", &owner, &b_gen).await;
+    let released = rig.store.release("q", &owner, &b_gen).await;
     assert_eq!(released.expect("release.lua after a flush"), vec![true]);
-    store
+    rig.store
         .claim("q", &owner, std::slice::from_ref(&b))
         .await
         .unwrap();
-    flush(&mut raw).await;
+    flush(&mut rig.raw).await;
     let park = claim_core::store::ParkItem {
         generation: b.generation.clone(),
         member: b.member.clone(),
         due: T0.plus(1_000),
     };
-    let parked = store.park_retry("q", &owner, &[park]).await;
+    let parked = rig.store.park_retry("q", &owner, &[park]).await;
     assert_eq!(parked.expect("park_retry.lua after a flush"), vec![true]);
-    clock.advance(2_000);
-    flush(&mut raw).await;
+    rig.clock.advance(2_000);
+    flush(&mut rig.raw).await;
     // The member names request-sortedset as its queue (the Go shape).
-    let promoted = store.promote_due(10).await;
+    let promoted = rig.store.promote_due(10).await;
     assert_eq!(promoted.expect("promote.lua after a flush"), 1);
-    flush(&mut raw).await;
-    let dead = store
+    flush(&mut rig.raw).await;
+    let dead = rig
+        .store
         .dead_letter("request-sortedset", &b.member, "operator")
         .await;
     assert!(dead.expect("dead_letter.lua after a flush"));
     // An index entry gone missing: the reclaimer repairs it first.
-    let index = store.keys().queue("q").index;
+    let index = rig.store.keys().queue("q").index;
     let _: i64 = redis::cmd("ZREM")
         .arg(&index)
         .arg(c.generation.key())
-        .query_async(&mut raw)
+        .query_async(&mut rig.raw)
         .await
         .unwrap();
-    flush(&mut raw).await;
-    let report = store.reclaim_expired("q", 10).await;
+    flush(&mut rig.raw).await;
+    let report = rig.store.reclaim_expired("q", 10).await;
     assert_eq!(
         report
             .expect("repair_index.lua after a flush")
             .ghosts_repaired,
         1
     );
-    clock.advance(31_000);
-    flush(&mut raw).await;
-    let report = store.reclaim_expired("q", 10).await;
+    rig.clock.advance(31_000);
+    flush(&mut rig.raw).await;
+    let report = rig.store.reclaim_expired("q", 10).await;
     assert_eq!(report.expect("reclaim.lua after a flush").redelivered, 1);
-    flush(&mut raw).await;
-    assert!(store.cancel("c").await.expect("cancel.lua after a flush"));
+    flush(&mut rig.raw).await;
+    assert!(
+        rig.store
+            .cancel("c")
+            .await
+            .expect("cancel.lua after a flush")
+    );
 }

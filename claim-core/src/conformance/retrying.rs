@@ -29,6 +29,7 @@ use crate::layer::{Answer, Forward, StoreLayer};
 use crate::op::Op;
 use crate::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
+    generations_of,
 };
 use crate::types::{Generation, Member, OwnerToken};
 use async_trait::async_trait;
@@ -200,9 +201,9 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
         owner: &OwnerToken,
         items: &[ParkItem],
     ) -> Result<Vec<bool>, StoreError> {
-        let gens: Vec<Generation> = items.iter().map(|i| i.generation.clone()).collect();
         let call = || self.inner.park_retry(queue, owner, items);
-        self.owner_checked(queue, owner, &gens, call).await
+        self.owner_checked(queue, owner, &generations_of(items), call)
+            .await
     }
 
     async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {

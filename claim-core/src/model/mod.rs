@@ -27,16 +27,6 @@ use std::collections::{BTreeMap, VecDeque};
 /// How long a Go-style cancel marker lives.
 const CANCEL_TTL_MS: u64 = wire::CANCEL_MARKER_TTL_SECS * 1000;
 
-/// A live claim.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Claim {
-    pub member: Member,
-    pub owner: OwnerToken,
-    pub score: Score,
-    pub lease_expiry: Millis,
-    pub redeliveries: u32,
-}
-
 /// A value that disappears at `expiry` (a Redis key with a TTL).
 #[derive(Debug, Clone, PartialEq)]
 struct Expiring<T> {
@@ -48,7 +38,8 @@ struct Expiring<T> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueueState {
     pub pending: ZSet,
-    pub claims: BTreeMap<Generation, Claim>,
+    /// Live claims by generation (each also names its own generation, as inspection shows it).
+    pub claims: BTreeMap<Generation, ClaimInfo>,
     /// Redelivery counts of generations back in pending or parked for retry.
     pub redeliveries: BTreeMap<Generation, u32>,
     pub dead: BTreeMap<Member, DeadEntry>,
@@ -197,7 +188,8 @@ impl Model {
                 let expiry = lease_expiry(now, ttl, score);
                 q.claims.insert(
                     item.generation.clone(),
-                    Claim {
+                    ClaimInfo {
+                        generation: item.generation.clone(),
                         member: item.member.clone(),
                         owner: owner.clone(),
                         score,
@@ -239,7 +231,7 @@ impl Model {
     }
 
     /// Removes the claim if `owner` holds it, keeping its redelivery count.
-    fn take_owned(&mut self, queue: &str, owner: &OwnerToken, g: &Generation) -> Option<Claim> {
+    fn take_owned(&mut self, queue: &str, owner: &OwnerToken, g: &Generation) -> Option<ClaimInfo> {
         let q = self.q(queue);
         if q.claims.get(g)?.owner != *owner {
             return None;
@@ -310,17 +302,7 @@ impl Model {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
         };
-        q.claims
-            .iter()
-            .map(|(g, c)| ClaimInfo {
-                generation: g.clone(),
-                member: c.member.clone(),
-                owner: c.owner.clone(),
-                score: c.score,
-                lease_expiry: c.lease_expiry,
-                redeliveries: c.redeliveries,
-            })
-            .collect()
+        q.claims.values().cloned().collect()
     }
 
     pub fn dead_entries(&self, queue: &str) -> Vec<DeadEntry> {

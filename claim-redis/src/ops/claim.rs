@@ -5,8 +5,8 @@ use super::release::release;
 use crate::codec::claim_outcomes;
 use crate::keys::GenerationKey;
 use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{Generation, Op, OwnerToken, StoreError};
+use claim_core::store::{ClaimOutcome, ClaimRequest, generations_of};
+use claim_core::{Op, OwnerToken, StoreError};
 use redis::{RedisWrite, Value};
 
 /// Claims in calls of [`MAX_BATCH`]. When a later call fails, the claims
@@ -26,12 +26,10 @@ pub(crate) async fn claim(
             Err(e) if out.is_empty() => return Err(e),
             Err(e) => {
                 tracing::warn!(queue, error = %e, claimed = out.len(), "a later claim call failed; answering the earlier ones");
-                if e.may_have_happened() {
-                    let generations: Vec<Generation> =
-                        chunk.iter().map(|i| i.generation.clone()).collect();
-                    if let Err(e) = release(store, queue, owner, &generations).await {
-                        tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
-                    }
+                if e.may_have_happened()
+                    && let Err(e) = release(store, queue, owner, &generations_of(chunk)).await
+                {
+                    tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
                 }
                 out.resize(items.len(), ClaimOutcome::NotPending);
                 return Ok(out);

@@ -18,6 +18,55 @@ pub fn server(options: RedisServerOptions) -> Option<RedisServer> {
     Some(RedisServer::start(options).expect("start a private redis-server"))
 }
 
+/// What most tests start from: a private server, a store on a manual clock
+/// at [`T0`] with [`config`], and a raw connection to the same server.
+pub struct Rig {
+    /// Keep it bound: the server stops when it drops.
+    pub server: RedisServer,
+    pub url: String,
+    pub store: RedisStore,
+    pub clock: Arc<ManualClock>,
+    pub raw: redis::aio::MultiplexedConnection,
+}
+
+/// A [`Rig`] on a server started with `options`, or `None` as [`server`].
+pub async fn rig(options: RedisServerOptions) -> Option<Rig> {
+    let server = server(options)?;
+    let url = server.url();
+    let (store, clock) = manual_store(&url, config()).await;
+    let raw = raw(&url).await;
+    Some(Rig {
+        server,
+        url,
+        store,
+        clock,
+        raw,
+    })
+}
+
+/// The value a test needs from an `Option`, or a return from the test
+/// (skipped, as [`server`] said why) on `None`.
+#[macro_export]
+macro_rules! or_skip {
+    ($found:expr) => {
+        match $found {
+            Some(found) => found,
+            None => return,
+        }
+    };
+}
+
+/// `common::rig(options)` (default options when none), or a return from the test when it is skipped.
+#[macro_export]
+macro_rules! rig_or_skip {
+    () => {
+        $crate::rig_or_skip!(claim_redis::testing::RedisServerOptions::default())
+    };
+    ($options:expr) => {
+        $crate::or_skip!(common::rig($options).await)
+    };
+}
+
 /// A test start time far from the real clock, as in the conformance suite.
 pub const T0: Millis = Millis(1_700_000_000_000);
 

@@ -8,7 +8,7 @@
 use super::calls::{Answer, Call};
 use crate::lease::lease_expiry;
 use crate::model::Model;
-use crate::store::{ClaimInfo, ClaimOutcome, RenewOutcome};
+use crate::store::{ClaimInfo, ClaimOutcome, RenewOutcome, generations_of};
 use crate::types::{Generation, Millis, OwnerToken};
 use std::fmt::Debug;
 
@@ -49,7 +49,7 @@ pub fn check(
             },
             Answer::Acked(out),
         ) => {
-            let gens: Vec<_> = items.iter().map(|i| i.generation.clone()).collect();
+            let gens = generations_of(items);
             // An unanswered generation whose result list cannot take a
             // record is dead-lettered, by the claim's holder only.
             let unusable: Vec<bool> = items
@@ -122,18 +122,22 @@ pub fn check(
                 items,
             },
             Answer::Flags(out),
-        ) => {
-            let gens: Vec<_> = items.iter().map(|i| i.generation.clone()).collect();
-            owned(before, after, queue, owner, &gens, |g, _| {
+        ) => owned(
+            before,
+            after,
+            queue,
+            owner,
+            &generations_of(items),
+            |g, _| {
                 let item = items.iter().find(|i| i.generation == *g)?;
                 let retry = after.retry_entries();
                 let parked = retry
                     .iter()
                     .any(|e| e.member == item.member && e.score == item.due.as_score());
                 (claim_of(after, queue, g).is_none() && parked).then_some(true)
-            })
-            .and_then(|owned| expect(owned, |_| false, out))
-        }
+            },
+        )
+        .and_then(|owned| expect(owned, |_| false, out)),
         (
             Call::Claim {
                 queue,

@@ -3,7 +3,9 @@
 use super::{Attempt, Retrying};
 use crate::ClaimStore;
 use crate::error::StoreError;
-use crate::store::{AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport};
+use crate::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, generations_of,
+};
 use crate::types::{Generation, Member, OwnerToken};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -135,7 +137,7 @@ impl<S: ClaimStore> Retrying<S> {
         owner: &OwnerToken,
         items: &[AckItem],
     ) -> Result<Vec<AckOutcome>, StoreError> {
-        let gens: Vec<Generation> = items.iter().map(|i| i.generation.clone()).collect();
+        let gens = generations_of(items);
         let members: Vec<Member> = items.iter().map(|i| i.member.clone()).collect();
         let terminal = self.terminal(&gens).await?;
         let owned = self.owned(queue, owner, &gens).await?;
