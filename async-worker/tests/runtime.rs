@@ -1,5 +1,10 @@
 //! The runtime on the memory store under tokio's paused time: every exit path ends in the right single outcome.
 
+#[path = "common/faulty.rs"]
+mod faulty;
+#[path = "common/memory_rig.rs"]
+mod rig;
+
 use async_trait::async_trait;
 use async_worker::{
     Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
@@ -27,13 +32,6 @@ impl Handler for Scripted {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
         let id = request.generation.id.as_str();
-        if id.starts_with("hang") {
-            cancel.cancelled().await;
-            return HandlerOutcome::error(ErrorCode::InferenceError, "stopped");
-        }
-        if id.starts_with("slow") {
-            tokio::time::sleep(Duration::from_secs(20)).await;
-        }
         if id.starts_with("flaky") && request.parsed.retry_count == 0 {
             return HandlerOutcome::Retry {
                 after: Duration::from_secs(5),
@@ -47,10 +45,8 @@ impl Handler for Scripted {
                 status: Some(400),
             };
         }
-        HandlerOutcome::Success {
-            status: 200,
-            body: format!("answer to {id}"),
-        }
+        // `hang-*`, `slow-*` and everything else as the isolation rig answers them.
+        rig::Answering.handle(request, cancel).await
     }
 }
 
