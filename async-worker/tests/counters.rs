@@ -24,10 +24,7 @@ async fn an_ack_resent_after_an_uncertain_attempt_that_landed_counts_as_landed_n
         .store(1, Ordering::SeqCst);
     submit(&s, A, "ok-1", RESULTS).await;
     let (token, handle) = start(runtime(&s, &[A]));
-    within(Duration::from_secs(2), "the record", async || {
-        answered(&s, RESULTS).await.len() == 1
-    })
-    .await;
+    records_within(&s, Duration::from_secs(2), "the record", 1).await;
     within(Duration::from_secs(2), "the resend", async || {
         s.store.ack_calls.load(Ordering::SeqCst) >= 2
     })
@@ -95,11 +92,7 @@ async fn an_ack_answered_dead_lettered_is_counted_as_dead_lettered_and_its_claim
  {
     let s = setup();
     *s.store.faults.dead_letter_acks_to.lock().unwrap() = Some(POISON_LIST.into());
-    submit(&s, A, "poison", POISON_LIST).await;
-    for id in ids("ok", 10) {
-        submit(&s, A, &id, RESULTS).await;
-    }
-    let (token, handle) = start(runtime(&s, &[A]));
+    let (token, handle) = start_with_one_bad(&s, "poison", POISON_LIST, 10).await;
     within(
         Duration::from_secs(2),
         "every record and the dead entry",
@@ -121,8 +114,7 @@ async fn an_ack_answered_dead_lettered_is_counted_as_dead_lettered_and_its_claim
         "{report:?}"
     );
     assert_eq!(report.swept, 0, "no claim left to sweep");
-    let depths = s.memory.depths(A).await.unwrap();
-    assert_eq!((depths.pending, depths.claimed), (0, 0), "{depths:?}");
+    assert_pending_and_unclaimed(&s, A, 0).await;
     let dead = s.memory.dead_entries(A).await.unwrap();
     assert!(
         dead[0].reason.contains("holds a zset"),

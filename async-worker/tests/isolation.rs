@@ -17,15 +17,12 @@ async fn a_request_whose_result_list_the_store_refuses_does_not_hold_up_the_othe
  {
     let s = setup();
     *s.store.faults.refuse_acks_to.lock().unwrap() = Some(POISON_LIST.into());
-    submit(&s, A, "poison", POISON_LIST).await;
-    for id in ids("ok", 30) {
-        submit(&s, A, &id, RESULTS).await;
-    }
-    let (token, handle) = start(runtime(&s, &[A]));
-    within(
+    let (token, handle) = start_with_one_bad(&s, "poison", POISON_LIST, 30).await;
+    records_within(
+        &s,
         Duration::from_secs(2),
         "record for every ordinary request",
-        async || answered(&s, RESULTS).await.len() == 30,
+        30,
     )
     .await;
     assert_eq!(
@@ -47,12 +44,7 @@ async fn a_request_whose_result_list_the_store_refuses_does_not_hold_up_the_othe
         "refused alone once per delivery: {report:?}"
     );
     assert_eq!(report.records_pushed, 30);
-    let depths = s.memory.depths(A).await.unwrap();
-    assert_eq!(
-        (depths.pending, depths.claimed),
-        (0, 0),
-        "nothing left: {depths:?}"
-    );
+    assert_pending_and_unclaimed(&s, A, 0).await;
     let dead = s.memory.dead_entries(A).await.unwrap();
     assert_eq!(dead.len(), 1);
     assert!(dead[0].reason.contains("delivery"), "{:?}", dead[0].reason);
@@ -62,45 +54,24 @@ async fn a_request_whose_result_list_the_store_refuses_does_not_hold_up_the_othe
 async fn acks_of_one_queue_land_while_another_queues_acks_keep_failing_and_readiness_reports_it() {
     let s = setup();
     *s.store.faults.fail_acks_of_queue.lock().unwrap() = Some(A.into());
-    for id in ids("a", 5) {
-        submit(&s, A, &id, RESULTS).await;
-    }
-    let rt = runtime(&s, &[A, B]);
-    let health = rt.health();
-    let (token, handle) = start(rt);
-    within(Duration::from_secs(1), "readiness", async || {
-        health.is_ready()
-    })
-    .await;
-    for id in ids("b", 20) {
-        submit(&s, B, &id, RESULTS).await;
-    }
-    within(Duration::from_secs(2), "queue b's records", async || {
-        answered(&s, RESULTS).await.len() == 20
-    })
-    .await;
+    submit_numbered(&s, A, "a", 5).await;
+    let (health, token, handle) = start_watched(&s, &[A, B]);
+    readiness_within(&health, Duration::from_secs(1), true).await;
+    submit_numbered(&s, B, "b", 20).await;
+    records_within(&s, Duration::from_secs(2), "queue b's records", 20).await;
     assert_eq!(answered(&s, RESULTS).await, ids("b", 20));
     assert!(
         health.is_ready(),
         "failing for less than a lease is not yet a reason"
     );
-    within(LEASE + Duration::from_secs(5), "not ready", async || {
-        !health.is_ready()
-    })
-    .await;
+    readiness_within(&health, LEASE + Duration::from_secs(5), false).await;
     let why = health.not_ready_because().unwrap();
     assert!(why.contains("failed to land"), "{why}");
     assert!(health.is_alive(), "liveness does not follow the store");
 
     *s.store.faults.fail_acks_of_queue.lock().unwrap() = None;
-    within(Duration::from_secs(10), "queue a's records", async || {
-        answered(&s, RESULTS).await.len() == 25
-    })
-    .await;
-    within(Duration::from_secs(3), "ready again", async || {
-        health.is_ready()
-    })
-    .await;
+    records_within(&s, Duration::from_secs(10), "queue a's records", 25).await;
+    readiness_within(&health, Duration::from_secs(3), true).await;
     let report = stop_within_bound(token, handle).await;
     assert_eq!((report.records_pushed, report.given_up), (25, 0));
 }
@@ -112,32 +83,18 @@ async fn an_out_of_memory_store_turns_readiness_off_until_it_recovers_and_nothin
         .faults
         .acks_out_of_memory
         .store(true, Ordering::SeqCst);
-    let rt = runtime(&s, &[A]);
-    let health = rt.health();
-    let (token, handle) = start(rt);
-    within(Duration::from_secs(1), "readiness", async || {
-        health.is_ready()
-    })
-    .await;
+    let (health, token, handle) = start_watched(&s, &[A]);
+    readiness_within(&health, Duration::from_secs(1), true).await;
     submit(&s, A, "ok-1", RESULTS).await;
-    within(Duration::from_secs(3), "not ready", async || {
-        !health.is_ready()
-    })
-    .await;
+    readiness_within(&health, Duration::from_secs(3), false).await;
     let why = health.not_ready_because().unwrap();
     assert!(why.contains("out of memory"), "{why}");
     s.store
         .faults
         .acks_out_of_memory
         .store(false, Ordering::SeqCst);
-    within(Duration::from_secs(10), "the record", async || {
-        answered(&s, RESULTS).await.len() == 1
-    })
-    .await;
-    within(Duration::from_secs(15), "ready again", async || {
-        health.is_ready()
-    })
-    .await;
+    records_within(&s, Duration::from_secs(10), "the record", 1).await;
+    readiness_within(&health, Duration::from_secs(15), true).await;
     stop_within_bound(token, handle).await;
 }
 
@@ -145,9 +102,7 @@ async fn an_out_of_memory_store_turns_readiness_off_until_it_recovers_and_nothin
 async fn shutdown_ends_within_the_bound_while_the_store_hangs_and_a_survivor_answers_everything_after_the_lease()
  {
     let s = setup();
-    for id in ids("slow", 6) {
-        submit(&s, A, &id, RESULTS).await;
-    }
+    submit_numbered(&s, A, "slow", 6).await;
     let (token, handle) = start(runtime(&s, &[A]));
     within(Duration::from_secs(2), "claims", async || {
         s.memory.depths(A).await.unwrap().claimed == 6
@@ -168,10 +123,7 @@ async fn shutdown_ends_within_the_bound_while_the_store_hangs_and_a_survivor_ans
 
     s.store.faults.hang.store(false, Ordering::SeqCst);
     let (token, handle) = start(runtime(&s, &[A]));
-    within(LEASE * 2, "every record from the survivor", async || {
-        answered(&s, RESULTS).await.len() == 6
-    })
-    .await;
+    records_within(&s, LEASE * 2, "every record from the survivor", 6).await;
     assert_eq!(answered(&s, RESULTS).await, ids("slow", 6));
     let report = stop_within_bound(token, handle).await;
     assert_eq!(report.redelivered, 6);
@@ -180,9 +132,7 @@ async fn shutdown_ends_within_the_bound_while_the_store_hangs_and_a_survivor_ans
 #[tokio::test(start_paused = true)]
 async fn a_failed_hand_off_release_is_retried_and_the_claims_return_to_pending() {
     let s = setup();
-    for id in ids("ok", 3) {
-        submit(&s, A, &id, RESULTS).await;
-    }
+    submit_numbered(&s, A, "ok", 3).await;
     let shutdown = CancellationToken::new();
     // Shutdown fires just as the claim lands: the consumer must hand the claims back.
     *s.store.faults.after_claim.lock().unwrap() = Some(shutdown.clone());
@@ -197,8 +147,7 @@ async fn a_failed_hand_off_release_is_retried_and_the_claims_return_to_pending()
         "released after two failed attempts: {report:?}"
     );
     assert_eq!(s.store.faults.failing_releases.load(Ordering::SeqCst), 0);
-    let depths = s.memory.depths(A).await.unwrap();
-    assert_eq!((depths.pending, depths.claimed), (3, 0), "{depths:?}");
+    assert_pending_and_unclaimed(&s, A, 3).await;
     let claims = s.memory.claims(A).await.unwrap();
     assert!(claims.is_empty());
     assert_eq!(
@@ -212,26 +161,15 @@ async fn a_failed_hand_off_release_is_retried_and_the_claims_return_to_pending()
 async fn a_store_that_stops_answering_turns_readiness_off_within_seconds_and_back_on_when_it_answers()
  {
     let s = setup();
-    let rt = runtime(&s, &[A]);
-    let health = rt.health();
-    let (token, handle) = start(rt);
-    within(Duration::from_secs(1), "readiness", async || {
-        health.is_ready()
-    })
-    .await;
+    let (health, token, handle) = start_watched(&s, &[A]);
+    readiness_within(&health, Duration::from_secs(1), true).await;
     s.store.faults.hang.store(true, Ordering::SeqCst);
-    within(Duration::from_secs(5), "not ready", async || {
-        !health.is_ready()
-    })
-    .await;
+    readiness_within(&health, Duration::from_secs(5), false).await;
     let why = health.not_ready_because().unwrap();
     assert!(why.contains("does not answer"), "{why}");
     assert!(health.is_alive());
     s.store.faults.hang.store(false, Ordering::SeqCst);
-    within(Duration::from_secs(5), "ready again", async || {
-        health.is_ready()
-    })
-    .await;
+    readiness_within(&health, Duration::from_secs(5), true).await;
     stop_within_bound(token, handle).await;
 }
 
@@ -240,17 +178,8 @@ async fn a_member_whose_claim_the_store_refuses_alone_goes_to_the_dead_set_and_t
  {
     let s = setup();
     *s.store.faults.refuse_claims_of.lock().unwrap() = Some("\"unclaimable\"".into());
-    submit(&s, A, "unclaimable", RESULTS).await;
-    for id in ids("ok", 20) {
-        submit(&s, A, &id, RESULTS).await;
-    }
-    let (token, handle) = start(runtime(&s, &[A]));
-    within(
-        Duration::from_secs(3),
-        "every ordinary record",
-        async || answered(&s, RESULTS).await.len() == 20,
-    )
-    .await;
+    let (token, handle) = start_with_one_bad(&s, "unclaimable", RESULTS, 20).await;
+    records_within(&s, Duration::from_secs(3), "every ordinary record", 20).await;
     let report = stop_within_bound(token, handle).await;
     assert_eq!(answered(&s, RESULTS).await, ids("ok", 20));
     let dead = s.memory.dead_entries(A).await.unwrap();
@@ -261,8 +190,7 @@ async fn a_member_whose_claim_the_store_refuses_alone_goes_to_the_dead_set_and_t
         dead[0].reason
     );
     assert_eq!(report.dead_lettered, 1);
-    let depths = s.memory.depths(A).await.unwrap();
-    assert_eq!((depths.pending, depths.claimed), (0, 0), "{depths:?}");
+    assert_pending_and_unclaimed(&s, A, 0).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -271,9 +199,7 @@ async fn when_the_store_refuses_every_claim_nothing_is_dead_lettered_and_the_con
     let s = setup();
     // Every member holds a request token: the refusal is about the store, not a member.
     *s.store.faults.refuse_claims_of.lock().unwrap() = Some("request_token".into());
-    for id in ids("ok", 20) {
-        submit(&s, A, &id, RESULTS).await;
-    }
+    submit_numbered(&s, A, "ok", 20).await;
     let (token, handle) = start(runtime(&s, &[A]));
     tokio::time::sleep(Duration::from_secs(10)).await;
     let calls = s.store.faults.claim_calls.load(Ordering::SeqCst);
@@ -315,13 +241,9 @@ async fn a_request_failing_alone_as_transient_for_over_a_lease_while_others_land
         ticks += 1;
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    within(Duration::from_secs(2), "every tick answered", async || {
-        answered(&s, RESULTS).await.len() == ticks
-    })
-    .await;
+    records_within(&s, Duration::from_secs(2), "every tick answered", ticks).await;
     let report = stop_within_bound(token, handle).await;
     assert_eq!(report.given_up, 2, "given up once per delivery: {report:?}");
     assert_eq!(report.records_pushed, ticks);
-    let depths = s.memory.depths(A).await.unwrap();
-    assert_eq!((depths.pending, depths.claimed), (0, 0), "{depths:?}");
+    assert_pending_and_unclaimed(&s, A, 0).await;
 }

@@ -11,6 +11,7 @@ use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use async_worker::test_support::metric_sum;
 use claim_core::ClaimInspect;
 use claim_core::store::StoreConfig;
+use claim_redis::testing::RedisServer;
 use claim_redis::{RedisStore, RedisStoreOptions};
 use common::worker::{BINARY, DRAIN, Worker, has_sample};
 use common::{Depths, QUEUE};
@@ -39,6 +40,17 @@ async fn gateway(min_ms: u64, max_ms: u64) -> StandInGateway {
     .expect("start the stand-in gateway")
 }
 
+/// Waits (polling, within `bound`) until the key sizes satisfy `done`.
+async fn depths_until(
+    conn: &MultiplexedConnection,
+    what: &str,
+    bound: Duration,
+    done: impl Fn(Depths) -> bool,
+) {
+    let mut watch = conn.clone();
+    common::eventually(what, bound, async || done(common::depths(&mut watch).await)).await;
+}
+
 /// Waits (polling) until the result list holds `n` records; on failure
 /// says where the requests are.
 async fn wait_for_records(conn: &MultiplexedConnection, n: usize, bound: Duration) {
@@ -55,6 +67,61 @@ async fn wait_for_records(conn: &MultiplexedConnection, n: usize, bound: Duratio
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A private Redis with `n` numbered requests submitted the Go way, a
+/// connection to it, the request ids and a stand-in gateway answering in
+/// `min_ms..max_ms`; `None` when redis-server is missing.
+async fn submitted(
+    n: usize,
+    min_ms: u64,
+    max_ms: u64,
+) -> Option<(
+    RedisServer,
+    MultiplexedConnection,
+    BTreeSet<String>,
+    StandInGateway,
+)> {
+    let server = common::redis_server()?;
+    let gateway = gateway(min_ms, max_ms).await;
+    let mut conn = common::connect(&server.url()).await;
+    let ids = common::go_submit_numbered(&mut conn, n).await;
+    Some((server, conn, ids, gateway))
+}
+
+/// Sends SIGTERM and waits up to `drain` plus the exit margin for exit code
+/// 0; returns how long the exit took after the signal.
+async fn sigterm_exits_0(worker: &mut Worker, drain: Duration) -> Duration {
+    worker.signal("TERM");
+    let signalled = Instant::now();
+    let status = worker.exit_within(drain + EXIT_MARGIN).await;
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(0), "log tail:\n{}", worker.log_tail());
+    took
+}
+
+/// SIGTERM with the standard drain, exit 0, then exactly one record per request.
+async fn sigterm_then_one_record_each(
+    worker: &mut Worker,
+    conn: &mut MultiplexedConnection,
+    ids: &BTreeSet<String>,
+) {
+    sigterm_exits_0(worker, DRAIN).await;
+    assert_exactly_one_record_each(conn, ids).await;
+}
+
+/// A fresh process answers every request within `bound`, then stops cleanly
+/// leaving exactly one record each.
+async fn a_second_process_finishes(
+    server: &RedisServer,
+    gateway: &StandInGateway,
+    conn: &mut MultiplexedConnection,
+    ids: &BTreeSet<String>,
+    bound: Duration,
+) {
+    let mut second = Worker::start(&server.url(), &gateway.base_url(), "3s");
+    wait_for_records(conn, ids.len(), bound).await;
+    sigterm_then_one_record_each(&mut second, conn, ids).await;
 }
 
 /// Every request has exactly one record and nothing else is left.
@@ -82,29 +149,19 @@ async fn assert_exactly_one_record_each(conn: &mut MultiplexedConnection, ids: &
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_mid_run_exits_0_within_the_drain_timeout_losing_nothing_and_a_second_process_finishes()
  {
-    let Some(server) = common::redis_server() else {
+    let Some((server, mut conn, ids, gateway)) = submitted(300, 50, 150).await else {
         return;
     };
-    let gateway = gateway(50, 150).await;
-    let mut conn = common::connect(&server.url()).await;
-    let ids = common::go_submit_numbered(&mut conn, 300).await;
 
     let mut first = Worker::start(&server.url(), &gateway.base_url(), "3s");
-    let mut watch = conn.clone();
-    common::eventually(
+    depths_until(
+        &conn,
         "some records while work is in flight",
         Duration::from_secs(30),
-        async || {
-            let d = common::depths(&mut watch).await;
-            d.results >= 30 && d.owners > 0
-        },
+        |d| d.results >= 30 && d.owners > 0,
     )
     .await;
-    first.signal("TERM");
-    let signalled = Instant::now();
-    let status = first.exit_within(DRAIN + EXIT_MARGIN).await;
-    let took = signalled.elapsed();
-    assert_eq!(status.code(), Some(0), "log tail:\n{}", first.log_tail());
+    let took = sigterm_exits_0(&mut first, DRAIN).await;
     assert!(took <= DRAIN + EXIT_MARGIN, "exited after {took:?}");
 
     // Nothing claimed, nothing lost: each request has one record or is pending.
@@ -134,39 +191,27 @@ async fn sigterm_mid_run_exits_0_within_the_drain_timeout_losing_nothing_and_a_s
         pending.len()
     );
 
-    let mut second = Worker::start(&server.url(), &gateway.base_url(), "3s");
-    wait_for_records(&conn, ids.len(), Duration::from_secs(60)).await;
-    second.signal("TERM");
-    let status = second.exit_within(DRAIN + EXIT_MARGIN).await;
-    assert_eq!(status.code(), Some(0), "log tail:\n{}", second.log_tail());
-    assert_exactly_one_record_each(&mut conn, &ids).await;
+    a_second_process_finishes(&server, &gateway, &mut conn, &ids, Duration::from_secs(60)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_with_work_outlasting_the_drain_timeout_sweeps_it_back_to_pending_at_its_deadline_and_exits_0()
  {
-    let Some(server) = common::redis_server() else {
+    let Some((server, mut conn, ids, slow)) = submitted(20, 2_000, 2_500).await else {
         return;
     };
-    let slow = gateway(2_000, 2_500).await;
-    let mut conn = common::connect(&server.url()).await;
-    let ids = common::go_submit_numbered(&mut conn, 20).await;
     let before = scored_pending(&mut conn).await;
 
     let drain = Duration::from_millis(500);
     let mut worker = Worker::start_draining(&server.url(), &slow.base_url(), "3s", "500ms");
-    let mut watch = conn.clone();
-    common::eventually(
+    depths_until(
+        &conn,
         "16 requests in flight",
         Duration::from_secs(10),
-        async || common::depths(&mut watch).await.owners == 16,
+        |d| d.owners == 16,
     )
     .await;
-    worker.signal("TERM");
-    let signalled = Instant::now();
-    let status = worker.exit_within(drain + EXIT_MARGIN).await;
-    assert_eq!(status.code(), Some(0), "log tail:\n{}", worker.log_tail());
-    assert!(signalled.elapsed() <= drain + EXIT_MARGIN);
+    assert!(sigterm_exits_0(&mut worker, drain).await <= drain + EXIT_MARGIN);
     assert_eq!(
         common::depths(&mut conn).await,
         Depths {
@@ -182,23 +227,15 @@ async fn sigterm_with_work_outlasting_the_drain_timeout_sweeps_it_back_to_pendin
     );
 
     let fast = gateway(1, 10).await;
-    let mut second = Worker::start(&server.url(), &fast.base_url(), "3s");
-    wait_for_records(&conn, ids.len(), Duration::from_secs(30)).await;
-    second.signal("TERM");
-    let status = second.exit_within(DRAIN + EXIT_MARGIN).await;
-    assert_eq!(status.code(), Some(0), "log tail:\n{}", second.log_tail());
-    assert_exactly_one_record_each(&mut conn, &ids).await;
+    a_second_process_finishes(&server, &fast, &mut conn, &ids, Duration::from_secs(30)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_of_one_of_two_processes_is_redelivered_by_the_survivor_and_every_request_gets_one_record()
  {
-    let Some(server) = common::redis_server() else {
+    let Some((server, mut conn, ids, gateway)) = submitted(300, 100, 300).await else {
         return;
     };
-    let gateway = gateway(100, 300).await;
-    let mut conn = common::connect(&server.url()).await;
-    let ids = common::go_submit_numbered(&mut conn, 300).await;
     let inspector =
         RedisStore::connect(RedisStoreOptions::new(server.url(), StoreConfig::default()))
             .await
@@ -227,20 +264,14 @@ async fn sigkill_of_one_of_two_processes_is_redelivered_by_the_survivor_and_ever
         metric_sum(&page, "async_claims_expired_total") >= 1.0,
         "the survivor reclaimed the killed process's expired claims:\n{page}"
     );
-    survivor.signal("TERM");
-    let status = survivor.exit_within(DRAIN + EXIT_MARGIN).await;
-    assert_eq!(status.code(), Some(0), "log tail:\n{}", survivor.log_tail());
-    assert_exactly_one_record_each(&mut conn, &ids).await;
+    sigterm_then_one_record_each(&mut survivor, &mut conn, &ids).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_run_the_metrics_endpoint_shows_the_spec_metric_names() {
-    let Some(server) = common::redis_server() else {
+    let Some((server, mut conn, ids, gateway)) = submitted(50, 1, 10).await else {
         return;
     };
-    let gateway = gateway(1, 10).await;
-    let mut conn = common::connect(&server.url()).await;
-    let ids = common::go_submit_numbered(&mut conn, 50).await;
     let mut worker = Worker::start(&server.url(), &gateway.base_url(), "3s");
     wait_for_records(&conn, ids.len(), Duration::from_secs(30)).await;
     let page = worker.metrics_when_up().await;
@@ -257,10 +288,7 @@ async fn after_a_run_the_metrics_endpoint_shows_the_spec_metric_names() {
             "{name} is not on /metrics:\n{page}"
         );
     }
-    worker.signal("TERM");
-    let status = worker.exit_within(DRAIN + EXIT_MARGIN).await;
-    assert_eq!(status.code(), Some(0), "log tail:\n{}", worker.log_tail());
-    assert_exactly_one_record_each(&mut conn, &ids).await;
+    sigterm_then_one_record_each(&mut worker, &mut conn, &ids).await;
 }
 
 /// Runs the binary with `args` (no Redis needed: it must refuse first).
@@ -277,61 +305,60 @@ fn refused(args: &[&str]) -> String {
     stderr
 }
 
+/// [`refused`] with a lease flag of `ttl` and otherwise valid flags.
+fn refused_lease(ttl: &str) -> String {
+    refused(&[
+        "--redis-url",
+        NO_REDIS,
+        "--igw-base-url",
+        NO_GATEWAY,
+        "--claim-lease-ttl",
+        ttl,
+    ])
+}
+
+/// [`refused`] with `config` as the transport config.
+fn refused_config(config: serde_json::Value) -> String {
+    refused(&["--transport-config", &config.to_string()])
+}
+
 const NO_REDIS: &str = "redis://127.0.0.1:1";
 const NO_GATEWAY: &str = "http://127.0.0.1:1";
 
 #[test]
 fn a_negative_lease_flag_exits_2_with_one_line_naming_the_flag() {
-    let stderr = refused(&[
-        "--redis-url",
-        NO_REDIS,
-        "--igw-base-url",
-        NO_GATEWAY,
-        "--claim-lease-ttl",
-        "-5s",
-    ]);
+    let stderr = refused_lease("-5s");
     assert!(stderr.contains("--claim-lease-ttl"), "{stderr}");
 }
 
 #[test]
 fn an_unknown_transport_config_field_exits_2_with_one_line_naming_the_field() {
-    let config = serde_json::json!({
+    let stderr = refused_config(serde_json::json!({
         "url": NO_REDIS,
         "queues": [{"queue_name": "q", "igw_base_url": NO_GATEWAY, "bogus_knob": 1}],
-    })
-    .to_string();
-    let stderr = refused(&["--transport-config", &config]);
+    }));
     assert!(stderr.contains("bogus_knob"), "{stderr}");
 }
 
 #[test]
 fn a_queue_without_igw_base_url_exits_2_with_one_line_naming_the_field() {
-    let config = serde_json::json!({"url": NO_REDIS, "queues": [{"queue_name": "q"}]}).to_string();
-    let stderr = refused(&["--transport-config", &config]);
+    let stderr =
+        refused_config(serde_json::json!({"url": NO_REDIS, "queues": [{"queue_name": "q"}]}));
     assert!(stderr.contains("igw_base_url"), "{stderr}");
 }
 
 #[test]
 fn a_result_list_named_like_the_queue_exits_2_with_one_line_naming_both() {
-    let config = serde_json::json!({
+    let stderr = refused_config(serde_json::json!({
         "url": NO_REDIS,
         "result_queue_name": "q",
         "queues": [{"queue_name": "q", "igw_base_url": NO_GATEWAY}],
-    })
-    .to_string();
-    let stderr = refused(&["--transport-config", &config]);
+    }));
     assert!(stderr.contains("result list \"q\""), "{stderr}");
 }
 
 #[test]
 fn a_lease_under_three_seconds_exits_2_with_one_line_naming_the_flag() {
-    let stderr = refused(&[
-        "--redis-url",
-        NO_REDIS,
-        "--igw-base-url",
-        NO_GATEWAY,
-        "--claim-lease-ttl",
-        "2s",
-    ]);
+    let stderr = refused_lease("2s");
     assert!(stderr.contains("--claim-lease-ttl"), "{stderr}");
 }

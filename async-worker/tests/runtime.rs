@@ -1,13 +1,20 @@
 //! The runtime on the memory store under tokio's paused time: every exit path ends in the right single outcome.
 
+#[path = "common/faulty.rs"]
+mod faulty;
+#[path = "common/memory_rig.rs"]
+mod rig;
+
 use async_trait::async_trait;
 use async_worker::{
     Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
+use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::wire::{Envelope, ErrorCode};
 use claim_core::{ClaimInspect, ClaimStore, Generation, Millis};
 use claim_memory::MemoryStore;
+use rig::start;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -27,13 +34,6 @@ impl Handler for Scripted {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
         let call = self.calls.fetch_add(1, Ordering::SeqCst);
         let id = request.generation.id.as_str();
-        if id.starts_with("hang") {
-            cancel.cancelled().await;
-            return HandlerOutcome::error(ErrorCode::InferenceError, "stopped");
-        }
-        if id.starts_with("slow") {
-            tokio::time::sleep(Duration::from_secs(20)).await;
-        }
         if id.starts_with("flaky") && request.parsed.retry_count == 0 {
             return HandlerOutcome::Retry {
                 after: Duration::from_secs(5),
@@ -47,10 +47,8 @@ impl Handler for Scripted {
                 status: Some(400),
             };
         }
-        HandlerOutcome::Success {
-            status: 200,
-            body: format!("answer to {id}"),
-        }
+        // `hang-*`, `slow-*` and everything else as the isolation rig answers them.
+        rig::Answering.handle(request, cancel).await
     }
 }
 
@@ -135,15 +133,31 @@ async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
-fn start(
-    rt: Runtime,
-) -> (
-    CancellationToken,
-    tokio::task::JoinHandle<async_worker::RunReport>,
-) {
-    let token = CancellationToken::new();
-    let handle = tokio::spawn(rt.run(token.clone()));
-    (token, handle)
+/// Waits (see [`until`]) until the queue holds `n` claims.
+async fn claimed_until(s: &Setup, what: &str, n: usize) {
+    until(what, async || s.store.depths(Q).await.unwrap().claimed == n).await;
+}
+
+/// A setup with request `id` submitted (deadline an hour out) and a
+/// store over it that fails as `seed` and `rates` say.
+async fn submitted_over_unreliable(
+    id: &str,
+    seed: u64,
+    rates: FaultRates,
+) -> (Setup, UnreliableStore<MemoryStore>) {
+    let s = setup();
+    submit(&s.store, id, 3600).await;
+    let flaky = UnreliableStore::new(s.store.clone(), seed, rates);
+    (s, flaky)
+}
+
+/// Asks the runtime to stop and waits for its report.
+async fn finish(
+    stop: CancellationToken,
+    handle: tokio::task::JoinHandle<async_worker::RunReport>,
+) -> async_worker::RunReport {
+    stop.cancel();
+    handle.await.unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -155,8 +169,7 @@ async fn every_request_gets_exactly_one_record_of_the_right_kind() {
     submit(&s.store, "late-1", -10).await;
     let (stop, handle) = start(runtime(&s, |_| {}));
     until("five records", async || records(&s.store).await.len() == 5).await;
-    stop.cancel();
-    let report = handle.await.unwrap();
+    let report = finish(stop, handle).await;
     let recs = records(&s.store).await;
     let by_id = |id: &str| recs.iter().find(|r| r["id"] == id).cloned().unwrap();
     assert_eq!(by_id("ok-1")["status_code"], 200);
@@ -202,8 +215,7 @@ async fn unparsable_members_go_to_the_dead_set_and_invalid_ones_get_a_record() {
         records(&s.store).await.len() == 1
     })
     .await;
-    stop.cancel();
-    handle.await.unwrap();
+    finish(stop, handle).await;
     assert_eq!(records(&s.store).await[0]["error_code"], "INVALID_REQUEST");
     let dead = s.store.dead_entries(Q).await.unwrap();
     assert_eq!(dead.len(), 1);
@@ -219,18 +231,14 @@ async fn a_request_cancelled_mid_flight_is_stopped_and_answered_cancelled() {
     let s = setup();
     submit(&s.store, "hang-1", 3600).await;
     let (stop, handle) = start(runtime(&s, |_| {}));
-    until("the claim", async || {
-        s.store.depths(Q).await.unwrap().claimed == 1
-    })
-    .await;
+    claimed_until(&s, "the claim", 1).await;
     assert!(s.store.cancel("hang-1").await.unwrap());
     until("the cancelled record", async || {
         records(&s.store).await.len() == 1
     })
     .await;
     assert_eq!(records(&s.store).await[0]["error_code"], "CANCELLED");
-    stop.cancel();
-    handle.await.unwrap();
+    finish(stop, handle).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -239,12 +247,8 @@ async fn shutdown_sweeps_work_still_running_after_the_drain_back_to_pending() {
     submit(&s.store, "hang-1", 3600).await;
     submit(&s.store, "hang-2", 3600).await;
     let (stop, handle) = start(runtime(&s, |c| c.drain_timeout = Duration::from_secs(2)));
-    until("two claims", async || {
-        s.store.depths(Q).await.unwrap().claimed == 2
-    })
-    .await;
-    stop.cancel();
-    let report = handle.await.unwrap();
+    claimed_until(&s, "two claims", 2).await;
+    let report = finish(stop, handle).await;
     assert_eq!(report.swept, 2);
     let d = s.store.depths(Q).await.unwrap();
     assert_eq!(
@@ -260,12 +264,8 @@ async fn shutdown_waits_for_slow_work_within_the_drain_timeout() {
     let s = setup();
     submit(&s.store, "slow-1", 3600).await;
     let (stop, handle) = start(runtime(&s, |c| c.drain_timeout = Duration::from_secs(60)));
-    until("the claim", async || {
-        s.store.depths(Q).await.unwrap().claimed == 1
-    })
-    .await;
-    stop.cancel();
-    let report = handle.await.unwrap();
+    claimed_until(&s, "the claim", 1).await;
+    let report = finish(stop, handle).await;
     assert_eq!((report.swept, report.records_pushed), (0, 1));
     assert_eq!(records(&s.store).await[0]["payload"], "answer to slow-1");
 }
@@ -277,10 +277,7 @@ async fn a_crashed_runtimes_claims_are_redelivered_by_a_survivor_after_the_lease
         submit(&s.store, &format!("hang-{i}"), 3600).await;
     }
     let (_crash_stop, crashed) = start(runtime(&s, |_| {}));
-    until("five claims", async || {
-        s.store.depths(Q).await.unwrap().claimed == 5
-    })
-    .await;
+    claimed_until(&s, "five claims", 5).await;
     crashed.abort(); // a hard kill: no sweep, no acks, no heartbeats
     let _ = crashed.await;
     let (stop, handle) = start(runtime(&s, |_| {}));
@@ -294,8 +291,7 @@ async fn a_crashed_runtimes_claims_are_redelivered_by_a_survivor_after_the_lease
                 .all(|c| c.redeliveries == 1)
     })
     .await;
-    stop.cancel();
-    let report = handle.await.unwrap();
+    let report = finish(stop, handle).await;
     assert_eq!(report.redelivered, 5);
     assert_eq!(
         report.swept, 5,
@@ -305,22 +301,15 @@ async fn a_crashed_runtimes_claims_are_redelivered_by_a_survivor_after_the_lease
 
 #[tokio::test(start_paused = true)]
 async fn work_whose_lease_ran_out_while_the_store_was_unreachable_is_stopped() {
-    use claim_core::conformance::unreliable::{FaultRates, Op, UnreliableStore};
-    let s = setup();
-    submit(&s.store, "hang-1", 3600).await;
     // Every renewal fails: the runtime cannot confirm its lease.
-    let flaky = UnreliableStore::new(s.store.clone(), 7, FaultRates::new(1.0, 0.0));
+    let (s, flaky) = submitted_over_unreliable("hang-1", 7, FaultRates::new(1.0, 0.0)).await;
     flaky.set_only(Some(vec![Op::Renew]));
     let (stop, handle) = start(runtime_over(Arc::new(flaky), &s, |c| {
         c.reclaim_interval = Duration::from_secs(600);
     }));
-    until("the claim", async || {
-        s.store.depths(Q).await.unwrap().claimed == 1
-    })
-    .await;
+    claimed_until(&s, "the claim", 1).await;
     tokio::time::sleep(Duration::from_secs(45)).await;
-    stop.cancel();
-    let report = handle.await.unwrap();
+    let report = finish(stop, handle).await;
     assert_eq!(report.lease_lost, 1, "the lapsed work was stopped");
     assert_eq!(
         report.swept, 0,
@@ -334,10 +323,7 @@ async fn work_whose_lease_ran_out_while_the_store_was_unreachable_is_stopped() {
 
 #[tokio::test(start_paused = true)]
 async fn a_claim_whose_outcome_is_unknown_is_released_and_run_at_once() {
-    use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
-    let s = setup();
-    submit(&s.store, "ok-1", 3600).await;
-    let flaky = UnreliableStore::new(s.store.clone(), 11, FaultRates::new(0.0, 0.0));
+    let (s, flaky) = submitted_over_unreliable("ok-1", 11, FaultRates::new(0.0, 0.0)).await;
     // The claim lands in the store, but the runtime sees an error.
     flaky.fail_next(Op::Claim, Fault::Indeterminate);
     let (stop, handle) = start(runtime_over(Arc::new(flaky), &s, |_| {}));
@@ -347,8 +333,7 @@ async fn a_claim_whose_outcome_is_unknown_is_released_and_run_at_once() {
         started.elapsed() < Duration::from_secs(5),
         "released and retried at once, not after the 30 s lease"
     );
-    stop.cancel();
-    let report = handle.await.unwrap();
+    let report = finish(stop, handle).await;
     assert_eq!(records(&s.store).await[0]["payload"], "answer to ok-1");
     assert_eq!(
         (report.released, report.redelivered),

@@ -19,8 +19,10 @@ pub const MAX_CONCURRENCY: usize = 10_000;
 
 /// Checks the bounds above; the error names the field and the fix.
 pub fn check_bounds(store: &StoreConfig, runtime: &RuntimeConfig) -> Result<(), SettingsError> {
-    if store.lease_ttl_ms < MIN_LEASE_MS {
-        return Err(SettingsError::invalid(
+    // (out of bounds, field, detail, fix), in the order they are reported.
+    let checks = [
+        (
+            store.lease_ttl_ms < MIN_LEASE_MS,
             "claim lease TTL (--claim-lease-ttl / claim_lease_ttl_seconds)",
             format!(
                 "{} ms is below the minimum of {} s (heartbeats renew every ttl/3, at least 1 s apart)",
@@ -28,39 +30,39 @@ pub fn check_bounds(store: &StoreConfig, runtime: &RuntimeConfig) -> Result<(), 
                 MIN_LEASE_MS / 1000
             ),
             format!("set it to {}s or more", MIN_LEASE_MS / 1000),
-        ));
-    }
-    if store.result_dedup_ttl_ms > MAX_DEDUP_TTL_MS {
-        return Err(SettingsError::invalid(
+        ),
+        (
+            store.result_dedup_ttl_ms > MAX_DEDUP_TTL_MS,
             "result dedup TTL (--result-dedup-ttl / result_dedup_ttl_seconds)",
             format!(
                 "{} s is above the maximum of 30 days",
                 store.result_dedup_ttl_ms / 1000
             ),
             format!("set it to 30 days ({} s) or less", MAX_DEDUP_TTL_MS / 1000),
-        ));
-    }
-    if runtime.batch_size > MAX_BATCH {
-        return Err(SettingsError::invalid(
+        ),
+        (
+            runtime.batch_size > MAX_BATCH,
             "batch_size",
             format!(
                 "{} is above the {MAX_BATCH} members one claim call handles",
                 runtime.batch_size
             ),
             format!("set batch_size to {MAX_BATCH} or less"),
-        ));
-    }
-    if runtime.concurrency > MAX_CONCURRENCY {
-        return Err(SettingsError::invalid(
+        ),
+        (
+            runtime.concurrency > MAX_CONCURRENCY,
             "--concurrency",
             format!(
                 "{} is above the maximum of {MAX_CONCURRENCY}",
                 runtime.concurrency
             ),
             format!("set it to {MAX_CONCURRENCY} or less, and run more replicas instead"),
-        ));
+        ),
+    ];
+    match checks.into_iter().find(|check| check.0) {
+        Some((_, field, detail, fix)) => Err(SettingsError::invalid(field, detail, fix)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks that queue names, the retry set and every result list the

@@ -108,24 +108,14 @@ impl FaultyStore {
     }
 }
 
-/// Operations that wait while the store "hangs"; producer calls and most
+/// Whether `op` waits while the store "hangs": everything the runtime calls
+/// does (`depths` too, for readiness); producer calls and the rest of
 /// inspection go straight through, as the tests script them around a hang.
-const HANGING: [Op; 14] = [
-    Op::Now,
-    Op::Ping,
-    Op::Peek,
-    Op::Claim,
-    Op::Renew,
-    Op::Cancelled,
-    Op::Ack,
-    Op::Release,
-    Op::Sweep,
-    Op::ParkRetry,
-    Op::PromoteDue,
-    Op::ReclaimExpired,
-    Op::DeadLetter,
-    Op::Depths,
-];
+fn hangs(op: Op) -> bool {
+    let producer = matches!(op, Op::Submit | Op::Cancel);
+    let inspection = op.inspects() && op != Op::Depths;
+    !(producer || inspection || op == Op::CheckDurability)
+}
 
 #[async_trait]
 impl StoreLayer for FaultyStore {
@@ -137,7 +127,7 @@ impl StoreLayer for FaultyStore {
 
     fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
         Box::pin(async move {
-            if HANGING.contains(&op) {
+            if hangs(op) {
                 self.gate().await;
             }
             call().await

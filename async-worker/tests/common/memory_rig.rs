@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use super::faulty::FaultyStore;
+use async_worker::runtime::Health;
 use claim_core::ClaimInspect;
 
 use async_trait::async_trait;
@@ -119,6 +120,58 @@ pub async fn answered(s: &Setup, list: &str) -> Vec<String> {
         .collect();
     ids.sort();
     ids
+}
+
+/// Submits `ids(prefix, n)` to `queue`, their records aimed at [`RESULTS`].
+pub async fn submit_numbered(s: &Setup, queue: &str, prefix: &str, n: usize) {
+    for id in ids(prefix, n) {
+        submit(s, queue, &id, RESULTS).await;
+    }
+}
+
+/// Submits request `bad_id` (its record aimed at `bad_list`) and then `n`
+/// ordinary requests `ok-*` to queue [`A`], and starts a runtime on it.
+pub async fn start_with_one_bad(
+    s: &Setup,
+    bad_id: &str,
+    bad_list: &str,
+    n: usize,
+) -> (CancellationToken, JoinHandle<RunReport>) {
+    submit(s, A, bad_id, bad_list).await;
+    submit_numbered(s, A, "ok", n).await;
+    start(runtime(s, &[A]))
+}
+
+/// Waits (paused time, within `bound`) until [`RESULTS`] holds `n` records.
+pub async fn records_within(s: &Setup, bound: Duration, what: &str, n: usize) {
+    within(bound, what, async || answered(s, RESULTS).await.len() == n).await;
+}
+
+/// Asserts `queue` holds `pending` members and no claim.
+pub async fn assert_pending_and_unclaimed(s: &Setup, queue: &str, pending: usize) {
+    let depths = s.memory.depths(queue).await.unwrap();
+    assert_eq!(
+        (depths.pending, depths.claimed),
+        (pending, 0),
+        "nothing else left: {depths:?}"
+    );
+}
+
+/// Waits (paused time, within `bound`) until readiness is `ready`.
+pub async fn readiness_within(health: &Health, bound: Duration, ready: bool) {
+    let what = if ready { "readiness" } else { "not ready" };
+    within(bound, what, async || health.is_ready() == ready).await;
+}
+
+/// A runtime over the faulty store draining `queues`, started, with its health.
+pub fn start_watched(
+    s: &Setup,
+    queues: &[&str],
+) -> (Health, CancellationToken, JoinHandle<RunReport>) {
+    let rt = runtime(s, queues);
+    let health = rt.health();
+    let (token, handle) = start(rt);
+    (health, token, handle)
 }
 
 pub fn ids(prefix: &str, n: usize) -> Vec<String> {

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use claim_core::ClaimStore;
 use claim_core::store::StoreConfig;
-use claim_core::wire::ResultRecord;
+use claim_core::wire::{ErrorCode, ResultRecord};
 use claim_redis::testing::RedisServer;
 use claim_redis::{RedisStore, RedisStoreOptions, TimeSource};
 use redis::AsyncCommands;
@@ -200,6 +200,20 @@ impl Rig {
             .unwrap_or_else(|| panic!("no record within {RECORD_WAIT:?}"))
     }
 
+    /// Submits `id` (see [`Rig::submit`]), runs a runtime until its record
+    /// arrives and stops it; the record and the run's report.
+    pub async fn one_record(
+        &mut self,
+        id: &str,
+        prompt: &str,
+        deadline_in: i64,
+    ) -> (ResultRecord, RunReport) {
+        self.submit(id, prompt, deadline_in).await;
+        let run = self.run();
+        let record = self.record().await;
+        (record, run.stop().await)
+    }
+
     pub async fn depths(&mut self) -> Depths {
         super::depths(&mut self.conn).await
     }
@@ -227,6 +241,15 @@ impl Rig {
             .unwrap();
         (active, cancel)
     }
+}
+
+/// Asserts `record` is request `id`'s error record with `code` and no HTTP status.
+pub fn assert_error_without_status(record: &ResultRecord, id: &str, code: ErrorCode) {
+    assert_eq!(
+        (record.id.as_str(), record.error_code, record.status_code),
+        (id, Some(code), None),
+        "{record:?}"
+    );
 }
 
 /// A runtime running in a task.

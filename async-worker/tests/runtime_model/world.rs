@@ -261,21 +261,8 @@ impl<S: ClaimStore + Clone> World<S> {
                      "payload": {"model": "m", "prompt": format!("prompt {n}")}},
         });
         self.handler.script(&generation.id, script);
-        let submission = Submission {
-            member: Member::from(value.to_string().into_bytes()),
-            generation: generation.clone(),
-            deadline,
-        };
-        self.base
-            .submit(Q, &submission)
-            .await
-            .expect("producer submit");
-        self.requests.push(Submitted {
-            generation,
-            deadline: Millis(deadline.max(0) as u64 * 1000),
-            kind: Kind::Valid,
-            member: submission.member,
-        });
+        self.submit_member(generation, value.to_string(), deadline, Kind::Valid)
+            .await;
     }
 
     /// A member with an invalid deadline, or one that is not a request.
@@ -293,6 +280,23 @@ impl<S: ClaimStore + Clone> World<S> {
             .to_string()
         };
         let deadline = (self.now().0 / 1000) as i64 + 60;
+        let kind = if garbage {
+            Kind::Garbage
+        } else {
+            Kind::Invalid
+        };
+        self.submit_member(generation, text, deadline, kind).await;
+    }
+
+    /// Submits `text` as the member of `generation` (deadline in Unix
+    /// seconds) the way a producer does, and remembers it as `kind`.
+    async fn submit_member(
+        &mut self,
+        generation: Generation,
+        text: String,
+        deadline: i64,
+        kind: Kind,
+    ) {
         let submission = Submission {
             member: Member::from(text.into_bytes()),
             generation: generation.clone(),
@@ -304,12 +308,8 @@ impl<S: ClaimStore + Clone> World<S> {
             .expect("producer submit");
         self.requests.push(Submitted {
             generation,
-            deadline: Millis(deadline as u64 * 1000),
-            kind: if garbage {
-                Kind::Garbage
-            } else {
-                Kind::Invalid
-            },
+            deadline: Millis(deadline.max(0) as u64 * 1000),
+            kind,
             member: submission.member,
         });
     }

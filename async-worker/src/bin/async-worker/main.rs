@@ -221,19 +221,20 @@ async fn watch_signals(shutdown: CancellationToken) {
             return;
         }
     };
-    let first = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
+    // The name of whichever of the two signals arrives next.
+    let mut next_signal = async || {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        }
     };
+    let first = next_signal().await;
     tracing::info!(
         signal = first,
         "shutting down: no new claims, draining in-flight work (a second signal exits at once)"
     );
     shutdown.cancel();
-    let second = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    };
+    let second = next_signal().await;
     tracing::warn!(
         signal = second,
         "exiting at once: claims still held return to pending when their leases expire"

@@ -16,46 +16,42 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// Counters scraped from one or more processes' `/metrics`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Counters {
-    pub duplicates_suppressed: f64,
-    /// Pending copies of answered or claimed generations dropped at claim time.
-    pub pending_duplicates_dropped: f64,
-    /// Own acks resent after an uncertain attempt that had landed.
-    pub retried_acks_landed: f64,
-    pub claims_expired: f64,
-    pub dead_lettered: f64,
-    pub lease_lost: f64,
-    pub retries: f64,
-    /// Requests claimed for dispatch.
-    pub requests: f64,
+/// Declares [`Counters`] with each field listed once next to the metric it
+/// is scraped from; reading a page and summing follow from the list.
+macro_rules! counters {
+    ($($(#[$doc:meta])* $field:ident <- $metric:path,)*) => {
+        /// Counters scraped from one or more processes' `/metrics`.
+        #[derive(Debug, Clone, Copy, Default, PartialEq)]
+        pub struct Counters {
+            $($(#[$doc])* pub $field: f64,)*
+        }
+
+        impl Counters {
+            fn from_page(page: &str) -> Counters {
+                Counters {
+                    $($field: metric_sum(page, $metric),)*
+                }
+            }
+
+            fn add(&mut self, o: &Counters) {
+                $(self.$field += o.$field;)*
+            }
+        }
+    };
 }
 
-impl Counters {
-    fn from_page(page: &str) -> Counters {
-        Counters {
-            duplicates_suppressed: metric_sum(page, m::DUPLICATES_SUPPRESSED),
-            pending_duplicates_dropped: metric_sum(page, m::PENDING_DUPLICATES_DROPPED),
-            retried_acks_landed: metric_sum(page, m::RETRIED_ACKS_LANDED),
-            claims_expired: metric_sum(page, m::CLAIMS_EXPIRED),
-            dead_lettered: metric_sum(page, m::DEAD_LETTERED),
-            lease_lost: metric_sum(page, m::LEASE_LOST),
-            retries: metric_sum(page, m::RETRIES),
-            requests: metric_sum(page, m::REQUESTS),
-        }
-    }
-
-    fn add(&mut self, o: &Counters) {
-        self.duplicates_suppressed += o.duplicates_suppressed;
-        self.pending_duplicates_dropped += o.pending_duplicates_dropped;
-        self.retried_acks_landed += o.retried_acks_landed;
-        self.claims_expired += o.claims_expired;
-        self.dead_lettered += o.dead_lettered;
-        self.lease_lost += o.lease_lost;
-        self.retries += o.retries;
-        self.requests += o.requests;
-    }
+counters! {
+    duplicates_suppressed <- m::DUPLICATES_SUPPRESSED,
+    /// Pending copies of answered or claimed generations dropped at claim time.
+    pending_duplicates_dropped <- m::PENDING_DUPLICATES_DROPPED,
+    /// Own acks resent after an uncertain attempt that had landed.
+    retried_acks_landed <- m::RETRIED_ACKS_LANDED,
+    claims_expired <- m::CLAIMS_EXPIRED,
+    dead_lettered <- m::DEAD_LETTERED,
+    lease_lost <- m::LEASE_LOST,
+    retries <- m::RETRIES,
+    /// Requests claimed for dispatch.
+    requests <- m::REQUESTS,
 }
 
 /// One process of a slot.
