@@ -13,7 +13,7 @@ mod common;
 use async_worker::OpenGate;
 use claim_core::ClaimInspect;
 use claim_core::wire::{ErrorCode, ResultRecord};
-use common::rig::{ClosedGate, Rig, answer, assert_error_without_status};
+use common::rig::{ClosedGate, Rig, assert_answered, assert_error_without_status};
 use common::{Depths, QUEUE};
 use redis::AsyncCommands;
 use std::sync::Arc;
@@ -22,45 +22,31 @@ use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn a_gateway_success_becomes_one_record_with_status_200_and_the_body_as_payload() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
-    let (record, report) = rig.one_record("req-ok", "ok:1", 60).await;
-    assert_eq!(record, ResultRecord::success("req-ok", 200, answer("ok:1")));
+    let (mut rig, record, report) = or_skip!(Rig::one_record("req-ok", "ok:1", 60).await);
+    assert_answered(&record, "req-ok", "ok:1");
     assert_eq!(rig.gateway.calls.count(), 1);
-    assert_eq!((report.records_pushed, report.retries), (1, 0));
-    assert_eq!(
-        rig.producer_keys("req-ok").await,
-        (false, false),
-        "the producer's keys of an answered generation are deleted"
-    );
-    rig.assert_settled().await;
+    rig.assert_one_record_and_keys_deleted(
+        &report,
+        "req-ok",
+        "the producer's keys of an answered generation are deleted",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_gateway_4xx_becomes_one_inference_error_record_with_the_status_and_body() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
-    let (record, report) = rig.one_record("req-4xx", "reject:1", 60).await;
+    let (mut rig, record, report) = or_skip!(Rig::one_record("req-4xx", "reject:1", 60).await);
     let mut expected = ResultRecord::error("req-4xx", ErrorCode::InferenceError, "prompt rejected");
     expected.status_code = Some(400);
     assert_eq!(record, expected);
     assert_eq!(rig.gateway.calls.count(), 1, "a 4xx is not retried");
-    assert_eq!(report.retries, 0);
-    rig.assert_settled().await;
+    rig.assert_settled_after_retries(&report, 0).await;
 }
 
 #[tokio::test]
 async fn a_429_with_retry_after_is_retried_no_sooner_than_asked_and_ends_in_one_success_record() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
-    let (record, report) = rig.one_record("req-429", "throttle:1", 60).await;
-    assert_eq!(
-        record,
-        ResultRecord::success("req-429", 200, answer("throttle:1"))
-    );
+    let (mut rig, record, report) = or_skip!(Rig::one_record("req-429", "throttle:1", 60).await);
+    assert_answered(&record, "req-429", "throttle:1");
     let times = rig.gateway.calls.times();
     assert_eq!(times.len(), 2, "one 429, then the success");
     let pause = times[1] - times[0];
@@ -68,20 +54,13 @@ async fn a_429_with_retry_after_is_retried_no_sooner_than_asked_and_ends_in_one_
         pause >= Duration::from_millis(950),
         "Retry-After: 1 is honoured over the 50 ms backoff, but the retry came after {pause:?}"
     );
-    assert_eq!(report.retries, 1);
-    rig.assert_settled().await;
+    rig.assert_settled_after_retries(&report, 1).await;
 }
 
 #[tokio::test]
 async fn a_500_is_retried_and_the_later_success_is_the_only_record() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
-    let (record, report) = rig.one_record("req-500", "flaky:1", 60).await;
-    assert_eq!(
-        record,
-        ResultRecord::success("req-500", 200, answer("flaky:1"))
-    );
+    let (mut rig, record, report) = or_skip!(Rig::one_record("req-500", "flaky:1", 60).await);
+    assert_answered(&record, "req-500", "flaky:1");
     assert_eq!(rig.gateway.calls.count(), 2, "one 500, then the success");
     assert_eq!((report.retries, report.records_pushed), (1, 1));
     rig.assert_settled().await;
@@ -90,9 +69,7 @@ async fn a_500_is_retried_and_the_later_success_is_the_only_record() {
 #[tokio::test]
 async fn a_gateway_hanging_past_the_deadline_ends_in_one_deadline_exceeded_record_at_the_deadline()
 {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
+    let mut rig = or_skip!(Rig::start().await);
     let submitted = Instant::now();
     rig.submit("req-hang", "hang:1", 3).await;
     let run = rig.run();
@@ -105,16 +82,13 @@ async fn a_gateway_hanging_past_the_deadline_ends_in_one_deadline_exceeded_recor
         "the 3 s deadline, not the 30 s request timeout, ends the call; took {waited:?}"
     );
     assert_eq!(rig.gateway.calls.count(), 1);
-    assert_eq!(report.retries, 0);
-    rig.assert_settled().await;
+    rig.assert_settled_after_retries(&report, 0).await;
 }
 
 #[tokio::test]
 async fn a_refused_connection_is_retried_until_the_deadline_then_recorded_once_as_deadline_exceeded()
  {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
+    let mut rig = or_skip!(Rig::start().await);
     let closed = format!("http://127.0.0.1:{}", common::free_port());
     rig.submit("req-refused", "ok:refused", 3).await;
     let run = rig.run_with(&closed, Arc::new(OpenGate));
@@ -131,9 +105,7 @@ async fn a_refused_connection_is_retried_until_the_deadline_then_recorded_once_a
 
 #[tokio::test]
 async fn a_producer_cancel_mid_flight_stops_the_call_and_records_cancelled_once() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
+    let mut rig = or_skip!(Rig::start().await);
     rig.submit("req-cancel", "hang:cancel", 60).await;
     let run = rig.run();
     let calls = rig.gateway.calls.clone();
@@ -150,22 +122,18 @@ async fn a_producer_cancel_mid_flight_stops_the_call_and_records_cancelled_once(
         1,
         "a cancelled request is not retried"
     );
-    assert_eq!((report.records_pushed, report.retries), (1, 0));
-    assert_eq!(
-        rig.producer_keys("req-cancel").await,
-        (false, false),
-        "the cancelled generation's active and cancel keys are deleted"
-    );
-    rig.assert_settled().await;
+    rig.assert_one_record_and_keys_deleted(
+        &report,
+        "req-cancel",
+        "the cancelled generation's active and cancel keys are deleted",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_request_whose_deadline_passed_in_the_queue_is_recorded_deadline_exceeded_without_calling_the_gateway()
  {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
-    let (record, report) = rig.one_record("req-late", "ok:late", -5).await;
+    let (mut rig, record, report) = or_skip!(Rig::one_record("req-late", "ok:late", -5).await);
     assert_error_without_status(&record, "req-late", ErrorCode::DeadlineExceeded);
     assert_eq!(rig.gateway.calls.count(), 0, "the gateway is never called");
     assert_eq!(report.records_pushed, 1);
@@ -174,43 +142,38 @@ async fn a_request_whose_deadline_passed_in_the_queue_is_recorded_deadline_excee
 
 #[tokio::test]
 async fn a_malformed_member_moves_to_the_dead_set_with_a_reason_and_gets_no_record() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
+    let mut rig = or_skip!(Rig::start().await);
     let garbage = "this is not JSON";
     let _: () = rig
         .conn
         .zadd(QUEUE, garbage, common::unix_now() + 60)
         .await
         .unwrap();
-    let run = rig.run();
     let store = rig.store.clone();
-    common::eventually("the dead-set entry", Duration::from_secs(10), async || {
-        !store.dead_entries(QUEUE).await.unwrap().is_empty()
-    })
-    .await;
-    let report = run.stop().await;
+    let report = rig
+        .run()
+        .stop_once("the dead-set entry", async || {
+            !store.dead_entries(QUEUE).await.unwrap().is_empty()
+        })
+        .await;
     let dead = rig.store.dead_entries(QUEUE).await.unwrap();
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].member.as_bytes(), garbage.as_bytes());
     assert!(!dead[0].reason.trim().is_empty(), "the dead entry says why");
     assert_eq!(report.dead_lettered, 1);
-    assert_eq!(rig.gateway.calls.count(), 0);
-    assert_eq!(
-        rig.depths().await,
+    rig.assert_uncalled_leaving(
         Depths {
             dead: 1,
             ..Depths::default()
         },
-        "no record, nothing pending or claimed: only the dead entry"
-    );
+        "no record, nothing pending or claimed: only the dead entry",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_closed_gate_claims_nothing_and_leaves_the_request_pending_without_a_record() {
-    let Some(mut rig) = Rig::start().await else {
-        return;
-    };
+    let mut rig = or_skip!(Rig::start().await);
     let deadline = common::unix_now() + 60;
     common::go_submit(
         &mut rig.conn,
@@ -220,22 +183,21 @@ async fn a_closed_gate_claims_nothing_and_leaves_the_request_pending_without_a_r
     )
     .await;
     let gate = Arc::new(ClosedGate::default());
-    let run = rig.run_with(&rig.gateway.base_url.clone(), gate.clone());
-    common::eventually("five refusals", Duration::from_secs(10), async || {
-        gate.asked.load(Ordering::SeqCst) >= 5
-    })
-    .await;
-    let report = run.stop().await;
+    let report = rig
+        .run_with(&rig.gateway.base_url.clone(), gate.clone())
+        .stop_once("five refusals", async || {
+            gate.asked.load(Ordering::SeqCst) >= 5
+        })
+        .await;
     assert_eq!(report.claimed, 0);
-    assert_eq!(rig.gateway.calls.count(), 0);
-    assert_eq!(
-        rig.depths().await,
+    rig.assert_uncalled_leaving(
         Depths {
             pending: 1,
             ..Depths::default()
         },
-        "the request stays pending, unclaimed, without a record"
-    );
+        "the request stays pending, unclaimed, without a record",
+    )
+    .await;
     assert_eq!(
         common::member_ids(&mut rig.conn, QUEUE).await,
         ["req-gated"]

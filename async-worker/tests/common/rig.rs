@@ -200,22 +200,36 @@ impl Rig {
             .unwrap_or_else(|| panic!("no record within {RECORD_WAIT:?}"))
     }
 
-    /// Submits `id` (see [`Rig::submit`]), runs a runtime until its record
-    /// arrives and stops it; the record and the run's report.
+    /// Starts a rig (`None`: skipped), submits `id` (see [`Rig::submit`]),
+    /// runs a runtime until its record arrives and stops it; the rig, the
+    /// record and the run's report.
     pub async fn one_record(
-        &mut self,
         id: &str,
         prompt: &str,
         deadline_in: i64,
-    ) -> (ResultRecord, RunReport) {
-        self.submit(id, prompt, deadline_in).await;
-        let run = self.run();
-        let record = self.record().await;
-        (record, run.stop().await)
+    ) -> Option<(Rig, ResultRecord, RunReport)> {
+        let mut rig = Rig::start().await?;
+        rig.submit(id, prompt, deadline_in).await;
+        let run = rig.run();
+        let record = rig.record().await;
+        let report = run.stop().await;
+        Some((rig, record, report))
     }
 
     pub async fn depths(&mut self) -> Depths {
         super::depths(&mut self.conn).await
+    }
+
+    /// Asserts the gateway was never called and Redis holds exactly `expected` (`why` says what that means).
+    pub async fn assert_uncalled_leaving(&mut self, expected: Depths, why: &str) {
+        assert_eq!(self.gateway.calls.count(), 0);
+        assert_eq!(self.depths().await, expected, "{why}");
+    }
+
+    /// Asserts the run retried `retries` times and Redis is settled (see [`Rig::assert_settled`]).
+    pub async fn assert_settled_after_retries(&mut self, report: &RunReport, retries: usize) {
+        assert_eq!(report.retries, retries);
+        self.assert_settled().await;
     }
 
     /// Nothing pending, claimed, parked or dead, and no record left after the one read.
@@ -225,6 +239,20 @@ impl Rig {
             Depths::default(),
             "Redis after the run"
         );
+    }
+
+    /// Asserts the run pushed one record without a retry, the producer's keys
+    /// of `id` (active, cancel) are deleted (`why` says which generation's),
+    /// and Redis is settled.
+    pub async fn assert_one_record_and_keys_deleted(
+        &mut self,
+        report: &RunReport,
+        id: &str,
+        why: &str,
+    ) {
+        assert_eq!((report.records_pushed, report.retries), (1, 0));
+        assert_eq!(self.producer_keys(id).await, (false, false), "{why}");
+        self.assert_settled().await;
     }
 
     /// Whether the producer's keys of `id` still exist (active, cancel).
@@ -243,6 +271,11 @@ impl Rig {
     }
 }
 
+/// Asserts `record` is request `id`'s success record: status 200 and the gateway's answer to `prompt`.
+pub fn assert_answered(record: &ResultRecord, id: &str, prompt: &str) {
+    assert_eq!(record, &ResultRecord::success(id, 200, answer(prompt)));
+}
+
 /// Asserts `record` is request `id`'s error record with `code` and no HTTP status.
 pub fn assert_error_without_status(record: &ResultRecord, id: &str, code: ErrorCode) {
     assert_eq!(
@@ -259,6 +292,12 @@ pub struct Running {
 }
 
 impl Running {
+    /// Waits (10 s at most, then fails naming `what`) until `done` holds, then [`Running::stop`]s.
+    pub async fn stop_once(self, what: &str, done: impl AsyncFnMut() -> bool) -> RunReport {
+        super::eventually(what, Duration::from_secs(10), done).await;
+        self.stop().await
+    }
+
     /// Graceful shutdown; fails when the drain does not finish in time.
     pub async fn stop(self) -> RunReport {
         self.stop.cancel();
