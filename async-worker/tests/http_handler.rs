@@ -147,11 +147,45 @@ async fn handle(h: &HttpHandler, r: &Request) -> HandlerOutcome {
     h.handle(r, CancellationToken::new()).await
 }
 
+/// `r` handled by the default handler (no objective) against a fresh
+/// stand-in gateway; the outcome and the gateway's log.
+async fn outcome_of(r: &Request) -> (HandlerOutcome, Log) {
+    let (addr, log) = gateway().await;
+    (handle(&handler(addr, None), r).await, log)
+}
+
+/// What the gateway saw of the last request (fails when it saw none).
+fn last_seen(log: &Log) -> Seen {
+    log.lock()
+        .unwrap()
+        .clone()
+        .expect("the gateway saw a request")
+}
+
+/// The delay and reason of a retry outcome; fails on any other outcome.
+fn expect_retry(outcome: HandlerOutcome) -> (Duration, String) {
+    match outcome {
+        HandlerOutcome::Retry { after, reason } => (after, reason),
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+/// The code, message and status of an error outcome; fails on any other outcome.
+fn expect_error(outcome: HandlerOutcome) -> (ErrorCode, String, Option<u16>) {
+    match outcome {
+        HandlerOutcome::Error {
+            code,
+            message,
+            status,
+        } => (code, message, status),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_2xx_answer_is_a_success_with_status_and_body() {
-    let (addr, log) = gateway().await;
     let r = request("", r#"{"prompt":"x"}"#, Duration::from_secs(3600));
-    let outcome = handle(&handler(addr, None), &r).await;
+    let (outcome, log) = outcome_of(&r).await;
     assert_eq!(
         outcome,
         HandlerOutcome::Success {
@@ -159,16 +193,12 @@ async fn a_2xx_answer_is_a_success_with_status_and_body() {
             body: r#"{"choices":[{"text":"hi"}]}"#.into()
         }
     );
-    assert_eq!(
-        log.lock().unwrap().as_ref().unwrap().path,
-        "/v1/completions"
-    );
+    assert_eq!(last_seen(&log).path, "/v1/completions");
 }
 
 #[tokio::test]
 async fn the_member_endpoint_replaces_the_queue_path() {
-    let (addr, log) = gateway().await;
-    let outcome = handle(&handler(addr, None), &simple("/v1/chat/completions")).await;
+    let (outcome, log) = outcome_of(&simple("/v1/chat/completions")).await;
     assert_eq!(
         outcome,
         HandlerOutcome::Success {
@@ -176,22 +206,15 @@ async fn the_member_endpoint_replaces_the_queue_path() {
             body: "created".into()
         }
     );
-    assert_eq!(
-        log.lock().unwrap().as_ref().unwrap().path,
-        "/v1/chat/completions"
-    );
+    assert_eq!(last_seen(&log).path, "/v1/chat/completions");
 }
 
 #[tokio::test]
 async fn payload_bytes_are_forwarded_unchanged() {
-    let (addr, log) = gateway().await;
     let payload = r#"{ "b" : 1,"a":[1, 2.50, 1e3] ,"u":"\u00e9 <&>", "n":{"z":null}}"#;
     let r = request("", payload, Duration::from_secs(3600));
-    handle(&handler(addr, None), &r).await;
-    assert_eq!(
-        log.lock().unwrap().as_ref().unwrap().body,
-        payload.as_bytes()
-    );
+    let (_, log) = outcome_of(&r).await;
+    assert_eq!(last_seen(&log).body, payload.as_bytes());
 }
 
 #[tokio::test]
@@ -204,7 +227,7 @@ async fn member_headers_and_the_objective_are_forwarded() {
         matches!(outcome, HandlerOutcome::Success { status: 200, .. }),
         "{outcome:?}"
     );
-    let seen = log.lock().unwrap().clone().unwrap();
+    let seen = last_seen(&log);
     let get = |name: &str| -> Vec<&str> {
         seen.headers
             .iter()
@@ -225,9 +248,8 @@ async fn member_headers_and_the_objective_are_forwarded() {
 
 #[tokio::test]
 async fn content_type_defaults_to_json() {
-    let (addr, log) = gateway().await;
-    handle(&handler(addr, None), &simple("")).await;
-    let seen = log.lock().unwrap().clone().unwrap();
+    let (_, log) = outcome_of(&simple("")).await;
+    let seen = last_seen(&log);
     assert!(
         seen.headers
             .contains(&("content-type".into(), "application/json".into()))
@@ -242,30 +264,20 @@ async fn content_type_defaults_to_json() {
 
 #[tokio::test]
 async fn a_header_that_is_not_valid_http_is_an_invalid_request() {
-    let (addr, _) = gateway().await;
     let r = request(
         r#","headers":{"bad name":"v"}"#,
         "{}",
         Duration::from_secs(3600),
     );
-    match handle(&handler(addr, None), &r).await {
-        HandlerOutcome::Error {
-            code,
-            message,
-            status,
-        } => {
-            assert_eq!(code, ErrorCode::InvalidRequest);
-            assert!(message.contains("bad name"), "{message}");
-            assert_eq!(status, None);
-        }
-        other => panic!("expected an error, got {other:?}"),
-    }
+    let (code, message, status) = expect_error(outcome_of(&r).await.0);
+    assert_eq!(code, ErrorCode::InvalidRequest);
+    assert!(message.contains("bad name"), "{message}");
+    assert_eq!(status, None);
 }
 
 #[tokio::test]
 async fn a_4xx_answer_is_an_inference_error_with_status_and_body() {
-    let (addr, _) = gateway().await;
-    let outcome = handle(&handler(addr, None), &simple("/bad")).await;
+    let (outcome, _) = outcome_of(&simple("/bad")).await;
     assert_eq!(
         outcome,
         HandlerOutcome::Error {
@@ -278,66 +290,46 @@ async fn a_4xx_answer_is_an_inference_error_with_status_and_body() {
 
 #[tokio::test]
 async fn a_429_with_retry_after_seconds_retries_no_sooner_than_asked() {
-    let (addr, _) = gateway().await;
-    match handle(&handler(addr, None), &simple("/busy")).await {
-        HandlerOutcome::Retry { after, reason } => {
-            assert!(after >= Duration::from_secs(30), "{after:?}");
-            assert!(after < Duration::from_millis(37_500), "{after:?}");
-            assert!(reason.contains("429"), "{reason}");
-        }
-        other => panic!("expected a retry, got {other:?}"),
-    }
+    let (after, reason) = expect_retry(outcome_of(&simple("/busy")).await.0);
+    assert!(after >= Duration::from_secs(30), "{after:?}");
+    assert!(after < Duration::from_millis(37_500), "{after:?}");
+    assert!(reason.contains("429"), "{reason}");
 }
 
 #[tokio::test]
 async fn a_429_with_an_http_date_retry_after_is_honoured() {
-    let (addr, _) = gateway().await;
-    match handle(&handler(addr, None), &simple("/busy-until")).await {
-        HandlerOutcome::Retry { after, .. } => {
-            assert!(after >= Duration::from_secs(38), "{after:?}");
-            assert!(after < Duration::from_secs(51), "{after:?}");
-        }
-        other => panic!("expected a retry, got {other:?}"),
-    }
+    let (after, _) = expect_retry(outcome_of(&simple("/busy-until")).await.0);
+    assert!(after >= Duration::from_secs(38), "{after:?}");
+    assert!(after < Duration::from_secs(51), "{after:?}");
 }
 
 #[tokio::test]
 async fn a_500_retries_with_jittered_exponential_backoff() {
-    let (addr, _) = gateway().await;
-    match handle(&handler(addr, None), &simple("/fail")).await {
-        HandlerOutcome::Retry { after, reason } => {
-            assert!(
-                after >= Duration::from_secs(2) && after < Duration::from_secs(4),
-                "{after:?}"
-            );
-            assert!(reason.contains("500"), "{reason}");
-            assert!(
-                !reason.contains("boom"),
-                "bodies stay out of reasons: {reason}"
-            );
-        }
-        other => panic!("expected a retry, got {other:?}"),
-    }
+    let (after, reason) = expect_retry(outcome_of(&simple("/fail")).await.0);
+    assert!(
+        after >= Duration::from_secs(2) && after < Duration::from_secs(4),
+        "{after:?}"
+    );
+    assert!(reason.contains("500"), "{reason}");
+    assert!(
+        !reason.contains("boom"),
+        "bodies stay out of reasons: {reason}"
+    );
 }
 
 #[tokio::test]
 async fn a_retry_never_lands_past_the_deadline() {
-    let (addr, _) = gateway().await;
     let r = request(
         r#","endpoint":"/slow-fail""#,
         "{}",
         Duration::from_millis(800),
     );
-    match handle(&handler(addr, None), &r).await {
-        HandlerOutcome::Retry { after, .. } => {
-            let left = Duration::from_millis(r.deadline.0.saturating_sub(now_ms()));
-            assert!(
-                after < Duration::from_millis(500) && after <= left + Duration::from_millis(50),
-                "{after:?} vs {left:?}"
-            );
-        }
-        other => panic!("expected a retry, got {other:?}"),
-    }
+    let (after, _) = expect_retry(outcome_of(&r).await.0);
+    let left = Duration::from_millis(r.deadline.0.saturating_sub(now_ms()));
+    assert!(
+        after < Duration::from_millis(500) && after <= left + Duration::from_millis(50),
+        "{after:?} vs {left:?}"
+    );
 }
 
 #[tokio::test]
@@ -347,13 +339,9 @@ async fn a_refused_connection_retries() {
         listener.local_addr().unwrap().port()
     };
     let h = handler(SocketAddr::from(([127, 0, 0, 1], port)), None);
-    match handle(&h, &simple("")).await {
-        HandlerOutcome::Retry { after, reason } => {
-            assert!(after >= Duration::from_secs(2), "{after:?}");
-            assert!(reason.contains("unreachable"), "{reason}");
-        }
-        other => panic!("expected a retry, got {other:?}"),
-    }
+    let (after, reason) = expect_retry(handle(&h, &simple("")).await);
+    assert!(after >= Duration::from_secs(2), "{after:?}");
+    assert!(reason.contains("unreachable"), "{reason}");
 }
 
 #[tokio::test]
@@ -382,26 +370,19 @@ async fn cancellation_aborts_a_hanging_call_promptly() {
 
 #[tokio::test]
 async fn a_hang_past_the_deadline_is_deadline_exceeded() {
-    let (addr, _) = gateway().await;
     let r = request(r#","endpoint":"/hang""#, "{}", Duration::from_millis(300));
     let started = Instant::now();
-    match handle(&handler(addr, None), &r).await {
-        HandlerOutcome::Error { code, .. } => assert_eq!(code, ErrorCode::DeadlineExceeded),
-        other => panic!("expected DEADLINE_EXCEEDED, got {other:?}"),
-    }
+    let (code, _, _) = expect_error(outcome_of(&r).await.0);
+    assert_eq!(code, ErrorCode::DeadlineExceeded);
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[tokio::test]
 async fn a_queue_without_a_target_is_an_inference_error() {
     let h = HttpHandler::new(BTreeMap::new()).unwrap();
-    match handle(&h, &simple("")).await {
-        HandlerOutcome::Error { code, message, .. } => {
-            assert_eq!(code, ErrorCode::InferenceError);
-            assert!(message.contains("\"q\""), "{message}");
-        }
-        other => panic!("expected an error, got {other:?}"),
-    }
+    let (code, message, _) = expect_error(handle(&h, &simple("")).await);
+    assert_eq!(code, ErrorCode::InferenceError);
+    assert!(message.contains("\"q\""), "{message}");
 }
 
 #[test]
@@ -460,39 +441,23 @@ fn retry_after_reads_seconds_and_http_dates() {
 #[test]
 fn urls_are_joined_as_go_joins_them() {
     let t = |base: &str, path: &str| HttpTarget::new(base, path, None).unwrap();
-    assert_eq!(
-        t("http://gw", "/v1/completions").url_for(None).as_str(),
-        "http://gw/v1/completions"
-    );
-    assert_eq!(
-        t("http://gw/base/", "v1/x").url_for(None).as_str(),
-        "http://gw/base/v1/x"
-    );
-    assert_eq!(
-        t("http://gw//base", "//v1//x").url_for(None).as_str(),
-        "http://gw/base/v1/x"
-    );
-    assert_eq!(
-        t("http://gw/a/b", "../c").url_for(None).as_str(),
-        "http://gw/a/c"
-    );
-    assert_eq!(
-        t("http://gw", "/v1/").url_for(None).as_str(),
-        "http://gw/v1/"
-    );
-    assert_eq!(
-        t("http://gw", "").url_for(None).as_str(),
-        "http://gw/v1/completions"
-    );
+    for (base, path, joined) in [
+        ("http://gw", "/v1/completions", "http://gw/v1/completions"),
+        ("http://gw/base/", "v1/x", "http://gw/base/v1/x"),
+        ("http://gw//base", "//v1//x", "http://gw/base/v1/x"),
+        ("http://gw/a/b", "../c", "http://gw/a/c"),
+        ("http://gw", "/v1/", "http://gw/v1/"),
+        ("http://gw", "", "http://gw/v1/completions"),
+    ] {
+        assert_eq!(t(base, path).url_for(None).as_str(), joined);
+    }
     let target = t("https://gw:8443/p", "/v1/completions");
-    assert_eq!(
-        target.url_for(Some("/v1/embeddings")).as_str(),
-        "https://gw:8443/p/v1/embeddings"
-    );
-    assert_eq!(
-        target.url_for(Some("")).as_str(),
-        "https://gw:8443/p/v1/completions"
-    );
+    for (endpoint, joined) in [
+        ("/v1/embeddings", "https://gw:8443/p/v1/embeddings"),
+        ("", "https://gw:8443/p/v1/completions"),
+    ] {
+        assert_eq!(target.url_for(Some(endpoint)).as_str(), joined);
+    }
     assert_eq!(
         target.url_for(Some("http://evil/x")).host_str(),
         Some("gw"),
