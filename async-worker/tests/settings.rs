@@ -34,6 +34,20 @@ fn ok(args: &[&str]) -> ProcessorSettings {
     resolve(&all).expect("settings resolve")
 }
 
+/// [`ok`] of a command line written out (its words split at whitespace).
+fn ok_line(line: &str) -> ProcessorSettings {
+    ok(&line.split_whitespace().collect::<Vec<_>>())
+}
+
+/// The claim lease (ms), the reclaim interval and the result dedup TTL (ms).
+fn claim_durations(s: &ProcessorSettings) -> (u64, Duration, u64) {
+    (
+        s.store.lease_ttl_ms,
+        s.runtime.reclaim_interval,
+        s.store.result_dedup_ttl_ms,
+    )
+}
+
 /// The one-line error message for `args` (with a Redis URL and gateway given).
 fn refused(args: &[&str]) -> String {
     let mut all = vec!["--redis-url", REDIS, "--igw-base-url", GATEWAY];
@@ -43,6 +57,21 @@ fn refused(args: &[&str]) -> String {
     let message = error.to_string();
     assert!(!message.contains('\n'), "not one line: {message}");
     message
+}
+
+/// Asserts `text` contains every one of `parts`.
+fn assert_says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "lacks {part:?}: {text}");
+    }
+}
+
+/// Asserts `text` starts with `opening`.
+fn assert_opens(text: &str, opening: &str) {
+    assert!(
+        text.starts_with(opening),
+        "does not open with {opening:?}: {text}"
+    );
 }
 
 fn config(json: &str) -> ProcessorSettings {
@@ -98,25 +127,14 @@ fn port_zero_turns_an_endpoint_off() {
 
 #[test]
 fn flags_set_the_claim_settings_when_no_config_supplies_them() {
-    let s = ok(&[
-        "--claim-lease-ttl",
-        "1m",
-        "--claim-reclaim-interval",
-        "2s",
-        "--result-dedup-ttl",
-        "2h",
-        "--max-deliveries",
-        "0",
-        "--concurrency",
-        "8",
-        "--request-timeout",
-        "90",
-        "--drain-timeout",
-        "1m30s",
-    ]);
-    assert_eq!(s.store.lease_ttl_ms, 60_000);
-    assert_eq!(s.runtime.reclaim_interval, Duration::from_secs(2));
-    assert_eq!(s.store.result_dedup_ttl_ms, 7_200_000);
+    let s = ok_line(
+        "--claim-lease-ttl 1m --claim-reclaim-interval 2s --result-dedup-ttl 2h \
+         --max-deliveries 0 --concurrency 8 --request-timeout 90 --drain-timeout 1m30s",
+    );
+    assert_eq!(
+        claim_durations(&s),
+        (60_000, Duration::from_secs(2), 7_200_000)
+    );
     assert_eq!(s.store.max_deliveries, 0);
     assert_eq!(s.runtime.concurrency, 8);
     assert_eq!(s.runtime.request_timeout, Duration::from_secs(90));
@@ -125,17 +143,11 @@ fn flags_set_the_claim_settings_when_no_config_supplies_them() {
 
 #[test]
 fn a_bare_number_is_read_in_the_flags_unit() {
-    let s = ok(&[
-        "--claim-lease-ttl",
-        "45",
-        "--claim-reclaim-interval",
-        "250",
-        "--result-dedup-ttl",
-        "3600",
-    ]);
-    assert_eq!(s.store.lease_ttl_ms, 45_000);
-    assert_eq!(s.runtime.reclaim_interval, Duration::from_millis(250));
-    assert_eq!(s.store.result_dedup_ttl_ms, 3_600_000);
+    let s = ok_line("--claim-lease-ttl 45 --claim-reclaim-interval 250 --result-dedup-ttl 3600");
+    assert_eq!(
+        claim_durations(&s),
+        (45_000, Duration::from_millis(250), 3_600_000)
+    );
 }
 
 #[test]
@@ -153,18 +165,21 @@ fn transport_config_values_win_over_flags_and_the_ignored_flags_are_noted() {
             "result_dedup_ttl_seconds":7200,"max_deliveries":4}"#,
     ]);
     assert_eq!(s.redis_url, "redis://cfg:6379");
-    assert_eq!(s.store.lease_ttl_ms, 120_000);
-    assert_eq!(s.runtime.reclaim_interval, Duration::from_millis(5000));
-    assert_eq!(s.store.result_dedup_ttl_ms, 7_200_000);
+    assert_eq!(
+        claim_durations(&s),
+        (120_000, Duration::from_millis(5000), 7_200_000)
+    );
     assert_eq!(s.store.max_deliveries, 4);
     let notes = s.notes.join("\n");
-    assert!(notes.contains("--claim-lease-ttl 1m is ignored"), "{notes}");
-    assert!(
-        notes.contains("--claim-reclaim-interval 1s is ignored"),
-        "{notes}"
+    assert_says(
+        &notes,
+        &[
+            "--claim-lease-ttl 1m is ignored",
+            "--claim-reclaim-interval 1s is ignored",
+            "--max-deliveries 3 is ignored",
+            "--igw-base-url is ignored",
+        ],
     );
-    assert!(notes.contains("--max-deliveries 3 is ignored"), "{notes}");
-    assert!(notes.contains("--igw-base-url is ignored"), "{notes}");
 }
 
 #[test]
@@ -266,22 +281,26 @@ fn an_unknown_json_field_is_refused_with_its_name_and_the_fix() {
     let m = config_refused(
         r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}],"batchsize":5}"#,
     );
-    assert!(m.contains("unknown field batchsize"), "{m}");
-    assert!(m.contains("expected one of"), "{m}");
-    assert!(m.contains("remove it or correct its spelling"), "{m}");
+    assert_says(
+        &m,
+        &[
+            "unknown field batchsize",
+            "expected one of",
+            "remove it or correct its spelling",
+        ],
+    );
     let m =
         config_refused(r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate":"x"}]}"#);
-    assert!(m.contains("unknown field queues[0].gate"), "{m}");
+    assert_says(&m, &["unknown field queues[0].gate"]);
 }
 
 #[test]
 fn invalid_json_is_refused_with_line_and_column() {
     let m = config_refused("{\n  \"queues\": [\n    {\"queue_name\": \"q\",}\n  ]\n}");
-    assert!(m.starts_with("--transport-config is not valid JSON"), "{m}");
-    assert!(m.contains("line 3 column"), "{m}");
-    assert!(m.contains("fix the JSON syntax"), "{m}");
+    assert_opens(&m, "--transport-config is not valid JSON");
+    assert_says(&m, &["line 3 column", "fix the JSON syntax"]);
     let m = config_refused(r#"{"queues":[]} trailing"#);
-    assert!(m.contains("not valid JSON"), "{m}");
+    assert_says(&m, &["not valid JSON"]);
 }
 
 #[test]
@@ -289,20 +308,24 @@ fn a_value_of_the_wrong_type_names_its_field() {
     let m = config_refused(
         r#"{"batch_size":"ten","queues":[{"queue_name":"q","igw_base_url":"http://gw"}]}"#,
     );
-    assert!(m.contains("batch_size: invalid type"), "{m}");
-    assert!(m.contains("give it a whole number"), "{m}");
+    assert_says(&m, &["batch_size: invalid type", "give it a whole number"]);
     let m = config_refused(
         r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_params":{"a":[1]}}]}"#,
     );
-    assert!(m.contains("queues[0].gate_params.a"), "{m}");
+    assert_says(&m, &["queues[0].gate_params.a"]);
 }
 
 #[test]
 fn an_unreadable_config_file_names_the_path_and_the_os_error() {
     let m = refused(&["--transport-config-file", "/nonexistent/async-worker.json"]);
-    assert!(m.contains("/nonexistent/async-worker.json"), "{m}");
-    assert!(m.contains("No such file or directory"), "{m}");
-    assert!(m.contains("check the path"), "{m}");
+    assert_says(
+        &m,
+        &[
+            "/nonexistent/async-worker.json",
+            "No such file or directory",
+            "check the path",
+        ],
+    );
 }
 
 #[test]
@@ -321,22 +344,27 @@ fn both_config_flags_together_are_a_usage_error() {
 #[test]
 fn negative_durations_are_refused_naming_the_flag_or_field() {
     let m = refused(&["--claim-lease-ttl", "-5s"]);
-    assert!(
-        m.starts_with("--claim-lease-ttl \"-5s\" is not usable: it is negative"),
-        "{m}"
+    assert_opens(
+        &m,
+        "--claim-lease-ttl \"-5s\" is not usable: it is negative",
     );
-    assert!(m.contains("give a positive Go duration"), "{m}");
+    assert_says(&m, &["give a positive Go duration"]);
     let m = refused(&["--claim-reclaim-interval", "-100"]);
-    assert!(m.contains("--claim-reclaim-interval \"-100\""), "{m}");
-    assert!(m.contains("bare number of milliseconds"), "{m}");
+    assert_says(
+        &m,
+        &[
+            "--claim-reclaim-interval \"-100\"",
+            "bare number of milliseconds",
+        ],
+    );
     let m = config_refused(
         r#"{"claim_lease_ttl_seconds":-1,"queues":[{"queue_name":"q","igw_base_url":"http://gw"}]}"#,
     );
-    assert!(m.contains("claim_lease_ttl_seconds: -1 is negative"), "{m}");
+    assert_says(&m, &["claim_lease_ttl_seconds: -1 is negative"]);
     let m = config_refused(
         r#"{"max_deliveries":-1,"queues":[{"queue_name":"q","igw_base_url":"http://gw"}]}"#,
     );
-    assert!(m.contains("max_deliveries: -1 is out of range"), "{m}");
+    assert_says(&m, &["max_deliveries: -1 is out of range"]);
 }
 
 #[test]
@@ -349,37 +377,35 @@ fn zero_durations_are_refused() {
         "--drain-timeout",
     ] {
         let m = refused(&[flag, "0"]);
-        assert!(
-            m.starts_with(&format!("{flag} \"0\" is not usable: it is zero")),
-            "{m}"
-        );
+        assert_opens(&m, &format!("{flag} \"0\" is not usable: it is zero"));
     }
     let m = refused(&["--drain-timeout", "0s"]);
-    assert!(m.contains("it is zero"), "{m}");
+    assert_says(&m, &["it is zero"]);
 }
 
 #[test]
 fn a_malformed_duration_says_what_syntax_to_use() {
     let m = refused(&["--request-timeout", "5 minutes"]);
-    assert!(m.contains("unknown unit"), "{m}");
-    assert!(m.contains("such as 300s, 1m30s or 500ms"), "{m}");
+    assert_says(&m, &["unknown unit", "such as 300s, 1m30s or 500ms"]);
 }
 
 #[test]
 fn a_lease_longer_than_the_dedup_ttl_is_refused() {
     let m = refused(&["--claim-lease-ttl", "2h", "--result-dedup-ttl", "1h"]);
-    assert!(m.contains("raise result_dedup_ttl_seconds"), "{m}");
+    assert_says(&m, &["raise result_dedup_ttl_seconds"]);
 }
 
 #[test]
 fn a_queue_without_igw_base_url_is_refused() {
     let m = config_refused(r#"{"queues":[{"queue_name":"q"}]}"#);
-    assert!(m.contains("queues[0].igw_base_url is missing"), "{m}");
-    assert!(m.contains("add \"igw_base_url\""), "{m}");
+    assert_says(
+        &m,
+        &["queues[0].igw_base_url is missing", "add \"igw_base_url\""],
+    );
     let error = resolve(&["--redis-url", REDIS]).unwrap_err();
     let m = error.to_string();
-    assert!(m.starts_with("--igw-base-url is missing"), "{m}");
-    assert!(m.contains("pass --igw-base-url"), "{m}");
+    assert_opens(&m, "--igw-base-url is missing");
+    assert_says(&m, &["pass --igw-base-url"]);
 }
 
 #[test]
@@ -387,31 +413,28 @@ fn a_bad_igw_base_url_is_refused() {
     let m = resolve(&["--redis-url", REDIS, "--igw-base-url", "ftp://gw"])
         .unwrap_err()
         .to_string();
-    assert!(
-        m.starts_with("--igw-base-url: \"ftp://gw\" must be an http:// or https:// URL"),
-        "{m}"
+    assert_opens(
+        &m,
+        "--igw-base-url: \"ftp://gw\" must be an http:// or https:// URL",
     );
     let m = config_refused(r#"{"queues":[{"queue_name":"q","igw_base_url":"gateway:80"}]}"#);
-    assert!(m.contains("queues[0].igw_base_url"), "{m}");
+    assert_says(&m, &["queues[0].igw_base_url"]);
 }
 
 #[test]
 fn queues_must_be_named_unique_and_present() {
     let m = config_refused(r#"{"url":"redis://r"}"#);
-    assert!(m.contains("queues: no queue is configured"), "{m}");
+    assert_says(&m, &["queues: no queue is configured"]);
     let m = config_refused(r#"{"queues":[{"igw_base_url":"http://gw"}]}"#);
-    assert!(m.contains("queues[0].queue_name: is missing"), "{m}");
+    assert_says(&m, &["queues[0].queue_name: is missing"]);
     let m = config_refused(
         r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"},{"queue_name":"q","id":"other","igw_base_url":"http://gw"}]}"#,
     );
-    assert!(
-        m.contains("queues[1].queue_name: \"q\" is configured twice"),
-        "{m}"
-    );
+    assert_says(&m, &["queues[1].queue_name: \"q\" is configured twice"]);
     let m = config_refused(
         r#"{"queues":[{"queue_name":"a","id":"x","igw_base_url":"http://gw"},{"queue_name":"b","id":"x","igw_base_url":"http://gw"}]}"#,
     );
-    assert!(m.contains("queues[1].id: \"x\" is used twice"), "{m}");
+    assert_says(&m, &["queues[1].id: \"x\" is used twice"]);
 }
 
 #[test]
@@ -419,22 +442,21 @@ fn an_unknown_gate_type_is_refused_saying_only_none_is_supported() {
     let m = config_refused(
         r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":"redis"}]}"#,
     );
-    assert!(
-        m.contains("queues[0].gate_type \"redis\" is not supported"),
-        "{m}"
+    assert_says(
+        &m,
+        &[
+            "queues[0].gate_type \"redis\" is not supported",
+            "only \"\" or \"none\"",
+        ],
     );
-    assert!(m.contains("only \"\" or \"none\""), "{m}");
     config(r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":""}]}"#);
 }
 
 #[test]
 fn a_transport_other_than_redis_sortedset_is_refused() {
     let m = refused(&["--transport", "redis-pubsub"]);
-    assert!(
-        m.starts_with("--transport \"redis-pubsub\" is not supported"),
-        "{m}"
-    );
-    assert!(m.contains("set --transport redis-sortedset"), "{m}");
+    assert_opens(&m, "--transport \"redis-pubsub\" is not supported");
+    assert_says(&m, &["set --transport redis-sortedset"]);
 }
 
 #[test]
@@ -447,18 +469,18 @@ fn a_redis_url_with_a_bad_scheme_or_no_host_is_refused() {
     ])
     .unwrap_err();
     let m = error.to_string();
-    assert!(
-        m.starts_with(
-            "--redis-url (or REDIS_URL) \"http://redis:6379\" is not a Redis URL (scheme \"http\")"
-        ),
-        "{m}"
+    assert_opens(
+        &m,
+        "--redis-url (or REDIS_URL) \"http://redis:6379\" is not a Redis URL (scheme \"http\")",
     );
-    assert!(m.contains("use redis://host:port"), "{m}");
+    assert_says(&m, &["use redis://host:port"]);
     let m = config_refused(
         r#"{"url":"redis://","queues":[{"queue_name":"q","igw_base_url":"http://gw"}]}"#,
     );
-    assert!(m.contains("--transport-config url \"redis://\""), "{m}");
-    assert!(m.contains("names no host"), "{m}");
+    assert_says(
+        &m,
+        &["--transport-config url \"redis://\"", "names no host"],
+    );
     let m = resolve(&[
         "--redis-url",
         "http://u:secret@redis",
@@ -486,7 +508,7 @@ fn without_any_redis_url_the_error_lists_the_three_ways_to_give_one() {
     let m = resolve(&["--igw-base-url", GATEWAY])
         .unwrap_err()
         .to_string();
-    assert!(m.starts_with("no Redis URL"), "{m}");
+    assert_opens(&m, "no Redis URL");
     assert!(
         m.contains("--redis-url") && m.contains("REDIS_URL") && m.contains("url"),
         "{m}"
@@ -496,7 +518,7 @@ fn without_any_redis_url_the_error_lists_the_three_ways_to_give_one() {
 #[test]
 fn zero_concurrency_is_refused() {
     let m = refused(&["--concurrency", "0"]);
-    assert!(m.starts_with("--concurrency: 0 handles nothing"), "{m}");
+    assert_opens(&m, "--concurrency: 0 handles nothing");
 }
 
 #[test]
