@@ -9,7 +9,7 @@ mod common;
 
 use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use claim_core::wire::Envelope;
-use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
+use claim_redis::testing::{RedisServer, RedisServerOptions};
 use common::QUEUE;
 use common::worker::Worker;
 use redis::AsyncCommands;
@@ -39,12 +39,45 @@ async fn gateway() -> StandInGateway {
     .expect("start the stand-in gateway")
 }
 
-fn server(aof_always: bool) -> Option<RedisServer> {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH (set CI to make this a failure)");
-        return None;
-    }
-    Some(RedisServer::start(RedisServerOptions { aof_always }).expect("start a redis-server"))
+/// A private server (AOF with fsync always when `aof_always`), the
+/// stand-in gateway and a raw connection; `None` when the test is skipped.
+async fn fixture(aof_always: bool) -> Option<(RedisServer, StandInGateway, MultiplexedConnection)> {
+    let server = common::redis_server_with(RedisServerOptions { aof_always })?;
+    let gateway = gateway().await;
+    let conn = common::connect(&server.url()).await;
+    Some((server, gateway, conn))
+}
+
+/// Waits (30 s at most) for the first 20 records, `what` naming the moment.
+async fn twenty_records(conn: &MultiplexedConnection, what: &str) {
+    let mut watch = conn.clone();
+    common::eventually(what, Duration::from_secs(30), async || {
+        common::depths(&mut watch).await.results >= 20
+    })
+    .await;
+}
+
+/// Whether both poison requests reached the dead set within 30 s (two
+/// deliveries of 3 s leases, reclaimed every 500 ms, plus slack).
+async fn both_poisons_dead(conn: &MultiplexedConnection) -> bool {
+    let mut watch = conn.clone();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while dead(&mut watch).await.len() < 2 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// Every request in `ids`, and no other, has exactly one record.
+async fn assert_one_record_each(conn: &mut MultiplexedConnection, ids: &BTreeSet<String>) {
+    let counts = common::records_per_id(&common::records(conn).await);
+    assert!(
+        counts.values().all(|n| *n == 1),
+        "a request got two records"
+    );
+    assert_eq!(&counts.into_keys().collect::<BTreeSet<_>>(), ids);
 }
 
 /// Both poison requests: result list a sorted set, and the queue itself.
@@ -173,34 +206,16 @@ fn signal_pid(pid: u32, name: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poison_requests_and_one_of_two_replicas_sigkilled_end_with_ordinary_answered_once_poison_dead_and_sigterm_in_time()
  {
-    let Some(server) = server(false) else {
-        return;
-    };
-    let gateway = gateway().await;
-    let mut conn = common::connect(&server.url()).await;
+    let (server, gateway, mut conn) = or_skip!(fixture(false).await);
     let ids = submit(&mut conn, 150).await;
     let mut doomed = start(&server.url(), &gateway);
     let mut survivor = start(&server.url(), &gateway);
-    let mut watch = conn.clone();
-    common::eventually(
-        "records while both run",
-        Duration::from_secs(30),
-        async || common::depths(&mut watch).await.results >= 20,
-    )
-    .await;
+    twenty_records(&conn, "records while both run").await;
     doomed.signal("KILL");
     doomed.exit_within(Duration::from_secs(5)).await;
     wait_for_ordinary(&conn, &ids, Duration::from_secs(60)).await;
-    let mut watch = conn.clone();
     let poison_settled = Instant::now();
-    // Two deliveries of 3 s leases, reclaimed every 500 ms, plus slack.
-    let settled = tokio::time::timeout(Duration::from_secs(30), async {
-        while dead(&mut watch).await.len() < 2 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .is_ok();
+    let settled = both_poisons_dead(&conn).await;
     eprintln!(
         "poison dead-lettered: {settled} after {:?}",
         poison_settled.elapsed()
@@ -212,34 +227,17 @@ async fn poison_requests_and_one_of_two_replicas_sigkilled_end_with_ordinary_ans
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_redis_down_for_ten_seconds_mid_run_nothing_is_lost_poison_ends_dead_and_sigterm_exits_in_time()
  {
-    let Some(mut server) = server(true) else {
-        return;
-    };
-    let gateway = gateway().await;
-    let mut conn = common::connect(&server.url()).await;
+    let (mut server, gateway, mut conn) = or_skip!(fixture(true).await);
     let ids = submit(&mut conn, 150).await;
     let mut first = start(&server.url(), &gateway);
     let mut second = start(&server.url(), &gateway);
-    let mut watch = conn.clone();
-    common::eventually(
-        "records before the outage",
-        Duration::from_secs(30),
-        async || common::depths(&mut watch).await.results >= 20,
-    )
-    .await;
+    twenty_records(&conn, "records before the outage").await;
     server.kill();
     tokio::time::sleep(Duration::from_secs(10)).await;
     server.restart().expect("restart redis-server on its data");
     let mut conn = common::connect(&server.url()).await;
     wait_for_ordinary(&conn, &ids, Duration::from_secs(60)).await;
-    let mut watch = conn.clone();
-    let settled = tokio::time::timeout(Duration::from_secs(30), async {
-        while dead(&mut watch).await.len() < 2 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .is_ok();
+    let settled = both_poisons_dead(&conn).await;
     eprintln!("poison dead-lettered after the outage: {settled}");
     sigterm_exits_in_time(&mut first).await;
     sigterm_exits_in_time(&mut second).await;
@@ -249,11 +247,7 @@ async fn with_redis_down_for_ten_seconds_mid_run_nothing_is_lost_poison_ends_dea
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_while_redis_is_frozen_exits_within_the_bound_and_a_second_process_answers_everything()
  {
-    let Some(server) = server(false) else {
-        return;
-    };
-    let gateway = gateway().await;
-    let mut conn = common::connect(&server.url()).await;
+    let (server, gateway, mut conn) = or_skip!(fixture(false).await);
     let mut ids = BTreeSet::new();
     let deadline = common::unix_now() + 600;
     for i in 0..200 {
@@ -297,12 +291,7 @@ async fn sigterm_while_redis_is_frozen_exits_within_the_bound_and_a_second_proce
     })
     .await;
     sigterm_exits_in_time(&mut second).await;
-    let counts = common::records_per_id(&common::records(&mut conn).await);
-    assert!(
-        counts.values().all(|n| *n == 1),
-        "a request got two records"
-    );
-    assert_eq!(counts.into_keys().collect::<BTreeSet<_>>(), ids);
+    assert_one_record_each(&mut conn, &ids).await;
     let d = common::depths(&mut conn).await;
     assert!(d.nothing_claimed() && d.pending == 0, "{d:?}");
 }
@@ -310,11 +299,7 @@ async fn sigterm_while_redis_is_frozen_exits_within_the_bound_and_a_second_proce
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_list_that_is_a_sorted_set_holds_up_no_ordinary_request_and_sigterm_exits_in_time()
 {
-    let Some(server) = server(false) else {
-        return;
-    };
-    let gateway = gateway().await;
-    let mut conn = common::connect(&server.url()).await;
+    let (server, gateway, mut conn) = or_skip!(fixture(false).await);
     let ids = submit_with(&mut conn, 150, &[("poison-zset", ZSET_LIST)]).await;
     let mut worker = start(&server.url(), &gateway);
     let began = Instant::now();
@@ -324,12 +309,7 @@ async fn a_result_list_that_is_a_sorted_set_holds_up_no_ordinary_request_and_sig
         began.elapsed()
     );
     sigterm_exits_in_time(&mut worker).await;
-    let counts = common::records_per_id(&common::records(&mut conn).await);
-    assert!(
-        counts.values().all(|n| *n == 1),
-        "a request got two records"
-    );
-    assert_eq!(counts.into_keys().collect::<BTreeSet<_>>(), ids);
+    assert_one_record_each(&mut conn, &ids).await;
     let zset: usize = conn.zcard(ZSET_LIST).await.unwrap();
     assert_eq!(zset, 1, "the sorted set is untouched");
 }

@@ -38,11 +38,16 @@ pub const RETRIES: &str = wire::DEFAULT_RETRY_SET;
 /// A private server, or `None` (after saying why) when `redis-server` is
 /// missing outside CI. With `CI` set a missing binary fails the test.
 pub fn redis_server() -> Option<RedisServer> {
+    redis_server_with(RedisServerOptions::default())
+}
+
+/// [`redis_server`] started with `options` (say, AOF with fsync always).
+pub fn redis_server_with(options: RedisServerOptions) -> Option<RedisServer> {
     if require_redis_server().is_none() {
         eprintln!("skipped: redis-server not on PATH (set CI to make this a failure)");
         return None;
     }
-    Some(RedisServer::start(RedisServerOptions::default()).expect("start a private redis-server"))
+    Some(RedisServer::start(options).expect("start a private redis-server"))
 }
 
 /// A plain connection for raw commands, as a Go producer or consumer uses.
