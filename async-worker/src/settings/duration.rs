@@ -30,6 +30,14 @@ impl BareUnit {
         }
     }
 
+    /// `n` of this unit (how a config field with this unit is read).
+    pub fn times(self, n: u64) -> Duration {
+        match self {
+            BareUnit::Seconds => Duration::from_secs(n),
+            BareUnit::Milliseconds => Duration::from_millis(n),
+        }
+    }
+
     /// How help and error texts name the unit.
     pub fn name(self) -> &'static str {
         match self {

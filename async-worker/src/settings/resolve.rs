@@ -16,6 +16,39 @@ use crate::config::RuntimeConfig;
 
 const TRANSPORT: &str = "redis-sortedset";
 
+/// A claim duration a flag sets unless the transport config's field does.
+struct ClaimDuration {
+    flag: &'static str,
+    /// The flag's value when it is not given.
+    default: &'static str,
+    /// The unit of a bare number, and of the config field.
+    unit: BareUnit,
+    /// The transport config field that wins over the flag.
+    field: &'static str,
+}
+
+/// The claim lease, the reclaim interval and the result dedup TTL.
+const CLAIM_DURATIONS: [ClaimDuration; 3] = [
+    ClaimDuration {
+        flag: "--claim-lease-ttl",
+        default: "300s",
+        unit: BareUnit::Seconds,
+        field: "claim_lease_ttl_seconds",
+    },
+    ClaimDuration {
+        flag: "--claim-reclaim-interval",
+        default: "15000ms",
+        unit: BareUnit::Milliseconds,
+        field: "claim_reclaim_interval_ms",
+    },
+    ClaimDuration {
+        flag: "--result-dedup-ttl",
+        default: "21600s",
+        unit: BareUnit::Seconds,
+        field: "result_dedup_ttl_seconds",
+    },
+];
+
 pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError> {
     if args.transport != TRANSPORT {
         return Err(SettingsError::UnknownTransport {
@@ -34,86 +67,40 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         ));
     }
 
-    let flag = |name: &str, value: Option<&str>, default: &str, unit| {
-        flag_duration(name, value.unwrap_or(default), unit)
-    };
-    let lease_flag = flag(
-        "--claim-lease-ttl",
+    // Every flag is parsed before any config field is checked, each group
+    // in this order, so the first error reported stays the same.
+    let given = [
         args.claim_lease_ttl.as_deref(),
-        "300s",
-        BareUnit::Seconds,
-    )?;
-    let reclaim_flag = flag(
-        "--claim-reclaim-interval",
         args.claim_reclaim_interval.as_deref(),
-        "15000ms",
-        BareUnit::Milliseconds,
-    )?;
-    let dedup_flag = flag(
-        "--result-dedup-ttl",
         args.result_dedup_ttl.as_deref(),
-        "21600s",
-        BareUnit::Seconds,
-    )?;
-    let request_timeout = flag(
-        "--request-timeout",
-        Some(args.request_timeout.as_str()),
-        "",
-        BareUnit::Seconds,
-    )?;
-    let drain_timeout = flag(
-        "--drain-timeout",
-        Some(args.drain_timeout.as_str()),
-        "",
-        BareUnit::Seconds,
-    )?;
+    ];
+    let mut flag_values = [Duration::ZERO; 3];
+    for (slot, (d, value)) in flag_values
+        .iter_mut()
+        .zip(CLAIM_DURATIONS.iter().zip(given))
+    {
+        *slot = flag_duration(d.flag, value.unwrap_or(d.default), d.unit)?;
+    }
+    let timeout = |flag, value| flag_duration(flag, value, BareUnit::Seconds);
+    let request_timeout = timeout("--request-timeout", &args.request_timeout)?;
+    let drain_timeout = timeout("--drain-timeout", &args.drain_timeout)?;
 
     let mut over = Override {
         origin,
         notes: &mut notes,
     };
-    let lease = over.duration(
-        positive(
-            config.claim_lease_ttl_seconds,
-            origin,
-            "claim_lease_ttl_seconds",
-        )?
-        .map(Duration::from_secs),
-        (
-            "--claim-lease-ttl",
-            args.claim_lease_ttl.is_some(),
-            lease_flag,
-        ),
-        "claim_lease_ttl_seconds",
-    );
-    let reclaim = over.duration(
-        positive(
-            config.claim_reclaim_interval_ms,
-            origin,
-            "claim_reclaim_interval_ms",
-        )?
-        .map(Duration::from_millis),
-        (
-            "--claim-reclaim-interval",
-            args.claim_reclaim_interval.is_some(),
-            reclaim_flag,
-        ),
-        "claim_reclaim_interval_ms",
-    );
-    let dedup = over.duration(
-        positive(
-            config.result_dedup_ttl_seconds,
-            origin,
-            "result_dedup_ttl_seconds",
-        )?
-        .map(Duration::from_secs),
-        (
-            "--result-dedup-ttl",
-            args.result_dedup_ttl.is_some(),
-            dedup_flag,
-        ),
-        "result_dedup_ttl_seconds",
-    );
+    let from_config = [
+        config.claim_lease_ttl_seconds,
+        config.claim_reclaim_interval_ms,
+        config.result_dedup_ttl_seconds,
+    ];
+    let mut claim = [Duration::ZERO; 3];
+    for (i, d) in CLAIM_DURATIONS.iter().enumerate() {
+        let configured = positive(from_config[i], origin, d.field)?.map(|n| d.unit.times(n));
+        let flag_value = (d.flag, given[i].is_some(), flag_values[i]);
+        claim[i] = over.duration(configured, flag_value, d.field);
+    }
+    let [lease, reclaim, dedup] = claim;
     let max_deliveries = over.max_deliveries(config.max_deliveries, args.max_deliveries)?;
     let poll_ms = positive(config.poll_interval_ms, origin, "poll_interval_ms")?.unwrap_or(1000);
     let batch_size = positive(config.batch_size, origin, "batch_size")?.unwrap_or(10);
