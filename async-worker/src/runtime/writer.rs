@@ -60,6 +60,22 @@ pub enum Settlement {
 }
 
 impl Settlement {
+    /// The ack item, when this is an ack.
+    fn ack_item(&self) -> Option<&AckItem> {
+        match self {
+            Settlement::Ack { item, .. } => Some(item),
+            Settlement::Park { .. } => None,
+        }
+    }
+
+    /// The park item, when this is a park.
+    fn park_item(&self) -> Option<&ParkItem> {
+        match self {
+            Settlement::Park { item, .. } => Some(item),
+            Settlement::Ack { .. } => None,
+        }
+    }
+
     /// The held claim this settlement is for.
     pub fn claim(&self) -> (&Arc<str>, &claim_core::Generation) {
         match self {
@@ -104,6 +120,17 @@ pub(super) struct Group {
     pub attempts: u32,
     /// Whether this group came straight from its lane (which it then frees).
     fresh: bool,
+}
+
+impl Group {
+    /// The store items `pick` finds in this group's settlements (all of its lane's kind).
+    fn items_of<T: Clone>(&self, pick: fn(&Settlement) -> Option<&T>) -> Vec<T> {
+        self.items
+            .iter()
+            .filter_map(|o| pick(&o.settlement))
+            .cloned()
+            .collect()
+    }
 }
 
 /// Yields to the workers at most this often while settlements keep arriving.
@@ -245,37 +272,16 @@ impl Writer {
         }
         let shared = self.shared.clone();
         async move {
-            let queue = group.lane.0.clone();
+            let (queue, store, owner) = (&group.lane.0, &shared.store, &shared.owner);
             let answer = match group.lane.1 {
                 Kind::Ack => {
-                    let items: Vec<AckItem> = group
-                        .items
-                        .iter()
-                        .filter_map(|o| match &o.settlement {
-                            Settlement::Ack { item, .. } => Some(item.clone()),
-                            Settlement::Park { .. } => None,
-                        })
-                        .collect();
-                    shared
-                        .store
-                        .ack(&queue, &shared.owner, &items)
-                        .await
-                        .map(Answer::Acks)
+                    let items = group.items_of(Settlement::ack_item);
+                    store.ack(queue, owner, &items).await.map(Answer::Acks)
                 }
                 Kind::Park => {
-                    let items: Vec<ParkItem> = group
-                        .items
-                        .iter()
-                        .filter_map(|o| match &o.settlement {
-                            Settlement::Park { item, .. } => Some(item.clone()),
-                            Settlement::Ack { .. } => None,
-                        })
-                        .collect();
-                    shared
-                        .store
-                        .park_retry(&queue, &shared.owner, &items)
-                        .await
-                        .map(Answer::Parks)
+                    let parks = group.items_of(Settlement::park_item);
+                    let parked = store.park_retry(queue, owner, &parks).await;
+                    parked.map(Answer::Parks)
                 }
             };
             (call, group, answer)
