@@ -37,61 +37,48 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Counters of one run, for reports and tests.
-#[derive(Debug, Default)]
-pub struct Stats {
-    pub claimed: AtomicUsize,
-    pub records_pushed: AtomicUsize,
-    pub duplicates_suppressed: AtomicUsize,
-    pub retries: AtomicUsize,
-    pub released: AtomicUsize,
-    pub swept: AtomicUsize,
-    pub lease_lost: AtomicUsize,
-    pub redelivered: AtomicUsize,
-    pub dead_lettered: AtomicUsize,
-    /// Pending copies dropped at claim time: their generation was already answered or claimed.
-    pub pending_duplicates_dropped: AtomicUsize,
-    /// Acks resent after an `Indeterminate` error whose first attempt had landed.
-    pub retried_acks_landed: AtomicUsize,
-    /// Settlements the store refused on their own for good (claims left to lapse).
-    pub given_up: AtomicUsize,
-}
-
-/// What a run did, returned when it ends.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RunReport {
-    pub claimed: usize,
-    pub records_pushed: usize,
-    pub duplicates_suppressed: usize,
-    pub retries: usize,
-    pub released: usize,
-    pub swept: usize,
-    pub lease_lost: usize,
-    pub redelivered: usize,
-    pub dead_lettered: usize,
-    pub pending_duplicates_dropped: usize,
-    pub retried_acks_landed: usize,
-    pub given_up: usize,
-}
-
-impl Stats {
-    fn report(&self) -> RunReport {
-        let get = |c: &AtomicUsize| c.load(Ordering::Relaxed);
-        RunReport {
-            claimed: get(&self.claimed),
-            records_pushed: get(&self.records_pushed),
-            duplicates_suppressed: get(&self.duplicates_suppressed),
-            retries: get(&self.retries),
-            released: get(&self.released),
-            swept: get(&self.swept),
-            lease_lost: get(&self.lease_lost),
-            redelivered: get(&self.redelivered),
-            dead_lettered: get(&self.dead_lettered),
-            pending_duplicates_dropped: get(&self.pending_duplicates_dropped),
-            retried_acks_landed: get(&self.retried_acks_landed),
-            given_up: get(&self.given_up),
+/// Declares [`Stats`] and [`RunReport`] with each counter listed once; the
+/// report reads every counter of the list.
+macro_rules! run_counters {
+    ($($(#[$doc:meta])* $field:ident,)*) => {
+        /// Counters of one run, for reports and tests.
+        #[derive(Debug, Default)]
+        pub struct Stats {
+            $($(#[$doc])* pub $field: AtomicUsize,)*
         }
-    }
+
+        /// What a run did, returned when it ends.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct RunReport {
+            $($(#[$doc])* pub $field: usize,)*
+        }
+
+        impl Stats {
+            fn report(&self) -> RunReport {
+                RunReport {
+                    $($field: self.$field.load(Ordering::Relaxed),)*
+                }
+            }
+        }
+    };
+}
+
+run_counters! {
+    claimed,
+    records_pushed,
+    duplicates_suppressed,
+    retries,
+    released,
+    swept,
+    lease_lost,
+    redelivered,
+    dead_lettered,
+    /// Pending copies dropped at claim time: their generation was already answered or claimed.
+    pending_duplicates_dropped,
+    /// Acks resent after an `Indeterminate` error whose first attempt had landed.
+    retried_acks_landed,
+    /// Settlements the store refused on their own for good (claims left to lapse).
+    given_up,
 }
 
 /// State every part of the runtime shares.
