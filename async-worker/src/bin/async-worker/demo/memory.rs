@@ -1,13 +1,15 @@
 //! The demo on the in-process memory store: replicas as tasks, one hard-stopped mid-run.
 
 use super::gateway::{GatewayBehaviour, StandInGateway};
-use super::tally::{Tally, print_table};
-use super::{DEMO_QUEUE, DEMO_RESULTS, DemoError, envelope, replica_config};
+use super::tally::print_table;
+use super::{
+    DEMO_QUEUE, DEMO_RESULTS, DemoError, count_new_records, replica_config, submit_requests,
+};
 use async_worker::http_handler::{HttpHandler, HttpTarget};
 use async_worker::settings::DemoArgs;
 use async_worker::{OpenGate, Runtime};
+use claim_core::ClaimInspect;
 use claim_core::store::StoreConfig;
-use claim_core::{ClaimInspect, ClaimStore};
 use claim_memory::MemoryStore;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,17 +27,8 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
     let target = HttpTarget::new(&gateway.base_url(), "/v1/completions", None)?;
     let handler = Arc::new(HttpHandler::new([(DEMO_QUEUE.to_owned(), target)])?);
 
-    let mut tally = Tally::default();
-    let deadline = async_worker::clock::unix_now() + 600;
-    for i in 0..args.requests {
-        let (submission, id) = envelope(i, deadline);
-        store.submit(DEMO_QUEUE, &submission).await?;
-        tally.submitted(id, Instant::now());
-    }
-    println!(
-        "submitted {} requests to the memory store; starting {} replicas",
-        args.requests, args.replicas
-    );
+    let mut tally =
+        submit_requests(&store, DEMO_QUEUE, args, ("the memory store", "replicas")).await?;
 
     let started = Instant::now();
     let mut replicas = Vec::new();
@@ -56,12 +49,7 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
     let give_up = Instant::now() + Duration::from_secs(300);
     while tally.answered() < args.requests && Instant::now() < give_up {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let records = store.results(DEMO_RESULTS).await?;
-        let now = Instant::now();
-        for record in &records[seen..] {
-            tally.record(record.as_bytes(), now);
-        }
-        seen = records.len();
+        seen = count_new_records(&store, DEMO_RESULTS, seen, &mut tally).await?;
         if !killed && tally.answered() as f64 >= args.requests as f64 * args.kill_after {
             let (_, victim) = replicas.remove(0);
             victim.abort();
@@ -82,10 +70,7 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
         suppressed += report.duplicates_suppressed;
         redelivered += report.redelivered;
     }
-    let records = store.results(DEMO_RESULTS).await?;
-    for record in &records[seen..] {
-        tally.record(record.as_bytes(), Instant::now());
-    }
+    count_new_records(&store, DEMO_RESULTS, seen, &mut tally).await?;
     let summary = tally.summary();
     let extra = [
         ("duplicates suppressed", suppressed.to_string()),

@@ -21,10 +21,11 @@ mod tally;
 
 use async_worker::settings::DemoArgs;
 use async_worker::{QueueSpec, RuntimeConfig};
-use claim_core::Generation;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use std::time::Duration;
+use claim_core::{ClaimInspect, ClaimStore, Generation};
+use std::time::{Duration, Instant};
+use tally::Tally;
 
 /// The queue the demo fills.
 pub const DEMO_QUEUE: &str = "demo-requests";
@@ -67,6 +68,43 @@ pub fn envelope(i: usize, deadline: i64) -> (Submission, String) {
         deadline,
     };
     (submission, id)
+}
+
+/// Submits the demo's requests (see [`envelope`]) to `queue`, due in ten
+/// minutes, and says so (`to` names the store, `replicas` what a replica
+/// is); a tally that knows each one's submission time.
+pub async fn submit_requests(
+    store: &impl ClaimStore,
+    queue: &str,
+    args: &DemoArgs,
+    (to, replicas): (&str, &str),
+) -> Result<Tally, DemoError> {
+    let mut tally = Tally::default();
+    let deadline = async_worker::clock::unix_now() + 600;
+    for i in 0..args.requests {
+        let (submission, id) = envelope(i, deadline);
+        store.submit(queue, &submission).await?;
+        tally.submitted(id, Instant::now());
+    }
+    let (n, r) = (args.requests, args.replicas);
+    println!("submitted {n} requests to {to}; starting {r} {replicas}");
+    Ok(tally)
+}
+
+/// Counts in `tally` the records of `list` after the first `seen` (the ones
+/// counted before); how many records the list holds now.
+pub async fn count_new_records(
+    store: &impl ClaimInspect,
+    list: &str,
+    seen: usize,
+    tally: &mut Tally,
+) -> Result<usize, DemoError> {
+    let records = store.results(list).await?;
+    let now = Instant::now();
+    for record in &records[seen..] {
+        tally.record(record.as_bytes(), now);
+    }
+    Ok(records.len())
 }
 
 /// A replica's runtime settings: short intervals so a stopped replica's

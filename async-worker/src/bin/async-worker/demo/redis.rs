@@ -6,12 +6,10 @@
 
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::scrape::{metric_sum, scrape};
-use super::tally::{Tally, print_table};
-use super::{DemoError, envelope};
-use async_worker::clock::unix_now;
+use super::tally::print_table;
+use super::{DemoError, count_new_records, submit_requests};
 use async_worker::settings::DemoArgs;
 use claim_core::store::StoreConfig;
-use claim_core::{ClaimInspect, ClaimStore};
 use claim_redis::{RedisStore, RedisStoreOptions};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -51,17 +49,8 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
         "queues": [{"id": "demo", "queue_name": name, "result_queue_name": results, "igw_base_url": gateway.base_url()}],
     });
 
-    let mut tally = Tally::default();
-    let deadline = unix_now() + 600;
-    for i in 0..args.requests {
-        let (submission, id) = envelope(i, deadline);
-        store.submit(&name, &submission).await?;
-        tally.submitted(id, Instant::now());
-    }
-    println!(
-        "submitted {} requests to {name} on Redis; starting {} replica processes",
-        args.requests, args.replicas
-    );
+    let to = format!("{name} on Redis");
+    let mut tally = submit_requests(&store, &name, args, (&to, "replica processes")).await?;
 
     let started = Instant::now();
     let mut replicas = Vec::new();
@@ -73,12 +62,7 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
     let give_up = Instant::now() + Duration::from_secs(300);
     while tally.answered() < args.requests && Instant::now() < give_up {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let records = store.results(&results).await?;
-        let now = Instant::now();
-        for record in &records[seen..] {
-            tally.record(record.as_bytes(), now);
-        }
-        seen = records.len();
+        seen = count_new_records(&store, &results, seen, &mut tally).await?;
         if !killed && tally.answered() as f64 >= args.requests as f64 * args.kill_after {
             let mut victim = replicas.remove(0);
             victim.child.kill()?; // SIGKILL: no drain, no sweep
@@ -101,10 +85,7 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
     for replica in &mut replicas {
         terminate(replica).await?;
     }
-    let records = store.results(&results).await?;
-    for record in &records[seen..] {
-        tally.record(record.as_bytes(), Instant::now());
-    }
+    count_new_records(&store, &results, seen, &mut tally).await?;
     let summary = tally.summary();
     let extra = [
         ("duplicates suppressed", format!("{suppressed}")),
