@@ -194,13 +194,9 @@ impl Consumer {
         let mut poll = Poll::default();
         while let Some((chunk, outcomes)) = calls.next().await {
             match outcomes {
-                Ok(outcomes) => {
-                    poll.answered = true;
-                    poll.lost += self.dispatch(chunk, outcomes).await;
-                }
+                Ok(outcomes) => poll.dispatch(self, chunk, outcomes).await,
                 Err(e) if e.may_have_happened() => {
-                    shared.note_store_error(&e);
-                    poll.failed = true;
+                    poll.store_failed(shared, &e);
                     // The claim may have happened without this runtime knowing it
                     // holds the members: nobody would renew them, and they would
                     // wait a whole lease and count a delivery. Release them now;
@@ -216,8 +212,7 @@ impl Consumer {
                 Err(e) => {
                     // Nothing was claimed; the members stay pending and the
                     // next poll, after a pause, tries again.
-                    shared.note_store_error(&e);
-                    poll.failed = true;
+                    poll.store_failed(shared, &e);
                     tracing::warn!(queue = %spec.id, error = %e, "claim failed")
                 }
             }

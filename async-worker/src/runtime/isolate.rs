@@ -1,8 +1,10 @@
 //! Claiming a batch the store refused for good in halves, so one bad member cannot hold up the rest of its poll.
 
+use super::Shared;
 use super::consumer::Consumer;
 use super::dispatch::Candidate;
-use claim_core::store::ClaimRequest;
+use claim_core::StoreError;
+use claim_core::store::{ClaimOutcome, ClaimRequest};
 
 /// What one poll's claims did.
 #[derive(Default)]
@@ -14,7 +16,26 @@ pub(super) struct Poll {
     /// At least one claim call was answered.
     pub answered: bool,
     /// Members refused on their own, with the refusal.
-    pub refused: Vec<(Candidate, claim_core::StoreError)>,
+    pub refused: Vec<(Candidate, StoreError)>,
+}
+
+impl Poll {
+    /// A claim call was answered: its claims go to `consumer`'s dispatch.
+    pub async fn dispatch(
+        &mut self,
+        consumer: &Consumer,
+        chunk: Vec<Candidate>,
+        outcomes: Vec<ClaimOutcome>,
+    ) {
+        self.answered = true;
+        self.lost += consumer.dispatch(chunk, outcomes).await;
+    }
+
+    /// A claim call failed for a reason not about its members (noted for readiness).
+    pub fn store_failed(&mut self, shared: &Shared, error: &StoreError) {
+        shared.note_store_error(error);
+        self.failed = true;
+    }
 }
 
 /// Claims a refused batch in halves, down to single members, dispatching
@@ -44,13 +65,9 @@ pub(super) async fn isolate(
             })
             .collect();
         match shared.store.claim(queue, &shared.owner, &items).await {
-            Ok(outcomes) => {
-                poll.answered = true;
-                poll.lost += consumer.dispatch(chunk, outcomes).await;
-            }
+            Ok(outcomes) => poll.dispatch(consumer, chunk, outcomes).await,
             Err(e) if e.is_transient() => {
-                shared.note_store_error(&e);
-                poll.failed = true;
+                poll.store_failed(shared, &e);
                 if e.may_have_happened() {
                     consumer.release_unknown(chunk).await;
                 }
