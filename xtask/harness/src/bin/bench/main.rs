@@ -26,11 +26,13 @@ mod unprotected;
 use async_trait::async_trait;
 use async_worker::{Handler, HandlerOutcome, Request};
 use clap::Parser;
+use counting::Latency;
 use protected::{Backend, Drain, Held};
 use server::{Admin, round};
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser, Debug)]
@@ -173,6 +175,29 @@ impl Handler for Hold {
             body: "{}".to_owned(),
         }
     }
+}
+
+/// Enqueues requests `0..count` at `rate` per second from now: the range
+/// due at each moment goes to `enqueue` in one call.
+pub async fn send_at_rate(count: usize, rate: f64, mut enqueue: impl AsyncFnMut(Range<usize>)) {
+    let origin = Instant::now();
+    let mut sent = 0;
+    while sent < count {
+        let due = ((origin.elapsed().as_secs_f64() * rate) as usize).min(count);
+        if due > sent {
+            enqueue(sent..due).await;
+            sent = due;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// The latencies `latency` collected (µs), sorted.
+pub fn sorted_micros(latency: &Latency) -> Vec<u32> {
+    let mut micros = std::mem::take(&mut *latency.micros.lock().unwrap());
+    micros.sort_unstable();
+    micros
 }
 
 fn percentile(sorted: &[u32], p: f64) -> Option<f64> {

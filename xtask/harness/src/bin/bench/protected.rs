@@ -2,7 +2,7 @@
 
 use crate::counting::{Counting, Counts, Latency};
 use crate::server::{Admin, Delta};
-use crate::{Hold, NoOp, Settings};
+use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
 use async_worker::{Handler, OpenGate, QueueSpec, Runtime, RuntimeConfig};
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::{ClaimStore, Generation};
@@ -225,28 +225,19 @@ pub async fn latency(set: &Settings, backend: &Backend, rate: f64) -> Vec<u32> {
         &stop,
     );
     let latency = counts.latency.as_ref().expect("latency");
-    let origin = Instant::now();
-    let mut sent = 0;
-    while sent < count {
-        let due = ((origin.elapsed().as_secs_f64() * rate) as usize).min(count);
-        if due > sent {
-            backend
-                .enqueue(set, store.as_ref(), sent..due, Some(latency))
-                .await;
-            sent = due;
-        } else {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    }
+    send_at_rate(count, rate, async |due| {
+        backend
+            .enqueue(set, store.as_ref(), due, Some(latency))
+            .await
+    })
+    .await;
     wait_for("the latency phase", Duration::from_secs(120), || {
         Counts::get(&counts.pushed) >= count as u64
     })
     .await;
     stop.cancel();
     run.await.expect("runtime");
-    let mut micros = std::mem::take(&mut *latency.micros.lock().unwrap());
-    micros.sort_unstable();
-    micros
+    sorted_micros(latency)
 }
 
 /// `hold_pending` requests stay pending while `hold_inflight` are held by

@@ -7,7 +7,7 @@
 use crate::counting::{Counts, Latency};
 use crate::protected::{Drain, Held};
 use crate::server::Admin;
-use crate::{Hold, NoOp, Settings};
+use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
 use async_worker::{Handler, HandlerOutcome, Request};
 use claim_core::wire::{self, ResultRecord};
 use claim_core::{Generation, Member, Millis, Score};
@@ -215,30 +215,19 @@ pub async fn latency(set: &Arc<Settings>, url: &str, admin: &Admin, rate: f64) -
     ));
     let latency = counts.latency.as_ref().expect("latency");
     let deadline = async_worker::clock::unix_now() + 3600;
-    let origin = Instant::now();
-    let mut sent = 0;
-    while sent < count {
-        let due = ((origin.elapsed().as_secs_f64() * rate) as usize).min(count);
-        if due > sent {
-            admin
-                .enqueue(&set.queue, sent..due, deadline, |seq| {
-                    latency.mark_enqueued(seq)
-                })
-                .await
-                .expect("enqueue");
-            sent = due;
-        } else {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    }
+    send_at_rate(count, rate, async |due| {
+        admin
+            .enqueue(&set.queue, due, deadline, |seq| latency.mark_enqueued(seq))
+            .await
+            .expect("enqueue")
+    })
+    .await;
     while Counts::get(&counts.pushed) < count as u64 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     stop.cancel();
     run.await.expect("loop");
-    let mut micros = std::mem::take(&mut *latency.micros.lock().unwrap());
-    micros.sort_unstable();
-    micros
+    sorted_micros(latency)
 }
 
 /// `hold_inflight` popped requests held by a waiting handler, the rest pending.
