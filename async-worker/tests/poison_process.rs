@@ -206,7 +206,9 @@ fn signal_pid(pid: u32, name: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn poison_requests_and_one_of_two_replicas_sigkilled_end_with_ordinary_answered_once_poison_dead_and_sigterm_in_time()
  {
-    let (server, gateway, mut conn) = or_skip!(fixture(false).await);
+    let Some((server, gateway, mut conn)) = fixture(false).await else {
+        return;
+    };
     let ids = submit(&mut conn, 150).await;
     let mut doomed = start(&server.url(), &gateway);
     let mut survivor = start(&server.url(), &gateway);
@@ -227,7 +229,9 @@ async fn poison_requests_and_one_of_two_replicas_sigkilled_end_with_ordinary_ans
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_redis_down_for_ten_seconds_mid_run_nothing_is_lost_poison_ends_dead_and_sigterm_exits_in_time()
  {
-    let (mut server, gateway, mut conn) = or_skip!(fixture(true).await);
+    let Some((mut server, gateway, mut conn)) = fixture(true).await else {
+        return;
+    };
     let ids = submit(&mut conn, 150).await;
     let mut first = start(&server.url(), &gateway);
     let mut second = start(&server.url(), &gateway);
@@ -247,7 +251,9 @@ async fn with_redis_down_for_ten_seconds_mid_run_nothing_is_lost_poison_ends_dea
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_while_redis_is_frozen_exits_within_the_bound_and_a_second_process_answers_everything()
  {
-    let (server, gateway, mut conn) = or_skip!(fixture(false).await);
+    let Some((server, gateway, mut conn)) = fixture(false).await else {
+        return;
+    };
     let mut ids = BTreeSet::new();
     let deadline = common::unix_now() + 600;
     for i in 0..200 {
@@ -299,7 +305,9 @@ async fn sigterm_while_redis_is_frozen_exits_within_the_bound_and_a_second_proce
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_list_that_is_a_sorted_set_holds_up_no_ordinary_request_and_sigterm_exits_in_time()
 {
-    let (server, gateway, mut conn) = or_skip!(fixture(false).await);
+    let Some((server, gateway, mut conn)) = fixture(false).await else {
+        return;
+    };
     let ids = submit_with(&mut conn, 150, &[("poison-zset", ZSET_LIST)]).await;
     let mut worker = start(&server.url(), &gateway);
     let began = Instant::now();

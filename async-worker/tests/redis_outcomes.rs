@@ -13,8 +13,8 @@ mod common;
 use async_worker::OpenGate;
 use claim_core::ClaimInspect;
 use claim_core::wire::{ErrorCode, ResultRecord};
-use common::rig::{ClosedGate, Rig, assert_answered, assert_error_without_status};
-use common::{Depths, QUEUE};
+use common::rig::{ClosedGate, Rig, assert_error_without_status};
+use common::QUEUE;
 use redis::AsyncCommands;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn a_gateway_success_becomes_one_record_with_status_200_and_the_body_as_payload() {
-    let (mut rig, record, report) = or_skip!(Rig::one_record("req-ok", "ok:1", 60).await);
-    assert_answered(&record, "req-ok", "ok:1");
+    let Some((mut rig, report)) = Rig::answered("req-ok", "ok:1").await else {
+        return;
+    };
     assert_eq!(rig.gateway.calls.count(), 1);
     rig.assert_one_record_and_keys_deleted(
         &report,
@@ -35,7 +36,9 @@ async fn a_gateway_success_becomes_one_record_with_status_200_and_the_body_as_pa
 
 #[tokio::test]
 async fn a_gateway_4xx_becomes_one_inference_error_record_with_the_status_and_body() {
-    let (mut rig, record, report) = or_skip!(Rig::one_record("req-4xx", "reject:1", 60).await);
+    let Some((mut rig, record, report)) = Rig::one_record("req-4xx", "reject:1", 60).await else {
+        return;
+    };
     let mut expected = ResultRecord::error("req-4xx", ErrorCode::InferenceError, "prompt rejected");
     expected.status_code = Some(400);
     assert_eq!(record, expected);
@@ -45,8 +48,9 @@ async fn a_gateway_4xx_becomes_one_inference_error_record_with_the_status_and_bo
 
 #[tokio::test]
 async fn a_429_with_retry_after_is_retried_no_sooner_than_asked_and_ends_in_one_success_record() {
-    let (mut rig, record, report) = or_skip!(Rig::one_record("req-429", "throttle:1", 60).await);
-    assert_answered(&record, "req-429", "throttle:1");
+    let Some((mut rig, report)) = Rig::answered("req-429", "throttle:1").await else {
+        return;
+    };
     let times = rig.gateway.calls.times();
     assert_eq!(times.len(), 2, "one 429, then the success");
     let pause = times[1] - times[0];
@@ -59,8 +63,9 @@ async fn a_429_with_retry_after_is_retried_no_sooner_than_asked_and_ends_in_one_
 
 #[tokio::test]
 async fn a_500_is_retried_and_the_later_success_is_the_only_record() {
-    let (mut rig, record, report) = or_skip!(Rig::one_record("req-500", "flaky:1", 60).await);
-    assert_answered(&record, "req-500", "flaky:1");
+    let Some((mut rig, report)) = Rig::answered("req-500", "flaky:1").await else {
+        return;
+    };
     assert_eq!(rig.gateway.calls.count(), 2, "one 500, then the success");
     assert_eq!((report.retries, report.records_pushed), (1, 1));
     rig.assert_settled().await;
@@ -69,7 +74,9 @@ async fn a_500_is_retried_and_the_later_success_is_the_only_record() {
 #[tokio::test]
 async fn a_gateway_hanging_past_the_deadline_ends_in_one_deadline_exceeded_record_at_the_deadline()
 {
-    let mut rig = or_skip!(Rig::start().await);
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
     let submitted = Instant::now();
     rig.submit("req-hang", "hang:1", 3).await;
     let run = rig.run();
@@ -88,7 +95,9 @@ async fn a_gateway_hanging_past_the_deadline_ends_in_one_deadline_exceeded_recor
 #[tokio::test]
 async fn a_refused_connection_is_retried_until_the_deadline_then_recorded_once_as_deadline_exceeded()
  {
-    let mut rig = or_skip!(Rig::start().await);
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
     let closed = format!("http://127.0.0.1:{}", common::free_port());
     rig.submit("req-refused", "ok:refused", 3).await;
     let run = rig.run_with(&closed, Arc::new(OpenGate));
@@ -99,13 +108,14 @@ async fn a_refused_connection_is_retried_until_the_deadline_then_recorded_once_a
         report.retries >= 2,
         "a refused connection is retried with backoff until the deadline: {report:?}"
     );
-    assert_eq!(report.records_pushed, 1);
-    rig.assert_settled().await;
+    rig.assert_settled_after_one_record(&report).await;
 }
 
 #[tokio::test]
 async fn a_producer_cancel_mid_flight_stops_the_call_and_records_cancelled_once() {
-    let mut rig = or_skip!(Rig::start().await);
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
     rig.submit("req-cancel", "hang:cancel", 60).await;
     let run = rig.run();
     let calls = rig.gateway.calls.clone();
@@ -133,16 +143,19 @@ async fn a_producer_cancel_mid_flight_stops_the_call_and_records_cancelled_once(
 #[tokio::test]
 async fn a_request_whose_deadline_passed_in_the_queue_is_recorded_deadline_exceeded_without_calling_the_gateway()
  {
-    let (mut rig, record, report) = or_skip!(Rig::one_record("req-late", "ok:late", -5).await);
+    let Some((mut rig, record, report)) = Rig::one_record("req-late", "ok:late", -5).await else {
+        return;
+    };
     assert_error_without_status(&record, "req-late", ErrorCode::DeadlineExceeded);
     assert_eq!(rig.gateway.calls.count(), 0, "the gateway is never called");
-    assert_eq!(report.records_pushed, 1);
-    rig.assert_settled().await;
+    rig.assert_settled_after_one_record(&report).await;
 }
 
 #[tokio::test]
 async fn a_malformed_member_moves_to_the_dead_set_with_a_reason_and_gets_no_record() {
-    let mut rig = or_skip!(Rig::start().await);
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
     let garbage = "this is not JSON";
     let _: () = rig
         .conn
@@ -162,10 +175,7 @@ async fn a_malformed_member_moves_to_the_dead_set_with_a_reason_and_gets_no_reco
     assert!(!dead[0].reason.trim().is_empty(), "the dead entry says why");
     assert_eq!(report.dead_lettered, 1);
     rig.assert_uncalled_leaving(
-        Depths {
-            dead: 1,
-            ..Depths::default()
-        },
+        |left| left.dead = 1,
         "no record, nothing pending or claimed: only the dead entry",
     )
     .await;
@@ -173,7 +183,9 @@ async fn a_malformed_member_moves_to_the_dead_set_with_a_reason_and_gets_no_reco
 
 #[tokio::test]
 async fn a_closed_gate_claims_nothing_and_leaves_the_request_pending_without_a_record() {
-    let mut rig = or_skip!(Rig::start().await);
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
     let deadline = common::unix_now() + 60;
     common::go_submit(
         &mut rig.conn,
@@ -191,10 +203,7 @@ async fn a_closed_gate_claims_nothing_and_leaves_the_request_pending_without_a_r
         .await;
     assert_eq!(report.claimed, 0);
     rig.assert_uncalled_leaving(
-        Depths {
-            pending: 1,
-            ..Depths::default()
-        },
+        |left| left.pending = 1,
         "the request stays pending, unclaimed, without a record",
     )
     .await;

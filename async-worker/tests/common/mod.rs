@@ -9,18 +9,6 @@
 pub mod rig;
 pub mod worker;
 
-/// The value inside `Some`, or a return from the test when it is skipped
-/// (no `redis-server` outside CI: [`redis_server`] already said why).
-#[macro_export]
-macro_rules! or_skip {
-    ($found:expr) => {
-        match $found {
-            Some(found) => found,
-            None => return,
-        }
-    };
-}
-
 use claim_core::wire::{self, Envelope, ResultRecord};
 use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
 use redis::AsyncCommands;

@@ -216,14 +216,31 @@ impl Rig {
         Some((rig, record, report))
     }
 
+    /// [`Rig::one_record`] of `id` with `prompt`, due in a minute, whose
+    /// record must be the gateway's success (see [`assert_answered`]).
+    pub async fn answered(id: &str, prompt: &str) -> Option<(Rig, RunReport)> {
+        let (rig, record, report) = Rig::one_record(id, prompt, 60).await?;
+        assert_answered(&record, id, prompt);
+        Some((rig, report))
+    }
+
     pub async fn depths(&mut self) -> Depths {
         super::depths(&mut self.conn).await
     }
 
-    /// Asserts the gateway was never called and Redis holds exactly `expected` (`why` says what that means).
-    pub async fn assert_uncalled_leaving(&mut self, expected: Depths, why: &str) {
+    /// Asserts the gateway was never called and Redis holds nothing but
+    /// what `left` sets on empty depths (`why` says what that means).
+    pub async fn assert_uncalled_leaving(&mut self, left: impl FnOnce(&mut Depths), why: &str) {
+        let mut expected = Depths::default();
+        left(&mut expected);
         assert_eq!(self.gateway.calls.count(), 0);
         assert_eq!(self.depths().await, expected, "{why}");
+    }
+
+    /// Asserts the run pushed exactly one record and Redis is settled (see [`Rig::assert_settled`]).
+    pub async fn assert_settled_after_one_record(&mut self, report: &RunReport) {
+        assert_eq!(report.records_pushed, 1);
+        self.assert_settled().await;
     }
 
     /// Asserts the run retried `retries` times and Redis is settled (see [`Rig::assert_settled`]).
