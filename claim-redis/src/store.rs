@@ -194,8 +194,8 @@ fn check_version(info: &str) -> Result<(), String> {
 /// Routes every method to its module of [`crate::ops`], of the same name.
 macro_rules! route {
     (
-        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident; )* }
-        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident; )* }
+        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident $([$inow:ident])?; )* }
+        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident $([$snow:ident])?; )* }
     ) => {
         #[async_trait]
         impl ClaimInspect for RedisStore {
