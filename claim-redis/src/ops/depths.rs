@@ -13,7 +13,7 @@ pub(crate) async fn depths(store: &RedisStore, queue: &str) -> Result<QueueDepth
         .hlen(&q.owners)
         .hlen(&q.dead)
         .to_owned();
-    let (pending, claimed, dead) = store.conn().pipe(Op::Depths, Effect::Read, &pipe).await?;
+    let (pending, claimed, dead) = store.conn().query(Op::Depths, Effect::Read, &pipe).await?;
     Ok(QueueDepths {
         pending,
         claimed,

@@ -17,7 +17,7 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
         .hlen(&q.claimed)
         .to_owned();
     let (indexed, owned, claimed): (usize, usize, usize) =
-        store.conn().pipe(OP, Effect::Read, &sizes).await?;
+        store.conn().query(OP, Effect::Read, &sizes).await?;
     if indexed == owned && owned == claimed {
         return Ok(0);
     }
@@ -28,7 +28,7 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
         .hkeys(&q.claimed)
         .to_owned();
     let (index, owners, members): (Vec<String>, Vec<String>, Vec<String>) =
-        store.conn().pipe(OP, Effect::Read, &scan).await?;
+        store.conn().query(OP, Effect::Read, &scan).await?;
     let (index, owners, members): (HashSet<_>, HashSet<_>, HashSet<_>) = (
         index.into_iter().collect(),
         owners.into_iter().collect(),
