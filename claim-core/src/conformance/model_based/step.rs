@@ -39,31 +39,13 @@ fn run(sim: &mut Sim, step: &Step) {
             queue,
             deadline_in,
             shape,
-        } => {
-            let n = sim.state.next_serial();
-            submit_new(
-                sim,
-                Generation::new(format!("r{n}"), format!("t{n}")),
-                QUEUES[*queue],
-                *deadline_in,
-                *shape,
-            );
-        }
+        } => submit_new(sim, None, QUEUES[*queue], *deadline_in, *shape),
         Step::Resubmit {
             of,
             queue,
             deadline_in,
             shape,
-        } => {
-            let n = sim.state.next_serial();
-            submit_new(
-                sim,
-                Generation::new(of.id.clone(), format!("t{n}")),
-                QUEUES[*queue],
-                *deadline_in,
-                *shape,
-            );
-        }
+        } => submit_new(sim, Some(&of.id), QUEUES[*queue], *deadline_in, *shape),
         Step::SubmitAgain { generation } => {
             let Some(s) = sim.state.generations.get_mut(generation) else {
                 return;
@@ -222,7 +204,12 @@ fn run(sim: &mut Sim, step: &Step) {
     }
 }
 
-fn submit_new(sim: &mut Sim, g: Generation, queue: &str, deadline_in: i64, shape: Shape) {
+/// Submits a new generation, numbered by the next serial, of request `id`
+/// (a new request `r<n>` if none).
+fn submit_new(sim: &mut Sim, id: Option<&str>, queue: &str, deadline_in: i64, shape: Shape) {
+    let n = sim.state.next_serial();
+    let id = id.map_or_else(|| format!("r{n}"), str::to_owned);
+    let g = Generation::new(id, format!("t{n}"));
     let deadline = sim.state.now_secs() + deadline_in;
     let submission = Submission {
         member: member(&g, queue, deadline, shape),
