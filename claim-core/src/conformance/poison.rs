@@ -41,6 +41,12 @@ async fn assert_stale_ack_does_nothing<S: ClaimStore>(fx: &Fixture<S>, r: &Req) 
     assert_eq!(stale, vec![Default::default()], "nothing done");
 }
 
+/// The queue's (pending, claimed, dead) depths are `want`.
+async fn assert_depths<S: ClaimStore>(fx: &Fixture<S>, want: (usize, usize, usize), why: &str) {
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), want, "{why}");
+}
+
 /// w2, holding `r`, acks it to an unusable list: `r` alone is dead-lettered.
 async fn assert_holders_ack_dead_letters<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
     let holder = ack_to_the_queue(fx, "w2", r, "holder").await;
@@ -291,12 +297,7 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_i
     let r = Req::new("a", "t", 3600);
     lapse_then_park(&fx, &r).await;
     assert_stale_ack_does_nothing(&fx, &r).await;
-    let d = fx.depths().await;
-    assert_eq!(
-        (d.pending, d.claimed, d.dead),
-        (0, 0, 0),
-        "never both parked and dead"
-    );
+    assert_depths(&fx, (0, 0, 0), "never both parked and dead").await;
     assert_eq!(fx.store.retry_depth().await.unwrap(), 1);
 }
 
@@ -307,12 +308,7 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_
     let r = Req::new("a", "t", 3600);
     fx.lapse("w1", &r).await;
     assert_stale_ack_does_nothing(&fx, &r).await;
-    let d = fx.depths().await;
-    assert_eq!(
-        (d.pending, d.claimed, d.dead),
-        (1, 0, 0),
-        "never both pending and dead"
-    );
+    assert_depths(&fx, (1, 0, 0), "never both pending and dead").await;
     fx.claim("w2", r.one()).await;
     assert_holders_ack_dead_letters(&fx, &r).await;
 }

@@ -5,11 +5,26 @@ use super::sim::{Sim, ack_item};
 use super::state::{Held, LEASE_TTL_MS, QUEUES, RefState, Shape, Submitted, garbage, member};
 use super::transitions::{Step, Verdict};
 use crate::store::{ParkItem, RenewOutcome, Submission};
-use crate::types::Generation;
+use crate::types::{Generation, OwnerToken};
 use crate::wire;
 use std::collections::BTreeMap;
 
 /// Groups generations by the queue their claim lives in.
+/// `worker` lets go of `generations` (a release or a park): its owner
+/// token and the claims it held among them, by queue.
+fn let_go(
+    sim: &mut Sim,
+    worker: usize,
+    generations: &[Generation],
+) -> (OwnerToken, BTreeMap<String, Vec<(Generation, Held)>>) {
+    let w = &mut sim.state.workers[worker];
+    let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
+    for g in generations {
+        w.held.remove(g);
+    }
+    (owner, groups)
+}
+
 fn by_queue(
     gens: &[Generation],
     held: &BTreeMap<Generation, Held>,
@@ -128,11 +143,7 @@ fn run(sim: &mut Sim, step: &Step) {
             worker,
             generations,
         } => {
-            let w = &mut sim.state.workers[*worker];
-            let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
-            for g in generations {
-                w.held.remove(g);
-            }
+            let (owner, groups) = let_go(sim, *worker, generations);
             for (queue, claims) in groups {
                 let generations = claims.into_iter().map(|(g, _)| g).collect();
                 sim.call(Call::Release {
@@ -147,11 +158,7 @@ fn run(sim: &mut Sim, step: &Step) {
             generations,
             due_in_ms,
         } => {
-            let w = &mut sim.state.workers[*worker];
-            let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
-            for g in generations {
-                w.held.remove(g);
-            }
+            let (owner, groups) = let_go(sim, *worker, generations);
             let due = sim.state.now.plus(*due_in_ms);
             for (queue, claims) in groups {
                 let items = claims
