@@ -33,8 +33,7 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &imp
 pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    fx.ack("w1", r.one(), "first").await;
+    fx.answer("w1", &r, "first").await;
     // A retried ack after an indeterminate error must be harmless.
     let again = fx.ack("w1", r.one(), "second").await;
     assert_eq!(
@@ -196,8 +195,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
 pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    let first = fx.ack("w1", r.one(), "answer").await;
+    let first = fx.answer("w1", &r, "answer").await;
     assert!(first[0].pushed && !first[0].own_record_landed);
     // The retry after an indeterminate error: the same record.
     let retried = fx.ack("w1", r.one(), "answer").await;

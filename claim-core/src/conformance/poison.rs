@@ -141,8 +141,7 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    fx.ack("w1", r.one(), "first").await;
+    fx.answer("w1", &r, "first").await;
     let out = ack_to_the_queue(&fx, "w1", &r, "again").await;
     assert!(!out[0].pushed && !out[0].dead_lettered, "{out:?}");
     assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");

@@ -210,11 +210,16 @@ impl<S: crate::ClaimStore> Fixture<S> {
         self.store.depths(Q).await.expect("depths")
     }
 
-    /// Reclaims until nothing expired remains.
     /// Submits `r` and lets `who` claim it.
     pub async fn submit_and_claim(&self, who: &str, r: &Req) {
         self.submit(r.one()).await;
         self.claim(who, r.one()).await;
+    }
+
+    /// Submits `r`, lets `who` claim it and acks it with record `text`.
+    pub async fn answer(&self, who: &str, r: &Req, text: &str) -> Vec<crate::store::AckOutcome> {
+        self.submit_and_claim(who, r).await;
+        self.ack(who, r.one(), text).await
     }
 
     /// Submits `r`, lets `who` claim it and its lease run out (the clock at
@@ -225,6 +230,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
         self.reclaim_all().await
     }
 
+    /// Reclaims until nothing expired remains.
     pub async fn reclaim_all(&self) -> crate::store::ReclaimReport {
         let mut total = crate::store::ReclaimReport::default();
         loop {
