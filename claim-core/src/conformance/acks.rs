@@ -5,20 +5,23 @@ use super::support::{Q, RESULTS, Req, config, fixture, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
+/// An ack outcome that pushed a record or not and dropped the claim or
+/// not, and dead-lettered nothing.
+fn pushed_dropped(pushed: bool, claim_dropped: bool) -> AckOutcome {
+    AckOutcome {
+        pushed,
+        claim_dropped,
+        ..AckOutcome::default()
+    }
+}
+
 pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
     fx.submit_and_claim("w1", &r).await;
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
     let out = fx.ack("w1", r.one(), "hello").await;
-    assert_eq!(
-        out,
-        vec![AckOutcome {
-            pushed: true,
-            claim_dropped: true,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(out, vec![pushed_dropped(true, true)]);
     let records = fx.store.results(RESULTS).await.unwrap();
     assert_eq!(
         records,
@@ -36,14 +39,7 @@ pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
     fx.answer("w1", &r, "first").await;
     // A retried ack after an indeterminate error must be harmless.
     let again = fx.ack("w1", r.one(), "second").await;
-    assert_eq!(
-        again,
-        vec![AckOutcome {
-            pushed: false,
-            claim_dropped: false,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(again, vec![pushed_dropped(false, false)]);
     let results = fx.results().await;
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["payload"], "first");
@@ -56,28 +52,14 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
     let r = Req::new("a", "t", 3600);
     fx.submit_and_claim("owner", &r).await;
     let out = fx.ack("stranger", r.one(), "from stranger").await;
-    assert_eq!(
-        out,
-        vec![AckOutcome {
-            pushed: true,
-            claim_dropped: false,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(out, vec![pushed_dropped(true, false)]);
     assert_eq!(
         fx.depths().await.claimed,
         1,
         "only the owner drops its claim"
     );
     let owners = fx.ack("owner", r.one(), "from owner").await;
-    assert_eq!(
-        owners,
-        vec![AckOutcome {
-            pushed: false,
-            claim_dropped: true,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(owners, vec![pushed_dropped(false, true)]);
     let results = fx.results().await;
     assert_eq!(results.len(), 1);
     assert_eq!(
@@ -94,23 +76,9 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &
     assert_eq!(fx.renew("slow", r.one()).await, vec![RenewOutcome::Lost]);
     // The slow owner had already produced its result: it is still offered.
     let late = fx.ack("slow", r.one(), "slow result").await;
-    assert_eq!(
-        late,
-        vec![AckOutcome {
-            pushed: true,
-            claim_dropped: false,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(late, vec![pushed_dropped(true, false)]);
     let fast = fx.ack("fast", r.one(), "fast result").await;
-    assert_eq!(
-        fast,
-        vec![AckOutcome {
-            pushed: false,
-            claim_dropped: true,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(fast, vec![pushed_dropped(false, true)]);
     assert_eq!(fx.result_ids().await, vec!["a"]);
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed), (0, 0));
@@ -144,9 +112,7 @@ pub async fn ack_clears_producer_keys_only_for_its_own_generation(f: &impl Store
 
 pub async fn results_come_out_oldest_first(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(5);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
+    let rs = fx.claim_batch("w1", 5).await;
     for r in [&rs[3], &rs[0], &rs[4]] {
         fx.ack("w1", std::slice::from_ref(r), "x").await;
     }

@@ -8,9 +8,7 @@ use crate::{ClaimInspect, ClaimStore};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(3);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
+    fx.claim_batch("w1", 3).await;
     fx.clock.set(at(29));
     let report = fx.store.reclaim_expired(Q, 100).await.unwrap();
     assert_eq!(
@@ -133,9 +131,7 @@ pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
 
 pub async fn reclaim_works_in_batches_and_says_when_more_remain(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(25);
-    fx.submit(&rs).await;
-    fx.claim("gone", &rs).await;
+    fx.claim_batch("gone", 25).await;
     fx.clock.set(at(31));
     let first = fx.store.reclaim_expired(Q, 10).await.unwrap();
     assert_eq!((first.redelivered, first.more), (10, true));

@@ -67,9 +67,7 @@ pub async fn release_by_a_non_owner_changes_nothing(f: &impl StoreFactory) {
 
 pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(3);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
+    let rs = fx.claim_batch("w1", 3).await;
     let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();
     assert_eq!(
         fx.store.sweep(Q, &owner("w1"), &gens).await.unwrap(),

@@ -210,6 +210,14 @@ impl<S: crate::ClaimStore> Fixture<S> {
         self.store.depths(Q).await.expect("depths")
     }
 
+    /// Submits `n` requests ([`reqs`]) and lets `who` claim them all.
+    pub async fn claim_batch(&self, who: &str, n: usize) -> Vec<Req> {
+        let rs = reqs(n);
+        self.submit(&rs).await;
+        self.claim(who, &rs).await;
+        rs
+    }
+
     /// Submits `r` and lets `who` claim it.
     pub async fn submit_and_claim(&self, who: &str, r: &Req) {
         self.submit(r.one()).await;
