@@ -188,12 +188,7 @@ for m = 1, nm do
   redis.call('SET', markers[m], ms_string(expiry) .. ':' .. digests[m], 'PX',
     ms_string(expiry - now + slack))
 end
-if nd > 0 then
-  redis.call('DEL', unpack(dels))
-  if explicit then
-    redis.call('HDEL', KEYS[7], unpack(dels))
-  end
-end
+del_keys(dels, KEYS[7], explicit)
 if #zrem > 0 then
   redis.call('ZREM', KEYS[1], unpack(zrem))
   redis.call('HDEL', KEYS[5], unpack(forget))
@@ -202,8 +197,6 @@ if #dead > 0 then
   redis.call('HSET', KEYS[6], unpack(dead))
 end
 if ndr > 0 then
-  redis.call('HDEL', KEYS[2], unpack(drops))
-  redis.call('HDEL', KEYS[3], unpack(drops))
-  redis.call('ZREM', KEYS[4], unpack(drops))
+  drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
 end
 return out

@@ -10,7 +10,9 @@
 -- index_score writes a ms value as the seconds text that Redis reads back
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
--- the same script.
+-- the same script. The helpers that write (note_drop fills a Lua table
+-- only; drop_claims and del_keys call Redis) do so only when a script calls
+-- them, after its reads and type checks, so defining them writes nothing.
 
 -- A field and member no generation key can equal (those start with a
 -- digit), longer than Redis's 64-byte listpack limit (see claim.lua).
@@ -107,3 +109,34 @@ local function push(t, ...)
   end
 end
 
+
+-- Notes claim `gen`, whose redelivery count is `r`, for drop_claims.
+local function note_drop(drops, counts, gen, r)
+  drops[#drops + 1] = gen
+  if r > 0 then
+    push(counts, gen, r)
+  end
+end
+
+-- Drops the claims `drops` from the claimed hash, the owners hash and the
+-- claims index, and keeps each one's redelivery count `counts` (gen, n
+-- pairs) in the deliveries hash for its next claim.
+local function drop_claims(claimed, owners, index, deliveries, drops, counts)
+  redis.call('HDEL', claimed, unpack(drops))
+  redis.call('HDEL', owners, unpack(drops))
+  redis.call('ZREM', index, unpack(drops))
+  if #counts > 0 then
+    redis.call('HSET', deliveries, unpack(counts))
+  end
+end
+
+-- Deletes the producer keys `dels` and, in explicit-time mode, their
+-- entries in the side hash `side`.
+local function del_keys(dels, side, explicit)
+  if #dels > 0 then
+    redis.call('DEL', unpack(dels))
+    if explicit then
+      redis.call('HDEL', side, unpack(dels))
+    end
+  end
+end

@@ -169,12 +169,7 @@ for m, marker in ipairs(markers) do
   local px = tonumber(string.match(value, '^(%d+)')) - now + slack
   redis.call('SET', marker, value, 'PX', ms_string(px))
 end
-if #dels > 0 then
-  redis.call('DEL', unpack(dels))
-  if explicit then
-    redis.call('HDEL', KEYS[7], unpack(dels))
-  end
-end
+del_keys(dels, KEYS[7], explicit)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   redis.call('HSET', KEYS[5], unpack(counts))
