@@ -60,7 +60,10 @@ pub(crate) mod sweep;
 /// modules are named after their scripts.
 pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired};
 
-use redis::{Cmd, Script};
+use crate::codec::{flag, per_item};
+use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::{Op, OwnerToken, StoreError};
+use redis::{Cmd, Script, ScriptInvocation};
 
 /// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
 /// hot path (claim, renew, ack) writes its arguments straight into one
@@ -69,4 +72,32 @@ pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -
     let mut cmd = Cmd::with_capacity(3 + keys + args, 64 + bytes);
     cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
     cmd
+}
+
+/// Runs `script` once per [`MAX_BATCH`] items with `keys`, the owner token
+/// and each item's arguments (written by `args`), and reads one 0/1 flag
+/// per item: the shape of `release` (and `sweep`) and `park_retry`.
+pub(crate) async fn owner_flags<T>(
+    store: &RedisStore,
+    op: Op,
+    script: &Script,
+    keys: &[&str],
+    owner: &OwnerToken,
+    items: &[T],
+    args: impl Fn(&mut ScriptInvocation<'_>, &T),
+) -> Result<Vec<bool>, StoreError> {
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(MAX_BATCH) {
+        let mut call = script.prepare_invoke();
+        for key in keys {
+            call.key(*key);
+        }
+        call.arg(owner.as_str());
+        for item in chunk {
+            args(&mut call, item);
+        }
+        let reply: Vec<i64> = store.conn().script(op, &call).await?;
+        out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
+    }
+    Ok(out)
 }

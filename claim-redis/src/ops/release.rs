@@ -1,7 +1,7 @@
-//! `release`: runs `lua/release.lua` (which `sweep` shares: neither counts as a delivery), one call per [`MAX_BATCH`] generations.
+//! `release`: runs `lua/release.lua` (which `sweep` shares: neither counts as a delivery), one call per [`MAX_BATCH`](crate::store::MAX_BATCH) generations.
 
-use crate::codec::{flag, per_item};
-use crate::store::{MAX_BATCH, RedisStore};
+use super::owner_flags;
+use crate::store::RedisStore;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 
 pub(crate) async fn release(
@@ -23,20 +23,10 @@ pub(crate) async fn return_claims(
     generations: &[Generation],
 ) -> Result<Vec<bool>, StoreError> {
     let q = store.keys().queue(queue);
-    let mut out = Vec::with_capacity(generations.len());
-    for chunk in generations.chunks(MAX_BATCH) {
-        let mut call = store.scripts().release.prepare_invoke();
-        call.key(&q.pending)
-            .key(&q.claimed)
-            .key(&q.owners)
-            .key(&q.index)
-            .key(&q.deliveries);
-        call.arg(owner.as_str());
-        for g in chunk {
-            call.arg(g.key());
-        }
-        let reply: Vec<i64> = store.conn().script(op, &call).await?;
-        out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
-    }
-    Ok(out)
+    let keys: [&str; 5] = [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries];
+    let script = &store.scripts().release;
+    owner_flags(store, op, script, &keys, owner, generations, |call, g| {
+        call.arg(g.key());
+    })
+    .await
 }
