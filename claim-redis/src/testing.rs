@@ -7,7 +7,6 @@
 //! set the test fails with a message saying so; otherwise the caller skips.
 
 use std::hash::{BuildHasher, Hasher};
-use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
