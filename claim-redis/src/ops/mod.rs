@@ -17,8 +17,7 @@
 //! | `claim` | `lua/claim.lua` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
 //! | `ack` | `lua/ack.lua` | `ack` |
-//! | `release` | `lua/release.lua` | `release` |
-//! | `sweep` | `lua/release.lua` | `sweep` |
+//! | `release` | `lua/release.lua` | `release`, `sweep` |
 //! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
 //! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
@@ -54,11 +53,10 @@ pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod submit;
-pub(crate) mod sweep;
 
-/// The router finds each method's function by the method's name; these two
+/// The router finds each method's function by the method's name; these
 /// modules are named after their scripts.
-pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired};
+pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
 
 use crate::codec::{flag, per_item};
 use crate::store::{MAX_BATCH, RedisStore};
