@@ -15,7 +15,7 @@
 use crate::error::StoreError;
 use crate::op::Op;
 use crate::store::{ClaimInspect, ClaimStore, StoreConfig};
-use async_trait::async_trait;
+pub use async_trait::async_trait;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -93,7 +93,8 @@ macro_rules! layer {
     };
 }
 
-/// Calls `$callback! { inspect { .. } store { .. } }` with every
+/// Calls `$callback! { <extra> inspect { .. } store { .. } }` (the
+/// tokens after the callback's name first) with every
 /// `ClaimInspect` and `ClaimStore` method but `config`: its name,
 /// arguments, answer and [`Op`], and `[now]` where the model's method of
 /// that name also takes the time. Forwarding code is generated from this
@@ -102,8 +103,9 @@ macro_rules! layer {
 /// model's method).
 #[macro_export]
 macro_rules! store_methods {
-    ($callback:ident) => {
+    ($callback:ident $($extra:tt)*) => {
         $callback! {
+            $($extra)*
             inspect {
                 fn depths(queue: &str) -> $crate::store::QueueDepths = Depths;
                 fn retry_depth() -> usize = RetryDepth;
@@ -135,3 +137,35 @@ macro_rules! store_methods {
 }
 
 store_methods!(layer);
+
+/// Implements `ClaimInspect` and `ClaimStore` for a backend:
+/// `store_methods!(route_store Type => config.path, body_macro;)` writes
+/// every method as `body_macro!(self, method(args..) [now])` (the `now`
+/// marker passed on where the list has it) and `config` as
+/// `&self.config.path`.
+#[macro_export]
+macro_rules! route_store {
+    (
+        $ty:ty => $($config:ident).+, $body:ident;
+        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident $([$inow:ident])?; )* }
+        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident $([$snow:ident])?; )* }
+    ) => {
+        #[$crate::layer::async_trait]
+        impl $crate::ClaimInspect for $ty {
+            $( async fn $iname(&self, $($iarg: $ity),*) -> Result<$iout, $crate::StoreError> {
+                $body!(self, $iname($($iarg),*) $($inow)?)
+            } )*
+        }
+
+        #[$crate::layer::async_trait]
+        impl $crate::ClaimStore for $ty {
+            fn config(&self) -> &$crate::store::StoreConfig {
+                &self.$($config).+
+            }
+
+            $( async fn $sname(&self, $($sarg: $sty),*) -> Result<$sout, $crate::StoreError> {
+                $body!(self, $sname($($sarg),*) $($snow)?)
+            } )*
+        }
+    };
+}

@@ -6,10 +6,9 @@
 //! `claim_core::store_methods!`. Use it for tests, single-process deployments and the demo.
 //! Nothing survives the process.
 
-use async_trait::async_trait;
 use claim_core::model::Model;
 use claim_core::store::StoreConfig;
-use claim_core::{ClaimInspect, ClaimStore, Clock, Millis, StoreError};
+use claim_core::{Clock, Millis, StoreError, route_store};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Wall-clock time from the operating system: the memory store's default
@@ -83,30 +82,4 @@ macro_rules! model_call {
     };
 }
 
-/// Routes every method to [`model_call!`].
-macro_rules! route {
-    (
-        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident $([$inow:ident])?; )* }
-        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident $([$snow:ident])?; )* }
-    ) => {
-        #[async_trait]
-        impl ClaimInspect for MemoryStore {
-            $( async fn $iname(&self, $($iarg: $ity),*) -> Result<$iout, StoreError> {
-                model_call!(self, $iname($($iarg),*) $($inow)?)
-            } )*
-        }
-
-        #[async_trait]
-        impl ClaimStore for MemoryStore {
-            fn config(&self) -> &StoreConfig {
-                &self.config
-            }
-
-            $( async fn $sname(&self, $($sarg: $sty),*) -> Result<$sout, StoreError> {
-                model_call!(self, $sname($($sarg),*) $($snow)?)
-            } )*
-        }
-    };
-}
-
-claim_core::store_methods!(route);
+claim_core::store_methods!(route_store MemoryStore => config, model_call;);
