@@ -164,19 +164,10 @@ for i = 1, n do
   out[i] = code
 end
 
-if ndr > 0 then
-  redis.call('HLEN', KEYS[2])
-  redis.call('ZCARD', KEYS[4])
-end
-if #forget > 0 then
-  redis.call('HLEN', KEYS[5])
-end
-if #dead > 0 then
-  redis.call('HLEN', KEYS[6])
-end
-if explicit and nd > 0 then
-  redis.call('HLEN', KEYS[7])
-end
+check_types({
+  ndr > 0 and KEYS[2], #forget > 0 and KEYS[5],
+  #dead > 0 and KEYS[6], explicit and nd > 0 and KEYS[7],
+}, { ndr > 0 and KEYS[4] })
 
 for r = 1, runs do
   if pushes[r] then

@@ -172,13 +172,7 @@ for i = 1, n do
   end
 end
 
-if nc > 0 then
-  redis.call('HLEN', KEYS[2])
-  redis.call('ZCARD', KEYS[4])
-end
-if #dead > 0 then
-  redis.call('HLEN', KEYS[7])
-end
+check_types({ nc > 0 and KEYS[2], #dead > 0 and KEYS[7] }, { nc > 0 and KEYS[4] })
 redis.call('ZREM', KEYS[1], unpack(zrem))
 if nc > 0 then
   redis.call('HSET', KEYS[2], unpack(claimed))

@@ -140,3 +140,20 @@ local function del_keys(dels, side, explicit)
     end
   end
 end
+
+-- Type checks before the first write: HLEN fails (WRONGTYPE) on a key that
+-- is not a hash, ZCARD on one that is not a sorted set; a missing key
+-- passes. `hashes` and `zsets` list the keys a call will write; a `false`
+-- entry (a key this call leaves alone) is skipped.
+local function check_types(hashes, zsets)
+  for i = 1, #hashes do
+    if hashes[i] then
+      redis.call('HLEN', hashes[i])
+    end
+  end
+  for i = 1, #zsets do
+    if zsets[i] then
+      redis.call('ZCARD', zsets[i])
+    end
+  end
+end

@@ -42,10 +42,7 @@ if #drops == 0 then
   return out
 end
 
-redis.call('HLEN', KEYS[1])
-redis.call('ZCARD', KEYS[3])
-redis.call('HLEN', KEYS[4])
-redis.call('ZCARD', KEYS[5])
+check_types({ KEYS[1], KEYS[4] }, { KEYS[3], KEYS[5] })
 drop_claims(KEYS[1], KEYS[2], KEYS[3], KEYS[4], drops, counts)
 redis.call('ZADD', KEYS[5], unpack(parked))
 return out

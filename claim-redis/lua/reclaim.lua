@@ -154,12 +154,7 @@ if #drops == 0 and #unindex == 0 then
   return { 0, 0, 0 }
 end
 
-redis.call('ZCARD', KEYS[1])
-redis.call('HLEN', KEYS[5])
-redis.call('HLEN', KEYS[6])
-if explicit and #dels > 0 then
-  redis.call('HLEN', KEYS[7])
-end
+check_types({ KEYS[5], KEYS[6], explicit and #dels > 0 and KEYS[7] }, { KEYS[1] })
 
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))

@@ -50,9 +50,7 @@ if #drops == 0 then
   return out
 end
 
-redis.call('ZCARD', KEYS[1])
-redis.call('ZCARD', KEYS[4])
-redis.call('HLEN', KEYS[5])
+check_types({ KEYS[5] }, { KEYS[1], KEYS[4] })
 redis.call('ZADD', KEYS[1], unpack(back))
 drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, counts)
 return out
