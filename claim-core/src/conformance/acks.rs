@@ -1,7 +1,7 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, config, fixture, reqs};
+use super::support::{Q, RESULTS, Req, config, fixture, one_claimed, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
@@ -16,9 +16,7 @@ fn pushed_dropped(pushed: bool, claim_dropped: bool) -> AckOutcome {
 }
 
 pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
     let out = fx.ack("w1", r.one(), "hello").await;
     assert_eq!(out, vec![pushed_dropped(true, true)]);
@@ -48,9 +46,7 @@ pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
 pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("owner", &r).await;
+    let (fx, r) = one_claimed(f, "owner", 3600).await;
     let out = fx.ack("stranger", r.one(), "from stranger").await;
     assert_eq!(out, vec![pushed_dropped(true, false)]);
     assert_eq!(

@@ -1,7 +1,7 @@
 //! Checks of peek, claim, cancellation, duplicates, leases and renewal.
 
 use super::StoreFactory;
-use super::support::{Q, Req, T0, at, config, fixture, owner, reqs};
+use super::support::{Q, Req, T0, at, config, fixture, one_claimed, owner, reqs};
 use crate::store::{ClaimOutcome, RenewOutcome};
 use crate::types::{Millis, Score};
 use crate::{ClaimInspect, ClaimStore};
@@ -198,9 +198,7 @@ pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds
 }
 
 pub async fn renew_extends_the_lease_of_the_owner(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     fx.clock.set(at(20));
     assert_eq!(
         fx.renew("w1", r.one()).await,
@@ -218,9 +216,7 @@ pub async fn renew_extends_the_lease_of_the_owner(f: &impl StoreFactory) {
 }
 
 pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     fx.clock.set(at(20));
     assert_eq!(
         fx.renew("intruder", r.one()).await,
@@ -236,9 +232,7 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFa
 }
 
 pub async fn renew_after_the_claim_was_reclaimed_is_lost(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     assert!(claimed(&fx.claim("w2", r.one()).await[0]));

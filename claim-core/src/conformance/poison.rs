@@ -5,7 +5,7 @@
 //! claim is held), so the memory model and Redis run the same checks.
 
 use super::StoreFactory;
-use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, owner};
+use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, ParkItem};
 use crate::types::Member;
 use crate::wire;
@@ -193,9 +193,7 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
 pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 86_400);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 86_400).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     let out = fx.ack("w1", r.one(), "late").await;

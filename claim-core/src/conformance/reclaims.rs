@@ -2,7 +2,7 @@
 
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
-use super::support::{Q, RESULTS, Req, at, config, fixture, limited, owner, reqs};
+use super::support::{Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs};
 use crate::types::Score;
 use crate::{ClaimInspect, ClaimStore};
 
@@ -21,9 +21,7 @@ pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
 pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("dead-worker", &r).await;
+    let (fx, r) = one_claimed(f, "dead-worker", 3600).await;
     fx.clock.set(at(30));
     assert_eq!(
         fx.reclaim_all().await.redelivered,

@@ -49,6 +49,19 @@ pub async fn fixture<F: StoreFactory>(factory: &F, config: StoreConfig) -> Fixtu
     Fixture { store, clock }
 }
 
+/// A fresh store (the default config) where `who` holds one claim: of
+/// request `a`, token `t`, due `deadline_in` seconds after the start.
+pub async fn one_claimed<F: StoreFactory>(
+    factory: &F,
+    who: &str,
+    deadline_in: i64,
+) -> (Fixture<F::Store>, Req) {
+    let fx = fixture(factory, config()).await;
+    let r = Req::new("a", "t", deadline_in);
+    fx.submit_and_claim(who, &r).await;
+    (fx, r)
+}
+
 /// Config with a short lease (30 s) so expiry is easy to reach.
 pub fn config() -> StoreConfig {
     StoreConfig {
