@@ -176,17 +176,14 @@ for r = 1, runs do
 end
 for m = 1, nm do
   local expiry = expiries[m]
-  redis.call('SET', markers[m], ms_string(expiry) .. ':' .. digests[m], 'PX',
-    ms_string(expiry - now + slack))
+  set_marker(markers[m], ms_string(expiry) .. ':' .. digests[m], expiry, now, slack)
 end
 del_keys(dels, KEYS[7], explicit)
 if #zrem > 0 then
   redis.call('ZREM', KEYS[1], unpack(zrem))
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[6], unpack(dead))
-end
+hset_any(KEYS[6], dead)
 if ndr > 0 then
   drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
 end

@@ -193,7 +193,5 @@ end
 if nf > 0 then
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[7], unpack(dead))
-end
+hset_any(KEYS[7], dead)
 return out

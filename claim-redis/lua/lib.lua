@@ -11,7 +11,7 @@
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
 -- the same script. The helpers that write (note_drop fills a Lua table
--- only; drop_claims and del_keys call Redis) do so only when a script calls
+-- only; hset_any, set_marker, drop_claims and del_keys call Redis) do so only when a script calls
 -- them, after its reads and type checks, so defining them writes nothing.
 
 -- A field and member no generation key can equal (those start with a
@@ -118,6 +118,19 @@ local function note_drop(drops, counts, gen, r)
   end
 end
 
+-- HSET of the flat field/value list `pairs` into `key`, if it has any.
+local function hset_any(key, pairs)
+  if #pairs > 0 then
+    redis.call('HSET', key, unpack(pairs))
+  end
+end
+
+-- Writes terminal marker `key` with `value` (`<expiry ms>:<digest>`),
+-- which Redis keeps `slack` ms past `expiry`.
+local function set_marker(key, value, expiry, now, slack)
+  redis.call('SET', key, value, 'PX', ms_string(expiry - now + slack))
+end
+
 -- Drops the claims `drops` from the claimed hash, the owners hash and the
 -- claims index, and keeps each one's redelivery count `counts` (gen, n
 -- pairs) in the deliveries hash for its next claim.
@@ -125,9 +138,7 @@ local function drop_claims(claimed, owners, index, deliveries, drops, counts)
   redis.call('HDEL', claimed, unpack(drops))
   redis.call('HDEL', owners, unpack(drops))
   redis.call('ZREM', index, unpack(drops))
-  if #counts > 0 then
-    redis.call('HSET', deliveries, unpack(counts))
-  end
+  hset_any(deliveries, counts)
 end
 
 -- Deletes the producer keys `dels` and, in explicit-time mode, their

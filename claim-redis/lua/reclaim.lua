@@ -161,8 +161,7 @@ for _, list in ipairs(order) do
 end
 for m, marker in ipairs(markers) do
   local value = marker_expiry[m]
-  local px = tonumber(string.match(value, '^(%d+)')) - now + slack
-  redis.call('SET', marker, value, 'PX', ms_string(px))
+  set_marker(marker, value, tonumber(string.match(value, '^(%d+)')), now, slack)
 end
 del_keys(dels, KEYS[7], explicit)
 if #back > 0 then
@@ -172,9 +171,7 @@ end
 if #forget > 0 then
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[6], unpack(dead))
-end
+hset_any(KEYS[6], dead)
 if #drops > 0 then
   redis.call('HDEL', KEYS[2], unpack(drops))
   redis.call('HDEL', KEYS[3], unpack(drops))
