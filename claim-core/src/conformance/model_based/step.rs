@@ -12,11 +12,7 @@ use std::collections::BTreeMap;
 /// Groups generations by the queue their claim lives in.
 /// `worker` lets go of `generations` (a release or a park): its owner
 /// token and the claims it held among them, by queue.
-fn let_go(
-    sim: &mut Sim,
-    worker: usize,
-    generations: &[Generation],
-) -> (OwnerToken, BTreeMap<String, Vec<(Generation, Held)>>) {
+fn let_go(sim: &mut Sim, worker: usize, generations: &[Generation]) -> (OwnerToken, Groups) {
     let w = &mut sim.state.workers[worker];
     let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
     for g in generations {
@@ -25,11 +21,32 @@ fn let_go(
     (owner, groups)
 }
 
-fn by_queue(
-    gens: &[Generation],
-    held: &BTreeMap<Generation, Held>,
-) -> BTreeMap<String, Vec<(Generation, Held)>> {
-    let mut groups: BTreeMap<String, Vec<(Generation, Held)>> = BTreeMap::new();
+/// One release call (a sweep call if `sweep`) per queue of `groups`.
+fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups, sweep: bool) {
+    for (queue, claims) in groups {
+        let generations = claims.into_iter().map(|(g, _)| g).collect();
+        let owner = owner.clone();
+        sim.call(if sweep {
+            Call::Sweep {
+                queue,
+                owner,
+                generations,
+            }
+        } else {
+            Call::Release {
+                queue,
+                owner,
+                generations,
+            }
+        });
+    }
+}
+
+/// Claims held, by queue.
+type Groups = BTreeMap<String, Vec<(Generation, Held)>>;
+
+fn by_queue(gens: &[Generation], held: &BTreeMap<Generation, Held>) -> Groups {
+    let mut groups = Groups::new();
     for g in gens {
         if let Some(h) = held.get(g) {
             groups
@@ -144,14 +161,7 @@ fn run(sim: &mut Sim, step: &Step) {
             generations,
         } => {
             let (owner, groups) = let_go(sim, *worker, generations);
-            for (queue, claims) in groups {
-                let generations = claims.into_iter().map(|(g, _)| g).collect();
-                sim.call(Call::Release {
-                    queue,
-                    owner: owner.clone(),
-                    generations,
-                });
-            }
+            return_per_queue(sim, &owner, groups, false);
         }
         Step::Park {
             worker,
@@ -185,14 +195,7 @@ fn run(sim: &mut Sim, step: &Step) {
             let gens: Vec<_> = w.held.keys().cloned().collect();
             let (owner, groups) = (w.owner(), by_queue(&gens, &w.held));
             w.restart();
-            for (queue, claims) in groups {
-                let generations = claims.into_iter().map(|(g, _)| g).collect();
-                sim.call(Call::Sweep {
-                    queue,
-                    owner: owner.clone(),
-                    generations,
-                });
-            }
+            return_per_queue(sim, &owner, groups, true);
         }
         Step::Crash { worker } => sim.state.workers[*worker].restart(),
         Step::Promote { limit } => {
