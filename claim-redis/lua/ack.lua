@@ -96,7 +96,7 @@ local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
 local marked, dropped, deleted, removed = {}, {}, {}, {}
-local pushes, markers, expiries, digests, dels, drops = {}, {}, {}, {}, {}, {}
+local pushes, markers, values, dels, drops = {}, {}, {}, {}, {}
 local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
 local at = ',"at_ms":' .. ms_string(now) .. '}'
@@ -136,8 +136,7 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
-    expiries[nm] = math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl
-    digests[nm] = digest
+    values[nm] = ms_string(math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl) .. ':' .. digest
     local token = ARGV[t0 + i]
     for j = 1, 2 do
       if vals[n + 2 * i - 2 + j] == token then
@@ -174,11 +173,7 @@ for r = 1, runs do
     redis.call('LPUSH', KEYS[7 + r], unpack(pushes[r]))
   end
 end
-for m = 1, nm do
-  local expiry = expiries[m]
-  set_marker(markers[m], ms_string(expiry) .. ':' .. digests[m], expiry, now, slack)
-end
-del_keys(dels, KEYS[7], explicit)
+finish_generations(markers, values, dels, KEYS[7], explicit, now, slack)
 if #zrem > 0 then
   redis.call('ZREM', KEYS[1], unpack(zrem))
   redis.call('HDEL', KEYS[5], unpack(forget))

@@ -11,7 +11,8 @@
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
 -- the same script. The helpers that write (note_drop fills a Lua table
--- only; hset_any, set_marker, drop_claims and del_keys call Redis) do so only when a script calls
+-- only; hset_any, drop_claims, del_keys and finish_generations call
+-- Redis) do so only when a script calls
 -- them, after its reads and type checks, so defining them writes nothing.
 
 -- A field and member no generation key can equal (those start with a
@@ -125,12 +126,6 @@ local function hset_any(key, pairs)
   end
 end
 
--- Writes terminal marker `key` with `value` (`<expiry ms>:<digest>`),
--- which Redis keeps `slack` ms past `expiry`.
-local function set_marker(key, value, expiry, now, slack)
-  redis.call('SET', key, value, 'PX', ms_string(expiry - now + slack))
-end
-
 -- Drops the claims `drops` from the claimed hash, the owners hash and the
 -- claims index, and keeps each one's redelivery count `counts` (gen, n
 -- pairs) in the deliveries hash for its next claim.
@@ -167,4 +162,17 @@ local function check_types(hashes, zsets)
       redis.call('ZCARD', zsets[i])
     end
   end
+end
+
+-- The writes that finish generations: each terminal marker markers[m] set
+-- to values[m] (`<expiry ms>` or `<expiry ms>:<digest>`), which Redis keeps
+-- `slack` ms past that expiry; then the producer keys `dels` deleted
+-- (del_keys).
+local function finish_generations(markers, values, dels, side, explicit, now, slack)
+  for m = 1, #markers do
+    local value = values[m]
+    local expiry = tonumber(string.match(value, '^(%d+)'))
+    redis.call('SET', markers[m], value, 'PX', ms_string(expiry - now + slack))
+  end
+  del_keys(dels, side, explicit)
 end

@@ -159,11 +159,7 @@ check_types({ KEYS[5], KEYS[6], explicit and #dels > 0 and KEYS[7] }, { KEYS[1] 
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
 end
-for m, marker in ipairs(markers) do
-  local value = marker_expiry[m]
-  set_marker(marker, value, tonumber(string.match(value, '^(%d+)')), now, slack)
-end
-del_keys(dels, KEYS[7], explicit)
+finish_generations(markers, marker_expiry, dels, KEYS[7], explicit, now, slack)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   redis.call('HSET', KEYS[5], unpack(counts))
