@@ -15,7 +15,7 @@
 use crate::error::StoreError;
 use crate::op::Op;
 use crate::store::{ClaimInspect, ClaimStore, StoreConfig};
-use async_trait::async_trait;
+pub use async_trait::async_trait;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -33,8 +33,8 @@ pub type Forward<'a, T> = dyn Fn() -> Answer<'a, T> + Send + Sync + 'a;
 /// so the list of what forwards is written once.
 macro_rules! layer {
     (
-        inspect { $( $(#[$idoc:meta])* fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident; )* }
-        store { $( $(#[$sdoc:meta])* fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident; )* }
+        inspect { $( $(#[$idoc:meta])* fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident $([$inow:ident])?; )* }
+        store { $( $(#[$sdoc:meta])* fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident $([$snow:ident])?; )* }
     ) => {
         /// A store wrapping another: see the module docs.
         ///
@@ -93,15 +93,19 @@ macro_rules! layer {
     };
 }
 
-/// Calls `$callback! { inspect { .. } store { .. } }` with every
+/// Calls `$callback! { <extra> inspect { .. } store { .. } }` (the
+/// tokens after the callback's name first) with every
 /// `ClaimInspect` and `ClaimStore` method but `config`: its name,
-/// arguments, answer and [`Op`]. Forwarding code is generated from this
+/// arguments, answer and [`Op`], and `[now]` where the model's method of
+/// that name also takes the time. Forwarding code is generated from this
 /// one list: [`StoreLayer`] here, a backend's router (claim-redis routes
-/// each method to its `ops` module of the same name).
+/// each method to its `ops` module of the same name, claim-memory to the
+/// model's method).
 #[macro_export]
 macro_rules! store_methods {
-    ($callback:ident) => {
+    ($callback:ident $($extra:tt)*) => {
         $callback! {
+            $($extra)*
             inspect {
                 fn depths(queue: &str) -> $crate::store::QueueDepths = Depths;
                 fn retry_depth() -> usize = RetryDepth;
@@ -109,27 +113,59 @@ macro_rules! store_methods {
                 fn dead_entries(queue: &str) -> Vec<$crate::store::DeadEntry> = DeadEntries;
                 fn retry_entries() -> Vec<$crate::store::PendingEntry> = RetryEntries;
                 fn results(list: &str) -> Vec<$crate::Member> = Results;
-                fn is_terminal(generation: &$crate::Generation) -> bool = IsTerminal;
+                fn is_terminal(generation: &$crate::Generation) -> bool = IsTerminal [now];
             }
             store {
                 fn now() -> $crate::Millis = Now;
                 fn ping() -> () = Ping;
-                fn submit(queue: &str, submission: &$crate::store::Submission) -> () = Submit;
-                fn cancel(id: &str) -> bool = Cancel;
+                fn submit(queue: &str, submission: &$crate::store::Submission) -> () = Submit [now];
+                fn cancel(id: &str) -> bool = Cancel [now];
                 fn peek(queue: &str, offset: usize, limit: usize) -> Vec<$crate::store::PendingEntry> = Peek;
-                fn claim(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ClaimRequest]) -> Vec<$crate::store::ClaimOutcome> = Claim;
-                fn renew(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<$crate::store::RenewOutcome> = Renew;
-                fn cancelled(generations: &[$crate::Generation]) -> Vec<bool> = Cancelled;
-                fn ack(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::AckItem]) -> Vec<$crate::store::AckOutcome> = Ack;
+                fn claim(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ClaimRequest]) -> Vec<$crate::store::ClaimOutcome> = Claim [now];
+                fn renew(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<$crate::store::RenewOutcome> = Renew [now];
+                fn cancelled(generations: &[$crate::Generation]) -> Vec<bool> = Cancelled [now];
+                fn ack(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::AckItem]) -> Vec<$crate::store::AckOutcome> = Ack [now];
                 fn release(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Release;
                 fn sweep(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Sweep;
                 fn park_retry(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ParkItem]) -> Vec<bool> = ParkRetry;
-                fn promote_due(limit: usize) -> usize = PromoteDue;
-                fn reclaim_expired(queue: &str, limit: usize) -> $crate::store::ReclaimReport = ReclaimExpired;
-                fn dead_letter(queue: &str, member: &$crate::Member, reason: &str) -> bool = DeadLetter;
+                fn promote_due(limit: usize) -> usize = PromoteDue [now];
+                fn reclaim_expired(queue: &str, limit: usize) -> $crate::store::ReclaimReport = ReclaimExpired [now];
+                fn dead_letter(queue: &str, member: &$crate::Member, reason: &str) -> bool = DeadLetter [now];
             }
         }
     };
 }
 
 store_methods!(layer);
+
+/// Implements `ClaimInspect` and `ClaimStore` for a backend:
+/// `store_methods!(route_store Type => config.path, body_macro;)` writes
+/// every method as `body_macro!(self, method(args..) [now])` (the `now`
+/// marker passed on where the list has it) and `config` as
+/// `&self.config.path`.
+#[macro_export]
+macro_rules! route_store {
+    (
+        $ty:ty => $($config:ident).+, $body:ident;
+        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident $([$inow:ident])?; )* }
+        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident $([$snow:ident])?; )* }
+    ) => {
+        #[$crate::layer::async_trait]
+        impl $crate::ClaimInspect for $ty {
+            $( async fn $iname(&self, $($iarg: $ity),*) -> Result<$iout, $crate::StoreError> {
+                $body!(self, $iname($($iarg),*) $($inow)?)
+            } )*
+        }
+
+        #[$crate::layer::async_trait]
+        impl $crate::ClaimStore for $ty {
+            fn config(&self) -> &$crate::store::StoreConfig {
+                &self.$($config).+
+            }
+
+            $( async fn $sname(&self, $($sarg: $sty),*) -> Result<$sout, $crate::StoreError> {
+                $body!(self, $sname($($sarg),*) $($snow)?)
+            } )*
+        }
+    };
+}

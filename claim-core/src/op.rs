@@ -1,92 +1,58 @@
 //! The store's operations as one enum: errors name them, fault injection aims at them, model-based tests record them.
 
-/// One `ClaimStore` (or `ClaimInspect`) operation: the trait method of the
-/// same name. `config` is not an operation: it never reaches the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Now,
-    Ping,
-    Submit,
-    Cancel,
-    Peek,
-    Claim,
-    Renew,
-    Cancelled,
-    Ack,
-    Release,
-    Sweep,
-    ParkRetry,
-    PromoteDue,
-    ReclaimExpired,
-    DeadLetter,
-    Depths,
-    RetryDepth,
-    Claims,
-    DeadEntries,
-    RetryEntries,
-    Results,
-    IsTerminal,
+/// Writes [`Op`], [`Op::ALL`] and [`Op::name`] from one list of
+/// `Variant = "method_name"`, so a new operation is named once.
+macro_rules! operations {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
+        /// One `ClaimStore` (or `ClaimInspect`) operation: the trait method of the
+        /// same name. `config` is not an operation: it never reaches the store.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Op {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Op {
+            /// Every operation, in trait order.
+            pub const ALL: [Op; [$($name),*].len()] = [$(Op::$variant),*];
+
+            /// The trait method's name, as error messages give it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( Op::$variant => $name, )*
+                }
+            }
+        }
+    };
+}
+
+operations! {
+    Now = "now",
+    Ping = "ping",
+    Submit = "submit",
+    Cancel = "cancel",
+    Peek = "peek",
+    Claim = "claim",
+    Renew = "renew",
+    Cancelled = "cancelled",
+    Ack = "ack",
+    Release = "release",
+    Sweep = "sweep",
+    ParkRetry = "park_retry",
+    PromoteDue = "promote_due",
+    ReclaimExpired = "reclaim_expired",
+    DeadLetter = "dead_letter",
+    Depths = "depths",
+    RetryDepth = "retry_depth",
+    Claims = "claims",
+    DeadEntries = "dead_entries",
+    RetryEntries = "retry_entries",
+    Results = "results",
+    IsTerminal = "is_terminal",
     /// `RedisStore::check_durability`: a backend's own read, not a trait method.
-    CheckDurability,
+    CheckDurability = "check_durability",
 }
 
 impl Op {
-    /// Every operation, in trait order.
-    pub const ALL: [Op; 23] = [
-        Op::Now,
-        Op::Ping,
-        Op::Submit,
-        Op::Cancel,
-        Op::Peek,
-        Op::Claim,
-        Op::Renew,
-        Op::Cancelled,
-        Op::Ack,
-        Op::Release,
-        Op::Sweep,
-        Op::ParkRetry,
-        Op::PromoteDue,
-        Op::ReclaimExpired,
-        Op::DeadLetter,
-        Op::Depths,
-        Op::RetryDepth,
-        Op::Claims,
-        Op::DeadEntries,
-        Op::RetryEntries,
-        Op::Results,
-        Op::IsTerminal,
-        Op::CheckDurability,
-    ];
-
-    /// The trait method's name, as error messages give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Now => "now",
-            Op::Ping => "ping",
-            Op::Submit => "submit",
-            Op::Cancel => "cancel",
-            Op::Peek => "peek",
-            Op::Claim => "claim",
-            Op::Renew => "renew",
-            Op::Cancelled => "cancelled",
-            Op::Ack => "ack",
-            Op::Release => "release",
-            Op::Sweep => "sweep",
-            Op::ParkRetry => "park_retry",
-            Op::PromoteDue => "promote_due",
-            Op::ReclaimExpired => "reclaim_expired",
-            Op::DeadLetter => "dead_letter",
-            Op::Depths => "depths",
-            Op::RetryDepth => "retry_depth",
-            Op::Claims => "claims",
-            Op::DeadEntries => "dead_entries",
-            Op::RetryEntries => "retry_entries",
-            Op::Results => "results",
-            Op::IsTerminal => "is_terminal",
-            Op::CheckDurability => "check_durability",
-        }
-    }
-
     /// True for operations that change the store.
     pub fn mutates(self) -> bool {
         matches!(

@@ -96,7 +96,7 @@ local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
 local marked, dropped, deleted, removed = {}, {}, {}, {}
-local pushes, markers, expiries, digests, dels, drops = {}, {}, {}, {}, {}, {}
+local pushes, markers, values, dels, drops = {}, {}, {}, {}, {}
 local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
 local at = ',"at_ms":' .. ms_string(now) .. '}'
@@ -136,8 +136,7 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
-    expiries[nm] = math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl
-    digests[nm] = digest
+    values[nm] = ms_string(math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl) .. ':' .. digest
     local token = ARGV[t0 + i]
     for j = 1, 2 do
       if vals[n + 2 * i - 2 + j] == token then
@@ -164,46 +163,23 @@ for i = 1, n do
   out[i] = code
 end
 
-if ndr > 0 then
-  redis.call('HLEN', KEYS[2])
-  redis.call('ZCARD', KEYS[4])
-end
-if #forget > 0 then
-  redis.call('HLEN', KEYS[5])
-end
-if #dead > 0 then
-  redis.call('HLEN', KEYS[6])
-end
-if explicit and nd > 0 then
-  redis.call('HLEN', KEYS[7])
-end
+check_types({
+  ndr > 0 and KEYS[2], #forget > 0 and KEYS[5],
+  #dead > 0 and KEYS[6], explicit and nd > 0 and KEYS[7],
+}, { ndr > 0 and KEYS[4] })
 
 for r = 1, runs do
   if pushes[r] then
     redis.call('LPUSH', KEYS[7 + r], unpack(pushes[r]))
   end
 end
-for m = 1, nm do
-  local expiry = expiries[m]
-  redis.call('SET', markers[m], ms_string(expiry) .. ':' .. digests[m], 'PX',
-    ms_string(expiry - now + slack))
-end
-if nd > 0 then
-  redis.call('DEL', unpack(dels))
-  if explicit then
-    redis.call('HDEL', KEYS[7], unpack(dels))
-  end
-end
+finish_generations(markers, values, dels, KEYS[7], explicit, now, slack)
 if #zrem > 0 then
   redis.call('ZREM', KEYS[1], unpack(zrem))
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[6], unpack(dead))
-end
+hset_any(KEYS[6], dead)
 if ndr > 0 then
-  redis.call('HDEL', KEYS[2], unpack(drops))
-  redis.call('HDEL', KEYS[3], unpack(drops))
-  redis.call('ZREM', KEYS[4], unpack(drops))
+  drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
 end
 return out

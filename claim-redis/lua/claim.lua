@@ -105,26 +105,32 @@ local taken, held, counted = {}, {}, {}
 local zrem, claimed, owned, index, forget, dead = {}, {}, {}, {}, {}, {}
 local at = ',"at_ms":' .. ms_string(now) .. '}'
 local nz, nc, nf = 0, 0, 0
+-- The generation's redelivery count leaves the deliveries hash, once.
+local function forget_count(gen)
+  counted[gen] = true
+  nf = nf + 1
+  forget[nf] = gen
+end
+-- The member leaves pending, once in a batch.
+local function take(member)
+  taken[member] = true
+  nz = nz + 1
+  zrem[nz] = member
+end
 for i = 1, n do
   local member, gen, score = ARGV[m0 + i], ARGV[g0 + i], scores[i]
   local o = 4 * i - 3
   if not score or taken[member] then
     out[o], out[o + 1], out[o + 2], out[o + 3] = 0, 0, '', 0
   elseif unreadable[i] then
-    taken[member] = true
-    nz = nz + 1
-    zrem[nz] = member
+    take(member)
     push(dead, member, '{"reason":' .. cjson.encode(unreadable[i]) .. at)
     if deliveries[i] and not counted[gen] then
-      counted[gen] = true
-      nf = nf + 1
-      forget[nf] = gen
+      forget_count(gen)
     end
     out[o], out[o + 1], out[o + 2], out[o + 3] = 4, 0, '', 0
   else
-    taken[member] = true
-    nz = nz + 1
-    zrem[nz] = member
+    take(member)
     local marker = flags[2 * i - 1]
     local terminal = marker and is_live(marker, now)
     local busy = held[gen]
@@ -137,18 +143,14 @@ for i = 1, n do
     end
     if terminal or busy then
       if terminal and count then
-        counted[gen] = true
-        nf = nf + 1
-        forget[nf] = gen
+        forget_count(gen)
       end
       out[o], out[o + 1], out[o + 2], out[o + 3] = 1, 0, '', 0
     else
       local r = 0
       if count then
         r = tonumber(count) or 0
-        counted[gen] = true
-        nf = nf + 1
-        forget[nf] = gen
+        forget_count(gen)
       end
       held[gen] = true
       local expiry = expiry_of[score]
@@ -170,13 +172,7 @@ for i = 1, n do
   end
 end
 
-if nc > 0 then
-  redis.call('HLEN', KEYS[2])
-  redis.call('ZCARD', KEYS[4])
-end
-if #dead > 0 then
-  redis.call('HLEN', KEYS[7])
-end
+check_types({ nc > 0 and KEYS[2], #dead > 0 and KEYS[7] }, { nc > 0 and KEYS[4] })
 redis.call('ZREM', KEYS[1], unpack(zrem))
 if nc > 0 then
   redis.call('HSET', KEYS[2], unpack(claimed))
@@ -197,7 +193,5 @@ end
 if nf > 0 then
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[7], unpack(dead))
-end
+hset_any(KEYS[7], dead)
 return out

@@ -10,7 +10,10 @@
 -- index_score writes a ms value as the seconds text that Redis reads back
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
--- the same script.
+-- the same script. The helpers that write (note_drop fills a Lua table
+-- only; hset_any, drop_claims, del_keys and finish_generations call
+-- Redis) do so only when a script calls
+-- them, after its reads and type checks, so defining them writes nothing.
 
 -- A field and member no generation key can equal (those start with a
 -- digit), longer than Redis's 64-byte listpack limit (see claim.lua).
@@ -107,3 +110,69 @@ local function push(t, ...)
   end
 end
 
+
+-- Notes claim `gen`, whose redelivery count is `r`, for drop_claims.
+local function note_drop(drops, counts, gen, r)
+  drops[#drops + 1] = gen
+  if r > 0 then
+    push(counts, gen, r)
+  end
+end
+
+-- HSET of the flat field/value list `pairs` into `key`, if it has any.
+local function hset_any(key, pairs)
+  if #pairs > 0 then
+    redis.call('HSET', key, unpack(pairs))
+  end
+end
+
+-- Drops the claims `drops` from the claimed hash, the owners hash and the
+-- claims index, and keeps each one's redelivery count `counts` (gen, n
+-- pairs) in the deliveries hash for its next claim.
+local function drop_claims(claimed, owners, index, deliveries, drops, counts)
+  redis.call('HDEL', claimed, unpack(drops))
+  redis.call('HDEL', owners, unpack(drops))
+  redis.call('ZREM', index, unpack(drops))
+  hset_any(deliveries, counts)
+end
+
+-- Deletes the producer keys `dels` and, in explicit-time mode, their
+-- entries in the side hash `side`.
+local function del_keys(dels, side, explicit)
+  if #dels > 0 then
+    redis.call('DEL', unpack(dels))
+    if explicit then
+      redis.call('HDEL', side, unpack(dels))
+    end
+  end
+end
+
+-- Type checks before the first write: HLEN fails (WRONGTYPE) on a key that
+-- is not a hash, ZCARD on one that is not a sorted set; a missing key
+-- passes. `hashes` and `zsets` list the keys a call will write; a `false`
+-- entry (a key this call leaves alone) is skipped.
+local function check_types(hashes, zsets)
+  for i = 1, #hashes do
+    if hashes[i] then
+      redis.call('HLEN', hashes[i])
+    end
+  end
+  for i = 1, #zsets do
+    if zsets[i] then
+      redis.call('ZCARD', zsets[i])
+    end
+  end
+end
+
+-- The writes that finish generations: each terminal marker markers[m] set
+-- to values[m] (`<expiry ms>` or `<expiry ms>:<digest>`), which Redis keeps
+-- `slack` ms past that expiry; then the producer keys `dels` deleted
+-- (del_keys).
+local function finish_generations(markers, values, dels, side, explicit, now, slack)
+  for m = 1, #markers do
+    local value = values[m]
+    local expiry = tonumber(string.match(value, '^(%d+)'))
+    redis.call('SET', markers[m], value, 'PX', ms_string(expiry - now + slack))
+  end
+  del_keys(dels, side, explicit)
+end

@@ -31,10 +31,7 @@ for i = 1, n do
   local who, _, r = unpack_owner(owners[i])
   if not seen[gen] and who == owner then
     seen[gen] = true
-    drops[#drops + 1] = gen
-    if r > 0 then
-      push(counts, gen, r)
-    end
+    note_drop(drops, counts, gen, r)
     push(parked, ARGV[3 * i + 1], ARGV[3 * i])
     out[i] = 1
   else
@@ -45,15 +42,7 @@ if #drops == 0 then
   return out
 end
 
-redis.call('HLEN', KEYS[1])
-redis.call('ZCARD', KEYS[3])
-redis.call('HLEN', KEYS[4])
-redis.call('ZCARD', KEYS[5])
-redis.call('HDEL', KEYS[1], unpack(drops))
-redis.call('HDEL', KEYS[2], unpack(drops))
-redis.call('ZREM', KEYS[3], unpack(drops))
-if #counts > 0 then
-  redis.call('HSET', KEYS[4], unpack(counts))
-end
+check_types({ KEYS[1], KEYS[4] }, { KEYS[3], KEYS[5] })
+drop_claims(KEYS[1], KEYS[2], KEYS[3], KEYS[4], drops, counts)
 redis.call('ZADD', KEYS[5], unpack(parked))
 return out

@@ -109,9 +109,7 @@ redis.call('ZREM', KEYS[1], unpack(zrem))
 for _, dest in ipairs(order) do
   redis.call('ZADD', dest, unpack(adds[dest]))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[2], unpack(dead))
-end
+hset_any(KEYS[2], dead)
 for _, counts in ipairs(forget_order) do
   redis.call('HDEL', counts, unpack(forget[counts]))
 end

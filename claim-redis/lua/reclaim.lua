@@ -154,27 +154,12 @@ if #drops == 0 and #unindex == 0 then
   return { 0, 0, 0 }
 end
 
-redis.call('ZCARD', KEYS[1])
-redis.call('HLEN', KEYS[5])
-redis.call('HLEN', KEYS[6])
-if explicit and #dels > 0 then
-  redis.call('HLEN', KEYS[7])
-end
+check_types({ KEYS[5], KEYS[6], explicit and #dels > 0 and KEYS[7] }, { KEYS[1] })
 
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
 end
-for m, marker in ipairs(markers) do
-  local value = marker_expiry[m]
-  local px = tonumber(string.match(value, '^(%d+)')) - now + slack
-  redis.call('SET', marker, value, 'PX', ms_string(px))
-end
-if #dels > 0 then
-  redis.call('DEL', unpack(dels))
-  if explicit then
-    redis.call('HDEL', KEYS[7], unpack(dels))
-  end
-end
+finish_generations(markers, marker_expiry, dels, KEYS[7], explicit, now, slack)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   redis.call('HSET', KEYS[5], unpack(counts))
@@ -182,9 +167,7 @@ end
 if #forget > 0 then
   redis.call('HDEL', KEYS[5], unpack(forget))
 end
-if #dead > 0 then
-  redis.call('HSET', KEYS[6], unpack(dead))
-end
+hset_any(KEYS[6], dead)
 if #drops > 0 then
   redis.call('HDEL', KEYS[2], unpack(drops))
   redis.call('HDEL', KEYS[3], unpack(drops))

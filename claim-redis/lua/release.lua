@@ -42,10 +42,7 @@ for j, gen in ipairs(mine) do
     local i = slot[j]
     local _, score, r = unpack_owner(owners[i])
     push(back, score, member)
-    drops[#drops + 1] = gen
-    if r > 0 then
-      push(counts, gen, r)
-    end
+    note_drop(drops, counts, gen, r)
     out[i] = 1
   end
 end
@@ -53,14 +50,7 @@ if #drops == 0 then
   return out
 end
 
-redis.call('ZCARD', KEYS[1])
-redis.call('ZCARD', KEYS[4])
-redis.call('HLEN', KEYS[5])
+check_types({ KEYS[5] }, { KEYS[1], KEYS[4] })
 redis.call('ZADD', KEYS[1], unpack(back))
-redis.call('HDEL', KEYS[2], unpack(drops))
-redis.call('HDEL', KEYS[3], unpack(drops))
-redis.call('ZREM', KEYS[4], unpack(drops))
-if #counts > 0 then
-  redis.call('HSET', KEYS[5], unpack(counts))
-end
+drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, counts)
 return out

@@ -87,6 +87,31 @@ pub(crate) enum Effect {
     Transaction,
 }
 
+/// What [`Conn::query`] sends: one command or a pipeline.
+pub(crate) trait Request: Sync {
+    fn send<'a, T: FromRedisValue + 'static>(
+        &'a self,
+        conn: &'a mut MultiplexedConnection,
+    ) -> impl Future<Output = RedisResult<T>> + Send + 'a;
+}
+
+/// Both have an inherent `query_async` of the same shape; one impl body
+/// serves both.
+macro_rules! request {
+    ($($ty:ty),*) => {$(
+        impl Request for $ty {
+            fn send<'a, T: FromRedisValue + 'static>(
+                &'a self,
+                conn: &'a mut MultiplexedConnection,
+            ) -> impl Future<Output = RedisResult<T>> + Send + 'a {
+                self.query_async(conn)
+            }
+        }
+    )*};
+}
+
+request!(redis::Cmd, redis::Pipeline);
+
 #[derive(Clone)]
 pub(crate) struct Conn {
     pool: Pool,
@@ -115,15 +140,15 @@ impl Conn {
             .map_err(|e| StoreError::failed(op, pool_error(e)))
     }
 
-    /// Runs one command.
-    pub(crate) async fn query<T: FromRedisValue>(
+    /// Runs one command, or a pipeline (a MULTI/EXEC transaction if atomic).
+    pub(crate) async fn query<T: FromRedisValue + 'static>(
         &self,
         op: Op,
         effect: Effect,
-        cmd: &redis::Cmd,
+        request: &impl Request,
     ) -> Result<T, StoreError> {
         let mut conn = self.get(op).await?;
-        let answer = self.bounded(cmd.query_async(&mut *conn)).await;
+        let answer = self.bounded(request.send(&mut conn)).await;
         settle(op, effect, conn, answer)
     }
 
@@ -146,18 +171,6 @@ impl Conn {
             }
             Err(e) => Err(classify(op, Effect::Read, &e)),
         }
-    }
-
-    /// Runs a pipeline (or, if atomic, a MULTI/EXEC transaction).
-    pub(crate) async fn pipe<T: FromRedisValue>(
-        &self,
-        op: Op,
-        effect: Effect,
-        pipe: &redis::Pipeline,
-    ) -> Result<T, StoreError> {
-        let mut conn = self.get(op).await?;
-        let answer = self.bounded(pipe.query_async(&mut *conn)).await;
-        settle(op, effect, conn, answer)
     }
 
     /// Runs a script by SHA; on NOSCRIPT (a restarted or flushed server)

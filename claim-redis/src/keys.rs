@@ -147,6 +147,19 @@ impl QueueKeys {
             dead,
         }
     }
+
+    /// Pending, claimed, owners, index, deliveries and dead, in that order:
+    /// the first six KEYS of `lua/ack.lua` and `lua/reclaim.lua`.
+    pub fn all(&self) -> [&str; 6] {
+        [
+            &self.pending,
+            &self.claimed,
+            &self.owners,
+            &self.index,
+            &self.deliveries,
+            &self.dead,
+        ]
+    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,9 @@ use crate::options::{
     ConnectError, RedisStoreOptions, TimeSource, check_options, check_url, redact,
 };
 use crate::scripts::Scripts;
-use async_trait::async_trait;
 use claim_core::Op;
 use claim_core::store::StoreConfig;
-use claim_core::{ClaimInspect, ClaimStore, Millis, StoreError};
+use claim_core::{Millis, StoreError, route_store};
 use std::sync::Arc;
 
 /// Items per script call. Larger batches are split (each item stays
@@ -191,30 +190,12 @@ fn check_version(info: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Routes every method to its module of [`crate::ops`], of the same name.
-macro_rules! route {
-    (
-        inspect { $( fn $iname:ident($($iarg:ident: $ity:ty),*) -> $iout:ty = $iop:ident; )* }
-        store { $( fn $sname:ident($($sarg:ident: $sty:ty),*) -> $sout:ty = $sop:ident; )* }
-    ) => {
-        #[async_trait]
-        impl ClaimInspect for RedisStore {
-            $( async fn $iname(&self, $($iarg: $ity),*) -> Result<$iout, StoreError> {
-                ops::$iname::$iname(self, $($iarg),*).await
-            } )*
-        }
-
-        #[async_trait]
-        impl ClaimStore for RedisStore {
-            fn config(&self) -> &StoreConfig {
-                &self.inner.config
-            }
-
-            $( async fn $sname(&self, $($sarg: $sty),*) -> Result<$sout, StoreError> {
-                ops::$sname::$sname(self, $($sarg),*).await
-            } )*
-        }
+/// One method's call: the function of its name in its module of
+/// [`crate::ops`] (the `now` marker is the memory store's concern).
+macro_rules! ops_call {
+    ($store:ident, $name:ident($($arg:ident),*) $($now:ident)?) => {
+        ops::$name::$name($store, $($arg),*).await
     };
 }
 
-claim_core::store_methods!(route);
+claim_core::store_methods!(route_store RedisStore => inner.config, ops_call;);

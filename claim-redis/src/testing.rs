@@ -7,12 +7,14 @@
 //! set the test fails with a message saying so; otherwise the caller skips.
 
 use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+mod ping;
+use ping::ping;
 
 /// How long a starting server may take to answer PING (AOF replay included).
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -199,19 +201,6 @@ impl Drop for RedisServer {
 /// A loopback port nothing listens on (bound, then released).
 pub fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// True when a server on the port answers PING with PONG (not LOADING).
-fn ping(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"PING\r\n").is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 64];
-    matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
 }
 
 #[cfg(test)]

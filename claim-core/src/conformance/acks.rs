@@ -1,24 +1,25 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, config, fixture, reqs};
+use super::support::{Q, RESULTS, Req, config, fixture, one_claimed, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
+/// An ack outcome that pushed a record or not and dropped the claim or
+/// not, and dead-lettered nothing.
+fn pushed_dropped(pushed: bool, claim_dropped: bool) -> AckOutcome {
+    AckOutcome {
+        pushed,
+        claim_dropped,
+        ..AckOutcome::default()
+    }
+}
+
 pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
     let out = fx.ack("w1", r.one(), "hello").await;
-    assert_eq!(
-        out,
-        vec![AckOutcome {
-            pushed: true,
-            claim_dropped: true,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(out, vec![pushed_dropped(true, true)]);
     let records = fx.store.results(RESULTS).await.unwrap();
     assert_eq!(
         records,
@@ -33,18 +34,10 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &imp
 pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    fx.ack("w1", r.one(), "first").await;
+    fx.answer("w1", &r, "first").await;
     // A retried ack after an indeterminate error must be harmless.
     let again = fx.ack("w1", r.one(), "second").await;
-    assert_eq!(
-        again,
-        vec![AckOutcome {
-            pushed: false,
-            claim_dropped: false,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(again, vec![pushed_dropped(false, false)]);
     let results = fx.results().await;
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["payload"], "first");
@@ -53,32 +46,16 @@ pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
 pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("owner", &r).await;
+    let (fx, r) = one_claimed(f, "owner", 3600).await;
     let out = fx.ack("stranger", r.one(), "from stranger").await;
-    assert_eq!(
-        out,
-        vec![AckOutcome {
-            pushed: true,
-            claim_dropped: false,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(out, vec![pushed_dropped(true, false)]);
     assert_eq!(
         fx.depths().await.claimed,
         1,
         "only the owner drops its claim"
     );
     let owners = fx.ack("owner", r.one(), "from owner").await;
-    assert_eq!(
-        owners,
-        vec![AckOutcome {
-            pushed: false,
-            claim_dropped: true,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(owners, vec![pushed_dropped(false, true)]);
     let results = fx.results().await;
     assert_eq!(results.len(), 1);
     assert_eq!(
@@ -95,23 +72,9 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &
     assert_eq!(fx.renew("slow", r.one()).await, vec![RenewOutcome::Lost]);
     // The slow owner had already produced its result: it is still offered.
     let late = fx.ack("slow", r.one(), "slow result").await;
-    assert_eq!(
-        late,
-        vec![AckOutcome {
-            pushed: true,
-            claim_dropped: false,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(late, vec![pushed_dropped(true, false)]);
     let fast = fx.ack("fast", r.one(), "fast result").await;
-    assert_eq!(
-        fast,
-        vec![AckOutcome {
-            pushed: false,
-            claim_dropped: true,
-            ..AckOutcome::default()
-        }]
-    );
+    assert_eq!(fast, vec![pushed_dropped(false, true)]);
     assert_eq!(fx.result_ids().await, vec!["a"]);
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed), (0, 0));
@@ -145,9 +108,7 @@ pub async fn ack_clears_producer_keys_only_for_its_own_generation(f: &impl Store
 
 pub async fn results_come_out_oldest_first(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(5);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
+    let rs = fx.claim_batch("w1", 5).await;
     for r in [&rs[3], &rs[0], &rs[4]] {
         fx.ack("w1", std::slice::from_ref(r), "x").await;
     }
@@ -196,8 +157,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
 pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    let first = fx.ack("w1", r.one(), "answer").await;
+    let first = fx.answer("w1", &r, "answer").await;
     assert!(first[0].pushed && !first[0].own_record_landed);
     // The retry after an indeterminate error: the same record.
     let retried = fx.ack("w1", r.one(), "answer").await;

@@ -1,13 +1,21 @@
 //! Checks of peek, claim, cancellation, duplicates, leases and renewal.
 
 use super::StoreFactory;
-use super::support::{Q, Req, T0, at, config, fixture, owner, reqs};
+use super::support::{Q, Req, T0, at, config, fixture, one_claimed, owner, reqs};
 use crate::store::{ClaimOutcome, RenewOutcome};
 use crate::types::{Millis, Score};
 use crate::{ClaimInspect, ClaimStore};
 
 fn claimed(outcome: &ClaimOutcome) -> bool {
     matches!(outcome, ClaimOutcome::Claimed { .. })
+}
+
+/// A claim's cancelled flag; `None` if `outcome` is not a claim.
+fn cancelled_flag(outcome: &ClaimOutcome) -> Option<bool> {
+    match outcome {
+        ClaimOutcome::Claimed { cancelled, .. } => Some(*cancelled),
+        _ => None,
+    }
 }
 
 pub async fn peek_lists_members_earliest_deadline_first_without_removing_them(
@@ -122,20 +130,8 @@ pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(
         "nothing active to cancel"
     );
     let out = fx.claim("w1", &[r, other]).await;
-    assert!(matches!(
-        out[0],
-        ClaimOutcome::Claimed {
-            cancelled: true,
-            ..
-        }
-    ));
-    assert!(matches!(
-        out[1],
-        ClaimOutcome::Claimed {
-            cancelled: false,
-            ..
-        }
-    ));
+    assert_eq!(cancelled_flag(&out[0]), Some(true));
+    assert_eq!(cancelled_flag(&out[1]), Some(false));
 }
 
 pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &impl StoreFactory) {
@@ -146,30 +142,18 @@ pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &imp
     let new = Req::new("a", "new", 3601);
     fx.submit(new.one()).await;
     let out = fx.claim("w1", &[old, new]).await;
-    assert!(
-        matches!(
-            out[0],
-            ClaimOutcome::Claimed {
-                cancelled: false,
-                ..
-            }
-        ),
+    assert_eq!(
+        cancelled_flag(&out[0]),
+        Some(false),
         "resubmission cleared the cancel marker"
     );
-    assert!(matches!(
-        out[1],
-        ClaimOutcome::Claimed {
-            cancelled: false,
-            ..
-        }
-    ));
+    assert_eq!(cancelled_flag(&out[1]), Some(false));
 }
 
 pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    fx.ack("w1", r.one(), "done").await;
+    fx.answer("w1", &r, "done").await;
     // The producer (or a stale replica) puts the same generation back.
     fx.submit(r.one()).await;
     assert_eq!(
@@ -189,8 +173,7 @@ pub async fn resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker
 ) {
     let fx = fixture(f, config()).await;
     let first = Req::new("a", "gen1", 3600);
-    fx.submit_and_claim("w1", &first).await;
-    fx.ack("w1", first.one(), "one").await;
+    fx.answer("w1", &first, "one").await;
     let second = Req::new("a", "gen2", 3600);
     fx.submit(second.one()).await;
     assert!(claimed(&fx.claim("w1", second.one()).await[0]));
@@ -215,9 +198,7 @@ pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds
 }
 
 pub async fn renew_extends_the_lease_of_the_owner(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     fx.clock.set(at(20));
     assert_eq!(
         fx.renew("w1", r.one()).await,
@@ -235,9 +216,7 @@ pub async fn renew_extends_the_lease_of_the_owner(f: &impl StoreFactory) {
 }
 
 pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     fx.clock.set(at(20));
     assert_eq!(
         fx.renew("intruder", r.one()).await,
@@ -253,9 +232,7 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFa
 }
 
 pub async fn renew_after_the_claim_was_reclaimed_is_lost(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     assert!(claimed(&fx.claim("w2", r.one()).await[0]));

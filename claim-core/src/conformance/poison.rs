@@ -5,8 +5,8 @@
 //! claim is held), so the memory model and Redis run the same checks.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, config, fixture, limited, owner};
-use crate::store::{AckItem, ClaimOutcome, ParkItem};
+use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
+use crate::store::{AckItem, AckOutcome, ClaimOutcome, ParkItem};
 use crate::types::Member;
 use crate::wire;
 use crate::{ClaimInspect, ClaimStore};
@@ -20,6 +20,53 @@ fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
         result_list: list.to_owned(),
         record: r.record(text),
     }
+}
+
+/// `who`'s ack of `r` to the queue's own pending set: an unusable list.
+async fn ack_to_the_queue<S: ClaimStore>(
+    fx: &Fixture<S>,
+    who: &str,
+    r: &Req,
+    text: &str,
+) -> Vec<AckOutcome> {
+    fx.store
+        .ack(Q, &owner(who), &[ack_to(r, Q, text)])
+        .await
+        .unwrap()
+}
+
+/// w1's stale ack of `r` to an unusable list, which must do nothing.
+async fn assert_stale_ack_does_nothing<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+    let stale = ack_to_the_queue(fx, "w1", r, "stale").await;
+    assert_eq!(stale, vec![Default::default()], "nothing done");
+}
+
+/// The queue's (pending, claimed, dead) depths are `want`.
+async fn assert_depths<S: ClaimStore>(fx: &Fixture<S>, want: (usize, usize, usize), why: &str) {
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), want, "{why}");
+}
+
+/// w2, holding `r`, acks it to an unusable list: `r` alone is dead-lettered.
+async fn assert_holders_ack_dead_letters<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+    let holder = ack_to_the_queue(fx, "w2", r, "holder").await;
+    assert!(holder[0].dead_lettered && holder[0].claim_dropped);
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
+}
+
+/// `r`'s claim lapses from w1 and w2 claims it and parks a retry copy due at 40 s.
+async fn lapse_then_park<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+    fx.lapse("w1", r).await;
+    fx.claim("w2", r.one()).await;
+    let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
+    let park = ParkItem {
+        generation: r.generation.clone(),
+        member: Member::from(stamped),
+        due: at(40),
+    };
+    let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
+    assert_eq!(parked, vec![true]);
 }
 
 pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing(
@@ -94,13 +141,8 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
-    fx.ack("w1", r.one(), "first").await;
-    let out = fx
-        .store
-        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "again")])
-        .await
-        .unwrap();
+    fx.answer("w1", &r, "first").await;
+    let out = ack_to_the_queue(&fx, "w1", &r, "again").await;
     assert!(!out[0].pushed && !out[0].dead_lettered, "{out:?}");
     assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");
 }
@@ -151,9 +193,7 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
 pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 86_400);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 86_400).await;
     fx.clock.set(at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     let out = fx.ack("w1", r.one(), "late").await;
@@ -196,16 +236,7 @@ pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waite
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.lapse("w1", &r).await;
-    fx.claim("w2", r.one()).await;
-    let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
-    let park = ParkItem {
-        generation: r.generation.clone(),
-        member: Member::from(stamped),
-        due: at(40),
-    };
-    let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
-    assert_eq!(parked, vec![true]);
+    lapse_then_park(&fx, &r).await;
     let out = fx.ack("w1", r.one(), "stale").await;
     assert!(out[0].pushed, "{out:?}");
     fx.clock.set(at(41));
@@ -250,22 +281,10 @@ pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder(f: &impl 
     let r = Req::new("a", "t", 3600);
     fx.lapse("w1", &r).await;
     fx.claim("w2", r.one()).await;
-    let stale = fx
-        .store
-        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])
-        .await
-        .unwrap();
-    assert_eq!(stale, vec![Default::default()], "nothing done");
+    assert_stale_ack_does_nothing(&fx, &r).await;
     let d = fx.depths().await;
     assert_eq!((d.claimed, d.dead), (1, 0), "never both claimed and dead");
-    let holder = fx
-        .store
-        .ack(Q, &owner("w2"), &[ack_to(&r, Q, "holder")])
-        .await
-        .unwrap();
-    assert!(holder[0].dead_lettered && holder[0].claim_dropped);
-    let d = fx.depths().await;
-    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
+    assert_holders_ack_dead_letters(&fx, &r).await;
 }
 
 pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone(
@@ -273,30 +292,9 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_i
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
-    fx.lapse("w1", &r).await;
-    fx.claim("w2", r.one()).await;
-    let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
-    let park = ParkItem {
-        generation: r.generation.clone(),
-        member: Member::from(stamped),
-        due: at(40),
-    };
-    assert_eq!(
-        fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap(),
-        vec![true]
-    );
-    let stale = fx
-        .store
-        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])
-        .await
-        .unwrap();
-    assert_eq!(stale, vec![Default::default()], "nothing done");
-    let d = fx.depths().await;
-    assert_eq!(
-        (d.pending, d.claimed, d.dead),
-        (0, 0, 0),
-        "never both parked and dead"
-    );
+    lapse_then_park(&fx, &r).await;
+    assert_stale_ack_does_nothing(&fx, &r).await;
+    assert_depths(&fx, (0, 0, 0), "never both parked and dead").await;
     assert_eq!(fx.store.retry_depth().await.unwrap(), 1);
 }
 
@@ -306,25 +304,8 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
     fx.lapse("w1", &r).await;
-    let stale = fx
-        .store
-        .ack(Q, &owner("w1"), &[ack_to(&r, Q, "stale")])
-        .await
-        .unwrap();
-    assert_eq!(stale, vec![Default::default()], "nothing done");
-    let d = fx.depths().await;
-    assert_eq!(
-        (d.pending, d.claimed, d.dead),
-        (1, 0, 0),
-        "never both pending and dead"
-    );
+    assert_stale_ack_does_nothing(&fx, &r).await;
+    assert_depths(&fx, (1, 0, 0), "never both pending and dead").await;
     fx.claim("w2", r.one()).await;
-    let holder = fx
-        .store
-        .ack(Q, &owner("w2"), &[ack_to(&r, Q, "holder")])
-        .await
-        .unwrap();
-    assert!(holder[0].dead_lettered && holder[0].claim_dropped);
-    let d = fx.depths().await;
-    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
+    assert_holders_ack_dead_letters(&fx, &r).await;
 }

@@ -2,15 +2,13 @@
 
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
-use super::support::{Q, RESULTS, Req, at, config, fixture, limited, owner, reqs};
+use super::support::{Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs};
 use crate::types::Score;
 use crate::{ClaimInspect, ClaimStore};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(3);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
+    fx.claim_batch("w1", 3).await;
     fx.clock.set(at(29));
     let report = fx.store.reclaim_expired(Q, 100).await.unwrap();
     assert_eq!(
@@ -23,9 +21,7 @@ pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
 pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("dead-worker", &r).await;
+    let (fx, r) = one_claimed(f, "dead-worker", 3600).await;
     fx.clock.set(at(30));
     assert_eq!(
         fx.reclaim_all().await.redelivered,
@@ -133,9 +129,7 @@ pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
 
 pub async fn reclaim_works_in_batches_and_says_when_more_remain(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(25);
-    fx.submit(&rs).await;
-    fx.claim("gone", &rs).await;
+    fx.claim_batch("gone", 25).await;
     fx.clock.set(at(31));
     let first = fx.store.reclaim_expired(Q, 10).await.unwrap();
     assert_eq!((first.redelivered, first.more), (10, true));

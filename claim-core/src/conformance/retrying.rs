@@ -64,6 +64,17 @@ enum Attempt<T> {
     Again,
 }
 
+impl<T> Attempt<T> {
+    /// `Done(answer())` if the call took effect, else `Again`.
+    fn done_if(took_effect: bool, answer: impl FnOnce() -> T) -> Self {
+        if took_effect {
+            Attempt::Done(answer())
+        } else {
+            Attempt::Again
+        }
+    }
+}
+
 impl<S: ClaimStore> Retrying<S> {
     pub fn new(inner: S) -> Self {
         Retrying {

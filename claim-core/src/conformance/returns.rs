@@ -1,7 +1,7 @@
 //! Checks of the return paths other than reclaim: release, sweep, retry parking and promotion, dead letters.
 
 use super::StoreFactory;
-use super::support::{Q, Req, T0, at, config, fixture, limited, owner, reqs};
+use super::support::{Q, Req, T0, at, config, fixture, limited, one_claimed, owner, reqs};
 use crate::store::{ClaimOutcome, ParkItem};
 use crate::types::{Member, Score};
 use crate::wire;
@@ -33,9 +33,7 @@ pub(super) async fn park<S: crate::ClaimStore>(
 }
 
 pub async fn release_returns_a_claim_to_pending_at_its_original_score(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert_eq!(fx.release("w1", r.one()).await, vec![true]);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
@@ -52,9 +50,7 @@ pub async fn release_returns_a_claim_to_pending_at_its_original_score(f: &impl S
 }
 
 pub async fn release_by_a_non_owner_changes_nothing(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert_eq!(fx.release("w2", r.one()).await, vec![false]);
     let gens = [r.generation.clone()];
     assert_eq!(
@@ -67,9 +63,7 @@ pub async fn release_by_a_non_owner_changes_nothing(f: &impl StoreFactory) {
 
 pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(3);
-    fx.submit(&rs).await;
-    fx.claim("w1", &rs).await;
+    let rs = fx.claim_batch("w1", 3).await;
     let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();
     assert_eq!(
         fx.store.sweep(Q, &owner("w1"), &gens).await.unwrap(),
@@ -82,9 +76,7 @@ pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl Stor
 }
 
 pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
     let d = fx.depths().await;
     assert_eq!(
@@ -109,9 +101,7 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &
 }
 
 pub async fn park_retry_by_a_non_owner_is_refused(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert_eq!(park(&fx.store, "w2", &r, 10).await, vec![false]);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
     assert_eq!(fx.depths().await.claimed, 1);
@@ -234,9 +224,7 @@ pub async fn dead_letter_moves_an_unparsable_member_with_its_reason(f: &impl Sto
 }
 
 pub async fn dead_letter_of_a_member_no_longer_pending_is_refused(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 60);
-    fx.submit_and_claim("w1", &r).await;
+    let (fx, r) = one_claimed(f, "w1", 60).await;
     assert!(!fx.store.dead_letter(Q, &r.member, "late").await.unwrap());
     assert_eq!(
         fx.depths().await.dead,

@@ -49,6 +49,19 @@ pub async fn fixture<F: StoreFactory>(factory: &F, config: StoreConfig) -> Fixtu
     Fixture { store, clock }
 }
 
+/// A fresh store (the default config) where `who` holds one claim: of
+/// request `a`, token `t`, due `deadline_in` seconds after the start.
+pub async fn one_claimed<F: StoreFactory>(
+    factory: &F,
+    who: &str,
+    deadline_in: i64,
+) -> (Fixture<F::Store>, Req) {
+    let fx = fixture(factory, config()).await;
+    let r = Req::new("a", "t", deadline_in);
+    fx.submit_and_claim(who, &r).await;
+    (fx, r)
+}
+
 /// Config with a short lease (30 s) so expiry is easy to reach.
 pub fn config() -> StoreConfig {
     StoreConfig {
@@ -210,11 +223,24 @@ impl<S: crate::ClaimStore> Fixture<S> {
         self.store.depths(Q).await.expect("depths")
     }
 
-    /// Reclaims until nothing expired remains.
+    /// Submits `n` requests ([`reqs`]) and lets `who` claim them all.
+    pub async fn claim_batch(&self, who: &str, n: usize) -> Vec<Req> {
+        let rs = reqs(n);
+        self.submit(&rs).await;
+        self.claim(who, &rs).await;
+        rs
+    }
+
     /// Submits `r` and lets `who` claim it.
     pub async fn submit_and_claim(&self, who: &str, r: &Req) {
         self.submit(r.one()).await;
         self.claim(who, r.one()).await;
+    }
+
+    /// Submits `r`, lets `who` claim it and acks it with record `text`.
+    pub async fn answer(&self, who: &str, r: &Req, text: &str) -> Vec<crate::store::AckOutcome> {
+        self.submit_and_claim(who, r).await;
+        self.ack(who, r.one(), text).await
     }
 
     /// Submits `r`, lets `who` claim it and its lease run out (the clock at
@@ -225,6 +251,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
         self.reclaim_all().await
     }
 
+    /// Reclaims until nothing expired remains.
     pub async fn reclaim_all(&self) -> crate::store::ReclaimReport {
         let mut total = crate::store::ReclaimReport::default();
         loop {

@@ -35,13 +35,10 @@ pub(crate) async fn ack(
             6 + 2 * runs.len() + 6 * n,
             bytes,
         );
-        cmd.arg(&q.pending)
-            .arg(&q.claimed)
-            .arg(&q.owners)
-            .arg(&q.index)
-            .arg(&q.deliveries)
-            .arg(&q.dead)
-            .arg(keys.clock_side());
+        for key in q.all() {
+            cmd.arg(key);
+        }
+        cmd.arg(keys.clock_side());
         for (list, _) in &runs {
             cmd.write_arg_fmt(format_args!("{}{list}", keys.prefix()));
         }

@@ -27,7 +27,7 @@ pub(crate) async fn cancelled(
     }
     let (tokens, expiries): (Vec<Option<Vec<u8>>>, redis::Value) = store
         .conn()
-        .pipe(Op::Cancelled, Effect::Read, &pipe)
+        .query(Op::Cancelled, Effect::Read, &pipe)
         .await?;
     let expiries: Vec<Option<u64>> = match now {
         Some(_) => redis::from_redis_value(expiries)

@@ -21,7 +21,7 @@ pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimI
         HashMap<String, f64>,
     );
     let (owners, mut members, expiries): Snapshot =
-        store.conn().pipe(Op::Claims, Effect::Read, &pipe).await?;
+        store.conn().query(Op::Claims, Effect::Read, &pipe).await?;
     let mut claims: Vec<ClaimInfo> = owners
         .into_iter()
         .map(|(key, entry)| {

@@ -7,16 +7,27 @@ use claim_core::{Op, StoreError};
 
 pub(crate) async fn depths(store: &RedisStore, queue: &str) -> Result<QueueDepths, StoreError> {
     let q = store.keys().queue(queue);
-    let pipe = redis::pipe()
-        .atomic()
-        .zcard(&q.pending)
-        .hlen(&q.owners)
-        .hlen(&q.dead)
-        .to_owned();
-    let (pending, claimed, dead) = store.conn().pipe(Op::Depths, Effect::Read, &pipe).await?;
+    let (pending, claimed, dead) =
+        sizes(store, Op::Depths, &q.pending, [&q.owners, &q.dead]).await?;
     Ok(QueueDepths {
         pending,
         claimed,
         dead,
     })
+}
+
+/// The sizes of a sorted set and of two hashes, read in one MULTI.
+pub(crate) async fn sizes(
+    store: &RedisStore,
+    op: Op,
+    zset: &str,
+    hashes: [&str; 2],
+) -> Result<(usize, usize, usize), StoreError> {
+    let pipe = redis::pipe()
+        .atomic()
+        .zcard(zset)
+        .hlen(hashes[0])
+        .hlen(hashes[1])
+        .to_owned();
+    store.conn().query(op, Effect::Read, &pipe).await
 }

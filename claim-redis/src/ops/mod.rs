@@ -17,8 +17,7 @@
 //! | `claim` | `lua/claim.lua` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
 //! | `ack` | `lua/ack.lua` | `ack` |
-//! | `release` | `lua/release.lua` | `release` |
-//! | `sweep` | `lua/release.lua` | `sweep` |
+//! | `release` | `lua/release.lua` | `release`, `sweep` |
 //! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
 //! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
@@ -54,13 +53,15 @@ pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod submit;
-pub(crate) mod sweep;
 
-/// The router finds each method's function by the method's name; these two
+/// The router finds each method's function by the method's name; these
 /// modules are named after their scripts.
-pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired};
+pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
 
-use redis::{Cmd, Script};
+use crate::codec::{flag, per_item};
+use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::{Op, OwnerToken, StoreError};
+use redis::{Cmd, Script, ScriptInvocation};
 
 /// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
 /// hot path (claim, renew, ack) writes its arguments straight into one
@@ -69,4 +70,32 @@ pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -
     let mut cmd = Cmd::with_capacity(3 + keys + args, 64 + bytes);
     cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
     cmd
+}
+
+/// Runs `script` once per [`MAX_BATCH`] items with `keys`, the owner token
+/// and each item's arguments (written by `args`), and reads one 0/1 flag
+/// per item: the shape of `release` (and `sweep`) and `park_retry`.
+pub(crate) async fn owner_flags<T>(
+    store: &RedisStore,
+    op: Op,
+    script: &Script,
+    keys: &[&str],
+    owner: &OwnerToken,
+    items: &[T],
+    args: impl Fn(&mut ScriptInvocation<'_>, &T),
+) -> Result<Vec<bool>, StoreError> {
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(MAX_BATCH) {
+        let mut call = script.prepare_invoke();
+        for key in keys {
+            call.key(*key);
+        }
+        call.arg(owner.as_str());
+        for item in chunk {
+            args(&mut call, item);
+        }
+        let reply: Vec<i64> = store.conn().script(op, &call).await?;
+        out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
+    }
+    Ok(out)
 }

@@ -1,7 +1,8 @@
-//! `park_retry`: runs `lua/park_retry.lua`, one call per [`MAX_BATCH`] items.
+//! `park_retry`: runs `lua/park_retry.lua`, one call per [`MAX_BATCH`](crate::store::MAX_BATCH) items.
 
-use crate::codec::{flag, per_item, score_arg};
-use crate::store::{MAX_BATCH, RedisStore};
+use super::owner_flags;
+use crate::codec::score_arg;
+use crate::store::RedisStore;
 use claim_core::store::ParkItem;
 use claim_core::{Op, OwnerToken, StoreError};
 
@@ -12,23 +13,21 @@ pub(crate) async fn park_retry(
     items: &[ParkItem],
 ) -> Result<Vec<bool>, StoreError> {
     let q = store.keys().queue(queue);
-    let mut out = Vec::with_capacity(items.len());
-    for chunk in items.chunks(MAX_BATCH) {
-        let mut call = store.scripts().park_retry.prepare_invoke();
-        call.key(&q.claimed)
-            .key(&q.owners)
-            .key(&q.index)
-            .key(&q.deliveries)
-            .key(store.keys().retry());
-        call.arg(owner.as_str());
-        for item in chunk {
+    let retry = store.keys().retry();
+    let keys: [&str; 5] = [&q.claimed, &q.owners, &q.index, &q.deliveries, retry];
+    let script = &store.scripts().park_retry;
+    owner_flags(
+        store,
+        Op::ParkRetry,
+        script,
+        &keys,
+        owner,
+        items,
+        |call, item| {
             call.arg(item.generation.key())
                 .arg(item.member.as_bytes())
                 .arg(score_arg(item.due.as_score()));
-        }
-        let reply: Vec<i64> = store.conn().script(Op::ParkRetry, &call).await?;
-        let reply = per_item(Op::ParkRetry, reply, chunk.len())?;
-        out.extend(reply.into_iter().map(flag));
-    }
-    Ok(out)
+        },
+    )
+    .await
 }

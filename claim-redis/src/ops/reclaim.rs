@@ -160,13 +160,10 @@ async fn reclaim_chosen(
 
     let dedup = config.result_dedup_ttl_ms;
     let mut call = store.scripts().reclaim.prepare_invoke();
-    call.key(&q.pending)
-        .key(&q.claimed)
-        .key(&q.owners)
-        .key(&q.index)
-        .key(&q.deliveries)
-        .key(&q.dead)
-        .key(store.keys().clock_side());
+    for key in q.all() {
+        call.key(key);
+    }
+    call.key(store.keys().clock_side());
     call.arg(now.0)
         .arg(dedup)
         .arg(store.ttl_slack())

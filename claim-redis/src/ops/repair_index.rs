@@ -1,5 +1,6 @@
 //! Part of `reclaim_expired`: runs `lua/repair_index.lua` when the claims index and the claim hashes disagree in size.
 
+use super::depths::sizes;
 use crate::conn::Effect;
 use crate::keys::QueueKeys;
 use crate::store::{MAX_BATCH, RedisStore};
@@ -10,14 +11,7 @@ const OP: Op = Op::ReclaimExpired;
 
 /// Repairs index ghosts when the index and the claims disagree in size.
 pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<usize, StoreError> {
-    let sizes = redis::pipe()
-        .atomic()
-        .zcard(&q.index)
-        .hlen(&q.owners)
-        .hlen(&q.claimed)
-        .to_owned();
-    let (indexed, owned, claimed): (usize, usize, usize) =
-        store.conn().pipe(OP, Effect::Read, &sizes).await?;
+    let (indexed, owned, claimed) = sizes(store, OP, &q.index, [&q.owners, &q.claimed]).await?;
     if indexed == owned && owned == claimed {
         return Ok(0);
     }
@@ -28,7 +22,7 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
         .hkeys(&q.claimed)
         .to_owned();
     let (index, owners, members): (Vec<String>, Vec<String>, Vec<String>) =
-        store.conn().pipe(OP, Effect::Read, &scan).await?;
+        store.conn().query(OP, Effect::Read, &scan).await?;
     let (index, owners, members): (HashSet<_>, HashSet<_>, HashSet<_>) = (
         index.into_iter().collect(),
         owners.into_iter().collect(),

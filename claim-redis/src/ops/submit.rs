@@ -45,6 +45,6 @@ pub(crate) async fn submit(
     }
     store
         .conn()
-        .pipe::<()>(Op::Submit, Effect::Transaction, &pipe)
+        .query::<()>(Op::Submit, Effect::Transaction, &pipe)
         .await
 }

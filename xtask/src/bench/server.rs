@@ -4,11 +4,16 @@
 //! `testing::RedisServer` (which the harness binaries use).
 
 use crate::Error;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The one PING probe of a test Redis, shared with claim-redis's test
+/// server as source: xtask has no dependencies, and the file uses std only.
+#[path = "../../../claim-redis/src/testing/ping.rs"]
+mod redis_ping;
+use redis_ping::ping;
 
 /// A private redis-server: free loopback port, own directory, killed on drop.
 pub(super) struct Server {
@@ -79,16 +84,4 @@ impl Drop for Server {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn ping(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    if stream.write_all(b"PING\r\n").is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 16];
-    matches!(stream.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
 }

@@ -5,16 +5,48 @@ use super::sim::{Sim, ack_item};
 use super::state::{Held, LEASE_TTL_MS, QUEUES, RefState, Shape, Submitted, garbage, member};
 use super::transitions::{Step, Verdict};
 use crate::store::{ParkItem, RenewOutcome, Submission};
-use crate::types::Generation;
+use crate::types::{Generation, OwnerToken};
 use crate::wire;
 use std::collections::BTreeMap;
 
 /// Groups generations by the queue their claim lives in.
-fn by_queue(
-    gens: &[Generation],
-    held: &BTreeMap<Generation, Held>,
-) -> BTreeMap<String, Vec<(Generation, Held)>> {
-    let mut groups: BTreeMap<String, Vec<(Generation, Held)>> = BTreeMap::new();
+/// `worker` lets go of `generations` (a release or a park): its owner
+/// token and the claims it held among them, by queue.
+fn let_go(sim: &mut Sim, worker: usize, generations: &[Generation]) -> (OwnerToken, Groups) {
+    let w = &mut sim.state.workers[worker];
+    let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
+    for g in generations {
+        w.held.remove(g);
+    }
+    (owner, groups)
+}
+
+/// One release call (a sweep call if `sweep`) per queue of `groups`.
+fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups, sweep: bool) {
+    for (queue, claims) in groups {
+        let generations = claims.into_iter().map(|(g, _)| g).collect();
+        let owner = owner.clone();
+        sim.call(if sweep {
+            Call::Sweep {
+                queue,
+                owner,
+                generations,
+            }
+        } else {
+            Call::Release {
+                queue,
+                owner,
+                generations,
+            }
+        });
+    }
+}
+
+/// Claims held, by queue.
+type Groups = BTreeMap<String, Vec<(Generation, Held)>>;
+
+fn by_queue(gens: &[Generation], held: &BTreeMap<Generation, Held>) -> Groups {
+    let mut groups = Groups::new();
     for g in gens {
         if let Some(h) = held.get(g) {
             groups
@@ -39,31 +71,13 @@ fn run(sim: &mut Sim, step: &Step) {
             queue,
             deadline_in,
             shape,
-        } => {
-            let n = sim.state.next_serial();
-            submit_new(
-                sim,
-                Generation::new(format!("r{n}"), format!("t{n}")),
-                QUEUES[*queue],
-                *deadline_in,
-                *shape,
-            );
-        }
+        } => submit_new(sim, None, QUEUES[*queue], *deadline_in, *shape),
         Step::Resubmit {
             of,
             queue,
             deadline_in,
             shape,
-        } => {
-            let n = sim.state.next_serial();
-            submit_new(
-                sim,
-                Generation::new(of.id.clone(), format!("t{n}")),
-                QUEUES[*queue],
-                *deadline_in,
-                *shape,
-            );
-        }
+        } => submit_new(sim, Some(&of.id), QUEUES[*queue], *deadline_in, *shape),
         Step::SubmitAgain { generation } => {
             let Some(s) = sim.state.generations.get_mut(generation) else {
                 return;
@@ -146,30 +160,15 @@ fn run(sim: &mut Sim, step: &Step) {
             worker,
             generations,
         } => {
-            let w = &mut sim.state.workers[*worker];
-            let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
-            for g in generations {
-                w.held.remove(g);
-            }
-            for (queue, claims) in groups {
-                let generations = claims.into_iter().map(|(g, _)| g).collect();
-                sim.call(Call::Release {
-                    queue,
-                    owner: owner.clone(),
-                    generations,
-                });
-            }
+            let (owner, groups) = let_go(sim, *worker, generations);
+            return_per_queue(sim, &owner, groups, false);
         }
         Step::Park {
             worker,
             generations,
             due_in_ms,
         } => {
-            let w = &mut sim.state.workers[*worker];
-            let (owner, groups) = (w.owner(), by_queue(generations, &w.held));
-            for g in generations {
-                w.held.remove(g);
-            }
+            let (owner, groups) = let_go(sim, *worker, generations);
             let due = sim.state.now.plus(*due_in_ms);
             for (queue, claims) in groups {
                 let items = claims
@@ -196,14 +195,7 @@ fn run(sim: &mut Sim, step: &Step) {
             let gens: Vec<_> = w.held.keys().cloned().collect();
             let (owner, groups) = (w.owner(), by_queue(&gens, &w.held));
             w.restart();
-            for (queue, claims) in groups {
-                let generations = claims.into_iter().map(|(g, _)| g).collect();
-                sim.call(Call::Sweep {
-                    queue,
-                    owner: owner.clone(),
-                    generations,
-                });
-            }
+            return_per_queue(sim, &owner, groups, true);
         }
         Step::Crash { worker } => sim.state.workers[*worker].restart(),
         Step::Promote { limit } => {
@@ -222,7 +214,12 @@ fn run(sim: &mut Sim, step: &Step) {
     }
 }
 
-fn submit_new(sim: &mut Sim, g: Generation, queue: &str, deadline_in: i64, shape: Shape) {
+/// Submits a new generation, numbered by the next serial, of request `id`
+/// (a new request `r<n>` if none).
+fn submit_new(sim: &mut Sim, id: Option<&str>, queue: &str, deadline_in: i64, shape: Shape) {
+    let n = sim.state.next_serial();
+    let id = id.map_or_else(|| format!("r{n}"), str::to_owned);
+    let g = Generation::new(id, format!("t{n}"));
     let deadline = sim.state.now_secs() + deadline_in;
     let submission = Submission {
         member: member(&g, queue, deadline, shape),

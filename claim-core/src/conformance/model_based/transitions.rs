@@ -122,6 +122,14 @@ fn queue() -> impl Strategy<Value = usize> {
     0..QUEUES.len()
 }
 
+/// A step made by `step` from one of `from`.
+fn one_of<T: Clone + std::fmt::Debug + 'static>(
+    from: Vec<T>,
+    step: fn(T) -> Step,
+) -> BoxedStrategy<Step> {
+    select(from).prop_map(step).boxed()
+}
+
 fn worker() -> impl Strategy<Value = usize> {
     0..WORKERS
 }
@@ -274,15 +282,13 @@ impl ReferenceStateMachine for Machine {
             ));
             options.push((
                 1,
-                select(submitted.clone())
-                    .prop_map(|generation| Step::SubmitAgain { generation })
-                    .boxed(),
+                one_of(submitted.clone(), |generation| Step::SubmitAgain {
+                    generation,
+                }),
             ));
             options.push((
                 2,
-                select(submitted)
-                    .prop_map(|generation| Step::Cancel { generation })
-                    .boxed(),
+                one_of(submitted, |generation| Step::Cancel { generation }),
             ));
         }
         if state.workers.iter().any(|w| !w.peeked.is_empty()) {
@@ -300,18 +306,8 @@ impl ReferenceStateMachine for Machine {
             .map(|w| w.index)
             .collect();
         if !holding.is_empty() {
-            options.push((
-                4,
-                select(holding.clone())
-                    .prop_map(|worker| Step::Renew { worker })
-                    .boxed(),
-            ));
-            options.push((
-                1,
-                select(holding)
-                    .prop_map(|worker| Step::Sweep { worker })
-                    .boxed(),
-            ));
+            options.push((4, one_of(holding.clone(), |worker| Step::Renew { worker })));
+            options.push((1, one_of(holding, |worker| Step::Sweep { worker })));
         }
         if let Some(held) = some_of(state, |w| &w.held) {
             options.push((

@@ -72,11 +72,9 @@ impl<S: ClaimStore> Retrying<S> {
         self.reconciled(call, || async {
             let after = self.owned(queue, owner, generations).await?;
             let changed = before.iter().zip(&after).any(|(b, a)| *b && !*a);
-            Ok(if changed {
-                Attempt::Done(first_times(generations, &before))
-            } else {
-                Attempt::Again
-            })
+            Ok(Attempt::done_if(changed, || {
+                first_times(generations, &before)
+            }))
         })
         .await
     }
@@ -208,11 +206,7 @@ impl<S: ClaimStore> Retrying<S> {
         let call = || self.inner.promote_due(limit);
         self.reconciled(call, || async {
             let after = self.again(|| self.inner.retry_depth()).await?;
-            Ok(if after < before {
-                Attempt::Done(before - after)
-            } else {
-                Attempt::Again
-            })
+            Ok(Attempt::done_if(after < before, || before - after))
         })
         .await
     }
@@ -276,11 +270,7 @@ impl<S: ClaimStore> Retrying<S> {
         let call = || self.inner.dead_letter(queue, member, reason);
         self.reconciled(call, || async {
             let pending = self.pending_members(queue).await?.contains(member);
-            Ok(if was_pending && !pending {
-                Attempt::Done(true)
-            } else {
-                Attempt::Again
-            })
+            Ok(Attempt::done_if(was_pending && !pending, || true))
         })
         .await
     }
