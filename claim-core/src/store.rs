@@ -18,6 +18,16 @@ pub struct Submission {
     pub deadline: i64,
 }
 
+impl Submission {
+    /// The request that claims this submission: its member and generation.
+    pub fn claim_request(&self) -> ClaimRequest {
+        ClaimRequest {
+            member: self.member.clone(),
+            generation: self.generation.clone(),
+        }
+    }
+}
+
 /// A pending member and its score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingEntry {

@@ -174,11 +174,9 @@ for r = 1, runs do
   end
 end
 finish_generations(markers, values, dels, KEYS[7], explicit, now, slack)
-if #zrem > 0 then
-  redis.call('ZREM', KEYS[1], unpack(zrem))
-  redis.call('HDEL', KEYS[5], unpack(forget))
-end
-hset_any(KEYS[6], dead)
+write_any('ZREM', KEYS[1], zrem)
+write_any('HDEL', KEYS[5], forget)
+write_any('HSET', KEYS[6], dead)
 if ndr > 0 then
   drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
 end

@@ -190,8 +190,6 @@ if nc > 0 then
   redis.call('HDEL', KEYS[3], PLACEHOLDER)
   redis.call('ZREM', KEYS[4], PLACEHOLDER)
 end
-if nf > 0 then
-  redis.call('HDEL', KEYS[5], unpack(forget))
-end
-hset_any(KEYS[7], dead)
+write_any('HDEL', KEYS[5], forget)
+write_any('HSET', KEYS[7], dead)
 return out

@@ -11,7 +11,7 @@
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
 -- the same script. The helpers that write (note_drop fills a Lua table
--- only; hset_any, drop_claims, del_keys and finish_generations call
+-- only; write_any, drop_claims, del_keys and finish_generations call
 -- Redis) do so only when a script calls
 -- them, after its reads and type checks, so defining them writes nothing.
 
@@ -119,10 +119,11 @@ local function note_drop(drops, counts, gen, r)
   end
 end
 
--- HSET of the flat field/value list `pairs` into `key`, if it has any.
-local function hset_any(key, pairs)
-  if #pairs > 0 then
-    redis.call('HSET', key, unpack(pairs))
+-- Runs the variadic write `cmd key values...` if there are any values
+-- (Redis refuses the command with none).
+local function write_any(cmd, key, values)
+  if #values > 0 then
+    redis.call(cmd, key, unpack(values))
   end
 end
 
@@ -133,7 +134,7 @@ local function drop_claims(claimed, owners, index, deliveries, drops, counts)
   redis.call('HDEL', claimed, unpack(drops))
   redis.call('HDEL', owners, unpack(drops))
   redis.call('ZREM', index, unpack(drops))
-  hset_any(deliveries, counts)
+  write_any('HSET', deliveries, counts)
 end
 
 -- Deletes the producer keys `dels` and, in explicit-time mode, their

@@ -109,7 +109,7 @@ redis.call('ZREM', KEYS[1], unpack(zrem))
 for _, dest in ipairs(order) do
   redis.call('ZADD', dest, unpack(adds[dest]))
 end
-hset_any(KEYS[2], dead)
+write_any('HSET', KEYS[2], dead)
 for _, counts in ipairs(forget_order) do
   redis.call('HDEL', counts, unpack(forget[counts]))
 end

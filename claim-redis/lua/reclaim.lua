@@ -164,10 +164,8 @@ if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   redis.call('HSET', KEYS[5], unpack(counts))
 end
-if #forget > 0 then
-  redis.call('HDEL', KEYS[5], unpack(forget))
-end
-hset_any(KEYS[6], dead)
+write_any('HDEL', KEYS[5], forget)
+write_any('HSET', KEYS[6], dead)
 if #drops > 0 then
   redis.call('HDEL', KEYS[2], unpack(drops))
   redis.call('HDEL', KEYS[3], unpack(drops))

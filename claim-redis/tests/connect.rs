@@ -3,8 +3,7 @@
 mod common;
 
 use claim_core::ClaimStore;
-use claim_core::store::{StoreConfig, Submission};
-use claim_core::{Generation, Member};
+use claim_core::store::StoreConfig;
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, TimeSource};
 use redis::AsyncCommands;
@@ -36,11 +35,7 @@ async fn an_acl_user_with_a_password_and_a_db_index_reaches_that_db() {
     let store = RedisStore::connect(options)
         .await
         .expect("connect as the ACL user");
-    let submission = Submission {
-        member: Member::from(common::member("a", "t", 2_000_000_000)),
-        generation: Generation::new("a", "t"),
-        deadline: 2_000_000_000,
-    };
+    let submission = common::submission("a", "t", 2_000_000_000);
     store.submit("q", &submission).await.unwrap();
     let mut raw = common::raw(&format!("{}/3", server.url())).await;
     let in_db3: usize = raw.zcard("db-test:q").await.unwrap();

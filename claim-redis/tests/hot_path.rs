@@ -6,7 +6,7 @@
 
 mod common;
 
-use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
+use claim_core::store::{AckItem, ClaimOutcome};
 use claim_core::wire::ResultRecord;
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score};
 use claim_redis::testing::{RedisServer, RedisServerOptions};
@@ -27,7 +27,6 @@ async fn on_server_time() -> Option<(RedisServer, RedisStore)> {
     Some((server, store))
 }
 
-/// Submits `id`/`token` and claims it for `owner`.
 /// A claim as its owner holds it: what the ack names.
 struct Held {
     generation: Generation,
@@ -35,27 +34,18 @@ struct Held {
     score: Score,
 }
 
+/// Submits `id`/`token` and claims it for `owner`.
 async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) -> Held {
-    let deadline = deadline();
-    let member = Member::from(common::member(id, token, deadline));
-    let generation = Generation::new(id, token);
-    let submission = Submission {
-        member: member.clone(),
-        generation: generation.clone(),
-        deadline,
-    };
+    let submission = common::submission(id, token, deadline());
     store.submit(Q, &submission).await.unwrap();
-    let request = ClaimRequest {
-        member: member.clone(),
-        generation: generation.clone(),
-    };
+    let request = submission.claim_request();
     let outcome = store.claim(Q, owner, &[request]).await.unwrap();
     let ClaimOutcome::Claimed { score, .. } = outcome[0] else {
         panic!("expected a claim, got {outcome:?}");
     };
     Held {
-        generation,
-        member,
+        generation: submission.generation,
+        member: submission.member,
         score,
     }
 }

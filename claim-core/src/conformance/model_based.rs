@@ -155,19 +155,23 @@ pub fn run<F: StoreFactory, D: Driver>(factory: &F, driver: &D, options: Options
     match result {
         Ok(()) => {}
         Err(TestError::Abort(why)) => panic!("model-based test aborted: {why}"),
-        Err(TestError::Fail(why, (initial, steps, _))) => {
-            let steps: Vec<String> = steps
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("  {:>2}. {s:?}", i + 1))
-                .collect();
-            panic!(
-                "model-based test failed: {why}\nminimal failing case (max_deliveries = {}):\n{}",
-                initial.model.config().max_deliveries,
-                steps.join("\n")
-            );
-        }
+        Err(TestError::Fail(why, (initial, steps, _))) => panic!(
+            "model-based test failed: {why}\nminimal failing case (max_deliveries = {}):\n{}",
+            initial.model.config().max_deliveries,
+            numbered(&steps)
+        ),
     }
+}
+
+/// The steps of a failing case, one a line, numbered from 1: how a
+/// model-based test's failure lists its minimal case.
+pub fn numbered<T: std::fmt::Debug>(steps: &[T]) -> String {
+    let lines: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("  {:>2}. {s:?}", i + 1))
+        .collect();
+    lines.join("\n")
 }
 
 /// Builds the case's store, behind faults if asked, and runs the case.

@@ -55,6 +55,19 @@ fn with_data(data: &str) -> String {
     format!(r#"{{"internal":{{"request_token":"t"}},"request_kind":"redis","data":{data}}}"#)
 }
 
+/// Each `(data, reason)`: a member with that data object is invalid,
+/// names request `x` and `field`, and gives `reason`.
+fn assert_data_field_invalid(field: &str, cases: &[(String, String)]) {
+    for (data, reason) in cases {
+        let (id, f, got, _) = invalid(&with_data(data));
+        assert_eq!(
+            (id.as_str(), f, got.as_str()),
+            ("x", field, reason.as_str()),
+            "{data}"
+        );
+    }
+}
+
 fn invalid(member: &str) -> (String, &'static str, String, String) {
     let e = error(member);
     let message = e.to_string();

@@ -139,44 +139,21 @@ fn member_without_a_usable_id_is_missing_id() {
 
 #[test]
 fn member_with_a_bad_deadline_is_invalid_and_names_the_field() {
-    let cases = [
-        (
-            r#"{"id":"x","payload":{}}"#,
-            "missing; expected a positive Unix timestamp in seconds",
-        ),
-        (
-            r#"{"id":"x","deadline":null,"payload":{}}"#,
-            "missing; expected a positive Unix timestamp in seconds",
-        ),
-        (
-            r#"{"id":"x","deadline":"soon","payload":{}}"#,
-            r#"expected a positive Unix timestamp in seconds, got "soon""#,
-        ),
-        (
-            r#"{"id":"x","deadline":0,"payload":{}}"#,
-            "expected a positive Unix timestamp in seconds, got 0",
-        ),
-        (
-            r#"{"id":"x","deadline":-5,"payload":{}}"#,
-            "expected a positive Unix timestamp in seconds, got -5",
-        ),
-        (
-            r#"{"id":"x","deadline":0.5,"payload":{}}"#,
-            "expected a positive Unix timestamp in seconds, got 0.5",
-        ),
-        (
-            r#"{"id":"x","deadline":1e300,"payload":{}}"#,
-            "expected a positive Unix timestamp in seconds, got 1e300",
-        ),
-    ];
-    for (data, reason) in cases {
-        let (id, field, got, _) = invalid(&with_data(data));
-        assert_eq!(
-            (id.as_str(), field, got.as_str()),
-            ("x", "data.deadline", reason),
-            "{data}"
-        );
-    }
+    let deadline = |value: &str| format!(r#"{{"id":"x","deadline":{value},"payload":{{}}}}"#);
+    let missing = "missing; expected a positive Unix timestamp in seconds";
+    let got = |value: &str| format!("expected a positive Unix timestamp in seconds, got {value}");
+    assert_data_field_invalid(
+        "data.deadline",
+        &[
+            (r#"{"id":"x","payload":{}}"#.to_owned(), missing.to_owned()),
+            (deadline("null"), missing.to_owned()),
+            (deadline(r#""soon""#), got(r#""soon""#)),
+            (deadline("0"), got("0")),
+            (deadline("-5"), got("-5")),
+            (deadline("0.5"), got("0.5")),
+            (deadline("1e300"), got("1e300")),
+        ],
+    );
     let (_, _, _, message) = invalid(&with_data(r#"{"id":"x","payload":{}}"#));
     assert_eq!(
         message,
@@ -186,32 +163,15 @@ fn member_with_a_bad_deadline_is_invalid_and_names_the_field() {
 
 #[test]
 fn member_whose_payload_is_not_an_object_is_invalid() {
+    let payload = |value: &str| format!(r#"{{"id":"x","deadline":9,"payload":{value}}}"#);
+    let missing = "missing; expected a JSON object";
     let cases = [
-        (
-            r#"{"id":"x","deadline":9}"#,
-            "missing; expected a JSON object",
-        ),
-        (
-            r#"{"id":"x","deadline":9,"payload":null}"#,
-            "missing; expected a JSON object",
-        ),
-        (
-            r#"{"id":"x","deadline":9,"payload":[1]}"#,
-            "expected a JSON object, got an array",
-        ),
-        (
-            r#"{"id":"x","deadline":9,"payload":"{}"}"#,
-            r#"expected a JSON object, got "{}""#,
-        ),
+        (r#"{"id":"x","deadline":9}"#.to_owned(), missing),
+        (payload("null"), missing),
+        (payload("[1]"), "expected a JSON object, got an array"),
+        (payload(r#""{}""#), r#"expected a JSON object, got "{}""#),
     ];
-    for (data, reason) in cases {
-        let (id, field, got, _) = invalid(&with_data(data));
-        assert_eq!(
-            (id.as_str(), field, got.as_str()),
-            ("x", "data.payload", reason),
-            "{data}"
-        );
-    }
+    assert_data_field_invalid("data.payload", &cases.map(|(d, r)| (d, r.to_owned())));
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Shared helpers for the Redis integration tests: a private server or a skip, stores, raw connections.
 #![allow(dead_code)]
 
-use claim_core::store::StoreConfig;
-use claim_core::{Clock, ManualClock, Millis};
+use claim_core::store::{StoreConfig, Submission};
+use claim_core::{Clock, Generation, ManualClock, Member, Millis};
 use claim_redis::testing::{RedisServer, RedisServerOptions, random_prefix, require_redis_server};
 use claim_redis::{RedisStore, RedisStoreOptions, TimeSource};
 use std::sync::Arc;
@@ -107,6 +107,15 @@ pub async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
         .get_multiplexed_async_connection()
         .await
         .expect("raw connection")
+}
+
+/// A submission of `id`/`token` with a member shaped like the Go producer's.
+pub fn submission(id: &str, token: &str, deadline: i64) -> Submission {
+    Submission {
+        member: Member::from(member(id, token, deadline)),
+        generation: Generation::new(id, token),
+        deadline,
+    }
 }
 
 /// A member shaped like the Go producer's, with a deadline in Unix seconds.
