@@ -96,7 +96,7 @@ local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
 local marked, dropped, deleted, removed = {}, {}, {}, {}
-local pushes, markers, values, dels, drops = {}, {}, {}, {}, {}
+local pushes, markers, values, expiries, dels, drops = {}, {}, {}, {}, {}, {}
 local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
 local at = ',"at_ms":' .. ms_string(now) .. '}'
@@ -136,7 +136,9 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
-    values[nm] = ms_string(math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl) .. ':' .. digest
+    local expiry = math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl
+    expiries[nm] = expiry
+    values[nm] = ms_string(expiry) .. ':' .. digest
     local token = ARGV[t0 + i]
     for j = 1, 2 do
       if vals[n + 2 * i - 2 + j] == token then
@@ -173,7 +175,7 @@ for r = 1, runs do
     redis.call('LPUSH', KEYS[7 + r], unpack(pushes[r]))
   end
 end
-finish_generations(markers, values, dels, KEYS[7], explicit, now, slack)
+finish_generations(markers, values, expiries, dels, KEYS[7], explicit, now, slack)
 write_any('ZREM', KEYS[1], zrem)
 write_any('HDEL', KEYS[5], forget)
 write_any('HSET', KEYS[6], dead)

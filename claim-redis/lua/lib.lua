@@ -167,13 +167,12 @@ end
 
 -- The writes that finish generations: each terminal marker markers[m] set
 -- to values[m] (`<expiry ms>` or `<expiry ms>:<digest>`), which Redis keeps
--- `slack` ms past that expiry; then the producer keys `dels` deleted
--- (del_keys).
-local function finish_generations(markers, values, dels, side, explicit, now, slack)
+-- `slack` ms past expiries[m], that expiry as a number (passed beside the
+-- value, not parsed back out of it: this runs once per acked item); then
+-- the producer keys `dels` deleted (del_keys).
+local function finish_generations(markers, values, expiries, dels, side, explicit, now, slack)
   for m = 1, #markers do
-    local value = values[m]
-    local expiry = tonumber(string.match(value, '^(%d+)'))
-    redis.call('SET', markers[m], value, 'PX', ms_string(expiry - now + slack))
+    redis.call('SET', markers[m], values[m], 'PX', ms_string(expiries[m] - now + slack))
   end
   del_keys(dels, side, explicit)
 end

@@ -93,7 +93,7 @@ end
 local at = ',"at_ms":' .. ms_string(now) .. '}'
 local redelivered, dead_lettered, ghosts = 0, 0, 0
 local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
-local lists, order, markers, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}
+local lists, order, markers, marker_value, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}, {}
 local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
   .. ms_string(now) .. '}'
 for i, item in ipairs(items) do
@@ -136,7 +136,9 @@ for i, item in ipairs(items) do
       end
       push(lists[list], item.record)
       markers[#markers + 1] = KEYS[item.keys + 1]
-      marker_expiry[#markers] = ms_string(math.max(now, score_ms(score) + 30000) + ttl)
+      local expiry = math.max(now, score_ms(score) + 30000) + ttl
+      marker_expiry[#markers] = expiry
+      marker_value[#markers] = ms_string(expiry)
         .. ':' .. item.digest
       for m = 1, 2 do
         local key = KEYS[item.keys + 2 + m]
@@ -159,7 +161,7 @@ check_types({ KEYS[5], KEYS[6], explicit and #dels > 0 and KEYS[7] }, { KEYS[1] 
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
 end
-finish_generations(markers, marker_expiry, dels, KEYS[7], explicit, now, slack)
+finish_generations(markers, marker_value, marker_expiry, dels, KEYS[7], explicit, now, slack)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   redis.call('HSET', KEYS[5], unpack(counts))
