@@ -244,12 +244,17 @@ impl<S: ClaimStore> Retrying<S> {
                 ..ReclaimReport::default()
             };
             let dead_after = self.dead_members(queue).await?;
+            let pending_after = self.pending_members(queue).await?;
             let claims_before = &claims_before;
             for (i, g) in gone {
                 let member = &claims_before[g].member;
+                // Dead-lettered: in the dead set now and either new there or
+                // (the same bytes were dead already) not back in pending.
+                let buried = dead_after.contains(member)
+                    && (!dead.contains(member) || !pending_after.contains(member));
                 if terminal[i] {
                     report.ghosts_repaired += 1;
-                } else if !dead.contains(member) && dead_after.contains(member) {
+                } else if buried {
                     report.dead_lettered += 1;
                 } else {
                     report.redelivered += 1;
