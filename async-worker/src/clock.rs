@@ -1,7 +1,11 @@
 //! The runtime's clocks: the system's wall clock, and one that follows tokio's time for tests on paused time.
 
 use claim_core::{Clock, Millis};
-use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch on the system clock: the unit of an
+/// envelope's `deadline`, for producers that stamp one (claim-core's one
+/// wall-clock reading, re-exported where the runtime's users look).
+pub use claim_core::unix_now;
 
 /// Wall-clock time from the operating system: what [`crate::Runtime::new`]
 /// reads deadlines and retry due times from.
@@ -10,17 +14,8 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> Millis {
-        let since_epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        Millis(since_epoch.as_millis() as u64)
+        claim_core::unix_now_ms()
     }
-}
-
-/// Seconds since the Unix epoch on the system clock: the unit of an
-/// envelope's `deadline`, for producers that stamp one.
-pub fn unix_now() -> i64 {
-    (SystemClock.now().0 / 1000) as i64
 }
 
 /// Wall-clock milliseconds derived from tokio's [`tokio::time::Instant`]:
