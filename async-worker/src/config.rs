@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+/// The worker pool a queue belongs to when its config names none (Go's `default`).
+pub const DEFAULT_POOL: &str = "default";
+
 /// One queue the runtime drains (a `queues[]` entry of the transport config).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueSpec {
@@ -11,6 +14,12 @@ pub struct QueueSpec {
     pub queue_name: String,
     /// Result list override (Go: queue `result_queue_name`).
     pub result_queue_name: Option<String>,
+    /// `EXPIRE` set on the result list after each push, in seconds (Go:
+    /// queue `result_ttl_seconds`); `None` sets no expiry.
+    pub result_ttl_seconds: Option<u64>,
+    /// The worker pool the queue belongs to (Go: `worker_pool_id`, default
+    /// `default`); labels metrics as `pool_name`.
+    pub pool_name: String,
 }
 
 impl QueueSpec {
@@ -20,6 +29,8 @@ impl QueueSpec {
             id: queue_name.clone(),
             queue_name,
             result_queue_name: None,
+            result_ttl_seconds: None,
+            pool_name: DEFAULT_POOL.to_owned(),
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::config::QueueSpec;
 use crate::http_handler::HttpTarget;
 
 const DEFAULT_REQUEST_PATH: &str = "/v1/completions";
-const DEFAULT_WORKER_POOL: &str = "default";
+use crate::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
 
 pub(super) fn default_queue(args: &RunArgs) -> Result<(QueueSpec, QueueSettings), SettingsError> {
     let fix = "pass --igw-base-url http://gateway:80, or give a transport config whose queues[] set igw_base_url";
@@ -106,6 +106,10 @@ pub(super) fn configured_queues(
             id: id.to_owned(),
             queue_name: queue_name.to_owned(),
             result_queue_name: set(&q.result_queue_name).map(str::to_owned),
+            result_ttl_seconds: None,
+            pool_name: set(&q.worker_pool_id)
+                .unwrap_or(DEFAULT_WORKER_POOL)
+                .to_owned(),
         };
         let queue = QueueSettings {
             id: id.to_owned(),
