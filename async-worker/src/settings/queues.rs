@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use claim_core::wire;
 
 use super::error::SettingsError;
-use super::transport::{QueueConfig, gate_params, set};
+use super::transport::{QueueConfig, gate_params, positive, set};
 use super::{QueueSettings, RunArgs};
 use crate::config::QueueSpec;
 use crate::http_handler::HttpTarget;
@@ -106,7 +106,7 @@ pub(super) fn configured_queues(
             id: id.to_owned(),
             queue_name: queue_name.to_owned(),
             result_queue_name: set(&q.result_queue_name).map(str::to_owned),
-            result_ttl_seconds: None,
+            result_ttl_seconds: positive(q.result_ttl_seconds, origin, &at("result_ttl_seconds"))?,
             pool_name: set(&q.worker_pool_id)
                 .unwrap_or(DEFAULT_WORKER_POOL)
                 .to_owned(),
