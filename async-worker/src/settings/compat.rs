@@ -7,7 +7,6 @@
 //! read only by gates, and no gate but `none` is accepted) is accepted with a
 //! note. The table in docs/OPERATIONS.md ("Go flags") lists the same decisions.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::duration::parse_go_duration;
@@ -84,7 +83,7 @@ fn refuse_unsupported(flags: &GoFlags) -> Result<(), SettingsError> {
         ));
     }
     let gateway_tls = "remove it and serve the gateway with a certificate the system trusts, or over http:// inside the cluster; or keep the Go processor until gateway TLS options are supported";
-    let files: [(&str, &Option<PathBuf>, &str, &str); 6] = [
+    let files: [(&str, &Option<String>, &str, &str); 6] = [
         (
             "--pool-config-file",
             &flags.pool_config_file,
@@ -123,7 +122,7 @@ fn refuse_unsupported(flags: &GoFlags) -> Result<(), SettingsError> {
         ),
     ];
     for (flag, path, reason, fix) in files {
-        if path.as_deref().is_some_and(|p| p != Path::new("")) {
+        if path.as_deref().is_some_and(|p| !p.is_empty()) {
             return Err(SettingsError::unsupported(flag, reason, fix));
         }
     }

@@ -33,15 +33,15 @@ pub struct GoFlags {
 
     /// Refused: worker pools are not implemented.
     #[arg(long, value_name = "PATH")]
-    pub pool_config_file: Option<PathBuf>,
+    pub pool_config_file: Option<String>,
 
     /// Refused: request body transforms are not implemented.
     #[arg(long, value_name = "PATH")]
-    pub transform_config_file: Option<PathBuf>,
+    pub transform_config_file: Option<String>,
 
     /// Refused: request merge policies are not implemented.
     #[arg(long, value_name = "PATH", alias = "request-merge-policy-config")]
-    pub request_merge_policy_config_file: Option<PathBuf>,
+    pub request_merge_policy_config_file: Option<String>,
 
     /// Accepted, no effect: only gates read Prometheus, and this version has none.
     #[arg(long, value_name = "URL")]
@@ -53,15 +53,15 @@ pub struct GoFlags {
 
     /// Refused: custom TLS towards the gateway is not implemented.
     #[arg(long, value_name = "PATH")]
-    pub tls_ca_cert: Option<PathBuf>,
+    pub tls_ca_cert: Option<String>,
 
     /// Refused: client certificates towards the gateway are not implemented.
     #[arg(long, value_name = "PATH")]
-    pub tls_cert: Option<PathBuf>,
+    pub tls_cert: Option<String>,
 
     /// Refused: client certificates towards the gateway are not implemented.
     #[arg(long, value_name = "PATH")]
-    pub tls_key: Option<PathBuf>,
+    pub tls_key: Option<String>,
 
     /// Refused when true: the gateway's certificate is always verified.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
