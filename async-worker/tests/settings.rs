@@ -203,7 +203,7 @@ fn queue_entries_carry_the_go_fields() {
         r#"{"retry_queue_name":"retries","result_queue_name":"results",
             "poll_interval_ms":250,"batch_size":50,
             "queues":[
-              {"id":"a","queue_name":"qa","result_queue_name":"ra","worker_pool_id":"pool-1",
+              {"id":"a","queue_name":"qa","result_queue_name":"ra","worker_pool_id":"default",
                "inference_objective":"batch-sheddable","request_path_url":"v1/chat/completions",
                "igw_base_url":"http://gw:80/base","gate_type":"none",
                "gate_params":{"n":3,"on":true,"s":"x","z":null},"labels":{"tier":"gold"}},
@@ -222,7 +222,7 @@ fn queue_entries_carry_the_go_fields() {
     assert_eq!(s.runtime.batch_size, 50);
     let (a, b) = (&s.queues[0], &s.queues[1]);
     assert_eq!((a.id.as_str(), a.queue_name.as_str()), ("a", "qa"));
-    assert_eq!(a.worker_pool_id, "pool-1");
+    assert_eq!(a.worker_pool_id, "default");
     assert_eq!(
         a.target.inference_objective.as_deref(),
         Some("batch-sheddable")

@@ -40,15 +40,26 @@ fn every_go_transport_config_field_is_accepted() {
 }
 
 #[test]
-fn worker_pool_id_becomes_the_queues_pool_name_and_result_ttl_defaults_to_none() {
+fn only_the_default_worker_pool_exists_and_result_ttl_defaults_to_none() {
     let s = config(
-        r#"{"queues":[{"queue_name":"qa","igw_base_url":"http://gw","worker_pool_id":"pool-1"},
+        r#"{"queues":[{"queue_name":"qa","igw_base_url":"http://gw","worker_pool_id":""},
                       {"queue_name":"qb","igw_base_url":"http://gw","result_ttl_seconds":0}]}"#,
     );
-    assert_eq!(s.runtime.queues[0].pool_name, "pool-1");
+    assert_eq!(s.runtime.queues[0].pool_name, "default");
     assert_eq!(s.runtime.queues[1].pool_name, "default");
     assert_eq!(s.runtime.queues[0].result_ttl_seconds, None);
     assert_eq!(s.runtime.queues[1].result_ttl_seconds, None);
+    // As Go without a pools file: any other pool is unknown.
+    let m = config_refused(
+        r#"{"queues":[{"queue_name":"qa","igw_base_url":"http://gw","worker_pool_id":"pool-1"}]}"#,
+    );
+    assert_says(
+        &m,
+        &[
+            "queues[0].worker_pool_id: \"pool-1\" is not a configured pool",
+            "set it to \"default\"",
+        ],
+    );
 }
 
 #[test]

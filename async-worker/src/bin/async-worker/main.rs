@@ -116,6 +116,11 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     for note in &settings.notes {
         tracing::warn!("{note}");
     }
+    if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some_and(|v| !v.is_empty()) {
+        tracing::warn!(
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set but has no effect: this processor exports no OpenTelemetry traces"
+        );
+    }
     let queues: Vec<&str> = settings
         .queues
         .iter()
