@@ -343,6 +343,9 @@ fn go_flags_without_effect_here_are_accepted_with_one_warning_each() {
         assert_one_note(&s, flag, &["has no effect"]);
     }
     assert_eq!(s.notes.len(), 9, "{:#?}", s.notes);
+    // Go registers the verbosity as both -v and --v.
+    let s = ok(&["--igw-base-url", "http://gw", "--v=3"]);
+    assert_one_note(&s, "-v 3", &["has no effect"]);
     let m = refused(&["--igw-base-url", "http://gw", "--gate-wait-timeout=soon"]);
     assert_says(&m, &["--gate-wait-timeout \"soon\" is not usable"]);
 }

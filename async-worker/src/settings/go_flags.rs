@@ -69,7 +69,12 @@ pub struct GoFlags {
     pub tls_insecure_skip_verify: Option<bool>,
 
     /// Go's log verbosity: accepted, no effect (set LOG_LEVEL or RUST_LOG).
-    #[arg(short = 'v', value_name = "LEVEL", allow_negative_numbers = true)]
+    #[arg(
+        short = 'v',
+        long = "v",
+        value_name = "LEVEL",
+        allow_negative_numbers = true
+    )]
     pub verbosity: Option<i64>,
 
     /// Go's zap logging flag: accepted, no effect (set LOG_LEVEL or RUST_LOG).

@@ -59,6 +59,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let new_flags = args.transport.is_some()
         || args.transport_config.is_some()
         || args.transport_config_file.is_some();
+    // (config, how messages name it, whether the deprecated flags built it)
     let loaded = match super::legacy::legacy_config(args, new_flags, &mut notes)? {
         Some(config) => Some((config, super::legacy::ORIGIN.to_owned(), true)),
         None => load_config(args)?.map(|(config, origin)| (config, origin, false)),
@@ -85,8 +86,9 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         ));
     }
 
-    // Every flag is parsed before any config field is checked, each group
-    // in this order, so the first error reported stays the same.
+    // The Go flags and the config's shape are checked above; here every
+    // duration flag is parsed before any config value is checked, in this
+    // order, so the first error reported stays the same.
     let given = [
         args.claim_lease_ttl.as_deref(),
         args.claim_reclaim_interval.as_deref(),
