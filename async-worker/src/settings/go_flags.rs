@@ -1,8 +1,8 @@
 //! The Go processor's own flags (current and deprecated) as `clap` arguments, spelt as Go spells them.
 //!
-//! Only the declarations live here: [`super::compat`] decides, per flag,
+//! Only the declarations live here: `settings::compat` decides, per flag,
 //! whether it is honoured, accepted with a warning or refused, and
-//! [`super::legacy`] maps the deprecated `--redis.ss.*` family onto the
+//! `settings::legacy` maps the deprecated `--redis.ss.*` family onto the
 //! transport config. Go bool flags take `--flag` or `--flag=value` (never a
 //! separate word), as Go's flag package reads them.
 
