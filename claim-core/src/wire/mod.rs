@@ -29,7 +29,7 @@ mod retry;
 
 pub use member::{MemberError, ParsedMember, RequestKind, parse_member};
 pub use producer::{Envelope, InternalRouting, RequestData};
-pub use result::{ErrorCode, ResultRecord, UnknownErrorCode};
+pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};
 pub use retry::stamp_retry;
 
 /// Pending sorted set the Go producer writes to by default.
