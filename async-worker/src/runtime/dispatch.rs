@@ -8,6 +8,7 @@
 use super::consumer::Consumer;
 use super::execute::{execute, terminal};
 use super::release::release;
+use super::routing::{self, Destination, MemberRouting};
 use crate::handler::Request;
 use crate::metrics;
 use claim_core::store::{ClaimOutcome, PendingEntry};
@@ -75,7 +76,7 @@ impl Consumer {
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
-                    let list = self.result_list(None);
+                    let list = self.destination(MemberRouting::default());
                     let claimed = (candidate.entry.member, score);
                     let code = ErrorCode::InvalidRequest;
                     self.record_without_handler(candidate.generation, claimed, list, code, why)
@@ -84,7 +85,7 @@ impl Consumer {
                 }
             };
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
-            let list = self.result_list(parsed.result_queue_name.as_deref());
+            let list = self.destination(member_routing(&parsed));
             let early_exit = if deadline <= now {
                 Some((
                     ErrorCode::DeadlineExceeded,
@@ -144,7 +145,7 @@ impl Consumer {
         &self,
         generation: Generation,
         claimed: (Member, Score),
-        list: String,
+        list: Destination,
         code: ErrorCode,
         message: impl Into<String>,
     ) {
@@ -160,13 +161,18 @@ impl Consumer {
         self.shared.hand_to_writer(settlement).await;
     }
 
-    /// The queue's configured result list, else the member's, else the default.
-    fn result_list(&self, member_list: Option<&str>) -> String {
-        self.spec
-            .result_queue_name
-            .as_deref()
-            .or(member_list.filter(|l| !l.is_empty()))
-            .unwrap_or(&self.shared.config.default_result_list)
-            .to_owned()
+    /// Where a member polled here records its result (Go's routing, see `routing`).
+    fn destination(&self, member: MemberRouting) -> Destination {
+        routing::at_poll(member, &self.spec, &self.shared.config.default_result_list)
+    }
+}
+
+/// The routing fields of a parsed member.
+fn member_routing(parsed: &ParsedMember) -> MemberRouting {
+    MemberRouting {
+        resolved: false,
+        queue_id: parsed.queue_id.clone(),
+        result_queue_name: parsed.result_queue_name.clone(),
+        result_ttl_seconds: 0,
     }
 }

@@ -18,6 +18,7 @@ mod maintenance;
 mod outcomes;
 mod release;
 mod retry;
+mod routing;
 mod shutdown;
 mod spread;
 mod writer;
