@@ -134,26 +134,41 @@ pub fn settle(
             }
         }
     };
-    let claimed = (request.member.clone(), request.score);
-    terminal(
-        queue,
-        request.generation.clone(),
-        claimed,
-        destination,
-        record,
-        code,
-    )
+    let claimed = Claimed {
+        generation: request.generation.clone(),
+        member: request.member.clone(),
+        score: request.score,
+        payload_ref: request.parsed.payload_ref.clone(),
+    };
+    terminal(queue, claimed, destination, record, code)
 }
 
-/// A settlement of one terminal record; the record names the generation's token.
+/// A held claim as its ack names it.
+#[derive(Debug)]
+pub struct Claimed {
+    pub generation: claim_core::Generation,
+    /// The member exactly as claimed (`"payload":null` when stored apart).
+    pub member: claim_core::Member,
+    pub score: claim_core::Score,
+    /// The member's `internal.payload_ref`: the owner's ack deletes it.
+    pub payload_ref: Option<String>,
+}
+
+/// A settlement of one terminal record; the record names the generation's
+/// token, and the ack carries the routing's TTL and the payload key.
 pub fn terminal(
     queue: &Arc<str>,
-    generation: claim_core::Generation,
-    (member, score): (claim_core::Member, claim_core::Score),
+    claimed: Claimed,
     destination: Destination,
     record: ResultRecord,
     code: &'static str,
 ) -> Settlement {
+    let Claimed {
+        generation,
+        member,
+        score,
+        payload_ref,
+    } = claimed;
     let record = record.with_token(generation.token.as_str());
     let item = AckItem {
         generation,
@@ -161,6 +176,8 @@ pub fn terminal(
         score,
         result_list: destination.list,
         record: record.to_json_bytes().into(),
+        payload_ref,
+        result_ttl_seconds: destination.ttl_seconds.unwrap_or(0),
     };
     Settlement::Ack {
         queue: queue.clone(),

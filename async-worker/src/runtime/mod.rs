@@ -16,6 +16,7 @@ pub mod held;
 mod isolate;
 mod maintenance;
 mod outcomes;
+mod payloads;
 mod release;
 mod retry;
 mod routing;
