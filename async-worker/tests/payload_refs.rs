@@ -8,7 +8,9 @@ use async_worker::{
 use claim_core::layer::StoreLayer;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError,
+};
 use claim_memory::MemoryStore;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -131,7 +133,13 @@ fn runtime(s: &Setup, spec: QueueSpec) -> Runtime {
         ..RuntimeConfig::default()
     };
     let store: Arc<dyn ClaimStore> = Arc::new(s.tap.clone());
-    Runtime::with_clock(store, Arc::new(Echo), Arc::new(OpenGate), config, s.clock.clone())
+    Runtime::with_clock(
+        store,
+        Arc::new(Echo),
+        Arc::new(OpenGate),
+        config,
+        s.clock.clone(),
+    )
 }
 
 fn start(rt: Runtime) -> (CancellationToken, JoinHandle<RunReport>) {
@@ -206,7 +214,10 @@ async fn records(s: &Setup, list: &str) -> BTreeMap<String, ResultRecord> {
     for raw in s.tap.inner.results(list).await.unwrap() {
         let record = ResultRecord::from_json(raw.as_bytes()).expect("a Go-readable record");
         let id = record.id.clone();
-        assert!(out.insert(id.clone(), record).is_none(), "two records for {id}");
+        assert!(
+            out.insert(id.clone(), record).is_none(),
+            "two records for {id}"
+        );
     }
     out
 }
@@ -242,7 +253,10 @@ async fn payloads_stored_apart_reach_the_handler_in_one_fetch_per_claim_call_and
         expected.insert(id.to_owned(), (how, payload));
     }
     let (stop, handle) = start(runtime(&s, spec()));
-    until("five records", async || records(&s, RESULTS).await.len() == 5).await;
+    until("five records", async || {
+        records(&s, RESULTS).await.len() == 5
+    })
+    .await;
     let report = finish(stop, handle).await;
 
     let records = records(&s, RESULTS).await;
@@ -257,7 +271,11 @@ async fn payloads_stored_apart_reach_the_handler_in_one_fetch_per_claim_call_and
             );
         } else {
             assert_eq!(record.status_code, Some(200), "{id}");
-            assert_eq!(record.payload.as_bytes(), payload, "{id}: the handler's payload");
+            assert_eq!(
+                record.payload.as_bytes(),
+                payload,
+                "{id}: the handler's payload"
+            );
         }
     }
     let fetches = s.tap.seen.fetches.lock().unwrap().clone();
@@ -269,7 +287,10 @@ async fn payloads_stored_apart_reach_the_handler_in_one_fetch_per_claim_call_and
     );
     let mut fetched: Vec<String> = fetches.concat();
     fetched.sort();
-    assert_eq!(fetched, refs, "each ref fetched once, no inline member fetched");
+    assert_eq!(
+        fetched, refs,
+        "each ref fetched once, no inline member fetched"
+    );
     assert_eq!(report.redelivered, 0);
     for item in s.tap.seen.acks.lock().unwrap().iter() {
         let apart = expected[&item.generation.id].0 != Payload::Inline;
@@ -290,7 +311,10 @@ async fn work_that_ends_without_a_handler_never_fetches_its_payload_and_its_ack_
     assert!(s.tap.inner.cancel("cancelled").await.unwrap());
     tokio::time::advance(Duration::from_secs(3)).await;
     let (stop, handle) = start(runtime(&s, spec()));
-    until("two records", async || records(&s, RESULTS).await.len() == 2).await;
+    until("two records", async || {
+        records(&s, RESULTS).await.len() == 2
+    })
+    .await;
     finish(stop, handle).await;
 
     let records = records(&s, RESULTS).await;
@@ -320,7 +344,10 @@ async fn a_failed_fetch_releases_its_claims_and_a_later_poll_answers_each_reques
         refs.extend(payload_ref);
     }
     let (stop, handle) = start(runtime(&s, spec()));
-    until("five records", async || records(&s, RESULTS).await.len() == 5).await;
+    until("five records", async || {
+        records(&s, RESULTS).await.len() == 5
+    })
+    .await;
     let report = finish(stop, handle).await;
 
     assert!(
@@ -330,8 +357,15 @@ async fn a_failed_fetch_releases_its_claims_and_a_later_poll_answers_each_reques
             .all(|r| r.status_code == Some(200)),
         "every request answered by the handler"
     );
-    assert_eq!(s.tap.seen.fetches.lock().unwrap().len(), 3, "two failures, then one fetch");
-    assert_eq!(report.released, 10, "each failed fetch released its five claims");
+    assert_eq!(
+        s.tap.seen.fetches.lock().unwrap().len(),
+        3,
+        "two failures, then one fetch"
+    );
+    assert_eq!(
+        report.released, 10,
+        "each failed fetch released its five claims"
+    );
     assert_eq!(report.redelivered, 0, "a release is not a delivery");
     assert_eq!(stored(&s, &refs).await, vec![false; 5]);
 }
@@ -356,7 +390,11 @@ async fn a_retry_parks_the_envelope_only_and_the_payload_key_stays_until_the_ans
     until("the answer", async || records(&s, RESULTS).await.len() == 1).await;
     let report = finish(stop, handle).await;
     let record = &records(&s, RESULTS).await["retry-1"];
-    assert_eq!(record.payload.as_bytes(), payload, "fetched again after the retry");
+    assert_eq!(
+        record.payload.as_bytes(),
+        payload,
+        "fetched again after the retry"
+    );
     assert_eq!(report.retries, 1);
     assert_eq!(stored(&s, &[payload_ref]).await, [false]);
 }
@@ -398,7 +436,11 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
         })
         .collect();
     let expect = |list: &str, ttl| (list.to_owned(), ttl);
-    assert_eq!(routing["unresolved"], expect(RESULTS, 120), "the config wins");
+    assert_eq!(
+        routing["unresolved"],
+        expect(RESULTS, 120),
+        "the config wins"
+    );
     assert_eq!(routing["resolved-ttl"], expect(ROUTED, 30));
     assert_eq!(routing["resolved-no-ttl"], expect(ROUTED, 0));
     for (list, ids) in [

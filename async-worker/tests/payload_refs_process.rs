@@ -149,7 +149,10 @@ async fn records_by_generation(
     let mut out: BTreeMap<_, Vec<_>> = BTreeMap::new();
     for list in [common::RESULTS, ROUTED] {
         for record in records_in(conn, list).await {
-            let key = (record.id.clone(), record.request_token.clone().unwrap_or_default());
+            let key = (
+                record.id.clone(),
+                record.request_token.clone().unwrap_or_default(),
+            );
             out.entry(key).or_default().push((list, record));
         }
     }
@@ -198,9 +201,11 @@ async fn go_submits_by_reference_with_resubmissions_end_in_one_record_per_genera
         let id = format!("r-{n:03}");
         sent.push(go_submit(&mut conn, envelope(&id, n + 1), true, true, common::RESULTS).await);
     }
-    common::eventually("work in flight on both", Duration::from_secs(30), async || {
-        common::depths(&mut watch).await.owners > 0
-    })
+    common::eventually(
+        "work in flight on both",
+        Duration::from_secs(30),
+        async || common::depths(&mut watch).await.owners > 0,
+    )
     .await;
     doomed.signal("KILL");
     doomed.exit_within(Duration::from_secs(5)).await;
@@ -209,18 +214,29 @@ async fn go_submits_by_reference_with_resubmissions_end_in_one_record_per_genera
         .iter()
         .map(|s| (s.id.clone(), s.token.clone()))
         .collect();
-    assert_eq!(generations.len(), sent.len(), "every submit is a new generation");
-    common::eventually("a record per generation", Duration::from_secs(90), async || {
-        records_by_generation(&mut watch).await.len() >= generations.len()
-    })
+    assert_eq!(
+        generations.len(),
+        sent.len(),
+        "every submit is a new generation"
+    );
+    common::eventually(
+        "a record per generation",
+        Duration::from_secs(90),
+        async || records_by_generation(&mut watch).await.len() >= generations.len(),
+    )
     .await;
     survivor.signal("TERM");
-    let status = survivor.exit_within(common::worker::DRAIN + Duration::from_secs(5)).await;
+    let status = survivor
+        .exit_within(common::worker::DRAIN + Duration::from_secs(5))
+        .await;
     assert_eq!(status.code(), Some(0), "log tail:\n{}", survivor.log_tail());
 
     let records = records_by_generation(&mut conn).await;
     let twice: Vec<_> = records.iter().filter(|(_, r)| r.len() > 1).collect();
-    assert!(twice.is_empty(), "generations with several records: {twice:?}");
+    assert!(
+        twice.is_empty(),
+        "generations with several records: {twice:?}"
+    );
     assert_eq!(
         records.keys().cloned().collect::<BTreeSet<_>>(),
         generations,
@@ -231,7 +247,11 @@ async fn go_submits_by_reference_with_resubmissions_end_in_one_record_per_genera
         assert_eq!(*list, s.list, "{} routed to {}", s.id, s.list);
         match &s.payload {
             None => {
-                assert_eq!(record.error_code, Some(ErrorCode::PayloadUnavailable), "{s:?}");
+                assert_eq!(
+                    record.error_code,
+                    Some(ErrorCode::PayloadUnavailable),
+                    "{s:?}"
+                );
                 assert_eq!(
                     record.error_message.as_deref(),
                     Some(wire::PAYLOAD_MISSING_MESSAGE)

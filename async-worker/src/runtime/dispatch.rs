@@ -182,7 +182,14 @@ impl Consumer {
             shared.spawn_until(
                 &shared.tasks,
                 &shared.abandon,
-                execute(shared.clone(), queue.clone(), request, destination, flight, permit),
+                execute(
+                    shared.clone(),
+                    queue.clone(),
+                    request,
+                    destination,
+                    flight,
+                    permit,
+                ),
             );
         }
         Handed { lost, fetch_failed }

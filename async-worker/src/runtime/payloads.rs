@@ -56,10 +56,8 @@ impl Consumer {
                     ),
                 };
                 tracing::warn!(%queue, %error, claims = by_ref.len(), "payload fetch failed; releasing the claims waiting for it");
-                let generations: Vec<_> = by_ref
-                    .into_iter()
-                    .map(|r| r.request.generation)
-                    .collect();
+                let generations: Vec<_> =
+                    by_ref.into_iter().map(|r| r.request.generation).collect();
                 release(shared, queue, &generations).await;
                 return (inline, true);
             }
@@ -103,8 +101,7 @@ pub fn attach(stored: Option<Member>) -> Result<Box<RawValue>, &'static str> {
     let text = std::str::from_utf8(stored.as_bytes()).map_err(|_| PAYLOAD_UNATTACHABLE_MESSAGE)?;
     let text = text.trim_matches([' ', '\t', '\n', '\r']);
     let text = if text.is_empty() { "null" } else { text };
-    let raw =
-        RawValue::from_string(text.to_owned()).map_err(|_| PAYLOAD_UNATTACHABLE_MESSAGE)?;
+    let raw = RawValue::from_string(text.to_owned()).map_err(|_| PAYLOAD_UNATTACHABLE_MESSAGE)?;
     if raw.get().starts_with('{') || raw.get() == "null" {
         Ok(raw)
     } else {

@@ -62,7 +62,11 @@ fn an_unresolved_member_takes_a_set_config_list_and_the_config_ttl_at_poll() {
 #[test]
 fn an_unresolved_member_keeps_its_list_when_the_config_sets_none_but_takes_the_config_ttl() {
     assert_eq!(
-        at_poll(member(false, Some("mine"), 30), &spec(None, Some(60)), DEFAULT),
+        at_poll(
+            member(false, Some("mine"), 30),
+            &spec(None, Some(60)),
+            DEFAULT
+        ),
         to("mine", Some(60))
     );
     assert_eq!(
@@ -99,12 +103,28 @@ fn at_ack_the_list_follows_rows_a_b_and_c_each_falling_back_to_the_default() {
     let bare_config = spec(None, Some(60));
     let rows = [
         // (a) resolved: the member's list and TTL.
-        (member(true, Some("mine"), 7), Some(&config), to("mine", Some(7))),
+        (
+            member(true, Some("mine"), 7),
+            Some(&config),
+            to("mine", Some(7)),
+        ),
         (member(true, None, 7), Some(&config), to(DEFAULT, Some(7))),
         // (b) unresolved with a config: config list, then the member's; config TTL.
-        (member(false, Some("mine"), 7), Some(&config), to("config-list", Some(60))),
-        (member(false, Some("mine"), 7), Some(&bare_config), to("mine", Some(60))),
-        (member(false, None, 7), Some(&bare_config), to(DEFAULT, Some(60))),
+        (
+            member(false, Some("mine"), 7),
+            Some(&config),
+            to("config-list", Some(60)),
+        ),
+        (
+            member(false, Some("mine"), 7),
+            Some(&bare_config),
+            to("mine", Some(60)),
+        ),
+        (
+            member(false, None, 7),
+            Some(&bare_config),
+            to(DEFAULT, Some(60)),
+        ),
         // (c) unresolved, no config: the member's list, no TTL.
         (member(false, Some("mine"), 7), None, to("mine", None)),
         (member(false, None, 7), None, to(DEFAULT, None)),

@@ -136,8 +136,12 @@ fn a_request_without_a_token_gets_a_record_without_the_field() {
 
 #[test]
 fn a_missing_payload_record_matches_go_bytes() {
-    let r = ResultRecord::error("p", ErrorCode::PayloadUnavailable, wire::PAYLOAD_MISSING_MESSAGE)
-        .with_token("t");
+    let r = ResultRecord::error(
+        "p",
+        ErrorCode::PayloadUnavailable,
+        wire::PAYLOAD_MISSING_MESSAGE,
+    )
+    .with_token("t");
     assert_eq!(
         text(r.to_json_bytes()),
         r#"{"id":"p","payload":"{\"error\":\"request payload is missing\"}","error_code":"PAYLOAD_UNAVAILABLE","error_message":"request payload is missing","request_token":"t"}"#
@@ -154,8 +158,8 @@ fn the_marshal_failure_fallback_matches_go_bytes() {
 
 #[test]
 fn from_json_reads_the_token_as_the_durable_go_consumer_does() {
-    let r = ResultRecord::from_json(br#"{"id":"x","payload":"","request_token":"t"}"#)
-        .expect("parses");
+    let r =
+        ResultRecord::from_json(br#"{"id":"x","payload":"","request_token":"t"}"#).expect("parses");
     assert_eq!(r.request_token.as_deref(), Some("t"));
     for absent in [
         r#"{"id":"x","payload":""}"#,
