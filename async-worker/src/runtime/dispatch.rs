@@ -16,7 +16,7 @@ use crate::metrics;
 use claim_core::Generation;
 use claim_core::store::{ClaimOutcome, PendingEntry};
 use claim_core::wire::{ErrorCode, ParsedMember, ResultRecord};
-use claim_core::{Millis, Score};
+use claim_core::Millis;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
