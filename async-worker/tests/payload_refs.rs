@@ -176,7 +176,7 @@ enum Payload {
 async fn submit(s: &Setup, envelope: Envelope, how: Payload) -> (Option<String>, Vec<u8>) {
     let generation = Generation::new(&envelope.data.id, &envelope.internal.request_token);
     let deadline = envelope.data.deadline;
-    let inline = serde_json::to_vec(&envelope.data.payload).unwrap();
+    let inline = inline_payload(&envelope);
     let (envelope, stored) = match how {
         Payload::Inline => (envelope, None),
         Payload::Apart => {
@@ -453,4 +453,10 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
             assert_eq!(record.request_token, Some(token(&id)));
         }
     }
+}
+
+/// The payload bytes of an inline member, as Go's producer wrote them.
+fn inline_payload(envelope: &Envelope) -> Vec<u8> {
+    let member = wire::parse_member(&envelope.to_bytes()).expect("a Go member");
+    member.payload.get().as_bytes().to_vec()
 }

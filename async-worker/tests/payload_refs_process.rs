@@ -59,7 +59,7 @@ async fn go_submit(
         let (envelope, bytes) = envelope.by_reference();
         (envelope, Some(bytes))
     } else {
-        let inline = serde_json::to_vec(&envelope.data.payload).unwrap();
+        let inline = inline_payload(&envelope);
         (envelope, Some(inline))
     };
     let seq_key = wire::seq_key(QUEUE, deadline);
@@ -283,4 +283,10 @@ async fn go_submits_by_reference_with_resubmissions_end_in_one_record_per_genera
     let d = common::depths(&mut conn).await;
     assert!(d.nothing_claimed(), "claims left: {d:?}");
     assert_eq!((d.pending, d.retry, d.dead), (0, 0, 0), "{d:?}");
+}
+
+/// The payload bytes of an inline member, as Go's producer wrote them.
+fn inline_payload(envelope: &Envelope) -> Vec<u8> {
+    let member = wire::parse_member(&envelope.to_bytes()).expect("a Go member");
+    member.payload.get().as_bytes().to_vec()
 }
