@@ -144,6 +144,7 @@ macro_rules! conformance_tests {
             reclaims::redelivery_counts_survive_release_and_retry,
             returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
             returns::dead_letter_moves_an_unparsable_member_with_its_reason,
+            payloads::a_promoted_retry_returns_at_its_deadline_plus_sequence_score,
             }
         }
     };

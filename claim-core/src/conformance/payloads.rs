@@ -2,7 +2,7 @@
 
 use super::StoreFactory;
 use super::returns::park;
-use super::support::{Fixture, Q, RESULTS, Req, config, fixture, owner, start};
+use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, owner, start};
 use crate::store::{AckItem, AckOutcome, Submission};
 use crate::types::{Generation, Member, Score};
 use crate::wire::{self, Envelope};
@@ -241,4 +241,22 @@ pub async fn enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing(
     let err = fx.store.enqueue(Q, &bad).await.unwrap_err();
     assert!(matches!(err, StoreError::InvalidInput { .. }), "{err}");
     assert_eq!(fx.depths().await.pending, 0);
+}
+
+pub async fn a_promoted_retry_returns_at_its_deadline_plus_sequence_score(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let r = Req::new("a", "t", 3600);
+    let enqueued = fx.store.enqueue(Q, &r.submission()).await.unwrap();
+    let r = Req {
+        member: enqueued,
+        ..r
+    };
+    fx.claim("w1", r.one()).await;
+    assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
+    fx.clock.set(at(11));
+    assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].score, wire::queue_score(r.deadline, Some(1)));
+    assert_eq!(seq_of(&pending[0].member), Some(1), "the sequence is kept");
 }
