@@ -14,11 +14,13 @@ pub struct Request {
     /// The pending sorted set it came from.
     pub queue_name: String,
     pub generation: Generation,
-    /// The member exactly as stored.
+    /// The member exactly as stored (`"payload":null` when the payload is
+    /// stored apart).
     pub member: Member,
     /// Its pending score as claimed (the ack names it).
     pub score: Score,
-    /// The fields parsed from it.
+    /// The fields parsed from it. `parsed.payload` is the request's payload:
+    /// the member's own, or the one fetched from `parsed.payload_ref`.
     pub parsed: ParsedMember,
     /// The request's deadline.
     pub deadline: Millis,

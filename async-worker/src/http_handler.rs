@@ -10,7 +10,8 @@
 //!   member's `data.headers`, which win. `Host`, `Content-Length` and
 //!   `Transfer-Encoding` from the member are dropped (Go's transport ignores
 //!   them too); a header that is not valid HTTP is `INVALID_REQUEST`.
-//! - Body: the member's `data.payload` bytes, unchanged.
+//! - Body: the request's payload bytes, unchanged: the member's `data.payload`,
+//!   or the payload the runtime fetched from its `internal.payload_ref`.
 //! - Answers: 429 and 5xx retry, as do connection and body-read errors; any
 //!   other 4xx is `INFERENCE_ERROR` with the status and body; everything else
 //!   (2xx, and 1xx/3xx as Go does) is a success record with status and body.

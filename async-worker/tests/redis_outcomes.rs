@@ -39,7 +39,8 @@ async fn a_gateway_4xx_becomes_one_inference_error_record_with_the_status_and_bo
     let Some((mut rig, record, report)) = Rig::one_record("req-4xx", "reject:1", 60).await else {
         return;
     };
-    let mut expected = ResultRecord::error("req-4xx", ErrorCode::InferenceError, "prompt rejected");
+    let mut expected = ResultRecord::error("req-4xx", ErrorCode::InferenceError, "prompt rejected")
+        .with_token(common::token("req-4xx"));
     expected.status_code = Some(400);
     assert_eq!(record, expected);
     assert_eq!(rig.gateway.calls.count(), 1, "a 4xx is not retried");

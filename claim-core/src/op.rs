@@ -29,6 +29,8 @@ operations! {
     Now = "now",
     Ping = "ping",
     Submit = "submit",
+    Enqueue = "enqueue",
+    FetchPayloads = "fetch_payloads",
     Cancel = "cancel",
     Peek = "peek",
     Claim = "claim",
@@ -48,6 +50,7 @@ operations! {
     RetryEntries = "retry_entries",
     Results = "results",
     IsTerminal = "is_terminal",
+    ListTtl = "list_ttl",
     /// `RedisStore::check_durability`: a backend's own read, not a trait method.
     CheckDurability = "check_durability",
 }
@@ -58,6 +61,7 @@ impl Op {
         matches!(
             self,
             Op::Submit
+                | Op::Enqueue
                 | Op::Cancel
                 | Op::Claim
                 | Op::Renew
@@ -82,6 +86,7 @@ impl Op {
                 | Op::RetryEntries
                 | Op::Results
                 | Op::IsTerminal
+                | Op::ListTtl
         )
     }
 }

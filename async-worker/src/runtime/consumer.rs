@@ -266,12 +266,22 @@ impl Consumer {
 /// The request token of a member that failed validation, read as loosely as
 /// possible so its INVALID_REQUEST record is keyed to the right generation.
 fn lenient_token(raw: &[u8]) -> String {
+    lenient_internal(raw, "request_token").unwrap_or_default()
+}
+
+/// The `internal.payload_ref` of a member that failed validation, read as
+/// loosely as possible so its INVALID_REQUEST ack deletes the payload key.
+pub(super) fn lenient_payload_ref(member: &claim_core::Member) -> Option<String> {
+    lenient_internal(member.as_bytes(), "payload_ref").filter(|r| !r.is_empty())
+}
+
+fn lenient_internal(raw: &[u8], field: &str) -> Option<String> {
     serde_json::from_slice::<serde_json::Value>(raw)
         .ok()
         .and_then(|v| {
-            v.pointer("/internal/request_token")
+            v.get("internal")
+                .and_then(|i| i.get(field))
                 .and_then(|t| t.as_str())
                 .map(str::to_owned)
         })
-        .unwrap_or_default()
 }

@@ -3,17 +3,23 @@
 //! A member whose deadline passed, that the producer cancelled, or that is
 //! invalid gets its terminal record here without a handler call; the rest
 //! go to a worker while permits last, and those left over at shutdown go
-//! back to pending.
+//! back to pending. Payloads stored apart are fetched only for the members
+//! about to go to a worker (see `payloads`).
 
 use super::consumer::Consumer;
-use super::execute::{execute, terminal};
+use super::execute::{Claimed, execute, terminal};
+use super::held::Flight;
 use super::release::release;
+use super::routing::{self, Destination, MemberRouting};
 use crate::handler::Request;
 use crate::metrics;
+use claim_core::Generation;
+use claim_core::Millis;
 use claim_core::store::{ClaimOutcome, PendingEntry};
 use claim_core::wire::{ErrorCode, ParsedMember, ResultRecord};
-use claim_core::{Generation, Member, Millis, Score};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// What the consumer decided about one peeked member before claiming it.
 pub(super) enum Plan {
@@ -28,19 +34,38 @@ pub(super) struct Candidate {
     pub plan: Plan,
 }
 
+/// A claimed member with a worker permit, about to go to a worker once its
+/// payload (when stored apart) is attached.
+pub(super) struct Ready {
+    pub request: Request,
+    pub destination: Destination,
+    pub flight: Arc<Flight>,
+    pub permit: OwnedSemaphorePermit,
+}
+
+/// What handing on one claim call's claims came to.
+#[derive(Debug, Default)]
+pub(super) struct Handed {
+    /// Members another replica took first.
+    pub lost: usize,
+    /// The payload fetch failed: its members went back to pending.
+    pub fetch_failed: bool,
+}
+
 impl Consumer {
     /// Hands one claim call's claims to workers (or straight to the writer when
-    /// they need no handler). Returns how many members another replica took first.
+    /// they need no handler), fetching the payloads stored apart of those
+    /// going to a worker in one store call.
     pub(super) async fn dispatch(
         &self,
         candidates: Vec<Candidate>,
         outcomes: Vec<ClaimOutcome>,
-    ) -> usize {
+    ) -> Handed {
         let (shared, queue) = (&self.shared, &self.queue);
         let now = shared.clock.now();
         let mut lost = 0;
         let mut hand_off_cancelled = Vec::new();
-        let mut dispatched = 0;
+        let mut ready = Vec::new();
         for (candidate, outcome) in candidates.into_iter().zip(outcomes) {
             let (cancelled, redeliveries, score, lease_expiry) = match outcome {
                 ClaimOutcome::Claimed {
@@ -75,16 +100,22 @@ impl Consumer {
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
-                    let list = self.result_list(None);
-                    let claimed = (candidate.entry.member, score);
+                    let destination = self.destination(MemberRouting::default());
+                    let payload_ref = super::consumer::lenient_payload_ref(&candidate.entry.member);
+                    let claimed = Claimed {
+                        generation: candidate.generation,
+                        member: candidate.entry.member,
+                        score,
+                        payload_ref,
+                    };
                     let code = ErrorCode::InvalidRequest;
-                    self.record_without_handler(candidate.generation, claimed, list, code, why)
+                    self.record_without_handler(claimed, destination, code, why)
                         .await;
                     continue;
                 }
             };
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
-            let list = self.result_list(parsed.result_queue_name.as_deref());
+            let destination = self.destination(member_routing(&parsed));
             let early_exit = if deadline <= now {
                 Some((
                     ErrorCode::DeadlineExceeded,
@@ -96,8 +127,13 @@ impl Consumer {
                 None
             };
             if let Some((code, message)) = early_exit {
-                let claimed = (candidate.entry.member, score);
-                self.record_without_handler(candidate.generation, claimed, list, code, message)
+                let claimed = Claimed {
+                    generation: candidate.generation,
+                    member: candidate.entry.member,
+                    score,
+                    payload_ref: parsed.payload_ref.clone(),
+                };
+                self.record_without_handler(claimed, destination, code, message)
                     .await;
                 continue;
             }
@@ -111,9 +147,6 @@ impl Consumer {
                     continue;
                 }
             };
-            if let Some(created) = parsed.created {
-                metrics::queue_residence(queue, now.0 as f64 / 1000.0 - created as f64);
-            }
             let request = Request {
                 queue_id: self.spec.id.clone(),
                 queue_name: self.spec.queue_name.clone(),
@@ -124,49 +157,70 @@ impl Consumer {
                 deadline,
                 redeliveries,
             };
-            dispatched += 1;
-            shared.spawn_until(
-                &shared.tasks,
-                &shared.abandon,
-                execute(shared.clone(), queue.clone(), request, list, flight, permit),
-            );
+            ready.push(Ready {
+                request,
+                destination,
+                flight,
+                permit,
+            });
         }
-        metrics::requests(queue, dispatched);
         if !hand_off_cancelled.is_empty() {
             release(shared, queue, &hand_off_cancelled).await;
         }
-        lost
+        let (ready, fetch_failed) = self.attach_payloads(ready).await;
+        metrics::requests(queue, ready.len());
+        for Ready {
+            request,
+            destination,
+            flight,
+            permit,
+        } in ready
+        {
+            if let Some(created) = request.parsed.created {
+                metrics::queue_residence(queue, now.0 as f64 / 1000.0 - created as f64);
+            }
+            shared.spawn_until(
+                &shared.tasks,
+                &shared.abandon,
+                execute(
+                    shared.clone(),
+                    queue.clone(),
+                    request,
+                    destination,
+                    flight,
+                    permit,
+                ),
+            );
+        }
+        Handed { lost, fetch_failed }
     }
 
     /// Hands the writer a terminal error record for a claim that needs no
-    /// handler call (invalid, past its deadline, cancelled).
-    async fn record_without_handler(
+    /// handler call (invalid, past its deadline, cancelled, payload missing).
+    pub(super) async fn record_without_handler(
         &self,
-        generation: Generation,
-        claimed: (Member, Score),
-        list: String,
+        claimed: Claimed,
+        destination: Destination,
         code: ErrorCode,
         message: impl Into<String>,
     ) {
-        let record = ResultRecord::error(&generation.id, code, message);
-        let settlement = terminal(
-            &self.queue,
-            generation,
-            claimed,
-            list,
-            record,
-            code.as_str(),
-        );
+        let record = ResultRecord::error(&claimed.generation.id, code, message);
+        let settlement = terminal(&self.queue, claimed, destination, record, code.as_str());
         self.shared.hand_to_writer(settlement).await;
     }
 
-    /// The queue's configured result list, else the member's, else the default.
-    fn result_list(&self, member_list: Option<&str>) -> String {
-        self.spec
-            .result_queue_name
-            .as_deref()
-            .or(member_list.filter(|l| !l.is_empty()))
-            .unwrap_or(&self.shared.config.default_result_list)
-            .to_owned()
+    /// Where a member polled here records its result (Go's routing, see `routing`).
+    fn destination(&self, member: MemberRouting) -> Destination {
+        routing::at_poll(member, &self.spec, &self.shared.config.default_result_list)
+    }
+}
+
+/// The routing fields of a parsed member.
+fn member_routing(parsed: &ParsedMember) -> MemberRouting {
+    MemberRouting {
+        resolved: parsed.result_routing_resolved,
+        queue_id: parsed.queue_id.clone(),
+        result_queue_name: parsed.result_queue_name.clone(),
+        result_ttl_seconds: parsed.result_ttl_seconds.unwrap_or(0),
     }
 }

@@ -2,6 +2,7 @@
 
 use super::Shared;
 use super::held::{Flight, StopReason};
+use super::routing::Destination;
 use super::writer::Settlement;
 use crate::handler::{HandlerOutcome, Request};
 use crate::metrics;
@@ -20,7 +21,7 @@ pub async fn execute(
     shared: Arc<Shared>,
     queue: Arc<str>,
     request: Request,
-    result_list: String,
+    destination: Destination,
     flight: Arc<Flight>,
     _permit: OwnedSemaphorePermit,
 ) {
@@ -48,7 +49,7 @@ pub async fn execute(
         // Lease lost: the new owner answers. Shutdown: the sweep returns it.
         (None, _) => return,
     };
-    let settlement = settle(&shared, &queue, &request, result_list, outcome);
+    let settlement = settle(&shared, &queue, &request, destination, outcome);
     flight.settle();
     // The writer outlives every worker; a closed channel means the process
     // is going down hard, and the claim lapses to be redelivered. Past
@@ -87,7 +88,7 @@ pub fn settle(
     shared: &Shared,
     queue: &Arc<str>,
     request: &Request,
-    result_list: String,
+    destination: Destination,
     outcome: HandlerOutcome,
 ) -> Settlement {
     let id = request.generation.id.as_str();
@@ -133,32 +134,50 @@ pub fn settle(
             }
         }
     };
-    let claimed = (request.member.clone(), request.score);
-    terminal(
-        queue,
-        request.generation.clone(),
-        claimed,
-        result_list,
-        record,
-        code,
-    )
+    let claimed = Claimed {
+        generation: request.generation.clone(),
+        member: request.member.clone(),
+        score: request.score,
+        payload_ref: request.parsed.payload_ref.clone(),
+    };
+    terminal(queue, claimed, destination, record, code)
 }
 
-/// A settlement of one terminal record.
+/// A held claim as its ack names it.
+#[derive(Debug)]
+pub struct Claimed {
+    pub generation: claim_core::Generation,
+    /// The member exactly as claimed (`"payload":null` when stored apart).
+    pub member: claim_core::Member,
+    pub score: claim_core::Score,
+    /// The member's `internal.payload_ref`: the owner's ack deletes it.
+    pub payload_ref: Option<String>,
+}
+
+/// A settlement of one terminal record; the record names the generation's
+/// token, and the ack carries the routing's TTL and the payload key.
 pub fn terminal(
     queue: &Arc<str>,
-    generation: claim_core::Generation,
-    (member, score): (claim_core::Member, claim_core::Score),
-    result_list: String,
+    claimed: Claimed,
+    destination: Destination,
     record: ResultRecord,
     code: &'static str,
 ) -> Settlement {
+    let Claimed {
+        generation,
+        member,
+        score,
+        payload_ref,
+    } = claimed;
+    let record = record.with_token(generation.token.as_str());
     let item = AckItem {
         generation,
         member,
         score,
-        result_list,
+        result_list: destination.list,
         record: record.to_json_bytes().into(),
+        payload_ref,
+        result_ttl_seconds: destination.ttl_seconds.unwrap_or(0),
     };
     Settlement::Ack {
         queue: queue.clone(),

@@ -28,7 +28,10 @@ impl Poll {
         outcomes: Vec<ClaimOutcome>,
     ) {
         self.answered = true;
-        self.lost += consumer.dispatch(chunk, outcomes).await;
+        let handed = consumer.dispatch(chunk, outcomes).await;
+        self.lost += handed.lost;
+        // Its members went back to pending: pause before peeking them again.
+        self.failed |= handed.fetch_failed;
     }
 
     /// A claim call failed for a reason not about its members (noted for readiness).

@@ -2,7 +2,7 @@
 
 use super::{Settlement, run};
 use crate::runtime::Runtime;
-use crate::runtime::execute::terminal;
+use crate::runtime::execute::{Claimed, terminal};
 use crate::{Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RuntimeConfig};
 use claim_core::ClaimInspect;
 use claim_core::store::{ClaimOutcome, ClaimRequest, StoreConfig, Submission};
@@ -48,6 +48,7 @@ async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settle
             member: member.clone(),
             generation: generation.clone(),
             deadline,
+            payload: None,
         };
         store.submit(Q, &submission).await.unwrap();
         let request = ClaimRequest {
@@ -59,14 +60,13 @@ async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settle
             panic!("a fresh member is claimed: {outcome:?}");
         };
         let record = ResultRecord::success(&id, 200, "done");
-        out.push(terminal(
-            &queue,
+        let claimed = Claimed {
             generation,
-            (member, score),
-            LIST.into(),
-            record,
-            "OK",
-        ));
+            member,
+            score,
+            payload_ref: None,
+        };
+        out.push(terminal(&queue, claimed, LIST.into(), record, "OK"));
     }
     out
 }

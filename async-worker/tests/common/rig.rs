@@ -288,9 +288,11 @@ impl Rig {
     }
 }
 
-/// Asserts `record` is request `id`'s success record: status 200 and the gateway's answer to `prompt`.
+/// Asserts `record` is request `id`'s success record: status 200, the
+/// gateway's answer to `prompt`, and the request's token.
 pub fn assert_answered(record: &ResultRecord, id: &str, prompt: &str) {
-    assert_eq!(record, &ResultRecord::success(id, 200, answer(prompt)));
+    let expected = ResultRecord::success(id, 200, answer(prompt)).with_token(super::token(id));
+    assert_eq!(record, &expected);
 }
 
 /// Asserts `record` is request `id`'s error record with `code` and no HTTP status.

@@ -2,7 +2,7 @@
 
 use super::Model;
 use crate::store::{DeadEntry, ReclaimReport};
-use crate::types::{Generation, Member, Millis, Score};
+use crate::types::{Generation, Member, Millis};
 use crate::wire::{self, ErrorCode, ResultRecord};
 
 impl Model {
@@ -16,8 +16,9 @@ impl Model {
         for member in &due {
             self.retry.remove(member);
             let parsed = wire::parse_member(member.as_bytes());
-            let (queue, deadline) = match parsed {
+            let (queue, score) = match parsed {
                 Ok(p) => {
+                    let score = p.score();
                     let g = Generation::new(p.id, p.token);
                     let queue = p
                         .request_queue_name
@@ -30,7 +31,7 @@ impl Model {
                         self.q(&queue).redeliveries.remove(&g);
                         continue;
                     }
-                    (queue, p.deadline)
+                    (queue, score)
                 }
                 Err(e) => {
                     self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
@@ -41,7 +42,7 @@ impl Model {
                 Some(reason) => self.dead_letter_retry(member, reason, now),
                 None => {
                     let pending = &mut self.q(&queue).pending;
-                    pending.insert(member.clone(), Score(deadline as f64));
+                    pending.insert(member.clone(), score);
                 }
             }
         }
@@ -109,7 +110,7 @@ impl Model {
                 let reason = match self.result_list_unusable(queue, &list) {
                     Some(why) => undeliverable_limit_reason(redeliveries, &why),
                     None => {
-                        let record = delivery_limit_record(&g.id, redeliveries, queue);
+                        let record = delivery_limit_record(&g, redeliveries, queue);
                         self.deliver_terminal(&g, (&list, record), claim.score, now);
                         delivery_limit_reason(redeliveries)
                     }
@@ -164,11 +165,13 @@ pub fn undeliverable_limit_reason(redeliveries: u32, why: &str) -> String {
     )
 }
 
-/// The `DELIVERY_LIMIT` record the reclaimer writes for a poison request.
-pub fn delivery_limit_record(id: &str, redeliveries: u32, queue: &str) -> Member {
+/// The `DELIVERY_LIMIT` record the reclaimer writes for a poison request
+/// (naming its generation's token, as every record does).
+pub fn delivery_limit_record(generation: &Generation, redeliveries: u32, queue: &str) -> Member {
     let message =
         format!("lease expired {redeliveries} times without a result; member kept in {queue}:dead");
-    ResultRecord::error(id, ErrorCode::DeliveryLimit, message)
+    ResultRecord::error(&generation.id, ErrorCode::DeliveryLimit, message)
+        .with_token(generation.token.as_str())
         .to_json_bytes()
         .into()
 }

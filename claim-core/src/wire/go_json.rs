@@ -33,10 +33,13 @@ impl serde_json::ser::Formatter for GoFormatter {
 
 /// Serializes as Go's `json.Marshal` would.
 pub(super) fn go_json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    try_go_json(value).expect("string-keyed data serializes to memory")
+}
+
+/// [`go_json`] for a value whose serialization may fail (the caller falls back).
+pub(super) fn try_go_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(256);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter);
-    value
-        .serialize(&mut ser)
-        .expect("string-keyed data serializes to memory");
-    out
+    value.serialize(&mut ser)?;
+    Ok(out)
 }

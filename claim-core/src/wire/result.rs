@@ -1,4 +1,8 @@
 //! The terminal record in the result list (Go's `ResultMessage`) and its error codes.
+//!
+//! Every record names the generation it answers (`request_token`, left out
+//! when the request had none): the durable Go consumer de-duplicates by id
+//! and token, and parks a record whose token is not a string.
 
 use std::collections::BTreeMap;
 use std::{fmt, str::FromStr};
@@ -6,9 +10,12 @@ use std::{fmt, str::FromStr};
 use serde::de;
 use serde::{Deserialize, Serialize};
 
-use super::go_json::go_json;
+use super::go_json::{go_json, try_go_json};
 
 /// Result-level error codes (`error_code`); all but `DELIVERY_LIMIT` come from Go.
+///
+/// `PAYLOAD_UNAVAILABLE`: the request's payload was stored apart
+/// (`internal.payload_ref`) and the key was gone when it was fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -18,18 +25,20 @@ pub enum ErrorCode {
     GateError,
     InferenceError,
     InvalidRequest,
+    PayloadUnavailable,
     DeliveryLimit,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 8] = [
         ErrorCode::DeadlineExceeded,
         ErrorCode::Cancelled,
         ErrorCode::GateDropped,
         ErrorCode::GateError,
         ErrorCode::InferenceError,
         ErrorCode::InvalidRequest,
+        ErrorCode::PayloadUnavailable,
         ErrorCode::DeliveryLimit,
     ];
 
@@ -42,6 +51,7 @@ impl ErrorCode {
             ErrorCode::GateError => "GATE_ERROR",
             ErrorCode::InferenceError => "INFERENCE_ERROR",
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::PayloadUnavailable => "PAYLOAD_UNAVAILABLE",
             ErrorCode::DeliveryLimit => "DELIVERY_LIMIT",
         }
     }
@@ -56,7 +66,7 @@ impl fmt::Display for ErrorCode {
 /// A string that is not one of the [`ErrorCode`] wire names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown error code {0:?}: expected one of DEADLINE_EXCEEDED, CANCELLED, GATE_DROPPED, GATE_ERROR, INFERENCE_ERROR, INVALID_REQUEST, DELIVERY_LIMIT"
+    "unknown error code {0:?}: expected one of DEADLINE_EXCEEDED, CANCELLED, GATE_DROPPED, GATE_ERROR, INFERENCE_ERROR, INVALID_REQUEST, PAYLOAD_UNAVAILABLE, DELIVERY_LIMIT"
 )]
 pub struct UnknownErrorCode(pub String);
 
@@ -84,7 +94,14 @@ pub struct ResultRecord {
     pub error_code: Option<ErrorCode>,
     #[serde(skip_serializing_if = "no_text")]
     pub error_message: Option<String>,
+    /// The generation answered (`internal.request_token`); `None` or empty
+    /// is left out, as Go's `omitempty` does.
+    #[serde(skip_serializing_if = "no_text")]
+    pub request_token: Option<String>,
 }
+
+/// Go's `error_message` for [`ErrorCode::PayloadUnavailable`] when the key was gone.
+pub const PAYLOAD_MISSING_MESSAGE: &str = "request payload is missing";
 
 fn no_status(s: &Option<u16>) -> bool {
     matches!(s, None | Some(0))
@@ -101,6 +118,16 @@ struct ResultIn {
     payload: Option<String>,
     error_code: Option<String>,
     error_message: Option<String>,
+    /// A string when present (`null` reads as absent): the durable Go
+    /// consumer parks a record with any other type as unparsable.
+    request_token: Option<String>,
+}
+
+/// Go's record when marshalling the real one fails: id and a fixed error payload.
+#[derive(Serialize)]
+struct MarshalFailed<'a> {
+    id: &'a str,
+    payload: &'a str,
 }
 
 impl ResultRecord {
@@ -113,6 +140,7 @@ impl ResultRecord {
             payload: payload.into(),
             error_code: None,
             error_message: None,
+            request_token: None,
         }
     }
 
@@ -126,12 +154,32 @@ impl ResultRecord {
             payload: String::from_utf8(payload).expect("serde_json writes UTF-8"),
             error_code: Some(code),
             error_message: Some(message).filter(|m| !m.is_empty()),
+            request_token: None,
         }
     }
 
-    /// The record as Go's `json.Marshal` writes it, byte for byte.
+    /// The record answering generation `token` (empty: the request had none,
+    /// and the field is left out).
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.request_token = Some(token.into()).filter(|t| !t.is_empty());
+        self
+    }
+
+    /// The record as Go's `json.Marshal` writes it, byte for byte; should
+    /// that fail, Go's fallback ([`ResultRecord::marshal_failed`]).
     pub fn to_json_bytes(&self) -> Vec<u8> {
-        go_json(self)
+        try_go_json(self).unwrap_or_else(|_| Self::marshal_failed(&self.id))
+    }
+
+    /// What Go pushes when a record cannot be marshalled:
+    /// `{"id":"<id>","payload":"{\"error\":\"marshal failed\"}"}`. A
+    /// `ResultRecord` always serializes (its fields are strings and
+    /// numbers), so this is the contract, kept for a record type that could fail.
+    pub fn marshal_failed(id: &str) -> Vec<u8> {
+        go_json(&MarshalFailed {
+            id,
+            payload: r#"{"error":"marshal failed"}"#,
+        })
     }
 
     /// Reads a record as a Go consumer would: `id` required, absent fields empty.
@@ -150,6 +198,7 @@ impl ResultRecord {
             payload: r.payload.unwrap_or_default(),
             error_code,
             error_message: r.error_message.filter(|m| !m.is_empty()),
+            request_token: r.request_token.filter(|t| !t.is_empty()),
         })
     }
 }

@@ -51,6 +51,8 @@ fn result_records_round_trip_through_from_json() {
     for r in [
         ResultRecord::success("a", 200, "{}"),
         ResultRecord::error("b", ErrorCode::DeliveryLimit, "lease expired 10 times"),
+        ResultRecord::success("c", 200, "{}").with_token("9f86d081884c7d659a2feaa0c55ad015"),
+        ResultRecord::error("d", ErrorCode::PayloadUnavailable, "gone").with_token("t"),
     ] {
         assert_eq!(
             ResultRecord::from_json(&r.to_json_bytes()).expect("parses"),
@@ -90,6 +92,7 @@ fn error_codes_use_the_go_wire_names() {
         "GATE_ERROR",
         "INFERENCE_ERROR",
         "INVALID_REQUEST",
+        "PAYLOAD_UNAVAILABLE",
         "DELIVERY_LIMIT",
     ];
     for (code, name) in ErrorCode::ALL.into_iter().zip(names) {
@@ -102,4 +105,81 @@ fn error_codes_use_the_go_wire_names() {
         );
     }
     assert!("deadline_exceeded".parse::<ErrorCode>().is_err());
+}
+
+#[test]
+fn records_carry_the_request_token_last_as_go_writes_it() {
+    let token = "9f86d081884c7d659a2feaa0c55ad015";
+    let r = ResultRecord::success("req-1", 200, "{}").with_token(token);
+    assert_eq!(
+        text(r.to_json_bytes()),
+        format!(r#"{{"id":"req-1","status_code":200,"payload":"{{}}","request_token":"{token}"}}"#)
+    );
+    let r = ResultRecord::error("req-1", ErrorCode::Cancelled, "cancelled").with_token(token);
+    assert_eq!(
+        text(r.to_json_bytes()),
+        format!(
+            r#"{{"id":"req-1","payload":"{{\"error\":\"cancelled\"}}","error_code":"CANCELLED","error_message":"cancelled","request_token":"{token}"}}"#
+        )
+    );
+}
+
+#[test]
+fn a_request_without_a_token_gets_a_record_without_the_field() {
+    let r = ResultRecord::success("old", 200, "{}").with_token("");
+    assert_eq!(r.request_token, None);
+    assert_eq!(
+        text(r.to_json_bytes()),
+        r#"{"id":"old","status_code":200,"payload":"{}"}"#
+    );
+}
+
+#[test]
+fn a_missing_payload_record_matches_go_bytes() {
+    let r = ResultRecord::error(
+        "p",
+        ErrorCode::PayloadUnavailable,
+        wire::PAYLOAD_MISSING_MESSAGE,
+    )
+    .with_token("t");
+    assert_eq!(
+        text(r.to_json_bytes()),
+        r#"{"id":"p","payload":"{\"error\":\"request payload is missing\"}","error_code":"PAYLOAD_UNAVAILABLE","error_message":"request payload is missing","request_token":"t"}"#
+    );
+}
+
+#[test]
+fn the_marshal_failure_fallback_matches_go_bytes() {
+    assert_eq!(
+        text(ResultRecord::marshal_failed("a<\"b")),
+        r#"{"id":"a\u003c\"b","payload":"{\"error\":\"marshal failed\"}"}"#
+    );
+}
+
+#[test]
+fn from_json_reads_the_token_as_the_durable_go_consumer_does() {
+    let r =
+        ResultRecord::from_json(br#"{"id":"x","payload":"","request_token":"t"}"#).expect("parses");
+    assert_eq!(r.request_token.as_deref(), Some("t"));
+    for absent in [
+        r#"{"id":"x","payload":""}"#,
+        r#"{"id":"x","payload":"","request_token":""}"#,
+        r#"{"id":"x","payload":"","request_token":null}"#,
+    ] {
+        let r = ResultRecord::from_json(absent.as_bytes()).expect("parses");
+        assert_eq!(r.request_token, None, "{absent}");
+    }
+    assert!(
+        ResultRecord::from_json(br#"{"id":"x","payload":"","request_token":7}"#).is_err(),
+        "a non-string token is unparsable for the Go consumer"
+    );
+}
+
+#[test]
+fn the_delivery_limit_record_names_its_generation() {
+    let generation = claim_core::Generation::new("poison", "9f86d081884c7d659a2feaa0c55ad015");
+    let raw = claim_core::model::delivery_limit_record(&generation, 10, "q");
+    let r = ResultRecord::from_json(raw.as_bytes()).expect("parses");
+    assert_eq!(r.error_code, Some(ErrorCode::DeliveryLimit));
+    assert_eq!(r.request_token.as_deref(), Some(generation.token.as_str()));
 }

@@ -11,6 +11,8 @@
 //! | `now` | the injected clock, or TIME | `now` |
 //! | `ping` | PING | `ping` |
 //! | `submit` | one MULTI, as the Go producer | `submit` |
+//! | `enqueue` | `lua/enqueue.lua` | `enqueue` |
+//! | `fetch_payloads` | MGET of payload keys | `fetch_payloads` |
 //! | `cancel` | `lua/cancel.lua` | `cancel` |
 //! | `cancelled` | MGET of cancel markers | `cancelled` |
 //! | `peek` | ZRANGE of the pending set | `peek` |
@@ -30,6 +32,7 @@
 //! | `retry_entries` | ZRANGE of the retry set | `retry_entries` |
 //! | `results` | LRANGE of a result list | `results` |
 //! | `is_terminal` | GET of the terminal marker | `is_terminal` |
+//! | `list_ttl` | TTL of a result list | `list_ttl` |
 
 pub(crate) mod ack;
 pub(crate) mod cancel;
@@ -39,7 +42,10 @@ pub(crate) mod claims;
 pub(crate) mod dead_entries;
 pub(crate) mod dead_letter;
 pub(crate) mod depths;
+pub(crate) mod enqueue;
+pub(crate) mod fetch_payloads;
 pub(crate) mod is_terminal;
+pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
 pub(crate) mod peek;
