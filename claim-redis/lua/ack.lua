@@ -14,7 +14,7 @@
 -- (explicit-time mode), in ms   ARGV[5] R   ARGV[6] length of the key prefix
 -- ARGV[5+2r] items in run r, ARGV[6+2r] why run r's list is refused by its
 -- name ('' when the name is free)
--- then n generation keys, n request tokens, n records, n members, n pending
+-- then n claim keys, n request tokens, n records, n members, n pending
 -- scores, n record digests, each group in item order (base a = 6 + 2R):
 -- ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i],
 -- ARGV[a+5n+i]

@@ -27,8 +27,7 @@ pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimI
         .map(|(key, entry)| {
             let parsed = parse_owner(&entry);
             ClaimInfo {
-                generation: Generation::from_key(&key)
-                    .unwrap_or_else(|| Generation::new(key.clone(), "")),
+                generation: Generation::from_claim_key(&key),
                 member: Member::from(members.remove(&key).unwrap_or_default()),
                 owner: OwnerToken::new(parsed.as_ref().map_or_else(
                     || String::from_utf8_lossy(&entry).into_owned(),

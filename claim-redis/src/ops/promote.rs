@@ -3,7 +3,7 @@
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Op, Score, StoreError, wire};
+use claim_core::{Generation, Op, StoreError, wire};
 
 /// Two phases, since each member names its destination queue: read the
 /// due entries, parse them here, then move them in one script that
@@ -50,8 +50,9 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                                 .key(dest.deliveries);
                             call.arg(member.as_slice())
                                 .arg(PromoteAs::Promote.tag())
-                                .arg(score_arg(Score(p.deadline as f64)))
-                                .arg(g.key());
+                                // The score is Go's formula, computed in the script.
+                                .arg("")
+                                .arg(g.claim_key());
                             continue;
                         }
                         Some(why) => why,
