@@ -1,0 +1,236 @@
+//! A rolling upgrade beside claim-enabled Go processors: our scripts and Go's (`claim_redis::testing::go`) acting on each other's claims.
+
+mod common;
+
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, RenewOutcome};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score};
+use claim_redis::testing::go::{self, GoQueue};
+use redis::AsyncCommands;
+
+const QUEUE: &str = "q";
+const LIST: &str = "result-list";
+/// [`common::T0`] in Unix seconds.
+const T0_S: i64 = 1_700_000_000;
+const DEADLINE: i64 = T0_S + 3600;
+
+/// A Go producer's member with `internal.enqueue_seq`.
+fn seq_member(id: &str, token: &str, seq: i64) -> Vec<u8> {
+    let plain = String::from_utf8(common::member(id, token, DEADLINE)).unwrap();
+    plain
+        .replacen(
+            r#""internal":{"#,
+            &format!(r#""internal":{{"enqueue_seq":{seq},"#),
+            1,
+        )
+        .into_bytes()
+}
+
+fn request(id: &str, token: &str, member: &[u8]) -> ClaimRequest {
+    ClaimRequest {
+        member: Member::from(member.to_vec()),
+        generation: Generation::new(id, token),
+    }
+}
+
+fn ack_item(r: &ClaimRequest, score: f64, payload: &str) -> AckItem {
+    let g = &r.generation;
+    AckItem {
+        generation: g.clone(),
+        member: r.member.clone(),
+        score: Score(score),
+        result_list: LIST.to_owned(),
+        record: Member::from(go::record(&g.id, &g.token, 200, payload).as_str()),
+    }
+}
+
+async fn pending(rig: &mut common::Rig) -> Vec<(Vec<u8>, f64)> {
+    let key = rig.store.keys().queue(QUEUE).pending;
+    rig.raw.zrange_withscores(key, 0, -1).await.unwrap()
+}
+
+async fn results(rig: &mut common::Rig) -> Vec<String> {
+    rig.raw
+        .lrange(rig.store.keys().list(LIST), 0, -1)
+        .await
+        .unwrap()
+}
+
+fn go_queue(rig: &common::Rig) -> GoQueue {
+    GoQueue::new(rig.store.keys().queue(QUEUE))
+}
+
+#[tokio::test]
+async fn our_claims_are_keyed_as_go_keys_them_in_all_four_places() {
+    let mut rig = rig_or_skip!();
+    let member = seq_member("a", "t", 1);
+    let _: i64 = rig
+        .raw
+        .zadd(rig.store.keys().queue(QUEUE).pending, &member, DEADLINE)
+        .await
+        .unwrap();
+    let r = request("a", "t", &member);
+    let out = rig.store.claim(QUEUE, &OwnerToken::new("w"), &[r]).await;
+    assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
+    let q = rig.store.keys().queue(QUEUE);
+    let claimed: Vec<String> = rig.raw.hkeys(&q.claimed).await.unwrap();
+    let owners: Vec<String> = rig.raw.hkeys(&q.owners).await.unwrap();
+    let index: Vec<String> = rig.raw.zrange(&q.index, 0, -1).await.unwrap();
+    assert_eq!(claimed, vec!["a\0t"]);
+    assert_eq!((owners, index), (claimed.clone(), claimed));
+}
+
+#[tokio::test]
+async fn a_lapsed_go_claim_is_returned_to_pending_at_the_members_score_not_dead_lettered() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let member = seq_member("a", "t", 5);
+    let junk = b"not json".to_vec();
+    for (m, key) in [(&member, "a\0t"), (&junk, "junk")] {
+        let _: i64 = rig.raw.zadd(&gq.keys.pending, m, DEADLINE).await.unwrap();
+        let owner = go::owner_token();
+        let won = gq.claim(&mut rig.raw, m, key, &owner, T0_S + 10).await;
+        assert!(won.unwrap());
+    }
+    assert_eq!(
+        rig.store
+            .reclaim_expired(QUEUE, 10)
+            .await
+            .unwrap()
+            .redelivered,
+        0,
+        "a live Go lease is left alone"
+    );
+    rig.clock.advance(11_000);
+    let report = rig.store.reclaim_expired(QUEUE, 10).await.unwrap();
+    assert_eq!((report.redelivered, report.dead_lettered), (2, 0));
+    let expected = DEADLINE as f64 + 5.0 / f64::from(1 << 21);
+    assert_eq!(
+        pending(&mut rig).await,
+        vec![(junk, 0.0), (member, expected)],
+        "Go's formula, and 0 for an unparsable member, as Go's reclaimer"
+    );
+    let d = rig.store.depths(QUEUE).await.unwrap();
+    assert_eq!((d.claimed, d.dead), (0, 0));
+}
+
+#[tokio::test]
+async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fences_go() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let origin = seq_member("a", "t", 3);
+    let _: i64 = rig
+        .raw
+        .zadd(&gq.keys.pending, &origin, DEADLINE)
+        .await
+        .unwrap();
+    let go_owner = go::owner_token();
+    let won = gq.claim(&mut rig.raw, &origin, "a\0t", &go_owner, T0_S + 300);
+    assert!(won.await.unwrap());
+    // Go parks a retry (re-encoded bytes), keeps its claim; the copy comes back.
+    let parked = String::from_utf8(origin.clone()).unwrap().replacen(
+        r#""internal":{"#,
+        r#""internal":{"retry_count":1,"#,
+        1,
+    );
+    let score = go::score(parked.as_bytes());
+    let _: i64 = rig
+        .raw
+        .zadd(&gq.keys.pending, &parked, score)
+        .await
+        .unwrap();
+
+    let r = request("a", "t", parked.as_bytes());
+    let w = OwnerToken::new("w");
+    let out = rig.store.claim(QUEUE, &w, &[r.clone()]).await;
+    assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
+    assert_eq!(
+        gq.renew(&mut rig.raw, "a\0t", &go_owner, T0_S + 400)
+            .await
+            .unwrap(),
+        -1
+    );
+    let fenced = gq.ack(&mut rig.raw, LIST, "a\0t", &go_owner, "{}").await;
+    assert!(!fenced.unwrap(), "Go's ack is fenced");
+    let ours = rig.store.ack(QUEUE, &w, &[ack_item(&r, score, "ok")]).await;
+    assert!(ours.unwrap()[0].pushed);
+    assert_eq!(results(&mut rig).await.len(), 1);
+    let d = rig.store.depths(QUEUE).await.unwrap();
+    assert_eq!((d.pending, d.claimed), (0, 0));
+}
+
+#[tokio::test]
+async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let member = seq_member("a", "t", 7);
+    let score = go::score(&member);
+    let _: i64 = rig
+        .raw
+        .zadd(&gq.keys.pending, &member, score)
+        .await
+        .unwrap();
+    let r = request("a", "t", &member);
+    let dead = OwnerToken::new("dead");
+    let out = rig.store.claim(QUEUE, &dead, &[r.clone()]).await.unwrap();
+    let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
+        panic!("claimed: {out:?}")
+    };
+    let lapsed_s = i64::try_from(lease_expiry.0 / 1000).unwrap() + 1;
+    assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s - 2).await.unwrap(), 0);
+    assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s).await.unwrap(), 1);
+    assert_eq!(pending(&mut rig).await, vec![(member.clone(), score)]);
+    assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 0);
+    assert_eq!(
+        rig.store
+            .renew(QUEUE, &dead, &[r.generation.clone()])
+            .await
+            .unwrap(),
+        vec![RenewOutcome::Lost]
+    );
+
+    let live = OwnerToken::new("live");
+    let again = rig.store.claim(QUEUE, &live, &[r.clone()]).await.unwrap();
+    assert!(
+        matches!(again[0], ClaimOutcome::Claimed { .. }),
+        "{again:?}"
+    );
+    let acked = rig
+        .store
+        .ack(QUEUE, &live, &[ack_item(&r, score, "ok")])
+        .await;
+    let acked = acked.unwrap();
+    assert!(acked[0].pushed && acked[0].claim_dropped);
+    assert_eq!(results(&mut rig).await.len(), 1);
+    let d = rig.store.depths(QUEUE).await.unwrap();
+    assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));
+}
+
+#[tokio::test]
+async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let member = seq_member("a", "t", 1);
+    let _: i64 = rig
+        .raw
+        .zadd(&gq.keys.pending, &member, DEADLINE)
+        .await
+        .unwrap();
+    let owner = go::owner_token();
+    assert!(
+        gq.claim(&mut rig.raw, &member, "a\0t", &owner, T0_S + 30)
+            .await
+            .unwrap()
+    );
+    let claims = rig.store.claims(QUEUE).await.unwrap();
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0].generation, Generation::new("a", "t"));
+    assert_eq!(claims[0].owner, OwnerToken::new(owner));
+    // Our renew and release never touch it.
+    let g = [Generation::new("a", "t")];
+    let w = OwnerToken::new("w");
+    let renewed = rig.store.renew(QUEUE, &w, &g).await.unwrap();
+    assert_eq!(renewed, vec![RenewOutcome::Lost]);
+    let released = rig.store.release(QUEUE, &w, &g).await;
+    assert_eq!(released.unwrap(), vec![false]);
+    assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 1);
+}
