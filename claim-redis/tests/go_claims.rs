@@ -141,7 +141,7 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
 
     let r = request("a", "t", parked.as_bytes());
     let w = OwnerToken::new("w");
-    let out = rig.store.claim(QUEUE, &w, &[r.clone()]).await;
+    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
     assert_eq!(
         gq.renew(&mut rig.raw, "a\0t", &go_owner, T0_S + 400)
@@ -149,7 +149,8 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
             .unwrap(),
         -1
     );
-    let fenced = gq.ack(&mut rig.raw, LIST, "a\0t", &go_owner, "{}").await;
+    let list = rig.store.keys().list(LIST);
+    let fenced = gq.ack(&mut rig.raw, &list, "a\0t", &go_owner, "{}").await;
     assert!(!fenced.unwrap(), "Go's ack is fenced");
     let ours = rig.store.ack(QUEUE, &w, &[ack_item(&r, score, "ok")]).await;
     assert!(ours.unwrap()[0].pushed);
@@ -171,7 +172,11 @@ async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
         .unwrap();
     let r = request("a", "t", &member);
     let dead = OwnerToken::new("dead");
-    let out = rig.store.claim(QUEUE, &dead, &[r.clone()]).await.unwrap();
+    let out = rig
+        .store
+        .claim(QUEUE, &dead, std::slice::from_ref(&r))
+        .await
+        .unwrap();
     let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
         panic!("claimed: {out:?}")
     };
@@ -182,14 +187,18 @@ async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
     assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 0);
     assert_eq!(
         rig.store
-            .renew(QUEUE, &dead, &[r.generation.clone()])
+            .renew(QUEUE, &dead, std::slice::from_ref(&r.generation))
             .await
             .unwrap(),
         vec![RenewOutcome::Lost]
     );
 
     let live = OwnerToken::new("live");
-    let again = rig.store.claim(QUEUE, &live, &[r.clone()]).await.unwrap();
+    let again = rig
+        .store
+        .claim(QUEUE, &live, std::slice::from_ref(&r))
+        .await
+        .unwrap();
     assert!(
         matches!(again[0], ClaimOutcome::Claimed { .. }),
         "{again:?}"
@@ -233,4 +242,81 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     let released = rig.store.release(QUEUE, &w, &g).await;
     assert_eq!(released.unwrap(), vec![false]);
     assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 1);
+}
+
+/// Our claim lapses and Go's reclaimer returns it: `(store member, score,
+/// the lapsed owner, the request)`.
+async fn ours_lapsed_and_returned_by_go(rig: &mut common::Rig) -> (f64, OwnerToken, ClaimRequest) {
+    let gq = go_queue(rig);
+    let member = seq_member("a", "t", 2);
+    let score = go::score(&member);
+    let _: i64 = rig
+        .raw
+        .zadd(&gq.keys.pending, &member, score)
+        .await
+        .unwrap();
+    let r = request("a", "t", &member);
+    let slow = OwnerToken::new("slow");
+    let out = rig
+        .store
+        .claim(QUEUE, &slow, std::slice::from_ref(&r))
+        .await
+        .unwrap();
+    let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
+        panic!("claimed: {out:?}")
+    };
+    let lapsed_s = i64::try_from(lease_expiry.0 / 1000).unwrap() + 1;
+    assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s).await.unwrap(), 1);
+    (score, slow, r)
+}
+
+#[tokio::test]
+async fn our_late_ack_is_suppressed_while_go_holds_the_generation_and_after_go_answered_it() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let (score, slow, r) = ours_lapsed_and_returned_by_go(&mut rig).await;
+    let go_owner = go::owner_token();
+    let won = gq.claim(
+        &mut rig.raw,
+        r.member.as_bytes(),
+        "a\0t",
+        &go_owner,
+        T0_S + 300,
+    );
+    assert!(won.await.unwrap());
+
+    let late = rig
+        .store
+        .ack(QUEUE, &slow, &[ack_item(&r, score, "late")])
+        .await;
+    assert!(!late.unwrap()[0].pushed, "Go holds it: Go answers");
+    let record = go::record("a", "t", 200, "go");
+    let list = rig.store.keys().list(LIST);
+    assert!(
+        gq.ack(&mut rig.raw, &list, "a\0t", &go_owner, &record)
+            .await
+            .unwrap()
+    );
+    let later = rig
+        .store
+        .ack(QUEUE, &slow, &[ack_item(&r, score, "later")])
+        .await;
+    assert!(!later.unwrap()[0].pushed, "answered by Go, no marker");
+    assert_eq!(results(&mut rig).await, vec![record]);
+    let d = rig.store.depths(QUEUE).await.unwrap();
+    assert_eq!((d.pending, d.claimed), (0, 0));
+}
+
+#[tokio::test]
+async fn our_late_ack_of_a_generation_go_put_back_in_pending_answers_it_and_takes_the_copy() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let (score, slow, r) = ours_lapsed_and_returned_by_go(&mut rig).await;
+    let late = rig
+        .store
+        .ack(QUEUE, &slow, &[ack_item(&r, score, "late")])
+        .await;
+    assert!(late.unwrap()[0].pushed, "still ours to answer: pending");
+    assert!(gq.peek(&mut rig.raw, 10).await.unwrap().is_empty());
+    assert_eq!(results(&mut rig).await.len(), 1);
 }

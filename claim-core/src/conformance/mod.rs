@@ -119,7 +119,7 @@ macro_rules! conformance_tests {
             poison::a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_its_next_holder,
             poison::reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest,
             poison::a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows,
-            poison::promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited,
+            poison::a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_parked_copy_answers,
             poison::promote_never_moves_a_retry_entry_into_a_bookkeeping_key,
             returns::park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
             returns::promote_due_returns_only_due_retries_at_their_deadline_score,

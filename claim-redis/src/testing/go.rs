@@ -141,19 +141,21 @@ pub fn owner_token() -> String {
     format!("{:016x}", super::random_u64())
 }
 
-/// Go's result record (§7): `id`, `status_code` when > 0, `payload`,
-/// `error_code`/`error_message` when set, `request_token` when present.
+/// Go's result record (§7), in Go's field order: `id`, `status_code` when
+/// positive, `payload`, `request_token` when present (no error fields:
+/// this stand-in only answers successes).
 pub fn record(id: &str, token: &str, status: u16, payload: &str) -> String {
-    let mut r = serde_json::Map::new();
-    r.insert("id".into(), id.into());
+    let text = |s: &str| serde_json::Value::from(s).to_string();
+    let mut r = format!("{{\"id\":{}", text(id));
     if status > 0 {
-        r.insert("status_code".into(), status.into());
+        r.push_str(&format!(",\"status_code\":{status}"));
     }
-    r.insert("payload".into(), payload.into());
+    r.push_str(&format!(",\"payload\":{}", text(payload)));
     if !token.is_empty() {
-        r.insert("request_token".into(), token.into());
+        r.push_str(&format!(",\"request_token\":{}", text(token)));
     }
-    serde_json::Value::Object(r).to_string()
+    r.push('}');
+    r
 }
 
 /// One Go processor's view of a queue's claim keys.
