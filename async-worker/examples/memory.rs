@@ -55,6 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             member: member.to_bytes().into(),
             generation: Generation::new(id, token),
             deadline,
+            payload: None,
         };
         store.submit("example-queue", &submission).await?;
     }

@@ -64,6 +64,8 @@ async fn a_pending_copy_of_an_answered_generation_is_counted_as_dropped_at_claim
         score,
         result_list: RESULTS.into(),
         record: record.to_json_bytes().into(),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     };
     s.memory.ack(A, &other, &[ack]).await.unwrap();
     submit(&s, A, "dup-1", RESULTS).await;

@@ -111,6 +111,7 @@ async fn submit(store: &MemoryStore, id: &str, deadline_in_secs: i64) {
         member: envelope.to_bytes().into(),
         generation: Generation::new(id, format!("tok-{id}")),
         deadline,
+        payload: None,
     };
     store.submit(Q, &submission).await.unwrap();
 }
@@ -201,6 +202,7 @@ async fn unparsable_members_go_to_the_dead_set_and_invalid_ones_get_a_record() {
         member: "{nope".into(),
         generation: Generation::new("g", ""),
         deadline: (START.0 / 1000) as i64 + 60,
+        payload: None,
     };
     s.store.submit(Q, &garbage).await.unwrap();
     let invalid = r#"{"request_kind":"redis","internal":{"request_token":"t"},"data":{"id":"inv","deadline":"soon","payload":{}}}"#;
@@ -208,6 +210,7 @@ async fn unparsable_members_go_to_the_dead_set_and_invalid_ones_get_a_record() {
         member: invalid.into(),
         generation: Generation::new("inv", "t"),
         deadline: (START.0 / 1000) as i64 + 60,
+        payload: None,
     };
     s.store.submit(Q, &invalid).await.unwrap();
     let (stop, handle) = start(runtime(&s, |_| {}));

@@ -119,6 +119,8 @@ macro_rules! store_methods {
                 fn now() -> $crate::Millis = Now;
                 fn ping() -> () = Ping;
                 fn submit(queue: &str, submission: &$crate::store::Submission) -> () = Submit [now];
+                fn enqueue(queue: &str, submission: &$crate::store::Submission) -> $crate::Member = Enqueue [now];
+                fn fetch_payloads(refs: &[String]) -> Vec<Option<$crate::Member>> = FetchPayloads [now];
                 fn cancel(id: &str) -> bool = Cancel [now];
                 fn peek(queue: &str, offset: usize, limit: usize) -> Vec<$crate::store::PendingEntry> = Peek;
                 fn claim(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ClaimRequest]) -> Vec<$crate::store::ClaimOutcome> = Claim [now];

@@ -29,6 +29,8 @@ operations! {
     Now = "now",
     Ping = "ping",
     Submit = "submit",
+    Enqueue = "enqueue",
+    FetchPayloads = "fetch_payloads",
     Cancel = "cancel",
     Peek = "peek",
     Claim = "claim",
@@ -58,6 +60,7 @@ impl Op {
         matches!(
             self,
             Op::Submit
+                | Op::Enqueue
                 | Op::Cancel
                 | Op::Claim
                 | Op::Renew

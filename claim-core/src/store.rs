@@ -5,6 +5,7 @@
 
 use crate::error::StoreError;
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+use crate::wire;
 use async_trait::async_trait;
 
 pub use crate::config::{MAX_BATCH, MAX_RESULT_DEDUP_TTL_MS, MIN_LEASE_TTL_MS, StoreConfig};
@@ -14,11 +15,35 @@ pub use crate::config::{MAX_BATCH, MAX_RESULT_DEDUP_TTL_MS, MIN_LEASE_TTL_MS, St
 pub struct Submission {
     pub member: Member,
     pub generation: Generation,
-    /// Unix seconds; also the member's score.
+    /// Unix seconds; the member's score with its enqueue sequence
+    /// ([`wire::queue_score`]).
     pub deadline: i64,
+    /// The payload stored apart, at the member's `internal.payload_ref`
+    /// (else `request-payload:<id>:<token>`), when the producer splits it
+    /// off (the member then has `"payload":null`). Empty bytes stand for a
+    /// `null` payload, as Go stores it.
+    pub payload: Option<Member>,
 }
 
 impl Submission {
+    /// The member's pending score: its deadline and, when the member
+    /// carries one, its `internal.enqueue_seq` ([`wire::queue_score`]).
+    pub fn score(&self) -> Score {
+        let seq = wire::parse_member(self.member.as_bytes())
+            .ok()
+            .and_then(|p| p.enqueue_seq);
+        wire::queue_score(self.deadline, seq)
+    }
+
+    /// Where [`Submission::payload`] is stored: the member's
+    /// `internal.payload_ref`, else `request-payload:<id>:<token>`.
+    pub fn payload_key(&self) -> String {
+        wire::parse_member(self.member.as_bytes())
+            .ok()
+            .and_then(|p| p.payload_ref)
+            .unwrap_or_else(|| wire::payload_key(&self.generation.id, &self.generation.token))
+    }
+
     /// The request that claims this submission: its member and generation.
     pub fn claim_request(&self) -> ClaimRequest {
         ClaimRequest {
@@ -91,6 +116,15 @@ pub struct AckItem {
     pub result_list: String,
     /// The result record JSON, pushed as is.
     pub record: Member,
+    /// The member's `internal.payload_ref` (unprefixed, e.g.
+    /// `request-payload:<id>:<token>`): deleted by this ack, atomically with
+    /// it, when the caller held the claim and the item was not dead-lettered
+    /// (a redrive still needs it); left alone otherwise.
+    pub payload_ref: Option<String>,
+    /// `EXPIRE` the result list for this many seconds after the record is
+    /// pushed (Go's `result_ttl_seconds`); 0 sets no expiry. Nothing is set
+    /// when nothing is pushed.
+    pub result_ttl_seconds: u64,
 }
 
 /// What an ack of one generation did.
@@ -231,9 +265,27 @@ pub trait ClaimStore: ClaimInspect {
     /// Checks the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Enqueues as the Go producer does: clears the id's cancel marker, marks
-    /// this token active until the deadline, adds the member at its deadline.
+    /// Enqueues the member bytes as given, atomically: clears the id's cancel
+    /// marker, marks this token active until the deadline, stores
+    /// [`Submission::payload`] when present (until the deadline plus
+    /// [`wire::PAYLOAD_GRACE_MS`]), adds the member at [`Submission::score`].
+    /// Tests that need exact bytes use this; producers use [`Self::enqueue`].
     async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError>;
+
+    /// Enqueues as the Go producer does, in one atomic step: `INCR`s
+    /// `request-seq:<queue>:<deadline>` (expiring an hour after the
+    /// deadline), stamps the count into the member's `internal.enqueue_seq`
+    /// ([`wire::seq_template`]), then does what [`Self::submit`] does, at
+    /// score [`wire::queue_score`]`(deadline, seq)`. Returns the member as
+    /// enqueued. `InvalidInput` when the member is not a JSON object (or its
+    /// `internal` is not one); nothing happened then.
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError>;
+
+    /// The payloads stored apart at `refs` (members' `internal.payload_ref`,
+    /// unprefixed; the store applies its key prefix), in order, `None` where
+    /// none is stored (expired, deleted, never written). One round trip per
+    /// call. An empty value is a `null` payload.
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError>;
 
     /// Cancels as the Go producer does: the active token becomes the cancel
     /// marker. False when the id has no active generation.

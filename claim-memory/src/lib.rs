@@ -66,13 +66,18 @@ impl MemoryStore {
 
 /// One call of the model: `now` and `ping` answer from the store itself;
 /// every other method is the model's method of its name, given the clock's
-/// time when the list marks it `[now]`.
+/// time when the list marks it `[now]` (`enqueue`'s answer is already a
+/// `Result`).
 macro_rules! model_call {
     ($store:ident, now()) => {
         Ok($store.clock.now())
     };
     ($store:ident, ping()) => {
         Ok(())
+    };
+    // The model's enqueue may refuse its input: its answer is already a Result.
+    ($store:ident, enqueue($($arg:ident),*) now) => {
+        $store.with(|m, now| m.enqueue($($arg,)* now))?
     };
     ($store:ident, $name:ident($($arg:ident),*) now) => {
         $store.with(|m, now| m.$name($($arg,)* now))

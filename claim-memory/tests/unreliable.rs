@@ -24,6 +24,7 @@ fn submission(id: &str) -> Submission {
         member: member.as_str().into(),
         generation: Generation::new(id, "t"),
         deadline,
+        payload: None,
     }
 }
 
@@ -156,6 +157,8 @@ async fn a_reconciled_ack_reports_dead_lettered_even_when_the_same_bytes_were_de
         // The queue itself: a list name the store refuses.
         result_list: Q.to_owned(),
         record: r#"{"id":"a","payload":"x"}"#.into(),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     };
     faulty.fail_next(Op::Ack, Fault::Indeterminate);
     let client = Retrying::new(faulty);

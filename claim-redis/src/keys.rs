@@ -82,6 +82,18 @@ impl Keys {
         Joined(&self.prefix, wire::CANCEL_KEY_PREFIX, id)
     }
 
+    /// A payload stored apart, at a member's `internal.payload_ref`
+    /// (`request-payload:<id>:<token>`), with the prefix.
+    pub fn payload(&self, payload_ref: &str) -> String {
+        format!("{}{payload_ref}", self.prefix)
+    }
+
+    /// `request-seq:<queue>:<deadline>`: the enqueue counter of one queue
+    /// and deadline.
+    pub fn seq(&self, queue: &str, deadline: i64) -> String {
+        format!("{}{}", self.prefix, wire::seq_key(queue, deadline))
+    }
+
     /// A result list.
     pub fn list(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)

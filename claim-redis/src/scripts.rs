@@ -29,6 +29,7 @@ pub(crate) struct Scripts {
     pub repair_index: Script,
     pub dead_letter: Script,
     pub cancel: Script,
+    pub enqueue: Script,
 }
 
 impl Scripts {
@@ -44,10 +45,11 @@ impl Scripts {
             repair_index: script!("repair_index.lua"),
             dead_letter: script!("dead_letter.lua"),
             cancel: script!("cancel.lua"),
+            enqueue: script!("enqueue.lua"),
         }
     }
 
-    pub(crate) fn all(&self) -> [(&'static str, &Script); 10] {
+    pub(crate) fn all(&self) -> [(&'static str, &Script); 11] {
         [
             ("claim", &self.claim),
             ("renew", &self.renew),
@@ -59,6 +61,7 @@ impl Scripts {
             ("repair_index", &self.repair_index),
             ("dead_letter", &self.dead_letter),
             ("cancel", &self.cancel),
+            ("enqueue", &self.enqueue),
         ]
     }
 }

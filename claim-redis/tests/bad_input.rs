@@ -23,6 +23,7 @@ async fn submit_raw(store: &RedisStore, bytes: &[u8], score: i64) {
         member: Member::from(bytes.to_vec()),
         generation: Generation::new("raw", ""),
         deadline: score,
+        payload: None,
     };
     store.submit(Q, &submission).await.unwrap();
 }
@@ -42,6 +43,8 @@ fn ack_item(member: &[u8], score: i64, (id, token): (&str, &str), record: Result
         score: Score(score as f64),
         result_list: RESULTS.into(),
         record: Member::from(record.to_json_bytes()),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     }
 }
 

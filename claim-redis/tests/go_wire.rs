@@ -144,6 +144,8 @@ async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo
         score: claimed_score(&claimed[i]),
         result_list: RESULTS.into(),
         record: Member::from(record(ids[i], code).to_json_bytes()),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     };
     store
         .ack(QUEUE, &owner, &[ack(2, outcomes[0].1)])
@@ -228,6 +230,8 @@ async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack
         score: Score(deadline as f64),
         result_list: RESULTS.into(),
         record: Member::from(record("req", None).to_json_bytes()),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     };
     store.ack(QUEUE, &owner, &[item]).await.unwrap();
     let active: Option<String> = go.get("request-active:req").await.unwrap();

@@ -58,6 +58,8 @@ fn item(held: &Held, list: &str, text: &str) -> AckItem {
         score: held.score,
         result_list: list.to_owned(),
         record: Member::from(ResultRecord::success(&generation.id, 200, text).to_json_bytes()),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     }
 }
 

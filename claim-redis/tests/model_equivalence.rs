@@ -122,6 +122,7 @@ impl Walk {
                     member,
                     generation,
                     deadline,
+                    payload: None,
                 };
                 self.store.submit(Q, &s).await.unwrap();
                 self.model.submit(Q, &s, now);
@@ -172,6 +173,8 @@ impl Walk {
                         ),
                         result_list: self.rng.pick(&lists).to_string(),
                         generation,
+                        payload_ref: None,
+                        result_ttl_seconds: 0,
                     })
                     .collect();
                 let got = self.store.ack(Q, &owner, &items).await.unwrap();

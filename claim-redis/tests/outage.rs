@@ -88,6 +88,7 @@ async fn operations_fail_cleanly_while_redis_is_down_and_work_again_after_restar
         member: req.member.clone(),
         generation: req.generation.clone(),
         deadline,
+        payload: None,
     };
     store
         .submit("q", &submission)

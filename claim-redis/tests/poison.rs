@@ -49,6 +49,8 @@ impl Req {
             record: ResultRecord::success(&self.generation.id, 200, "done")
                 .to_json_bytes()
                 .into(),
+            payload_ref: None,
+            result_ttl_seconds: 0,
         }
     }
 }
@@ -61,6 +63,7 @@ async fn submitted(store: &RedisStore, ids: &[&str]) -> Vec<Req> {
             member: r.member.clone(),
             generation: r.generation.clone(),
             deadline: r.deadline,
+            payload: None,
         };
         store.submit(Q, &s).await.unwrap();
         out.push(r);

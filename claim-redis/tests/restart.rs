@@ -30,6 +30,7 @@ async fn a_claim_survives_sigkill_and_restart_and_is_reclaimed_after_its_lease()
         member: req.member.clone(),
         generation: req.generation.clone(),
         deadline,
+        payload: None,
     };
     store.submit("q", &submission).await.unwrap();
     let owner = OwnerToken::new("doomed-worker");
@@ -89,6 +90,7 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
             member: req.member.clone(),
             generation: req.generation.clone(),
             deadline: *deadline,
+            payload: None,
         };
         rig.store.submit("q", &submission).await.unwrap();
     }
@@ -123,6 +125,8 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
         score: claim_core::Score(reqs[0].1 as f64),
         result_list: "results".into(),
         record: Member::from("{}"),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     };
     let acked = rig.store.ack("q", &owner, &[item]).await;
     assert!(acked.expect("ack.lua after a flush")[0].pushed);

@@ -159,6 +159,8 @@ pub fn terminal(
         score,
         result_list,
         record: record.to_json_bytes().into(),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     };
     Settlement::Ack {
         queue: queue.clone(),

@@ -48,6 +48,7 @@ async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settle
             member: member.clone(),
             generation: generation.clone(),
             deadline,
+            payload: None,
         };
         store.submit(Q, &submission).await.unwrap();
         let request = ClaimRequest {

@@ -101,6 +101,7 @@ pub async fn submit(s: &Setup, queue: &str, id: &str, list: &str) {
         member: envelope.to_bytes().into(),
         generation: Generation::new(id, format!("tok-{id}")),
         deadline,
+        payload: None,
     };
     s.memory.submit(queue, &submission).await.unwrap();
 }

@@ -301,6 +301,7 @@ impl<S: ClaimStore + Clone> World<S> {
             member: Member::from(text.into_bytes()),
             generation: generation.clone(),
             deadline,
+            payload: None,
         };
         self.base
             .submit(Q, &submission)

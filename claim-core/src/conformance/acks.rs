@@ -138,6 +138,8 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
             score: r.score(),
             result_list: RESULTS.into(),
             record: r.record("b"),
+            payload_ref: None,
+            result_ttl_seconds: 0,
         })
         .collect();
     let acked = fx

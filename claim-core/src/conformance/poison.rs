@@ -20,6 +20,8 @@ fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
         score: r.score(),
         result_list: list.to_owned(),
         record: r.record(text),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     }
 }
 

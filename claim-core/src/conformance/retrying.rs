@@ -242,5 +242,5 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
 /// True for the operations [`Retrying`] overrides with a reconciliation:
 /// every change but the idempotent ones.
 fn reconciled(op: Op) -> bool {
-    op.mutates() && !matches!(op, Op::Submit | Op::Cancel | Op::Renew)
+    op.mutates() && !matches!(op, Op::Submit | Op::Enqueue | Op::Cancel | Op::Renew)
 }

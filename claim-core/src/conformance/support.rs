@@ -115,6 +115,7 @@ impl Req {
             member: self.member.clone(),
             generation: self.generation.clone(),
             deadline: self.deadline,
+            payload: None,
         }
     }
 
@@ -174,6 +175,8 @@ impl<S: crate::ClaimStore> Fixture<S> {
                 score: r.score(),
                 result_list: RESULTS.to_owned(),
                 record: r.record(text),
+                payload_ref: None,
+                result_ttl_seconds: 0,
             })
             .collect();
         self.store.ack(Q, &owner(who), &items).await.expect("ack")

@@ -14,8 +14,10 @@ pub use returns::{
 };
 pub use zset::ZSet;
 
+use crate::error::StoreError;
 use crate::lease::lease_expiry;
 use crate::marker::record_digest;
+use crate::op::Op;
 use crate::store::{
     ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry, QueueDepths,
     RenewOutcome, StoreConfig, Submission,
@@ -57,6 +59,12 @@ pub struct Model {
     markers: BTreeMap<Generation, (Millis, String)>,
     active: BTreeMap<String, Expiring<String>>,
     cancels: BTreeMap<String, Expiring<String>>,
+    /// Payloads stored apart, by key (`request-payload:<id>:<token>`).
+    payloads: BTreeMap<String, Expiring<Member>>,
+    /// Enqueue counters, by key (`request-seq:<queue>:<deadline>`).
+    seqs: BTreeMap<String, Expiring<i64>>,
+    /// The last `EXPIRE` (seconds) set on each result list by an ack.
+    list_ttls: BTreeMap<String, u64>,
 }
 
 impl Model {
@@ -69,6 +77,9 @@ impl Model {
             markers: BTreeMap::new(),
             active: BTreeMap::new(),
             cancels: BTreeMap::new(),
+            payloads: BTreeMap::new(),
+            seqs: BTreeMap::new(),
+            list_ttls: BTreeMap::new(),
         }
     }
 
@@ -122,17 +133,74 @@ impl Model {
     }
 
     pub fn submit(&mut self, queue: &str, s: &Submission, now: Millis) {
+        self.add_pending(queue, s, s.member.clone(), s.score(), now);
+    }
+
+    /// The Go producer's enqueue: the sequence for the queue and deadline
+    /// stamped into the member, then what `submit` does at its score.
+    pub fn enqueue(
+        &mut self,
+        queue: &str,
+        s: &Submission,
+        now: Millis,
+    ) -> Result<Member, StoreError> {
+        let template = wire::seq_template(s.member.as_bytes())
+            .map_err(|e| StoreError::invalid(Op::Enqueue, e.to_string()))?;
+        let key = wire::seq_key(queue, s.deadline);
+        let seq = match self.seqs.get(&key).filter(|e| now < e.expiry) {
+            Some(e) => e.value + 1,
+            None => 1,
+        };
+        let expiry = Millis(s.deadline.saturating_add(wire::SEQ_GRACE_SECS).max(0) as u64 * 1000);
+        self.seqs.insert(key, Expiring { value: seq, expiry });
+        let member = Member::from(template.stamp(seq));
+        let score = wire::queue_score(s.deadline, Some(seq));
+        self.add_pending(queue, s, member.clone(), score, now);
+        Ok(member)
+    }
+
+    fn add_pending(
+        &mut self,
+        queue: &str,
+        s: &Submission,
+        member: Member,
+        score: Score,
+        now: Millis,
+    ) {
         let id = &s.generation.id;
         self.cancels.remove(id);
-        let deadline = Score(s.deadline as f64);
+        let deadline = Score(s.deadline as f64).as_millis();
         self.active.insert(
             id.clone(),
             Expiring {
                 value: s.generation.token.clone(),
-                expiry: deadline.as_millis().max(now.plus(1000)),
+                expiry: deadline.max(now.plus(1000)),
             },
         );
-        self.q(queue).pending.insert(s.member.clone(), deadline);
+        if let Some(payload) = &s.payload {
+            let expiry = deadline.plus(wire::PAYLOAD_GRACE_MS).max(now.plus(1));
+            let value = payload.clone();
+            self.payloads
+                .insert(s.payload_key(), Expiring { value, expiry });
+        }
+        self.q(queue).pending.insert(member, score);
+    }
+
+    /// The payloads stored apart at `refs`; `None` where none is live.
+    pub fn fetch_payloads(&self, refs: &[String], now: Millis) -> Vec<Option<Member>> {
+        refs.iter()
+            .map(|r| Self::live(&self.payloads, r, now).cloned())
+            .collect()
+    }
+
+    /// True when a live payload is stored at `key` (inspection for tests).
+    pub fn has_payload(&self, key: &str, now: Millis) -> bool {
+        Self::live(&self.payloads, key, now).is_some()
+    }
+
+    /// The expiry (seconds) the last pushing ack set on `list`, if any.
+    pub fn list_ttl(&self, list: &str) -> Option<u64> {
+        self.list_ttls.get(list).copied()
     }
 
     pub fn cancel(&mut self, id: &str, now: Millis) -> bool {

@@ -82,6 +82,19 @@ impl Model {
                     q.redeliveries.remove(g);
                 }
                 let dead_lettered = unusable.is_some() && !deferred;
+                if pushed && item.result_ttl_seconds > 0 {
+                    self.list_ttls
+                        .insert(item.result_list.clone(), item.result_ttl_seconds);
+                }
+                // The owner's ack ends the generation: its payload is no
+                // longer needed. A dead-lettered one keeps it for a redrive.
+                if owned
+                    && !dead_lettered
+                    && let Some(key) = &item.payload_ref
+                {
+                    self.payloads.remove(key);
+                }
+                let q = self.q(queue);
                 if let Some(reason) = unusable.filter(|_| !deferred) {
                     let entry = DeadEntry {
                         member: item.member.clone(),

@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::sequence::queue_score;
+use crate::types::Score;
+
 use super::entries::{
     Check, Entries, bad, field, get, is_object, object, seconds, string_map, text,
 };
@@ -52,8 +55,20 @@ pub struct ParsedMember {
     pub request_queue_name: Option<String>,
     /// `internal.result_queue_name`.
     pub result_queue_name: Option<String>,
+    /// `internal.result_ttl_seconds`: `EXPIRE` the result list for this long
+    /// after a push; `None` when absent or 0. Negative is invalid.
+    pub result_ttl_seconds: Option<u64>,
+    /// `internal.result_routing_resolved`: the result queue and TTL in
+    /// `internal` were already resolved against the queue config.
+    pub result_routing_resolved: bool,
     /// `internal.transport_correlation_id`.
     pub transport_correlation_id: Option<String>,
+    /// `internal.enqueue_seq`, as written (0 and negative kept; the score
+    /// treats them as absent).
+    pub enqueue_seq: Option<i64>,
+    /// `internal.payload_ref`: the key holding the payload stored apart
+    /// (`request-payload:<id>:<token>`); `None` when absent or empty.
+    pub payload_ref: Option<String>,
     /// `internal.labels`.
     pub labels: BTreeMap<String, String>,
     /// `data.endpoint`.
@@ -62,10 +77,24 @@ pub struct ParsedMember {
     pub headers: BTreeMap<String, String>,
     /// `data.metadata`.
     pub metadata: BTreeMap<String, String>,
-    /// `data.payload`, a JSON object, byte for byte as in the member.
+    /// `data.payload`, a JSON object or `null`, byte for byte as in the
+    /// member. `null` when the payload is stored apart ([`Self::payload_ref`]).
     pub payload: Box<RawValue>,
     /// `request_kind`.
     pub request_kind: RequestKind,
+}
+
+impl ParsedMember {
+    /// The member's pending score: [`super::queue_score`] of its deadline
+    /// and enqueue sequence.
+    pub fn score(&self) -> Score {
+        queue_score(self.deadline, self.enqueue_seq)
+    }
+
+    /// True when `data.payload` is JSON `null`.
+    pub fn payload_is_null(&self) -> bool {
+        self.payload.get() == "null"
+    }
 }
 
 /// Why a member cannot be processed.
@@ -77,6 +106,12 @@ pub enum MemberError {
     /// No record can be keyed: the member goes to the dead set.
     #[error("member has no request id: expected data.id to be a non-empty string")]
     MissingId,
+    /// The id or request token holds a NUL byte, so no claim key can be made
+    /// for it (Go keys claims `<id>\0<token>`): the member goes to the dead set.
+    #[error(
+        "request {id:?} cannot be claimed: its {field} contains a NUL byte, which claim keys use as the separator"
+    )]
+    Unkeyable { id: String, field: &'static str },
     /// The id is known but a field is unusable: answer with `INVALID_REQUEST`.
     #[error("request {id:?}: invalid {field}: {reason}")]
     Invalid {
@@ -90,7 +125,7 @@ impl MemberError {
     /// The request id, when the member had one.
     pub fn request_id(&self) -> Option<&str> {
         match self {
-            MemberError::Invalid { id, .. } => Some(id),
+            MemberError::Invalid { id, .. } | MemberError::Unkeyable { id, .. } => Some(id),
             _ => None,
         }
     }
@@ -109,7 +144,17 @@ pub fn parse_member(raw: &[u8]) -> Result<ParsedMember, MemberError> {
         Some(Ok(id)) if !id.is_empty() => id,
         _ => return Err(MemberError::MissingId),
     };
+    if id.contains('\0') {
+        return Err(MemberError::Unkeyable {
+            id,
+            field: "data.id",
+        });
+    }
     match fields(&top, &data) {
+        Ok(parsed) if parsed.token.contains('\0') => Err(MemberError::Unkeyable {
+            id,
+            field: "internal.request_token",
+        }),
         Ok(parsed) => Ok(ParsedMember { id, ..parsed }),
         Err((field, reason)) => Err(MemberError::Invalid { id, field, reason }),
     }
@@ -132,11 +177,17 @@ fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
         return missing("data.deadline", when);
     };
     let created = seconds(data, "data.created", "Unix seconds", i64::MIN)?;
-    let payload = match get::<Box<RawValue>>(data, "data.payload", "a JSON object")? {
-        Some(raw) if is_object(&raw) => raw,
-        Some(raw) => return Err(bad("data.payload", "a JSON object", &raw)),
-        None => return missing("data.payload", "a JSON object"),
+    let object_or_null = "a JSON object or null";
+    // `field` reads `null` as absent; here `null` is a value (stored apart).
+    let payload = match data.iter().rev().find(|(k, _)| k == "payload") {
+        Some((_, raw)) if is_object(raw) || raw.get() == "null" => (*raw).to_owned(),
+        Some((_, raw)) => return Err(bad("data.payload", object_or_null, raw)),
+        None => return missing("data.payload", object_or_null),
     };
+    let ttl = "a non-negative integer number of seconds";
+    let result_ttl_seconds = get::<u64>(&internal, "internal.result_ttl_seconds", ttl)?;
+    let resolved = get::<bool>(&internal, "internal.result_routing_resolved", "a boolean")?;
+    let enqueue_seq = get::<i64>(&internal, "internal.enqueue_seq", "an integer")?;
     Ok(ParsedMember {
         id: String::new(),
         token: text(&internal, "internal.request_token")?.unwrap_or_default(),
@@ -146,7 +197,11 @@ fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
         queue_id: text(&internal, "internal.queue_id")?,
         request_queue_name: text(&internal, "internal.request_queue_name")?,
         result_queue_name: text(&internal, "internal.result_queue_name")?,
+        result_ttl_seconds: result_ttl_seconds.filter(|t| *t != 0),
+        result_routing_resolved: resolved.unwrap_or(false),
         transport_correlation_id: text(&internal, "internal.transport_correlation_id")?,
+        enqueue_seq,
+        payload_ref: text(&internal, "internal.payload_ref")?,
         labels: string_map(&internal, "internal.labels")?,
         endpoint: text(data, "data.endpoint")?,
         headers: string_map(data, "data.headers")?,

@@ -3,7 +3,8 @@
 //! Pending members (parse, retry stamping, building), result records and key names,
 //! one concern per module: `member` reads a pending member, `retry` stamps it
 //! for a retry, `result` is the result record, `producer` builds members in
-//! the Go producer's shape, `go_json` writes JSON as Go's `json.Marshal` does and
+//! the Go producer's shape, `sequence` is the enqueue sequence, the score and
+//! the producer's per-request keys, `go_json` writes JSON as Go's `json.Marshal` does and
 //! `entries` reads JSON objects without parsing their values. The modules are
 //! private; everything public is re-exported here (`claim_core::wire::X`).
 //!
@@ -13,7 +14,12 @@
 //! - JSON `null`, an empty string, and `0` for `created`/`status_code` mean "unset", as in Go.
 //! - `deadline`/`created` accept any JSON number; a fraction is floored to whole
 //!   seconds (Go rejects it and drops the member). `deadline` must be at least 1.
-//! - A missing or `null` payload is invalid (Go forwards `null` to the gateway).
+//! - A missing payload is invalid; `null` is accepted, as Go accepts it (with
+//!   `internal.payload_ref` the payload is stored apart and fetched; without
+//!   one, `null` is the body, as Go forwards it).
+//! - An id or request token holding a NUL byte cannot be keyed (Go's claim
+//!   key is `<id>\0<token>`): such a member goes to the dead set.
+//! - The pending score is [`queue_score`]: `deadline + min(seq, 2^21-1)/2^21`.
 //! - Keys match exactly; Go would also match `"ID"` to `id`.
 //! - Members are written the way Go's `json.Marshal` writes them: struct field
 //!   order, sorted map keys, and `<`, `>`, `&`, U+2028, U+2029 escaped.
@@ -26,11 +32,16 @@ mod member;
 mod producer;
 mod result;
 mod retry;
+mod sequence;
 
 pub use member::{MemberError, ParsedMember, RequestKind, parse_member};
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, ResultRecord, UnknownErrorCode};
 pub use retry::stamp_retry;
+pub use sequence::{
+    MAX_ENQUEUE_SEQ, PAYLOAD_GRACE_MS, PAYLOAD_KEY_PREFIX, SEQ_GRACE_SECS, SEQ_KEY_PREFIX,
+    SeqTemplate, payload_key, queue_score, seq_key, seq_template,
+};
 
 /// Pending sorted set the Go producer writes to by default.
 pub const DEFAULT_QUEUE: &str = "request-sortedset";

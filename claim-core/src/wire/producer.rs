@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::go_json::go_json;
 use super::member::RequestKind;
+use super::sequence::payload_key;
 use super::{DEFAULT_QUEUE, DEFAULT_RESULT_LIST};
 
 /// Go's `InternalRouting`, for building members in the producer's shape.
@@ -21,14 +22,28 @@ pub struct InternalRouting {
     pub request_queue_name: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub result_queue_name: String,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub result_ttl_seconds: i64,
+    #[serde(skip_serializing_if = "is_false")]
+    pub result_routing_resolved: bool,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub transport_correlation_id: String,
+    /// Stamped by the store's `enqueue`; 0 (omitted) until then.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub enqueue_seq: i64,
+    /// `request-payload:<id>:<token>` when the payload is stored apart.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub payload_ref: String,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Go's `RedisRequest` (`RequestMessage` plus queue overrides), as `data`.
@@ -82,6 +97,22 @@ impl Envelope {
                 ..RequestData::default()
             },
         }
+    }
+
+    /// The same request with its payload stored apart, as Go's producer
+    /// writes it under `WithPayloadKeys`: `data.payload` becomes `null` and
+    /// `internal.payload_ref` names `request-payload:<id>:<token>`. Returns
+    /// the envelope and the payload bytes to store under that key (a `null`
+    /// payload is stored empty, as Go stores it).
+    pub fn by_reference(mut self) -> (Envelope, Vec<u8>) {
+        let payload = std::mem::replace(&mut self.data.payload, serde_json::Value::Null);
+        let bytes = if payload.is_null() {
+            Vec::new()
+        } else {
+            go_json(&payload)
+        };
+        self.internal.payload_ref = payload_key(&self.data.id, &self.internal.request_token);
+        (self, bytes)
     }
 
     /// The member bytes, as Go's `json.Marshal` writes them.

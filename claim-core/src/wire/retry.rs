@@ -7,19 +7,26 @@ use super::entries::{Entries, field, object};
 use super::go_json::go_json;
 use super::member::{MemberError, parse_member};
 
-const ENVELOPE_ORDER: &[&str] = &["internal", "request_kind", "data"];
-const INTERNAL_ORDER: &[&str] = &[
+pub(super) const ENVELOPE_ORDER: &[&str] = &["internal", "request_kind", "data"];
+/// Go's write order of `internal` (`InternalRouting`).
+pub(super) const INTERNAL_ORDER: &[&str] = &[
     "retry_count",
     "queue_id",
     "request_token",
+    "dispatch_epoch",
+    "dispatch_attempt",
     "request_queue_name",
     "result_queue_name",
+    "result_ttl_seconds",
+    "result_routing_resolved",
     "transport_correlation_id",
+    "enqueue_seq",
+    "payload_ref",
     "labels",
 ];
 
 /// Sets `key`: in place when present, else where Go's struct order puts it.
-fn put<'a>(entries: &mut Entries<'a>, key: &str, value: &'a RawValue, order: &[&str]) {
+pub(super) fn put<'a>(entries: &mut Entries<'a>, key: &str, value: &'a RawValue, order: &[&str]) {
     let rank = |k: &str| order.iter().position(|o| *o == k);
     let at = entries
         .iter()
@@ -34,7 +41,7 @@ fn put<'a>(entries: &mut Entries<'a>, key: &str, value: &'a RawValue, order: &[&
     entries.insert(at.min(entries.len()), (key.to_owned(), value));
 }
 
-struct Ordered<'e, 'a>(&'e Entries<'a>);
+pub(super) struct Ordered<'e, 'a>(pub(super) &'e Entries<'a>);
 
 impl Serialize for Ordered<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

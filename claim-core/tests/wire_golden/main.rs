@@ -6,6 +6,7 @@
 
 mod member;
 mod producer;
+mod references;
 mod result;
 mod retry;
 

@@ -162,14 +162,19 @@ fn member_with_a_bad_deadline_is_invalid_and_names_the_field() {
 }
 
 #[test]
-fn member_whose_payload_is_not_an_object_is_invalid() {
+fn member_whose_payload_is_neither_an_object_nor_null_is_invalid() {
     let payload = |value: &str| format!(r#"{{"id":"x","deadline":9,"payload":{value}}}"#);
-    let missing = "missing; expected a JSON object";
+    let missing = "missing; expected a JSON object or null";
     let cases = [
         (r#"{"id":"x","deadline":9}"#.to_owned(), missing),
-        (payload("null"), missing),
-        (payload("[1]"), "expected a JSON object, got an array"),
-        (payload(r#""{}""#), r#"expected a JSON object, got "{}""#),
+        (
+            payload("[1]"),
+            "expected a JSON object or null, got an array",
+        ),
+        (
+            payload(r#""{}""#),
+            r#"expected a JSON object or null, got "{}""#,
+        ),
     ];
     assert_data_field_invalid("data.payload", &cases.map(|(d, r)| (d, r.to_owned())));
 }

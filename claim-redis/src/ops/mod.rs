@@ -11,6 +11,8 @@
 //! | `now` | the injected clock, or TIME | `now` |
 //! | `ping` | PING | `ping` |
 //! | `submit` | one MULTI, as the Go producer | `submit` |
+//! | `enqueue` | `lua/enqueue.lua` | `enqueue` |
+//! | `fetch_payloads` | MGET of payload keys | `fetch_payloads` |
 //! | `cancel` | `lua/cancel.lua` | `cancel` |
 //! | `cancelled` | MGET of cancel markers | `cancelled` |
 //! | `peek` | ZRANGE of the pending set | `peek` |
@@ -39,6 +41,8 @@ pub(crate) mod claims;
 pub(crate) mod dead_entries;
 pub(crate) mod dead_letter;
 pub(crate) mod depths;
+pub(crate) mod enqueue;
+pub(crate) mod fetch_payloads;
 pub(crate) mod is_terminal;
 pub(crate) mod now;
 pub(crate) mod park_retry;

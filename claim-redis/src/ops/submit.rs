@@ -1,16 +1,32 @@
-//! `submit`: enqueues exactly as the Go producer does, in one MULTI.
+//! `submit`: enqueues the member bytes as given, as the Go producer does, in one MULTI.
 
 use crate::conn::Effect;
 use crate::store::RedisStore;
 use claim_core::store::Submission;
-use claim_core::{Op, Score, StoreError};
+use claim_core::{Millis, Op, Score, StoreError, wire};
 
 /// A producer key never lives less than this (the model's floor).
 const MIN_ACTIVE_MS: u64 = 1000;
 
+/// The active key's logical expiry (the deadline, at least 1 s away) and its PX.
+pub(crate) fn active_expiry(store: &RedisStore, now: Millis, deadline: i64) -> (Millis, u64) {
+    let expiry = Score(deadline as f64)
+        .as_millis()
+        .max(now.plus(MIN_ACTIVE_MS));
+    (expiry, store.real_ttl(now.until(expiry)))
+}
+
+/// A stored payload's PX: until the deadline plus [`wire::PAYLOAD_GRACE_MS`].
+pub(crate) fn payload_ttl(store: &RedisStore, now: Millis, deadline: i64) -> u64 {
+    let expiry = Score(deadline as f64)
+        .as_millis()
+        .plus(wire::PAYLOAD_GRACE_MS);
+    store.real_ttl(now.until(expiry))
+}
+
 /// One MULTI, as Go: DEL `request-cancel:<id>`, SET `request-active:<id>`
-/// to the token until the deadline (at least 1 s), ZADD the member at
-/// its deadline.
+/// to the token until the deadline (at least 1 s), SET the payload stored
+/// apart when there is one, ZADD the member at its score.
 pub(crate) async fn submit(
     store: &RedisStore,
     queue: &str,
@@ -20,10 +36,7 @@ pub(crate) async fn submit(
     let id = &s.generation.id;
     let (active, cancel) = (keys.active(id), keys.cancel(id));
     let now = store.producer_now();
-    let expiry = Score(s.deadline as f64)
-        .as_millis()
-        .max(now.plus(MIN_ACTIVE_MS));
-    let ttl = store.real_ttl(now.until(expiry));
+    let (expiry, ttl) = active_expiry(store, now, s.deadline);
     let mut pipe = redis::pipe();
     pipe.atomic()
         .del(&cancel)
@@ -33,8 +46,16 @@ pub(crate) async fn submit(
         .arg(&s.generation.token)
         .arg("PX")
         .arg(ttl)
-        .ignore()
-        .zadd(keys.queue(queue).pending, s.member.as_bytes(), s.deadline)
+        .ignore();
+    if let Some(payload) = &s.payload {
+        pipe.cmd("SET")
+            .arg(keys.payload(&s.payload_key()))
+            .arg(payload.as_bytes())
+            .arg("PX")
+            .arg(payload_ttl(store, now, s.deadline))
+            .ignore();
+    }
+    pipe.zadd(keys.queue(queue).pending, s.member.as_bytes(), s.score().0)
         .ignore();
     if store.explicit_now().is_some() {
         let side = keys.clock_side();

@@ -115,6 +115,7 @@ pub fn submission(id: &str, token: &str, deadline: i64) -> Submission {
         member: Member::from(member(id, token, deadline)),
         generation: Generation::new(id, token),
         deadline,
+        payload: None,
     }
 }
 

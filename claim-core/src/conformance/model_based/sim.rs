@@ -199,5 +199,7 @@ pub fn ack_item(
         score: held.score,
         result_list: list,
         record: record.to_json_bytes().into(),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     }
 }

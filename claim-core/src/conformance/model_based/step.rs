@@ -95,6 +95,7 @@ fn run(sim: &mut Sim, step: &Step) {
                 member: m.clone(),
                 generation: Generation::new(format!("junk{n}"), ""),
                 deadline,
+                payload: None,
             };
             sim.submit(queue, submission);
             sim.state.garbage.push((queue.to_owned(), m));
@@ -225,6 +226,7 @@ fn submit_new(sim: &mut Sim, id: Option<&str>, queue: &str, deadline_in: i64, sh
         member: member(&g, queue, deadline, shape),
         generation: g.clone(),
         deadline,
+        payload: None,
     };
     sim.submit(queue, submission.clone());
     sim.state.generations.insert(

@@ -66,6 +66,7 @@ pub fn envelope(i: usize, deadline: i64) -> (Submission, String) {
         member: member.into(),
         generation: Generation::new(id.clone(), token),
         deadline,
+        payload: None,
     };
     (submission, id)
 }

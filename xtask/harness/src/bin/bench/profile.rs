@@ -139,6 +139,8 @@ fn ack_item(set: &Settings, (claimed, score): (ClaimRequest, Score)) -> AckItem 
         member,
         score,
         result_list: set.list.clone(),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     }
 }
 

@@ -91,6 +91,7 @@ impl Backend {
                         member: crate::server::member(seq, deadline).into(),
                         generation: Generation::new(crate::id_of(seq), crate::token_of(seq)),
                         deadline,
+                        payload: None,
                     };
                     mark(seq);
                     store.submit(&set.queue, &submission).await.expect("submit");

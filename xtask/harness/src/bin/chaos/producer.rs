@@ -126,6 +126,7 @@ fn submission(id: &str, token: &str) -> Submission {
         member: envelope.to_bytes().into(),
         generation: Generation::new(id, token),
         deadline,
+        payload: None,
     }
 }
 

@@ -1,0 +1,57 @@
+-- enqueue.lua: enqueues as the Go producer does, in one atomic step: the
+-- next sequence for the queue and deadline stamped into the member.
+--
+-- KEYS[1] request-seq:<queue>:<deadline>   KEYS[2] request-cancel:<id>
+-- KEYS[3] request-active:<id>   KEYS[4] the pending set <queue>
+-- KEYS[5] explicit-time side hash   KEYS[6] request-payload:<id>:<token> (only with a payload)
+-- ARGV[1] member prefix   ARGV[2] member suffix (member = prefix .. seq .. suffix)
+-- ARGV[3] deadline, Unix seconds   ARGV[4] 'EXPIREAT' or 'PEXPIRE'   ARGV[5] its argument for KEYS[1]
+-- ARGV[6] request token   ARGV[7] the active key's PX in ms
+-- ARGV[8] the active key's logical expiry in ms, or "" (server time)
+-- ARGV[9] payload bytes   ARGV[10] the payload key's PX in ms (only with a payload)
+-- Returns the sequence stamped (an integer, at least 1).
+--
+-- Correctness: INCR, the stamp and the ZADD happen in one script, so two
+-- producers enqueueing to one queue and deadline get distinct sequences in
+-- the order their scripts run, and each member's score
+-- deadline + min(seq, 2^21-1)/2^21 orders ties by submission. The score is
+-- written with 17 significant digits, so Redis stores exactly the double
+-- claim-core's queue_score computes (exact for deadlines below 2^32). The
+-- caller split the member where the sequence goes (claim_core::wire::
+-- seq_template), so the member enqueued is prefix .. seq .. suffix, the
+-- bytes the caller returns. Every check runs before the first write: INCR
+-- on a non-integer fails before anything else is written, and the other
+-- keys are overwritten (SET) or type-checked first (ZADD's target, the
+-- side hash).
+
+local n = #KEYS
+need((n == 5 and #ARGV == 8) or (n == 6 and #ARGV == 10), 'enqueue: bad arguments')
+local deadline = tonumber(ARGV[3])
+need(deadline and tonumber(ARGV[5]) and tonumber(ARGV[7]), 'enqueue: bad numbers')
+need(ARGV[4] == 'EXPIREAT' or ARGV[4] == 'PEXPIRE', 'enqueue: bad expiry command')
+local explicit = ARGV[8] ~= ''
+local pending_type = redis.call('TYPE', KEYS[4])['ok']
+need(pending_type == 'none' or pending_type == 'zset',
+  'enqueue: ' .. KEYS[4] .. ' holds a ' .. tostring(pending_type))
+if explicit then
+  local side_type = redis.call('TYPE', KEYS[5])['ok']
+  need(side_type == 'none' or side_type == 'hash', 'enqueue: side hash has the wrong type')
+end
+local seq_type = redis.call('TYPE', KEYS[1])['ok']
+need(seq_type == 'none' or seq_type == 'string', 'enqueue: ' .. KEYS[1] .. ' is not a counter')
+
+local seq = redis.call('INCR', KEYS[1])
+redis.call(ARGV[4], KEYS[1], ARGV[5])
+redis.call('DEL', KEYS[2])
+redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
+if explicit then
+  redis.call('HDEL', KEYS[5], KEYS[2])
+  redis.call('HSET', KEYS[5], KEYS[3], ARGV[8])
+end
+if n == 6 then
+  redis.call('SET', KEYS[6], ARGV[9], 'PX', ARGV[10])
+end
+local score = deadline + math.min(seq, 2097151) / 2097152
+local member = ARGV[1] .. string.format('%d', seq) .. ARGV[2]
+redis.call('ZADD', KEYS[4], string.format('%.17g', score), member)
+return seq

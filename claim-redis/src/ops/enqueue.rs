@@ -1,0 +1,55 @@
+//! `enqueue`: runs `lua/enqueue.lua`, the Go producer's enqueue with its sequence stamped into the member.
+
+use super::submit::{active_expiry, payload_ttl};
+use crate::store::RedisStore;
+use claim_core::store::Submission;
+use claim_core::{Member, Op, StoreError, wire};
+
+/// Stamps the next sequence of the queue and deadline and enqueues; the
+/// layout is `lua/enqueue.lua`'s header. Returns the member as enqueued.
+pub(crate) async fn enqueue(
+    store: &RedisStore,
+    queue: &str,
+    s: &Submission,
+) -> Result<Member, StoreError> {
+    let template = wire::seq_template(s.member.as_bytes())
+        .map_err(|e| StoreError::invalid(Op::Enqueue, e.to_string()))?;
+    let keys = store.keys();
+    let id = &s.generation.id;
+    let now = store.producer_now();
+    let (expiry, ttl) = active_expiry(store, now, s.deadline);
+    let explicit = store.explicit_now().is_some();
+    let mut call = store.scripts().enqueue.prepare_invoke();
+    call.key(keys.seq(queue, s.deadline))
+        .key(keys.cancel(id))
+        .key(keys.active(id))
+        .key(keys.queue(queue).pending)
+        .key(keys.clock_side());
+    if s.payload.is_some() {
+        call.key(keys.payload(&s.payload_key()));
+    }
+    call.arg(&template.prefix[..])
+        .arg(&template.suffix[..])
+        .arg(s.deadline);
+    let seq_expiry = s.deadline.saturating_add(wire::SEQ_GRACE_SECS);
+    if explicit {
+        // Redis expires on its own clock: keep the counter for its logical
+        // lifetime, measured on the explicit clock, plus the usual slack.
+        let logical = (seq_expiry.max(0) as u64).saturating_mul(1000);
+        call.arg("PEXPIRE")
+            .arg(store.real_ttl(now.until(claim_core::Millis(logical))));
+    } else {
+        call.arg("EXPIREAT").arg(seq_expiry);
+    }
+    call.arg(&s.generation.token).arg(ttl).arg(if explicit {
+        expiry.0.to_string()
+    } else {
+        String::new()
+    });
+    if let Some(payload) = &s.payload {
+        call.arg(payload.as_bytes())
+            .arg(payload_ttl(store, now, s.deadline));
+    }
+    let seq: i64 = store.conn().script(Op::Enqueue, &call).await?;
+    Ok(Member::from(template.stamp(seq)))
+}
