@@ -40,6 +40,8 @@ fn ack_item(r: &ClaimRequest, score: f64, payload: &str) -> AckItem {
         score: Score(score),
         result_list: LIST.to_owned(),
         record: Member::from(go::record(&g.id, &g.token, 200, payload).as_str()),
+        payload_ref: None,
+        result_ttl_seconds: 0,
     }
 }
 
@@ -319,4 +321,35 @@ async fn our_late_ack_of_a_generation_go_put_back_in_pending_answers_it_and_take
     assert!(late.unwrap()[0].pushed, "still ours to answer: pending");
     assert!(gq.peek(&mut rig.raw, 10).await.unwrap().is_empty());
     assert_eq!(results(&mut rig).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_promoted_retry_returns_at_gos_score_for_its_enqueue_sequence() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let member = seq_member("a", "t", 9);
+    let score = go::score(&member);
+    assert_eq!(score, DEADLINE as f64 + 9.0 / f64::from(1 << 21));
+    let _: i64 = rig
+        .raw
+        .zadd(&gq.keys.pending, &member, score)
+        .await
+        .unwrap();
+    let r = request("a", "t", &member);
+    let w = OwnerToken::new("w");
+    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
+    assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
+    let stamped = claim_core::wire::stamp_retry(&member, QUEUE).expect("stamp");
+    let park = claim_core::store::ParkItem {
+        generation: r.generation.clone(),
+        member: Member::from(stamped.clone()),
+        due: common::T0.plus(1000),
+    };
+    assert_eq!(
+        rig.store.park_retry(QUEUE, &w, &[park]).await.unwrap(),
+        vec![true]
+    );
+    rig.clock.advance(2000);
+    assert_eq!(rig.store.promote_due(10).await.unwrap(), 1);
+    assert_eq!(pending(&mut rig).await, vec![(stamped, score)]);
 }
