@@ -168,17 +168,26 @@ async fn our_processor_and_a_go_processor_share_a_queue_through_a_kill_of_each_w
     .await;
     ours.signal("KILL");
     ours.exit_within(Duration::from_secs(5)).await;
+    let (held, _) = holders(&mut conn).await;
+    // Only Go runs now: Go's reclaimer must return our lapsed claims.
+    let bound = Duration::from_secs(20);
+    let what = "Go's reclaimer returns our lapsed claims";
+    until(&conn, what, bound, |_, (o, _)| o == 0).await;
     let mut ours = Worker::start(&url, &gateway.base_url(), "3s");
 
     let before = common::depths(&mut conn).await.results;
-    until(
-        &conn,
-        "Go holds claims again, later",
-        Duration::from_secs(30),
-        |d, (_, g)| d.results >= before + 40 && g > 0,
-    )
+    let what = "Go holds claims again, later";
+    until(&conn, what, Duration::from_secs(30), |d, (_, g)| {
+        d.results >= before + 40 && g > 0
+    })
     .await;
     go_side.kill();
+    let (_, go_held) = holders(&mut conn).await;
+    // Only ours runs now: our reclaimer must return Go's lapsed claims (at
+    // their members' scores, never to the dead set: checked at the end).
+    let what = "our reclaimer returns Go's lapsed claims";
+    until(&conn, what, bound, |_, (_, g)| g == 0).await;
+    eprintln!("killed holding claims: ours {held}, Go's {go_held}");
     let _go_side = GoProcess::start(&url);
 
     until(
