@@ -82,7 +82,8 @@ local function side_live(expiry, now)
 end
 
 -- A claim-owners entry `owner|score|redeliveries` (the owner may itself
--- contain `|`); nil when absent or malformed.
+-- contain `|`); nil when absent or malformed, and for a Go processor's bare
+-- owner token, so no owner check of ours ever matches a Go claim.
 local function unpack_owner(entry)
   if not entry then
     return nil
