@@ -61,6 +61,17 @@ impl Drop for GoProcess {
 }
 
 async fn run_go_role(url: &str) {
+    // Never outlive the test that started this process (were it killed).
+    let parent = std::os::unix::process::parent_id();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tick.tick().await;
+            if std::os::unix::process::parent_id() != parent {
+                std::process::exit(0);
+            }
+        }
+    });
     let conn = common::connect(url).await;
     let queue = GoQueue::new(Keys::new("", wire::DEFAULT_RETRY_SET).queue(QUEUE));
     let config = go_stand_in::GoConfig {
