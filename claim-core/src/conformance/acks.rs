@@ -1,7 +1,7 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, config, fixture, one_claimed, reqs};
+use super::support::{Q, RESULTS, Req, at, config, fixture, one_claimed, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
@@ -182,4 +182,21 @@ pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &im
     let both = fx.ack("w1", &[s.clone(), s.clone()], "same").await;
     assert!(both[0].pushed && !both[0].own_record_landed);
     assert!(!both[1].pushed && both[1].own_record_landed, "{both:?}");
+}
+
+pub async fn a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_after_its_marker_expired(
+    f: &impl StoreFactory,
+) {
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
+    let first = fx.ack("w1", r.one(), "first").await;
+    assert_eq!(first, vec![pushed_dropped(true, true)]);
+    // Past deadline + 30 s + the one-hour dedup TTL: the marker is gone.
+    fx.clock.set(at(3600 + 30 + 3600 + 1));
+    assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
+    // Not claimed, not pending: answered already (or, beside Go
+    // processors, held or answered by one, which writes no marker).
+    let late = fx.ack("w2", r.one(), "late").await;
+    assert_eq!(late, vec![pushed_dropped(false, false)]);
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+    assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
 }

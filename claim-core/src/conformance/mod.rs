@@ -113,6 +113,7 @@ macro_rules! conformance_tests {
             claims::members_travel_byte_for_byte_through_claim_release_and_reclaim,
             claims::depth_counts_claims_not_bookkeeping_entries,
             acks::ack_after_the_lease_was_lost_still_delivers_exactly_one_record,
+            acks::a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_after_its_marker_expired,
             poison::a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
             poison::a_stale_owner_leaves_an_unusable_list_to_the_claim_holder,
             poison::a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone,
