@@ -236,6 +236,11 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     assert_eq!(claims.len(), 1);
     assert_eq!(claims[0].generation, Generation::new("a", "t"));
     assert_eq!(claims[0].owner, OwnerToken::new(owner));
+    assert_eq!(
+        claims[0].score,
+        Score(go::score(&member)),
+        "the member's own score"
+    );
     // Our renew and release never touch it.
     let g = [Generation::new("a", "t")];
     let w = OwnerToken::new("w");
