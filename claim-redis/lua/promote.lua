@@ -8,14 +8,15 @@
 -- destination queue's deliveries hash (both KEYS[2] for 'd')
 -- ARGV[1] now as a score (s)   ARGV[2] now in ms   ARGV[3] key prefix length
 -- ARGV[4i] member, ARGV[4i+1] kind ('p' to pending, 'd' to the dead hash),
--- ARGV[4i+2] '' for 'p' (the pending score is computed here from the
--- member, Go's formula: member_score in lib.lua) or the dead entry JSON,
+-- ARGV[4i+2] the pending score (Go's formula, wire::queue_score) or the
+-- dead entry JSON,
 -- ARGV[4i+3] its claim key ('' for 'd')
 -- Returns the number of entries that left the retry set.
 --
 -- Correctness: the score is the one Go's mover and producer give the same
--- member (deadline + min(enqueue_seq, 2^21 - 1) / 2^21), so a promoted
--- retry keeps its place among its peers whoever moved it. Each entry is re-checked to be still in the retry set and
+-- member (deadline + min(enqueue_seq, 2^21 - 1) / 2^21, computed by the
+-- caller), so a promoted retry keeps its place among its peers whoever
+-- moved it. Each entry is re-checked to be still in the retry set and
 -- due (another promoter may have moved it since the read), then removed
 -- and added to its destination in the same atomic step, so it is never in
 -- both places or lost. An entry whose generation has a live marker was
@@ -38,8 +39,8 @@ local members, marker_keys = {}, {}
 for i = 1, n do
   members[i] = ARGV[4 * i]
   marker_keys[i] = KEYS[3 * i + 1]
-  local kind = ARGV[4 * i + 1]
-  need(kind == 'd' or kind == 'p', 'promote: bad item kind')
+  local kind, score = ARGV[4 * i + 1], tonumber(ARGV[4 * i + 2])
+  need(kind == 'd' or (kind == 'p' and score and score == score), 'promote: bad item kind or score')
 end
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(members))
 local markers = redis.call('MGET', unpack(marker_keys))
@@ -91,7 +92,7 @@ for i = 1, n do
         adds[dest] = {}
         order[#order + 1] = dest
       end
-      push(adds[dest], member_score(member), member)
+      push(adds[dest], value, member)
       zrem[#zrem + 1] = member
       moved = moved + 1
     elseif dead_ok then

@@ -43,6 +43,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                     let queue = p.request_queue_name.as_deref().unwrap_or(default_queue);
                     match store.inner.config.retry_destination_refusal(queue) {
                         None => {
+                            let score = p.score();
                             let g = Generation::new(p.id, p.token);
                             let dest = store.keys().queue(queue);
                             call.key(dest.pending)
@@ -50,8 +51,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                                 .key(dest.deliveries);
                             call.arg(member.as_slice())
                                 .arg(PromoteAs::Promote.tag())
-                                // The score is Go's formula, computed in the script.
-                                .arg("")
+                                .arg(score_arg(score))
                                 .arg(g.claim_key());
                             continue;
                         }

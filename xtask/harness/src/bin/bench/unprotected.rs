@@ -10,7 +10,7 @@ use crate::server::Admin;
 use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
 use async_worker::{Handler, HandlerOutcome, Request};
 use claim_core::wire::{self, ResultRecord};
-use claim_core::{Generation, Member, Millis, Score};
+use claim_core::{Generation, Member, Millis};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -79,7 +79,7 @@ async fn consume(
                 generation: Generation::new(parsed.id.clone(), parsed.token.clone()),
                 deadline: Millis((parsed.deadline.max(0) as u64) * 1000),
                 member: Member::from(raw),
-                score: Score(parsed.deadline as f64),
+                score: parsed.score(),
                 parsed,
                 redeliveries: 0,
             };
