@@ -358,3 +358,49 @@ async fn a_promoted_retry_returns_at_gos_score_for_its_enqueue_sequence() {
     assert_eq!(rig.store.promote_due(10).await.unwrap(), 1);
     assert_eq!(pending(&mut rig).await, vec![(stamped, score)]);
 }
+
+#[tokio::test]
+async fn lapsed_go_claims_return_at_the_score_go_gives_every_sequence_shape() {
+    let mut rig = rig_or_skip!();
+    let gq = go_queue(&rig);
+    let plain = String::from_utf8(common::member("none", "t", DEADLINE)).unwrap();
+    let string_deadline = plain.replace("\"none\"", "\"text\"").replace(
+        &format!("\"deadline\":{DEADLINE}"),
+        &format!("\"deadline\":\"{DEADLINE}\""),
+    );
+    let cases: Vec<(&str, Vec<u8>, f64)> = vec![
+        ("none", plain.into_bytes(), DEADLINE as f64),
+        ("zero", seq_member("zero", "t", 0), DEADLINE as f64),
+        ("negative", seq_member("negative", "t", -3), DEADLINE as f64),
+        (
+            "one",
+            seq_member("one", "t", 1),
+            claim_core::wire::queue_score(DEADLINE, Some(1)).0,
+        ),
+        (
+            "capped",
+            seq_member("capped", "t", (1 << 21) + 5),
+            DEADLINE as f64 + f64::from((1 << 21) - 1) / f64::from(1 << 21),
+        ),
+        ("text", string_deadline.into_bytes(), 0.0),
+    ];
+    for (id, member, _) in &cases {
+        let _: i64 = rig.raw.zadd(&gq.keys.pending, member, 1).await.unwrap();
+        let owner = go::owner_token();
+        let key = Generation::new(*id, "t").claim_key();
+        assert!(
+            gq.claim(&mut rig.raw, member, &key, &owner, T0_S + 1)
+                .await
+                .unwrap()
+        );
+    }
+    rig.clock.advance(2_000);
+    let report = rig.store.reclaim_expired(QUEUE, 10).await.unwrap();
+    assert_eq!((report.redelivered, report.dead_lettered), (cases.len(), 0));
+    let back: std::collections::HashMap<Vec<u8>, f64> =
+        pending(&mut rig).await.into_iter().collect();
+    for (id, member, score) in cases {
+        assert_eq!(back.get(&member), Some(&score), "{id}");
+        assert_eq!(go::score(&member), score, "{id}: the stand-in agrees");
+    }
+}
