@@ -129,7 +129,8 @@ impl Generation {
         }
     }
 
-    /// The bookkeeping key: `<len(id)>:<id>:<token>`.
+    /// The terminal-marker key: `<len(id)>:<id>:<token>` (claims use
+    /// [`Generation::claim_key`], Go's format).
     ///
     /// The length prefix makes the key unambiguous whatever `:` the id or
     /// token contain, so no two generations share a key.
@@ -144,6 +145,44 @@ impl Generation {
         let id = rest.get(..len)?;
         let token = rest.get(len..)?.strip_prefix(':')?;
         Some(Generation::new(id, token))
+    }
+}
+
+impl Generation {
+    /// The claim key, as today's Go processor writes it: `<id>\0<token>`,
+    /// or just `<id>` without a token. It names the generation's field in
+    /// `<q>:claimed`, `<q>:claim-owners` and `<q>:deliveries` and its member
+    /// in `<q>:claims-idx`, so Go's reclaimer and claim script find our
+    /// claims and ours find Go's. Members whose id or token holds a NUL are
+    /// refused when parsed, so the key splits at its only NUL unambiguously;
+    /// a tokenless id and the same id with a token differ (no NUL).
+    pub fn claim_key(&self) -> String {
+        ClaimKey(self).to_string()
+    }
+
+    /// Reads a key written by [`Generation::claim_key`] (or by Go): the id
+    /// up to the first NUL, the token after it; no NUL, no token.
+    pub fn from_claim_key(key: &str) -> Generation {
+        match key.split_once('\0') {
+            Some((id, token)) => Generation::new(id, token),
+            None => Generation::new(key, ""),
+        }
+    }
+}
+
+/// [`Generation::claim_key`], displayed without building a String (the
+/// hot path writes thousands of keys per call straight into a command).
+#[derive(Debug)]
+pub struct ClaimKey<'a>(pub &'a Generation);
+
+impl fmt::Display for ClaimKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = self.0;
+        if g.token.is_empty() {
+            f.write_str(&g.id)
+        } else {
+            write!(f, "{}\0{}", g.id, g.token)
+        }
     }
 }
 
@@ -191,6 +230,26 @@ mod tests {
         assert_ne!(
             Generation::new("a:b", "c").key(),
             Generation::new("a", "b:c").key()
+        );
+    }
+
+    #[test]
+    fn claim_keys_are_gos_id_nul_token_and_round_trip() {
+        assert_eq!(Generation::new("a", "t").claim_key(), "a\0t");
+        assert_eq!(Generation::new("a", "").claim_key(), "a");
+        for (id, token) in [
+            ("a", "b"),
+            ("a:b", "c"),
+            ("3:a", "b:c"),
+            ("x", ""),
+            ("~", ""),
+        ] {
+            let g = Generation::new(id, token);
+            assert_eq!(Generation::from_claim_key(&g.claim_key()), g);
+        }
+        assert_ne!(
+            Generation::new("a", "").claim_key(),
+            Generation::new("a", "0").claim_key()
         );
     }
 

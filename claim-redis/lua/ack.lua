@@ -17,7 +17,7 @@
 -- ARGV[3r+4] items in run r, ARGV[3r+5] why run r's list is refused by its
 -- name ('' when the name is free), ARGV[3r+6] the list's EXPIRE in seconds
 -- after a push (0: none; a run is also cut where this changes)
--- then n generation keys, n request tokens, n records, n members, n pending
+-- then n claim keys, n request tokens, n records, n members, n pending
 -- scores, n record digests, each group in item order (base a = 6 + 3R):
 -- ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i],
 -- ARGV[a+5n+i]; then ARGV[a+6n+j] the item index of payload key j
@@ -35,8 +35,14 @@
 -- its record; but only the claim's holder does that: for a caller that
 -- does not hold the claim the item changes nothing (the generation is
 -- claimed by another owner, back in pending or parked, and whoever takes it
--- meets the same list), so a generation is never in two places. Else the record is pushed and the marker `<expiry>:<digest>`
--- written, expiring
+-- meets the same list), so a generation is never in two places. Else, when
+-- the generation is no longer ours to answer, the record is suppressed and
+-- nothing written: not claimed by one of ours (the caller, or another
+-- packed owner entry) and not pending as these bytes means a Go processor
+-- holds it (a bare owner token) or answered it (Go writes no marker), or it
+-- is parked under new bytes and will be served again, so a record here
+-- would be a second one (the model's ours_somewhere). Else the record is
+-- pushed and the marker `<expiry>:<digest>` written, expiring
 -- the dedup TTL after the later of now and deadline + 30 s (no claim
 -- outlives that); the producer's active/cancel keys are deleted only where
 -- they hold this generation's token. In every case a pending copy of the
@@ -151,6 +157,9 @@ for i = 1, n do
   elseif unusable[run] then
     code = 4
     push(dead, member, '{"reason":' .. cjson.encode(unusable[run]) .. at)
+  elseif not (ours or (entry and not is_foreign(entry)) or (copies[i] and not removed[member])) then
+    -- Not ours to answer (see the header): suppressed, nothing written.
+    code = 0
   else
     marked[gen] = digest
     code = 1

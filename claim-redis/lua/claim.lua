@@ -1,16 +1,16 @@
 -- claim.lua: moves pending members into claims held by one owner, item by item.
 --
 -- KEYS[1] pending zset         KEYS[2] <queue>:claimed hash (generation -> member)
--- KEYS[3] <queue>:claim-owners hash (generation -> owner|score|redeliveries)
--- KEYS[4] <queue>:claims-idx zset (generation, scored by lease expiry in s)
--- KEYS[5] <queue>:deliveries hash (generation -> redeliveries)
+-- KEYS[3] <queue>:claim-owners hash (claim key -> owner|score|redeliveries)
+-- KEYS[4] <queue>:claims-idx zset (claim key, scored by lease expiry in s)
+-- KEYS[5] <queue>:deliveries hash (claim key -> redeliveries)
 -- KEYS[6] explicit-time side hash (read only when ARGV[2] is a time)
 -- KEYS[7] <queue>:dead hash (member -> {"reason":..,"at_ms":..})
 -- KEYS[6+2i] terminal marker of item i, KEYS[7+2i] request-cancel:<id> of item i
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] lease TTL in ms   ARGV[4] length of the key prefix
--- then n members, n generation keys, n request tokens, each group in item
--- order: ARGV[4+i] member, ARGV[4+n+i] generation key, ARGV[4+2n+i] token
+-- then n members, n claim keys (`<id>\0<token>`, Go's), n request tokens, each group in item
+-- order: ARGV[4+i] member, ARGV[4+n+i] claim key, ARGV[4+2n+i] token
 -- of item i (grouped so each group goes to Redis as one unpack)
 -- Returns a flat array, four entries per item: outcome (0 not pending,
 -- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled, 4 dead-lettered),
@@ -20,7 +20,12 @@
 -- Correctness: items are decided in order against the state read at the
 -- start plus what earlier items of this batch did (members already taken,
 -- generations already claimed, delivery counts already consumed), which is
--- the model applied item by item. A pending item whose marker or cancel key
+-- the model applied item by item. A pending member whose generation is
+-- claimed by one of ours is a duplicate (dropped); one whose claim key
+-- holds a Go processor's claim (a bare owner token: Go parked a retry and
+-- kept its claim, and the parked copy came back) is claimed over it, as
+-- Go's claim script does: the Go holder's renew then fails and its ack is
+-- fenced, so one owner remains. A pending item whose marker or cancel key
 -- holds another type than a string cannot be served safely (its dedup or
 -- cancel state is unreadable): it moves to the dead hash with the reason,
 -- alone. MGET reads such keys as absent, so one EXISTS over the same keys
@@ -135,7 +140,7 @@ for i = 1, n do
     local terminal = marker and is_live(marker, now)
     local busy = held[gen]
     if busy == nil then
-      busy = owners[i] ~= false
+      busy = owners[i] ~= false and not is_foreign(owners[i])
     end
     local count = nil
     if deliveries[i] and not counted[gen] then
@@ -182,7 +187,7 @@ if nc > 0 then
   -- placeholder over 64 bytes, written first and removed last in this same
   -- atomic step, makes Redis convert them to a hashtable and a skiplist,
   -- which it keeps until the key is emptied. No reader ever sees it, and it
-  -- cannot collide with a generation key (those start with a digit).
+  -- cannot collide with a claim key (it holds two NULs, see lib.lua).
   redis.call('HSET', KEYS[3], PLACEHOLDER, PLACEHOLDER)
   redis.call('ZADD', KEYS[4], 0, PLACEHOLDER)
   redis.call('HSET', KEYS[3], unpack(owned))

@@ -10,14 +10,18 @@
 -- index_score writes a ms value as the seconds text that Redis reads back
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
--- the same script. The helpers that write (note_drop fills a Lua table
+-- the same script. is_foreign tells a Go processor's bare owner token from
+-- our packed entry; member_score is Go's score formula (pure, on a decoded
+-- copy of the member). The helpers that write (note_drop fills a Lua table
 -- only; write_any, drop_claims, del_keys and finish_generations call
 -- Redis) do so only when a script calls
 -- them, after its reads and type checks, so defining them writes nothing.
 
--- A field and member no generation key can equal (those start with a
--- digit), longer than Redis's 64-byte listpack limit (see claim.lua).
-local PLACEHOLDER = '~claim-redis encoding hint: never a generation key, longer than 64 bytes~'
+-- A field and member no claim key can equal, longer than Redis's 64-byte
+-- listpack limit (see claim.lua). A claim key is `<id>\0<token>` or `<id>`
+-- (Go's format) with no NUL in id or token (refused when parsed), so it
+-- holds at most one NUL; this holds two.
+local PLACEHOLDER = '~\000\000claim-redis encoding hint: never a claim key, longer than 64 bytes~'
 
 -- Fails the script with a message. Scripts call it only before their first
 -- write: a Lua error does not roll back writes already made.
@@ -78,7 +82,8 @@ local function side_live(expiry, now)
 end
 
 -- A claim-owners entry `owner|score|redeliveries` (the owner may itself
--- contain `|`); nil when absent or malformed.
+-- contain `|`); nil when absent or malformed, and for a Go processor's bare
+-- owner token, so no owner check of ours ever matches a Go claim.
 local function unpack_owner(entry)
   if not entry then
     return nil
@@ -89,6 +94,31 @@ local function unpack_owner(entry)
     return nil
   end
   return owner, score, tonumber(n)
+end
+
+-- True for a claim-owners entry written by a Go processor: a bare owner
+-- token (16 hex), never packed, so it holds no `|` (ours holds two).
+local function is_foreign(entry)
+  return entry and not string.find(entry, '|', 1, true)
+end
+
+-- Go's pending score of a member, as ZADD text: deadline +
+-- min(enqueue_seq, 2^21 - 1) / 2^21 (the bare deadline when the sequence is
+-- missing, 0 or negative), written with 17 significant digits so Redis
+-- reads back the exact double; '0' for a member Go could not read (not
+-- JSON, no `data`, a deadline that is not a number), as Go's reclaimer does.
+local function member_score(member)
+  local ok, env = pcall(cjson.decode, member)
+  if not ok or type(env) ~= 'table' or type(env.data) ~= 'table'
+    or type(env.data.deadline) ~= 'number' then
+    return '0'
+  end
+  local score = env.data.deadline
+  local seq = type(env.internal) == 'table' and env.internal.enqueue_seq
+  if type(seq) == 'number' and seq > 0 then
+    score = score + math.min(seq, 2097151) / 2097152
+  end
+  return string.format('%.17g', score)
 end
 
 -- An integral ms value as decimal digits (tostring would use %.14g).

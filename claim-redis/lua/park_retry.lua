@@ -4,7 +4,7 @@
 -- KEYS[3] <queue>:claims-idx zset   KEYS[4] <queue>:deliveries hash
 -- KEYS[5] retry zset
 -- ARGV[1] owner token
--- ARGV[3i-1] generation key, ARGV[3i] stamped member, ARGV[3i+1] due score of item i
+-- ARGV[3i-1] claim key, ARGV[3i] stamped member, ARGV[3i+1] due score of item i
 -- Returns one integer per item: 1 if parked, 0 if the caller held no claim.
 --
 -- Correctness: owner-checked inside the script, and the claim is dropped in

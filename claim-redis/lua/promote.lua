@@ -8,11 +8,15 @@
 -- destination queue's deliveries hash (both KEYS[2] for 'd')
 -- ARGV[1] now as a score (s)   ARGV[2] now in ms   ARGV[3] key prefix length
 -- ARGV[4i] member, ARGV[4i+1] kind ('p' to pending, 'd' to the dead hash),
--- ARGV[4i+2] the pending score (the deadline) or the dead entry JSON,
--- ARGV[4i+3] its generation key ('' for 'd')
+-- ARGV[4i+2] the pending score (Go's formula, wire::queue_score) or the
+-- dead entry JSON,
+-- ARGV[4i+3] its claim key ('' for 'd')
 -- Returns the number of entries that left the retry set.
 --
--- Correctness: each entry is re-checked to be still in the retry set and
+-- Correctness: the score is the one Go's mover and producer give the same
+-- member (deadline + min(enqueue_seq, 2^21 - 1) / 2^21, computed by the
+-- caller), so a promoted retry keeps its place among its peers whoever
+-- moved it. Each entry is re-checked to be still in the retry set and
 -- due (another promoter may have moved it since the read), then removed
 -- and added to its destination in the same atomic step, so it is never in
 -- both places or lost. An entry whose generation has a live marker was

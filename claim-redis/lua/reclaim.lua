@@ -12,7 +12,7 @@
 -- ARGV[1] now in ms   ARGV[2] result dedup TTL in ms
 -- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
 -- ARGV[4] '1' in explicit-time mode, else '0'
--- then per item: generation key, the claim-owners entry read by the caller
+-- then per item: claim key, the claim-owners entry read by the caller
 -- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, 'l' limit
 -- followed by request token, DELIVERY_LIMIT record, dead entry JSON, the
 -- dead reason to use if the list holds another type (the type name is
@@ -26,7 +26,10 @@
 -- alone (renewed, acked or reclaimed meanwhile). An expired claim whose
 -- generation already has a live marker (a stale owner's ack answered it) is
 -- dropped as leftover bookkeeping, as the model does. Redelivery restores the
--- member at its original score with the count + 1. At the limit (no live
+-- member at its original score with the count + 1. A Go processor's claim
+-- (a bare owner token, see is_foreign) carries no score or count: it is
+-- redelivered at the score Go computes from the member (member_score; 0
+-- when unparsable, as Go does), never dead-lettered for its format. At the limit (no live
 -- marker, by the check above) the DELIVERY_LIMIT record is pushed, the
 -- marker written, the producer keys holding this token cleared, and the
 -- member kept in the dead hash; the marker expires the dedup TTL after the
@@ -111,6 +114,11 @@ for i, item in ipairs(items) do
     if is_live(vals[base + 1], now) then
       forget[#forget + 1] = gen
       ghosts = ghosts + 1
+    elseif member and is_foreign(entry) then
+      -- A Go processor's lapsed claim: back at the member's own score, as
+      -- Go's reclaimer puts it; Go counts no deliveries, neither do we.
+      push(back, member_score(member), member)
+      redelivered = redelivered + 1
     elseif not score or not member then
       if member then
         push(dead, member, unreadable)
@@ -164,7 +172,7 @@ end
 finish_generations(markers, marker_value, marker_expiry, dels, KEYS[7], explicit, now, slack)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
-  redis.call('HSET', KEYS[5], unpack(counts))
+  write_any('HSET', KEYS[5], counts)
 end
 write_any('HDEL', KEYS[5], forget)
 write_any('HSET', KEYS[6], dead)

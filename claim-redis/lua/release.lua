@@ -4,7 +4,7 @@
 -- KEYS[1] pending zset   KEYS[2] <queue>:claimed hash
 -- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
 -- KEYS[5] <queue>:deliveries hash
--- ARGV[1] owner token   ARGV[2..] generation keys
+-- ARGV[1] owner token   ARGV[2..] claim keys
 -- Returns one integer per generation: 1 if returned to pending, else 0.
 --
 -- Correctness: owner-checked inside the script; the member goes back with

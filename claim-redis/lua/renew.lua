@@ -2,7 +2,7 @@
 --
 -- KEYS[1] <queue>:claim-owners hash   KEYS[2] <queue>:claims-idx zset
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
--- ARGV[3] lease TTL in ms   ARGV[4..] generation keys
+-- ARGV[3] lease TTL in ms   ARGV[4..] claim keys
 -- Returns one integer per generation: the new lease expiry in ms, or -1
 -- when the claim is gone or held by another owner (lost).
 --

@@ -4,7 +4,7 @@
 -- <queue>:claim-owners and listed the differences.
 -- KEYS[1] <queue>:claim-owners hash   KEYS[2] <queue>:claims-idx zset
 -- ARGV[1] now in ms, or "" for the server's TIME   ARGV[2] lease TTL in ms
--- ARGV[3] d = how many generation keys follow as index entries to drop
+-- ARGV[3] d = how many claim keys follow as index entries to drop
 -- ARGV[4..3+d] index entries without a claim; ARGV[4+d..] claims without an index entry
 -- Returns the number of entries repaired.
 --

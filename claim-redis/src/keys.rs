@@ -131,13 +131,13 @@ impl fmt::Display for GenerationKey<'_> {
 pub struct QueueKeys {
     /// Sorted set of pending members, scored by deadline.
     pub pending: String,
-    /// Hash: generation key → member bytes.
+    /// Hash: claim key (`<id>\0<token>`, Go's) → member bytes.
     pub claimed: String,
-    /// Hash: generation key → `owner|score|redeliveries`.
+    /// Hash: claim key → `owner|score|redeliveries` (ours) or a bare owner token (Go's).
     pub owners: String,
-    /// Sorted set: generation key, scored by lease expiry (Unix seconds, ms precision).
+    /// Sorted set: claim key, scored by lease expiry (Unix seconds, ms precision).
     pub index: String,
-    /// Hash: generation key → redelivery count, for generations back in
+    /// Hash: claim key → redelivery count, for generations back in
     /// pending or parked after an expired lease.
     pub deliveries: String,
     /// Hash: member → `{"reason":..,"at_ms":..}`.

@@ -174,7 +174,10 @@ async fn a_claim_leaves_no_encoding_placeholder_and_keeps_owners_and_index_out_o
     let members: Vec<String> = raw.zrange(&q.index, 0, -1).await.unwrap();
     assert_eq!(
         (fields, members),
-        (vec![g.generation.key()], vec![g.generation.key()])
+        (
+            vec![g.generation.claim_key()],
+            vec![g.generation.claim_key()]
+        )
     );
     for (key, expected) in [(&q.owners, "hashtable"), (&q.index, "skiplist")] {
         let encoding: String = redis::cmd("OBJECT")

@@ -251,14 +251,14 @@ async fn every_script_that_fails_writes_nothing_and_the_error_is_permanent() {
     .await;
     let owners: String = redis::cmd("HGET")
         .arg(&q.owners)
-        .arg(held.generation.key())
+        .arg(held.generation.claim_key())
         .query_async(&mut rig.raw)
         .await
         .unwrap();
     let at_limit = owners.replace("|0", "|2");
     raw_cmd(
         &mut rig.raw,
-        &["HSET", &q.owners, &held.generation.key(), &at_limit],
+        &["HSET", &q.owners, &held.generation.claim_key(), &at_limit],
     )
     .await;
     let before = snapshot(&mut rig.raw, &p).await;

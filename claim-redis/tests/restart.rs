@@ -161,7 +161,7 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
     let index = rig.store.keys().queue("q").index;
     let _: i64 = redis::cmd("ZREM")
         .arg(&index)
-        .arg(c.generation.key())
+        .arg(c.generation.claim_key())
         .query_async(&mut rig.raw)
         .await
         .unwrap();

@@ -1,13 +1,13 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, config, fixture, one_claimed, reqs};
+use super::support::{Q, RESULTS, Req, at, config, fixture, one_claimed, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimStore};
 
 /// An ack outcome that pushed a record or not and dropped the claim or
 /// not, and dead-lettered nothing.
-fn pushed_dropped(pushed: bool, claim_dropped: bool) -> AckOutcome {
+pub(super) fn pushed_dropped(pushed: bool, claim_dropped: bool) -> AckOutcome {
     AckOutcome {
         pushed,
         claim_dropped,
@@ -149,11 +149,14 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
         .unwrap();
     let dropped: Vec<bool> = acked.iter().map(|a| a.claim_dropped).collect();
     assert_eq!(dropped, vec![true, false, true, false]);
-    assert!(
-        acked.iter().all(|a| a.pushed),
-        "every generation gets its first record"
+    let pushed: Vec<bool> = acked.iter().map(|a| a.pushed).collect();
+    assert_eq!(
+        pushed,
+        vec![true, true, true, false],
+        "every submitted generation gets its first record; one never submitted is nobody's to answer"
     );
     assert!(fx.store.is_terminal(&rs[1].generation).await.unwrap());
+    assert!(!fx.store.is_terminal(&rs[3].generation).await.unwrap());
 }
 
 pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &impl StoreFactory) {
@@ -179,4 +182,21 @@ pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &im
     let both = fx.ack("w1", &[s.clone(), s.clone()], "same").await;
     assert!(both[0].pushed && !both[0].own_record_landed);
     assert!(!both[1].pushed && both[1].own_record_landed, "{both:?}");
+}
+
+pub async fn a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_after_its_marker_expired(
+    f: &impl StoreFactory,
+) {
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
+    let first = fx.ack("w1", r.one(), "first").await;
+    assert_eq!(first, vec![pushed_dropped(true, true)]);
+    // Past deadline + 30 s + the one-hour dedup TTL: the marker is gone.
+    fx.clock.set(at(3600 + 30 + 3600 + 1));
+    assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
+    // Not claimed, not pending: answered already (or, beside Go
+    // processors, held or answered by one, which writes no marker).
+    let late = fx.ack("w2", r.one(), "late").await;
+    assert_eq!(late, vec![pushed_dropped(false, false)]);
+    assert_eq!(fx.result_ids().await, vec!["a"]);
+    assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
 }

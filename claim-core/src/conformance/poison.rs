@@ -5,6 +5,7 @@
 //! claim is held), so the memory model and Redis run the same checks.
 
 use super::StoreFactory;
+use super::acks::pushed_dropped;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, ParkItem};
 use crate::types::Member;
@@ -233,19 +234,31 @@ pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap(
     );
 }
 
-pub async fn promote_drops_a_parked_copy_of_a_generation_answered_while_it_waited(
+pub async fn a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_parked_copy_answers(
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
     let r = Req::new("a", "t", 3600);
     lapse_then_park(&fx, &r).await;
+    // Parked under new bytes: not ours to answer from the stale owner's
+    // copy (it may as well be a Go processor's by now); the parked copy is.
     let out = fx.ack("w1", r.one(), "stale").await;
-    assert!(out[0].pushed, "{out:?}");
+    assert_eq!(out, vec![pushed_dropped(false, false)]);
+    assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
     fx.clock.set(at(41));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
-    assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
-    assert_eq!(fx.depths().await.pending, 0, "never back in pending");
+    let back = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(back.len(), 1, "the parked copy is served again");
+    let again = Req {
+        member: back[0].member.clone(),
+        ..r.clone()
+    };
+    fx.claim("w3", again.one()).await;
+    let out = fx.ack("w3", again.one(), "parked copy").await;
+    assert_eq!(out, vec![pushed_dropped(true, true)]);
     assert_eq!(fx.result_ids().await, vec!["a"]);
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed), (0, 0));
 }
 
 pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl StoreFactory) {

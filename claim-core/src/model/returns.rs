@@ -18,6 +18,7 @@ impl Model {
             let parsed = wire::parse_member(member.as_bytes());
             let (queue, score) = match parsed {
                 Ok(p) => {
+                    // Go's formula, as Go's mover and producer score it.
                     let score = p.score();
                     let g = Generation::new(p.id, p.token);
                     let queue = p

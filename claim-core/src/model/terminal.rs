@@ -63,6 +63,7 @@ impl Model {
                     .is_some_and(|c| c.owner == *owner);
                 let deferred = unusable.is_some() && !held_by_caller;
                 let pushed = unusable.is_none()
+                    && self.ours_somewhere(queue, item)
                     && self.deliver_terminal(
                         g,
                         (&item.result_list, item.record.clone()),
@@ -110,6 +111,22 @@ impl Model {
                 }
             })
             .collect()
+    }
+
+    /// Whether an ack of `item` may push: the generation is still in this
+    /// queue's bookkeeping, claimed (by the caller or another of ours) or
+    /// pending as these bytes (a copy the ack then removes).
+    ///
+    /// Elsewhere, someone else answers it: a claim-enabled Go processor
+    /// holds it or acked it (Go writes no marker, and ours packs its owner
+    /// entry, so Redis tells them apart; this model holds our claims only),
+    /// or it is parked for retry under new bytes and is served again. A
+    /// stale caller's record there would be a second one, so it is
+    /// suppressed. [`crate::conformance`] checks the rule on every store.
+    pub fn ours_somewhere(&self, queue: &str, item: &AckItem) -> bool {
+        self.queue(queue).is_some_and(|q| {
+            q.claims.contains_key(&item.generation) || q.pending.score(&item.member).is_some()
+        })
     }
 
     /// Why `list` cannot take a record about a member of `queue`: its name

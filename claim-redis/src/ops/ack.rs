@@ -2,8 +2,8 @@
 
 use super::evalsha;
 use crate::codec::{ack_outcome, per_item};
-use crate::keys::GenerationKey;
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::ClaimKey;
 use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome};
 use claim_core::{Op, OwnerToken, StoreError};
@@ -67,7 +67,7 @@ pub(crate) async fn ack(
                 .arg(*ttl);
         }
         for item in chunk {
-            cmd.write_arg_fmt(GenerationKey(&item.generation));
+            cmd.write_arg_fmt(ClaimKey(&item.generation));
         }
         for item in chunk {
             cmd.arg(&item.generation.token);

@@ -3,8 +3,8 @@
 use super::evalsha;
 use super::release::release;
 use crate::codec::claim_outcomes;
-use crate::keys::GenerationKey;
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::ClaimKey;
 use claim_core::store::{ClaimOutcome, ClaimRequest, generations_of};
 use claim_core::{Op, OwnerToken, StoreError};
 use redis::{RedisWrite, Value};
@@ -73,7 +73,7 @@ async fn claim_chunk(
         cmd.arg(item.member.as_bytes());
     }
     for item in chunk {
-        cmd.write_arg_fmt(GenerationKey(&item.generation));
+        cmd.write_arg_fmt(ClaimKey(&item.generation));
     }
     for item in chunk {
         cmd.arg(&item.generation.token);

@@ -4,7 +4,7 @@ use crate::codec::parse_owner;
 use crate::conn::Effect;
 use crate::store::RedisStore;
 use claim_core::store::ClaimInfo;
-use claim_core::{Generation, Member, Millis, Op, OwnerToken, Score, StoreError};
+use claim_core::{Generation, Member, Millis, Op, OwnerToken, Score, StoreError, wire};
 use std::collections::HashMap;
 
 pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
@@ -26,15 +26,19 @@ pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimI
         .into_iter()
         .map(|(key, entry)| {
             let parsed = parse_owner(&entry);
+            let member = Member::from(members.remove(&key).unwrap_or_default());
+            // A Go processor's claim packs no score: it is the member's own.
+            let score = parsed.as_ref().map(|e| e.score).unwrap_or_else(|| {
+                wire::parse_member(member.as_bytes()).map_or(Score(0.0), |p| p.score())
+            });
             ClaimInfo {
-                generation: Generation::from_key(&key)
-                    .unwrap_or_else(|| Generation::new(key.clone(), "")),
-                member: Member::from(members.remove(&key).unwrap_or_default()),
+                generation: Generation::from_claim_key(&key),
+                member,
                 owner: OwnerToken::new(parsed.as_ref().map_or_else(
                     || String::from_utf8_lossy(&entry).into_owned(),
                     |e| e.owner.clone(),
                 )),
-                score: parsed.as_ref().map_or(Score(0.0), |e| e.score),
+                score,
                 lease_expiry: expiries
                     .get(&key)
                     .map_or(Millis(0), |s| Score(*s).as_millis()),

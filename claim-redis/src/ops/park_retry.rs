@@ -24,7 +24,7 @@ pub(crate) async fn park_retry(
         owner,
         items,
         |call, item| {
-            call.arg(item.generation.key())
+            call.arg(item.generation.claim_key())
                 .arg(item.member.as_bytes())
                 .arg(score_arg(item.due.as_score()));
         },

@@ -52,7 +52,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                             call.arg(member.as_slice())
                                 .arg(PromoteAs::Promote.tag())
                                 .arg(score_arg(score))
-                                .arg(g.key());
+                                .arg(g.claim_key());
                             continue;
                         }
                         Some(why) => why,

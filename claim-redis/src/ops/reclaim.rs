@@ -111,7 +111,7 @@ async fn choose(
     let mut keyed: Vec<(Millis, Generation, String)> = found
         .into_iter()
         .map(|(key, s)| {
-            let g = Generation::from_key(&key).unwrap_or_else(|| Generation::new(key.clone(), ""));
+            let g = Generation::from_claim_key(&key);
             (Score(s).as_millis(), g, key)
         })
         .collect();
@@ -173,7 +173,7 @@ async fn reclaim_chosen(
             call.arg(key.as_str()).arg("").arg(ReclaimAs::Ghost.tag());
             continue;
         };
-        let g = Generation::from_key(key).unwrap_or_else(|| Generation::new(key.clone(), ""));
+        let g = Generation::from_claim_key(key);
         if !at_limit(Some(entry)) {
             call.key(store.keys().marker(&g));
             call.arg(key.as_str())

@@ -34,7 +34,7 @@ async fn return_claims(
     let keys: [&str; 5] = [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries];
     let script = &store.scripts().release;
     owner_flags(store, op, script, &keys, owner, generations, |call, g| {
-        call.arg(g.key());
+        call.arg(g.claim_key());
     })
     .await
 }

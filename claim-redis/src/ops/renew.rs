@@ -2,8 +2,8 @@
 
 use super::evalsha;
 use crate::codec::{per_item, renew_outcome};
-use crate::keys::GenerationKey;
 use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::ClaimKey;
 use claim_core::store::RenewOutcome;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 use redis::RedisWrite;
@@ -25,7 +25,7 @@ pub(crate) async fn renew(
             .arg(&time)
             .arg(store.inner.config.lease_ttl_ms);
         for g in chunk {
-            cmd.write_arg_fmt(GenerationKey(g));
+            cmd.write_arg_fmt(ClaimKey(g));
         }
         let reply: Vec<i64> = store.conn().evalsha(Op::Renew, script, &cmd).await?;
         let reply = per_item(Op::Renew, reply, chunk.len())?;

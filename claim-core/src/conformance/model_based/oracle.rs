@@ -65,16 +65,22 @@ pub fn check(
                         && claim_of(before, queue, &gens[i]).is_some_and(|c| c.owner == *owner)
                 })
                 .collect();
-            // First record wins: pushed exactly where no marker existed; marked after.
+            // First record wins: pushed exactly where no marker existed and
+            // the generation was still ours to answer (claimed or pending);
+            // marked after.
+            let somewhere: Vec<bool> = items
+                .iter()
+                .map(|i| before.ours_somewhere(queue, i))
+                .collect();
             let pushed: Vec<bool> = (0..items.len())
-                .map(|i| !before.is_terminal(&gens[i], now) && !unusable[i])
+                .map(|i| !before.is_terminal(&gens[i], now) && !unusable[i] && somewhere[i])
                 .collect();
             let out: Vec<_> = out
                 .iter()
                 .map(|o| (o.pushed, o.claim_dropped, o.dead_lettered))
                 .collect();
-            let unmarked =
-                (0..items.len()).find(|i| !unusable[*i] && !after.is_terminal(&gens[*i], now));
+            let unmarked = (0..items.len())
+                .find(|i| !unusable[*i] && somewhere[*i] && !after.is_terminal(&gens[*i], now));
             let marked_dead =
                 (0..items.len()).find(|i| unusable[*i] && after.is_terminal(&gens[*i], now));
             match (unmarked, marked_dead) {
