@@ -41,6 +41,7 @@ impl Consumer {
         let mut lost = 0;
         let mut hand_off_cancelled = Vec::new();
         let mut dispatched = 0;
+        let mut first_attempts = 0;
         for (candidate, outcome) in candidates.into_iter().zip(outcomes) {
             let (cancelled, redeliveries, score, lease_expiry) = match outcome {
                 ClaimOutcome::Claimed {
@@ -72,6 +73,13 @@ impl Consumer {
                 .held
                 .insert(queue, candidate.generation.clone(), lease_expiry);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
+            match &candidate.plan {
+                Plan::Dispatch(parsed) => {
+                    first_attempts += usize::from(parsed.retry_count == 0);
+                    flight.set_created(parsed.created);
+                }
+                Plan::Invalid(_) => first_attempts += 1,
+            }
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
@@ -111,9 +119,6 @@ impl Consumer {
                     continue;
                 }
             };
-            if let Some(created) = parsed.created {
-                metrics::queue_residence(queue, now.0 as f64 / 1000.0 - created as f64);
-            }
             let request = Request {
                 queue_id: self.spec.id.clone(),
                 queue_name: self.spec.queue_name.clone(),
@@ -125,13 +130,15 @@ impl Consumer {
                 redeliveries,
             };
             dispatched += 1;
-            shared.spawn_until(
-                &shared.tasks,
-                &shared.abandon,
-                execute(shared.clone(), queue.clone(), request, list, flight, permit),
-            );
+            let buffered = metrics::handed_off(queue);
+            let run = execute(shared.clone(), queue.clone(), request, list, flight, permit);
+            shared.spawn_until(&shared.tasks, &shared.abandon, async move {
+                buffered.picked_up();
+                run.await
+            });
         }
-        metrics::requests(queue, dispatched);
+        metrics::requests(queue, first_attempts);
+        metrics::dispatched(queue, dispatched);
         if !hand_off_cancelled.is_empty() {
             release(shared, queue, &hand_off_cancelled).await;
         }
