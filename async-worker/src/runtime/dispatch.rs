@@ -73,13 +73,14 @@ impl Consumer {
                 .held
                 .insert(queue, candidate.generation.clone(), lease_expiry);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
-            match &candidate.plan {
+            let first_attempt = match &candidate.plan {
                 Plan::Dispatch(parsed) => {
-                    first_attempts += usize::from(parsed.retry_count == 0);
                     flight.set_created(parsed.created);
+                    parsed.retry_count == 0
                 }
-                Plan::Invalid(_) => first_attempts += 1,
-            }
+                Plan::Invalid(_) => true,
+            };
+            first_attempts += usize::from(first_attempt);
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
@@ -115,6 +116,9 @@ impl Consumer {
             ) {
                 (false, Ok(permit)) => permit,
                 _ => {
+                    // Back to pending before any worker had it: not an
+                    // attempt (Go counts one when a worker picks it up).
+                    first_attempts -= usize::from(first_attempt);
                     hand_off_cancelled.push(candidate.generation);
                     continue;
                 }
