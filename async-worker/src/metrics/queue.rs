@@ -124,6 +124,8 @@ fn table() -> &'static Table {
 /// Builds a queue's handles with its labels and creates all its series.
 /// The runtime calls it for each configured queue when it is built.
 pub fn register_queue(spec: &QueueSpec) {
+    // The store-wide gauge is created with the first queue's series.
+    gauge!(STORE_OUT_OF_MEMORY).increment(0.0);
     let metrics = Arc::new(QueueMetrics::new(spec));
     let mut table = table().write().unwrap_or_else(|p| p.into_inner());
     table.insert(spec.queue_name.clone(), metrics);
