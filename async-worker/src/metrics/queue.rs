@@ -134,37 +134,46 @@ pub fn register_queue(spec: &QueueSpec) {
 /// Runs `record` on the handles of queue `name` (registering it with
 /// default labels if it never was).
 pub(super) fn with_queue(name: &str, record: impl FnOnce(&QueueMetrics)) {
+    record(&handles(name));
+}
+
+/// The handles of queue `name`, registered with default labels if it never was.
+fn handles(name: &str) -> Arc<QueueMetrics> {
     let found = table()
         .read()
         .unwrap_or_else(|p| p.into_inner())
         .get(name)
         .cloned();
-    let metrics = match found {
-        Some(m) => m,
-        None => {
-            let mut table = table().write().unwrap_or_else(|p| p.into_inner());
-            table
-                .entry(name.to_owned())
-                .or_insert_with(|| Arc::new(QueueMetrics::new(&unregistered(name))))
-                .clone()
-        }
-    };
-    record(&metrics);
+    found.unwrap_or_else(|| {
+        let mut table = table().write().unwrap_or_else(|p| p.into_inner());
+        table
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(QueueMetrics::new(&unregistered(name))))
+            .clone()
+    })
 }
 
 /// A claimed request handed to a worker task that has not started: counted
 /// in `queue_depth` until [`Buffered::picked_up`] or drop.
-#[derive(Debug)]
 pub struct Buffered {
-    queue: Arc<str>,
+    queue: Arc<QueueMetrics>,
     since: Instant,
 }
 
+impl std::fmt::Debug for Buffered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffered")
+            .field("since", &self.since)
+            .finish()
+    }
+}
+
 /// Counts a claimed request as buffered in-process (Go's `queue_depth`).
-pub fn handed_off(queue: &Arc<str>) -> Buffered {
-    with_queue(queue, |q| q.queue_depth.increment(1.0));
+pub fn handed_off(queue: &str) -> Buffered {
+    let queue = handles(queue);
+    queue.queue_depth.increment(1.0);
     Buffered {
-        queue: queue.clone(),
+        queue,
         since: Instant::now(),
     }
 }
@@ -173,12 +182,12 @@ impl Buffered {
     /// A worker starts the request: its residence time is recorded.
     pub fn picked_up(self) {
         let waited = millis(self.since.elapsed());
-        with_queue(&self.queue, |q| q.queue_residence.record(waited));
+        self.queue.queue_residence.record(waited);
     }
 }
 
 impl Drop for Buffered {
     fn drop(&mut self) {
-        with_queue(&self.queue, |q| q.queue_depth.decrement(1.0));
+        self.queue.queue_depth.decrement(1.0);
     }
 }
