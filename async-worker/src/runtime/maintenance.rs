@@ -14,8 +14,6 @@ use tokio_util::sync::CancellationToken;
 const RENEW_CHUNK: usize = 500;
 /// Expired claims or due retries handled per store call.
 const MAINTENANCE_BATCH: usize = 500;
-/// How often queue depths are sampled into gauges.
-const DEPTH_SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Runs `tick` every `period` until `stop` fires.
 async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut tick: F)
@@ -201,7 +199,8 @@ pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
 /// Samples each queue's backlog (pending members) and claim depth into
 /// gauges; a failed read reports the backlog 0 and its source unavailable.
 pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
-    every(DEPTH_SAMPLE_INTERVAL, stop, || async {
+    let period = shared.config.backlog_poll_interval;
+    every(period, stop, || async {
         for spec in &shared.config.queues {
             match shared.store.depths(&spec.queue_name).await {
                 Ok(d) => metrics::depths(&spec.queue_name, d.pending, d.claimed),
