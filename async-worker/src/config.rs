@@ -58,6 +58,9 @@ pub struct RuntimeConfig {
     pub ack_batch_size: usize,
     /// Result list when neither the queue nor the member names one.
     pub default_result_list: String,
+    /// How often each queue's backlog (pending members) and claim depth are
+    /// read into gauges (Go: `--metrics-backlog-poll-interval`, 15 s).
+    pub backlog_poll_interval: Duration,
 }
 
 impl Default for RuntimeConfig {
@@ -73,6 +76,7 @@ impl Default for RuntimeConfig {
             promote_interval: Duration::from_millis(1000),
             ack_batch_size: 256,
             default_result_list: claim_core::wire::DEFAULT_RESULT_LIST.to_owned(),
+            backlog_poll_interval: Duration::from_secs(15),
         }
     }
 }
@@ -97,6 +101,7 @@ impl RuntimeConfig {
             ("request timeout", self.request_timeout),
             ("claim_reclaim_interval_ms", self.reclaim_interval),
             ("promote interval", self.promote_interval),
+            ("metrics backlog poll interval", self.backlog_poll_interval),
         ] {
             if value.is_zero() {
                 return Err(format!("{what} is zero: give it a positive duration"));

@@ -15,6 +15,8 @@
 //! - Answers: 429 and 5xx retry, as do connection and body-read errors; any
 //!   other 4xx is `INFERENCE_ERROR` with the status and body; everything else
 //!   (2xx, and 1xx/3xx as Go does) is a success record with status and body.
+//! - Each 429 counts in `shedded_requests_total`, as Go counts its
+//!   rate-limit category.
 //! - Retry delay: Go's `expBackoffDuration(retry_count + 1)`: equal jitter in
 //!   `[t/2, t)` with `t = min(cap, time left, base · 2^(retry_count+1))`, base
 //!   2 s, cap 60 s. A longer `Retry-After` (seconds or HTTP date) is honoured up
@@ -340,6 +342,10 @@ impl Handler for HttpHandler {
                 let code = status.as_u16();
                 tracing::debug!(id = %request.parsed.id, status = code, "gateway answered");
                 let body = String::from_utf8_lossy(&body).into_owned();
+                if status == StatusCode::TOO_MANY_REQUESTS {
+                    // Go's rate-limit category: shed, then retried.
+                    crate::metrics::shedded(&request.queue_name);
+                }
                 if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
                     let reason = format!("gateway answered {status}");
                     self.retry(request, retry_after, reason, Some((code, body)))

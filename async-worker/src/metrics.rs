@@ -1,92 +1,316 @@
-//! Metric names and the small helpers that record them through the `metrics` facade.
+//! Metric names, types, labels and histogram buckets (the Go processor's, then ours), and the helpers that record them.
 //!
-//! The names of the first three are the upstream spec's; dashboards know them.
+//! Every name is the Go processor's `llm_d_async_async_<name>`, so the
+//! upstream chart's alerts and dashboard read this processor unchanged. Per
+//! queue metrics carry Go's labels `queue_id`, `queue_name`, `pool_name`
+//! (from [`QueueSpec`]); [`METRICS`] lists every metric with its type, labels
+//! and meaning (docs/OPERATIONS.md is checked against it).
+//!
+//! How our exit paths map onto Go's counters (as Go's worker counts them):
+//! - `request_total`: every claimed first attempt (`internal.retry_count` 0),
+//!   whatever happens to it next, including one redelivered after a crash;
+//! - `dispatched_requests_total`: every hand-off to the handler, retries too;
+//! - `successful_requests_total`, `failed_requests_total`,
+//!   `exceeded_deadline_requests_total`: by the code of the terminal record,
+//!   when it lands (see [`result`]); a suppressed duplicate counts in
+//!   `duplicate_results_suppressed_total` only;
+//! - `shedded_requests_total`: each gateway answer 429 (Go's rate-limit
+//!   category), retried or not; `request_retries_total`: each landed retry park.
+//!
+//! Recording helpers take the queue name and look the queue's handles up
+//! (see `queue`); install the recorder before building a `Runtime`.
 
-use metrics::{counter, gauge, histogram};
+mod queue;
+
+pub use queue::{Buffered, handed_off, register_queue};
+
+use crate::config::QueueSpec;
+use queue::with_queue;
 use std::time::Duration;
 
-pub const CLAIM_DEPTH: &str = "async_claim_depth";
-pub const CLAIMS_EXPIRED: &str = "async_claims_expired_total";
-pub const DUPLICATES_SUPPRESSED: &str = "async_duplicate_results_suppressed_total";
-pub const DEAD_LETTERED: &str = "async_dead_lettered_total";
-pub const LEASE_LOST: &str = "async_lease_lost_total";
-pub const REQUESTS: &str = "async_requests_total";
-pub const RESULTS: &str = "async_results_total";
-pub const RETRIES: &str = "async_retries_total";
-pub const IN_FLIGHT: &str = "async_in_flight";
-pub const QUEUE_DEPTH: &str = "async_queue_depth";
-pub const DISPATCH_LATENCY: &str = "async_dispatch_latency_seconds";
-pub const QUEUE_RESIDENCE: &str = "async_queue_residence_seconds";
-pub const PENDING_DUPLICATES_DROPPED: &str = "async_pending_duplicates_dropped_total";
-pub const RETRIED_ACKS_LANDED: &str = "async_retried_acks_landed_total";
-pub const GIVEN_UP: &str = "async_deliveries_given_up_total";
-pub const STORE_ERRORS: &str = "async_store_errors_total";
-pub const STORE_OUT_OF_MEMORY: &str = "async_store_out_of_memory";
+/// The prefix of every name: Go's subsystem `llm_d_async` and name prefix `async_`.
+pub const PREFIX: &str = "llm_d_async_async_";
 
-/// Describes every metric once, so exporters show help text and zero values.
-pub fn describe() {
-    metrics::describe_gauge!(CLAIM_DEPTH, "Live claims per queue");
-    metrics::describe_counter!(
-        CLAIMS_EXPIRED,
-        "Claims whose lease expired (redeliveries and dead letters); spikes mean crashes or too-short leases"
-    );
-    metrics::describe_counter!(
-        DUPLICATES_SUPPRESSED,
-        "Terminal records not pushed because an earlier terminal record of the generation existed"
-    );
-    metrics::describe_counter!(
-        PENDING_DUPLICATES_DROPPED,
-        "Pending copies removed at claim time because their generation already had a terminal record or a live claim"
-    );
-    metrics::describe_counter!(
-        RETRIED_ACKS_LANDED,
-        "Acks resent after an uncertain (indeterminate) attempt that turned out to have landed"
-    );
-    metrics::describe_counter!(
-        GIVEN_UP,
-        "Acks or retry parks the store refused for good on their own; their claims lapse and are redelivered"
-    );
-    metrics::describe_counter!(STORE_ERRORS, "Store errors by operation and kind");
-    metrics::describe_gauge!(
-        STORE_OUT_OF_MEMORY,
-        "1 while the store answered out of memory in the last 10 s, else 0"
-    );
-    metrics::describe_counter!(DEAD_LETTERED, "Members moved to <queue>:dead");
-    metrics::describe_counter!(LEASE_LOST, "Claims found held by another owner at renewal");
-    metrics::describe_counter!(REQUESTS, "Requests claimed for dispatch");
-    metrics::describe_counter!(RESULTS, "Terminal records pushed, by code");
-    metrics::describe_counter!(RETRIES, "Requests parked for retry");
-    metrics::describe_gauge!(IN_FLIGHT, "Requests being handled");
-    metrics::describe_gauge!(QUEUE_DEPTH, "Pending members per queue");
-    metrics::describe_histogram!(DISPATCH_LATENCY, "Handler time per request, seconds");
-    metrics::describe_histogram!(QUEUE_RESIDENCE, "Time from creation to claim, seconds");
+/// Declares the name constants and [`METRICS`] from one list.
+macro_rules! metrics_table {
+    ($($(#[$doc:meta])* $konst:ident = $name:literal, $kind:ident, $labels:literal, $help:literal;)*) => {
+        $($(#[$doc])* pub const $konst: &str = concat!("llm_d_async_async_", $name);)*
+
+        /// Every metric this crate exports, in docs order.
+        pub const METRICS: &[MetricInfo] = &[
+            $(MetricInfo {
+                name: $konst,
+                kind: Kind::$kind,
+                labels: $labels,
+                help: $help,
+            },)*
+        ];
+    };
 }
 
-/// Registers a queue's spec counters at zero, so `/metrics` shows them from
-/// the start (a Prometheus counter that was never touched is not exported).
-pub fn register_queue(queue: &str) {
-    counter!(CLAIMS_EXPIRED, "queue" => queue.to_owned()).increment(0);
-    counter!(DUPLICATES_SUPPRESSED, "queue" => queue.to_owned()).increment(0);
-    counter!(PENDING_DUPLICATES_DROPPED, "queue" => queue.to_owned()).increment(0);
-    counter!(RETRIED_ACKS_LANDED, "queue" => queue.to_owned()).increment(0);
-    gauge!(STORE_OUT_OF_MEMORY).increment(0.0);
+metrics_table! {
+    // The Go processor's metrics.
+    /// First attempts claimed (Go: first attempts a worker picked up).
+    REQUESTS = "request_total", Counter, "Q",
+        "Requests claimed on their first attempt (retry_count 0), whatever their outcome";
+    RETRIES = "request_retries_total", Counter, "Q",
+        "Retries parked in the retry set";
+    SUCCESSFUL = "successful_requests_total", Counter, "Q",
+        "Success records landed (the gateway answered 1xx-3xx)";
+    FAILED = "failed_requests_total", Counter, "Q",
+        "Error records landed for fatal errors (4xx other than 429, invalid request, payload unavailable, delivery limit)";
+    EXCEEDED_DEADLINE = "exceeded_deadline_requests_total", Counter, "Q",
+        "DEADLINE_EXCEEDED records landed (expired before dispatch, during the call, or with no time left to retry)";
+    SHEDDED = "shedded_requests_total", Counter, "Q",
+        "Gateway answers 429 (rate limited); each is retried while the deadline allows";
+    DISPATCHED = "dispatched_requests_total", Counter, "Q",
+        "Requests handed to the handler (the gateway call), retries included";
+    GATE_DECISIONS = "gate_decisions_total", Counter, "Q, reason",
+        "Polls the gate held back with work pending (gate_closed) or failed (error); quota_exhausted and dropped as Go (created at 0)";
+    QUEUE_DEPTH = "queue_depth", Gauge, "Q",
+        "Claimed requests handed to a worker task that has not started yet (Go: buffered in-process)";
+    IN_FLIGHT = "inflight_requests", Gauge, "Q",
+        "Requests in the handler now";
+    BROKER_BACKLOG = "broker_backlog", Gauge, "Q",
+        "Pending members (ZCARD of the queue), sampled; 0 after a failed read";
+    BROKER_BACKLOG_SOURCE_AVAILABLE = "broker_backlog_source_available", Gauge, "Q",
+        "1 when the last backlog read succeeded, else 0";
+    INFERENCE_LATENCY = "inference_latency_time_millis", Histogram, "Q",
+        "Handler (gateway call) time per attempt, milliseconds";
+    QUEUE_RESIDENCE = "queue_residence_time_millis", Histogram, "Q",
+        "Time from claim to a worker starting the request, milliseconds";
+    MESSAGE_LATENCY = "message_latency_time_millis", Histogram, "Q",
+        "Time from the request's data.created to its record landing, milliseconds (only requests with created set)";
+    // Claim metrics (ours).
+    CLAIM_DEPTH = "claim_depth", Gauge, "Q",
+        "Live claims per queue (claims, not hash fields), sampled";
+    CLAIMS_EXPIRED = "claims_expired_total", Counter, "Q",
+        "Claims whose lease expired (redeliveries and dead letters); spikes mean crashes or too-short leases";
+    DUPLICATES_SUPPRESSED = "duplicate_results_suppressed_total", Counter, "Q",
+        "Terminal records not pushed because an earlier terminal record of the generation existed";
+    PENDING_DUPLICATES_DROPPED = "pending_duplicates_dropped_total", Counter, "Q",
+        "Pending copies removed at claim time because their generation already had a terminal record or a live claim";
+    RETRIED_ACKS_LANDED = "retried_acks_landed_total", Counter, "Q",
+        "Acks resent after an uncertain (indeterminate) attempt that turned out to have landed";
+    DEAD_LETTERED = "dead_lettered_total", Counter, "Q, reason",
+        "Members moved to <queue>:dead, by reason";
+    LEASE_LOST = "lease_lost_total", Counter, "Q",
+        "Claims found held by another owner at renewal, or run out while the store was unreachable";
+    GIVEN_UP = "deliveries_given_up_total", Counter, "Q, op",
+        "Acks or retry parks the store refused for good on their own; their claims lapse and are redelivered";
+    RESULTS = "results_total", Counter, "Q, code",
+        "Terminal records landed, by code (OK or the error code)";
+    STORE_ERRORS = "store_errors_total", Counter, "op, kind",
+        "Store errors by operation and kind";
+    STORE_OUT_OF_MEMORY = "store_out_of_memory", Gauge, "none",
+        "1 while the store answered out of memory in the last 10 s, else 0";
+}
+
+/// A metric's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+/// One exported metric: name, type, labels (`Q` = `queue_id, queue_name,
+/// pool_name`) and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricInfo {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub labels: &'static str,
+    pub help: &'static str,
+}
+
+/// Go's buckets of `inference_latency_time_millis`.
+pub const INFERENCE_LATENCY_BUCKETS: &[f64] = &[
+    10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0, 60000.0,
+    120000.0,
+];
+
+/// Go's buckets of `queue_residence_time_millis` (500 ms to 24 h).
+pub const QUEUE_RESIDENCE_BUCKETS: &[f64] = &[
+    500.0, 1000.0, 2000.0, 5000.0, 10000.0, 30000.0, 60000.0, 120000.0, 300000.0, 600000.0,
+    1800000.0, 3600000.0, 7200000.0, 21600000.0, 43200000.0, 86400000.0,
+];
+
+/// Go's buckets of `message_latency_time_millis`.
+pub const MESSAGE_LATENCY_BUCKETS: &[f64] = &[
+    100.0, 1000.0, 5000.0, 10000.0, 20000.0, 50000.0, 100000.0, 200000.0, 500000.0, 1000000.0,
+];
+
+/// Each histogram's name and buckets, for the recorder.
+pub const HISTOGRAM_BUCKETS: [(&str, &[f64]); 3] = [
+    (INFERENCE_LATENCY, INFERENCE_LATENCY_BUCKETS),
+    (QUEUE_RESIDENCE, QUEUE_RESIDENCE_BUCKETS),
+    (MESSAGE_LATENCY, MESSAGE_LATENCY_BUCKETS),
+];
+
+/// Why a gate held a queue back (`gate_decisions_total{reason}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateReason {
+    GateClosed,
+    QuotaExhausted,
+    Dropped,
+    Error,
+}
+
+impl GateReason {
+    pub const ALL: [GateReason; 4] = [
+        GateReason::GateClosed,
+        GateReason::QuotaExhausted,
+        GateReason::Dropped,
+        GateReason::Error,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateReason::GateClosed => "gate_closed",
+            GateReason::QuotaExhausted => "quota_exhausted",
+            GateReason::Dropped => "dropped",
+            GateReason::Error => "error",
+        }
+    }
+}
+
+/// Describes every metric once, so exporters show help text.
+pub fn describe() {
+    for m in METRICS {
+        match m.kind {
+            Kind::Counter => metrics::describe_counter!(m.name, m.help),
+            Kind::Gauge => metrics::describe_gauge!(m.name, m.help),
+            Kind::Histogram => metrics::describe_histogram!(m.name, m.help),
+        }
+    }
+}
+
+/// Labels of a queue that was never registered (Go leaves `pool_name` empty then).
+fn unregistered(queue: &str) -> QueueSpec {
+    QueueSpec {
+        pool_name: String::new(),
+        ..QueueSpec::new(queue)
+    }
+}
+
+/// First attempts claimed.
+pub fn requests(queue: &str, n: usize) {
+    with_queue(queue, |q| q.requests.increment(n as u64));
+}
+
+/// Requests handed to the handler, retries included.
+pub fn dispatched(queue: &str, n: usize) {
+    with_queue(queue, |q| q.dispatched.increment(n as u64));
+}
+
+/// Retries parked.
+pub fn retries(queue: &str, n: usize) {
+    with_queue(queue, |q| q.retries.increment(n as u64));
+}
+
+/// One gateway answer 429.
+pub fn shedded(queue: &str) {
+    with_queue(queue, |q| q.shedded.increment(1));
+}
+
+/// One gate decision that held the queue back.
+pub fn gate_decision(queue: &str, reason: GateReason) {
+    with_queue(queue, |q| q.gate[reason as usize].increment(1));
+}
+
+/// One terminal record landed with `code` ("OK" or an error code): counted
+/// by code, and in Go's outcome counter for it. `CANCELLED` has none (Go
+/// counts a cancelled request in none); `GATE_DROPPED` and `GATE_ERROR`
+/// count as gate decisions, as Go counts them.
+pub fn result(queue: &str, code: &'static str) {
+    with_queue(queue, |q| {
+        q.by_code(code).increment(1);
+        match code {
+            "OK" => q.successful.increment(1),
+            "DEADLINE_EXCEEDED" => q.exceeded_deadline.increment(1),
+            "CANCELLED" => {}
+            "GATE_DROPPED" => q.gate[GateReason::Dropped as usize].increment(1),
+            "GATE_ERROR" => q.gate[GateReason::Error as usize].increment(1),
+            _ => q.failed.increment(1),
+        }
+    });
+}
+
+/// `n` terminal records the store wrote itself with `code` (the reclaimer's
+/// `DELIVERY_LIMIT` records).
+pub fn results_by_store(queue: &str, code: &'static str, n: usize) {
+    for _ in 0..n {
+        result(queue, code);
+    }
+}
+
+/// One more (or, with a negative `delta`, fewer) request in the handler.
+pub fn in_flight(queue: &str, delta: f64) {
+    with_queue(queue, |q| q.in_flight.increment(delta));
+}
+
+/// The sampled sizes of a queue: pending members and live claims.
+pub fn depths(queue: &str, pending: usize, claimed: usize) {
+    with_queue(queue, |q| {
+        q.backlog.set(pending as f64);
+        q.backlog_available.set(1.0);
+        q.claim_depth.set(claimed as f64);
+    });
+}
+
+/// The depth read failed: backlog 0 and its source unavailable, as Go reports it.
+pub fn depths_unavailable(queue: &str) {
+    with_queue(queue, |q| {
+        q.backlog.set(0.0);
+        q.backlog_available.set(0.0);
+    });
+}
+
+/// One handler call's duration.
+pub fn inference_latency(queue: &str, took: Duration) {
+    with_queue(queue, |q| q.inference_latency.record(millis(took)));
+}
+
+/// A record landed `ms` after its request was created.
+pub fn message_latency(queue: &str, ms: f64) {
+    with_queue(queue, |q| q.message_latency.record(ms.max(0.0)));
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }
 
 pub fn pending_duplicates_dropped(queue: &str, n: usize) {
-    counter!(PENDING_DUPLICATES_DROPPED, "queue" => queue.to_owned()).increment(n as u64);
+    with_queue(queue, |q| q.pending_duplicates_dropped.increment(n as u64));
 }
 
 pub fn retried_acks_landed(queue: &str, n: usize) {
-    counter!(RETRIED_ACKS_LANDED, "queue" => queue.to_owned()).increment(n as u64);
+    with_queue(queue, |q| q.retried_acks_landed.increment(n as u64));
 }
 
-/// One settlement (`op` = "ack" or "park_retry") given up on after a permanent refusal
-/// (the metric keeps its published name).
+pub fn claims_expired(queue: &str, n: usize) {
+    with_queue(queue, |q| q.claims_expired.increment(n as u64));
+}
+
+pub fn duplicates_suppressed(queue: &str, n: usize) {
+    with_queue(queue, |q| q.duplicates_suppressed.increment(n as u64));
+}
+
+pub fn lease_lost(queue: &str, n: usize) {
+    with_queue(queue, |q| q.lease_lost.increment(n as u64));
+}
+
+pub fn dead_lettered(queue: &str, reason: &'static str, n: usize) {
+    with_queue(queue, |q| q.with_label(DEAD_LETTERED, "reason", reason, n));
+}
+
+/// One settlement (`op` = "ack" or "park_retry") given up on after a permanent refusal.
 pub fn given_up(queue: &str, op: &'static str) {
-    counter!(GIVEN_UP, "queue" => queue.to_owned(), "op" => op).increment(1);
+    with_queue(queue, |q| q.with_label(GIVEN_UP, "op", op, 1));
 }
 
-/// One store error, labelled by operation and kind.
+/// One store error, labelled by operation and kind (store-wide, no queue).
 pub fn store_error(error: &claim_core::StoreError) {
     use claim_core::StoreError as E;
     let kind = match error {
@@ -96,55 +320,55 @@ pub fn store_error(error: &claim_core::StoreError) {
         E::Rejected { .. } => "rejected",
         E::InvalidInput { .. } => "invalid_input",
     };
-    counter!(STORE_ERRORS, "op" => error.op().name(), "kind" => kind).increment(1);
+    metrics::counter!(STORE_ERRORS, "op" => error.op().name(), "kind" => kind).increment(1);
 }
 
 pub fn store_out_of_memory(on: bool) {
-    gauge!(STORE_OUT_OF_MEMORY).set(if on { 1.0 } else { 0.0 });
+    metrics::gauge!(STORE_OUT_OF_MEMORY).set(if on { 1.0 } else { 0.0 });
 }
 
-pub fn claims_expired(queue: &str, n: usize) {
-    counter!(CLAIMS_EXPIRED, "queue" => queue.to_owned()).increment(n as u64);
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn duplicates_suppressed(queue: &str, n: usize) {
-    counter!(DUPLICATES_SUPPRESSED, "queue" => queue.to_owned()).increment(n as u64);
-}
+    #[test]
+    fn every_name_carries_the_go_prefix_and_is_listed_once() {
+        let mut names: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
+        assert!(names.iter().all(|n| n.starts_with(PREFIX)), "{names:?}");
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), METRICS.len(), "a name is listed twice");
+    }
 
-pub fn dead_lettered(queue: &str, reason: &'static str, n: usize) {
-    counter!(DEAD_LETTERED, "queue" => queue.to_owned(), "reason" => reason).increment(n as u64);
-}
+    #[test]
+    fn every_histogram_has_buckets_and_every_bucket_list_names_a_histogram() {
+        for m in METRICS.iter().filter(|m| m.kind == Kind::Histogram) {
+            assert!(
+                HISTOGRAM_BUCKETS.iter().any(|(n, _)| *n == m.name),
+                "{} has no buckets",
+                m.name
+            );
+        }
+        for (name, buckets) in HISTOGRAM_BUCKETS {
+            assert!(buckets.windows(2).all(|w| w[0] < w[1]), "{name}");
+            assert!(METRICS.iter().any(|m| m.name == name), "{name}");
+        }
+    }
 
-pub fn lease_lost(queue: &str, n: usize) {
-    counter!(LEASE_LOST, "queue" => queue.to_owned()).increment(n as u64);
-}
-
-pub fn requests(queue: &str, n: usize) {
-    counter!(REQUESTS, "queue" => queue.to_owned()).increment(n as u64);
-}
-
-pub fn result(queue: &str, code: &str) {
-    counter!(RESULTS, "queue" => queue.to_owned(), "code" => code.to_owned()).increment(1);
-}
-
-pub fn retries(queue: &str, n: usize) {
-    counter!(RETRIES, "queue" => queue.to_owned()).increment(n as u64);
-}
-
-/// One more (or, with a negative `delta`, fewer) request being handled.
-pub fn in_flight(delta: f64) {
-    gauge!(IN_FLIGHT).increment(delta);
-}
-
-pub fn depths(queue: &str, pending: usize, claimed: usize) {
-    gauge!(QUEUE_DEPTH, "queue" => queue.to_owned()).set(pending as f64);
-    gauge!(CLAIM_DEPTH, "queue" => queue.to_owned()).set(claimed as f64);
-}
-
-pub fn dispatch_latency(queue: &str, took: Duration) {
-    histogram!(DISPATCH_LATENCY, "queue" => queue.to_owned()).record(took.as_secs_f64());
-}
-
-pub fn queue_residence(queue: &str, secs: f64) {
-    histogram!(QUEUE_RESIDENCE, "queue" => queue.to_owned()).record(secs.max(0.0));
+    #[test]
+    fn the_operations_guide_lists_every_metric_with_its_type() {
+        let guide = include_str!("../../docs/OPERATIONS.md");
+        for m in METRICS {
+            let kind = format!("{:?}", m.kind).to_lowercase();
+            let row = guide
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{}`", m.name)))
+                .unwrap_or_else(|| panic!("docs/OPERATIONS.md has no row for `{}`", m.name));
+            assert!(
+                row.contains(&kind),
+                "the row of `{}` says no {kind}: {row}",
+                m.name
+            );
+        }
+    }
 }

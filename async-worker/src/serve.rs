@@ -2,8 +2,9 @@
 //!
 //! The metrics recorder is metrics-exporter-prometheus's, installed once per
 //! process; `/metrics` renders it. Histograms are exported as Prometheus
-//! histograms (buckets in seconds), not summaries. Both servers stop when the
-//! token given to them fires.
+//! histograms, not summaries: the Go processor's with Go's buckets (in
+//! milliseconds, [`crate::metrics::HISTOGRAM_BUCKETS`]), any other with
+//! [`HISTOGRAM_BUCKETS`]. Both servers stop when the token given to them fires.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,11 +14,11 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Bucket bounds, in seconds, of every exported histogram.
+/// Bucket bounds, in seconds, of a histogram that is not one of ours (an application's).
 pub const HISTOGRAM_BUCKETS: &[f64] = &[
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
     600.0,
@@ -100,11 +101,16 @@ async fn render(State(handle): State<PrometheusHandle>) -> String {
 /// Installs the process-wide Prometheus recorder (once per process) and
 /// starts compacting its histograms in the background.
 pub fn install_recorder() -> Result<PrometheusHandle, ServeError> {
-    let handle = PrometheusBuilder::new()
+    let recorder = |e: metrics_exporter_prometheus::BuildError| ServeError::Recorder(e.to_string());
+    let mut builder = PrometheusBuilder::new()
         .set_buckets(HISTOGRAM_BUCKETS)
-        .map_err(|e| ServeError::Recorder(e.to_string()))?
-        .install_recorder()
-        .map_err(|e| ServeError::Recorder(e.to_string()))?;
+        .map_err(recorder)?;
+    for (name, buckets) in crate::metrics::HISTOGRAM_BUCKETS {
+        builder = builder
+            .set_buckets_for_metric(Matcher::Full(name.to_owned()), buckets)
+            .map_err(recorder)?;
+    }
+    let handle = builder.install_recorder().map_err(recorder)?;
     let upkeep = handle.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(UPKEEP_INTERVAL);
@@ -209,22 +215,34 @@ mod tests {
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
         let (_handle, server) = install_metrics(addr, shutdown.clone()).await.unwrap();
         crate::http_handler::install_crypto_provider();
-        metrics::counter!("async_claims_expired_total", "queue" => "q").increment(2);
-        metrics::histogram!("async_dispatch_latency_seconds").record(0.2);
+        metrics::counter!("app_things_total", "queue" => "q").increment(2);
+        metrics::histogram!("app_latency_seconds").record(0.2);
+        let spec = crate::config::QueueSpec::new("q");
+        crate::metrics::register_queue(&spec);
+        crate::metrics::inference_latency("q", Duration::from_millis(40));
         let text = reqwest::get(format!("http://{}/metrics", server.local_addr))
             .await
             .unwrap()
             .text()
             .await
             .unwrap();
+        assert!(text.contains("app_things_total{queue=\"q\"} 2"), "{text}");
         assert!(
-            text.contains("async_claims_expired_total{queue=\"q\"} 2"),
+            text.contains("app_latency_seconds_bucket{le=\"0.25\"} 1"),
             "{text}"
         );
-        assert!(
-            text.contains("async_dispatch_latency_seconds_bucket"),
-            "{text}"
+        // Go's buckets, in milliseconds, for Go's histograms.
+        let q = r#"queue_id="q",queue_name="q",pool_name="default""#;
+        let inference = crate::metrics::INFERENCE_LATENCY;
+        for (le, n) in [("25", 0), ("50", 1), ("120000", 1), ("+Inf", 1)] {
+            let line = format!("{inference}_bucket{{{q},le=\"{le}\"}} {n}\n");
+            assert!(text.contains(&line), "no {line} in:\n{text}");
+        }
+        let residence = format!(
+            "{}_bucket{{{q},le=\"86400000\"}} 0",
+            crate::metrics::QUEUE_RESIDENCE
         );
+        assert!(text.contains(&residence), "{text}");
         shutdown.cancel();
         server.task.await.unwrap().unwrap();
     }

@@ -7,6 +7,7 @@
 
 mod common;
 
+use async_worker::metrics;
 use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use async_worker::test_support::metric_sum;
 use claim_core::ClaimInspect;
@@ -261,7 +262,7 @@ async fn sigkill_of_one_of_two_processes_is_redelivered_by_the_survivor_and_ever
     wait_for_records(&conn, ids.len(), Duration::from_secs(60)).await;
     let page = survivor.metrics().await;
     assert!(
-        metric_sum(&page, "async_claims_expired_total") >= 1.0,
+        metric_sum(&page, metrics::CLAIMS_EXPIRED) >= 1.0,
         "the survivor reclaimed the killed process's expired claims:\n{page}"
     );
     sigterm_then_one_record_each(&mut survivor, &mut conn, &ids).await;
@@ -276,12 +277,12 @@ async fn after_a_run_the_metrics_endpoint_shows_the_spec_metric_names() {
     wait_for_records(&conn, ids.len(), Duration::from_secs(30)).await;
     let page = worker.metrics_when_up().await;
     for name in [
-        "async_claim_depth",
-        "async_claims_expired_total",
-        "async_duplicate_results_suppressed_total",
-        "async_pending_duplicates_dropped_total",
-        "async_retried_acks_landed_total",
-        "async_store_out_of_memory",
+        metrics::CLAIM_DEPTH,
+        metrics::CLAIMS_EXPIRED,
+        metrics::DUPLICATES_SUPPRESSED,
+        metrics::PENDING_DUPLICATES_DROPPED,
+        metrics::RETRIED_ACKS_LANDED,
+        metrics::STORE_OUT_OF_MEMORY,
     ] {
         assert!(
             has_sample(&page, name),

@@ -46,7 +46,6 @@ pub(super) struct Consumer {
 /// (hand-off cancelled) to the caller by releasing them itself.
 pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
     let queue: Arc<str> = spec.queue_name.as_str().into();
-    metrics::register_queue(&queue);
     let consumer = Consumer {
         shared,
         spec,
@@ -85,10 +84,12 @@ impl Consumer {
                     (want, depth)
                 }
                 Ok(_) => {
+                    super::maintenance::count_gate_closed(shared, queue).await;
                     self.idle().await;
                     continue;
                 }
                 Err(e) => {
+                    metrics::gate_decision(queue, metrics::GateReason::Error);
                     tracing::warn!(queue = %spec.id, error = %e, "gate error; not claiming");
                     self.idle().await;
                     continue;

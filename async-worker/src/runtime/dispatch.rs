@@ -66,6 +66,7 @@ impl Consumer {
         let mut lost = 0;
         let mut hand_off_cancelled = Vec::new();
         let mut ready = Vec::new();
+        let mut first_attempts = 0;
         for (candidate, outcome) in candidates.into_iter().zip(outcomes) {
             let (cancelled, redeliveries, score, lease_expiry) = match outcome {
                 ClaimOutcome::Claimed {
@@ -97,6 +98,14 @@ impl Consumer {
                 .held
                 .insert(queue, candidate.generation.clone(), lease_expiry);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
+            let first_attempt = match &candidate.plan {
+                Plan::Dispatch(parsed) => {
+                    flight.set_created(parsed.created);
+                    parsed.retry_count == 0
+                }
+                Plan::Invalid(_) => true,
+            };
+            first_attempts += usize::from(first_attempt);
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
@@ -143,6 +152,9 @@ impl Consumer {
             ) {
                 (false, Ok(permit)) => permit,
                 _ => {
+                    // Back to pending before any worker had it: not an
+                    // attempt (Go counts one when a worker picks it up).
+                    first_attempts -= usize::from(first_attempt);
                     hand_off_cancelled.push(candidate.generation);
                     continue;
                 }
@@ -167,8 +179,17 @@ impl Consumer {
         if !hand_off_cancelled.is_empty() {
             release(shared, queue, &hand_off_cancelled).await;
         }
+        // First attempts a failed fetch releases never reached a worker.
+        let waiting_first = ready
+            .iter()
+            .filter(|r| r.request.parsed.payload_ref.is_some() && r.request.parsed.retry_count == 0)
+            .count();
         let (ready, fetch_failed) = self.attach_payloads(ready).await;
-        metrics::requests(queue, ready.len());
+        if fetch_failed {
+            first_attempts -= waiting_first;
+        }
+        metrics::requests(queue, first_attempts);
+        metrics::dispatched(queue, ready.len());
         for Ready {
             request,
             destination,
@@ -176,21 +197,19 @@ impl Consumer {
             permit,
         } in ready
         {
-            if let Some(created) = request.parsed.created {
-                metrics::queue_residence(queue, now.0 as f64 / 1000.0 - created as f64);
-            }
-            shared.spawn_until(
-                &shared.tasks,
-                &shared.abandon,
-                execute(
-                    shared.clone(),
-                    queue.clone(),
-                    request,
-                    destination,
-                    flight,
-                    permit,
-                ),
+            let buffered = metrics::handed_off(queue);
+            let run = execute(
+                shared.clone(),
+                queue.clone(),
+                request,
+                destination,
+                flight,
+                permit,
             );
+            shared.spawn_until(&shared.tasks, &shared.abandon, async move {
+                buffered.picked_up();
+                run.await
+            });
         }
         Handed { lost, fetch_failed }
     }

@@ -25,8 +25,7 @@ pub async fn execute(
     flight: Arc<Flight>,
     _permit: OwnedSemaphorePermit,
 ) {
-    metrics::in_flight(1.0);
-    let _in_flight = InFlight;
+    let _in_flight = InFlight::start(&queue);
     let now = shared.clock.now();
     let until_deadline = Duration::from_millis(now.until(request.deadline));
     let budget = shared.config.request_timeout.min(until_deadline);
@@ -40,7 +39,7 @@ pub async fn execute(
         outcome = shared.handler.handle(&request, flight.cancel.clone()) => Some(outcome),
         () = tokio::time::sleep(budget) => Some(timed_out(&shared, &request)),
     };
-    metrics::dispatch_latency(&queue, started.elapsed());
+    metrics::inference_latency(&queue, started.elapsed());
     let outcome = match (handled, flight.reason()) {
         (_, Some(StopReason::Cancelled)) => {
             HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
@@ -57,12 +56,19 @@ pub async fn execute(
     shared.send_to_writer(settlement).await;
 }
 
-/// Takes the request off the in-flight gauge however `execute` ends.
-struct InFlight;
+/// Counts the request on its queue's in-flight gauge until `execute` ends, however it ends.
+struct InFlight(Arc<str>);
+
+impl InFlight {
+    fn start(queue: &Arc<str>) -> Self {
+        metrics::in_flight(queue, 1.0);
+        InFlight(queue.clone())
+    }
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        metrics::in_flight(-1.0);
+        metrics::in_flight(&self.0, -1.0);
     }
 }
 

@@ -24,6 +24,9 @@ pub struct Flight {
     /// Its outcome is with the writer: the claim is about to leave the
     /// store by this runtime's own ack or park.
     settling: std::sync::atomic::AtomicBool,
+    /// The request's `data.created` (Unix seconds), 0 when unset: the
+    /// message latency is measured from it when the record lands.
+    created: std::sync::atomic::AtomicI64,
 }
 
 impl Flight {
@@ -44,6 +47,16 @@ impl Flight {
 
     pub fn is_settling(&self) -> bool {
         self.settling.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_created(&self, created: Option<i64>) {
+        self.created
+            .store(created.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The request's `data.created`, when it had one.
+    pub fn created(&self) -> Option<i64> {
+        Some(self.created.load(std::sync::atomic::Ordering::Relaxed)).filter(|c| *c != 0)
     }
 }
 

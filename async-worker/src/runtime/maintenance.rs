@@ -14,8 +14,6 @@ use tokio_util::sync::CancellationToken;
 const RENEW_CHUNK: usize = 500;
 /// Expired claims or due retries handled per store call.
 const MAINTENANCE_BATCH: usize = 500;
-/// How often queue depths are sampled into gauges.
-const DEPTH_SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Runs `tick` every `period` until `stop` fires.
 async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut tick: F)
@@ -160,6 +158,8 @@ async fn reclaim_queue(shared: &Shared, spec: &crate::config::QueueSpec) {
                         "delivery_limit",
                         report.dead_lettered,
                     );
+                    let code = claim_core::wire::ErrorCode::DeliveryLimit.as_str();
+                    metrics::results_by_store(&spec.queue_name, code, report.dead_lettered);
                 }
                 if report.ghosts_repaired > 0 {
                     tracing::warn!(queue = %spec.id, repaired = report.ghosts_repaired, "claim bookkeeping repaired");
@@ -196,14 +196,27 @@ pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
     .await;
 }
 
-/// Samples queue and claim depths into gauges.
+/// Samples each queue's backlog (pending members) and claim depth into
+/// gauges; a failed read reports the backlog 0 and its source unavailable.
 pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
-    every(DEPTH_SAMPLE_INTERVAL, stop, || async {
+    let period = shared.config.backlog_poll_interval;
+    every(period, stop, || async {
         for spec in &shared.config.queues {
-            if let Ok(d) = shared.store.depths(&spec.queue_name).await {
-                metrics::depths(&spec.queue_name, d.pending, d.claimed);
+            match shared.store.depths(&spec.queue_name).await {
+                Ok(d) => metrics::depths(&spec.queue_name, d.pending, d.claimed),
+                Err(_) => metrics::depths_unavailable(&spec.queue_name),
             }
         }
     })
     .await;
+}
+
+/// Counts a poll the gate held back, as Go does: only while requests are
+/// pending (an idle queue was not held back).
+pub(super) async fn count_gate_closed(shared: &Shared, queue: &str) {
+    if let Ok(d) = shared.store.depths(queue).await
+        && d.pending > 0
+    {
+        metrics::gate_decision(queue, metrics::GateReason::GateClosed);
+    }
 }

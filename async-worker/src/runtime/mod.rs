@@ -195,6 +195,9 @@ impl Runtime {
             mpsc::channel(config.concurrency.max(config.ack_batch_size) * 2);
         let owner = OwnerToken::new(format!("{:032x}", rand::random::<u128>()));
         let kill = CancellationToken::new();
+        for spec in &config.queues {
+            crate::metrics::register_queue(spec);
+        }
         let shared = Arc::new(Shared {
             store,
             handler,

@@ -5,7 +5,7 @@
 //! the store says the live marker was written by this very record
 //! (`own_record_landed`: same digest), the uncertain call landed: it is
 //! counted as a retried ack that had landed, not as a suppressed duplicate,
-//! so `async_duplicate_results_suppressed_total` keeps one meaning. (Either
+//! so `llm_d_async_async_duplicate_results_suppressed_total` keeps one meaning. (Either
 //! test alone could misfile: an identical record from another replica, or
 //! another replica's record after our uncertain call failed before running.)
 
@@ -29,9 +29,10 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
     let mut suppressed = 0;
     let mut landed_before = 0;
     let mut parked = 0;
+    let now = shared.clock.now();
     for (i, owed) in group.items.iter().enumerate() {
         let (_, generation) = owed.settlement.claim();
-        shared.held.remove(queue, generation);
+        let flight = shared.held.remove(queue, generation);
         match (&owed.settlement, &answer) {
             (Settlement::Ack { code, .. }, Answer::Acks(outcomes)) => {
                 let outcome = outcomes.get(i).copied().unwrap_or_default();
@@ -41,6 +42,10 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
                     stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
                 } else if outcome.pushed {
                     metrics::result(queue, code);
+                    if let Some(created) = flight.and_then(|f| f.created()) {
+                        let ms = now.0 as f64 - created as f64 * 1000.0;
+                        metrics::message_latency(queue, ms);
+                    }
                     stats.records_pushed.fetch_add(1, Ordering::Relaxed);
                 } else if owed.uncertain && outcome.own_record_landed {
                     landed_before += 1;

@@ -79,6 +79,7 @@ pub fn runtime_config(
         promote_interval: ms(promote),
         ack_batch_size: 4,
         default_result_list: RESULTS.to_owned(),
+        backlog_poll_interval: RuntimeConfig::default().backlog_poll_interval,
     }
 }
 

@@ -50,8 +50,8 @@ counters! {
     dead_lettered <- m::DEAD_LETTERED,
     lease_lost <- m::LEASE_LOST,
     retries <- m::RETRIES,
-    /// Requests claimed for dispatch.
-    requests <- m::REQUESTS,
+    /// Requests handed to the handler, retries included.
+    requests <- m::DISPATCHED,
 }
 
 /// One process of a slot.

@@ -1,0 +1,193 @@
+//! One queue's metric handles, built once per queue with its Go labels, and the process-wide table that finds them by queue name.
+//!
+//! Handles are registered with the recorder installed at the time: one made
+//! before the recorder exists records nothing, so [`register_queue`] (which
+//! the runtime calls when it is built) rebuilds them. Registering creates
+//! every series of the queue (counters at 0, histograms empty), so `rate()`
+//! sees the first increment and a dashboard shows 0 instead of nothing.
+//! Registering again never resets a value.
+
+use super::*;
+use metrics::{Counter, Gauge, Histogram, Label, counter, gauge, histogram};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Instant;
+
+/// The handles of one queue.
+pub(super) struct QueueMetrics {
+    labels: Vec<Label>,
+    pub requests: Counter,
+    pub retries: Counter,
+    pub successful: Counter,
+    pub failed: Counter,
+    pub exceeded_deadline: Counter,
+    pub shedded: Counter,
+    pub dispatched: Counter,
+    /// Indexed by [`GateReason`] as `usize`.
+    pub gate: [Counter; 4],
+    pub queue_depth: Gauge,
+    pub in_flight: Gauge,
+    pub backlog: Gauge,
+    pub backlog_available: Gauge,
+    pub claim_depth: Gauge,
+    pub inference_latency: Histogram,
+    pub queue_residence: Histogram,
+    pub message_latency: Histogram,
+    pub claims_expired: Counter,
+    pub duplicates_suppressed: Counter,
+    pub pending_duplicates_dropped: Counter,
+    pub retried_acks_landed: Counter,
+    pub lease_lost: Counter,
+    by_code: Mutex<HashMap<&'static str, Counter>>,
+}
+
+impl QueueMetrics {
+    fn new(spec: &QueueSpec) -> Self {
+        let labels = vec![
+            Label::new("queue_id", spec.id.clone()),
+            Label::new("queue_name", spec.queue_name.clone()),
+            Label::new("pool_name", spec.pool_name.clone()),
+        ];
+        let c = |name: &'static str| {
+            let handle = counter!(name, labels.clone());
+            handle.increment(0);
+            handle
+        };
+        let g = |name: &'static str| {
+            let handle = gauge!(name, labels.clone());
+            handle.increment(0.0);
+            handle
+        };
+        let h = |name: &'static str| histogram!(name, labels.clone());
+        let gate = GateReason::ALL.map(|reason| {
+            let mut labels = labels.clone();
+            labels.push(Label::new("reason", reason.as_str()));
+            let handle = counter!(GATE_DECISIONS, labels);
+            handle.increment(0);
+            handle
+        });
+        QueueMetrics {
+            requests: c(REQUESTS),
+            retries: c(RETRIES),
+            successful: c(SUCCESSFUL),
+            failed: c(FAILED),
+            exceeded_deadline: c(EXCEEDED_DEADLINE),
+            shedded: c(SHEDDED),
+            dispatched: c(DISPATCHED),
+            gate,
+            queue_depth: g(QUEUE_DEPTH),
+            in_flight: g(IN_FLIGHT),
+            backlog: g(BROKER_BACKLOG),
+            backlog_available: g(BROKER_BACKLOG_SOURCE_AVAILABLE),
+            claim_depth: g(CLAIM_DEPTH),
+            inference_latency: h(INFERENCE_LATENCY),
+            queue_residence: h(QUEUE_RESIDENCE),
+            message_latency: h(MESSAGE_LATENCY),
+            claims_expired: c(CLAIMS_EXPIRED),
+            duplicates_suppressed: c(DUPLICATES_SUPPRESSED),
+            pending_duplicates_dropped: c(PENDING_DUPLICATES_DROPPED),
+            retried_acks_landed: c(RETRIED_ACKS_LANDED),
+            lease_lost: c(LEASE_LOST),
+            by_code: Mutex::new(HashMap::new()),
+            labels,
+        }
+    }
+
+    /// The `results_total` counter of `code`, made on first use.
+    pub fn by_code(&self, code: &'static str) -> Counter {
+        let mut codes = self.by_code.lock().unwrap_or_else(|p| p.into_inner());
+        codes
+            .entry(code)
+            .or_insert_with(|| self.labelled(RESULTS, "code", code))
+            .clone()
+    }
+
+    /// Adds `n` to `name` with the queue's labels plus `key` = `value`.
+    pub fn with_label(&self, name: &'static str, key: &'static str, value: &'static str, n: usize) {
+        self.labelled(name, key, value).increment(n as u64);
+    }
+
+    fn labelled(&self, name: &'static str, key: &'static str, value: &'static str) -> Counter {
+        let mut labels = self.labels.clone();
+        labels.push(Label::new(key, value));
+        counter!(name, labels)
+    }
+}
+
+type Table = RwLock<HashMap<String, Arc<QueueMetrics>>>;
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(Table::default)
+}
+
+/// Builds a queue's handles with its labels and creates all its series.
+/// The runtime calls it for each configured queue when it is built.
+pub fn register_queue(spec: &QueueSpec) {
+    // The store-wide gauge is created with the first queue's series.
+    gauge!(STORE_OUT_OF_MEMORY).increment(0.0);
+    let metrics = Arc::new(QueueMetrics::new(spec));
+    let mut table = table().write().unwrap_or_else(|p| p.into_inner());
+    table.insert(spec.queue_name.clone(), metrics);
+}
+
+/// Runs `record` on the handles of queue `name` (registering it with
+/// default labels if it never was).
+pub(super) fn with_queue(name: &str, record: impl FnOnce(&QueueMetrics)) {
+    record(&handles(name));
+}
+
+/// The handles of queue `name`, registered with default labels if it never was.
+fn handles(name: &str) -> Arc<QueueMetrics> {
+    let found = table()
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(name)
+        .cloned();
+    found.unwrap_or_else(|| {
+        let mut table = table().write().unwrap_or_else(|p| p.into_inner());
+        table
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(QueueMetrics::new(&unregistered(name))))
+            .clone()
+    })
+}
+
+/// A claimed request handed to a worker task that has not started: counted
+/// in `queue_depth` until [`Buffered::picked_up`] or drop.
+pub struct Buffered {
+    queue: Arc<QueueMetrics>,
+    since: Instant,
+}
+
+impl std::fmt::Debug for Buffered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffered")
+            .field("since", &self.since)
+            .finish()
+    }
+}
+
+/// Counts a claimed request as buffered in-process (Go's `queue_depth`).
+pub fn handed_off(queue: &str) -> Buffered {
+    let queue = handles(queue);
+    queue.queue_depth.increment(1.0);
+    Buffered {
+        queue,
+        since: Instant::now(),
+    }
+}
+
+impl Buffered {
+    /// A worker starts the request: its residence time is recorded.
+    pub fn picked_up(self) {
+        let waited = millis(self.since.elapsed());
+        self.queue.queue_residence.record(waited);
+    }
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        self.queue.queue_depth.decrement(1.0);
+    }
+}
