@@ -59,7 +59,8 @@ pub struct RuntimeConfig {
     /// Result list when neither the queue nor the member names one.
     pub default_result_list: String,
     /// How often each queue's backlog (pending members) and claim depth are
-    /// read into gauges (Go: `--metrics-backlog-poll-interval`, 15 s).
+    /// read into gauges (Go: `--metrics-backlog-poll-interval`, 15 s); zero
+    /// turns the reads off and those gauges stay unset.
     pub backlog_poll_interval: Duration,
 }
 
@@ -101,7 +102,6 @@ impl RuntimeConfig {
             ("request timeout", self.request_timeout),
             ("claim_reclaim_interval_ms", self.reclaim_interval),
             ("promote interval", self.promote_interval),
-            ("metrics backlog poll interval", self.backlog_poll_interval),
         ] {
             if value.is_zero() {
                 return Err(format!("{what} is zero: give it a positive duration"));

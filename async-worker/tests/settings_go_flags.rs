@@ -351,21 +351,28 @@ fn go_flags_without_effect_here_are_accepted_with_one_warning_each() {
 }
 
 #[test]
-fn metrics_backlog_poll_interval_is_a_go_duration_defaulting_to_fifteen_seconds() {
+fn metrics_backlog_poll_interval_is_a_go_duration_defaulting_to_fifteen_seconds_and_paces_the_backlog_reads()
+ {
     let gw = ["--igw-base-url", "http://gw"];
+    let default = ok(&gw);
     assert_eq!(
-        ok(&gw).metrics_backlog_poll_interval,
+        default.metrics_backlog_poll_interval,
+        Duration::from_secs(15)
+    );
+    assert_eq!(
+        default.runtime.backlog_poll_interval,
         Duration::from_secs(15)
     );
     let mut args = gw.to_vec();
     args.extend(["--metrics-backlog-poll-interval", "1m30s"]);
-    assert_eq!(
-        ok(&args).metrics_backlog_poll_interval,
-        Duration::from_secs(90)
-    );
+    let set = ok(&args);
+    assert_eq!(set.metrics_backlog_poll_interval, Duration::from_secs(90));
+    assert_eq!(set.runtime.backlog_poll_interval, Duration::from_secs(90));
     let mut args = gw.to_vec();
     args.push("--metrics-backlog-poll-interval=0");
-    assert_eq!(ok(&args).metrics_backlog_poll_interval, Duration::ZERO);
+    let off = ok(&args);
+    assert_eq!(off.metrics_backlog_poll_interval, Duration::ZERO);
+    assert_eq!(off.runtime.backlog_poll_interval, Duration::ZERO);
     let mut args = gw.to_vec();
     args.push("--metrics-backlog-poll-interval=15");
     let m = refused(&args);

@@ -200,6 +200,10 @@ pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
 /// gauges; a failed read reports the backlog 0 and its source unavailable.
 pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
     let period = shared.config.backlog_poll_interval;
+    if period.is_zero() {
+        // `--metrics-backlog-poll-interval 0`: the operator turned the reads off.
+        return;
+    }
     every(period, stop, || async {
         for spec in &shared.config.queues {
             match shared.store.depths(&spec.queue_name).await {

@@ -169,6 +169,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         reclaim_interval: reclaim,
         promote_interval: poll_interval,
         default_result_list: result_list.to_owned(),
+        backlog_poll_interval: backlog_poll,
         ..RuntimeConfig::default()
     };
     if args.concurrency == 0 {
