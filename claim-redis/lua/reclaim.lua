@@ -8,7 +8,8 @@
 -- KEYS[7] explicit-time side hash
 -- then, per item in order: none for 'g'; its terminal marker for 'r' and
 -- 'u'; for 'l' its terminal marker, result list, request-active:<id>,
--- request-cancel:<id>
+-- request-cancel:<id>; then, after every item's keys, the payload key
+-- (request-payload:<id>:<token>) of each 'l' item that has one, in item order
 -- ARGV[1] now in ms   ARGV[2] result dedup TTL in ms
 -- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
 -- ARGV[4] '1' in explicit-time mode, else '0'
@@ -16,7 +17,8 @@
 -- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, 'l' limit
 -- followed by request token, DELIVERY_LIMIT record, dead entry JSON, the
 -- dead reason to use if the list holds another type (the type name is
--- appended) and the record's digest, or 'u' limit whose result list the caller refused by name,
+-- appended), the record's digest and '1' if its payload key follows (else
+-- '0'), or 'u' limit whose result list the caller refused by name,
 -- followed by its dead entry JSON.
 -- Returns {redelivered, dead_lettered, ghosts_repaired}.
 --
@@ -33,13 +35,19 @@
 -- marker, by the check above) the DELIVERY_LIMIT record is pushed, the
 -- marker written, the producer keys holding this token cleared, and the
 -- member kept in the dead hash; the marker expires the dedup TTL after the
--- later of now and deadline + 30 s. At the limit with a result list that
--- cannot take the record (refused by name: 'u'; holding another type: TYPE,
--- once per list) only the dead entry is written, saying why, so one bad
--- list never fails the batch and the claims behind it still move. A claim
--- whose bookkeeping is unreadable is not deleted silently: its member goes
--- to the dead hash with the reason. All decisions and type checks precede
--- the first write.
+-- later of now and deadline + 30 s. The record answers the generation, so
+-- its payload stored apart is deleted with it (as the owner's ack does); the
+-- caller named it from the member it read, and the claim key it re-checked
+-- names the same generation, whose payload key Go's producer derives from
+-- id and token. A redelivered item, or one dead-lettered without a record,
+-- keeps its payload (the next holder or a redrive needs it). Payload keys
+-- come after all other KEYS, so the MGET below never reads their values.
+-- At the limit with a result list that cannot take the record (refused by
+-- name: 'u'; holding another type: TYPE, once per list) only the dead entry
+-- is written, saying why, so one bad list never fails the batch and the
+-- claims behind it still move. A claim whose bookkeeping is unreadable is
+-- not deleted silently: its member goes to the dead hash with the reason.
+-- All decisions and type checks precede the first write.
 
 need(#ARGV >= 4, 'reclaim: missing arguments')
 local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -55,10 +63,12 @@ while a <= #ARGV do
   a = a + 3
   item.keys = k
   if item.kind == 'l' then
-    need(a + 4 <= #ARGV, 'reclaim: truncated limit item')
+    need(a + 5 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
     item.unusable, item.digest = ARGV[a + 3], ARGV[a + 4]
-    a = a + 5
+    need(ARGV[a + 5] == '0' or ARGV[a + 5] == '1', 'reclaim: bad payload flag')
+    item.has_payload = ARGV[a + 5] == '1'
+    a = a + 6
     k = k + 4
   elseif item.kind == 'u' then
     need(a <= #ARGV, 'reclaim: truncated limit item')
@@ -73,7 +83,14 @@ while a <= #ARGV do
   items[#items + 1] = item
   gens[#gens + 1] = item.gen
 end
-need(#items >= 1 and #KEYS == k, 'reclaim: KEYS do not match the items')
+local p = k
+for _, item in ipairs(items) do
+  if item.has_payload then
+    p = p + 1
+    item.payload = p
+  end
+end
+need(#items >= 1 and #KEYS == p, 'reclaim: KEYS do not match the items')
 
 local expiries = redis.call('ZMSCORE', KEYS[4], unpack(gens))
 local owners = redis.call('HMGET', KEYS[3], unpack(gens))
@@ -154,6 +171,10 @@ for i, item in ipairs(items) do
           deleted[key] = true
           dels[#dels + 1] = key
         end
+      end
+      if item.payload and not deleted[KEYS[item.payload]] then
+        deleted[KEYS[item.payload]] = true
+        dels[#dels + 1] = KEYS[item.payload]
       end
       push(dead, member, item.dead)
       dead_lettered = dead_lettered + 1

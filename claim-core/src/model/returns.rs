@@ -113,6 +113,13 @@ impl Model {
                     None => {
                         let record = delivery_limit_record(&g, redeliveries, queue);
                         self.deliver_terminal(&g, (&list, record), claim.score, now);
+                        // The record answers the generation: its payload
+                        // stored apart is no longer needed (as the owner's
+                        // ack deletes it). Without a record it stays for a
+                        // redrive.
+                        if let Some(key) = parsed.as_ref().and_then(|p| p.payload_ref.as_ref()) {
+                            self.payloads.remove(key);
+                        }
                         delivery_limit_reason(redeliveries)
                     }
                 };

@@ -3,7 +3,9 @@
 //! Phase one reads (the claims index, owner entries, and for claims at the
 //! delivery limit their members, to find the result list); phase two runs
 //! `reclaim.lua`, which re-checks that each claim is still the one read and
-//! still expired. Before that, a cheap consistency check (ZCARD of the
+//! still expired. An item answered at the delivery limit also names its
+//! member's `internal.payload_ref` (parsed here from the member read in
+//! phase one), which the script deletes with the answer. Before that, a cheap consistency check (ZCARD of the
 //! index against HLEN of the claims) decides whether the index needs a
 //! repair scan.
 
@@ -157,6 +159,9 @@ async fn reclaim_chosen(
         members = store.conn().query(OP, Effect::Read, &cmd).await?;
     }
     let mut members = members.into_iter();
+    // Payload keys of the items answered at the limit: KEYS after every
+    // item's own keys, in item order, so the script's MGET never reads them.
+    let mut payload_keys: Vec<String> = Vec::new();
 
     let dedup = config.result_dedup_ttl_ms;
     let mut call = store.scripts().reclaim.prepare_invoke();
@@ -202,6 +207,10 @@ async fn reclaim_chosen(
         }
         let holds = unusable_list_reason(&list, "");
         let record = delivery_limit_record(&g, redeliveries, queue);
+        let payload = parsed.as_ref().and_then(|p| p.payload_ref.as_deref());
+        if let Some(payload_ref) = payload {
+            payload_keys.push(store.keys().payload(payload_ref));
+        }
         call.key(store.keys().marker(&g))
             .key(store.keys().list(&list))
             .key(store.keys().active(&g.id))
@@ -213,7 +222,11 @@ async fn reclaim_chosen(
             .arg(record.as_bytes())
             .arg(dead_json(&delivery_limit_reason(redeliveries), now))
             .arg(undeliverable_limit_reason(redeliveries, &holds))
-            .arg(record_digest(record.as_bytes()));
+            .arg(record_digest(record.as_bytes()))
+            .arg(if payload.is_some() { "1" } else { "0" });
+    }
+    for key in &payload_keys {
+        call.key(key);
     }
     let counts: Vec<usize> = store.conn().script(OP, &call).await?;
     match counts[..] {
