@@ -248,3 +248,37 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     assert_eq!(ids, vec!["a-inline", "p-ref"]);
     assert_eq!(fx.pending().await, vec![survivor.member.clone()]);
 }
+
+pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, limited(2)).await;
+    let (at_limit, at_limit_sub) = by_reference("a-limit");
+    let (below, below_sub) = by_reference("b-below");
+    fx.store.submit(Q, &at_limit_sub).await.unwrap();
+    fx.claim("slow", at_limit.one()).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    fx.store.submit(Q, &below_sub).await.unwrap();
+    let both = [at_limit.clone(), below.clone()];
+    fx.claim("next", &both).await;
+    // A stale owner answers both; a non-owner's ack leaves the payloads to
+    // the holder, which then dies without acking.
+    fx.ack("slow", &both, "answered").await;
+    assert!(payload_kept(&fx.store, &at_limit).await);
+    assert!(payload_kept(&fx.store, &below).await);
+    fx.clock.set(at(62));
+    let report = fx.reclaim_all().await;
+    assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
+    assert!(
+        !payload_kept(&fx.store, &at_limit).await,
+        "answered: the claim at the limit drops its payload with it"
+    );
+    assert!(
+        !payload_kept(&fx.store, &below).await,
+        "answered: the claim below the limit drops its payload with it"
+    );
+    let mut ids = fx.result_ids().await;
+    ids.sort();
+    assert_eq!(ids, vec!["a-limit", "b-below"]);
+}
