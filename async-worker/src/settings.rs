@@ -15,10 +15,18 @@
 //!   `REDIS_URL`; there is no default (Go requires one too).
 //! - The store's `default_queue` (where a promoted retry goes when its member
 //!   names no queue) is the first configured queue.
+//! - Go compatibility: unknown config fields are a warning (as Go ignores
+//!   them) unless `--strict-config`; the deprecated flags the Go chart passes
+//!   are mapped onto the transport config (`legacy`); every current Go flag
+//!   is honoured, accepted with a warning, or refused (`compat`).
 
 mod bounds;
+mod compat;
 mod duration;
 mod error;
+mod go_flags;
+mod legacy;
+mod mode;
 mod queues;
 mod resolve;
 mod transport;
@@ -28,6 +36,7 @@ pub use duration::{
     BareUnit, DurationError, format_duration, parse_flag_duration, parse_go_duration,
 };
 pub use error::SettingsError;
+pub use go_flags::{GoFlags, LegacyFlags};
 pub use resolve::redact_url;
 pub use transport::{QueueConfig, TransportConfig};
 
@@ -78,9 +87,11 @@ pub enum Command {
 /// The processor's flags.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Transport; only redis-sortedset is supported.
-    #[arg(long, value_name = "NAME", default_value = "redis-sortedset")]
-    pub transport: String,
+    /// Transport; only redis-sortedset is supported [default: redis-sortedset].
+    ///
+    /// Giving it (or a transport config) makes the deprecated Go flags ignored.
+    #[arg(long, value_name = "NAME")]
+    pub transport: Option<String>,
 
     /// Transport config as inline JSON (Go field names).
     #[arg(long, value_name = "JSON", conflicts_with = "transport_config_file")]
@@ -155,6 +166,18 @@ pub struct RunArgs {
     /// Refuse to start when Redis lacks AOF persistence or `maxmemory-policy noeviction`.
     #[arg(long)]
     pub require_durability: bool,
+
+    /// Refuse a transport config with fields this processor does not know (default: warn and ignore them, as Go does).
+    #[arg(long)]
+    pub strict_config: bool,
+
+    /// Flags of the Go processor.
+    #[command(flatten)]
+    pub go: GoFlags,
+
+    /// Deprecated Go flags the chart still passes.
+    #[command(flatten)]
+    pub legacy: LegacyFlags,
 }
 
 /// The demo's flags (the demo itself lives with the binary, `src/bin/async-worker/demo/`).
@@ -230,7 +253,11 @@ pub struct ProcessorSettings {
     /// Where `/healthz` and `/readyz` listen; `None` when `--health-port 0`.
     pub health_addr: Option<SocketAddr>,
     pub require_durability: bool,
-    /// Things worth a warning at start: flags the config overrode, ignored fields.
+    /// How often the broker backlog gauges poll each pending set
+    /// (`--metrics-backlog-poll-interval`, default 15 s); zero = never.
+    pub metrics_backlog_poll_interval: Duration,
+    /// Things worth a warning at start: flags the config overrode, unknown
+    /// fields, deprecated flags and Go flags without effect. One line each.
     pub notes: Vec<String>,
 }
 

@@ -332,12 +332,25 @@ fn a_negative_lease_flag_exits_2_with_one_line_naming_the_flag() {
 }
 
 #[test]
-fn an_unknown_transport_config_field_exits_2_with_one_line_naming_the_field() {
-    let stderr = refused_config(serde_json::json!({
+fn an_unknown_transport_config_field_under_strict_config_exits_2_with_one_line_naming_the_field() {
+    let config = serde_json::json!({
         "url": NO_REDIS,
         "queues": [{"queue_name": "q", "igw_base_url": NO_GATEWAY, "bogus_knob": 1}],
-    }));
-    assert!(stderr.contains("bogus_knob"), "{stderr}");
+    });
+    let stderr = refused(&["--strict-config", "--transport-config", &config.to_string()]);
+    assert!(stderr.contains("queues[0].bogus_knob"), "{stderr}");
+}
+
+#[test]
+fn a_go_flag_this_version_cannot_honour_exits_2_with_one_line_naming_it() {
+    let stderr = refused(&[
+        "--redis-url",
+        NO_REDIS,
+        "--igw-base-url",
+        NO_GATEWAY,
+        "--metrics-endpoint-auth=true",
+    ]);
+    assert!(stderr.contains("--metrics-endpoint-auth=true"), "{stderr}");
 }
 
 #[test]

@@ -16,10 +16,11 @@ pub enum SettingsError {
     UnknownTransport { name: String },
 
     #[error(
-        "--transport-config-file {}: cannot read it: {source}; check the path and its permissions",
+        "{flag} {}: cannot read it: {source}; check the path and its permissions",
         path.display()
     )]
     UnreadableConfigFile {
+        flag: String,
         path: PathBuf,
         #[source]
         source: std::io::Error,
@@ -29,7 +30,7 @@ pub enum SettingsError {
     ConfigSyntax { origin: String, detail: String },
 
     #[error(
-        "{origin}: unknown field {field}: {detail}; remove it or correct its spelling (the config uses the Go processor's snake_case names)"
+        "{origin}: unknown field {field} ({detail}); remove it or correct its spelling (the config uses the Go processor's snake_case names), or drop --strict-config to have it ignored with a warning"
     )]
     UnknownConfigField {
         origin: String,
@@ -57,9 +58,21 @@ pub enum SettingsError {
     MissingIgwBaseUrl { field: String, fix: String },
 
     #[error(
-        "no Redis URL: set url in the transport config, pass --redis-url, or set REDIS_URL (e.g. redis://redis:6379)"
+        "url is required (set url in the transport config or REDIS_URL); --redis-url (or the deprecated --redis.url) gives it too, e.g. redis://redis:6379"
     )]
     MissingRedisUrl,
+
+    #[error(
+        "{origin}: mode {mode:?} is valid but not implemented yet (Redis {mode} support is issue 12): this version connects to one standalone Redis; set mode to \"standalone\" (or leave it out) and point url at the primary, or keep the Go processor for this queue"
+    )]
+    UnsupportedMode { origin: String, mode: String },
+
+    #[error("{flag} is not supported: {reason}; {fix}")]
+    UnsupportedFlag {
+        flag: String,
+        reason: String,
+        fix: String,
+    },
 
     #[error(
         "{field} {url:?} is not a Redis URL ({reason}): use redis://host:port[/db], rediss://host:port for TLS, or unix:///path/to/redis.sock"
@@ -84,6 +97,18 @@ pub enum SettingsError {
 }
 
 impl SettingsError {
+    pub(crate) fn unsupported(
+        flag: impl Into<String>,
+        reason: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        SettingsError::UnsupportedFlag {
+            flag: flag.into(),
+            reason: reason.into(),
+            fix: fix.into(),
+        }
+    }
+
     /// The process exit code for this error: always 2 (bad input).
     pub fn exit_code(&self) -> u8 {
         2

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use claim_core::wire;
 
 use super::error::SettingsError;
-use super::transport::{QueueConfig, gate_params, set};
+use super::transport::{QueueConfig, gate_params, positive, set};
 use super::{QueueSettings, RunArgs};
 use crate::config::QueueSpec;
 use crate::http_handler::HttpTarget;
@@ -94,6 +94,18 @@ pub(super) fn configured_queues(
                 });
             }
         }
+        // Go refuses a pool its pools file does not define; without that
+        // file (refused here: pools are not implemented) only `default` exists.
+        let pool = set(&q.worker_pool_id).unwrap_or(DEFAULT_WORKER_POOL);
+        if pool != DEFAULT_WORKER_POOL {
+            return Err(value_error(
+                "worker_pool_id",
+                format!(
+                    "{pool:?} is not a configured pool: worker pools (--pool-config-file) are not implemented, so only \"default\" exists"
+                ),
+                "remove worker_pool_id or set it to \"default\"; all queues share the --concurrency workers",
+            ));
+        }
         let path = set(&q.request_path_url).unwrap_or(DEFAULT_REQUEST_PATH);
         let objective = set(&q.inference_objective).map(str::to_owned);
         let target = target(
@@ -106,18 +118,14 @@ pub(super) fn configured_queues(
             id: id.to_owned(),
             queue_name: queue_name.to_owned(),
             result_queue_name: set(&q.result_queue_name).map(str::to_owned),
-            result_ttl_seconds: None,
-            pool_name: set(&q.worker_pool_id)
-                .unwrap_or(DEFAULT_WORKER_POOL)
-                .to_owned(),
+            result_ttl_seconds: positive(q.result_ttl_seconds, origin, &at("result_ttl_seconds"))?,
+            pool_name: pool.to_owned(),
         };
         let queue = QueueSettings {
             id: id.to_owned(),
             queue_name: queue_name.to_owned(),
             target,
-            worker_pool_id: set(&q.worker_pool_id)
-                .unwrap_or(DEFAULT_WORKER_POOL)
-                .to_owned(),
+            worker_pool_id: pool.to_owned(),
             labels: q.labels.clone().unwrap_or_default(),
             gate_params: gate_params(&q.gate_params, origin, &at("gate_params"))?,
         };

@@ -50,25 +50,45 @@ const CLAIM_DURATIONS: [ClaimDuration; 3] = [
 ];
 
 pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError> {
-    if args.transport != TRANSPORT {
-        return Err(SettingsError::UnknownTransport {
-            name: args.transport.clone(),
-        });
+    if let Some(name) = args.transport.as_deref().filter(|t| *t != TRANSPORT) {
+        return Err(SettingsError::UnknownTransport { name: name.into() });
     }
-    let loaded = load_config(args)?;
+    let mut notes = Vec::new();
+    let backlog_poll = super::compat::check_go_flags(&args.go, &mut notes)?;
+    // As in Go: any --transport* flag makes the deprecated flags ignored.
+    let new_flags = args.transport.is_some()
+        || args.transport_config.is_some()
+        || args.transport_config_file.is_some();
+    // (config, how messages name it, whether the deprecated flags built it)
+    let loaded = match super::legacy::legacy_config(args, new_flags, &mut notes)? {
+        Some(config) => Some((config, super::legacy::ORIGIN.to_owned(), true)),
+        None => load_config(args)?.map(|(config, origin)| (config, origin, false)),
+    };
     let (config, origin) = match &loaded {
-        Some((config, origin)) => (config.clone(), origin.as_str()),
+        Some((config, origin, _)) => (config.clone(), origin.as_str()),
         None => (TransportConfig::default(), "transport config"),
     };
-    let mut notes = Vec::new();
-    if config.enable_tracing.is_some() {
+    for field in config.unknown_fields() {
+        if args.strict_config {
+            return Err(SettingsError::UnknownConfigField {
+                origin: origin.to_owned(),
+                field,
+                detail: "--strict-config refuses fields this processor does not know".into(),
+            });
+        }
         notes.push(format!(
-            "{origin}: enable_tracing is accepted for Go compatibility and ignored"
+            "{origin}: unknown field {field} is ignored (as the Go processor ignores it); remove it or correct its spelling (--strict-config refuses it)"
+        ));
+    }
+    if config.enable_tracing == Some(true) {
+        notes.push(format!(
+            "{origin}: enable_tracing is accepted for Go compatibility and has no effect (no Redis tracing spans are emitted)"
         ));
     }
 
-    // Every flag is parsed before any config field is checked, each group
-    // in this order, so the first error reported stays the same.
+    // The Go flags and the config's shape are checked above; here every
+    // duration flag is parsed before any config value is checked, in this
+    // order, so the first error reported stays the same.
     let given = [
         args.claim_lease_ttl.as_deref(),
         args.claim_reclaim_interval.as_deref(),
@@ -106,9 +126,10 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let batch_size = positive(config.batch_size, origin, "batch_size")?.unwrap_or(10);
 
     let redis_url = redis_url(&config, origin, args.redis_url.as_deref())?;
+    super::mode::check_mode(&config, origin, &redis_url)?;
     let queues = match &loaded {
-        Some(_) => {
-            if args.igw_base_url.is_some() {
+        Some((_, _, legacy)) => {
+            if args.igw_base_url.is_some() && !legacy {
                 notes.push(format!(
                     "--igw-base-url is ignored: {origin} configures the queues"
                 ));
@@ -183,6 +204,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         metrics_addr: addr(args.metrics_port),
         health_addr: addr(args.health_port),
         require_durability: args.require_durability,
+        metrics_backlog_poll_interval: backlog_poll,
         notes,
     })
 }
@@ -198,6 +220,7 @@ fn load_config(args: &RunArgs) -> Result<Option<(TransportConfig, String)>, Sett
     };
     let text =
         std::fs::read_to_string(path).map_err(|source| SettingsError::UnreadableConfigFile {
+            flag: "--transport-config-file".into(),
             path: path.clone(),
             source,
         })?;

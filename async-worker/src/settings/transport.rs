@@ -1,9 +1,11 @@
 //! The redis-sortedset transport config JSON, with the Go processor's field names.
 //!
-//! Parsed with `deny_unknown_fields`, so a misspelt field is an error rather
-//! than a silently ignored setting. As in Go, `0`, `""` and `null` mean "not
-//! set" (the flag or built-in default applies); a negative number is an error.
-//! Go's `enable_tracing` is accepted (a Go config must keep loading) and ignored.
+//! Every Go field is accepted. A field neither we nor Go know is kept aside
+//! (`unknown`) and reported by its path, e.g. `queues[0].gate`: a warning,
+//! as Go ignores it, or a refusal under `--strict-config`. As in Go, `0`, `""`
+//! and `null` mean "not set" (the flag or built-in default applies); a
+//! negative number is an error. Go's `enable_tracing` is accepted (a Go
+//! config must keep loading) and ignored.
 
 use std::collections::BTreeMap;
 
@@ -13,11 +15,20 @@ use super::error::SettingsError;
 
 /// `--transport-config` / `--transport-config-file` for `redis-sortedset`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TransportConfig {
     /// Redis URL; wins over `--redis-url` / `REDIS_URL`.
     #[serde(default)]
     pub url: Option<String>,
+    /// `""`/`standalone`, `cluster` or `sentinel` (the last two are checked,
+    /// then refused at start: not implemented yet).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Extra cluster seeds or the sentinels; refused in standalone mode.
+    #[serde(default)]
+    pub addrs: Option<Vec<String>>,
+    /// The sentinel master's name; required by sentinel mode, refused otherwise.
+    #[serde(default)]
+    pub master_name: Option<String>,
     /// The retry sorted set (default `retry-sortedset`).
     #[serde(default)]
     pub retry_queue_name: Option<String>,
@@ -48,11 +59,13 @@ pub struct TransportConfig {
     /// The queues to drain; at least one.
     #[serde(default)]
     pub queues: Option<Vec<QueueConfig>>,
+    /// Fields neither we nor Go know, by name (reported, never used).
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
 }
 
 /// One `queues[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct QueueConfig {
     /// Defaults to `queue_name`; must be unique.
     #[serde(default)]
@@ -63,6 +76,9 @@ pub struct QueueConfig {
     /// Result list for this queue's records, over the member's and the default.
     #[serde(default)]
     pub result_queue_name: Option<String>,
+    /// `EXPIRE` (seconds) set on the result list after each push; 0 = none.
+    #[serde(default)]
+    pub result_ttl_seconds: Option<i64>,
     /// Defaults to `default`; carried for metrics, pools are not modelled.
     #[serde(default)]
     pub worker_pool_id: Option<String>,
@@ -84,23 +100,53 @@ pub struct QueueConfig {
     /// Static labels for this queue's requests.
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
+    /// Fields neither we nor Go know, by name (reported, never used).
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
 }
 
 impl TransportConfig {
     /// Parses the JSON; `origin` names where it came from in error messages.
     pub fn from_json(text: &str, origin: &str) -> Result<Self, SettingsError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let config: TransportConfig = serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| field_error(origin, e.path().to_string(), e.into_inner()))?;
-        de.end().map_err(|e| SettingsError::ConfigSyntax {
-            origin: origin.to_owned(),
-            detail: e.to_string(),
-        })?;
-        Ok(config)
+        parse_json(text, origin, "the transport config must be a JSON object")
+    }
+
+    /// The paths of the fields neither we nor Go know (`batchsize`,
+    /// `queues[0].gate`), in document order per level.
+    pub fn unknown_fields(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self.unknown.keys().cloned().collect();
+        for (i, queue) in self.queues.iter().flatten().enumerate() {
+            paths.extend(queue.unknown.keys().map(|k| format!("queues[{i}].{k}")));
+        }
+        paths
     }
 }
 
-fn field_error(origin: &str, path: String, error: serde_json::Error) -> SettingsError {
+impl QueueConfig {
+    /// Parses a JSON array of queue objects (the deprecated
+    /// `--redis.ss.queues-config`); `origin` names it in error messages.
+    pub fn list_from_json(text: &str, origin: &str) -> Result<Vec<Self>, SettingsError> {
+        parse_json(text, origin, "give a JSON array of queue objects")
+    }
+}
+
+/// Parses `text` as `T`; `top` is the fix when the document itself has the wrong shape.
+fn parse_json<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    top: &str,
+) -> Result<T, SettingsError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| field_error(origin, e.path().to_string(), e.into_inner(), top))?;
+    de.end().map_err(|e| SettingsError::ConfigSyntax {
+        origin: origin.to_owned(),
+        detail: e.to_string(),
+    })?;
+    Ok(value)
+}
+
+fn field_error(origin: &str, path: String, error: serde_json::Error, top: &str) -> SettingsError {
     use serde_json::error::Category;
     let origin = origin.to_owned();
     let detail = error.to_string();
@@ -110,22 +156,8 @@ fn field_error(origin: &str, path: String, error: serde_json::Error) -> Settings
     ) {
         return SettingsError::ConfigSyntax { origin, detail };
     }
-    if let Some(rest) = detail.strip_prefix("unknown field ") {
-        let name = rest.split(',').next().unwrap_or(rest).trim();
-        let field = if path == "." {
-            name.to_owned()
-        } else {
-            // The path ends at the offending key itself.
-            path.clone()
-        };
-        return SettingsError::UnknownConfigField {
-            origin,
-            field,
-            detail,
-        };
-    }
     SettingsError::ConfigValue {
-        fix: fix_for(&path),
+        fix: fix_for(&path, top),
         origin,
         field: if path == "." {
             "(top level)".into()
@@ -136,11 +168,12 @@ fn field_error(origin: &str, path: String, error: serde_json::Error) -> Settings
     }
 }
 
-fn fix_for(path: &str) -> String {
+fn fix_for(path: &str, top: &str) -> String {
     let leaf = path.rsplit('.').next().unwrap_or(path);
     let leaf = leaf.split('[').next().unwrap_or(leaf);
     match leaf {
         "queues" => "give queues a list of queue objects".into(),
+        "addrs" => "give addrs a list of host:port strings".into(),
         "gate_params" => "give gate_params an object of strings, numbers or booleans".into(),
         "labels" => "give labels an object of string values".into(),
         "enable_tracing" => "give it true or false".into(),
@@ -149,8 +182,9 @@ fn fix_for(path: &str) -> String {
         | "claim_lease_ttl_seconds"
         | "claim_reclaim_interval_ms"
         | "result_dedup_ttl_seconds"
+        | "result_ttl_seconds"
         | "max_deliveries" => "give it a whole number".into(),
-        "" | "." => "the transport config must be a JSON object".into(),
+        "" | "." => top.into(),
         _ => "give it a string".into(),
     }
 }

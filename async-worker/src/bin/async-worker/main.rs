@@ -64,14 +64,36 @@ async fn demo(args: DemoArgs) -> ExitCode {
     }
 }
 
-/// Logs to stderr; `RUST_LOG` overrides `default` (an env-filter directive).
+/// Logs to stderr. `RUST_LOG` (an env-filter directive) wins; else the Go
+/// processor's `LOG_LEVEL` (`error`, `warn`, `info`, `debug`; the chart sets
+/// it); else `default`. An unusable `LOG_LEVEL` is logged and ignored.
 fn init_tracing(default: &str) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let go_level = std::env::var("LOG_LEVEL").ok().filter(|l| !l.is_empty());
+    let from_go = go_level.as_deref().and_then(go_log_level);
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(from_go.unwrap_or(default)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
+    if let (Some(level), None) = (go_level, from_go) {
+        tracing::warn!(
+            "LOG_LEVEL {level:?} is not a level this processor knows (error, warn, info, debug); using {default:?}"
+        );
+    }
+}
+
+/// The filter for a Go `LOG_LEVEL` value.
+fn go_log_level(level: &str) -> Option<&'static str> {
+    match level.to_ascii_lowercase().as_str() {
+        "error" | "dpanic" | "panic" | "fatal" => Some("error"),
+        "warn" | "warning" => Some("warn"),
+        "info" => Some("info"),
+        "debug" => Some("debug"),
+        "trace" => Some("trace"),
+        _ => None,
+    }
 }
 
 /// Lets the health endpoints read the runtime's state.
@@ -93,6 +115,11 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     init_tracing("info");
     for note in &settings.notes {
         tracing::warn!("{note}");
+    }
+    if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some_and(|v| !v.is_empty()) {
+        tracing::warn!(
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set but has no effect: this processor exports no OpenTelemetry traces"
+        );
     }
     let queues: Vec<&str> = settings
         .queues

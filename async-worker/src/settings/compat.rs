@@ -1,0 +1,147 @@
+//! What becomes of each current Go processor flag: honoured, accepted with a warning, or refused naming the flag and the fix.
+//!
+//! The rule: nothing is silently ignored. A flag whose value changes what Go
+//! does but not what we can do (authenticated /metrics, gateway TLS, pools,
+//! transforms, merge policies, hot reload) is refused. A flag that cannot
+//! change behaviour here (logging knobs; Prometheus and gate-wait settings,
+//! read only by gates, and no gate but `none` is accepted) is accepted with a
+//! note. The table in docs/OPERATIONS.md ("Go flags") lists the same decisions.
+
+use std::time::Duration;
+
+use super::duration::parse_go_duration;
+use super::error::SettingsError;
+use super::go_flags::GoFlags;
+
+/// Checks the Go flags; notes the accepted ones that have no effect and
+/// answers the backlog poll interval (zero = the poll is off).
+pub(super) fn check_go_flags(
+    flags: &GoFlags,
+    notes: &mut Vec<String>,
+) -> Result<Duration, SettingsError> {
+    refuse_unsupported(flags)?;
+
+    let backlog = go_duration(
+        "--metrics-backlog-poll-interval",
+        &flags.metrics_backlog_poll_interval,
+    )?;
+    if let Some(value) = &flags.transport_config_watch_interval
+        && !go_duration("--transport-config-watch-interval", value)?.is_zero()
+    {
+        return Err(SettingsError::unsupported(
+            "--transport-config-watch-interval",
+            "the transport config is read once at start (queues are not hot-reloaded)",
+            "drop the flag (or set it to 0) and restart the pods to change queues",
+        ));
+    }
+    if let Some(value) = &flags.gate_wait_timeout {
+        go_duration("--gate-wait-timeout", value)?;
+        notes.push(format!(
+            "--gate-wait-timeout {value} has no effect: no gate in this version ever closes (gate_type \"none\" only)"
+        ));
+    }
+    if let Some(url) = flags.prometheus_url.as_deref().filter(|u| !u.is_empty()) {
+        notes.push(format!(
+            "--prometheus-url {url} has no effect: only gates read Prometheus, and this version has none"
+        ));
+    }
+    if let Some(value) = flags
+        .prometheus_cache_ttl
+        .as_deref()
+        .filter(|v| !v.is_empty())
+    {
+        go_duration("--prometheus-cache-ttl", value)?;
+        notes.push(format!(
+            "--prometheus-cache-ttl {value} has no effect: only gates read Prometheus, and this version has none"
+        ));
+    }
+    let logging = [
+        ("-v", flags.verbosity.map(|v| v.to_string())),
+        ("--zap-devel", flags.zap_devel.map(|v| v.to_string())),
+        ("--zap-encoder", flags.zap_encoder.clone()),
+        ("--zap-log-level", flags.zap_log_level.clone()),
+        ("--zap-stacktrace-level", flags.zap_stacktrace_level.clone()),
+        ("--zap-time-encoding", flags.zap_time_encoding.clone()),
+    ];
+    for (flag, value) in logging {
+        if let Some(value) = value {
+            notes.push(format!(
+                "{flag} {value} (a Go logging flag) has no effect: set LOG_LEVEL (error, warn, info, debug) or RUST_LOG"
+            ));
+        }
+    }
+    Ok(backlog)
+}
+
+/// Refuses, in flag order, the first flag this version cannot honour.
+fn refuse_unsupported(flags: &GoFlags) -> Result<(), SettingsError> {
+    if flags.metrics_endpoint_auth == Some(true) {
+        return Err(SettingsError::unsupported(
+            "--metrics-endpoint-auth=true",
+            "this version serves /metrics without authentication or authorization",
+            "pass --metrics-endpoint-auth=false (the chart's default, ap.metrics.secure: false) and restrict who can reach the metrics port, e.g. with a NetworkPolicy",
+        ));
+    }
+    let gateway_tls = "remove it and serve the gateway with a certificate the system trusts, or over http:// inside the cluster; or keep the Go processor until gateway TLS options are supported";
+    let files: [(&str, &Option<String>, &str, &str); 6] = [
+        (
+            "--pool-config-file",
+            &flags.pool_config_file,
+            "worker pools are not implemented: every queue shares the --concurrency workers and no pool gate runs",
+            "remove it and size --concurrency for all pools together (worker_pool_id still labels metrics as pool_name)",
+        ),
+        (
+            "--transform-config-file",
+            &flags.transform_config_file,
+            "request body transforms are not implemented: bodies reach the gateway unchanged",
+            "remove it, or keep the Go processor for queues that need transforms",
+        ),
+        (
+            "--request-merge-policy-config-file (or --request-merge-policy-config)",
+            &flags.request_merge_policy_config_file,
+            "request merge policies are not implemented: each queue is polled on its own",
+            "remove it",
+        ),
+        (
+            "--tls-ca-cert",
+            &flags.tls_ca_cert,
+            "a custom CA for the inference gateway is not implemented",
+            gateway_tls,
+        ),
+        (
+            "--tls-cert",
+            &flags.tls_cert,
+            "client certificates towards the inference gateway are not implemented",
+            gateway_tls,
+        ),
+        (
+            "--tls-key",
+            &flags.tls_key,
+            "client certificates towards the inference gateway are not implemented",
+            gateway_tls,
+        ),
+    ];
+    for (flag, path, reason, fix) in files {
+        if path.as_deref().is_some_and(|p| !p.is_empty()) {
+            return Err(SettingsError::unsupported(flag, reason, fix));
+        }
+    }
+    if flags.tls_insecure_skip_verify == Some(true) {
+        return Err(SettingsError::unsupported(
+            "--tls-insecure-skip-verify=true",
+            "the gateway's certificate is always verified",
+            "remove it and give the gateway a certificate the system trusts, or use http:// inside the cluster",
+        ));
+    }
+    Ok(())
+}
+
+/// A Go duration flag (Go syntax only, as Go's flag package reads it; 0 allowed).
+fn go_duration(flag: &str, value: &str) -> Result<Duration, SettingsError> {
+    parse_go_duration(value).map_err(|e| SettingsError::Duration {
+        field: flag.to_owned(),
+        value: value.to_owned(),
+        reason: e.to_string(),
+        fix: "give a Go duration such as 15s, 1m or 500ms (0 turns it off)".into(),
+    })
+}

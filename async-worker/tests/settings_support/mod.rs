@@ -1,0 +1,92 @@
+//! Helpers of the Go-compatibility settings tests: parse an argv as the binary does, resolve it, and read notes and errors.
+
+#![allow(dead_code)]
+
+use async_worker::settings::{Cli, Command, ProcessorSettings, SettingsError};
+use clap::{CommandFactory, FromArgMatches};
+
+pub const REDIS: &str = "redis://10.0.0.1:6380";
+pub const GATEWAY: &str = "http://gateway:8000";
+
+/// One queue, enough for a transport config to resolve.
+pub const QUEUE: &str = r#"{"queue_name":"q","igw_base_url":"http://gw"}"#;
+
+/// Parses `args` the way the binary does; `redis_url_env` stands in for
+/// `REDIS_URL` (the test's own environment is never read).
+pub fn cli(args: &[&str], redis_url_env: Option<&'static str>) -> Result<Cli, clap::Error> {
+    let command = Cli::command().mut_arg("redis_url", |a| {
+        let a = a.env("ASYNC_WORKER_TEST_NO_SUCH_VAR");
+        match redis_url_env {
+            Some(url) => a.default_value(url),
+            None => a,
+        }
+    });
+    let argv = std::iter::once("async-worker").chain(args.iter().copied());
+    Cli::from_arg_matches(&command.try_get_matches_from(argv)?)
+}
+
+/// Resolves `args` with `REDIS_URL` set to `redis_url_env`.
+pub fn resolve_env(
+    args: &[&str],
+    redis_url_env: Option<&'static str>,
+) -> Result<ProcessorSettings, SettingsError> {
+    match cli(args, redis_url_env)
+        .expect("the command line parses")
+        .into_command()
+    {
+        Command::Run(run) => run.resolve(),
+        Command::Demo(_) => panic!("expected the run command"),
+    }
+}
+
+/// Resolves `args` with `REDIS_URL` set to [`REDIS`].
+pub fn resolve(args: &[&str]) -> Result<ProcessorSettings, SettingsError> {
+    resolve_env(args, Some(REDIS))
+}
+
+/// Resolves `args` (with `REDIS_URL` set), which must succeed.
+pub fn ok(args: &[&str]) -> ProcessorSettings {
+    resolve(args).unwrap_or_else(|e| panic!("settings resolve: {e}"))
+}
+
+/// Resolves `args` plus a transport config of `json`.
+pub fn config(json: &str) -> ProcessorSettings {
+    ok(&["--transport-config", json])
+}
+
+/// The one-line message of refused settings; asserts exit code 2.
+pub fn refused(args: &[&str]) -> String {
+    let error = resolve(args).expect_err("settings are refused");
+    assert_eq!(error.exit_code(), 2, "{error}");
+    let message = error.to_string();
+    assert!(!message.contains('\n'), "not one line: {message}");
+    message
+}
+
+/// [`refused`] of a transport config of `json`.
+pub fn config_refused(json: &str) -> String {
+    refused(&["--transport-config", json])
+}
+
+/// Asserts `text` contains every one of `parts`.
+pub fn assert_says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "lacks {part:?}: {text}");
+    }
+}
+
+/// The notes that mention `needle`.
+pub fn notes_about<'a>(s: &'a ProcessorSettings, needle: &str) -> Vec<&'a str> {
+    s.notes
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.contains(needle))
+        .collect()
+}
+
+/// Asserts exactly one note mentions `needle` and that it says every one of `parts`.
+pub fn assert_one_note(s: &ProcessorSettings, needle: &str, parts: &[&str]) {
+    let found = notes_about(s, needle);
+    assert_eq!(found.len(), 1, "notes about {needle}: {:#?}", s.notes);
+    assert_says(found[0], parts);
+}
