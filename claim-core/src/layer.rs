@@ -114,6 +114,7 @@ macro_rules! store_methods {
                 fn retry_entries() -> Vec<$crate::store::PendingEntry> = RetryEntries;
                 fn results(list: &str) -> Vec<$crate::Member> = Results;
                 fn is_terminal(generation: &$crate::Generation) -> bool = IsTerminal [now];
+                fn list_ttl(list: &str) -> Option<u64> = ListTtl;
             }
             store {
                 fn now() -> $crate::Millis = Now;

@@ -50,6 +50,7 @@ operations! {
     RetryEntries = "retry_entries",
     Results = "results",
     IsTerminal = "is_terminal",
+    ListTtl = "list_ttl",
     /// `RedisStore::check_durability`: a backend's own read, not a trait method.
     CheckDurability = "check_durability",
 }
@@ -85,6 +86,7 @@ impl Op {
                 | Op::RetryEntries
                 | Op::Results
                 | Op::IsTerminal
+                | Op::ListTtl
         )
     }
 }

@@ -246,6 +246,11 @@ pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
 
     /// True when the generation has a live terminal marker.
     async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError>;
+
+    /// The expiry an ack set on a result list (`result_ttl_seconds`), in
+    /// seconds: what remains of it on Redis (`TTL`), the value set in the
+    /// model; `None` when the list has none.
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError>;
 }
 
 /// Durable claim bookkeeping for one or more pending sorted sets.

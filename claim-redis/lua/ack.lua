@@ -7,17 +7,20 @@
 -- KEYS[7] explicit-time side hash
 -- KEYS[7+r] result list of run r (r = 1..R; a run is consecutive items
 -- with the same list, so a batch for one list is one run)
--- then, with base k = 7 + R: KEYS[k+i] terminal marker of item i, and
--- KEYS[k+n+2i-1] request-active:<id>, KEYS[k+n+2i] request-cancel:<id>
+-- with base k = 7 + R: KEYS[k+i] terminal marker of item i, and
+-- KEYS[k+n+2i-1] request-active:<id>, KEYS[k+n+2i] request-cancel:<id>,
+-- then KEYS[k+3n+j] (j = 1..P) the payload key (request-payload:<id>:<token>)
+-- of the j-th item that has one (P = 0 when none has)
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] result dedup TTL in ms   ARGV[4] slack added to the markers' PX
 -- (explicit-time mode), in ms   ARGV[5] R   ARGV[6] length of the key prefix
--- ARGV[5+2r] items in run r, ARGV[6+2r] why run r's list is refused by its
--- name ('' when the name is free)
+-- ARGV[3r+4] items in run r, ARGV[3r+5] why run r's list is refused by its
+-- name ('' when the name is free), ARGV[3r+6] the list's EXPIRE in seconds
+-- after a push (0: none; a run is also cut where this changes)
 -- then n generation keys, n request tokens, n records, n members, n pending
--- scores, n record digests, each group in item order (base a = 6 + 2R):
+-- scores, n record digests, each group in item order (base a = 6 + 3R):
 -- ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i],
--- ARGV[a+5n+i]
+-- ARGV[a+5n+i]; then ARGV[a+6n+j] the item index of payload key j
 -- Returns one integer per item: 1 if its record was pushed, plus 2 if the
 -- caller's claim was dropped, plus 4 if it was dead-lettered, plus 8 if
 -- nothing was pushed because the live marker was written by this same
@@ -45,20 +48,35 @@
 -- the writes, so an error leaves no partial batch: the queue's own keys
 -- holding the wrong type fail the whole call, writing nothing.
 --
+-- Payload keys and list TTLs (Go's payload references and
+-- result_ttl_seconds): the payload key of an item is deleted only where the
+-- caller's claim was dropped and the item was not dead-lettered (the owner
+-- ended the generation; a dead-lettered member keeps its payload for a
+-- redrive; a stale owner's ack leaves it to the holder). DEL accepts any
+-- type, so it needs no check. A run's list gets its EXPIRE right after its
+-- LPUSH, only when something was pushed.
+--
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch,
 -- one TYPE per run, except the marker SETs: a marker is a key of its own
--- with its own expiry, and Redis has no multi-key SET with expiry.
+-- with its own expiry, and Redis has no multi-key SET with expiry. Payload
+-- keys add one DEL for the batch, and TTLs one EXPIRE per pushed run, only
+-- when some item has them.
 
 need(#ARGV >= 6 and tonumber(ARGV[5]) and tonumber(ARGV[6]), 'ack: missing arguments')
 local runs = tonumber(ARGV[5])
-local a = 6 + 2 * runs
-local n = (#ARGV - a) / 6
-need(runs >= 1 and n >= 1 and n == math.floor(n) and #KEYS == 7 + runs + 3 * n,
-  'ack: expects 6 ARGV and 3 KEYS per item and one list per run')
+local a = 6 + 3 * runs
+-- #ARGV - a = 6n + P and #KEYS - 7 - R = 3n + P.
+local n = ((#ARGV - a) - (#KEYS - 7 - runs)) / 3
+local np = #ARGV - a - 6 * n
+need(runs >= 1 and n >= 1 and n == math.floor(n) and np >= 0
+  and #KEYS == 7 + runs + 3 * n + np,
+  'ack: expects 6 ARGV and 3 KEYS per item, one list per run and a key per payload')
 local total = 0
 for r = 1, runs do
-  local count = tonumber(ARGV[5 + 2 * r])
+  local count = tonumber(ARGV[3 * r + 4])
+  local expire = tonumber(ARGV[3 * r + 6])
   need(count and count >= 1, 'ack: run sizes must be positive numbers')
+  need(expire and expire >= 0, 'ack: list TTLs must be non-negative numbers')
   total = total + count
 end
 need(total == n, 'ack: run sizes must add up to the items')
@@ -71,6 +89,13 @@ local d0 = a + 5 * n
 for i = 1, n do
   need(tonumber(ARGV[s0 + i]), 'ack: pending scores must be numbers')
 end
+-- payload[i]: item i's payload key, if it has one.
+local payload = {}
+for j = 1, np do
+  local i = tonumber(ARGV[a + 6 * n + j])
+  need(i and i >= 1 and i <= n, 'ack: payload key indexes must name items')
+  payload[i] = KEYS[k0 + 3 * n + j]
+end
 
 -- vals[i]: the marker of item i; vals[n + 2i - 1], vals[n + 2i]: its
 -- active and cancel values.
@@ -80,7 +105,7 @@ local copies = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, m0 + 1, m0 + n))
 local plen = tonumber(ARGV[6])
 local unusable = {}
 for r = 1, runs do
-  local refusal = ARGV[6 + 2 * r]
+  local refusal = ARGV[3 * r + 5]
   if refusal ~= '' then
     unusable[r] = refusal
   else
@@ -100,11 +125,12 @@ local pushes, markers, values, expiries, dels, drops = {}, {}, {}, {}, {}, {}
 local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
 local at = ',"at_ms":' .. ms_string(now) .. '}'
+local unpayload = {}
 local run, left = 1, tonumber(ARGV[7])
 for i = 1, n do
   while left == 0 do
     run = run + 1
-    left = tonumber(ARGV[5 + 2 * run])
+    left = tonumber(ARGV[3 * run + 4])
   end
   left = left - 1
   local gen, member, digest = ARGV[g0 + i], ARGV[m0 + i], ARGV[d0 + i]
@@ -160,6 +186,9 @@ for i = 1, n do
     dropped[gen] = true
     ndr = ndr + 1
     drops[ndr] = gen
+    if payload[i] and code ~= 4 then
+      unpayload[#unpayload + 1] = payload[i]
+    end
     code = code + 2
   end
   out[i] = code
@@ -173,7 +202,14 @@ check_types({
 for r = 1, runs do
   if pushes[r] then
     redis.call('LPUSH', KEYS[7 + r], unpack(pushes[r]))
+    local expire = tonumber(ARGV[3 * r + 6])
+    if expire > 0 then
+      redis.call('EXPIRE', KEYS[7 + r], expire)
+    end
   end
+end
+if #unpayload > 0 then
+  redis.call('DEL', unpack(unpayload))
 end
 finish_generations(markers, values, expiries, dels, KEYS[7], explicit, now, slack)
 write_any('ZREM', KEYS[1], zrem)

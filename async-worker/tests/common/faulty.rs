@@ -112,7 +112,7 @@ impl FaultyStore {
 /// does (`depths` too, for readiness); producer calls and the rest of
 /// inspection go straight through, as the tests script them around a hang.
 fn hangs(op: Op) -> bool {
-    let producer = matches!(op, Op::Submit | Op::Cancel);
+    let producer = matches!(op, Op::Submit | Op::Enqueue | Op::Cancel);
     let inspection = op.inspects() && op != Op::Depths;
     !(producer || inspection || op == Op::CheckDurability)
 }

@@ -1,7 +1,7 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
 //! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
-//! [`reclaims`]) takes a
+//! [`reclaims`], [`payloads`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
 //! no sleeps) and asserts one behaviour the worker relies on: every row of
 //! the outcome table and every guarantee of the design brief. A failed
@@ -27,6 +27,7 @@ pub mod acks;
 pub mod claims;
 pub mod faults;
 pub mod model_based;
+pub mod payloads;
 pub mod poison;
 pub mod reclaims;
 pub mod retrying;
@@ -103,6 +104,15 @@ macro_rules! conformance_tests {
             returns::park_retry_by_a_non_owner_is_refused,
             reclaims::reclaim_leaves_live_leases_alone,
             returns::dead_letter_of_a_member_no_longer_pending_is_refused,
+            payloads::fetch_returns_stored_payloads_in_order_and_none_where_missing,
+            payloads::the_owners_ack_deletes_the_payload_key,
+            payloads::a_stale_owners_ack_leaves_the_payload_to_the_holder,
+            payloads::a_dead_lettered_ack_leaves_the_payload_for_a_redrive,
+            payloads::retry_parking_leaves_the_payload,
+            payloads::a_result_ttl_expires_the_list_only_when_a_record_is_pushed,
+            payloads::enqueue_stamps_one_two_three_per_queue_and_deadline_and_ties_keep_submission_order,
+            payloads::members_are_scored_by_deadline_plus_their_sequence_fraction,
+            payloads::enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing,
             }
             clocked {
             claims::claim_moves_a_member_from_pending_into_a_claim_of_its_owner,
@@ -134,6 +144,7 @@ macro_rules! conformance_tests {
             reclaims::redelivery_counts_survive_release_and_retry,
             returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
             returns::dead_letter_moves_an_unparsable_member_with_its_reason,
+            payloads::a_promoted_retry_returns_at_its_deadline_plus_sequence_score,
             }
         }
     };

@@ -9,7 +9,7 @@
 //!   renew, every read) is retried: doing it twice is doing it once;
 //! - an **indeterminate** failure of an operation whose answer says what it
 //!   changed (claim, ack, release, sweep, park, promote, reclaim,
-//!   dead-letter) is reconciled: the store is inspected before the call and
+//!   dead-letter, enqueue) is reconciled: the store is inspected before the call and
 //!   again after the failure; if the inspection shows the call took effect,
 //!   the answer is rebuilt from what changed, otherwise the call is retried.
 //!
@@ -29,7 +29,7 @@ use crate::layer::{Answer, Forward, StoreLayer};
 use crate::op::Op;
 use crate::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
-    generations_of,
+    Submission, generations_of,
 };
 use crate::types::{Generation, Member, OwnerToken};
 use async_trait::async_trait;
@@ -186,6 +186,10 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
         self.ack_reconciled(queue, owner, items).await
     }
 
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
+        self.enqueue_reconciled(queue, submission).await
+    }
+
     async fn release(
         &self,
         queue: &str,
@@ -242,5 +246,5 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
 /// True for the operations [`Retrying`] overrides with a reconciliation:
 /// every change but the idempotent ones.
 fn reconciled(op: Op) -> bool {
-    op.mutates() && !matches!(op, Op::Submit | Op::Enqueue | Op::Cancel | Op::Renew)
+    op.mutates() && !matches!(op, Op::Submit | Op::Cancel | Op::Renew)
 }

@@ -2,7 +2,7 @@
 
 use super::Model;
 use crate::store::{DeadEntry, ReclaimReport};
-use crate::types::{Generation, Member, Millis, Score};
+use crate::types::{Generation, Member, Millis};
 use crate::wire::{self, ErrorCode, ResultRecord};
 
 impl Model {
@@ -16,8 +16,9 @@ impl Model {
         for member in &due {
             self.retry.remove(member);
             let parsed = wire::parse_member(member.as_bytes());
-            let (queue, deadline) = match parsed {
+            let (queue, score) = match parsed {
                 Ok(p) => {
+                    let score = p.score();
                     let g = Generation::new(p.id, p.token);
                     let queue = p
                         .request_queue_name
@@ -30,7 +31,7 @@ impl Model {
                         self.q(&queue).redeliveries.remove(&g);
                         continue;
                     }
-                    (queue, p.deadline)
+                    (queue, score)
                 }
                 Err(e) => {
                     self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
@@ -41,7 +42,7 @@ impl Model {
                 Some(reason) => self.dead_letter_retry(member, reason, now),
                 None => {
                     let pending = &mut self.q(&queue).pending;
-                    pending.insert(member.clone(), Score(deadline as f64));
+                    pending.insert(member.clone(), score);
                 }
             }
         }

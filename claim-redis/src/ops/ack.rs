@@ -29,17 +29,18 @@ pub(crate) async fn ack(
             .map(|i| i.record.len() + i.member.len() + 240)
             .sum();
         let script = &store.scripts().ack;
+        let payloads = chunk.iter().filter(|i| i.payload_ref.is_some()).count();
         let mut cmd = evalsha(
             script,
-            7 + runs.len() + 3 * n,
-            6 + 2 * runs.len() + 6 * n,
+            7 + runs.len() + 3 * n + payloads,
+            6 + 3 * runs.len() + 6 * n + payloads,
             bytes,
         );
         for key in q.all() {
             cmd.arg(key);
         }
         cmd.arg(keys.clock_side());
-        for (list, _) in &runs {
+        for (list, _, _) in &runs {
             cmd.write_arg_fmt(format_args!("{}{list}", keys.prefix()));
         }
         for item in chunk {
@@ -50,15 +51,20 @@ pub(crate) async fn ack(
             cmd.write_arg_fmt(keys.active_key(id));
             cmd.write_arg_fmt(keys.cancel_key(id));
         }
+        for payload_ref in chunk.iter().filter_map(|i| i.payload_ref.as_deref()) {
+            cmd.write_arg_fmt(format_args!("{}{payload_ref}", keys.prefix()));
+        }
         cmd.arg(owner.as_str())
             .arg(&time)
             .arg(config.result_dedup_ttl_ms)
             .arg(store.ttl_slack())
             .arg(runs.len())
             .arg(keys.prefix().len());
-        for (list, count) in &runs {
+        for (list, count, ttl) in &runs {
             let refusal = config.result_list_refusal(queue, list);
-            cmd.arg(*count).arg(refusal.as_deref().unwrap_or(""));
+            cmd.arg(*count)
+                .arg(refusal.as_deref().unwrap_or(""))
+                .arg(*ttl);
         }
         for item in chunk {
             cmd.write_arg_fmt(GenerationKey(&item.generation));
@@ -81,6 +87,11 @@ pub(crate) async fn ack(
         for item in chunk {
             cmd.arg(record_digest(item.record.as_bytes()));
         }
+        for (i, item) in chunk.iter().enumerate() {
+            if item.payload_ref.is_some() {
+                cmd.arg(i + 1);
+            }
+        }
         let reply: Vec<i64> = store.conn().evalsha(Op::Ack, script, &cmd).await?;
         let reply = per_item(Op::Ack, reply, n)?;
         out.extend(reply.into_iter().map(ack_outcome));
@@ -88,14 +99,19 @@ pub(crate) async fn ack(
     Ok(out)
 }
 
-/// Consecutive items with the same result list, as (list, item count):
-/// ack.lua pushes each run with one LPUSH and takes each list key once.
-fn runs(items: &[AckItem]) -> Vec<(&str, usize)> {
-    let mut runs: Vec<(&str, usize)> = Vec::new();
+/// Consecutive items with the same result list and list TTL, as (list,
+/// item count, TTL): ack.lua pushes each run with one LPUSH (and one
+/// EXPIRE when the TTL is set) and takes each list key once.
+fn runs(items: &[AckItem]) -> Vec<(&str, usize, u64)> {
+    let mut runs: Vec<(&str, usize, u64)> = Vec::new();
     for item in items {
         match runs.last_mut() {
-            Some((list, count)) if *list == item.result_list => *count += 1,
-            _ => runs.push((&item.result_list, 1)),
+            Some((list, count, ttl))
+                if *list == item.result_list && *ttl == item.result_ttl_seconds =>
+            {
+                *count += 1
+            }
+            _ => runs.push((&item.result_list, 1, item.result_ttl_seconds)),
         }
     }
     runs

@@ -32,6 +32,7 @@
 //! | `retry_entries` | ZRANGE of the retry set | `retry_entries` |
 //! | `results` | LRANGE of a result list | `results` |
 //! | `is_terminal` | GET of the terminal marker | `is_terminal` |
+//! | `list_ttl` | TTL of a result list | `list_ttl` |
 
 pub(crate) mod ack;
 pub(crate) mod cancel;
@@ -44,6 +45,7 @@ pub(crate) mod depths;
 pub(crate) mod enqueue;
 pub(crate) mod fetch_payloads;
 pub(crate) mod is_terminal;
+pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
 pub(crate) mod peek;

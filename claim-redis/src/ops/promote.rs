@@ -3,7 +3,7 @@
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Op, Score, StoreError, wire};
+use claim_core::{Generation, Op, StoreError, wire};
 
 /// Two phases, since each member names its destination queue: read the
 /// due entries, parse them here, then move them in one script that
@@ -43,6 +43,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                     let queue = p.request_queue_name.as_deref().unwrap_or(default_queue);
                     match store.inner.config.retry_destination_refusal(queue) {
                         None => {
+                            let score = p.score();
                             let g = Generation::new(p.id, p.token);
                             let dest = store.keys().queue(queue);
                             call.key(dest.pending)
@@ -50,7 +51,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                                 .key(dest.deliveries);
                             call.arg(member.as_slice())
                                 .arg(PromoteAs::Promote.tag())
-                                .arg(score_arg(Score(p.deadline as f64)))
+                                .arg(score_arg(score))
                                 .arg(g.key());
                             continue;
                         }

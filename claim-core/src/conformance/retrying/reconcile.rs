@@ -4,7 +4,8 @@ use super::{Attempt, Retrying};
 use crate::ClaimStore;
 use crate::error::StoreError;
 use crate::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, generations_of,
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, Submission,
+    generations_of,
 };
 use crate::types::{Generation, Member, OwnerToken};
 use std::collections::{BTreeMap, BTreeSet};
@@ -201,6 +202,31 @@ impl<S: ClaimStore> Retrying<S> {
     }
 
     /// Took effect if the retry set shrank; the answer is by how much.
+    /// An enqueue took effect when a member of its generation that was not
+    /// pending before is pending now: that member is the answer (a retry
+    /// would stamp a second sequence and enqueue a second copy).
+    pub(super) async fn enqueue_reconciled(
+        &self,
+        queue: &str,
+        submission: &Submission,
+    ) -> Result<Member, StoreError> {
+        let before = self.pending_members(queue).await?;
+        let call = || self.inner.enqueue(queue, submission);
+        self.reconciled(call, || async {
+            let after = self.pending_members(queue).await?;
+            let landed = after.difference(&before).find(|m| {
+                crate::wire::parse_member(m.as_bytes()).is_ok_and(|p| {
+                    p.id == submission.generation.id && p.token == submission.generation.token
+                })
+            });
+            Ok(match landed {
+                Some(m) => Attempt::Done(m.clone()),
+                None => Attempt::Again,
+            })
+        })
+        .await
+    }
+
     pub(super) async fn promote_due_reconciled(&self, limit: usize) -> Result<usize, StoreError> {
         let before = self.again(|| self.inner.retry_depth()).await?;
         let call = || self.inner.promote_due(limit);

@@ -79,7 +79,7 @@ async fn consume(
                 generation: Generation::new(parsed.id.clone(), parsed.token.clone()),
                 deadline: Millis((parsed.deadline.max(0) as u64) * 1000),
                 member: Member::from(raw),
-                score: Score(parsed.deadline as f64),
+                score: parsed.score(),
                 parsed,
                 redeliveries: 0,
             };
