@@ -82,16 +82,17 @@ impl Backend {
         };
         match self {
             Backend::Redis { admin, .. } => admin
-                .enqueue(&set.queue, seqs, deadline, mark)
+                .enqueue(&set.queue, seqs, deadline, set.payloads, mark)
                 .await
                 .expect("enqueue"),
             Backend::Memory => {
                 for seq in seqs {
+                    let (member, payload) = crate::server::member(seq, deadline, set.payloads);
                     let submission = Submission {
-                        member: crate::server::member(seq, deadline).into(),
+                        member: member.into(),
                         generation: Generation::new(crate::id_of(seq), crate::token_of(seq)),
                         deadline,
-                        payload: None,
+                        payload: payload.map(Into::into),
                     };
                     mark(seq);
                     store.submit(&set.queue, &submission).await.expect("submit");
