@@ -8,7 +8,8 @@
 -- ARGV[3] deadline, Unix seconds   ARGV[4] 'EXPIREAT' or 'PEXPIRE'   ARGV[5] its argument for KEYS[1]
 -- ARGV[6] request token   ARGV[7] the active key's PX in ms
 -- ARGV[8] the active key's logical expiry in ms, or "" (server time)
--- ARGV[9] payload bytes   ARGV[10] the payload key's PX in ms (only with a payload)
+-- ARGV[9] payload bytes   ARGV[10] the payload key's PX in ms
+-- ARGV[11] its logical expiry in ms, or "" (server time) (9-11 only with a payload)
 -- Returns the sequence stamped (an integer, at least 1).
 --
 -- Correctness: INCR, the stamp and the ZADD happen in one script, so two
@@ -25,7 +26,7 @@
 -- side hash).
 
 local n = #KEYS
-need((n == 5 and #ARGV == 8) or (n == 6 and #ARGV == 10), 'enqueue: bad arguments')
+need((n == 5 and #ARGV == 8) or (n == 6 and #ARGV == 11), 'enqueue: bad arguments')
 local deadline = tonumber(ARGV[3])
 need(deadline and tonumber(ARGV[5]) and tonumber(ARGV[7]), 'enqueue: bad numbers')
 need(ARGV[4] == 'EXPIREAT' or ARGV[4] == 'PEXPIRE', 'enqueue: bad expiry command')
@@ -50,6 +51,9 @@ if explicit then
 end
 if n == 6 then
   redis.call('SET', KEYS[6], ARGV[9], 'PX', ARGV[10])
+  if explicit then
+    redis.call('HSET', KEYS[5], KEYS[6], ARGV[11])
+  end
 end
 local score = deadline + math.min(seq, 2097151) / 2097152
 local member = ARGV[1] .. string.format('%d', seq) .. ARGV[2]

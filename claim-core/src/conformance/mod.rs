@@ -145,6 +145,7 @@ macro_rules! conformance_tests {
             returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
             returns::dead_letter_moves_an_unparsable_member_with_its_reason,
             payloads::a_promoted_retry_returns_at_its_deadline_plus_sequence_score,
+            payloads::a_stored_payload_expires_ten_minutes_after_the_deadline,
             }
         }
     };

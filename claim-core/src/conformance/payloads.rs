@@ -260,3 +260,16 @@ pub async fn a_promoted_retry_returns_at_its_deadline_plus_sequence_score(f: &im
     assert_eq!(pending[0].score, wire::queue_score(r.deadline, Some(1)));
     assert_eq!(seq_of(&pending[0].member), Some(1), "the sequence is kept");
 }
+
+pub async fn a_stored_payload_expires_ten_minutes_after_the_deadline(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let (r, payload) = by_reference("a", 60);
+    fx.store.enqueue(Q, &submission(&r, payload)).await.unwrap();
+    fx.clock.set(at(60 + 599));
+    assert!(stored(&fx.store, &r).await, "kept through the grace period");
+    fx.clock.set(at(60 + 600));
+    assert!(
+        !stored(&fx.store, &r).await,
+        "gone ten minutes after the deadline"
+    );
+}

@@ -8,6 +8,8 @@ use super::go_json::go_json;
 use super::member::RequestKind;
 use super::sequence::payload_key;
 use super::{DEFAULT_QUEUE, DEFAULT_RESULT_LIST};
+use crate::store::Submission;
+use crate::types::{Generation, Member};
 
 /// Go's `InternalRouting`, for building members in the producer's shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -113,6 +115,29 @@ impl Envelope {
         };
         self.internal.payload_ref = payload_key(&self.data.id, &self.internal.request_token);
         (self, bytes)
+    }
+
+    /// What to hand a store's `submit` or `enqueue`: these bytes, their
+    /// generation (`data.id`, `internal.request_token`) and deadline; no
+    /// payload stored apart.
+    pub fn submission(&self) -> Submission {
+        Submission {
+            member: Member::from(self.to_bytes()),
+            generation: Generation::new(&self.data.id, &self.internal.request_token),
+            deadline: self.data.deadline,
+            payload: None,
+        }
+    }
+
+    /// [`Envelope::by_reference`] as a submission: the member with
+    /// `"payload":null` and `internal.payload_ref`, and the payload the
+    /// store writes at that key.
+    pub fn submission_by_reference(self) -> Submission {
+        let (envelope, payload) = self.by_reference();
+        Submission {
+            payload: Some(Member::from(payload)),
+            ..envelope.submission()
+        }
     }
 
     /// The member bytes, as Go's `json.Marshal` writes them.

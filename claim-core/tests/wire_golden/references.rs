@@ -151,3 +151,19 @@ fn with_internal(internal: &str) -> String {
         r#"{{"internal":{internal},"request_kind":"redis","data":{{"id":"x","deadline":9,"payload":{{}}}}}}"#
     )
 }
+
+#[test]
+fn an_envelope_becomes_a_submission_inline_or_by_reference() {
+    let e = Envelope::new("id-1", "tok", 1_700_000_600, json!({"p": 1}));
+    let inline = e.submission();
+    assert_eq!(inline.member.as_bytes(), e.to_bytes());
+    assert_eq!(
+        inline.generation,
+        claim_core::Generation::new("id-1", "tok")
+    );
+    assert_eq!((inline.deadline, inline.payload), (1_700_000_600, None));
+    let apart = e.clone().submission_by_reference();
+    assert_eq!(apart.member.as_bytes(), e.by_reference().0.to_bytes());
+    assert_eq!(apart.payload, Some(claim_core::Member::from(r#"{"p":1}"#)));
+    assert_eq!(apart.payload_key(), "request-payload:id-1:tok");
+}

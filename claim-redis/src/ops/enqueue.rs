@@ -1,6 +1,6 @@
 //! `enqueue`: runs `lua/enqueue.lua`, the Go producer's enqueue with its sequence stamped into the member.
 
-use super::submit::{active_expiry, payload_ttl};
+use super::submit::{active_expiry, payload_expiry};
 use crate::store::RedisStore;
 use claim_core::store::Submission;
 use claim_core::{Member, Op, StoreError, wire};
@@ -47,8 +47,12 @@ pub(crate) async fn enqueue(
         String::new()
     });
     if let Some(payload) = &s.payload {
-        call.arg(payload.as_bytes())
-            .arg(payload_ttl(store, now, s.deadline));
+        let (expiry, ttl) = payload_expiry(store, now, s.deadline);
+        call.arg(payload.as_bytes()).arg(ttl).arg(if explicit {
+            expiry.0.to_string()
+        } else {
+            String::new()
+        });
     }
     let seq: i64 = store.conn().script(Op::Enqueue, &call).await?;
     Ok(Member::from(template.stamp(seq)))

@@ -1,8 +1,8 @@
-//! `fetch_payloads`: reads the payloads stored apart for a batch, one MGET.
+//! `fetch_payloads`: reads the payloads stored apart for a batch, one MGET (with their logical expiries in explicit-time mode).
 
 use crate::conn::Effect;
 use crate::store::RedisStore;
-use claim_core::{Member, Op, StoreError};
+use claim_core::{Member, Millis, Op, StoreError};
 
 /// The values at the (prefixed) payload keys, in order; `None` where missing.
 pub(crate) async fn fetch_payloads(
@@ -12,14 +12,34 @@ pub(crate) async fn fetch_payloads(
     if refs.is_empty() {
         return Ok(Vec::new());
     }
-    let mut cmd = redis::cmd("MGET");
-    for r in refs {
-        cmd.arg(store.keys().payload(r));
-    }
-    let values: Vec<Option<Vec<u8>>> = store
+    let keys: Vec<String> = refs.iter().map(|r| store.keys().payload(r)).collect();
+    let Some(now) = store.explicit_now() else {
+        let mget = redis::cmd("MGET").arg(&keys).to_owned();
+        let values = store
+            .conn()
+            .query(Op::FetchPayloads, Effect::Read, &mget)
+            .await?;
+        return answer(refs, values, Vec::new(), None);
+    };
+    // Explicit time: a key lives until its logical expiry on the store's
+    // clock, kept beside it (Redis expires on its own clock).
+    let mut pipe = redis::pipe();
+    pipe.atomic().cmd("MGET").arg(&keys);
+    pipe.cmd("HMGET").arg(store.keys().clock_side()).arg(&keys);
+    let (values, expiries): (Vec<Option<Vec<u8>>>, Vec<Option<u64>>) = store
         .conn()
-        .query(Op::FetchPayloads, Effect::Read, &cmd)
+        .query(Op::FetchPayloads, Effect::Read, &pipe)
         .await?;
+    answer(refs, values, expiries, Some(now))
+}
+
+/// The values, each only while its logical expiry (explicit time) is ahead.
+fn answer(
+    refs: &[String],
+    values: Vec<Option<Vec<u8>>>,
+    expiries: Vec<Option<u64>>,
+    now: Option<Millis>,
+) -> Result<Vec<Option<Member>>, StoreError> {
     if values.len() != refs.len() {
         return Err(crate::conn::bad_reply(
             Op::FetchPayloads,
@@ -31,5 +51,15 @@ pub(crate) async fn fetch_payloads(
             ),
         ));
     }
-    Ok(values.into_iter().map(|v| v.map(Member::from)).collect())
+    Ok(values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let live = match (now, expiries.get(i).copied().flatten()) {
+                (Some(now), Some(expiry)) => expiry > now.0,
+                _ => true,
+            };
+            v.filter(|_| live).map(Member::from)
+        })
+        .collect())
 }

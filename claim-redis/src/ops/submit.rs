@@ -16,12 +16,14 @@ pub(crate) fn active_expiry(store: &RedisStore, now: Millis, deadline: i64) -> (
     (expiry, store.real_ttl(now.until(expiry)))
 }
 
-/// A stored payload's PX: until the deadline plus [`wire::PAYLOAD_GRACE_MS`].
-pub(crate) fn payload_ttl(store: &RedisStore, now: Millis, deadline: i64) -> u64 {
+/// A stored payload's logical expiry (the deadline plus
+/// [`wire::PAYLOAD_GRACE_MS`], at least 1 ms away) and its PX.
+pub(crate) fn payload_expiry(store: &RedisStore, now: Millis, deadline: i64) -> (Millis, u64) {
     let expiry = Score(deadline as f64)
         .as_millis()
-        .plus(wire::PAYLOAD_GRACE_MS);
-    store.real_ttl(now.until(expiry))
+        .plus(wire::PAYLOAD_GRACE_MS)
+        .max(now.plus(1));
+    (expiry, store.real_ttl(now.until(expiry)))
 }
 
 /// One MULTI, as Go: DEL `request-cancel:<id>`, SET `request-active:<id>`
@@ -47,12 +49,14 @@ pub(crate) async fn submit(
         .arg("PX")
         .arg(ttl)
         .ignore();
+    let payload_key = keys.payload(&s.payload_key());
+    let (payload_expiry, payload_ttl) = payload_expiry(store, now, s.deadline);
     if let Some(payload) = &s.payload {
         pipe.cmd("SET")
-            .arg(keys.payload(&s.payload_key()))
+            .arg(&payload_key)
             .arg(payload.as_bytes())
             .arg("PX")
-            .arg(payload_ttl(store, now, s.deadline))
+            .arg(payload_ttl)
             .ignore();
     }
     pipe.zadd(keys.queue(queue).pending, s.member.as_bytes(), s.score().0)
@@ -63,6 +67,9 @@ pub(crate) async fn submit(
             .ignore()
             .hset(&side, &active, expiry.0)
             .ignore();
+        if s.payload.is_some() {
+            pipe.hset(&side, &payload_key, payload_expiry.0).ignore();
+        }
     }
     store
         .conn()

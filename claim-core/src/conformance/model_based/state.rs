@@ -140,6 +140,9 @@ pub struct Shape {
     pub named_queue: bool,
     /// Fields this code does not know, which must survive byte for byte.
     pub unknown_fields: bool,
+    /// `internal.enqueue_seq` when not 0: the pending score is then the
+    /// deadline plus its fraction (capped), on every return to pending.
+    pub enqueue_seq: i64,
 }
 
 /// A member in the Go producer's shape.
@@ -153,6 +156,9 @@ pub fn member(g: &Generation, queue: &str, deadline: i64, shape: Shape) -> Membe
     }
     if shape.named_queue {
         internal["request_queue_name"] = queue.into();
+    }
+    if shape.enqueue_seq != 0 {
+        internal["enqueue_seq"] = shape.enqueue_seq.into();
     }
     let mut data = serde_json::json!({
         "id": g.id, "created": deadline - 600, "deadline": deadline,

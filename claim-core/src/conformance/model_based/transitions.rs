@@ -140,13 +140,19 @@ fn shape() -> impl Strategy<Value = Shape> {
         prop::bool::weighted(0.1),
         any::<bool>(),
         prop::bool::weighted(0.2),
+        prop_oneof![
+            2 => Just(0i64),
+            2 => 1..4i64,
+            1 => Just(crate::wire::MAX_ENQUEUE_SEQ + 5),
+        ],
     )
         .prop_map(
-            |(own_list, poison_list, named_queue, unknown_fields)| Shape {
+            |(own_list, poison_list, named_queue, unknown_fields, enqueue_seq)| Shape {
                 own_list,
                 poison_list,
                 named_queue,
                 unknown_fields,
+                enqueue_seq,
             },
         )
 }

@@ -10,7 +10,7 @@ use crate::server::Admin;
 use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
 use async_worker::{Handler, HandlerOutcome, Request};
 use claim_core::wire::{self, ResultRecord};
-use claim_core::{Generation, Member, Millis, Score};
+use claim_core::{Generation, Member, Millis};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 use std::sync::Arc;
