@@ -11,11 +11,16 @@
 //! - `memory`: the runtime over MemoryStore;
 //! - `protected+aof`: `protected` on the AOF server;
 //! - `protected×3`: three runtimes peeking the same head;
+//! - `protected-16K`, `protected-16K-ref`: `protected` with 16 KiB
+//!   payloads, inline and stored apart (Go's payload references), at most
+//!   50,000 requests and 10,000 held pending;
 //! - `profile`: Redis CPU of each script called on its own.
 //!
 //! Each run prints a `row` line (`key=value`) and a `json` line; this module
-//! prints the table, the protected/unprotected ratio and writes every
-//! figure to `target/bench/latest.json` and a timestamped copy.
+//! prints the table, the protected/unprotected ratio and the 16 KiB ratios,
+//! and writes every figure to `target/bench/latest.json` and a timestamped
+//! copy. `--repeat N` runs the list N times, interleaved, and also prints
+//! each run's medians.
 
 mod server;
 mod table;
@@ -45,8 +50,8 @@ const ALL_RUNS: [&str; 8] = [
     "memory",
     "protected+aof",
     "protected×3",
-    "protected 16K",
-    "protected 16K ref",
+    "protected-16K",
+    "protected-16K-ref",
     "profile",
 ];
 
@@ -68,8 +73,8 @@ fn canonical(run: &str) -> String {
     match run {
         "protected-x3" | "protectedx3" | "replicas" => "protected×3".to_owned(),
         "protected-aof" | "aof" => "protected+aof".to_owned(),
-        "protected-16k" | "16k" => "protected 16K".to_owned(),
-        "protected-16k-ref" | "16k-ref" => "protected 16K ref".to_owned(),
+        "protected-16k" | "16k" => "protected-16K".to_owned(),
+        "protected-16k-ref" | "16k-ref" => "protected-16K-ref".to_owned(),
         other => other.to_owned(),
     }
 }
@@ -173,7 +178,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         let (kind, server) = match name.as_str() {
             "protected+aof" => ("protected", aof.as_ref().unwrap_or(&plain)),
             "protected×3" => ("replicas", &plain),
-            "protected 16K" | "protected 16K ref" => ("protected", &plain),
+            "protected-16K" | "protected-16K-ref" => ("protected", &plain),
             other => (other, &plain),
         };
         eprintln!(
@@ -213,6 +218,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         println!("\nsettings: {s}");
     }
     print_table(&rows);
+    print_payload_keys_left(&rows);
     let rows = if options.repeat > 1 {
         let medians = medians(&rows);
         println!(
@@ -257,8 +263,8 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
 /// runs the payload flags with the sizes capped (see [`LARGE_REQUESTS`]).
 fn pass_for(name: &str, pass: &[String]) -> Vec<String> {
     let by_reference = match name {
-        "protected 16K" => false,
-        "protected 16K ref" => true,
+        "protected-16K" => false,
+        "protected-16K-ref" => true,
         _ => return pass.to_vec(),
     };
     let value = |flag: &str, default: usize| {
@@ -286,14 +292,29 @@ fn pass_for(name: &str, pass: &[String]) -> Vec<String> {
     out
 }
 
+/// The payload keys each drain by reference left (each ack deletes its own: 0).
+fn print_payload_keys_left(rows: &[Row]) {
+    let left: Vec<&str> = rows
+        .iter()
+        .map(|r| get(r, "payload_keys_left"))
+        .filter(|n| *n != "-")
+        .collect();
+    if !left.is_empty() {
+        println!(
+            "payload keys left after each drain by reference: {}",
+            left.join(", ")
+        );
+    }
+}
+
 /// The 16 KiB rows beside each other and the plain protected row.
 fn print_payload_ratios(rows: &[Row]) {
     let find = |name: &str| rows.iter().find(|r| base_name(r) == name);
     let figure = |row: Option<&Row>, key: &str| -> Option<f64> { get(row?, key).parse().ok() };
     let (plain, inline, by_ref) = (
         find("protected"),
-        find("protected 16K"),
-        find("protected 16K ref"),
+        find("protected-16K"),
+        find("protected-16K-ref"),
     );
     for (key, what) in [
         ("jobs_per_s", "jobs/s"),
@@ -371,7 +392,7 @@ mod tests {
         let pass = strings(&["--requests", "100000", "--batch", "50"]);
         assert_eq!(pass_for("protected", &pass), pass);
         assert_eq!(
-            pass_for("protected 16K ref", &pass),
+            pass_for("protected-16K-ref", &pass),
             strings(&[
                 "--batch",
                 "50",
@@ -386,7 +407,7 @@ mod tests {
         );
         let small = strings(&["--requests", "20000", "--hold-pending", "500"]);
         assert_eq!(
-            pass_for("protected 16K", &small),
+            pass_for("protected-16K", &small),
             strings(&[
                 "--requests",
                 "20000",
@@ -411,7 +432,7 @@ mod tests {
         assert_eq!(options.repeat, 3);
         assert_eq!(
             options.runs,
-            strings(&["protected", "protected 16K", "protected 16K ref"])
+            strings(&["protected", "protected-16K", "protected-16K-ref"])
         );
         assert!(parse(strings(&["--repeat", "0"])).is_err());
     }

@@ -251,6 +251,7 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
         "rss_mib": field(held.map(|h| h.rss_kib as f64 / 1024.0), 1),
         "lost_claims": get(&c.lost),
         "wasted_round_trips": 2 * get(&c.empty_claims),
+        "payload_keys_left": drain.payload_keys_left,
     });
     let mut line = String::from("row");
     for (k, v) in row.as_object().expect("object") {

@@ -10,7 +10,13 @@ use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 
 /// Commands the bench itself sends; they are not the workload's.
-const OWN_COMMANDS: [&str; 4] = ["info", "config|resetstat", "flushall", "memory|usage"];
+const OWN_COMMANDS: [&str; 5] = [
+    "info",
+    "config|resetstat",
+    "flushall",
+    "memory|usage",
+    "scan",
+];
 
 /// A connection of the bench's own (not the store's pool).
 #[derive(Clone)]
@@ -197,6 +203,28 @@ impl Admin {
             total += bytes.unwrap_or(0);
         }
         Ok(total)
+    }
+
+    /// How many keys match `pattern` (`SCAN`, so the server never blocks).
+    pub async fn count_keys(&self, pattern: &str) -> redis::RedisResult<u64> {
+        let mut c = self.conn.clone();
+        let mut cursor = 0u64;
+        let mut count = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut c)
+                .await?;
+            count += keys.len() as u64;
+            if next == 0 {
+                return Ok(count);
+            }
+            cursor = next;
+        }
     }
 
     pub async fn hlen(&self, key: &str) -> redis::RedisResult<u64> {

@@ -186,6 +186,7 @@ pub async fn drain(set: &Arc<Settings>, url: &str, admin: &Admin) -> Drain {
     stop.cancel();
     run.await.expect("loop");
     Drain {
+        payload_keys_left: None,
         jobs,
         elapsed,
         worker_cpu_s,
