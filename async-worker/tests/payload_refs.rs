@@ -443,6 +443,12 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
     );
     assert_eq!(routing["resolved-ttl"], expect(ROUTED, 30));
     assert_eq!(routing["resolved-no-ttl"], expect(ROUTED, 0));
+    assert_eq!(s.tap.inner.list_ttl(RESULTS).await.unwrap(), Some(120));
+    assert_eq!(
+        s.tap.inner.list_ttl(ROUTED).await.unwrap(),
+        Some(30),
+        "a push without a TTL leaves the list's expiry alone"
+    );
     for (list, ids) in [
         (RESULTS, vec!["unresolved"]),
         (ROUTED, vec!["resolved-no-ttl", "resolved-ttl"]),

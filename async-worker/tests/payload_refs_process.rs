@@ -207,8 +207,10 @@ async fn go_submits_by_reference_with_resubmissions_end_in_one_record_per_genera
         async || common::depths(&mut watch).await.owners > 0,
     )
     .await;
+    let at_kill = common::depths(&mut conn).await;
     doomed.signal("KILL");
     doomed.exit_within(Duration::from_secs(5)).await;
+    eprintln!("at the SIGKILL: {at_kill:?}");
 
     let generations: BTreeSet<(String, String)> = sent
         .iter()
@@ -231,6 +233,10 @@ async fn go_submits_by_reference_with_resubmissions_end_in_one_record_per_genera
         .await;
     assert_eq!(status.code(), Some(0), "log tail:\n{}", survivor.log_tail());
 
+    assert!(
+        at_kill.results < generations.len(),
+        "work was left when one replica died: {at_kill:?}"
+    );
     let records = records_by_generation(&mut conn).await;
     let twice: Vec<_> = records.iter().filter(|(_, r)| r.len() > 1).collect();
     assert!(

@@ -1,9 +1,11 @@
 //! The runtime: consumers, workers, heartbeater, reclaimer, promoter and result writer over one `ClaimStore`.
 //!
-//! Data flow: a consumer per queue peeks and claims a batch and spawns one
+//! Data flow: a consumer per queue peeks and claims a batch, fetches the
+//! payloads its claimed members store apart in one call, and spawns one
 //! task per claimed request (bounded by `concurrency`); each task runs the
 //! handler and hands its outcome to the single result writer, which batches
-//! acks and retry parks. The heartbeater renews every held claim; the
+//! acks (each naming its result list and TTL by Go's routing, and the
+//! payload key the ack deletes) and retry parks. The heartbeater renews every held claim; the
 //! reclaimer returns other replicas' expired claims; the promoter returns due
 //! retries. Shutdown stops claiming, drains, sweeps what is still held and
 //! flushes the writer.

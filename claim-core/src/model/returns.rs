@@ -110,7 +110,7 @@ impl Model {
                 let reason = match self.result_list_unusable(queue, &list) {
                     Some(why) => undeliverable_limit_reason(redeliveries, &why),
                     None => {
-                        let record = delivery_limit_record(&g.id, redeliveries, queue);
+                        let record = delivery_limit_record(&g, redeliveries, queue);
                         self.deliver_terminal(&g, (&list, record), claim.score, now);
                         delivery_limit_reason(redeliveries)
                     }
@@ -165,11 +165,13 @@ pub fn undeliverable_limit_reason(redeliveries: u32, why: &str) -> String {
     )
 }
 
-/// The `DELIVERY_LIMIT` record the reclaimer writes for a poison request.
-pub fn delivery_limit_record(id: &str, redeliveries: u32, queue: &str) -> Member {
+/// The `DELIVERY_LIMIT` record the reclaimer writes for a poison request
+/// (naming its generation's token, as every record does).
+pub fn delivery_limit_record(generation: &Generation, redeliveries: u32, queue: &str) -> Member {
     let message =
         format!("lease expired {redeliveries} times without a result; member kept in {queue}:dead");
-    ResultRecord::error(id, ErrorCode::DeliveryLimit, message)
+    ResultRecord::error(&generation.id, ErrorCode::DeliveryLimit, message)
+        .with_token(generation.token.as_str())
         .to_json_bytes()
         .into()
 }

@@ -174,3 +174,12 @@ fn from_json_reads_the_token_as_the_durable_go_consumer_does() {
         "a non-string token is unparsable for the Go consumer"
     );
 }
+
+#[test]
+fn the_delivery_limit_record_names_its_generation() {
+    let generation = claim_core::Generation::new("poison", "9f86d081884c7d659a2feaa0c55ad015");
+    let raw = claim_core::model::delivery_limit_record(&generation, 10, "q");
+    let r = ResultRecord::from_json(raw.as_bytes()).expect("parses");
+    assert_eq!(r.error_code, Some(ErrorCode::DeliveryLimit));
+    assert_eq!(r.request_token.as_deref(), Some(generation.token.as_str()));
+}

@@ -201,7 +201,7 @@ async fn reclaim_chosen(
             continue;
         }
         let holds = unusable_list_reason(&list, "");
-        let record = delivery_limit_record(&g.id, redeliveries, queue);
+        let record = delivery_limit_record(&g, redeliveries, queue);
         call.key(store.keys().marker(&g))
             .key(store.keys().list(&list))
             .key(store.keys().active(&g.id))
