@@ -146,6 +146,7 @@ macro_rules! conformance_tests {
             returns::dead_letter_moves_an_unparsable_member_with_its_reason,
             payloads::a_promoted_retry_returns_at_its_deadline_plus_sequence_score,
             payloads::a_stored_payload_expires_ten_minutes_after_the_deadline,
+            payloads::released_and_reclaimed_members_keep_their_sequence_score_exactly,
             }
         }
     };

@@ -273,3 +273,32 @@ pub async fn a_stored_payload_expires_ten_minutes_after_the_deadline(f: &impl St
         "gone ten minutes after the deadline"
     );
 }
+
+pub async fn released_and_reclaimed_members_keep_their_sequence_score_exactly(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    let mut rs = Vec::new();
+    for id in ["a", "b"] {
+        let r = Req::new(id, "t", 3600);
+        let member = fx.store.enqueue(Q, &r.submission()).await.unwrap();
+        rs.push(Req { member, ..r });
+    }
+    fx.claim("w1", &rs[..1]).await;
+    fx.claim("w2", &rs[1..]).await;
+    assert_eq!(fx.release("w1", &rs[..1]).await, vec![true]);
+    fx.clock.set(at(31));
+    let report = fx.reclaim_all().await;
+    assert_eq!(report.redelivered, 1, "w2's lease lapsed");
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    let got: Vec<_> = pending
+        .iter()
+        .map(|p| (p.member.clone(), p.score))
+        .collect();
+    let d = rs[0].deadline;
+    let want = vec![
+        (rs[0].member.clone(), wire::queue_score(d, Some(1))),
+        (rs[1].member.clone(), wire::queue_score(d, Some(2))),
+    ];
+    assert_eq!(got, want);
+}
