@@ -29,6 +29,9 @@ pub struct PayloadCheck {
     /// their id's generations.
     pub tokenless: usize,
     pub foreign_tokens: usize,
+    /// A few of the generations whose payload key was left, with their
+    /// records' codes, to start a diagnosis from.
+    pub examples: Vec<String>,
 }
 
 impl PayloadCheck {
@@ -58,6 +61,7 @@ impl PayloadCheck {
             .map(|(_, codes)| codes.len())
             .sum();
         let mut answered = Vec::new();
+        let mut codes_of = Vec::new();
         for (generation, stored) in &ledger.refs {
             let Some(codes) = records.by_generation.get(generation) else {
                 continue;
@@ -70,10 +74,17 @@ impl PayloadCheck {
                 check.missing_otherwise += 1;
             }
             answered.push(payload_key(&generation.id, &generation.token));
+            codes_of.push(codes);
         }
-        for page in answered.chunks(PAGE) {
+        for (n, page) in answered.chunks(PAGE).enumerate() {
             let found = store.fetch_payloads(page).await?;
-            check.keys_left += found.iter().filter(|p| p.is_some()).count();
+            for (i, _) in found.iter().enumerate().filter(|(_, p)| p.is_some()) {
+                check.keys_left += 1;
+                if check.examples.len() < 5 {
+                    let codes = codes_of[n * PAGE + i].join("+");
+                    check.examples.push(format!("{} ({codes})", page[i]));
+                }
+            }
         }
         Ok(check)
     }
@@ -100,6 +111,10 @@ impl PayloadCheck {
             .into_iter()
             .filter(|(n, _)| *n > 0)
             .map(|(n, what)| format!("{n} {what}"))
+            .chain(
+                (!self.examples.is_empty())
+                    .then(|| format!("payload keys left, e.g. {}", self.examples.join(", "))),
+            )
             .collect()
     }
 
