@@ -8,8 +8,9 @@
 -- ARGV[3] deadline, Unix seconds   ARGV[4] 'EXPIREAT' or 'PEXPIRE'   ARGV[5] its argument for KEYS[1]
 -- ARGV[6] request token   ARGV[7] the active key's PX in ms
 -- ARGV[8] the active key's logical expiry in ms, or "" (server time)
--- ARGV[9] payload bytes   ARGV[10] the payload key's PX in ms
--- ARGV[11] its logical expiry in ms, or "" (server time) (9-11 only with a payload)
+-- ARGV[9] now in ms   ARGV[10] KEYS[1]'s logical expiry in ms (both "" on server time)
+-- ARGV[11] payload bytes   ARGV[12] the payload key's PX in ms
+-- ARGV[13] its logical expiry in ms, or "" (server time) (11-13 only with a payload)
 -- Returns the sequence stamped (an integer, at least 1).
 --
 -- Correctness: INCR, the stamp and the ZADD happen in one script, so two
@@ -23,10 +24,13 @@
 -- bytes the caller returns. Every check runs before the first write: INCR
 -- on a non-integer fails before anything else is written, and the other
 -- keys are overwritten (SET) or type-checked first (ZADD's target, the
--- side hash).
+-- side hash). With an explicit clock Redis still expires keys on its own
+-- clock, so the side hash holds each producer key's logical expiry; a
+-- counter whose logical expiry has passed is deleted before the INCR, so
+-- the sequence restarts at 1 as it would once Redis expired the key.
 
 local n = #KEYS
-need((n == 5 and #ARGV == 8) or (n == 6 and #ARGV == 11), 'enqueue: bad arguments')
+need((n == 5 and #ARGV == 10) or (n == 6 and #ARGV == 13), 'enqueue: bad arguments')
 local deadline = tonumber(ARGV[3])
 need(deadline and tonumber(ARGV[5]) and tonumber(ARGV[7]), 'enqueue: bad numbers')
 need(ARGV[4] == 'EXPIREAT' or ARGV[4] == 'PEXPIRE', 'enqueue: bad expiry command')
@@ -34,25 +38,32 @@ local explicit = ARGV[8] ~= ''
 local pending_type = redis.call('TYPE', KEYS[4])['ok']
 need(pending_type == 'none' or pending_type == 'zset',
   'enqueue: ' .. KEYS[4] .. ' holds a ' .. tostring(pending_type))
+local lapsed = false
 if explicit then
   local side_type = redis.call('TYPE', KEYS[5])['ok']
   need(side_type == 'none' or side_type == 'hash', 'enqueue: side hash has the wrong type')
+  local now = tonumber(ARGV[9])
+  need(now and tonumber(ARGV[10]), 'enqueue: explicit time must be a number')
+  lapsed = not side_live(redis.call('HGET', KEYS[5], KEYS[1]), now)
 end
 local seq_type = redis.call('TYPE', KEYS[1])['ok']
 need(seq_type == 'none' or seq_type == 'string', 'enqueue: ' .. KEYS[1] .. ' is not a counter')
 
+if lapsed then
+  redis.call('DEL', KEYS[1])
+end
 local seq = redis.call('INCR', KEYS[1])
 redis.call(ARGV[4], KEYS[1], ARGV[5])
 redis.call('DEL', KEYS[2])
 redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
 if explicit then
   redis.call('HDEL', KEYS[5], KEYS[2])
-  redis.call('HSET', KEYS[5], KEYS[3], ARGV[8])
+  redis.call('HSET', KEYS[5], KEYS[3], ARGV[8], KEYS[1], ARGV[10])
 end
 if n == 6 then
-  redis.call('SET', KEYS[6], ARGV[9], 'PX', ARGV[10])
+  redis.call('SET', KEYS[6], ARGV[11], 'PX', ARGV[12])
   if explicit then
-    redis.call('HSET', KEYS[5], KEYS[6], ARGV[11])
+    redis.call('HSET', KEYS[5], KEYS[6], ARGV[13])
   end
 end
 local score = deadline + math.min(seq, 2097151) / 2097152

@@ -147,6 +147,7 @@ macro_rules! conformance_tests {
             payloads::a_promoted_retry_returns_at_its_deadline_plus_sequence_score,
             payloads::a_stored_payload_expires_ten_minutes_after_the_deadline,
             payloads::released_and_reclaimed_members_keep_their_sequence_score_exactly,
+            payloads::the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline,
             }
         }
     };

@@ -302,3 +302,18 @@ pub async fn released_and_reclaimed_members_keep_their_sequence_score_exactly(
     ];
     assert_eq!(got, want);
 }
+
+pub async fn the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    // Three requests with one deadline (distinct, so each enqueue adds a member).
+    let [a, b, c] = ["a", "b", "c"].map(|id| Req::new(id, "t", 60).submission());
+    let first = fx.store.enqueue(Q, &a).await.unwrap();
+    fx.clock.set(at(60 + 3599));
+    let kept = fx.store.enqueue(Q, &b).await.unwrap();
+    fx.clock.set(at(60 + 3600));
+    let restarted = fx.store.enqueue(Q, &c).await.unwrap();
+    let seqs: Vec<_> = [&first, &kept, &restarted].map(seq_of).into();
+    assert_eq!(seqs, vec![Some(1), Some(2), Some(1)]);
+}

@@ -3,7 +3,7 @@
 use super::submit::{active_expiry, payload_expiry};
 use crate::store::RedisStore;
 use claim_core::store::Submission;
-use claim_core::{Member, Op, StoreError, wire};
+use claim_core::{Member, Millis, Op, StoreError, wire};
 
 /// Stamps the next sequence of the queue and deadline and enqueues; the
 /// layout is `lua/enqueue.lua`'s header. Returns the member as enqueued.
@@ -32,27 +32,33 @@ pub(crate) async fn enqueue(
         .arg(&template.suffix[..])
         .arg(s.deadline);
     let seq_expiry = s.deadline.saturating_add(wire::SEQ_GRACE_SECS);
+    let seq_logical = Millis((seq_expiry.max(0) as u64).saturating_mul(1000));
     if explicit {
         // Redis expires on its own clock: keep the counter for its logical
-        // lifetime, measured on the explicit clock, plus the usual slack.
-        let logical = (seq_expiry.max(0) as u64).saturating_mul(1000);
+        // lifetime, measured on the explicit clock, plus the usual slack
+        // (the script restarts it once the logical expiry has passed).
         call.arg("PEXPIRE")
-            .arg(store.real_ttl(now.until(claim_core::Millis(logical))));
+            .arg(store.real_ttl(now.until(seq_logical)));
     } else {
         call.arg("EXPIREAT").arg(seq_expiry);
     }
-    call.arg(&s.generation.token).arg(ttl).arg(if explicit {
-        expiry.0.to_string()
-    } else {
-        String::new()
-    });
-    if let Some(payload) = &s.payload {
-        let (expiry, ttl) = payload_expiry(store, now, s.deadline);
-        call.arg(payload.as_bytes()).arg(ttl).arg(if explicit {
-            expiry.0.to_string()
+    let explicit_arg = |ms: Millis| {
+        if explicit {
+            ms.0.to_string()
         } else {
             String::new()
-        });
+        }
+    };
+    call.arg(&s.generation.token)
+        .arg(ttl)
+        .arg(explicit_arg(expiry))
+        .arg(explicit_arg(now))
+        .arg(explicit_arg(seq_logical));
+    if let Some(payload) = &s.payload {
+        let (expiry, ttl) = payload_expiry(store, now, s.deadline);
+        call.arg(payload.as_bytes())
+            .arg(ttl)
+            .arg(explicit_arg(expiry));
     }
     let seq: i64 = store.conn().script(Op::Enqueue, &call).await?;
     Ok(Member::from(template.stamp(seq)))

@@ -204,7 +204,9 @@ impl<S: ClaimStore> Retrying<S> {
     /// Took effect if the retry set shrank; the answer is by how much.
     /// An enqueue took effect when a member of its generation that was not
     /// pending before is pending now: that member is the answer (a retry
-    /// would stamp a second sequence and enqueue a second copy).
+    /// would stamp a second sequence and enqueue a second copy). Exact
+    /// unless the very bytes were pending already (the same generation
+    /// enqueued again after its counter restarted): then it retries.
     pub(super) async fn enqueue_reconciled(
         &self,
         queue: &str,
