@@ -206,6 +206,21 @@ pub struct DemoArgs {
     /// Requests each replica handles at once.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub concurrency: usize,
+
+    /// Share of the requests submitted by reference, as Go's producer does with `WithPayloadKeys`: payload stored apart at `request-payload:<id>:<token>`, `"payload":null` in the member.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.5, value_parser = share)]
+    pub payload_ref: f64,
+
+    /// Of the requests submitted by reference, how many have no payload stored: each must end `PAYLOAD_UNAVAILABLE`.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub missing_payloads: usize,
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err("expected a fraction from 0 to 1, such as 0.5".into()),
+    }
 }
 
 fn fraction(s: &str) -> Result<f64, String> {

@@ -579,6 +579,7 @@ fn demo_flags_have_the_readme_defaults() {
     assert_eq!(demo.replicas, 3);
     assert!((0.0..1.0).contains(&demo.kill_after));
     assert_eq!(demo.claim_lease_ttl, Duration::from_secs(3));
+    assert_eq!((demo.payload_ref, demo.missing_payloads), (0.5, 5));
     let Command::Demo(demo) = cli(&[
         "demo",
         "--redis",
@@ -602,6 +603,10 @@ fn demo_flags_have_the_readme_defaults() {
         (10, 2, 0.5)
     );
     assert_eq!(demo.claim_lease_ttl, Duration::from_millis(500));
+    for share in ["1.5", "-0.1"] {
+        let error = cli(&["demo", "--payload-ref", share]).unwrap_err();
+        assert_eq!(error.exit_code(), 2, "--payload-ref {share}");
+    }
     assert_eq!(
         cli(&["demo", "--kill-after", "1.5"])
             .unwrap_err()

@@ -11,59 +11,61 @@
 //! - `memory`: the runtime over MemoryStore;
 //! - `protected+aof`: `protected` on the AOF server;
 //! - `protected×3`: three runtimes peeking the same head;
+//! - `protected-16K`, `protected-16K-ref`: `protected` with 16 KiB
+//!   payloads, inline and stored apart (Go's payload references), at most
+//!   50,000 requests and 10,000 held pending;
 //! - `profile`: Redis CPU of each script called on its own.
 //!
 //! Each run prints a `row` line (`key=value`) and a `json` line; this module
-//! prints the table, the protected/unprotected ratio and writes every
-//! figure to `target/bench/latest.json` and a timestamped copy.
+//! prints the table, the protected/unprotected ratio and the 16 KiB ratios,
+//! and writes every figure to `target/bench/latest.json` and a timestamped
+//! copy. `--repeat N` runs the list N times, interleaved, and also prints
+//! each run's medians.
 
 mod server;
+mod table;
 
 use crate::{Error, Shown, cargo, project_root, run_inherit};
 use server::Server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
-/// Table columns: header, row key, and how to show the value.
-const COLUMNS: [(&str, &str); 13] = [
-    ("jobs/s", "jobs_per_s"),
-    ("p50 ms", "p50_ms"),
-    ("p99 ms", "p99_ms"),
-    ("Redis µs/job", "redis_cpu_us_per_job"),
-    ("calls/job", "redis_calls_per_job"),
-    ("RT/job", "round_trips_per_job"),
-    ("B/claim", "claim_bytes"),
-    ("member B", "member_bytes"),
-    ("RSS MiB", "rss_mib"),
-    ("worker µs/job", "worker_cpu_us_per_job"),
-    ("lost", "lost_claims"),
-    ("wasted RT", "wasted_round_trips"),
-    ("busy", "machine_busy"),
-];
+use table::{Row, base_name, get, medians, pairs, print_table};
 
 /// What to run, from the command line.
 struct Options {
     /// Passed through to every run (`--requests 200000` and the like).
     pass: Vec<String>,
     runs: Vec<String>,
+    /// Times the run list is run, interleaved (a, b, a, b, …).
+    repeat: usize,
     build: bool,
     /// Another build of the bench program (a baseline to compare with).
     program: Option<PathBuf>,
 }
 
-const ALL_RUNS: [&str; 6] = [
+const ALL_RUNS: [&str; 8] = [
     "protected",
     "unprotected",
     "memory",
     "protected+aof",
     "protected×3",
+    "protected-16K",
+    "protected-16K-ref",
     "profile",
 ];
 
+/// The 16 KiB runs' payload size.
+const LARGE_PAYLOAD: usize = 16 * 1024;
+/// Caps on the 16 KiB runs' sizes, so Redis holds at most ~1 GB of
+/// payloads: requests drained, and requests pending in the hold phase.
+const LARGE_REQUESTS: usize = 50_000;
+const LARGE_HOLD_PENDING: usize = 10_000;
+
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
      [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] \
-     [--runs protected,unprotected,memory,protected+aof,protected×3,profile] [--no-build] \
+     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,profile] \
+     [--repeat N (the runs N times, interleaved; medians printed)] [--no-build] \
      [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
 
 /// Run names as typed (ASCII spellings accepted) to their table names.
@@ -71,6 +73,8 @@ fn canonical(run: &str) -> String {
     match run {
         "protected-x3" | "protectedx3" | "replicas" => "protected×3".to_owned(),
         "protected-aof" | "aof" => "protected+aof".to_owned(),
+        "protected-16k" | "16k" => "protected-16K".to_owned(),
+        "protected-16k-ref" | "16k-ref" => "protected-16K-ref".to_owned(),
         other => other.to_owned(),
     }
 }
@@ -79,6 +83,7 @@ fn parse(args: Vec<String>) -> Result<Options, Error> {
     let mut options = Options {
         pass: Vec::new(),
         runs: ALL_RUNS.iter().map(|s| s.to_string()).collect(),
+        repeat: 1,
         build: true,
         program: None,
     };
@@ -100,8 +105,9 @@ fn parse(args: Vec<String>) -> Result<Options, Error> {
                 options.program = Some(PathBuf::from(value));
                 options.build = false;
             }
-            "--runs" | "--requests" | "--concurrency" | "--batch" | "--ack-batch" | "--poll-ms"
-            | "--latency-secs" | "--hold-pending" | "--hold-inflight" | "--window" => {
+            "--runs" | "--repeat" | "--requests" | "--concurrency" | "--batch" | "--ack-batch"
+            | "--poll-ms" | "--latency-secs" | "--hold-pending" | "--hold-inflight"
+            | "--window" => {
                 let value = match inline {
                     Some(v) => v,
                     None => args
@@ -117,6 +123,10 @@ fn parse(args: Vec<String>) -> Result<Options, Error> {
                     {
                         return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
                     }
+                } else if flag == "--repeat" {
+                    options.repeat = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        Error::Usage(format!("`--repeat {value}`: expected a positive number"))
+                    })?;
                 } else {
                     options.pass.extend([flag, value]);
                 }
@@ -159,14 +169,16 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     } else {
         None
     };
-    let mut rows: Vec<Vec<(String, String)>> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut json: Vec<String> = Vec::new();
     let mut steps: Vec<String> = Vec::new();
     let mut settings = None;
-    for name in &options.runs {
+    let schedule: Vec<&String> = (0..options.repeat).flat_map(|_| &options.runs).collect();
+    for name in schedule {
         let (kind, server) = match name.as_str() {
             "protected+aof" => ("protected", aof.as_ref().unwrap_or(&plain)),
             "protected×3" => ("replicas", &plain),
+            "protected-16K" | "protected-16K-ref" => ("protected", &plain),
             other => (other, &plain),
         };
         eprintln!(
@@ -176,7 +188,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         let mut cmd = Command::new(&program);
         cmd.arg(kind)
             .args(["--name", name, "--url", &server.url()])
-            .args(&options.pass)
+            .args(pass_for(name, &options.pass))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let output = cmd
@@ -206,11 +218,24 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         println!("\nsettings: {s}");
     }
     print_table(&rows);
+    print_payload_keys_left(&rows);
+    let rows = if options.repeat > 1 {
+        let medians = medians(&rows);
+        println!(
+            "\nmedians per run ({} rounds, interleaved):",
+            options.repeat
+        );
+        print_table(&medians);
+        medians
+    } else {
+        rows
+    };
     let ratio = ratio(&rows);
+    print_payload_ratios(&rows);
     if let Some(r) = ratio {
         println!("protected/unprotected jobs/s: {r:.3}");
     }
-    if let Some(row) = rows.iter().find(|r| get(r, "name") == "protected") {
+    if let Some(row) = rows.iter().find(|r| base_name(r) == "protected") {
         let rate: Option<f64> = get(row, "jobs_per_s").parse().ok();
         let us: Option<f64> = get(row, "redis_cpu_us_per_job").parse().ok();
         if let (Some(rate), Some(us)) = (rate, us) {
@@ -234,65 +259,85 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     Ok(())
 }
 
-fn pairs(row: &str) -> Vec<(String, String)> {
-    row.split_whitespace()
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
+/// The arguments a run gets: the pass-through flags, and for the 16 KiB
+/// runs the payload flags with the sizes capped (see [`LARGE_REQUESTS`]).
+fn pass_for(name: &str, pass: &[String]) -> Vec<String> {
+    let by_reference = match name {
+        "protected-16K" => false,
+        "protected-16K-ref" => true,
+        _ => return pass.to_vec(),
+    };
+    let value = |flag: &str, default: usize| {
+        let at = pass.iter().position(|a| a == flag);
+        at.and_then(|i| pass.get(i + 1)?.parse().ok())
+            .unwrap_or(default)
+    };
+    let requests = value("--requests", 200_000).min(LARGE_REQUESTS);
+    let hold_pending = value("--hold-pending", 100_000).min(LARGE_HOLD_PENDING);
+    let mut out = Vec::new();
+    let mut args = pass.iter();
+    while let Some(flag) = args.next() {
+        let value = args.next();
+        if flag != "--requests" && flag != "--hold-pending" {
+            out.push(flag.clone());
+            out.extend(value.cloned());
+        }
+    }
+    out.extend(["--requests".into(), requests.to_string()]);
+    out.extend(["--hold-pending".into(), hold_pending.to_string()]);
+    out.extend(["--payload-bytes".into(), LARGE_PAYLOAD.to_string()]);
+    if by_reference {
+        out.push("--by-reference".into());
+    }
+    out
 }
 
-fn get<'a>(row: &'a [(String, String)], key: &str) -> &'a str {
-    row.iter()
-        .find(|(k, _)| k == key)
-        .map_or("-", |(_, v)| v.as_str())
-}
-
-fn print_table(rows: &[Vec<(String, String)>]) {
-    let mut table: Vec<Vec<String>> = vec![
-        std::iter::once("run".to_owned())
-            .chain(COLUMNS.iter().map(|(h, _)| h.to_string()))
-            .collect(),
-    ];
-    for row in rows {
-        table.push(
-            std::iter::once(get(row, "name").to_owned())
-                .chain(COLUMNS.iter().map(|(_, k)| get(row, k).to_owned()))
-                .collect(),
+/// The payload keys each drain by reference left (each ack deletes its own: 0).
+fn print_payload_keys_left(rows: &[Row]) {
+    let left: Vec<&str> = rows
+        .iter()
+        .map(|r| get(r, "payload_keys_left"))
+        .filter(|n| *n != "-")
+        .collect();
+    if !left.is_empty() {
+        println!(
+            "payload keys left after each drain by reference: {}",
+            left.join(", ")
         );
     }
-    let width = |i: usize| {
-        table
-            .iter()
-            .map(|r| r[i].chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..table[0].len()).map(width).collect();
-    println!();
-    for (n, row) in table.iter().enumerate() {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                let pad = " ".repeat(widths[i] - cell.chars().count());
-                if i == 0 {
-                    format!("{cell}{pad}")
-                } else {
-                    format!("{pad}{cell}")
-                }
-            })
-            .collect();
-        println!("| {} |", cells.join(" | "));
-        if n == 0 {
-            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-            println!("|-{}-|", rule.join("-|-"));
+}
+
+/// The 16 KiB rows beside each other and the plain protected row.
+fn print_payload_ratios(rows: &[Row]) {
+    let find = |name: &str| rows.iter().find(|r| base_name(r) == name);
+    let figure = |row: Option<&Row>, key: &str| -> Option<f64> { get(row?, key).parse().ok() };
+    let (plain, inline, by_ref) = (
+        find("protected"),
+        find("protected-16K"),
+        find("protected-16K-ref"),
+    );
+    for (key, what) in [
+        ("jobs_per_s", "jobs/s"),
+        ("redis_cpu_us_per_job", "Redis µs/job"),
+    ] {
+        if let (Some(i), Some(r)) = (figure(inline, key), figure(by_ref, key)) {
+            let against = figure(plain, key)
+                .map(|p| {
+                    format!(
+                        "; over plain protected: inline {:.2}, by reference {:.2}",
+                        i / p,
+                        r / p
+                    )
+                })
+                .unwrap_or_default();
+            println!("16 KiB {what}: by reference / inline {:.2}{against}", r / i);
         }
     }
 }
 
-fn ratio(rows: &[Vec<(String, String)>]) -> Option<f64> {
+fn ratio(rows: &[Row]) -> Option<f64> {
     let rate = |name: &str| -> Option<f64> {
-        let row = rows.iter().find(|r| get(r, "name") == name)?;
+        let row = rows.iter().find(|r| base_name(r) == name)?;
         get(row, "jobs_per_s").parse().ok()
     };
     Some(rate("protected")? / rate("unprotected")?)
@@ -332,4 +377,63 @@ fn write_json(
     }
     println!("\nfigures: target/bench/latest.json, target/bench/bench-{secs}.json");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_16k_runs_get_payload_flags_and_capped_sizes_and_other_runs_the_flags_as_given() {
+        let pass = strings(&["--requests", "100000", "--batch", "50"]);
+        assert_eq!(pass_for("protected", &pass), pass);
+        assert_eq!(
+            pass_for("protected-16K-ref", &pass),
+            strings(&[
+                "--batch",
+                "50",
+                "--requests",
+                "50000",
+                "--hold-pending",
+                "10000",
+                "--payload-bytes",
+                "16384",
+                "--by-reference"
+            ])
+        );
+        let small = strings(&["--requests", "20000", "--hold-pending", "500"]);
+        assert_eq!(
+            pass_for("protected-16K", &small),
+            strings(&[
+                "--requests",
+                "20000",
+                "--hold-pending",
+                "500",
+                "--payload-bytes",
+                "16384"
+            ])
+        );
+    }
+
+    #[test]
+    fn runs_repeat_interleaved_and_the_16k_spellings_are_accepted() {
+        let options = parse(strings(&[
+            "--runs",
+            "protected,16k,protected-16k-ref",
+            "--repeat",
+            "3",
+        ]))
+        .ok()
+        .expect("valid flags");
+        assert_eq!(options.repeat, 3);
+        assert_eq!(
+            options.runs,
+            strings(&["protected", "protected-16K", "protected-16K-ref"])
+        );
+        assert!(parse(strings(&["--repeat", "0"])).is_err());
+    }
 }

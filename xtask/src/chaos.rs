@@ -17,15 +17,20 @@
 //! same twice: on `appendfsync always`, then on `appendfsync everysec` (the
 //! Redis SIGKILL may then undo the last second; lost must stay 0, extra
 //! records are counted). `--appendfsync POLICY` runs only that one.
+//! `--payload-ref FRACTION` (default 0.5) is the share of submissions made
+//! by reference and `--missing-payloads FRACTION` (default 0.02) the share
+//! of those with no payload stored; the short run covers both.
 
 use crate::{Error, Shown, cargo, run_inherit};
 
 /// Flags that take a value, and what the value must be.
-const VALUED: [(&str, &str); 4] = [
+const VALUED: [(&str, &str); 6] = [
     ("--workers", "a number of worker processes, at least 2"),
     ("--requests", "a number of requests, at least 100"),
     ("--seed", "an unsigned 64-bit integer"),
     ("--appendfsync", "always or everysec"),
+    ("--payload-ref", "a fraction from 0 to 1"),
+    ("--missing-payloads", "a fraction from 0 to 1"),
 ];
 
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
@@ -89,6 +94,9 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
         };
         let valid = match name.as_str() {
             "--appendfsync" => value == "always" || value == "everysec",
+            "--payload-ref" | "--missing-payloads" => {
+                value.parse::<f64>().is_ok_and(|f| (0.0..=1.0).contains(&f))
+            }
             _ => value.parse::<u64>().is_ok_and(|n| n >= minimum),
         };
         if !valid {
@@ -148,6 +156,16 @@ mod tests {
             parse(args(&["--appendfsync", "no"])),
             Err(Error::Usage(_))
         ));
+        assert_eq!(
+            parse(args(&["--payload-ref=1", "--missing-payloads", "0.1"])).ok(),
+            Some(args(&["--payload-ref", "1", "--missing-payloads", "0.1"]))
+        );
+        for bad in ["1.5", "-0.2", "half"] {
+            assert!(matches!(
+                parse(args(&["--payload-ref", bad])),
+                Err(Error::Usage(_))
+            ));
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::tally::print_table;
 use super::{
-    DEMO_QUEUE, DEMO_RESULTS, DemoError, count_new_records, replica_config, submit_requests,
+    DEMO_QUEUE, DEMO_RESULTS, DemoError, count_new_records, demo_deadline, payload_keys_left,
+    replica_config, submit_requests,
 };
 use async_worker::http_handler::{HttpHandler, HttpTarget};
 use async_worker::settings::DemoArgs;
@@ -27,8 +28,14 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
     let target = HttpTarget::new(&gateway.base_url(), "/v1/completions", None)?;
     let handler = Arc::new(HttpHandler::new([(DEMO_QUEUE.to_owned(), target)])?);
 
-    let mut tally =
-        submit_requests(&store, DEMO_QUEUE, args, ("the memory store", "replicas")).await?;
+    let mut tally = submit_requests(
+        &store,
+        DEMO_QUEUE,
+        args,
+        demo_deadline(),
+        ("the memory store", "replicas"),
+    )
+    .await?;
 
     let started = Instant::now();
     let mut replicas = Vec::new();
@@ -71,7 +78,8 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
         redelivered += report.redelivered;
     }
     count_new_records(&store, DEMO_RESULTS, seen, &mut tally).await?;
-    let summary = tally.summary();
+    let mut summary = tally.summary();
+    summary.payload_keys_left = payload_keys_left(&store, &tally).await?;
     let extra = [
         ("duplicates suppressed", suppressed.to_string()),
         ("redelivered", redelivered.to_string()),
@@ -86,5 +94,5 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
         &extra,
         elapsed,
     );
-    Ok(summary.passed())
+    Ok(summary.passed() && summary.payload_failures().is_empty())
 }

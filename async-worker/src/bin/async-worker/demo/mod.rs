@@ -2,9 +2,15 @@
 //!
 //! On the memory store by default (replicas are tasks of this process); with
 //! `--redis URL` the replicas are child processes of this binary and the
-//! stopped one gets SIGKILL. Either way it prints accepted, terminal records,
-//! duplicates suppressed, redelivered, lost, throughput and latency, and
-//! succeeds only when nothing is lost and each request has exactly one record.
+//! stopped one gets SIGKILL. Half the requests (`--payload-ref`) are
+//! submitted by reference, as Go's producer does with `WithPayloadKeys`, and
+//! a few of those (`--missing-payloads`) with no payload stored. Either way
+//! it prints accepted, terminal records, duplicates suppressed, redelivered,
+//! requests by reference and `PAYLOAD_UNAVAILABLE` records, lost, throughput
+//! and latency, and succeeds only when nothing is lost, each request has
+//! exactly one record (carrying its `request_token`), exactly the requests
+//! without a payload ended `PAYLOAD_UNAVAILABLE`, and no payload key is left
+//! for an answered request.
 
 // The stand-in gateway and the scraper are the library's `test_support`
 // files, compiled in here too: the demo needs them in the default build,
@@ -55,41 +61,119 @@ pub async fn run(args: DemoArgs) -> Result<bool, DemoError> {
     }
 }
 
-/// Request `i` as the Go producer would shape it.
-pub fn envelope(i: usize, deadline: i64) -> (Submission, String) {
+/// How a demo request carries its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadShape {
+    /// In the member, as `data.payload`.
+    Inline,
+    /// Stored apart at `request-payload:<id>:<token>`, `"payload":null` in the member.
+    ByReference,
+    /// Submitted by reference with no payload stored: must end `PAYLOAD_UNAVAILABLE`.
+    Missing,
+}
+
+/// The shape of each of `requests` requests: a `share` of them by
+/// reference and, of those, `missing` (at most all of them) without a
+/// stored payload, each kind spread evenly over the run.
+pub fn payload_shapes(requests: usize, share: f64, missing: usize) -> Vec<PayloadShape> {
+    let step = |i: usize| ((i + 1) as f64 * share).floor() > (i as f64 * share).floor();
+    let refs = (0..requests).filter(|i| step(*i)).count();
+    let missing = missing.min(refs);
+    let mut j = 0;
+    (0..requests)
+        .map(|i| {
+            if !step(i) {
+                return PayloadShape::Inline;
+            }
+            j += 1;
+            // The j-th reference (1-based) is missing when j·missing/refs steps up.
+            if j * missing / refs > (j - 1) * missing / refs {
+                PayloadShape::Missing
+            } else {
+                PayloadShape::ByReference
+            }
+        })
+        .collect()
+}
+
+/// Request `i` as the Go producer would shape it, its payload as `shape`
+/// says; the submission and its id.
+pub fn envelope(i: usize, deadline: i64, shape: PayloadShape) -> (Submission, String) {
     let id = format!("demo-{i:06}");
-    let token = format!("{:016x}", rand::random::<u64>());
+    let token = format!("{:032x}", rand::random::<u128>());
     let payload =
         serde_json::json!({"model": "demo", "prompt": format!("request {i}"), "max_tokens": 1});
-    let member = Envelope::new(id.clone(), token.clone(), deadline, payload).to_bytes();
+    let envelope = Envelope::new(id.clone(), token.clone(), deadline, payload);
+    let (member, payload) = match shape {
+        PayloadShape::Inline => (envelope.to_bytes(), None),
+        PayloadShape::ByReference | PayloadShape::Missing => {
+            let (envelope, bytes) = envelope.by_reference();
+            let stored = (shape == PayloadShape::ByReference).then(|| bytes.into());
+            (envelope.to_bytes(), stored)
+        }
+    };
     let submission = Submission {
         member: member.into(),
         generation: Generation::new(id.clone(), token),
         deadline,
-        payload: None,
+        payload,
     };
     (submission, id)
 }
 
-/// Submits the demo's requests (see [`envelope`]) to `queue`, due in ten
-/// minutes, and says so (`to` names the store, `replicas` what a replica
-/// is); a tally that knows each one's submission time.
+/// Enqueues the demo's requests (see [`envelope`]) to `queue` as the Go
+/// producer does (enqueue sequence, payloads stored apart for the share
+/// `--payload-ref` asks), due at `deadline` (see [`demo_deadline`]), and says so (`to` names the
+/// store, `replicas` what a replica is); a tally that knows each one's
+/// submission time and payload key.
 pub async fn submit_requests(
     store: &impl ClaimStore,
     queue: &str,
     args: &DemoArgs,
+    deadline: i64,
     (to, replicas): (&str, &str),
 ) -> Result<Tally, DemoError> {
     let mut tally = Tally::default();
-    let deadline = async_worker::clock::unix_now() + 600;
-    for i in 0..args.requests {
-        let (submission, id) = envelope(i, deadline);
-        store.submit(queue, &submission).await?;
+    let shapes = payload_shapes(args.requests, args.payload_ref, args.missing_payloads);
+    for (i, shape) in shapes.iter().enumerate() {
+        let (submission, id) = envelope(i, deadline, *shape);
+        store.enqueue(queue, &submission).await?;
+        if *shape != PayloadShape::Inline {
+            let stored = *shape == PayloadShape::ByReference;
+            tally.by_reference(&id, submission.payload_key(), stored);
+        }
         tally.submitted(id, Instant::now());
     }
     let (n, r) = (args.requests, args.replicas);
-    println!("submitted {n} requests to {to}; starting {r} {replicas}");
+    let refs = shapes
+        .iter()
+        .filter(|s| **s != PayloadShape::Inline)
+        .count();
+    let missing = shapes
+        .iter()
+        .filter(|s| **s == PayloadShape::Missing)
+        .count();
+    println!(
+        "submitted {n} requests to {to} ({refs} by reference, {missing} of them with no payload stored); starting {r} {replicas}"
+    );
     Ok(tally)
+}
+
+/// The deadline of the demo's requests: ten minutes from now, in whole
+/// seconds (one `request-seq:<queue>:<deadline>` counter numbers them).
+pub fn demo_deadline() -> i64 {
+    async_worker::clock::unix_now() + 600
+}
+
+/// How many payload keys of answered requests are still stored (each must
+/// be gone: deleted by the owner's ack, or never written).
+pub async fn payload_keys_left(store: &impl ClaimStore, tally: &Tally) -> Result<usize, DemoError> {
+    let mut left = 0;
+    for chunk in tally.answered_refs().chunks(500) {
+        let found = store.fetch_payloads(chunk).await?;
+        left += found.iter().filter(|p| p.is_some()).count();
+    }
+    Ok(left)
 }
 
 /// Counts in `tally` the records of `list` after the first `seen` (the ones

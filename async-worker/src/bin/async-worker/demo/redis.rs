@@ -7,7 +7,7 @@
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::scrape::{metric_sum, scrape};
 use super::tally::print_table;
-use super::{DemoError, count_new_records, submit_requests};
+use super::{DemoError, count_new_records, demo_deadline, payload_keys_left, submit_requests};
 use async_worker::settings::DemoArgs;
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};
@@ -50,7 +50,9 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
     });
 
     let to = format!("{name} on Redis");
-    let mut tally = submit_requests(&store, &name, args, (&to, "replica processes")).await?;
+    let deadline = demo_deadline();
+    let replicas_are = (to.as_str(), "replica processes");
+    let mut tally = submit_requests(&store, &name, args, deadline, replicas_are).await?;
 
     let started = Instant::now();
     let mut replicas = Vec::new();
@@ -86,7 +88,8 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
         terminate(replica).await?;
     }
     count_new_records(&store, &results, seen, &mut tally).await?;
-    let summary = tally.summary();
+    let mut summary = tally.summary();
+    summary.payload_keys_left = payload_keys_left(&store, &tally).await?;
     let extra = [
         ("duplicates suppressed", format!("{suppressed}")),
         ("redelivered", format!("{expired}")),
@@ -111,11 +114,12 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
         q.dead,
         results,
         retry,
+        claim_core::wire::seq_key(&name, deadline),
     ];
     if let Err(e) = delete_keys(url, &demo_keys).await {
         println!("note: could not delete the demo's keys ({e}); they are named {name}*");
     }
-    Ok(summary.passed())
+    Ok(summary.passed() && summary.payload_failures().is_empty())
 }
 
 async fn delete_keys(url: &str, keys: &[String]) -> redis::RedisResult<()> {

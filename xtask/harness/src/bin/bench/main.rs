@@ -69,6 +69,12 @@ struct Args {
     /// Claims held before the profile acks the oldest.
     #[arg(long, default_value_t = 100)]
     window: usize,
+    /// Payload size in bytes (0: the small default, `{"model":"m","prompt":"hi"}`).
+    #[arg(long, default_value_t = 0)]
+    payload_bytes: usize,
+    /// Store payloads apart, as Go's producer does with `WithPayloadKeys`.
+    #[arg(long)]
+    by_reference: bool,
 }
 
 /// What every phase needs to know.
@@ -84,6 +90,7 @@ pub struct Settings {
     pub latency_secs: f64,
     pub hold_pending: usize,
     pub hold_inflight: usize,
+    pub payloads: server::Payloads,
 }
 
 pub fn id_of(seq: usize) -> String {
@@ -222,7 +229,11 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
     // Round trips: every store call is one; the pool's checkout pings
     // (UNWATCH + PING, pipelined) are one more each.
     let pings = d.map_or(0, |d| d.calls_of("unwatch"));
-    let member_bytes = server::member(0, async_worker::clock::unix_now()).len() as f64;
+    let (member, stored) = server::member(0, async_worker::clock::unix_now(), set.payloads);
+    let payload_bytes = match stored {
+        Some(stored) => stored.len(),
+        None => server::payload(set.payloads.bytes).to_string().len(),
+    };
     let row = serde_json::json!({
         "name": name,
         "jobs_per_s": jobs_per_s.round() as u64,
@@ -234,10 +245,13 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
         "worker_cpu_us_per_job": round(drain.worker_cpu_s * 1e6 / jobs, 2),
         "machine_busy": round(drain.machine_busy, 2),
         "claim_bytes": field(held.and_then(|h| h.claim_bytes), 0),
-        "member_bytes": member_bytes,
+        "member_bytes": member.len(),
+        "payload_bytes": payload_bytes,
+        "by_reference": set.payloads.by_reference,
         "rss_mib": field(held.map(|h| h.rss_kib as f64 / 1024.0), 1),
         "lost_claims": get(&c.lost),
         "wasted_round_trips": 2 * get(&c.empty_claims),
+        "payload_keys_left": drain.payload_keys_left,
     });
     let mut line = String::from("row");
     for (k, v) in row.as_object().expect("object") {
@@ -292,6 +306,10 @@ async fn main() {
         latency_secs: args.latency_secs,
         hold_pending: args.hold_pending,
         hold_inflight: args.hold_inflight,
+        payloads: server::Payloads {
+            bytes: args.payload_bytes,
+            by_reference: args.by_reference,
+        },
     });
     let name = args.name.clone().unwrap_or_else(|| args.run.clone());
     // Keeps a private server alive for the run when no --url was given.
@@ -308,7 +326,7 @@ async fn main() {
         }
     };
     println!(
-        "settings requests={} concurrency={} batch={} ack_batch={} poll_ms={} hold={}+{} latency_secs={}",
+        "settings requests={} concurrency={} batch={} ack_batch={} poll_ms={} hold={}+{} latency_secs={} payload_bytes={} by_reference={}",
         set.requests,
         set.concurrency,
         set.batch,
@@ -316,7 +334,9 @@ async fn main() {
         args.poll_ms,
         set.hold_pending,
         set.hold_inflight,
-        set.latency_secs
+        set.latency_secs,
+        set.payloads.bytes,
+        set.payloads.by_reference
     );
     let admin = || async { Admin::connect(&url).await.expect("connect to Redis") };
     if args.url.is_some()

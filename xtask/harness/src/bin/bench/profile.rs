@@ -47,7 +47,7 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
     let n = set.requests;
     let deadline = async_worker::clock::unix_now() + 3600;
     admin
-        .enqueue(&set.queue, 0..n, deadline, |_| {})
+        .enqueue(&set.queue, 0..n, deadline, set.payloads, |_| {})
         .await
         .expect("enqueue");
     let options = RedisStoreOptions::new(url, StoreConfig::default());
@@ -136,10 +136,12 @@ fn ack_item(set: &Settings, (claimed, score): (ClaimRequest, Score)) -> AckItem 
             .to_json_bytes()
             .into(),
         generation: g,
-        member,
         score,
+        payload_ref: wire::parse_member(member.as_bytes())
+            .ok()
+            .and_then(|p| p.payload_ref),
+        member,
         result_list: set.list.clone(),
-        payload_ref: None,
         result_ttl_seconds: 0,
     }
 }

@@ -38,6 +38,9 @@ pub struct Drain {
     pub in_flight: Vec<u64>,
     pub counts: Arc<Counts>,
     pub delta: Option<Delta>,
+    /// Payload keys still stored after a drain by reference (each ack
+    /// deletes its own): must be 0.
+    pub payload_keys_left: Option<u64>,
 }
 
 /// What the hold phase saw with work in flight.
@@ -82,16 +85,17 @@ impl Backend {
         };
         match self {
             Backend::Redis { admin, .. } => admin
-                .enqueue(&set.queue, seqs, deadline, mark)
+                .enqueue(&set.queue, seqs, deadline, set.payloads, mark)
                 .await
                 .expect("enqueue"),
             Backend::Memory => {
                 for seq in seqs {
+                    let (member, payload) = crate::server::member(seq, deadline, set.payloads);
                     let submission = Submission {
-                        member: crate::server::member(seq, deadline).into(),
+                        member: member.into(),
                         generation: Generation::new(crate::id_of(seq), crate::token_of(seq)),
                         deadline,
-                        payload: None,
+                        payload: payload.map(Into::into),
                     };
                     mark(seq);
                     store.submit(&set.queue, &submission).await.expect("submit");
@@ -193,11 +197,18 @@ pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain 
         (Some(a), Some(before)) => Some(Admin::delta(&before, &a.snapshot().await.expect("INFO"))),
         _ => None,
     };
+    let payload_keys_left = match &admin {
+        Some(a) if set.payloads.by_reference => {
+            Some(a.count_keys("request-payload:*").await.expect("SCAN"))
+        }
+        _ => None,
+    };
     stop.cancel();
     for run in runs {
         run.await.expect("runtime");
     }
     Drain {
+        payload_keys_left,
         jobs,
         elapsed,
         worker_cpu_s,

@@ -5,12 +5,18 @@
 //! Commands are `INFO commandstats`, which counts the commands scripts run
 //! as well as the scripts themselves.
 
-use claim_core::wire::Envelope;
+use claim_core::wire::{Envelope, PAYLOAD_GRACE_MS, payload_key};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 
 /// Commands the bench itself sends; they are not the workload's.
-const OWN_COMMANDS: [&str; 4] = ["info", "config|resetstat", "flushall", "memory|usage"];
+const OWN_COMMANDS: [&str; 5] = [
+    "info",
+    "config|resetstat",
+    "flushall",
+    "memory|usage",
+    "scan",
+];
 
 /// A connection of the bench's own (not the store's pool).
 #[derive(Clone)]
@@ -199,19 +205,43 @@ impl Admin {
         Ok(total)
     }
 
+    /// How many keys match `pattern` (`SCAN`, so the server never blocks).
+    pub async fn count_keys(&self, pattern: &str) -> redis::RedisResult<u64> {
+        let mut c = self.conn.clone();
+        let mut cursor = 0u64;
+        let mut count = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut c)
+                .await?;
+            count += keys.len() as u64;
+            if next == 0 {
+                return Ok(count);
+            }
+            cursor = next;
+        }
+    }
+
     pub async fn hlen(&self, key: &str) -> redis::RedisResult<u64> {
         let mut c = self.conn.clone();
         redis::cmd("HLEN").arg(key).query_async(&mut c).await
     }
 
     /// Enqueues requests `seqs` as the Go producer does (DEL the cancel
-    /// marker, SET the active token until the deadline, ZADD the member),
-    /// pipelined; calls `mark` for each just before its batch is sent.
+    /// marker, SET the active token until the deadline, SET the payload
+    /// until ten minutes after it when `payloads` stores it apart, ZADD the
+    /// member), pipelined; calls `mark` for each just before its batch is sent.
     pub async fn enqueue(
         &self,
         queue: &str,
         seqs: std::ops::Range<usize>,
         deadline: i64,
+        payloads: Payloads,
         mut mark: impl FnMut(usize),
     ) -> redis::RedisResult<()> {
         let mut c = self.conn.clone();
@@ -230,11 +260,20 @@ impl Admin {
                     .arg(&token)
                     .arg("PX")
                     .arg(ttl_ms)
-                    .ignore()
-                    .cmd("ZADD")
+                    .ignore();
+                let (member, stored) = member(seq, deadline, payloads);
+                if let Some(payload) = stored {
+                    pipe.cmd("SET")
+                        .arg(payload_key(&id, &token))
+                        .arg(payload)
+                        .arg("PX")
+                        .arg(ttl_ms + PAYLOAD_GRACE_MS)
+                        .ignore();
+                }
+                pipe.cmd("ZADD")
                     .arg(queue)
                     .arg(deadline)
-                    .arg(member(seq, deadline))
+                    .arg(member)
                     .ignore();
                 mark(seq);
             }
@@ -245,13 +284,74 @@ impl Admin {
     }
 }
 
-/// A small request, as the Go producer shapes it.
-pub fn member(seq: usize, deadline: i64) -> Vec<u8> {
-    Envelope::new(
+/// How the bench's requests carry their payloads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Payloads {
+    /// The payload's size in bytes (its JSON); 0 for the small default
+    /// (`{"model":"m","prompt":"hi"}`).
+    pub bytes: usize,
+    /// Stored apart (`request-payload:<id>:<token>`, `"payload":null` in
+    /// the member), as Go's producer does with `WithPayloadKeys`.
+    pub by_reference: bool,
+}
+
+/// `{"model":"m","prompt":"…"}`, `bytes` long (the prompt padded with
+/// `x`), or the small default for 0.
+pub fn payload(bytes: usize) -> serde_json::Value {
+    const EMPTY: usize = r#"{"model":"m","prompt":""}"#.len();
+    let prompt = if bytes == 0 {
+        "hi".to_owned()
+    } else {
+        "x".repeat(bytes.saturating_sub(EMPTY))
+    };
+    serde_json::json!({ "model": "m", "prompt": prompt })
+}
+
+/// A request as the Go producer shapes it: the member, and the payload
+/// bytes to store apart when `payloads` says so.
+pub fn member(seq: usize, deadline: i64, payloads: Payloads) -> (Vec<u8>, Option<Vec<u8>>) {
+    let envelope = Envelope::new(
         crate::id_of(seq),
         crate::token_of(seq),
         deadline,
-        serde_json::json!({ "model": "m", "prompt": "hi" }),
-    )
-    .to_bytes()
+        payload(payloads.bytes),
+    );
+    if payloads.by_reference {
+        let (envelope, bytes) = envelope.by_reference();
+        (envelope.to_bytes(), Some(bytes))
+    } else {
+        (envelope.to_bytes(), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sized_payload_is_exactly_that_many_bytes_inline_or_stored_apart() {
+        let inline = Payloads {
+            bytes: 16384,
+            by_reference: false,
+        };
+        let (small, none) = member(7, 1_800_000_000, inline);
+        assert!(none.is_none());
+        assert!(
+            small.len() > 16384 && small.len() < 16384 + 300,
+            "{}",
+            small.len()
+        );
+        let by_ref = Payloads {
+            by_reference: true,
+            ..inline
+        };
+        let (member, stored) = member(7, 1_800_000_000, by_ref);
+        assert_eq!(stored.map(|p| p.len()), Some(16384));
+        let text = String::from_utf8(member).unwrap();
+        assert!(
+            text.contains(r#""payload_ref":"request-payload:r7:t7""#),
+            "{text}"
+        );
+        assert!(text.contains(r#""payload":null"#), "{text}");
+    }
 }

@@ -155,7 +155,7 @@ pub async fn drain(set: &Arc<Settings>, url: &str, admin: &Admin) -> Drain {
     admin.flush().await.expect("FLUSHALL");
     let deadline = async_worker::clock::unix_now() + 3600;
     admin
-        .enqueue(&set.queue, 0..set.requests, deadline, |_| {})
+        .enqueue(&set.queue, 0..set.requests, deadline, set.payloads, |_| {})
         .await
         .expect("enqueue");
     let conn = connect(url).await;
@@ -186,6 +186,7 @@ pub async fn drain(set: &Arc<Settings>, url: &str, admin: &Admin) -> Drain {
     stop.cancel();
     run.await.expect("loop");
     Drain {
+        payload_keys_left: None,
         jobs,
         elapsed,
         worker_cpu_s,
@@ -217,7 +218,9 @@ pub async fn latency(set: &Arc<Settings>, url: &str, admin: &Admin, rate: f64) -
     let deadline = async_worker::clock::unix_now() + 3600;
     send_at_rate(count, rate, async |due| {
         admin
-            .enqueue(&set.queue, due, deadline, |seq| latency.mark_enqueued(seq))
+            .enqueue(&set.queue, due, deadline, set.payloads, |seq| {
+                latency.mark_enqueued(seq)
+            })
             .await
             .expect("enqueue")
     })
@@ -237,7 +240,7 @@ pub async fn hold(set: &Arc<Settings>, url: &str, admin: &Admin) -> Held {
     let deadline = async_worker::clock::unix_now() + 3600;
     let total = set.hold_pending + set.hold_inflight;
     admin
-        .enqueue(&set.queue, 0..total, deadline, |_| {})
+        .enqueue(&set.queue, 0..total, deadline, set.payloads, |_| {})
         .await
         .expect("enqueue");
     let handler = Arc::new(Hold::default());

@@ -6,13 +6,16 @@
 //! those), and N worker processes (the release `async-worker` binary,
 //! lease 3 s, reclaim interval 500 ms). One worker reaches Redis through a
 //! TCP proxy in this program. A producer submits M generations in the Go
-//! producer's format, with resubmissions and cancels, while the plan's
+//! producer's format, half of them by reference (a few with no payload
+//! stored), with resubmissions and cancels, while the plan's
 //! faults strike: a random worker SIGKILLed every few seconds and started
 //! again, redis-server SIGKILLed and restarted once on the same data dir,
 //! and the proxied worker cut off from Redis for a few seconds. Then it
 //! waits for every generation's record, SIGTERMs the workers and prints the
-//! figures. Exit code 0 only when nothing was lost and every accepted
-//! generation has exactly one record.
+//! figures. Exit code 0 only when nothing was lost, every accepted
+//! generation has exactly one record carrying its `request_token`, every
+//! missing payload ended `PAYLOAD_UNAVAILABLE` (or `CANCELLED`) and no
+//! answered generation's payload key is left.
 //!
 //! A binary of the `harness` crate, not of async-worker: it needs
 //! claim-redis's and async-worker's `test-support` features (the private
@@ -22,6 +25,7 @@
 
 mod faults;
 mod fleet;
+mod payloads;
 mod plan;
 mod producer;
 mod proxy;
@@ -77,11 +81,13 @@ fn main() -> ExitCode {
 async fn run(plan: Plan) -> Result<bool, String> {
     let seed = plan.seed;
     println!(
-        "chaos: seed {seed}; appendfsync {}; {} workers, {} requests at {}/s; {} worker kills, one redis-server restart, one {:?} proxy cut of worker {}",
+        "chaos: seed {seed}; appendfsync {}; {} workers, {} requests at {}/s, {:.0}% by reference ({:.0}% of those with no payload stored); {} worker kills, one redis-server restart, one {:?} proxy cut of worker {}",
         faults::fsync_policy(&plan),
         plan.workers,
         plan.requests,
         plan.rate,
+        plan.payload_ref * 100.0,
+        plan.missing_payloads * 100.0,
         plan.kills(),
         plan.cut_for,
         plan.cut_slot
@@ -223,6 +229,9 @@ async fn run(plan: Plan) -> Result<bool, String> {
     let leftovers = results::leftovers(&store)
         .await
         .map_err(|e| e.to_string())?;
+    let payloads = payloads::PayloadCheck::judge(&ledger, &records, &store)
+        .await
+        .map_err(|e| format!("looking up payload keys: {e}"))?;
     let windows = plan.expiry_windows();
     let unprompted = expiries
         .lock()
@@ -239,6 +248,7 @@ async fn run(plan: Plan) -> Result<bool, String> {
         counters: fleet.totals(),
         unmarked,
         leftovers,
+        payloads,
         kills,
         records_across_restart: outcome.records_across_restart,
         redis_back_after: outcome.redis_back_after,

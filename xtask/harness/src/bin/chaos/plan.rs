@@ -42,6 +42,22 @@ pub struct Args {
     /// extra records are then counted and reported, not failed on).
     #[arg(long, value_name = "POLICY", default_value = "always", value_parser = ["always", "everysec"])]
     pub appendfsync: String,
+    /// Share of the submissions made by reference, as Go's producer does
+    /// with `WithPayloadKeys` (payload at `request-payload:<id>:<token>`,
+    /// `"payload":null` in the member).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.5, value_parser = fraction)]
+    pub payload_ref: f64,
+    /// Share of those submitted with no payload stored: each must end
+    /// `PAYLOAD_UNAVAILABLE` (or `CANCELLED`, when a cancel got there first).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02, value_parser = fraction)]
+    pub missing_payloads: f64,
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err("expected a fraction from 0 to 1, such as 0.5".into()),
+    }
 }
 
 /// One fault, at an offset from the start of submissions.
@@ -71,6 +87,10 @@ pub struct Plan {
     pub resubmit_fraction: f64,
     /// Chance, after each submission, that the producer cancels a recent id.
     pub cancel_fraction: f64,
+    /// Share of submissions made by reference, and of those, the share
+    /// submitted with no payload stored.
+    pub payload_ref: f64,
+    pub missing_payloads: f64,
     /// How long redis-server stays down between its SIGKILL and its restart.
     pub redis_down: Duration,
     /// The worker slot whose Redis URL is the proxy.
@@ -130,6 +150,8 @@ impl Plan {
             concurrency: 128,
             resubmit_fraction: 0.03,
             cancel_fraction: 0.02,
+            payload_ref: args.payload_ref,
+            missing_payloads: args.missing_payloads,
             redis_down: Duration::from_secs(1),
             cut_slot: rng.random_range(0..workers),
             cut_for: Duration::from_secs(if args.short { 4 } else { 5 }),

@@ -1,4 +1,4 @@
-//! The producer: paced submissions in the Go producer's format, some resubmissions of an id with a new token, some cancels.
+//! The producer: paced submissions in the Go producer's format, some by reference (a few with no payload stored), some resubmissions of an id with a new token, some cancels.
 //!
 //! `store.submit` is the Go producer's MULTI (DEL `request-cancel:<id>`, SET
 //! `request-active:<id>`, ZADD) and `store.cancel` its cancel. A call that
@@ -6,6 +6,9 @@
 //! idempotent, and a repeated submit of a generation that already has its
 //! record is dropped by the next claim. A generation is accepted once its
 //! submit returned OK; every accepted generation must get exactly one record.
+//! A submission by reference stores its payload in the same atomic step
+//! (`request-payload:<id>:<token>`, the member with `"payload":null`);
+//! one with its payload deliberately missing stores none.
 
 use crate::{QUEUE, RESULTS};
 use claim_core::store::Submission;
@@ -36,6 +39,18 @@ pub struct Ledger {
     pub cancels_marked: usize,
     /// Producer calls that failed and were repeated.
     pub failed_calls: usize,
+    /// Generations submitted by reference, with whether their payload was
+    /// stored (false: deliberately missing).
+    pub refs: HashMap<Generation, bool>,
+}
+
+/// How a submission carries its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Inline,
+    ByReference,
+    /// By reference, with no payload stored.
+    Missing,
 }
 
 /// One submission the producer will make, and the cancel that follows it.
@@ -45,11 +60,15 @@ struct Step {
     token: String,
     resubmit: bool,
     cancel: Option<String>,
+    shape: Shape,
 }
 
 /// Decides every submission and cancel up front, from the producer's seed.
 fn steps(plan: &crate::plan::Plan) -> Vec<Step> {
     let mut rng = StdRng::seed_from_u64(plan.producer_seed);
+    // Shapes from a generator of their own, so a seed picks the same ids,
+    // resubmissions and cancels whatever the payload shares.
+    let mut shapes = StdRng::seed_from_u64(plan.producer_seed ^ 0x5041_594c_4f41_4453);
     let mut ids: Vec<String> = Vec::with_capacity(plan.requests);
     let mut steps = Vec::with_capacity(plan.requests);
     for i in 0..plan.requests {
@@ -70,12 +89,20 @@ fn steps(plan: &crate::plan::Plan) -> Vec<Step> {
                 ids[rng.random_range(ids.len().saturating_sub(100)..ids.len())].clone()
             }
         });
+        let shape = if !shapes.random_bool(plan.payload_ref) {
+            Shape::Inline
+        } else if shapes.random_bool(plan.missing_payloads) {
+            Shape::Missing
+        } else {
+            Shape::ByReference
+        };
         steps.push(Step {
             due: Duration::from_secs_f64(i as f64 / plan.rate),
             token: format!("{:016x}", rng.random::<u64>()),
             id,
             resubmit,
             cancel,
+            shape,
         });
     }
     steps
@@ -93,10 +120,14 @@ pub async fn run(
     futures::stream::iter(steps(&plan).into_iter().map(Ok))
         .try_for_each_concurrent(CONCURRENT_CALLS, |step| async move {
             tokio::time::sleep_until((start + step.due).into()).await;
-            let submission = submission(&step.id, &step.token);
+            let submission = submission(&step.id, &step.token, step.shape);
             let ((), failed) = until_ok("submit", || store.submit(QUEUE, &submission)).await?;
             {
                 let mut l = ledger.lock().expect("ledger lock");
+                if step.shape != Shape::Inline {
+                    let stored = step.shape == Shape::ByReference;
+                    l.refs.insert(submission.generation.clone(), stored);
+                }
                 l.generations.entry(step.id).or_default().push(step.token);
                 l.accepted += 1;
                 l.resubmissions += usize::from(step.resubmit);
@@ -114,19 +145,28 @@ pub async fn run(
         .await
 }
 
-/// A member as the Go producer writes it, naming this run's queue and result list.
-fn submission(id: &str, token: &str) -> Submission {
+/// A member as the Go producer writes it, naming this run's queue and
+/// result list, its payload carried as `shape` says.
+fn submission(id: &str, token: &str, shape: Shape) -> Submission {
     let deadline = async_worker::clock::unix_now() + 600;
     let payload =
         serde_json::json!({"model": "chaos", "prompt": format!("request {id}"), "max_tokens": 1});
     let mut envelope = Envelope::new(id, token, deadline, payload);
     envelope.internal.request_queue_name = QUEUE.into();
     envelope.internal.result_queue_name = RESULTS.into();
+    let (member, payload) = match shape {
+        Shape::Inline => (envelope.to_bytes(), None),
+        Shape::ByReference | Shape::Missing => {
+            let (envelope, bytes) = envelope.by_reference();
+            let stored = (shape == Shape::ByReference).then(|| bytes.into());
+            (envelope.to_bytes(), stored)
+        }
+    };
     Submission {
-        member: envelope.to_bytes().into(),
+        member: member.into(),
         generation: Generation::new(id, token),
         deadline,
-        payload: None,
+        payload,
     }
 }
 

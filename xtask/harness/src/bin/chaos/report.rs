@@ -1,6 +1,7 @@
 //! The closing figures of a chaos run and its verdict.
 
 use crate::fleet::{Counters, Mark};
+use crate::payloads::PayloadCheck;
 use crate::plan::Plan;
 use crate::producer::Ledger;
 use crate::redelivery::{KillTrace, quantile};
@@ -17,6 +18,8 @@ pub struct Figures<'a> {
     /// Accepted generations without a terminal marker.
     pub unmarked: usize,
     pub leftovers: Leftovers,
+    /// Payloads stored apart and record tokens.
+    pub payloads: PayloadCheck,
     pub kills: Vec<(Duration, KillTrace)>,
     pub records_across_restart: Option<(usize, usize)>,
     pub redis_back_after: Option<Duration>,
@@ -71,6 +74,7 @@ impl Figures<'_> {
                 self.extra()
             ));
         }
+        why.extend(self.payloads.failures());
         if !self.leftovers.settled() {
             why.push(format!("left in Redis: {:?}", self.leftovers));
         }
@@ -179,6 +183,7 @@ impl Figures<'_> {
                 ),
             ),
             ("retries parked", format!("{}", c.retries)),
+            ("by reference", self.payloads.row()),
             ("lost", self.lost().to_string()),
             (
                 "dead-lettered",
@@ -265,7 +270,7 @@ impl Figures<'_> {
         let failures = self.failures();
         if failures.is_empty() {
             println!(
-                "  PASS: lost = 0 and every accepted generation has exactly one record (seed {})",
+                "  PASS: lost = 0 and every accepted generation has exactly one record, with its request_token; missing payloads PAYLOAD_UNAVAILABLE, no payload key left (seed {})",
                 p.seed
             );
         } else {

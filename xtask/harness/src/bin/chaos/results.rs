@@ -65,6 +65,10 @@ pub struct Records {
     pub per_id: HashMap<String, usize>,
     /// Records by error code (`OK` for successes).
     pub codes: BTreeMap<String, usize>,
+    /// The codes of each generation's records, by the record's `request_token`.
+    pub by_generation: HashMap<Generation, Vec<String>>,
+    /// Records without a `request_token`.
+    pub tokenless: usize,
     pub unreadable: usize,
 }
 
@@ -77,6 +81,14 @@ impl Records {
         };
         let code = record.error_code.map_or("OK", |c| c.as_str());
         *self.codes.entry(code.to_owned()).or_default() += 1;
+        match record.request_token.as_deref() {
+            Some(token) if !token.is_empty() => self
+                .by_generation
+                .entry(Generation::new(record.id.clone(), token))
+                .or_default()
+                .push(code.to_owned()),
+            _ => self.tokenless += 1,
+        }
         *self.per_id.entry(record.id).or_default() += 1;
     }
 

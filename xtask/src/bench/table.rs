@@ -1,0 +1,148 @@
+//! The bench's tables: one row per run as it came, and per-run medians when runs repeat.
+
+/// A run's figures, as the bench binary printed them (`key=value`).
+pub(super) type Row = Vec<(String, String)>;
+
+/// Table columns: header, row key.
+pub(super) const COLUMNS: [(&str, &str); 14] = [
+    ("jobs/s", "jobs_per_s"),
+    ("p50 ms", "p50_ms"),
+    ("p99 ms", "p99_ms"),
+    ("Redis µs/job", "redis_cpu_us_per_job"),
+    ("calls/job", "redis_calls_per_job"),
+    ("RT/job", "round_trips_per_job"),
+    ("B/claim", "claim_bytes"),
+    ("member B", "member_bytes"),
+    ("payload B", "payload_bytes"),
+    ("RSS MiB", "rss_mib"),
+    ("worker µs/job", "worker_cpu_us_per_job"),
+    ("lost", "lost_claims"),
+    ("wasted RT", "wasted_round_trips"),
+    ("busy", "machine_busy"),
+];
+
+pub(super) fn pairs(row: &str) -> Row {
+    row.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+pub(super) fn get<'a>(row: &'a [(String, String)], key: &str) -> &'a str {
+    row.iter()
+        .find(|(k, _)| k == key)
+        .map_or("-", |(_, v)| v.as_str())
+}
+
+/// The run's name without a `(median of N)` note.
+pub(super) fn base_name(row: &[(String, String)]) -> &str {
+    let name = get(row, "name");
+    name.split(" (median").next().unwrap_or(name)
+}
+
+/// One row per run name, in first-seen order: the median of each numeric
+/// column over that name's rows (the lower middle of an even count, so
+/// every figure is one a run measured), `-` where none was numeric; the
+/// name carries `(median of N)` when it ran more than once.
+pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
+    let mut names: Vec<&str> = Vec::new();
+    for row in rows {
+        let name = get(row, "name");
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let same: Vec<&Row> = rows.iter().filter(|r| get(r, "name") == name).collect();
+            let label = if same.len() > 1 {
+                format!("{name} (median of {})", same.len())
+            } else {
+                name.to_owned()
+            };
+            let mut out = vec![("name".to_owned(), label)];
+            for (_, key) in COLUMNS {
+                let mut values: Vec<f64> = same
+                    .iter()
+                    .filter_map(|r| get(r, key).parse().ok())
+                    .collect();
+                values.sort_by(f64::total_cmp);
+                let cell = match values.len() {
+                    0 => "-".to_owned(),
+                    n => values[(n - 1) / 2].to_string(),
+                };
+                out.push((key.to_owned(), cell));
+            }
+            out
+        })
+        .collect()
+}
+
+pub(super) fn print_table(rows: &[Row]) {
+    let mut table: Vec<Vec<String>> = vec![
+        std::iter::once("run".to_owned())
+            .chain(COLUMNS.iter().map(|(h, _)| h.to_string()))
+            .collect(),
+    ];
+    for row in rows {
+        table.push(
+            std::iter::once(get(row, "name").to_owned())
+                .chain(COLUMNS.iter().map(|(_, k)| get(row, k).to_owned()))
+                .collect(),
+        );
+    }
+    let width = |i: usize| {
+        table
+            .iter()
+            .map(|r| r[i].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..table[0].len()).map(width).collect();
+    println!();
+    for (n, row) in table.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let pad = " ".repeat(widths[i] - cell.chars().count());
+                if i == 0 {
+                    format!("{cell}{pad}")
+                } else {
+                    format!("{pad}{cell}")
+                }
+            })
+            .collect();
+        println!("| {} |", cells.join(" | "));
+        if n == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            println!("|-{}-|", rule.join("-|-"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_take_the_middle_run_per_name_and_skip_missing_figures() {
+        let rows: Vec<Row> = [
+            "name=a jobs_per_s=30 p50_ms=-",
+            "name=b jobs_per_s=7",
+            "name=a jobs_per_s=10 p50_ms=2",
+            "name=a jobs_per_s=20 p50_ms=4",
+        ]
+        .iter()
+        .map(|r| pairs(r))
+        .collect();
+        let m = medians(&rows);
+        assert_eq!(get(&m[0], "name"), "a (median of 3)");
+        assert_eq!(get(&m[0], "jobs_per_s"), "20");
+        // Two numeric values: the lower one, a figure a run measured.
+        assert_eq!(get(&m[0], "p50_ms"), "2");
+        assert_eq!(get(&m[1], "name"), "b");
+        assert_eq!(get(&m[1], "p99_ms"), "-");
+    }
+}
