@@ -58,8 +58,10 @@
 -- result_ttl_seconds): the payload key of an item is deleted only where the
 -- caller's claim was dropped and the item was not dead-lettered (the owner
 -- ended the generation; a dead-lettered member keeps its payload for a
--- redrive; a stale owner's ack leaves it to the holder). DEL accepts any
--- type, so it needs no check. A run's list gets its EXPIRE right after its
+-- redrive; a stale owner's ack leaves it to the holder), and where the ack
+-- took the generation's pending copy while no claim exists (nobody is left
+-- to delete it). DEL accepts any type, so it needs no check; in
+-- explicit-time mode the key's side-hash expiry goes with it. A run's list gets its EXPIRE right after its
 -- LPUSH, only when something was pushed.
 --
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch,
@@ -190,6 +192,11 @@ for i = 1, n do
     removed[member] = true
     zrem[#zrem + 1] = member
     forget[#forget + 1] = gen
+    -- The last copy taken while nobody holds a claim: answered now, and no
+    -- later ack would delete the payload (a holder's own drop does below).
+    if payload[i] and code ~= 4 and not entry then
+      unpayload[#unpayload + 1] = payload[i]
+    end
   end
   if ours and not dropped[gen] then
     dropped[gen] = true
@@ -205,7 +212,7 @@ end
 
 check_types({
   ndr > 0 and KEYS[2], #forget > 0 and KEYS[5],
-  #dead > 0 and KEYS[6], explicit and nd > 0 and KEYS[7],
+  #dead > 0 and KEYS[6], explicit and (nd > 0 or #unpayload > 0) and KEYS[7],
 }, { ndr > 0 and KEYS[4] })
 
 for r = 1, runs do
@@ -217,9 +224,7 @@ for r = 1, runs do
     end
   end
 end
-if #unpayload > 0 then
-  redis.call('DEL', unpack(unpayload))
-end
+del_keys(unpayload, KEYS[7], explicit)
 finish_generations(markers, values, expiries, dels, KEYS[7], explicit, now, slack)
 write_any('ZREM', KEYS[1], zrem)
 write_any('HDEL', KEYS[5], forget)

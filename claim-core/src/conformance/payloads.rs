@@ -114,6 +114,28 @@ pub async fn a_stale_owners_ack_leaves_the_payload_to_the_holder(f: &impl StoreF
     assert!(!stored(&fx.store, &r).await, "the holder's ack ends it");
 }
 
+pub async fn a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_deletes_the_payload(
+    f: &impl StoreFactory,
+) {
+    let (fx, r) = claimed_by_reference(f, "w1").await;
+    // The lease runs out and the reclaimer puts the request back in pending.
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert!(
+        stored(&fx.store, &r).await,
+        "a redelivered request keeps it"
+    );
+    // The stale owner's record lands and takes the pending copy: the
+    // request is answered and nobody is left to delete the payload.
+    let late = ack(&fx, "w1", ack_item(&r, RESULTS, 0)).await;
+    assert!(late.pushed && !late.claim_dropped);
+    assert!(fx.pending().await.is_empty());
+    assert!(
+        !stored(&fx.store, &r).await,
+        "the answered request's payload is gone"
+    );
+}
+
 pub async fn a_dead_lettered_ack_leaves_the_payload_for_a_redrive(f: &impl StoreFactory) {
     let (fx, r) = claimed_by_reference(f, "w1").await;
     // The queue's own pending set cannot take records.

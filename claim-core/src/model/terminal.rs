@@ -78,17 +78,22 @@ impl Model {
                 // A copy of this generation the reclaimer put back while a
                 // stale owner still worked on it: the generation is answered
                 // (or dead-lettered) now, so the copy must never be served.
-                if !deferred && q.pending.remove(&item.member).is_some() {
+                let copy_taken = !deferred && q.pending.remove(&item.member).is_some();
+                if copy_taken {
                     q.redeliveries.remove(g);
                 }
+                let unheld = !q.claims.contains_key(g);
                 let dead_lettered = unusable.is_some() && !deferred;
                 if pushed && item.result_ttl_seconds > 0 {
                     self.list_ttls
                         .insert(item.result_list.clone(), item.result_ttl_seconds);
                 }
                 // The owner's ack ends the generation: its payload is no
-                // longer needed. A dead-lettered one keeps it for a redrive.
-                if owned
+                // longer needed. So does an ack that takes the last pending
+                // copy while nobody holds a claim (a stale owner's record
+                // after the reclaimer put the request back): no later ack
+                // would delete it. A dead-lettered one keeps it for a redrive.
+                if (owned || (copy_taken && unheld))
                     && !dead_lettered
                     && let Some(key) = &item.payload_ref
                 {
