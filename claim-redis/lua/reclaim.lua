@@ -8,16 +8,19 @@
 -- KEYS[7] explicit-time side hash
 -- then, per item in order: none for 'g'; its terminal marker for 'r' and
 -- 'u'; for 'l' its terminal marker, result list, request-active:<id>,
--- request-cancel:<id>
+-- request-cancel:<id>; then, after every item's keys, the payload key
+-- (request-payload:<id>:<token>) of each item flagged with one, in item order
 -- ARGV[1] now in ms   ARGV[2] result dedup TTL in ms
 -- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
 -- ARGV[4] '1' in explicit-time mode, else '0'
 -- then per item: claim key, the claim-owners entry read by the caller
--- ('' for an index ghost), kind: 'r' redeliver, 'g' index ghost, 'l' limit
--- followed by request token, DELIVERY_LIMIT record, dead entry JSON, the
--- dead reason to use if the list holds another type (the type name is
--- appended) and the record's digest, or 'u' limit whose result list the caller refused by name,
--- followed by its dead entry JSON.
+-- ('' for an index ghost), kind: 'g' index ghost (nothing follows), else
+-- '1' if the item's payload key is among the trailing KEYS (else '0') and
+-- then by kind: 'r' redeliver (nothing more), 'l' limit: request token,
+-- DELIVERY_LIMIT record, dead entry JSON, the dead reason to use if the
+-- list holds another type (the type name is appended) and the record's
+-- digest; 'u' limit whose result list the caller refused by name: its
+-- dead entry JSON.
 -- Returns {redelivered, dead_lettered, ghosts_repaired}.
 --
 -- Correctness: the caller chose the items from a read, so each is re-checked
@@ -25,21 +28,30 @@
 -- owner, score and count) and its lease still expired; otherwise it is left
 -- alone (renewed, acked or reclaimed meanwhile). An expired claim whose
 -- generation already has a live marker (a stale owner's ack answered it) is
--- dropped as leftover bookkeeping, as the model does. Redelivery restores the
--- member at its original score with the count + 1. A Go processor's claim
--- (a bare owner token, see is_foreign) carries no score or count: it is
--- redelivered at the score Go computes from the member (member_score; 0
--- when unparsable, as Go does), never dead-lettered for its format. At the limit (no live
--- marker, by the check above) the DELIVERY_LIMIT record is pushed, the
--- marker written, the producer keys holding this token cleared, and the
--- member kept in the dead hash; the marker expires the dedup TTL after the
--- later of now and deadline + 30 s. At the limit with a result list that
--- cannot take the record (refused by name: 'u'; holding another type: TYPE,
--- once per list) only the dead entry is written, saying why, so one bad
--- list never fails the batch and the claims behind it still move. A claim
--- whose bookkeeping is unreadable is not deleted silently: its member goes
--- to the dead hash with the reason. All decisions and type checks precede
--- the first write.
+-- dropped as leftover bookkeeping, as the model does, with its payload key
+-- when named (that stale ack left the payload to this holder, which will
+-- never ack). Redelivery restores the member at its original score with the
+-- count + 1. A Go processor's claim (a bare owner token, see is_foreign)
+-- carries no score or count: it is redelivered at the score Go computes from
+-- the member (member_score; 0 when unparsable, as Go does), never
+-- dead-lettered for its format. At the limit (no live marker, by the check
+-- above) the DELIVERY_LIMIT record is pushed, the marker written, the
+-- producer keys holding this token cleared, and the member kept in the dead
+-- hash; the marker expires the dedup TTL after the later of now and
+-- deadline + 30 s. The record answers the generation, so its payload stored
+-- apart is deleted with it (as the owner's ack does). The caller named
+-- payload keys from the members it read (only for items at the limit or
+-- answered when it read), and the claim key re-checked here names the same
+-- generation, whose payload key Go's producer derives from id and token. A
+-- redelivered item, or one dead-lettered without a record, keeps its
+-- payload (the next holder or a redrive needs it). Payload keys come after
+-- all other KEYS, so the MGET below never reads their values. At the limit
+-- with a result list that cannot take the record (refused by name: 'u';
+-- holding another type: TYPE, once per list) only the dead entry is
+-- written, saying why, so one bad list never fails the batch and the
+-- claims behind it still move. A claim whose bookkeeping is unreadable is
+-- not deleted silently: its member goes to the dead hash with the reason.
+-- All decisions and type checks precede the first write.
 
 need(#ARGV >= 4, 'reclaim: missing arguments')
 local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -54,6 +66,11 @@ while a <= #ARGV do
   local item = { gen = ARGV[a], expect = ARGV[a + 1], kind = ARGV[a + 2] }
   a = a + 3
   item.keys = k
+  if item.kind ~= 'g' then
+    need(ARGV[a] == '0' or ARGV[a] == '1', 'reclaim: bad payload flag')
+    item.has_payload = ARGV[a] == '1'
+    a = a + 1
+  end
   if item.kind == 'l' then
     need(a + 4 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
@@ -73,7 +90,14 @@ while a <= #ARGV do
   items[#items + 1] = item
   gens[#gens + 1] = item.gen
 end
-need(#items >= 1 and #KEYS == k, 'reclaim: KEYS do not match the items')
+local p = k
+for _, item in ipairs(items) do
+  if item.has_payload then
+    p = p + 1
+    item.payload = p
+  end
+end
+need(#items >= 1 and #KEYS == p, 'reclaim: KEYS do not match the items')
 
 local expiries = redis.call('ZMSCORE', KEYS[4], unpack(gens))
 local owners = redis.call('HMGET', KEYS[3], unpack(gens))
@@ -99,6 +123,14 @@ local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
 local lists, order, markers, marker_value, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}, {}
 local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
   .. ms_string(now) .. '}'
+-- The item's generation ended answered: its payload key, if named, goes.
+local function drop_payload(item)
+  local key = item.payload and KEYS[item.payload]
+  if key and not deleted[key] then
+    deleted[key] = true
+    dels[#dels + 1] = key
+  end
+end
 for i, item in ipairs(items) do
   local gen, expiry, entry, member = item.gen, expiries[i], owners[i], members[i]
   if item.kind == 'g' then
@@ -113,6 +145,7 @@ for i, item in ipairs(items) do
     local base = item.keys - 7
     if is_live(vals[base + 1], now) then
       forget[#forget + 1] = gen
+      drop_payload(item)
       ghosts = ghosts + 1
     elseif member and is_foreign(entry) then
       -- A Go processor's lapsed claim: back at the member's own score, as
@@ -155,6 +188,7 @@ for i, item in ipairs(items) do
           dels[#dels + 1] = key
         end
       end
+      drop_payload(item)
       push(dead, member, item.dead)
       dead_lettered = dead_lettered + 1
     end

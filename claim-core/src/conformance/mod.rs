@@ -143,6 +143,8 @@ macro_rules! conformance_tests {
             reclaims::reclaim_works_in_batches_and_says_when_more_remain,
             reclaims::an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered,
             reclaims::redelivery_counts_survive_release_and_retry,
+            reclaims::a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_redelivered_one_keeps_it,
+            reclaims::an_expired_claim_of_an_answered_generation_leaves_no_payload_key,
             returns::earliest_deadline_first_is_restored_on_every_return_to_pending,
             returns::dead_letter_moves_an_unparsable_member_with_its_reason,
             payloads::a_promoted_retry_returns_at_its_deadline_plus_sequence_score,

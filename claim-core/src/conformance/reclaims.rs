@@ -1,9 +1,13 @@
-//! Checks of reclaim: expired leases back to pending, the delivery limit, and what a redelivery counts.
+//! Checks of reclaim: expired leases back to pending, the delivery limit (and the payload it ends), and what a redelivery counts.
 
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
-use super::support::{Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs};
+use super::support::{
+    Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs, start,
+};
+use crate::store::Submission;
 use crate::types::Score;
+use crate::wire::{self, Envelope};
 use crate::{ClaimInspect, ClaimStore};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
@@ -182,4 +186,99 @@ pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redeliver
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));
     assert_eq!(fx.result_ids().await, vec!["a"]);
+}
+
+/// `id` as Go's producer submits it with payload keys on: the member has
+/// `"payload":null` and `internal.payload_ref`; the payload is stored apart.
+fn by_reference(id: &str) -> (Req, Submission) {
+    let deadline = (start().0 / 1000) as i64 + 3600;
+    let payload = serde_json::json!({"model": "m", "prompt": id});
+    let mut envelope = Envelope::new(id, "t", deadline, payload);
+    envelope.internal.request_queue_name = Q.to_owned();
+    envelope.internal.result_queue_name = RESULTS.to_owned();
+    let sub = envelope.submission_by_reference();
+    let req = Req {
+        member: sub.member.clone(),
+        generation: sub.generation.clone(),
+        deadline,
+    };
+    (req, sub)
+}
+
+/// Whether the payload of `r`, stored apart, is still there.
+async fn payload_kept<S: ClaimStore>(store: &S, r: &Req) -> bool {
+    let key = wire::payload_key(&r.generation.id, &r.generation.token);
+    store.fetch_payloads(&[key]).await.unwrap()[0].is_some()
+}
+
+pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_redelivered_one_keeps_it(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, limited(2)).await;
+    let (poison, poison_sub) = by_reference("p-ref");
+    let (survivor, survivor_sub) = by_reference("s-ref");
+    // Inline payload, at the limit in the same batch, ahead of `poison`.
+    let inline = Req::new("a-inline", "t", 3600);
+    fx.store.submit(Q, &poison_sub).await.unwrap();
+    fx.store.submit(Q, &survivor_sub).await.unwrap();
+    fx.submit(inline.one()).await;
+    let crashers = [inline.clone(), poison.clone()];
+    fx.claim("crasher", &crashers).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 2);
+    assert!(
+        payload_kept(&fx.store, &poison).await,
+        "a redelivered request keeps its payload"
+    );
+    let all = [inline.clone(), poison.clone(), survivor.clone()];
+    fx.claim("crasher", &all).await;
+    fx.clock.set(at(62));
+    let report = fx.reclaim_all().await;
+    assert_eq!((report.redelivered, report.dead_lettered), (1, 2));
+    assert!(
+        !payload_kept(&fx.store, &poison).await,
+        "the DELIVERY_LIMIT record answered it: its payload key is gone"
+    );
+    assert!(
+        payload_kept(&fx.store, &survivor).await,
+        "the redelivered request's next holder still needs its payload"
+    );
+    let mut ids = fx.result_ids().await;
+    ids.sort();
+    assert_eq!(ids, vec!["a-inline", "p-ref"]);
+    assert_eq!(fx.pending().await, vec![survivor.member.clone()]);
+}
+
+pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, limited(2)).await;
+    let (at_limit, at_limit_sub) = by_reference("a-limit");
+    let (below, below_sub) = by_reference("b-below");
+    fx.store.submit(Q, &at_limit_sub).await.unwrap();
+    fx.claim("slow", at_limit.one()).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    fx.store.submit(Q, &below_sub).await.unwrap();
+    let both = [at_limit.clone(), below.clone()];
+    fx.claim("next", &both).await;
+    // A stale owner answers both; a non-owner's ack leaves the payloads to
+    // the holder, which then dies without acking.
+    fx.ack("slow", &both, "answered").await;
+    assert!(payload_kept(&fx.store, &at_limit).await);
+    assert!(payload_kept(&fx.store, &below).await);
+    fx.clock.set(at(62));
+    let report = fx.reclaim_all().await;
+    assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
+    assert!(
+        !payload_kept(&fx.store, &at_limit).await,
+        "answered: the claim at the limit drops its payload with it"
+    );
+    assert!(
+        !payload_kept(&fx.store, &below).await,
+        "answered: the claim below the limit drops its payload with it"
+    );
+    let mut ids = fx.result_ids().await;
+    ids.sort();
+    assert_eq!(ids, vec!["a-limit", "b-below"]);
 }

@@ -93,8 +93,11 @@ impl Model {
                 // A stale owner's ack already answered this generation: the
                 // expired claim is leftover bookkeeping, not a lost request.
                 // Redelivering or dead-lettering it would misreport a
-                // finished request as unfinished or poison.
+                // finished request as unfinished or poison. Its payload
+                // stored apart goes too: the stale ack left it to this
+                // holder, which will never ack.
                 q.redeliveries.remove(&g);
+                self.forget_payload(&claim.member);
                 report.ghosts_repaired += 1;
                 continue;
             }
@@ -113,6 +116,11 @@ impl Model {
                     None => {
                         let record = delivery_limit_record(&g, redeliveries, queue);
                         self.deliver_terminal(&g, (&list, record), claim.score, now);
+                        // The record answers the generation: its payload
+                        // stored apart is no longer needed (as the owner's
+                        // ack deletes it). Without a record it stays for a
+                        // redrive.
+                        self.forget_payload(&claim.member);
                         delivery_limit_reason(redeliveries)
                     }
                 };
@@ -130,6 +138,16 @@ impl Model {
             }
         }
         report
+    }
+
+    /// Deletes the payload `member` stored apart (its `internal.payload_ref`), if any.
+    fn forget_payload(&mut self, member: &Member) {
+        if let Some(key) = wire::parse_member(member.as_bytes())
+            .ok()
+            .and_then(|p| p.payload_ref)
+        {
+            self.payloads.remove(&key);
+        }
     }
 
     pub fn dead_letter(&mut self, queue: &str, member: &Member, reason: &str, now: Millis) -> bool {

@@ -1,11 +1,15 @@
 //! `reclaim_expired`: chooses expired claims in the model's order, then runs `lua/reclaim.lua`, one owner-checked call per batch.
 //!
-//! Phase one reads (the claims index, owner entries, and for claims at the
-//! delivery limit their members, to find the result list); phase two runs
-//! `reclaim.lua`, which re-checks that each claim is still the one read and
-//! still expired. Before that, a cheap consistency check (ZCARD of the
-//! index against HLEN of the claims) decides whether the index needs a
-//! repair scan.
+//! Phase one reads (the claims index; owner entries and terminal markers,
+//! pipelined; and the members of claims at the delivery limit, to find the
+//! result list, or already answered); phase two runs `reclaim.lua`, which
+//! re-checks that each claim is still the one read and still expired. An
+//! item at the limit or already answered (a live marker) also names its
+//! member's `internal.payload_ref`: the script deletes that payload key
+//! where the generation ends answered and keeps it where the item is
+//! redelivered. Before that, a cheap consistency check (ZCARD of the index
+//! against HLEN of the claims) decides whether the index needs a repair
+//! scan.
 
 use super::repair_index::repair_index;
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner, score_arg};
@@ -13,7 +17,7 @@ use crate::conn::Effect;
 use crate::keys::QueueKeys;
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::Op;
-use claim_core::marker::record_digest;
+use claim_core::marker::{parse_marker, record_digest};
 use claim_core::model::{
     delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason, unusable_list_reason,
 };
@@ -120,6 +124,38 @@ async fn choose(
     Ok((keyed.into_iter().map(|(_, _, key)| key).collect(), more))
 }
 
+/// Phase one's reads for `chosen`: each claim's owner entry and whether
+/// its generation's marker was live at `now` (one pipelined round trip).
+async fn owners_and_answered(
+    store: &RedisStore,
+    q: &QueueKeys,
+    now: Millis,
+    chosen: &[String],
+) -> Result<(Vec<Option<Vec<u8>>>, Vec<bool>), StoreError> {
+    let markers: Vec<String> = chosen
+        .iter()
+        .map(|key| store.keys().marker(&Generation::from_claim_key(key)))
+        .collect();
+    let reads = redis::pipe()
+        .cmd("HMGET")
+        .arg(&q.owners)
+        .arg(chosen)
+        .cmd("MGET")
+        .arg(&markers)
+        .to_owned();
+    let (owners, marks): (Vec<Option<Vec<u8>>>, Vec<Option<String>>) =
+        store.conn().query(OP, Effect::Read, &reads).await?;
+    // As lib.lua's is_live: a value without a readable expiry counts as live.
+    let answered = marks
+        .iter()
+        .map(|m| {
+            m.as_deref()
+                .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
+        })
+        .collect();
+    Ok((owners, answered))
+}
+
 async fn reclaim_chosen(
     store: &RedisStore,
     queue: &str,
@@ -128,35 +164,33 @@ async fn reclaim_chosen(
     chosen: &[String],
 ) -> Result<[usize; 3], StoreError> {
     let config = &store.inner.config;
-    let owners: Vec<Option<Vec<u8>>> = store
-        .conn()
-        .query(
-            OP,
-            Effect::Read,
-            redis::cmd("HMGET").arg(&q.owners).arg(chosen),
-        )
-        .await?;
+    let (owners, answered) = owners_and_answered(store, q, now, chosen).await?;
     let at_limit = |entry: Option<&[u8]>| {
         let parsed = entry.and_then(parse_owner);
         parsed.is_some_and(|e| {
             config.max_deliveries > 0 && e.redeliveries + 1 >= config.max_deliveries
         })
     };
-    let limit_keys: Vec<&String> = chosen
-        .iter()
-        .zip(&owners)
-        .filter(|(_, o)| at_limit(o.as_deref()))
-        .map(|(k, _)| k)
+    // Members are read where a payload key may go: at the limit, or
+    // answered already (the script drops such a claim as leftover).
+    let wanted = |i: usize| owners[i].is_some() && (answered[i] || at_limit(owners[i].as_deref()));
+    let read_keys: Vec<&String> = (0..chosen.len())
+        .filter(|&i| wanted(i))
+        .map(|i| &chosen[i])
         .collect();
     let mut members: Vec<Option<Vec<u8>>> = Vec::new();
-    if !limit_keys.is_empty() {
+    if !read_keys.is_empty() {
         let cmd = redis::cmd("HMGET")
             .arg(&q.claimed)
-            .arg(&limit_keys)
+            .arg(&read_keys)
             .to_owned();
         members = store.conn().query(OP, Effect::Read, &cmd).await?;
     }
     let mut members = members.into_iter();
+    // Payload keys of the items answered at the limit or already answered:
+    // KEYS after every item's own keys, in item order, so the script's MGET
+    // never reads them.
+    let mut payload_keys: Vec<String> = Vec::new();
 
     let dedup = config.result_dedup_ttl_ms;
     let mut call = store.scripts().reclaim.prepare_invoke();
@@ -168,22 +202,32 @@ async fn reclaim_chosen(
         .arg(dedup)
         .arg(store.ttl_slack())
         .arg(explicit_time_arg(store.explicit_now().is_some()));
-    for (key, entry) in chosen.iter().zip(&owners) {
+    for (i, (key, entry)) in chosen.iter().zip(&owners).enumerate() {
         let Some(entry) = entry else {
             call.arg(key.as_str()).arg("").arg(ReclaimAs::Ghost.tag());
             continue;
         };
         let g = Generation::from_claim_key(key);
+        let member = if wanted(i) {
+            members.next().flatten()
+        } else {
+            None
+        };
+        let parsed = member.as_deref().and_then(|m| wire::parse_member(m).ok());
+        let payload = parsed.as_ref().and_then(|p| p.payload_ref.as_deref());
+        if let Some(payload_ref) = payload {
+            payload_keys.push(store.keys().payload(payload_ref));
+        }
+        let payload_flag = if payload.is_some() { "1" } else { "0" };
         if !at_limit(Some(entry)) {
             call.key(store.keys().marker(&g));
             call.arg(key.as_str())
                 .arg(entry.as_slice())
-                .arg(ReclaimAs::Redeliver.tag());
+                .arg(ReclaimAs::Redeliver.tag())
+                .arg(payload_flag);
             continue;
         }
         let redeliveries = parse_owner(entry).map_or(0, |e| e.redeliveries) + 1;
-        let member = members.next().flatten();
-        let parsed = member.as_deref().and_then(|m| wire::parse_member(m).ok());
         let list = config.result_list_for(
             queue,
             parsed.as_ref().and_then(|p| p.result_queue_name.as_deref()),
@@ -194,6 +238,7 @@ async fn reclaim_chosen(
             call.arg(key.as_str())
                 .arg(entry.as_slice())
                 .arg(ReclaimAs::Unusable.tag())
+                .arg(payload_flag)
                 .arg(dead_json(
                     &undeliverable_limit_reason(redeliveries, &why),
                     now,
@@ -209,11 +254,15 @@ async fn reclaim_chosen(
         call.arg(key.as_str())
             .arg(entry.as_slice())
             .arg(ReclaimAs::Limit.tag())
+            .arg(payload_flag)
             .arg(&g.token)
             .arg(record.as_bytes())
             .arg(dead_json(&delivery_limit_reason(redeliveries), now))
             .arg(undeliverable_limit_reason(redeliveries, &holds))
             .arg(record_digest(record.as_bytes()));
+    }
+    for key in &payload_keys {
+        call.key(key);
     }
     let counts: Vec<usize> = store.conn().script(OP, &call).await?;
     match counts[..] {
