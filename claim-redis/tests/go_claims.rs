@@ -9,9 +9,7 @@ use redis::AsyncCommands;
 
 const QUEUE: &str = "q";
 const LIST: &str = "result-list";
-/// [`common::T0`] in Unix seconds.
-const T0_S: i64 = 1_700_000_000;
-const DEADLINE: i64 = T0_S + 3600;
+const DEADLINE: i64 = common::T0_S + 3600;
 
 /// A Go producer's member with `internal.enqueue_seq`.
 fn seq_member(id: &str, token: &str, seq: i64) -> Vec<u8> {
@@ -90,7 +88,9 @@ async fn a_lapsed_go_claim_is_returned_to_pending_at_the_members_score_not_dead_
     for (m, key) in [(&member, "a\0t"), (&junk, "junk")] {
         let _: i64 = rig.raw.zadd(&gq.keys.pending, m, DEADLINE).await.unwrap();
         let owner = go::owner_token();
-        let won = gq.claim(&mut rig.raw, m, key, &owner, T0_S + 10).await;
+        let won = gq
+            .claim(&mut rig.raw, m, key, &owner, common::T0_S + 10)
+            .await;
         assert!(won.unwrap());
     }
     assert_eq!(
@@ -126,7 +126,7 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
         .await
         .unwrap();
     let go_owner = go::owner_token();
-    let won = gq.claim(&mut rig.raw, &origin, "a\0t", &go_owner, T0_S + 300);
+    let won = gq.claim(&mut rig.raw, &origin, "a\0t", &go_owner, common::T0_S + 300);
     assert!(won.await.unwrap());
     // Go parks a retry (re-encoded bytes), keeps its claim; the copy comes back.
     let parked = String::from_utf8(origin.clone()).unwrap().replacen(
@@ -146,7 +146,7 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
     let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
     assert_eq!(
-        gq.renew(&mut rig.raw, "a\0t", &go_owner, T0_S + 400)
+        gq.renew(&mut rig.raw, "a\0t", &go_owner, common::T0_S + 400)
             .await
             .unwrap(),
         -1
@@ -165,24 +165,9 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
 async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
     let mut rig = rig_or_skip!();
     let gq = go_queue(&rig);
-    let member = seq_member("a", "t", 7);
-    let score = go::score(&member);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, score)
-        .await
-        .unwrap();
-    let r = request("a", "t", &member);
     let dead = OwnerToken::new("dead");
-    let out = rig
-        .store
-        .claim(QUEUE, &dead, std::slice::from_ref(&r))
-        .await
-        .unwrap();
-    let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
-        panic!("claimed: {out:?}")
-    };
-    let lapsed_s = i64::try_from(lease_expiry.0 / 1000).unwrap() + 1;
+    let (score, r, lapsed_s) = ours_claimed(&mut rig, 7, &dead).await;
+    let member = r.member.as_bytes().to_vec();
     assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s - 2).await.unwrap(), 0);
     assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s).await.unwrap(), 1);
     assert_eq!(pending(&mut rig).await, vec![(member.clone(), score)]);
@@ -228,7 +213,7 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
         .unwrap();
     let owner = go::owner_token();
     assert!(
-        gq.claim(&mut rig.raw, &member, "a\0t", &owner, T0_S + 30)
+        gq.claim(&mut rig.raw, &member, "a\0t", &owner, common::T0_S + 30)
             .await
             .unwrap()
     );
@@ -251,29 +236,42 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 1);
 }
 
-/// Our claim lapses and Go's reclaimer returns it: `(store member, score,
-/// the lapsed owner, the request)`.
-async fn ours_lapsed_and_returned_by_go(rig: &mut common::Rig) -> (f64, OwnerToken, ClaimRequest) {
-    let gq = go_queue(rig);
-    let member = seq_member("a", "t", 2);
+/// One of ours claims a member with enqueue sequence `seq` as `owner`:
+/// `(its score, the request, a whole second by which its lease has lapsed)`.
+async fn ours_claimed(
+    rig: &mut common::Rig,
+    seq: i64,
+    owner: &OwnerToken,
+) -> (f64, ClaimRequest, i64) {
+    let member = seq_member("a", "t", seq);
     let score = go::score(&member);
     let _: i64 = rig
         .raw
-        .zadd(&gq.keys.pending, &member, score)
+        .zadd(rig.store.keys().queue(QUEUE).pending, &member, score)
         .await
         .unwrap();
     let r = request("a", "t", &member);
-    let slow = OwnerToken::new("slow");
     let out = rig
         .store
-        .claim(QUEUE, &slow, std::slice::from_ref(&r))
+        .claim(QUEUE, owner, std::slice::from_ref(&r))
         .await
         .unwrap();
     let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
         panic!("claimed: {out:?}")
     };
     let lapsed_s = i64::try_from(lease_expiry.0 / 1000).unwrap() + 1;
-    assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s).await.unwrap(), 1);
+    (score, r, lapsed_s)
+}
+
+/// Our claim lapses and Go's reclaimer returns it: `(the score, the lapsed
+/// owner, the request)`.
+async fn ours_lapsed_and_returned_by_go(rig: &mut common::Rig) -> (f64, OwnerToken, ClaimRequest) {
+    let slow = OwnerToken::new("slow");
+    let (score, r, lapsed_s) = ours_claimed(rig, 2, &slow).await;
+    assert_eq!(
+        go_queue(rig).reclaim(&mut rig.raw, lapsed_s).await.unwrap(),
+        1
+    );
     (score, slow, r)
 }
 
@@ -288,7 +286,7 @@ async fn our_late_ack_is_suppressed_while_go_holds_the_generation_and_after_go_a
         r.member.as_bytes(),
         "a\0t",
         &go_owner,
-        T0_S + 300,
+        common::T0_S + 300,
     );
     assert!(won.await.unwrap());
 
@@ -389,7 +387,7 @@ async fn lapsed_go_claims_return_at_the_score_go_gives_every_sequence_shape() {
         let owner = go::owner_token();
         let key = Generation::new(*id, "t").claim_key();
         assert!(
-            gq.claim(&mut rig.raw, member, &key, &owner, T0_S + 1)
+            gq.claim(&mut rig.raw, member, &key, &owner, common::T0_S + 1)
                 .await
                 .unwrap()
         );
