@@ -1,4 +1,4 @@
-//! Helpers of the Go-compatibility settings tests: parse an argv as the binary does, resolve it, and read notes and errors.
+//! Helpers of the settings tests (settings, settings_go_config, settings_go_flags): parse an argv as the binary does, resolve it, and read notes and errors.
 
 #![allow(dead_code)]
 
