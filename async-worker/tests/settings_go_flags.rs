@@ -5,28 +5,9 @@ mod settings_support;
 use std::time::Duration;
 
 use settings_support::{
-    QUEUE, REDIS, assert_one_note, assert_says, cli, notes_about, ok, refused, resolve_env,
+    CHART_SINGLE_QUEUE, QUEUE, REDIS, assert_one_note, assert_says, cli, notes_about, ok, refused,
+    resolve_env,
 };
-
-/// The upstream chart's argv on main for redis-sortedset, single-queue
-/// form (charts/llm-d-async ap-deployments.yaml with default values and
-/// `ap.otel.redisTracing`); `REDIS_URL` comes from the chart's secret.
-#[rustfmt::skip]
-const CHART_SINGLE_QUEUE: &[&str] = &[
-    "--message-queue-impl=redis-sortedset",
-    "--redis.ss.igw-base-url=http://igw:80",
-    "--redis.ss.request-path-url", "/v1/completions",
-    "--redis.ss.request-queue-name", "request-sortedset",
-    "--redis.ss.result-queue-name", "result-list",
-    "--redis.ss.poll-interval-ms", "1000",
-    "--redis.ss.batch-size", "10",
-    "--concurrency=64",
-    "--drain-timeout=2m",
-    "--health-port=8081",
-    "--metrics-endpoint-auth=false",
-    "--metrics-port=9090",
-    "--redis-tracing=true",
-];
 
 /// The same chart with `ap.redis.queuesConfig` set (a JSON array).
 #[rustfmt::skip]
