@@ -2,15 +2,12 @@
 
 use async_trait::async_trait;
 use async_worker::{
-    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, RuntimeConfig,
-    TokioClock,
+    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, TokioClock,
 };
 use claim_core::layer::StoreLayer;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{
-    ClaimInspect, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError,
-};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,10 +16,16 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+#[path = "common/faulty.rs"]
+mod faulty;
+#[path = "common/memory_rig.rs"]
+mod rig;
+
+use rig::{START, start};
+
 const Q: &str = "payload-queue";
 const RESULTS: &str = "payload-results";
 const ROUTED: &str = "routed-results";
-const START: Millis = Millis(1_700_000_000_000);
 
 /// What the runtime asked of the store, and fetch failures to inject.
 #[derive(Debug, Default)]
@@ -122,29 +125,14 @@ fn setup() -> Setup {
 }
 
 fn runtime(s: &Setup, spec: QueueSpec) -> Runtime {
-    let config = RuntimeConfig {
-        queues: vec![spec],
-        concurrency: 8,
-        batch_size: 10,
-        poll_interval: Duration::from_millis(100),
-        reclaim_interval: Duration::from_secs(5),
-        drain_timeout: Duration::from_secs(10),
-        default_result_list: RESULTS.into(),
-        ..RuntimeConfig::default()
-    };
     let store: Arc<dyn ClaimStore> = Arc::new(s.tap.clone());
     Runtime::with_clock(
         store,
         Arc::new(Echo),
         Arc::new(OpenGate),
-        config,
+        rig::runtime_config(vec![spec], RESULTS),
         s.clock.clone(),
     )
-}
-
-fn start(rt: Runtime) -> (CancellationToken, JoinHandle<RunReport>) {
-    let stop = CancellationToken::new();
-    (stop.clone(), tokio::spawn(rt.run(stop)))
 }
 
 async fn finish(stop: CancellationToken, handle: JoinHandle<RunReport>) -> RunReport {
@@ -197,15 +185,9 @@ async fn submit(s: &Setup, envelope: Envelope, how: Payload) -> (Option<String>,
     (payload_ref, expected)
 }
 
-/// Polls (in paused time) until `done` holds, failing after a bound.
-async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
-    for _ in 0..2_000 {
-        if done().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
+/// Polls (in paused time) until `done` holds, failing after 200 s.
+async fn until(what: &str, done: impl AsyncFnMut() -> bool) {
+    rig::within(Duration::from_secs(200), what, done).await;
 }
 
 /// The records in `list`, by request id; fails on a second record for an id.
