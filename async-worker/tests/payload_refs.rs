@@ -5,7 +5,7 @@ use async_worker::{
     Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, TokioClock,
 };
 use claim_core::layer::StoreLayer;
-use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
+use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
@@ -111,14 +111,9 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let clock = Arc::new(TokioClock::starting_at(START));
-    let config = StoreConfig {
-        lease_ttl_ms: 30_000,
-        default_result_list: RESULTS.into(),
-        ..StoreConfig::default()
-    };
+    let (inner, clock) = rig::paused_memory(RESULTS);
     let tap = Tap {
-        inner: MemoryStore::with_clock(config, clock.clone()),
+        inner,
         seen: Arc::default(),
     };
     Setup { tap, clock }

@@ -10,7 +10,7 @@ use async_worker::{
     Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
 use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
-use claim_core::store::{StoreConfig, Submission};
+use claim_core::store::Submission;
 use claim_core::wire::{Envelope, ErrorCode};
 use claim_core::{ClaimInspect, ClaimStore, Generation};
 use claim_memory::MemoryStore;
@@ -57,16 +57,8 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let clock = Arc::new(TokioClock::starting_at(START));
-    let config = StoreConfig {
-        lease_ttl_ms: 30_000,
-        default_result_list: RESULTS.into(),
-        ..StoreConfig::default()
-    };
-    Setup {
-        store: MemoryStore::with_clock(config, clock.clone()),
-        clock,
-    }
+    let (store, clock) = rig::paused_memory(RESULTS);
+    Setup { store, clock }
 }
 
 fn runtime(s: &Setup, tweak: impl FnOnce(&mut RuntimeConfig)) -> Runtime {

@@ -71,6 +71,18 @@ pub fn setup() -> Setup {
     }
 }
 
+/// A memory store with a 30 s lease and `results` for members that name no
+/// result list, on a clock at [`START`] that follows tokio's paused time.
+pub fn paused_memory(results: &str) -> (MemoryStore, Arc<TokioClock>) {
+    let clock = Arc::new(TokioClock::starting_at(START));
+    let config = StoreConfig {
+        lease_ttl_ms: 30_000,
+        default_result_list: results.into(),
+        ..StoreConfig::default()
+    };
+    (MemoryStore::with_clock(config, clock.clone()), clock)
+}
+
 /// The runtime settings of the memory-store tests: `queues`, 8 workers,
 /// batches of 10, a 100 ms poll, a 5 s reclaim interval, the [`DRAIN`]
 /// timeout, and `results` for members that name no result list.
