@@ -65,11 +65,7 @@ impl StoreLayer for Tap {
 
     async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
         self.seen.fetches.lock().unwrap().push(refs.to_vec());
-        let failing = &self.seen.failing_fetches;
-        if failing
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-        {
+        if faulty::take_one(&self.seen.failing_fetches) {
             return Err(StoreError::failed(Op::FetchPayloads, "connection refused"));
         }
         self.inner.fetch_payloads(refs).await
