@@ -48,6 +48,12 @@ async fn pending(rig: &mut common::Rig) -> Vec<(Vec<u8>, f64)> {
     rig.raw.zrange_withscores(key, 0, -1).await.unwrap()
 }
 
+/// Adds `member` to pending at `score`, as a producer or Go's mover does.
+async fn add_pending(rig: &mut common::Rig, member: &[u8], score: f64) {
+    let key = rig.store.keys().queue(QUEUE).pending;
+    let _: i64 = rig.raw.zadd(key, member, score).await.unwrap();
+}
+
 async fn results(rig: &mut common::Rig) -> Vec<String> {
     rig.raw
         .lrange(rig.store.keys().list(LIST), 0, -1)
@@ -63,11 +69,7 @@ fn go_queue(rig: &common::Rig) -> GoQueue {
 async fn our_claims_are_keyed_as_go_keys_them_in_all_four_places() {
     let mut rig = rig_or_skip!();
     let member = seq_member("a", "t", 1);
-    let _: i64 = rig
-        .raw
-        .zadd(rig.store.keys().queue(QUEUE).pending, &member, DEADLINE)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &member, DEADLINE as f64).await;
     let r = request("a", "t", &member);
     let out = rig.store.claim(QUEUE, &OwnerToken::new("w"), &[r]).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
@@ -86,7 +88,7 @@ async fn a_lapsed_go_claim_is_returned_to_pending_at_the_members_score_not_dead_
     let member = seq_member("a", "t", 5);
     let junk = b"not json".to_vec();
     for (m, key) in [(&member, "a\0t"), (&junk, "junk")] {
-        let _: i64 = rig.raw.zadd(&gq.keys.pending, m, DEADLINE).await.unwrap();
+        add_pending(&mut rig, m, DEADLINE as f64).await;
         let owner = go::owner_token();
         let won = gq
             .claim(&mut rig.raw, m, key, &owner, common::T0_S + 10)
@@ -120,11 +122,7 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
     let mut rig = rig_or_skip!();
     let gq = go_queue(&rig);
     let origin = seq_member("a", "t", 3);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &origin, DEADLINE)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &origin, DEADLINE as f64).await;
     let go_owner = go::owner_token();
     let won = gq.claim(&mut rig.raw, &origin, "a\0t", &go_owner, common::T0_S + 300);
     assert!(won.await.unwrap());
@@ -135,11 +133,7 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
         1,
     );
     let score = go::score(parked.as_bytes());
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &parked, score)
-        .await
-        .unwrap();
+    add_pending(&mut rig, parked.as_bytes(), score).await;
 
     let r = request("a", "t", parked.as_bytes());
     let w = OwnerToken::new("w");
@@ -206,11 +200,7 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     let mut rig = rig_or_skip!();
     let gq = go_queue(&rig);
     let member = seq_member("a", "t", 1);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, DEADLINE)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &member, DEADLINE as f64).await;
     let owner = go::owner_token();
     assert!(
         gq.claim(&mut rig.raw, &member, "a\0t", &owner, common::T0_S + 30)
@@ -245,11 +235,7 @@ async fn ours_claimed(
 ) -> (f64, ClaimRequest, i64) {
     let member = seq_member("a", "t", seq);
     let score = go::score(&member);
-    let _: i64 = rig
-        .raw
-        .zadd(rig.store.keys().queue(QUEUE).pending, &member, score)
-        .await
-        .unwrap();
+    add_pending(rig, &member, score).await;
     let r = request("a", "t", &member);
     let out = rig
         .store
@@ -329,15 +315,10 @@ async fn our_late_ack_of_a_generation_go_put_back_in_pending_answers_it_and_take
 #[tokio::test]
 async fn a_promoted_retry_returns_at_gos_score_for_its_enqueue_sequence() {
     let mut rig = rig_or_skip!();
-    let gq = go_queue(&rig);
     let member = seq_member("a", "t", 9);
     let score = go::score(&member);
     assert_eq!(score, DEADLINE as f64 + 9.0 / f64::from(1 << 21));
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, score)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &member, score).await;
     let r = request("a", "t", &member);
     let w = OwnerToken::new("w");
     let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
@@ -383,7 +364,7 @@ async fn lapsed_go_claims_return_at_the_score_go_gives_every_sequence_shape() {
         ("text", string_deadline.into_bytes(), 0.0),
     ];
     for (id, member, _) in &cases {
-        let _: i64 = rig.raw.zadd(&gq.keys.pending, member, 1).await.unwrap();
+        add_pending(&mut rig, member, 1.0).await;
         let owner = go::owner_token();
         let key = Generation::new(*id, "t").claim_key();
         assert!(
