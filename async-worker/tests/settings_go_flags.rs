@@ -44,7 +44,7 @@ fn the_upstream_charts_single_queue_argv_gives_a_working_configuration() {
     assert_eq!(s.runtime.drain_timeout, Duration::from_secs(120));
     assert_eq!(s.metrics_addr.map(|a| a.port()), Some(9090));
     assert_eq!(s.health_addr.map(|a| a.port()), Some(8081));
-    assert_eq!(s.metrics_backlog_poll_interval, Duration::from_secs(15));
+    assert_eq!(s.runtime.backlog_poll_interval, Duration::from_secs(15));
     // One deprecation note per deprecated flag, and the tracing switch's; nothing else.
     let deprecated = [
         "--message-queue-impl",
@@ -337,22 +337,16 @@ fn metrics_backlog_poll_interval_is_a_go_duration_defaulting_to_fifteen_seconds_
     let gw = ["--igw-base-url", "http://gw"];
     let default = ok(&gw);
     assert_eq!(
-        default.metrics_backlog_poll_interval,
-        Duration::from_secs(15)
-    );
-    assert_eq!(
         default.runtime.backlog_poll_interval,
         Duration::from_secs(15)
     );
     let mut args = gw.to_vec();
     args.extend(["--metrics-backlog-poll-interval", "1m30s"]);
     let set = ok(&args);
-    assert_eq!(set.metrics_backlog_poll_interval, Duration::from_secs(90));
     assert_eq!(set.runtime.backlog_poll_interval, Duration::from_secs(90));
     let mut args = gw.to_vec();
     args.push("--metrics-backlog-poll-interval=0");
     let off = ok(&args);
-    assert_eq!(off.metrics_backlog_poll_interval, Duration::ZERO);
     assert_eq!(off.runtime.backlog_poll_interval, Duration::ZERO);
     let mut args = gw.to_vec();
     args.push("--metrics-backlog-poll-interval=15");
