@@ -98,17 +98,11 @@ impl Consumer {
                 .held
                 .insert(queue, candidate.generation.clone(), lease_expiry);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
-            let first_attempt = match &candidate.plan {
-                Plan::Dispatch(parsed) => {
-                    flight.set_created(parsed.created);
-                    parsed.retry_count == 0
-                }
-                Plan::Invalid(_) => true,
-            };
-            first_attempts += usize::from(first_attempt);
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
+                    // Unreadable, so a first attempt as far as anyone can tell.
+                    first_attempts += 1;
                     let destination = self.destination(MemberRouting::default());
                     let payload_ref = super::consumer::lenient_payload_ref(&candidate.entry.member);
                     let claimed = Claimed {
@@ -123,6 +117,9 @@ impl Consumer {
                     continue;
                 }
             };
+            flight.set_created(parsed.created);
+            let first_attempt = parsed.retry_count == 0;
+            first_attempts += usize::from(first_attempt);
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
             let destination = self.destination(member_routing(&parsed));
             let early_exit = if deadline <= now {
