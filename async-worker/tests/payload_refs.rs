@@ -7,7 +7,7 @@ use async_worker::{
 use claim_core::layer::StoreLayer;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Op, OwnerToken, StoreError};
+use claim_core::{ClaimInspect, ClaimStore, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -153,25 +153,20 @@ enum Payload {
 /// Submits `envelope` as Go's producer would; returns the payload ref (if
 /// stored apart) and the payload bytes the handler should see.
 async fn submit(s: &Setup, envelope: Envelope, how: Payload) -> (Option<String>, Vec<u8>) {
-    let generation = Generation::new(&envelope.data.id, &envelope.internal.request_token);
-    let deadline = envelope.data.deadline;
     let inline = inline_payload(&envelope);
-    let (envelope, stored) = match how {
-        Payload::Inline => (envelope, None),
-        Payload::Apart => {
-            let (envelope, bytes) = envelope.by_reference();
-            (envelope, Some(bytes))
-        }
-        Payload::Missing => (envelope.by_reference().0, None),
+    let submission = match how {
+        Payload::Inline => envelope.submission(),
+        Payload::Apart => envelope.submission_by_reference(),
+        Payload::Missing => Submission {
+            payload: None,
+            ..envelope.submission_by_reference()
+        },
     };
-    let payload_ref = Some(envelope.internal.payload_ref.clone()).filter(|r| !r.is_empty());
-    let expected = stored.clone().unwrap_or(inline);
-    let submission = Submission {
-        member: envelope.to_bytes().into(),
-        generation,
-        deadline,
-        payload: stored.map(Member::from),
-    };
+    let payload_ref = Some(submission.payload_key()).filter(|_| how != Payload::Inline);
+    let expected = submission
+        .payload
+        .as_ref()
+        .map_or(inline, |p| p.as_bytes().to_vec());
     s.tap.inner.submit(Q, &submission).await.unwrap();
     (payload_ref, expected)
 }

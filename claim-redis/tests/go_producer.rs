@@ -16,13 +16,9 @@ const RESULTS: &str = "result-list";
 fn by_reference(id: &str, deadline: i64) -> (Submission, Vec<u8>) {
     let token = format!("{id}-token");
     let envelope = Envelope::new(id, &token, deadline, serde_json::json!({"prompt": id}));
-    let (envelope, payload) = envelope.by_reference();
-    let submission = Submission {
-        member: Member::from(envelope.to_bytes()),
-        generation: Generation::new(id, token),
-        deadline,
-        payload: Some(Member::from(payload.clone())),
-    };
+    let submission = envelope.submission_by_reference();
+    let payload = submission.payload.as_ref().expect("stored apart");
+    let payload = payload.as_bytes().to_vec();
     (submission, payload)
 }
 
