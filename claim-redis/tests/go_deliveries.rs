@@ -15,7 +15,7 @@
 mod common;
 
 use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimStore, OwnerToken};
 use claim_redis::testing::go::{self, GoQueue};
 use redis::AsyncCommands;
 use std::collections::HashMap;
@@ -25,10 +25,7 @@ const LIST: &str = "result-list";
 const DEADLINE: i64 = common::T0_S + 3600;
 
 fn request(id: &str, token: &str) -> ClaimRequest {
-    ClaimRequest {
-        member: Member::from(common::member(id, token, DEADLINE)),
-        generation: Generation::new(id, token),
-    }
+    common::submission(id, token, DEADLINE).claim_request()
 }
 
 async fn deliveries(rig: &mut common::Rig) -> HashMap<String, u32> {

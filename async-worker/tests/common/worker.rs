@@ -1,4 +1,4 @@
-//! The harness of tests/process.rs: one `async-worker` process with short leases, its log, signals and its /metrics page.
+//! The harness of the process tests (process, poison_process, payload_refs_process, chart_argv_process, chart_queries, mixed_fleet): one `async-worker` process, its log, signals and its /metrics page.
 
 use std::fs::File;
 use std::path::PathBuf;
