@@ -34,6 +34,16 @@ pub(super) struct Candidate {
     pub plan: Plan,
 }
 
+impl Candidate {
+    /// Its `data.created`, when it is dispatchable and has one.
+    fn created(&self) -> Option<i64> {
+        match &self.plan {
+            Plan::Dispatch(parsed) => parsed.created,
+            Plan::Invalid(_) => None,
+        }
+    }
+}
+
 /// A claimed member with a worker permit, about to go to a worker once its
 /// payload (when stored apart) is attached.
 pub(super) struct Ready {
@@ -94,9 +104,8 @@ impl Consumer {
                     continue;
                 }
             };
-            let flight = shared
-                .held
-                .insert(queue, candidate.generation.clone(), lease_expiry);
+            let (generation, created) = (candidate.generation.clone(), candidate.created());
+            let flight = shared.held.insert(queue, generation, lease_expiry, created);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
@@ -117,7 +126,6 @@ impl Consumer {
                     continue;
                 }
             };
-            flight.set_created(parsed.created);
             let first_attempt = parsed.retry_count == 0;
             first_attempts += usize::from(first_attempt);
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
