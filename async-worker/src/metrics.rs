@@ -224,25 +224,28 @@ pub fn gate_decision(queue: &str, reason: GateReason) {
 /// counts a cancelled request in none); `GATE_DROPPED` and `GATE_ERROR`
 /// count as gate decisions, as Go counts them.
 pub fn result(queue: &str, code: &'static str) {
-    with_queue(queue, |q| {
-        q.by_code(code).increment(1);
-        match code {
-            "OK" => q.successful.increment(1),
-            "DEADLINE_EXCEEDED" => q.exceeded_deadline.increment(1),
-            "CANCELLED" => {}
-            "GATE_DROPPED" => q.gate[GateReason::Dropped as usize].increment(1),
-            "GATE_ERROR" => q.gate[GateReason::Error as usize].increment(1),
-            _ => q.failed.increment(1),
-        }
-    });
+    results(queue, code, 1);
 }
 
 /// `n` terminal records the store wrote itself with `code` (the reclaimer's
-/// `DELIVERY_LIMIT` records).
+/// `DELIVERY_LIMIT` records), counted as [`result`] counts one.
 pub fn results_by_store(queue: &str, code: &'static str, n: usize) {
-    for _ in 0..n {
-        result(queue, code);
-    }
+    results(queue, code, n);
+}
+
+fn results(queue: &str, code: &'static str, n: usize) {
+    let n = n as u64;
+    with_queue(queue, |q| {
+        q.by_code(code).increment(n);
+        match code {
+            "OK" => q.successful.increment(n),
+            "DEADLINE_EXCEEDED" => q.exceeded_deadline.increment(n),
+            "CANCELLED" => {}
+            "GATE_DROPPED" => q.gate[GateReason::Dropped as usize].increment(n),
+            "GATE_ERROR" => q.gate[GateReason::Error as usize].increment(n),
+            _ => q.failed.increment(n),
+        }
+    });
 }
 
 /// One more (or, with a negative `delta`, fewer) request in the handler.

@@ -268,9 +268,6 @@ pub struct ProcessorSettings {
     /// Where `/healthz` and `/readyz` listen; `None` when `--health-port 0`.
     pub health_addr: Option<SocketAddr>,
     pub require_durability: bool,
-    /// How often the broker backlog gauges poll each pending set
-    /// (`--metrics-backlog-poll-interval`, default 15 s); zero = never.
-    pub metrics_backlog_poll_interval: Duration,
     /// Things worth a warning at start: flags the config overrode, unknown
     /// fields, deprecated flags and Go flags without effect. One line each.
     pub notes: Vec<String>,

@@ -2,15 +2,12 @@
 
 use async_trait::async_trait;
 use async_worker::{
-    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, RuntimeConfig,
-    TokioClock,
+    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, TokioClock,
 };
 use claim_core::layer::StoreLayer;
-use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
+use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{
-    ClaimInspect, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError,
-};
+use claim_core::{ClaimInspect, ClaimStore, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,10 +16,16 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+#[path = "common/faulty.rs"]
+mod faulty;
+#[path = "common/memory_rig.rs"]
+mod rig;
+
+use rig::{START, start};
+
 const Q: &str = "payload-queue";
 const RESULTS: &str = "payload-results";
 const ROUTED: &str = "routed-results";
-const START: Millis = Millis(1_700_000_000_000);
 
 /// What the runtime asked of the store, and fetch failures to inject.
 #[derive(Debug, Default)]
@@ -62,11 +65,7 @@ impl StoreLayer for Tap {
 
     async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
         self.seen.fetches.lock().unwrap().push(refs.to_vec());
-        let failing = &self.seen.failing_fetches;
-        if failing
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-        {
+        if faulty::take_one(&self.seen.failing_fetches) {
             return Err(StoreError::failed(Op::FetchPayloads, "connection refused"));
         }
         self.inner.fetch_payloads(refs).await
@@ -108,43 +107,23 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let clock = Arc::new(TokioClock::starting_at(START));
-    let config = StoreConfig {
-        lease_ttl_ms: 30_000,
-        default_result_list: RESULTS.into(),
-        ..StoreConfig::default()
-    };
+    let (inner, clock) = rig::paused_memory(RESULTS);
     let tap = Tap {
-        inner: MemoryStore::with_clock(config, clock.clone()),
+        inner,
         seen: Arc::default(),
     };
     Setup { tap, clock }
 }
 
 fn runtime(s: &Setup, spec: QueueSpec) -> Runtime {
-    let config = RuntimeConfig {
-        queues: vec![spec],
-        concurrency: 8,
-        batch_size: 10,
-        poll_interval: Duration::from_millis(100),
-        reclaim_interval: Duration::from_secs(5),
-        drain_timeout: Duration::from_secs(10),
-        default_result_list: RESULTS.into(),
-        ..RuntimeConfig::default()
-    };
     let store: Arc<dyn ClaimStore> = Arc::new(s.tap.clone());
     Runtime::with_clock(
         store,
         Arc::new(Echo),
         Arc::new(OpenGate),
-        config,
+        rig::runtime_config(vec![spec], RESULTS),
         s.clock.clone(),
     )
-}
-
-fn start(rt: Runtime) -> (CancellationToken, JoinHandle<RunReport>) {
-    let stop = CancellationToken::new();
-    (stop.clone(), tokio::spawn(rt.run(stop)))
 }
 
 async fn finish(stop: CancellationToken, handle: JoinHandle<RunReport>) -> RunReport {
@@ -174,38 +153,27 @@ enum Payload {
 /// Submits `envelope` as Go's producer would; returns the payload ref (if
 /// stored apart) and the payload bytes the handler should see.
 async fn submit(s: &Setup, envelope: Envelope, how: Payload) -> (Option<String>, Vec<u8>) {
-    let generation = Generation::new(&envelope.data.id, &envelope.internal.request_token);
-    let deadline = envelope.data.deadline;
     let inline = inline_payload(&envelope);
-    let (envelope, stored) = match how {
-        Payload::Inline => (envelope, None),
-        Payload::Apart => {
-            let (envelope, bytes) = envelope.by_reference();
-            (envelope, Some(bytes))
-        }
-        Payload::Missing => (envelope.by_reference().0, None),
+    let submission = match how {
+        Payload::Inline => envelope.submission(),
+        Payload::Apart => envelope.submission_by_reference(),
+        Payload::Missing => Submission {
+            payload: None,
+            ..envelope.submission_by_reference()
+        },
     };
-    let payload_ref = Some(envelope.internal.payload_ref.clone()).filter(|r| !r.is_empty());
-    let expected = stored.clone().unwrap_or(inline);
-    let submission = Submission {
-        member: envelope.to_bytes().into(),
-        generation,
-        deadline,
-        payload: stored.map(Member::from),
-    };
+    let payload_ref = Some(submission.payload_key()).filter(|_| how != Payload::Inline);
+    let expected = submission
+        .payload
+        .as_ref()
+        .map_or(inline, |p| p.as_bytes().to_vec());
     s.tap.inner.submit(Q, &submission).await.unwrap();
     (payload_ref, expected)
 }
 
-/// Polls (in paused time) until `done` holds, failing after a bound.
-async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
-    for _ in 0..2_000 {
-        if done().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
+/// Polls (in paused time) until `done` holds, failing after 200 s.
+async fn until(what: &str, done: impl AsyncFnMut() -> bool) {
+    rig::within(Duration::from_secs(200), what, done).await;
 }
 
 /// The records in `list`, by request id; fails on a second record for an id.

@@ -10,11 +10,11 @@ use async_worker::{
     Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
 use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
-use claim_core::store::{StoreConfig, Submission};
+use claim_core::store::Submission;
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Millis};
+use claim_core::{ClaimInspect, ClaimStore, Generation};
 use claim_memory::MemoryStore;
-use rig::start;
+use rig::{START, start};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 
 const Q: &str = "runtime-queue";
 const RESULTS: &str = "runtime-results";
-const START: Millis = Millis(1_700_000_000_000);
 
 /// A handler whose behaviour the test chooses per request id prefix.
 struct Scripted {
@@ -58,16 +57,8 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let clock = Arc::new(TokioClock::starting_at(START));
-    let config = StoreConfig {
-        lease_ttl_ms: 30_000,
-        default_result_list: RESULTS.into(),
-        ..StoreConfig::default()
-    };
-    Setup {
-        store: MemoryStore::with_clock(config, clock.clone()),
-        clock,
-    }
+    let (store, clock) = rig::paused_memory(RESULTS);
+    Setup { store, clock }
 }
 
 fn runtime(s: &Setup, tweak: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
@@ -79,19 +70,11 @@ fn runtime_over(
     s: &Setup,
     tweak: impl FnOnce(&mut RuntimeConfig),
 ) -> Runtime {
-    let mut config = RuntimeConfig {
-        queues: vec![QueueSpec {
-            result_queue_name: Some(RESULTS.into()),
-            ..QueueSpec::new(Q)
-        }],
-        concurrency: 8,
-        batch_size: 10,
-        poll_interval: Duration::from_millis(100),
-        reclaim_interval: Duration::from_secs(5),
-        drain_timeout: Duration::from_secs(10),
-        default_result_list: RESULTS.into(),
-        ..RuntimeConfig::default()
+    let spec = QueueSpec {
+        result_queue_name: Some(RESULTS.into()),
+        ..QueueSpec::new(Q)
     };
+    let mut config = rig::runtime_config(vec![spec], RESULTS);
     tweak(&mut config);
     let handler = Arc::new(Scripted {
         calls: AtomicUsize::new(0),

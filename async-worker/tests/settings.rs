@@ -1,30 +1,25 @@
 //! The processor's flags and transport config: defaults, precedence, Go durations, and every refusal.
 
+mod settings_support;
+
 use std::time::Duration;
 
 use async_worker::settings::{
     BareUnit, Cli, Command, DurationError, ProcessorSettings, SettingsError, parse_flag_duration,
     parse_go_duration,
 };
-use clap::{CommandFactory, FromArgMatches, Parser};
-
-const REDIS: &str = "redis://10.0.0.1:6380";
-const GATEWAY: &str = "http://gateway:8000";
+use clap::{CommandFactory, Parser};
+use settings_support::{GATEWAY, REDIS, assert_says};
 
 /// Parses a command line the way the binary does, ignoring any `REDIS_URL`
 /// in the test's environment.
 fn cli(args: &[&str]) -> Result<Cli, clap::Error> {
-    let command = Cli::command().mut_arg("redis_url", |a| a.env("ASYNC_WORKER_TEST_NO_SUCH_VAR"));
-    let argv = std::iter::once("async-worker").chain(args.iter().copied());
-    let matches = command.try_get_matches_from(argv)?;
-    Cli::from_arg_matches(&matches)
+    settings_support::cli(args, None)
 }
 
+/// Resolves a command line, ignoring any `REDIS_URL` in the test's environment.
 fn resolve(args: &[&str]) -> Result<ProcessorSettings, SettingsError> {
-    match cli(args).expect("the command line parses").into_command() {
-        Command::Run(run) => run.resolve(),
-        Command::Demo(_) => panic!("expected the run command"),
-    }
+    settings_support::resolve_env(args, None)
 }
 
 /// Resolves with a Redis URL and gateway given, plus `args`.
@@ -57,13 +52,6 @@ fn refused(args: &[&str]) -> String {
     let message = error.to_string();
     assert!(!message.contains('\n'), "not one line: {message}");
     message
-}
-
-/// Asserts `text` contains every one of `parts`.
-fn assert_says(text: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(text.contains(part), "lacks {part:?}: {text}");
-    }
 }
 
 /// Asserts `text` starts with `opening`.

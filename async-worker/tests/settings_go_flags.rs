@@ -5,28 +5,9 @@ mod settings_support;
 use std::time::Duration;
 
 use settings_support::{
-    QUEUE, REDIS, assert_one_note, assert_says, cli, notes_about, ok, refused, resolve_env,
+    CHART_SINGLE_QUEUE, QUEUE, REDIS, assert_one_note, assert_says, cli, notes_about, ok, refused,
+    resolve_env,
 };
-
-/// The upstream chart's argv on main for redis-sortedset, single-queue
-/// form (charts/llm-d-async ap-deployments.yaml with default values and
-/// `ap.otel.redisTracing`); `REDIS_URL` comes from the chart's secret.
-#[rustfmt::skip]
-const CHART_SINGLE_QUEUE: &[&str] = &[
-    "--message-queue-impl=redis-sortedset",
-    "--redis.ss.igw-base-url=http://igw:80",
-    "--redis.ss.request-path-url", "/v1/completions",
-    "--redis.ss.request-queue-name", "request-sortedset",
-    "--redis.ss.result-queue-name", "result-list",
-    "--redis.ss.poll-interval-ms", "1000",
-    "--redis.ss.batch-size", "10",
-    "--concurrency=64",
-    "--drain-timeout=2m",
-    "--health-port=8081",
-    "--metrics-endpoint-auth=false",
-    "--metrics-port=9090",
-    "--redis-tracing=true",
-];
 
 /// The same chart with `ap.redis.queuesConfig` set (a JSON array).
 #[rustfmt::skip]
@@ -63,7 +44,7 @@ fn the_upstream_charts_single_queue_argv_gives_a_working_configuration() {
     assert_eq!(s.runtime.drain_timeout, Duration::from_secs(120));
     assert_eq!(s.metrics_addr.map(|a| a.port()), Some(9090));
     assert_eq!(s.health_addr.map(|a| a.port()), Some(8081));
-    assert_eq!(s.metrics_backlog_poll_interval, Duration::from_secs(15));
+    assert_eq!(s.runtime.backlog_poll_interval, Duration::from_secs(15));
     // One deprecation note per deprecated flag, and the tracing switch's; nothing else.
     let deprecated = [
         "--message-queue-impl",
@@ -356,22 +337,16 @@ fn metrics_backlog_poll_interval_is_a_go_duration_defaulting_to_fifteen_seconds_
     let gw = ["--igw-base-url", "http://gw"];
     let default = ok(&gw);
     assert_eq!(
-        default.metrics_backlog_poll_interval,
-        Duration::from_secs(15)
-    );
-    assert_eq!(
         default.runtime.backlog_poll_interval,
         Duration::from_secs(15)
     );
     let mut args = gw.to_vec();
     args.extend(["--metrics-backlog-poll-interval", "1m30s"]);
     let set = ok(&args);
-    assert_eq!(set.metrics_backlog_poll_interval, Duration::from_secs(90));
     assert_eq!(set.runtime.backlog_poll_interval, Duration::from_secs(90));
     let mut args = gw.to_vec();
     args.push("--metrics-backlog-poll-interval=0");
     let off = ok(&args);
-    assert_eq!(off.metrics_backlog_poll_interval, Duration::ZERO);
     assert_eq!(off.runtime.backlog_poll_interval, Duration::ZERO);
     let mut args = gw.to_vec();
     args.push("--metrics-backlog-poll-interval=15");

@@ -25,10 +25,12 @@ pub const BOOKKEEPING_SUFFIXES: [&str; 5] = [
 
 /// Prefixes of keys written per request: a configured name that starts with
 /// one of them could meet a key the store or the producer writes.
-pub const PER_REQUEST_PREFIXES: [&str; 3] = [
+pub const PER_REQUEST_PREFIXES: [&str; 5] = [
     MARKER_PREFIX,
     wire::ACTIVE_KEY_PREFIX,
     wire::CANCEL_KEY_PREFIX,
+    wire::PAYLOAD_KEY_PREFIX,
+    wire::SEQ_KEY_PREFIX,
 ];
 
 /// The bookkeeping keys of `queue`: claimed, claim-owners, claims-idx, deliveries, dead.
@@ -165,6 +167,11 @@ mod tests {
         assert!(err.contains("per-request"), "{err}");
         let err = check_names(&["q"], "retry", &["request-cancel:l"]).unwrap_err();
         assert!(err.contains("per-request"), "{err}");
+        // The Go producer's payload and sequence keys are per-request too.
+        for list in ["request-payload:l", "request-seq:l"] {
+            let err = check_names(&["q"], "retry", &[list]).unwrap_err();
+            assert!(err.contains("per-request"), "{list}: {err}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 -- claim.lua: moves pending members into claims held by one owner, item by item.
 --
--- KEYS[1] pending zset         KEYS[2] <queue>:claimed hash (generation -> member)
+-- KEYS[1] pending zset         KEYS[2] <queue>:claimed hash (claim key -> member)
 -- KEYS[3] <queue>:claim-owners hash (claim key -> owner|score|redeliveries)
 -- KEYS[4] <queue>:claims-idx zset (claim key, scored by lease expiry in s)
 -- KEYS[5] <queue>:deliveries hash (claim key -> redeliveries)

@@ -104,7 +104,7 @@ impl ReclaimAs {
 /// `promote.lua`'s per-entry tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PromoteAs {
-    /// Back to its queue at its deadline score.
+    /// Back to its queue at its queue score (`wire::queue_score`).
     Promote,
     /// Unparsable or bound for a key that is not a queue: the dead set.
     Bury,

@@ -129,7 +129,8 @@ impl fmt::Display for GenerationKey<'_> {
 /// One queue's keys. The pending key is the queue name itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueKeys {
-    /// Sorted set of pending members, scored by deadline.
+    /// Sorted set of pending members, scored by `wire::queue_score`
+    /// (deadline plus the enqueue-sequence fraction).
     pub pending: String,
     /// Hash: claim key (`<id>\0<token>`, Go's) → member bytes.
     pub claimed: String,

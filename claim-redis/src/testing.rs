@@ -1,4 +1,4 @@
-//! Test support (feature `test-support`): a private `redis-server` per test or suite, and random key prefixes.
+//! Test support (feature `test-support`): a private `redis-server` per test or suite, random key prefixes, and (`go`) today's Go processor's claim protocol for mixed-fleet tests.
 //!
 //! Tests never touch a shared Redis: [`RedisServer::start`] launches its own
 //! server on a free loopback port with its own data directory, waits until

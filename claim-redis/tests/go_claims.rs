@@ -9,9 +9,7 @@ use redis::AsyncCommands;
 
 const QUEUE: &str = "q";
 const LIST: &str = "result-list";
-/// [`common::T0`] in Unix seconds.
-const T0_S: i64 = 1_700_000_000;
-const DEADLINE: i64 = T0_S + 3600;
+const DEADLINE: i64 = common::T0_S + 3600;
 
 /// A Go producer's member with `internal.enqueue_seq`.
 fn seq_member(id: &str, token: &str, seq: i64) -> Vec<u8> {
@@ -50,6 +48,12 @@ async fn pending(rig: &mut common::Rig) -> Vec<(Vec<u8>, f64)> {
     rig.raw.zrange_withscores(key, 0, -1).await.unwrap()
 }
 
+/// Adds `member` to pending at `score`, as a producer or Go's mover does.
+async fn add_pending(rig: &mut common::Rig, member: &[u8], score: f64) {
+    let key = rig.store.keys().queue(QUEUE).pending;
+    let _: i64 = rig.raw.zadd(key, member, score).await.unwrap();
+}
+
 async fn results(rig: &mut common::Rig) -> Vec<String> {
     rig.raw
         .lrange(rig.store.keys().list(LIST), 0, -1)
@@ -65,11 +69,7 @@ fn go_queue(rig: &common::Rig) -> GoQueue {
 async fn our_claims_are_keyed_as_go_keys_them_in_all_four_places() {
     let mut rig = rig_or_skip!();
     let member = seq_member("a", "t", 1);
-    let _: i64 = rig
-        .raw
-        .zadd(rig.store.keys().queue(QUEUE).pending, &member, DEADLINE)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &member, DEADLINE as f64).await;
     let r = request("a", "t", &member);
     let out = rig.store.claim(QUEUE, &OwnerToken::new("w"), &[r]).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
@@ -88,9 +88,11 @@ async fn a_lapsed_go_claim_is_returned_to_pending_at_the_members_score_not_dead_
     let member = seq_member("a", "t", 5);
     let junk = b"not json".to_vec();
     for (m, key) in [(&member, "a\0t"), (&junk, "junk")] {
-        let _: i64 = rig.raw.zadd(&gq.keys.pending, m, DEADLINE).await.unwrap();
+        add_pending(&mut rig, m, DEADLINE as f64).await;
         let owner = go::owner_token();
-        let won = gq.claim(&mut rig.raw, m, key, &owner, T0_S + 10).await;
+        let won = gq
+            .claim(&mut rig.raw, m, key, &owner, common::T0_S + 10)
+            .await;
         assert!(won.unwrap());
     }
     assert_eq!(
@@ -120,13 +122,9 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
     let mut rig = rig_or_skip!();
     let gq = go_queue(&rig);
     let origin = seq_member("a", "t", 3);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &origin, DEADLINE)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &origin, DEADLINE as f64).await;
     let go_owner = go::owner_token();
-    let won = gq.claim(&mut rig.raw, &origin, "a\0t", &go_owner, T0_S + 300);
+    let won = gq.claim(&mut rig.raw, &origin, "a\0t", &go_owner, common::T0_S + 300);
     assert!(won.await.unwrap());
     // Go parks a retry (re-encoded bytes), keeps its claim; the copy comes back.
     let parked = String::from_utf8(origin.clone()).unwrap().replacen(
@@ -135,18 +133,14 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
         1,
     );
     let score = go::score(parked.as_bytes());
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &parked, score)
-        .await
-        .unwrap();
+    add_pending(&mut rig, parked.as_bytes(), score).await;
 
     let r = request("a", "t", parked.as_bytes());
     let w = OwnerToken::new("w");
     let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
     assert_eq!(
-        gq.renew(&mut rig.raw, "a\0t", &go_owner, T0_S + 400)
+        gq.renew(&mut rig.raw, "a\0t", &go_owner, common::T0_S + 400)
             .await
             .unwrap(),
         -1
@@ -165,24 +159,9 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
 async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
     let mut rig = rig_or_skip!();
     let gq = go_queue(&rig);
-    let member = seq_member("a", "t", 7);
-    let score = go::score(&member);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, score)
-        .await
-        .unwrap();
-    let r = request("a", "t", &member);
     let dead = OwnerToken::new("dead");
-    let out = rig
-        .store
-        .claim(QUEUE, &dead, std::slice::from_ref(&r))
-        .await
-        .unwrap();
-    let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
-        panic!("claimed: {out:?}")
-    };
-    let lapsed_s = i64::try_from(lease_expiry.0 / 1000).unwrap() + 1;
+    let (score, r, lapsed_s) = ours_claimed(&mut rig, 7, &dead).await;
+    let member = r.member.as_bytes().to_vec();
     assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s - 2).await.unwrap(), 0);
     assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s).await.unwrap(), 1);
     assert_eq!(pending(&mut rig).await, vec![(member.clone(), score)]);
@@ -221,14 +200,10 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     let mut rig = rig_or_skip!();
     let gq = go_queue(&rig);
     let member = seq_member("a", "t", 1);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, DEADLINE)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &member, DEADLINE as f64).await;
     let owner = go::owner_token();
     assert!(
-        gq.claim(&mut rig.raw, &member, "a\0t", &owner, T0_S + 30)
+        gq.claim(&mut rig.raw, &member, "a\0t", &owner, common::T0_S + 30)
             .await
             .unwrap()
     );
@@ -251,29 +226,38 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 1);
 }
 
-/// Our claim lapses and Go's reclaimer returns it: `(store member, score,
-/// the lapsed owner, the request)`.
-async fn ours_lapsed_and_returned_by_go(rig: &mut common::Rig) -> (f64, OwnerToken, ClaimRequest) {
-    let gq = go_queue(rig);
-    let member = seq_member("a", "t", 2);
+/// One of ours claims a member with enqueue sequence `seq` as `owner`:
+/// `(its score, the request, a whole second by which its lease has lapsed)`.
+async fn ours_claimed(
+    rig: &mut common::Rig,
+    seq: i64,
+    owner: &OwnerToken,
+) -> (f64, ClaimRequest, i64) {
+    let member = seq_member("a", "t", seq);
     let score = go::score(&member);
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, score)
-        .await
-        .unwrap();
+    add_pending(rig, &member, score).await;
     let r = request("a", "t", &member);
-    let slow = OwnerToken::new("slow");
     let out = rig
         .store
-        .claim(QUEUE, &slow, std::slice::from_ref(&r))
+        .claim(QUEUE, owner, std::slice::from_ref(&r))
         .await
         .unwrap();
     let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
         panic!("claimed: {out:?}")
     };
     let lapsed_s = i64::try_from(lease_expiry.0 / 1000).unwrap() + 1;
-    assert_eq!(gq.reclaim(&mut rig.raw, lapsed_s).await.unwrap(), 1);
+    (score, r, lapsed_s)
+}
+
+/// Our claim lapses and Go's reclaimer returns it: `(the score, the lapsed
+/// owner, the request)`.
+async fn ours_lapsed_and_returned_by_go(rig: &mut common::Rig) -> (f64, OwnerToken, ClaimRequest) {
+    let slow = OwnerToken::new("slow");
+    let (score, r, lapsed_s) = ours_claimed(rig, 2, &slow).await;
+    assert_eq!(
+        go_queue(rig).reclaim(&mut rig.raw, lapsed_s).await.unwrap(),
+        1
+    );
     (score, slow, r)
 }
 
@@ -288,7 +272,7 @@ async fn our_late_ack_is_suppressed_while_go_holds_the_generation_and_after_go_a
         r.member.as_bytes(),
         "a\0t",
         &go_owner,
-        T0_S + 300,
+        common::T0_S + 300,
     );
     assert!(won.await.unwrap());
 
@@ -331,15 +315,10 @@ async fn our_late_ack_of_a_generation_go_put_back_in_pending_answers_it_and_take
 #[tokio::test]
 async fn a_promoted_retry_returns_at_gos_score_for_its_enqueue_sequence() {
     let mut rig = rig_or_skip!();
-    let gq = go_queue(&rig);
     let member = seq_member("a", "t", 9);
     let score = go::score(&member);
     assert_eq!(score, DEADLINE as f64 + 9.0 / f64::from(1 << 21));
-    let _: i64 = rig
-        .raw
-        .zadd(&gq.keys.pending, &member, score)
-        .await
-        .unwrap();
+    add_pending(&mut rig, &member, score).await;
     let r = request("a", "t", &member);
     let w = OwnerToken::new("w");
     let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
@@ -385,11 +364,11 @@ async fn lapsed_go_claims_return_at_the_score_go_gives_every_sequence_shape() {
         ("text", string_deadline.into_bytes(), 0.0),
     ];
     for (id, member, _) in &cases {
-        let _: i64 = rig.raw.zadd(&gq.keys.pending, member, 1).await.unwrap();
+        add_pending(&mut rig, member, 1.0).await;
         let owner = go::owner_token();
         let key = Generation::new(*id, "t").claim_key();
         assert!(
-            gq.claim(&mut rig.raw, member, &key, &owner, T0_S + 1)
+            gq.claim(&mut rig.raw, member, &key, &owner, common::T0_S + 1)
                 .await
                 .unwrap()
         );

@@ -15,22 +15,17 @@
 mod common;
 
 use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimStore, OwnerToken};
 use claim_redis::testing::go::{self, GoQueue};
 use redis::AsyncCommands;
 use std::collections::HashMap;
 
 const QUEUE: &str = "q";
 const LIST: &str = "result-list";
-/// [`common::T0`] in Unix seconds.
-const T0_S: i64 = 1_700_000_000;
-const DEADLINE: i64 = T0_S + 3600;
+const DEADLINE: i64 = common::T0_S + 3600;
 
 fn request(id: &str, token: &str) -> ClaimRequest {
-    ClaimRequest {
-        member: Member::from(common::member(id, token, DEADLINE)),
-        generation: Generation::new(id, token),
-    }
+    common::submission(id, token, DEADLINE).claim_request()
 }
 
 async fn deliveries(rig: &mut common::Rig) -> HashMap<String, u32> {
@@ -59,7 +54,13 @@ async fn answered_by_go(rig: &mut common::Rig, r: &ClaimRequest) {
     let gq = GoQueue::new(rig.store.keys().queue(QUEUE));
     let key = format!("{}\0{}", r.generation.id, r.generation.token);
     let owner = go::owner_token();
-    let won = gq.claim(&mut rig.raw, r.member.as_bytes(), &key, &owner, T0_S + 400);
+    let won = gq.claim(
+        &mut rig.raw,
+        r.member.as_bytes(),
+        &key,
+        &owner,
+        common::T0_S + 400,
+    );
     assert!(won.await.unwrap(), "Go wins the pending member");
     let record = go::record(&r.generation.id, &r.generation.token, 200, "ok");
     let list = rig.store.keys().list(LIST);

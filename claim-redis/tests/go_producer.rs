@@ -2,40 +2,23 @@
 
 mod common;
 
-use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
 use claim_core::{ClaimStore, Generation, Member, OwnerToken, unix_now};
-use claim_redis::testing::RedisServer;
-use claim_redis::{RedisStore, RedisStoreOptions};
+use claim_redis::RedisStore;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
 const QUEUE: &str = "request-sortedset";
 const RESULTS: &str = "result-list";
 
-/// A private server, a store in the production layout (no prefix, server
-/// time) and a plain connection; or `None` as `common::server`.
-async fn production() -> Option<(RedisServer, RedisStore, MultiplexedConnection)> {
-    let server = common::server(Default::default())?;
-    let url = server.url();
-    let store = RedisStore::connect(RedisStoreOptions::new(&url, StoreConfig::default()))
-        .await
-        .expect("connect");
-    let go = common::raw(&url).await;
-    Some((server, store, go))
-}
-
 /// A request by reference, as Go's producer with payload keys builds it.
 fn by_reference(id: &str, deadline: i64) -> (Submission, Vec<u8>) {
     let token = format!("{id}-token");
     let envelope = Envelope::new(id, &token, deadline, serde_json::json!({"prompt": id}));
-    let (envelope, payload) = envelope.by_reference();
-    let submission = Submission {
-        member: Member::from(envelope.to_bytes()),
-        generation: Generation::new(id, token),
-        deadline,
-        payload: Some(Member::from(payload.clone())),
-    };
+    let submission = envelope.submission_by_reference();
+    let payload = submission.payload.as_ref().expect("stored apart");
+    let payload = payload.as_bytes().to_vec();
     (submission, payload)
 }
 
@@ -46,7 +29,7 @@ async fn ttl(go: &mut MultiplexedConnection, key: &str) -> i64 {
 
 #[tokio::test]
 async fn enqueue_writes_the_go_producers_keys_with_their_expiries_and_an_exact_score() {
-    let (_server, store, mut go) = or_skip!(production().await);
+    let (_server, store, mut go) = or_skip!(common::production().await);
     let deadline = unix_now() + 600;
     let (s, payload) = by_reference("req-1", deadline);
     let _: () = go.set("request-cancel:req-1", "old").await.unwrap();
@@ -154,7 +137,7 @@ async fn reset_stats(go: &mut MultiplexedConnection) {
 
 #[tokio::test]
 async fn the_owners_ack_deletes_fetched_payloads_and_expires_the_list_with_one_command_each() {
-    let (_server, store, mut go) = or_skip!(production().await);
+    let (_server, store, mut go) = or_skip!(common::production().await);
     let deadline = unix_now() + 600;
     let mut keys = Vec::new();
     for i in 0..5 {

@@ -2,14 +2,11 @@
 
 mod common;
 
-use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest};
 use claim_core::unix_now;
 use claim_core::wire::{self, ErrorCode, ResultRecord};
 use claim_core::{ClaimStore, Generation, Member, OwnerToken, Score};
-use claim_redis::testing::RedisServer;
-use claim_redis::{RedisStore, RedisStoreOptions};
 use redis::AsyncCommands;
-use redis::aio::MultiplexedConnection;
 
 const QUEUE: &str = "request-sortedset";
 const RESULTS: &str = "result-list";
@@ -62,19 +59,6 @@ async fn go_consume(go: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
     popped.expect("a record within 1 s").1
 }
 
-/// A private server, a store in the production layout (no prefix, default
-/// names, server time) and a plain connection as the Go programs use; or
-/// `None` as `common::server`.
-async fn production() -> Option<(RedisServer, RedisStore, MultiplexedConnection)> {
-    let server = common::server(Default::default())?;
-    let url = server.url();
-    let store = RedisStore::connect(RedisStoreOptions::new(&url, StoreConfig::default()))
-        .await
-        .expect("connect");
-    let go = common::raw(&url).await;
-    Some((server, store, go))
-}
-
 fn record(id: &str, code: Option<ErrorCode>) -> ResultRecord {
     match code {
         None => ResultRecord::success(id, 200, format!("{{\"text\":\"done {id}\"}}")),
@@ -84,7 +68,7 @@ fn record(id: &str, code: Option<ErrorCode>) -> ResultRecord {
 
 #[tokio::test]
 async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo_order() {
-    let (_server, store, mut go) = or_skip!(production().await);
+    let (_server, store, mut go) = or_skip!(common::production().await);
     let now = unix_now();
     let ids = ["req-0", "req-1", "req-2"];
     for (i, id) in ids.iter().enumerate() {
@@ -211,7 +195,7 @@ async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo
 
 #[tokio::test]
 async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack() {
-    let (_server, store, mut go) = or_skip!(production().await);
+    let (_server, store, mut go) = or_skip!(common::production().await);
     let deadline = unix_now() + 600;
     go_submit(&mut go, "req", "old", deadline).await;
     let old = ClaimRequest {

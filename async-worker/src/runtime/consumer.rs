@@ -84,7 +84,7 @@ impl Consumer {
                     (want, depth)
                 }
                 Ok(_) => {
-                    super::maintenance::count_gate_closed(shared, queue).await;
+                    count_gate_closed(shared, queue).await;
                     self.idle().await;
                     continue;
                 }
@@ -261,6 +261,16 @@ impl Consumer {
                 false
             }
         }
+    }
+}
+
+/// Counts a poll the gate held back, as Go does: only while requests are
+/// pending (an idle queue was not held back).
+async fn count_gate_closed(shared: &Shared, queue: &str) {
+    if let Ok(d) = shared.store.depths(queue).await
+        && d.pending > 0
+    {
+        metrics::gate_decision(queue, metrics::GateReason::GateClosed);
     }
 }
 

@@ -34,6 +34,16 @@ pub(super) struct Candidate {
     pub plan: Plan,
 }
 
+impl Candidate {
+    /// Its `data.created`, when it is dispatchable and has one.
+    fn created(&self) -> Option<i64> {
+        match &self.plan {
+            Plan::Dispatch(parsed) => parsed.created,
+            Plan::Invalid(_) => None,
+        }
+    }
+}
+
 /// A claimed member with a worker permit, about to go to a worker once its
 /// payload (when stored apart) is attached.
 pub(super) struct Ready {
@@ -94,21 +104,14 @@ impl Consumer {
                     continue;
                 }
             };
-            let flight = shared
-                .held
-                .insert(queue, candidate.generation.clone(), lease_expiry);
+            let (generation, created) = (candidate.generation.clone(), candidate.created());
+            let flight = shared.held.insert(queue, generation, lease_expiry, created);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
-            let first_attempt = match &candidate.plan {
-                Plan::Dispatch(parsed) => {
-                    flight.set_created(parsed.created);
-                    parsed.retry_count == 0
-                }
-                Plan::Invalid(_) => true,
-            };
-            first_attempts += usize::from(first_attempt);
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Invalid(why) => {
+                    // Unreadable, so a first attempt as far as anyone can tell.
+                    first_attempts += 1;
                     let destination = self.destination(MemberRouting::default());
                     let payload_ref = super::consumer::lenient_payload_ref(&candidate.entry.member);
                     let claimed = Claimed {
@@ -123,6 +126,8 @@ impl Consumer {
                     continue;
                 }
             };
+            let first_attempt = parsed.retry_count == 0;
+            first_attempts += usize::from(first_attempt);
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
             let destination = self.destination(member_routing(&parsed));
             let early_exit = if deadline <= now {

@@ -24,9 +24,9 @@ pub struct Flight {
     /// Its outcome is with the writer: the claim is about to leave the
     /// store by this runtime's own ack or park.
     settling: std::sync::atomic::AtomicBool,
-    /// The request's `data.created` (Unix seconds), 0 when unset: the
+    /// The request's `data.created` (Unix seconds), when it had one: the
     /// message latency is measured from it when the record lands.
-    created: std::sync::atomic::AtomicI64,
+    created: Option<i64>,
 }
 
 impl Flight {
@@ -49,14 +49,9 @@ impl Flight {
         self.settling.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    pub fn set_created(&self, created: Option<i64>) {
-        self.created
-            .store(created.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
-    }
-
     /// The request's `data.created`, when it had one.
     pub fn created(&self) -> Option<i64> {
-        Some(self.created.load(std::sync::atomic::Ordering::Relaxed)).filter(|c| *c != 0)
+        self.created
     }
 }
 
@@ -82,13 +77,19 @@ impl Held {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Holds a claim of a request created at `created` (`data.created`,
+    /// Unix seconds; `None` or 0 when unset).
     pub fn insert(
         &self,
         queue: &Arc<str>,
         generation: Generation,
         lease_expiry: Millis,
+        created: Option<i64>,
     ) -> Arc<Flight> {
-        let flight = Arc::new(Flight::default());
+        let flight = Arc::new(Flight {
+            created: created.filter(|c| *c != 0),
+            ..Flight::default()
+        });
         let claim = HeldClaim {
             flight: flight.clone(),
             lease_expiry,

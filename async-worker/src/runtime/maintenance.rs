@@ -214,13 +214,3 @@ pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
     })
     .await;
 }
-
-/// Counts a poll the gate held back, as Go does: only while requests are
-/// pending (an idle queue was not held back).
-pub(super) async fn count_gate_closed(shared: &Shared, queue: &str) {
-    if let Ok(d) = shared.store.depths(queue).await
-        && d.pending > 0
-    {
-        metrics::gate_decision(queue, metrics::GateReason::GateClosed);
-    }
-}

@@ -205,7 +205,6 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         metrics_addr: addr(args.metrics_port),
         health_addr: addr(args.health_port),
         require_durability: args.require_durability,
-        metrics_backlog_poll_interval: backlog_poll,
         notes,
     })
 }

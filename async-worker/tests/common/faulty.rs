@@ -108,6 +108,13 @@ impl FaultyStore {
     }
 }
 
+/// Takes one from a count of faults still to inject: true (and one fewer
+/// left) while any are left.
+pub fn take_one(left: &AtomicUsize) -> bool {
+    left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+}
+
 /// Whether `op` waits while the store "hangs": everything the runtime calls
 /// does (`depths` too, for readiness); producer calls and the rest of
 /// inspection go straight through, as the tests script them around a hang.
@@ -196,11 +203,7 @@ impl StoreLayer for FaultyStore {
             return self.ack_dead_lettering(queue, owner, items, &list).await;
         }
         let answer = self.inner.ack(queue, owner, items).await;
-        let unanswered = &self.faults.acks_landing_unanswered;
-        if unanswered
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-        {
+        if take_one(&self.faults.acks_landing_unanswered) {
             return Err(StoreError::indeterminate(Op::Ack, "no answer within 5s"));
         }
         answer
@@ -212,11 +215,7 @@ impl StoreLayer for FaultyStore {
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
         self.gate().await;
-        let failing = &self.faults.failing_releases;
-        if failing
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-        {
+        if take_one(&self.faults.failing_releases) {
             return Err(StoreError::failed(Op::Release, "connection reset"));
         }
         self.inner.release(queue, owner, generations).await

@@ -1,4 +1,4 @@
-//! The memory-store rig of the isolation and counter tests: a runtime over a `FaultyStore`, paused time, submit and read back.
+//! The memory-store rig of the runtime, isolation, counter and payload-reference tests: a runtime over a `FaultyStore`, paused time, submit and read back.
 #![allow(dead_code)]
 
 use super::faulty::FaultyStore;
@@ -71,18 +71,38 @@ pub fn setup() -> Setup {
     }
 }
 
-/// A runtime over the faulty store draining `queues` (no result list override: members name theirs).
-pub fn runtime(s: &Setup, queues: &[&str]) -> Runtime {
-    let config = RuntimeConfig {
-        queues: queues.iter().map(|q| QueueSpec::new(*q)).collect(),
+/// A memory store with a 30 s lease and `results` for members that name no
+/// result list, on a clock at [`START`] that follows tokio's paused time.
+pub fn paused_memory(results: &str) -> (MemoryStore, Arc<TokioClock>) {
+    let clock = Arc::new(TokioClock::starting_at(START));
+    let config = StoreConfig {
+        lease_ttl_ms: 30_000,
+        default_result_list: results.into(),
+        ..StoreConfig::default()
+    };
+    (MemoryStore::with_clock(config, clock.clone()), clock)
+}
+
+/// The runtime settings of the memory-store tests: `queues`, 8 workers,
+/// batches of 10, a 100 ms poll, a 5 s reclaim interval, the [`DRAIN`]
+/// timeout, and `results` for members that name no result list.
+pub fn runtime_config(queues: Vec<QueueSpec>, results: &str) -> RuntimeConfig {
+    RuntimeConfig {
+        queues,
         concurrency: 8,
         batch_size: 10,
         poll_interval: Duration::from_millis(100),
         reclaim_interval: Duration::from_secs(5),
         drain_timeout: DRAIN,
-        default_result_list: RESULTS.into(),
+        default_result_list: results.into(),
         ..RuntimeConfig::default()
-    };
+    }
+}
+
+/// A runtime over the faulty store draining `queues` (no result list override: members name theirs).
+pub fn runtime(s: &Setup, queues: &[&str]) -> Runtime {
+    let specs = queues.iter().map(|q| QueueSpec::new(*q)).collect();
+    let config = runtime_config(specs, RESULTS);
     Runtime::with_clock(
         Arc::new(s.store.clone()),
         Arc::new(Answering),

@@ -1,4 +1,4 @@
-//! The harness of tests/process.rs: one `async-worker` process with short leases, its log, signals and its /metrics page.
+//! The harness of the process tests (process, poison_process, payload_refs_process, chart_argv_process, chart_queries, mixed_fleet): one `async-worker` process, its log, signals and its /metrics page.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -39,13 +39,6 @@ impl Worker {
         drain: &str,
         extra: &[&str],
     ) -> Worker {
-        static STARTED: AtomicUsize = AtomicUsize::new(0);
-        let n = STARTED.fetch_add(1, Ordering::Relaxed);
-        let log = std::env::temp_dir().join(format!(
-            "async-worker-process-test-{}-{n}.log",
-            std::process::id()
-        ));
-        let out = File::create(&log).expect("create the worker log");
         let metrics_port = super::free_port();
         let health_port = super::free_port();
         #[rustfmt::skip]
@@ -60,11 +53,26 @@ impl Worker {
             "--health-port", &health_port.to_string(),
             "--bind-address", "127.0.0.1",
         ];
-        let child = Command::new(BINARY)
+        let mut command = Command::new(BINARY);
+        command
             .args(args)
             .args(extra)
             .env_remove("REDIS_URL")
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", "info");
+        Worker::spawn(command, metrics_port, health_port)
+    }
+
+    /// Starts `command` (the binary with the caller's argv and environment,
+    /// serving metrics and health on the ports given), logging to a file of its own.
+    pub fn spawn(mut command: Command, metrics_port: u16, health_port: u16) -> Worker {
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let log = std::env::temp_dir().join(format!(
+            "async-worker-process-test-{}-{n}.log",
+            std::process::id()
+        ));
+        let out = File::create(&log).expect("create the worker log");
+        let child = command
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("clone the log handle"))
             .stderr(out)

@@ -130,18 +130,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
     let renewed = fx.renew("w1", &rs).await;
     let shape: Vec<bool> = renewed.iter().map(|o| *o != RenewOutcome::Lost).collect();
     assert_eq!(shape, vec![true, false, true, false]);
-    let items: Vec<AckItem> = rs
-        .iter()
-        .map(|r| AckItem {
-            generation: r.generation.clone(),
-            member: r.member.clone(),
-            score: r.score(),
-            result_list: RESULTS.into(),
-            record: r.record("b"),
-            payload_ref: None,
-            result_ttl_seconds: 0,
-        })
-        .collect();
+    let items: Vec<AckItem> = rs.iter().map(|r| r.ack_item(RESULTS, "b")).collect();
     let acked = fx
         .store
         .ack(Q, &super::support::owner("w1"), &items)

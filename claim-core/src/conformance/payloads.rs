@@ -36,13 +36,9 @@ fn payload_ref(r: &Req) -> String {
 /// The ack of `r` to `list`, naming its payload key and the list's TTL.
 fn ack_item(r: &Req, list: &str, ttl: u64) -> AckItem {
     AckItem {
-        generation: r.generation.clone(),
-        member: r.member.clone(),
-        score: r.score(),
-        result_list: list.to_owned(),
-        record: r.record("done"),
         payload_ref: Some(payload_ref(r)),
         result_ttl_seconds: ttl,
+        ..r.ack_item(list, "done")
     }
 }
 

@@ -7,23 +7,10 @@
 use super::StoreFactory;
 use super::acks::pushed_dropped;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
-use crate::store::{AckItem, AckOutcome, ClaimOutcome, ParkItem};
+use crate::store::{AckOutcome, ClaimOutcome, ParkItem};
 use crate::types::Member;
 use crate::wire;
 use crate::{ClaimInspect, ClaimStore};
-
-/// The ack of `r` by `who` to `list`.
-fn ack_to(r: &Req, list: &str, text: &str) -> AckItem {
-    AckItem {
-        generation: r.generation.clone(),
-        member: r.member.clone(),
-        score: r.score(),
-        result_list: list.to_owned(),
-        record: r.record(text),
-        payload_ref: None,
-        result_ttl_seconds: 0,
-    }
-}
 
 /// `who`'s ack of `r` to the queue's own pending set: an unusable list.
 async fn ack_to_the_queue<S: ClaimStore>(
@@ -33,7 +20,7 @@ async fn ack_to_the_queue<S: ClaimStore>(
     text: &str,
 ) -> Vec<AckOutcome> {
     fx.store
-        .ack(Q, &owner(who), &[ack_to(r, Q, text)])
+        .ack(Q, &owner(who), &[r.ack_item(Q, text)])
         .await
         .unwrap()
 }
@@ -93,10 +80,10 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
     fx.claim("w1", &rs).await;
     let claimed = format!("{Q}:claimed");
     let items = [
-        ack_to(&rs[0], Q, "a"),
-        ack_to(&rs[1], "other-queue", "b"),
-        ack_to(&rs[2], &claimed, "c"),
-        ack_to(&rs[3], RESULTS, "d"),
+        rs[0].ack_item(Q, "a"),
+        rs[1].ack_item("other-queue", "b"),
+        rs[2].ack_item(&claimed, "c"),
+        rs[3].ack_item(RESULTS, "d"),
     ];
     let out = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
     let shape: Vec<(bool, bool, bool)> = out

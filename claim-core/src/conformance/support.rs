@@ -126,14 +126,27 @@ impl Req {
         }
     }
 
-    /// Its pending score: the deadline.
     /// This request alone, as the batch the fixture methods take.
     pub fn one(&self) -> &[Req] {
         std::slice::from_ref(self)
     }
 
+    /// Its pending score: the deadline.
     pub fn score(&self) -> Score {
         Score(self.deadline as f64)
+    }
+
+    /// Its ack to `list` with a record saying `text`: no payload key, no list TTL.
+    pub fn ack_item(&self, list: &str, text: &str) -> crate::store::AckItem {
+        crate::store::AckItem {
+            generation: self.generation.clone(),
+            member: self.member.clone(),
+            score: self.score(),
+            result_list: list.to_owned(),
+            record: self.record(text),
+            payload_ref: None,
+            result_ttl_seconds: 0,
+        }
     }
 
     pub fn record(&self, text: &str) -> Member {
@@ -167,18 +180,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
     }
 
     pub async fn ack(&self, who: &str, reqs: &[Req], text: &str) -> Vec<crate::store::AckOutcome> {
-        let items: Vec<_> = reqs
-            .iter()
-            .map(|r| crate::store::AckItem {
-                generation: r.generation.clone(),
-                member: r.member.clone(),
-                score: r.score(),
-                result_list: RESULTS.to_owned(),
-                record: r.record(text),
-                payload_ref: None,
-                result_ttl_seconds: 0,
-            })
-            .collect();
+        let items: Vec<_> = reqs.iter().map(|r| r.ack_item(RESULTS, text)).collect();
         self.store.ack(Q, &owner(who), &items).await.expect("ack")
     }
 

@@ -193,11 +193,6 @@ impl Model {
             .collect()
     }
 
-    /// True when a live payload is stored at `key` (inspection for tests).
-    pub fn has_payload(&self, key: &str, now: Millis) -> bool {
-        Self::live(&self.payloads, key, now).is_some()
-    }
-
     /// The expiry (seconds) the last pushing ack set on `list`, if any.
     pub fn list_ttl(&self, list: &str) -> Option<u64> {
         self.list_ttls.get(list).copied()

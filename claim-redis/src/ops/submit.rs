@@ -49,14 +49,18 @@ pub(crate) async fn submit(
         .arg("PX")
         .arg(ttl)
         .ignore();
-    let payload_key = keys.payload(&s.payload_key());
-    let (payload_expiry, payload_ttl) = payload_expiry(store, now, s.deadline);
-    if let Some(payload) = &s.payload {
+    // The payload's key and expiry only when there is one (reading the
+    // key's name parses the member).
+    let stored = s.payload.as_ref().map(|payload| {
+        let key = keys.payload(&s.payload_key());
+        (payload, key, payload_expiry(store, now, s.deadline))
+    });
+    if let Some((payload, key, (_, ttl))) = &stored {
         pipe.cmd("SET")
-            .arg(&payload_key)
+            .arg(key)
             .arg(payload.as_bytes())
             .arg("PX")
-            .arg(payload_ttl)
+            .arg(*ttl)
             .ignore();
     }
     pipe.zadd(keys.queue(queue).pending, s.member.as_bytes(), s.score().0)
@@ -67,8 +71,8 @@ pub(crate) async fn submit(
             .ignore()
             .hset(&side, &active, expiry.0)
             .ignore();
-        if s.payload.is_some() {
-            pipe.hset(&side, &payload_key, payload_expiry.0).ignore();
+        if let Some((_, key, (expiry, _))) = &stored {
+            pipe.hset(&side, key, expiry.0).ignore();
         }
     }
     store

@@ -70,6 +70,9 @@ macro_rules! rig_or_skip {
 /// A test start time far from the real clock, as in the conformance suite.
 pub const T0: Millis = Millis(1_700_000_000_000);
 
+/// [`T0`] in Unix seconds.
+pub const T0_S: i64 = 1_700_000_000;
+
 /// Config with a 30 s lease, like the conformance suite.
 pub fn config() -> StoreConfig {
     StoreConfig {
@@ -98,6 +101,19 @@ pub async fn manual_store(url: &str, config: StoreConfig) -> (RedisStore, Arc<Ma
         .await
         .expect("connect");
     (store, clock)
+}
+
+/// A private server, a store in the production layout (no prefix, default
+/// names, server time) and a plain connection as the Go programs use; or
+/// `None` as [`server`].
+pub async fn production() -> Option<(RedisServer, RedisStore, redis::aio::MultiplexedConnection)> {
+    let server = server(Default::default())?;
+    let url = server.url();
+    let store = RedisStore::connect(RedisStoreOptions::new(&url, StoreConfig::default()))
+        .await
+        .expect("connect");
+    let go = raw(&url).await;
+    Some((server, store, go))
 }
 
 /// A plain connection for raw commands, as a Go producer or consumer would use.

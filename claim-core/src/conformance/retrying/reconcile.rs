@@ -201,7 +201,6 @@ impl<S: ClaimStore> Retrying<S> {
         .await
     }
 
-    /// Took effect if the retry set shrank; the answer is by how much.
     /// An enqueue took effect when a member of its generation that was not
     /// pending before is pending now: that member is the answer (a retry
     /// would stamp a second sequence and enqueue a second copy). Exact
@@ -229,6 +228,7 @@ impl<S: ClaimStore> Retrying<S> {
         .await
     }
 
+    /// Took effect if the retry set shrank; the answer is by how much.
     pub(super) async fn promote_due_reconciled(&self, limit: usize) -> Result<usize, StoreError> {
         let before = self.again(|| self.inner.retry_depth()).await?;
         let call = || self.inner.promote_due(limit);
