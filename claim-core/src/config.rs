@@ -1,7 +1,7 @@
 //! Store-wide settings, their bounds, and the names a result list must not have.
 
 use crate::keys::role_of;
-use crate::wire;
+use crate::wire::{self, ParsedMember};
 use std::collections::BTreeMap;
 
 /// The shortest claim lease: heartbeats run every lease / 3, and a
@@ -50,15 +50,23 @@ impl Default for StoreConfig {
 }
 
 impl StoreConfig {
-    /// The result list for a record about a member of `queue`: the queue's
-    /// configured list, else the member's own, else the default.
-    pub fn result_list_for(&self, queue: &str, member_list: Option<&str>) -> String {
-        self.queue_result_lists
-            .get(queue)
-            .map(String::as_str)
-            .or(member_list.filter(|l| !l.is_empty()))
-            .unwrap_or(&self.default_result_list)
-            .to_owned()
+    /// The result list for a record the store writes itself (the
+    /// `DELIVERY_LIMIT` record) about a member of `queue`, by Go's routing
+    /// (upstream §7): a member whose routing is resolved keeps its own list;
+    /// otherwise the queue's configured list wins over the member's; else
+    /// the default.
+    pub fn result_list_for(&self, queue: &str, member: Option<&ParsedMember>) -> String {
+        let own = member
+            .and_then(|m| m.result_queue_name.as_deref())
+            .filter(|l| !l.is_empty());
+        let resolved = member.is_some_and(|m| m.result_routing_resolved);
+        let configured = self.queue_result_lists.get(queue).map(String::as_str);
+        let chosen = if resolved {
+            own.or(configured)
+        } else {
+            configured.or(own)
+        };
+        chosen.unwrap_or(&self.default_result_list).to_owned()
     }
 
     /// The queues this configuration knows of: `queue` itself, the default

@@ -115,6 +115,7 @@ macro_rules! conformance_tests {
             payloads::enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing,
             }
             clocked {
+            reclaims::a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes,
             payloads::a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_deletes_the_payload,
             claims::claim_moves_a_member_from_pending_into_a_claim_of_its_owner,
             claims::lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds,

@@ -6,7 +6,7 @@ use super::support::{
     Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs, start,
 };
 use crate::store::Submission;
-use crate::types::Score;
+use crate::types::{Member, Score};
 use crate::wire::{self, Envelope};
 use crate::{ClaimInspect, ClaimStore};
 
@@ -117,6 +117,47 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl S
         1
     );
     assert!(fx.store.results(RESULTS).await.unwrap().is_empty());
+}
+
+pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes(
+    f: &impl StoreFactory,
+) {
+    let mut cfg = limited(1);
+    cfg.queue_result_lists
+        .insert(Q.to_owned(), "queue-specific-results".to_owned());
+    let fx = fixture(f, cfg).await;
+    // Go's routing: a member stamped resolved keeps its own list; an
+    // unresolved one takes the queue's configured list over its own.
+    let routed = |id: &str, resolved: bool| {
+        let mut r = Req::new(id, "t", 3600);
+        let mut value: serde_json::Value = serde_json::from_slice(r.member.as_bytes()).unwrap();
+        value["internal"]["result_queue_name"] = "own-results".into();
+        value["internal"]["result_routing_resolved"] = resolved.into();
+        r.member = Member::from(value.to_string().into_bytes());
+        r
+    };
+    let (resolved, unresolved) = (routed("resolved", true), routed("unresolved", false));
+    fx.submit(&[resolved.clone(), unresolved.clone()]).await;
+    fx.claim("crasher", &[resolved, unresolved]).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
+    let ids = |records: Vec<Member>| -> Vec<String> {
+        records
+            .iter()
+            .map(|m| {
+                let v: serde_json::Value = serde_json::from_slice(m.as_bytes()).unwrap();
+                v["id"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(
+        ids(fx.store.results("own-results").await.unwrap()),
+        ["resolved"]
+    );
+    assert_eq!(
+        ids(fx.store.results("queue-specific-results").await.unwrap()),
+        ["unresolved"]
+    );
 }
 
 pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {

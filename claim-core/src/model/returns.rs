@@ -104,10 +104,7 @@ impl Model {
             let redeliveries = claim.redeliveries + 1;
             if max > 0 && redeliveries >= max {
                 let parsed = wire::parse_member(claim.member.as_bytes()).ok();
-                let list = self.config.result_list_for(
-                    queue,
-                    parsed.as_ref().and_then(|p| p.result_queue_name.as_deref()),
-                );
+                let list = self.config.result_list_for(queue, parsed.as_ref());
                 // An unusable result list cannot take the record: the dead
                 // entry says so, and no marker is written, so an operator's
                 // redrive after fixing the key still gets its record.

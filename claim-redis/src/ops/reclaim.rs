@@ -228,10 +228,7 @@ async fn reclaim_chosen(
             continue;
         }
         let redeliveries = parse_owner(entry).map_or(0, |e| e.redeliveries) + 1;
-        let list = config.result_list_for(
-            queue,
-            parsed.as_ref().and_then(|p| p.result_queue_name.as_deref()),
-        );
+        let list = config.result_list_for(queue, parsed.as_ref());
         tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
         if let Some(why) = config.result_list_refusal(queue, &list) {
             call.key(store.keys().marker(&g));

@@ -176,10 +176,7 @@ pub fn ack_item(
     config: &StoreConfig,
 ) -> AckItem {
     let parsed = wire::parse_member(held.member.as_bytes()).ok();
-    let list = config.result_list_for(
-        &held.queue,
-        parsed.as_ref().and_then(|p| p.result_queue_name.as_deref()),
-    );
+    let list = config.result_list_for(&held.queue, parsed.as_ref());
     let verdict = if held.cancelled {
         Verdict::Error(ErrorCode::Cancelled)
     } else {
