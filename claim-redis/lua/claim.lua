@@ -13,7 +13,8 @@
 -- order: ARGV[4+i] member, ARGV[4+n+i] claim key, ARGV[4+2n+i] token
 -- of item i (grouped so each group goes to Redis as one unpack)
 -- Returns a flat array, four entries per item: outcome (0 not pending,
--- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled, 4 dead-lettered),
+-- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled, 4 dead-lettered,
+-- 5 duplicate dropped whose generation is answered and held by nobody),
 -- redeliveries, the pending score as Redis printed it ('' unless claimed),
 -- lease expiry ms.
 --
@@ -33,6 +34,14 @@
 -- is made and every key about to be written has been type-checked by a
 -- read, so an error leaves no partial batch. The whole script is atomic,
 -- so two owners can never both see a member pending.
+--
+-- Payloads stored apart: a copy dropped as answered while nobody holds its
+-- generation (a producer repeated a submit that had landed after the
+-- request was answered) leaves a payload key no ack will delete. The
+-- script does not parse members, so it answers 5 and the caller deletes
+-- the key right after (idempotent: the generation is answered, every later
+-- record is suppressed by its marker); a crash in between leaves the key
+-- to its own expiry, deadline plus ten minutes.
 --
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch.
 -- Most items share the lease expiry now + TTL, whose index score text is
@@ -150,7 +159,13 @@ for i = 1, n do
       if terminal and count then
         forget_count(gen)
       end
-      out[o], out[o + 1], out[o + 2], out[o + 3] = 1, 0, '', 0
+      -- 5: an answered copy nobody holds; the caller deletes its payload
+      -- stored apart (no ack is left to), which this script cannot name.
+      local code = 1
+      if terminal and not owners[i] then
+        code = 5
+      end
+      out[o], out[o + 1], out[o + 2], out[o + 3] = code, 0, '', 0
     else
       local r = 0
       if count then

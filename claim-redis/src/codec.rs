@@ -39,7 +39,7 @@ fn claim_outcome(v: &[Value]) -> Option<ClaimOutcome> {
     let code = int(&v[0])?;
     Some(match code {
         0 => ClaimOutcome::NotPending,
-        1 => ClaimOutcome::DuplicateDropped,
+        1 | 5 => ClaimOutcome::DuplicateDropped,
         4 => ClaimOutcome::DeadLettered,
         2 | 3 => ClaimOutcome::Claimed {
             cancelled: code == 3,

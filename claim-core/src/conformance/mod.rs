@@ -107,6 +107,7 @@ macro_rules! conformance_tests {
             payloads::fetch_returns_stored_payloads_in_order_and_none_where_missing,
             payloads::the_owners_ack_deletes_the_payload_key,
             payloads::a_stale_owners_ack_leaves_the_payload_to_the_holder,
+            payloads::a_repeated_submit_of_an_answered_request_leaves_no_payload_once_claim_drops_it,
             payloads::a_dead_lettered_ack_leaves_the_payload_for_a_redrive,
             payloads::retry_parking_leaves_the_payload,
             payloads::a_result_ttl_expires_the_list_only_when_a_record_is_pushed,

@@ -3,7 +3,7 @@
 use super::StoreFactory;
 use super::returns::park;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, owner, start};
-use crate::store::{AckItem, AckOutcome, Submission};
+use crate::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
 use crate::types::{Generation, Member, Score};
 use crate::wire::{self, Envelope};
 use crate::{ClaimInspect, ClaimStore, StoreError};
@@ -130,6 +130,34 @@ pub async fn a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_delet
         !stored(&fx.store, &r).await,
         "the answered request's payload is gone"
     );
+}
+
+pub async fn a_repeated_submit_of_an_answered_request_leaves_no_payload_once_claim_drops_it(
+    f: &impl StoreFactory,
+) {
+    let (fx, r) = claimed_by_reference(f, "w1").await;
+    let payload = got_payload(&fx.store, &r).await;
+    assert!(ack(&fx, "w1", ack_item(&r, RESULTS, 0)).await.pushed);
+    // A producer whose submit timed out after it landed repeats it: the
+    // member and the payload are back, for a request already answered.
+    fx.store
+        .submit(Q, &submission(&r, payload.clone()))
+        .await
+        .unwrap();
+    assert!(stored(&fx.store, &r).await);
+    let out = fx.claim("w2", r.one()).await;
+    assert_eq!(out, vec![ClaimOutcome::DuplicateDropped]);
+    assert!(
+        !stored(&fx.store, &r).await,
+        "nobody is left to delete the answered request's payload"
+    );
+    // A copy of a generation someone still holds leaves the payload to
+    // that holder (it may not have fetched it yet).
+    let (fx, r) = claimed_by_reference(f, "w1").await;
+    fx.store.submit(Q, &submission(&r, payload)).await.unwrap();
+    let out = fx.claim("w2", r.one()).await;
+    assert_eq!(out, vec![ClaimOutcome::DuplicateDropped]);
+    assert!(stored(&fx.store, &r).await, "the holder still needs it");
 }
 
 pub async fn a_dead_lettered_ack_leaves_the_payload_for_a_redrive(f: &impl StoreFactory) {

@@ -241,9 +241,16 @@ impl Model {
                     return ClaimOutcome::NotPending;
                 };
                 q.pending.remove(&item.member);
-                if terminal || q.claims.contains_key(&item.generation) {
+                let held = q.claims.contains_key(&item.generation);
+                if terminal || held {
                     if terminal {
                         q.redeliveries.remove(&item.generation);
+                    }
+                    // An answered copy nobody holds (a producer repeated a
+                    // submit that had landed): no ack is left to delete its
+                    // payload stored apart. A holder still needs it.
+                    if terminal && !held {
+                        self.forget_payload(&item.member);
                     }
                     return ClaimOutcome::DuplicateDropped;
                 }

@@ -138,7 +138,7 @@ impl Model {
     }
 
     /// Deletes the payload `member` stored apart (its `internal.payload_ref`), if any.
-    fn forget_payload(&mut self, member: &Member) {
+    pub(super) fn forget_payload(&mut self, member: &Member) {
         if let Some(key) = wire::parse_member(member.as_bytes())
             .ok()
             .and_then(|p| p.payload_ref)

@@ -3,10 +3,11 @@
 use super::evalsha;
 use super::release::release;
 use crate::codec::claim_outcomes;
+use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::ClaimKey;
 use claim_core::store::{ClaimOutcome, ClaimRequest, generations_of};
-use claim_core::{Op, OwnerToken, StoreError};
+use claim_core::{Op, OwnerToken, StoreError, wire};
 use redis::{RedisWrite, Value};
 
 /// Claims in calls of [`MAX_BATCH`]. When a later call fails, the claims
@@ -79,5 +80,36 @@ async fn claim_chunk(
         cmd.arg(&item.generation.token);
     }
     let reply: Vec<Value> = store.conn().evalsha(Op::Claim, script, &cmd).await?;
-    claim_outcomes(&reply, n)
+    let outcomes = claim_outcomes(&reply, n)?;
+    forget_answered_payloads(store, chunk, &reply).await;
+    Ok(outcomes)
+}
+
+/// Deletes the payloads stored apart of the copies `claim.lua` dropped as
+/// answered and held by nobody (outcome 5): no ack is left to delete them.
+/// Best effort: the generation is answered, so a failure only leaves the
+/// key to its own expiry (the deadline plus ten minutes).
+async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], reply: &[Value]) {
+    let keys: Vec<String> = chunk
+        .iter()
+        .zip(reply.chunks(4))
+        .filter(|(_, v)| matches!(v[0], Value::Int(5)))
+        .filter_map(|(item, _)| wire::parse_member(item.member.as_bytes()).ok()?.payload_ref)
+        .map(|payload_ref| store.keys().payload(&payload_ref))
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    let mut pipe = redis::pipe();
+    pipe.atomic().del(&keys).ignore();
+    if store.explicit_now().is_some() {
+        pipe.hdel(store.keys().clock_side(), &keys).ignore();
+    }
+    if let Err(e) = store
+        .conn()
+        .query::<()>(Op::Claim, Effect::Transaction, &pipe)
+        .await
+    {
+        tracing::warn!(error = %e, keys = keys.len(), "deleting the payloads of answered copies failed; they expire ten minutes after their deadlines");
+    }
 }
