@@ -40,8 +40,9 @@
 -- hash; the marker expires the dedup TTL after the later of now and
 -- deadline + 30 s. The record answers the generation, so its payload stored
 -- apart is deleted with it (as the owner's ack does). The caller named
--- payload keys from the members it read (only for items at the limit or
--- answered when it read), and the claim key re-checked here names the same
+-- payload keys from the members it read (every item whose member has one:
+-- a marker written after its read still finds the key here), and the
+-- claim key re-checked here names the same
 -- generation, whose payload key Go's producer derives from id and token. A
 -- redelivered item, or one dead-lettered without a record, keeps its
 -- payload (the next holder or a redrive needs it). Payload keys come after

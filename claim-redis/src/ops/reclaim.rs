@@ -1,15 +1,14 @@
 //! `reclaim_expired`: chooses expired claims in the model's order, then runs `lua/reclaim.lua`, one owner-checked call per batch.
 //!
-//! Phase one reads (the claims index; owner entries and terminal markers,
-//! pipelined; and the members of claims at the delivery limit, to find the
-//! result list, or already answered); phase two runs `reclaim.lua`, which
-//! re-checks that each claim is still the one read and still expired. An
-//! item at the limit or already answered (a live marker) also names its
-//! member's `internal.payload_ref`: the script deletes that payload key
-//! where the generation ends answered and keeps it where the item is
-//! redelivered. Before that, a cheap consistency check (ZCARD of the index
-//! against HLEN of the claims) decides whether the index needs a repair
-//! scan.
+//! Phase one reads (the claims index; owner entries and members,
+//! pipelined: a member gives the result list at the delivery limit and the
+//! payload key); phase two runs `reclaim.lua`, which re-checks that each
+//! claim is still the one read and still expired, and whether its
+//! generation is answered. Every item names its member's
+//! `internal.payload_ref`: the script deletes that payload key where the
+//! generation ends answered and keeps it where the item is redelivered.
+//! Before that, a cheap consistency check (ZCARD of the index against HLEN
+//! of the claims) decides whether the index needs a repair scan.
 
 use super::repair_index::repair_index;
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner, score_arg};
@@ -17,7 +16,7 @@ use crate::conn::Effect;
 use crate::keys::QueueKeys;
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::Op;
-use claim_core::marker::{parse_marker, record_digest};
+use claim_core::marker::record_digest;
 use claim_core::model::{
     delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason, unusable_list_reason,
 };
@@ -124,36 +123,27 @@ async fn choose(
     Ok((keyed.into_iter().map(|(_, _, key)| key).collect(), more))
 }
 
-/// Phase one's reads for `chosen`: each claim's owner entry and whether
-/// its generation's marker was live at `now` (one pipelined round trip).
-async fn owners_and_answered(
+/// Phase one's reads for `chosen` (one pipelined round trip): each
+/// claim's owner entry and member. The member names the payload key the
+/// script deletes if the generation turns out answered. It is read for
+/// every item, not only for those whose marker looked live here: a stale
+/// owner's ack landing between this read and the script makes the script
+/// drop the claim as answered, and without the key its payload was left
+/// behind (chaos seed 393283305 found one).
+async fn owners_and_members(
     store: &RedisStore,
     q: &QueueKeys,
-    now: Millis,
     chosen: &[String],
-) -> Result<(Vec<Option<Vec<u8>>>, Vec<bool>), StoreError> {
-    let markers: Vec<String> = chosen
-        .iter()
-        .map(|key| store.keys().marker(&Generation::from_claim_key(key)))
-        .collect();
+) -> Result<(Vec<Option<Vec<u8>>>, Vec<Option<Vec<u8>>>), StoreError> {
     let reads = redis::pipe()
         .cmd("HMGET")
         .arg(&q.owners)
         .arg(chosen)
-        .cmd("MGET")
-        .arg(&markers)
+        .cmd("HMGET")
+        .arg(&q.claimed)
+        .arg(chosen)
         .to_owned();
-    let (owners, marks): (Vec<Option<Vec<u8>>>, Vec<Option<String>>) =
-        store.conn().query(OP, Effect::Read, &reads).await?;
-    // As lib.lua's is_live: a value without a readable expiry counts as live.
-    let answered = marks
-        .iter()
-        .map(|m| {
-            m.as_deref()
-                .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
-        })
-        .collect();
-    Ok((owners, answered))
+    store.conn().query(OP, Effect::Read, &reads).await
 }
 
 async fn reclaim_chosen(
@@ -164,32 +154,16 @@ async fn reclaim_chosen(
     chosen: &[String],
 ) -> Result<[usize; 3], StoreError> {
     let config = &store.inner.config;
-    let (owners, answered) = owners_and_answered(store, q, now, chosen).await?;
+    let (owners, members) = owners_and_members(store, q, chosen).await?;
     let at_limit = |entry: Option<&[u8]>| {
         let parsed = entry.and_then(parse_owner);
         parsed.is_some_and(|e| {
             config.max_deliveries > 0 && e.redeliveries + 1 >= config.max_deliveries
         })
     };
-    // Members are read where a payload key may go: at the limit, or
-    // answered already (the script drops such a claim as leftover).
-    let wanted = |i: usize| owners[i].is_some() && (answered[i] || at_limit(owners[i].as_deref()));
-    let read_keys: Vec<&String> = (0..chosen.len())
-        .filter(|&i| wanted(i))
-        .map(|i| &chosen[i])
-        .collect();
-    let mut members: Vec<Option<Vec<u8>>> = Vec::new();
-    if !read_keys.is_empty() {
-        let cmd = redis::cmd("HMGET")
-            .arg(&q.claimed)
-            .arg(&read_keys)
-            .to_owned();
-        members = store.conn().query(OP, Effect::Read, &cmd).await?;
-    }
-    let mut members = members.into_iter();
-    // Payload keys of the items answered at the limit or already answered:
-    // KEYS after every item's own keys, in item order, so the script's MGET
-    // never reads them.
+    // Payload keys of every item whose member names one: KEYS after every
+    // item's own keys, in item order, so the script's MGET never reads
+    // them; the script deletes only those of generations that end answered.
     let mut payload_keys: Vec<String> = Vec::new();
 
     let dedup = config.result_dedup_ttl_ms;
@@ -202,17 +176,12 @@ async fn reclaim_chosen(
         .arg(dedup)
         .arg(store.ttl_slack())
         .arg(explicit_time_arg(store.explicit_now().is_some()));
-    for (i, (key, entry)) in chosen.iter().zip(&owners).enumerate() {
+    for ((key, entry), member) in chosen.iter().zip(&owners).zip(members) {
         let Some(entry) = entry else {
             call.arg(key.as_str()).arg("").arg(ReclaimAs::Ghost.tag());
             continue;
         };
         let g = Generation::from_claim_key(key);
-        let member = if wanted(i) {
-            members.next().flatten()
-        } else {
-            None
-        };
         let parsed = member.as_deref().and_then(|m| wire::parse_member(m).ok());
         let payload = parsed.as_ref().and_then(|p| p.payload_ref.as_deref());
         if let Some(payload_ref) = payload {
