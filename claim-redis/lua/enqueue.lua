@@ -28,6 +28,13 @@
 -- clock, so the side hash holds each producer key's logical expiry; a
 -- counter whose logical expiry has passed is deleted before the INCR, so
 -- the sequence restarts at 1 as it would once Redis expired the key.
+--
+-- Safe to run twice (a cluster client may resend after a connection
+-- drop): when the member stamped with the counter's current value is
+-- pending already, this call is that enqueue again (the same bytes, the
+-- same generation): it answers that sequence and neither INCRs nor adds a
+-- second member; the producer keys are written again with the same values.
+-- Any other call stamps the next value, as before.
 
 local n = #KEYS
 need((n == 5 and #ARGV == 10) or (n == 6 and #ARGV == 13), 'enqueue: bad arguments')
@@ -49,11 +56,16 @@ end
 local seq_type = redis.call('TYPE', KEYS[1])['ok']
 need(seq_type == 'none' or seq_type == 'string', 'enqueue: ' .. KEYS[1] .. ' is not a counter')
 
-if lapsed then
-  redis.call('DEL', KEYS[1])
+local seq = not lapsed and redis.call('GET', KEYS[1])
+if seq and redis.call('ZSCORE', KEYS[4], ARGV[1] .. seq .. ARGV[2]) then
+  seq = tonumber(seq)
+else
+  if lapsed then
+    redis.call('DEL', KEYS[1])
+  end
+  seq = redis.call('INCR', KEYS[1])
+  redis.call(ARGV[4], KEYS[1], ARGV[5])
 end
-local seq = redis.call('INCR', KEYS[1])
-redis.call(ARGV[4], KEYS[1], ARGV[5])
 redis.call('DEL', KEYS[2])
 redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
 if explicit then
