@@ -55,8 +55,10 @@ pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
 pub(crate) mod peek;
+pub(crate) mod per_request;
 pub(crate) mod ping;
 pub(crate) mod promote;
+pub(crate) mod promote_tagged;
 pub(crate) mod push_once;
 pub(crate) mod reclaim;
 pub(crate) mod release;
@@ -65,6 +67,7 @@ pub(crate) mod repair_index;
 pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
+pub(crate) mod retry_sets;
 pub(crate) mod submit;
 
 /// The router finds each method's function by the method's name; these
