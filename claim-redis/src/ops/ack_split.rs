@@ -148,28 +148,44 @@ async fn across(
             None => groups.push((list, ttl, vec![i])),
         }
     }
-    let config = &store.inner.config;
-    for (list, ttl, members) in &groups {
-        let push_items: Vec<PushItem<'_>> = members
-            .iter()
-            .map(|&i| PushItem {
-                generation: &items[i].generation,
-                record: items[i].record.as_bytes(),
-                digest: &digests[i],
-                score: items[i].score,
-            })
-            .collect();
-        let refusal = config.result_list_refusal(queue, list);
-        let pushed = push_checked(
-            store,
-            Op::Ack,
-            list,
-            *ttl,
-            refusal.as_deref(),
-            &push_items,
-            |j| fence[members[j]] & OURS_SOMEWHERE != 0,
-        )
-        .await?;
+    // Lists lie in slots (on a cluster, nodes) of their own: their pushes
+    // run concurrently; one list's groups run in order.
+    let mut lists: Vec<&str> = groups.iter().map(|(l, _, _)| *l).collect();
+    lists.sort_unstable();
+    lists.dedup();
+    let (fence, digests, groups) = (&fence, &digests, &groups);
+    let per_list = lists.into_iter().map(|list| async move {
+        let mut out = Vec::new();
+        for (_, ttl, members) in groups.iter().filter(|(l, _, _)| *l == list) {
+            let push_items: Vec<PushItem<'_>> = members
+                .iter()
+                .map(|&i| PushItem {
+                    generation: &items[i].generation,
+                    record: items[i].record.as_bytes(),
+                    digest: &digests[i],
+                    score: items[i].score,
+                })
+                .collect();
+            let refusal = store.inner.config.result_list_refusal(queue, list);
+            let pushed = push_checked(
+                store,
+                Op::Ack,
+                list,
+                *ttl,
+                refusal.as_deref(),
+                &push_items,
+                |j| fence[members[j]] & OURS_SOMEWHERE != 0,
+            )
+            .await?;
+            out.push((members, pushed));
+        }
+        Ok::<_, StoreError>(out)
+    });
+    for (members, pushed) in futures::future::try_join_all(per_list)
+        .await?
+        .into_iter()
+        .flatten()
+    {
         for (&i, answer) in members.iter().zip(pushed) {
             answers[i] = answer;
         }
