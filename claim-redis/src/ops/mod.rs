@@ -61,6 +61,7 @@ pub(crate) mod promote;
 pub(crate) mod promote_tagged;
 pub(crate) mod push_once;
 pub(crate) mod reclaim;
+pub(crate) mod reclaim_tagged;
 pub(crate) mod release;
 pub(crate) mod renew;
 pub(crate) mod repair_index;

@@ -38,7 +38,8 @@ enum Plan {
         member: Vec<u8>,
         score: f64,
         generation: Generation,
-        marker: String,
+        /// Where its marker may be ([`per_request::marker_candidates`]).
+        markers: Vec<String>,
     },
     /// Handed over to another queue's retry set at `due`.
     Elsewhere {
@@ -123,10 +124,9 @@ fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan
     if home != Some(queue.as_str()) {
         return Plan::Elsewhere { member, due, queue };
     }
-    let list = keys.list(&config.result_list_for(&queue, Some(&parsed)));
     let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
     Plan::Here {
-        marker: keys.marker_for(&list, &generation),
+        markers: per_request::marker_candidates(store, &queue, Some(&parsed), &generation),
         score: parsed.score().0,
         generation,
         member,
@@ -180,14 +180,16 @@ async fn settle(
     if here.is_empty() {
         return Ok([buried, handed_over]);
     }
-    let markers: Vec<String> = here
+    let candidates: Vec<Vec<String>> = here
         .iter()
         .filter_map(|p| match p {
-            Plan::Here { marker, .. } => Some(marker.clone()),
+            Plan::Here { markers, .. } => Some(markers.clone()),
             _ => None,
         })
         .collect();
-    let mut values = per_request::mget(store, OP, &markers).await?.into_iter();
+    let mut values = per_request::markers(store, OP, &candidates)
+        .await?
+        .into_iter();
     let mut call = super::call::Call::new(store, &store.scripts().promote);
     // The script's dead hash is the home queue's, in the set's slot: only
     // the default queue's own set buries there by plan (`here` holds no
@@ -206,6 +208,7 @@ async fn settle(
             } => {
                 let dest = keys.queue(home.unwrap_or(default_queue));
                 let marker = values.next().flatten().unwrap_or_default();
+                let marker = marker.as_str();
                 call.key(dest.pending).key(dest.deliveries);
                 call.arg(member.as_slice())
                     .arg(PromoteAs::Promote.tag())
