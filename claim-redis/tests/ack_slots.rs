@@ -1,9 +1,9 @@
 //! The ack in the hash-tagged (cluster) layout, on a private standalone server with the slot check on: a list in the queue's slot takes one script, a list elsewhere fence → push once → drop, and a crash between push and drop still ends with exactly one record.
 //!
 //! Script calls are counted with `INFO commandstats` (EVALSHA calls): the
-//! one-script ack is 1 call plus the producer-key deletes (one pipelined
-//! round trip); the cross-slot ack is fence, push once, drop (3 round
-//! trips) plus that pipeline.
+//! one-script ack is 1 call, then the producer-key deletes (one pipelined
+//! round trip: 2 rounds); the cross-slot ack is fence, push once, drop,
+//! with the producer-key deletes pipelined beside the drop (3 rounds).
 
 mod common;
 
