@@ -163,11 +163,14 @@ pub(crate) async fn del(store: &RedisStore, op: Op, keys: &[String]) -> Result<(
         .await
 }
 
-/// Hash-tagged layout: the keys a generation's marker may be at. A marker
-/// lies in the slot of the list its record went to, and the list is the
-/// acker's choice: the list Go's routing picks for the member
+/// Hash-tagged layout: the keys a generation's marker may be at. The ack
+/// keeps a copy of each marker in the queue's slot (`marker_for` with the
+/// pending key; ops/ack_split.rs), read first; the marker itself lies in
+/// the slot of the list its record went to, and the list is the acker's
+/// choice: the list Go's routing picks for the member
 /// (`StoreConfig::result_list_for`), the default list, or any queue's
-/// configured list; each is looked at.
+/// configured list; each is looked at (the copy is missing only inside
+/// the ack's crash window, or for a record the reclaimer pushed).
 pub(crate) fn marker_candidates(
     store: &RedisStore,
     queue: &str,
@@ -179,7 +182,8 @@ pub(crate) fn marker_candidates(
     let mut lists = vec![config.result_list_for(queue, parsed)];
     lists.push(config.default_result_list.clone());
     lists.extend(config.queue_result_lists.values().cloned());
-    let mut out: Vec<String> = Vec::with_capacity(lists.len());
+    let mut out: Vec<String> = Vec::with_capacity(lists.len() + 1);
+    out.push(keys.marker_for(&keys.queue(queue).pending, generation));
     for list in lists {
         let marker = keys.marker_for(&keys.list(&list), generation);
         if !out.contains(&marker) {

@@ -4,6 +4,7 @@
 //! `tests/conformance_tagged.rs` on the hash-tagged (cluster) one, where
 //! every call is checked to stay in one slot. Both list no checks of their
 //! own: `claim_core::conformance_tests!` and [`model_based_tests!`] do.
+#![allow(dead_code)]
 
 use crate::common;
 use async_trait::async_trait;
