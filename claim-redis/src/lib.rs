@@ -14,11 +14,13 @@ pub mod keys;
 mod ops;
 mod options;
 mod scripts;
+pub mod slots;
 mod store;
 
 #[cfg(feature = "test-support")]
 pub mod testing;
 
 pub use durability::DurabilityReport;
+pub use keys::KeyLayout;
 pub use options::{ConnectError, RedisStoreOptions, TimeSource, redact};
 pub use store::RedisStore;

@@ -1,5 +1,6 @@
 //! How to build a `RedisStore`: connection options, the time source, and the errors `connect` reports.
 
+use crate::keys::KeyLayout;
 use claim_core::Clock;
 use claim_core::store::StoreConfig;
 use std::sync::Arc;
@@ -31,6 +32,10 @@ pub struct RedisStoreOptions {
     /// Bound on every call: waiting for a connection, and the request itself.
     pub call_timeout: Duration,
     pub time: TimeSource,
+    /// How keys are named: [`KeyLayout::Plain`] (default; standalone and
+    /// Sentinel) or [`KeyLayout::HashTagged`] (Redis Cluster: every call in
+    /// one slot, checked before it is sent).
+    pub key_layout: KeyLayout,
 }
 
 impl RedisStoreOptions {
@@ -43,6 +48,7 @@ impl RedisStoreOptions {
             pool_size: 8,
             call_timeout: Duration::from_secs(5),
             time: TimeSource::Server,
+            key_layout: KeyLayout::Plain,
         }
     }
 }

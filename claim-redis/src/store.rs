@@ -101,7 +101,11 @@ impl RedisStore {
         tracing::debug!(url = %url, prefix = %options.key_prefix, "connected to Redis; scripts loaded");
         Ok(RedisStore {
             inner: Arc::new(Inner {
-                keys: Keys::new(&options.key_prefix, &options.config.retry_set),
+                keys: Keys::with_layout(
+                    &options.key_prefix,
+                    &options.config.retry_set,
+                    options.key_layout,
+                ),
                 config: options.config,
                 conn: Conn::new(pool, t),
                 scripts,

@@ -18,7 +18,10 @@
 //! | `peek` | ZRANGE of the pending set | `peek` |
 //! | `claim` | `lua/claim.lua` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
-//! | `ack` | `lua/ack.lua` | `ack` |
+//! | `ack` | `lua/ack.lua`; hash-tagged: `ack_split` | `ack` |
+//! | `ack_split` | `ack_tagged`, or `ack_fence`, `push_once`, `ack_drop` | `ack` (hash-tagged) |
+//! | `ack_keys` | `lua/del_if.lua` per producer or payload key | after a hash-tagged `ack` |
+//! | `push_once` | `lua/push_once.lua` | `ack`, `reclaim_expired` (hash-tagged) |
 //! | `release` | `lua/release.lua` | `release`, `sweep` |
 //! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
@@ -35,6 +38,9 @@
 //! | `list_ttl` | TTL of a result list | `list_ttl` |
 
 pub(crate) mod ack;
+pub(crate) mod ack_keys;
+pub(crate) mod ack_split;
+pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;
 pub(crate) mod claim;
@@ -49,25 +55,31 @@ pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
 pub(crate) mod peek;
+pub(crate) mod per_request;
 pub(crate) mod ping;
 pub(crate) mod promote;
+pub(crate) mod promote_tagged;
+pub(crate) mod push_once;
 pub(crate) mod reclaim;
+pub(crate) mod reclaim_tagged;
 pub(crate) mod release;
 pub(crate) mod renew;
 pub(crate) mod repair_index;
 pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
+pub(crate) mod retry_sets;
 pub(crate) mod submit;
 
 /// The router finds each method's function by the method's name; these
 /// modules are named after their scripts.
 pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
 
+use self::call::Call;
 use crate::codec::{flag, per_item};
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::{Op, OwnerToken, StoreError};
-use redis::{Cmd, Script, ScriptInvocation};
+use redis::{Cmd, Script};
 
 /// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
 /// hot path (claim, renew, ack) writes its arguments straight into one
@@ -88,11 +100,11 @@ pub(crate) async fn owner_flags<T>(
     keys: &[&str],
     owner: &OwnerToken,
     items: &[T],
-    args: impl Fn(&mut ScriptInvocation<'_>, &T),
+    args: impl Fn(&mut Call<'_>, &T),
 ) -> Result<Vec<bool>, StoreError> {
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
-        let mut call = script.prepare_invoke();
+        let mut call = Call::new(store, script);
         for key in keys {
             call.key(*key);
         }
@@ -100,7 +112,7 @@ pub(crate) async fn owner_flags<T>(
         for item in chunk {
             args(&mut call, item);
         }
-        let reply: Vec<i64> = store.conn().script(op, &call).await?;
+        let reply: Vec<i64> = call.run(store, op).await?;
         out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
     }
     Ok(out)

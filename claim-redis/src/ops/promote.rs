@@ -9,6 +9,9 @@ use claim_core::{Generation, Op, StoreError, wire};
 /// due entries, parse them here, then move them in one script that
 /// re-checks each is still parked and due.
 pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
+    if store.keys().tagged() {
+        return super::promote_tagged::promote_due(store, limit).await;
+    }
     let now = store.now_ms(Op::PromoteDue).await?;
     let due_by = score_arg(now.as_score());
     let default_queue = &store.inner.config.default_queue;
@@ -32,7 +35,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
         if due.is_empty() {
             break;
         }
-        let mut call = store.scripts().promote.prepare_invoke();
+        let mut call = super::call::Call::new(store, &store.scripts().promote);
         call.key(store.keys().retry()).key(&fallback);
         call.arg(&due_by)
             .arg(now.0)
@@ -68,7 +71,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                 .arg(dead_json(&refusal, now))
                 .arg("");
         }
-        let n: usize = store.conn().script(Op::PromoteDue, &call).await?;
+        let n: usize = call.run(store, Op::PromoteDue).await?;
         moved += n;
         remaining -= due.len();
         if due.len() < want {

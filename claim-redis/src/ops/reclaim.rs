@@ -48,7 +48,11 @@ pub(crate) async fn reclaim_expired(
         if chosen.is_empty() {
             break;
         }
-        let [redelivered, dead, ghosts] = reclaim_chosen(store, queue, &q, now, &chosen).await?;
+        let [redelivered, dead, ghosts] = if store.keys().tagged() {
+            super::reclaim_tagged::reclaim_chosen(store, queue, &q, now, &chosen).await?
+        } else {
+            reclaim_chosen(store, queue, &q, now, &chosen).await?
+        };
         report.redelivered += redelivered;
         report.dead_lettered += dead;
         report.ghosts_repaired += ghosts;
@@ -167,7 +171,7 @@ async fn reclaim_chosen(
     let mut payload_keys: Vec<String> = Vec::new();
 
     let dedup = config.result_dedup_ttl_ms;
-    let mut call = store.scripts().reclaim.prepare_invoke();
+    let mut call = super::call::Call::new(store, &store.scripts().reclaim);
     for key in q.all() {
         call.key(key);
     }
@@ -230,7 +234,7 @@ async fn reclaim_chosen(
     for key in &payload_keys {
         call.key(key);
     }
-    let counts: Vec<usize> = store.conn().script(OP, &call).await?;
+    let counts: Vec<usize> = call.run(store, OP).await?;
     match counts[..] {
         [r, d, g] => Ok([r, d, g]),
         _ => Err(crate::conn::bad_reply(
