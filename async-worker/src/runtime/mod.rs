@@ -272,7 +272,8 @@ impl Runtime {
 /// How long a readiness ping may take before the store counts as unreachable.
 const PING_BOUND: Duration = Duration::from_secs(2);
 
-/// Readiness follows the store: not ready while it does not answer.
+/// Readiness follows the store: not ready while it does not answer. Each
+/// tick also samples `store_up` and `writer_failing_seconds`.
 async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
     let mut interval = tokio::time::interval(Duration::from_secs(2));
     let mut was_ready = true;
@@ -289,6 +290,7 @@ async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
                     Err(_) => false,
                 };
                 shared.signals.set_store_reachable(reachable);
+                shared.signals.publish_writer_failing();
                 let lease = Duration::from_millis(shared.store.config().lease_ttl_ms);
                 let why = shared.signals.not_ready_because(lease);
                 match (&why, was_ready) {
