@@ -10,6 +10,7 @@
 //! `serve` the metrics and health endpoints, `test-support` the stand-ins
 //! the tests and the chaos run borrow.
 
+pub mod admin;
 pub mod clock;
 pub mod config;
 pub mod gate;

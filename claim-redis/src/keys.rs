@@ -143,6 +143,9 @@ pub struct QueueKeys {
     pub deliveries: String,
     /// Hash: member → `{"reason":..,"at_ms":..}`.
     pub dead: String,
+    /// String: present while an operator has paused claiming from the queue
+    /// (`async-worker admin pause`); every replica reads it once per poll interval.
+    pub paused: String,
 }
 
 impl QueueKeys {
@@ -158,6 +161,7 @@ impl QueueKeys {
             index,
             deliveries,
             dead,
+            paused: format!("{prefix}{queue}:paused"),
         }
     }
 

@@ -1,0 +1,3 @@
+//! Operator tools: the stats every view shares (`stats`) and, with the `cli` feature, the `async-worker admin` commands.
+
+pub mod stats;
