@@ -23,6 +23,7 @@ pub mod runtime;
 pub mod serve;
 #[cfg(feature = "cli")]
 pub mod settings;
+pub mod status;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 

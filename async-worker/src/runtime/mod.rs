@@ -222,6 +222,34 @@ impl Runtime {
         &self.shared.owner
     }
 
+    /// What the `/status` page reads: this runtime's store, queues, owner
+    /// token, readiness and in-flight count.
+    pub fn status_source(&self) -> crate::status::StatusSource {
+        use crate::admin::stats::QueueRef;
+        let store = self.shared.store.clone();
+        let queues = self
+            .shared
+            .config
+            .queues
+            .iter()
+            .map(|spec| match &spec.result_queue_name {
+                Some(list) => QueueRef {
+                    queue: spec.queue_name.clone(),
+                    result_lists: vec![list.clone()],
+                },
+                None => QueueRef::from_config(store.as_ref(), &spec.queue_name),
+            })
+            .collect();
+        let held = self.shared.held.clone();
+        crate::status::StatusSource {
+            store,
+            queues,
+            owner: self.shared.owner.clone(),
+            health: self.health(),
+            in_flight: std::sync::Arc::new(move || held.len()),
+        }
+    }
+
     pub fn health(&self) -> Health {
         Health {
             signals: self.shared.signals.clone(),
