@@ -200,15 +200,29 @@ fn dashboard_test(expr: &str) -> promtool::ExprTest {
     promtool::ExprTest::finds_series(&expr)
 }
 
+/// Submits as the Go producer does, created a second ago (so the message
+/// latency is observed).
+async fn submit_created(conn: &mut redis::aio::MultiplexedConnection, id: &str, deadline: i64) {
+    let payload = serde_json::json!({"model": "m", "prompt": "p"});
+    let mut envelope = Envelope::new(id, common::token(id), deadline, payload);
+    envelope.data.created = common::unix_now() - 1;
+    common::go_submit_envelope(conn, &envelope).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_that_served_requests_and_lost_redis_a_while_exports_every_metric_a_rule_or_panel_reads()
+async fn a_worker_that_lost_redis_under_an_ack_reports_it_and_exports_every_metric_a_rule_or_panel_reads()
  {
     let Some(mut server) = common::redis_server() else {
         return;
     };
-    let gateway = StandInGateway::start(GatewayBehaviour::default())
-        .await
-        .expect("start the gateway");
+    // Each call takes 1.5 s: long enough to stop Redis under one.
+    let gateway = StandInGateway::start(GatewayBehaviour {
+        min_latency: Duration::from_millis(1500),
+        max_latency: Duration::from_millis(1500),
+        ..GatewayBehaviour::default()
+    })
+    .await
+    .expect("start the gateway");
     let mut worker = Worker::start(&server.url(), &gateway.base_url(), "5s");
     worker.metrics_when_up().await;
     let mut first = String::new();
@@ -222,30 +236,50 @@ async fn a_worker_that_served_requests_and_lost_redis_a_while_exports_every_metr
     let mut conn = common::connect(&server.url()).await;
     let deadline = common::unix_now() + 600;
     for i in 0..5 {
-        let id = format!("r-{i}");
-        let payload = serde_json::json!({"model": "m", "prompt": "p"});
-        let mut envelope = Envelope::new(&id, common::token(&id), deadline, payload);
-        envelope.data.created = common::unix_now() - 1;
-        common::go_submit_envelope(&mut conn, &envelope).await;
+        submit_created(&mut conn, &format!("r-{i}"), deadline).await;
     }
     common::eventually("every record", Duration::from_secs(30), async || {
         common::depths(&mut conn).await.results == 5
     })
     .await;
-    drop(conn);
     let served = worker.metrics().await;
 
-    // Redis goes away: store_up drops to 0 within a ping interval or two,
-    // and comes back once Redis does.
+    // One more request; Redis goes away while the gateway works on it. Its
+    // ack fails (writer_failing_seconds rises) and store_up drops to 0
+    // within a ping interval or two; both recover once Redis is back.
+    submit_created(&mut conn, "late", deadline).await;
+    let claims = format!("{}:claimed", common::QUEUE);
+    common::eventually(
+        "the late request claimed",
+        Duration::from_secs(10),
+        async || {
+            redis::AsyncCommands::hlen::<_, usize>(&mut conn, &claims)
+                .await
+                .expect("HLEN")
+                == 1
+        },
+    )
+    .await;
+    drop(conn);
     server.kill();
-    common::eventually("store_up 0", Duration::from_secs(15), async || {
-        metric_sum(&worker.metrics().await, m::STORE_UP) == 0.0
-    })
+    common::eventually(
+        "store_up 0 and the writer failing",
+        Duration::from_secs(15),
+        async || {
+            let page = worker.metrics().await;
+            metric_sum(&page, m::STORE_UP) == 0.0 && metric_sum(&page, m::WRITER_FAILING) > 0.0
+        },
+    )
     .await;
     server.restart().expect("restart redis-server");
-    common::eventually("store_up 1", Duration::from_secs(15), async || {
-        metric_sum(&worker.metrics().await, m::STORE_UP) == 1.0
-    })
+    common::eventually(
+        "store_up 1 and the writer landing again",
+        Duration::from_secs(30),
+        async || {
+            let page = worker.metrics().await;
+            metric_sum(&page, m::STORE_UP) == 1.0 && metric_sum(&page, m::WRITER_FAILING) == 0.0
+        },
+    )
     .await;
 
     let back = worker.metrics().await;
