@@ -63,6 +63,25 @@ async fn zcard(conn: &mut MultiplexedConnection, key: &str) -> usize {
     conn.zcard(key).await.expect("ZCARD")
 }
 
+/// The status code of `<method> <path>` on `port` (HTTP/1.0, no body).
+async fn status_code(port: u16, method: &str, path: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect to the health port");
+    let request =
+        format!("{method} {path} HTTP/1.0\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut response = String::new();
+    let read = stream.read_to_string(&mut response);
+    tokio::time::timeout(Duration::from_secs(5), read)
+        .await
+        .expect("an answer within 5 s")
+        .expect("read the answer");
+    let code = response.split(' ').nth(1).and_then(|c| c.parse().ok());
+    code.unwrap_or_else(|| panic!("not an HTTP answer: {response}"))
+}
+
 /// The processor on `config`'s queues with [`CONCURRENCY`] workers, 30 s
 /// leases and a drain timeout of `drain`.
 fn start_worker(redis_url: &str, config: &str, drain: &str) -> Worker {
@@ -223,6 +242,14 @@ async fn the_status_page_shows_queues_counts_claims_owner_and_dead_reasons_in_ch
     chromium::screenshot(&browser, &url, &png, &scratch.join("shot"));
     let _ = std::fs::remove_dir_all(&scratch);
 
+    // Nothing but GET is served: there is nothing to post.
+    for method in ["POST", "PUT", "DELETE"] {
+        assert_eq!(
+            status_code(worker.health_port(), method, "/status").await,
+            405,
+            "{method}"
+        );
+    }
     // Reading the page changed nothing.
     assert_eq!(hlen(&mut conn, &dead_key).await, 3);
     assert_eq!(hlen(&mut conn, &claimed_key).await, CONCURRENCY);
