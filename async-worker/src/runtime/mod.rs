@@ -18,6 +18,7 @@ pub mod held;
 mod isolate;
 mod maintenance;
 mod outcomes;
+mod pause;
 mod payloads;
 mod release;
 mod retry;

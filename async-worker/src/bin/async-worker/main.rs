@@ -1,4 +1,4 @@
-//! The `async-worker` binary: the processor (`run`, the default) and the `demo`.
+//! The `async-worker` binary: the processor (`run`, the default), the `demo` and the operator's `admin` commands.
 //!
 //! Exit codes: 0 after a clean drain; 1 when Redis is unreachable, the
 //! durability contract fails under `--require-durability`, or an endpoint
@@ -16,7 +16,7 @@ use async_worker::settings::{Cli, Command, DemoArgs, ProcessorSettings, redact_u
 use async_worker::status::StatusSource;
 use async_worker::status::route::status_router;
 use async_worker::{OpenGate, Runtime};
-use claim_redis::{RedisStore, RedisStoreOptions};
+use claim_redis::RedisStore;
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
@@ -50,6 +50,10 @@ fn main() -> ExitCode {
             }
         },
         Command::Demo(args) => tokio.block_on(demo(args)),
+        Command::Admin(args) => {
+            init_tracing("warn");
+            tokio.block_on(async_worker::admin::cli::run(args))
+        }
     }
 }
 
@@ -143,8 +147,7 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         None => None,
     };
 
-    let options = RedisStoreOptions::new(settings.redis_url.clone(), settings.store.clone());
-    let store = match RedisStore::connect(options).await {
+    let store = match RedisStore::connect(settings.redis_options()).await {
         Ok(store) => store,
         Err(e) => return fail(&e),
     };
