@@ -147,6 +147,52 @@ fn every_alert_links_to_a_runbook_section_of_the_operations_guide() {
     }
 }
 
+/// The `admin …` commands the runbook quotes (code spans), as words.
+fn runbook_admin_commands() -> Vec<Vec<String>> {
+    let start = OPERATIONS
+        .find("## Alerts and runbook")
+        .expect("the runbook section");
+    let runbook = &OPERATIONS[start..];
+    let runbook = &runbook[..runbook[3..].find("\n## ").map_or(runbook.len(), |e| e + 3)];
+    let spans = runbook.split('`').skip(1).step_by(2);
+    spans
+        .map(|s| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|words| words.first().is_some_and(|w| w == "admin"))
+        .collect()
+}
+
+#[test]
+fn every_admin_command_and_flag_the_runbook_quotes_exists() {
+    let commands = runbook_admin_commands();
+    assert!(commands.len() >= 10, "{commands:?}");
+    for words in commands {
+        // The subcommand path: the lowercase words before a flag or placeholder.
+        let path: Vec<&str> = words
+            .iter()
+            .map(String::as_str)
+            .take_while(|w| !w.starts_with('-') && w.chars().all(|c| c.is_ascii_lowercase()))
+            .collect();
+        let output = Command::new(common::worker::BINARY)
+            .args(&path)
+            .arg("--help")
+            .output()
+            .expect("run async-worker");
+        let help = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "`{}` is no command: {help}",
+            path.join(" ")
+        );
+        for flag in words.iter().filter(|w| w.starts_with("--")) {
+            assert!(
+                help.contains(flag.as_str()),
+                "`{}` has no {flag}:\n{help}",
+                path.join(" ")
+            );
+        }
+    }
+}
+
 #[test]
 fn every_metric_a_rule_or_panel_reads_is_one_the_worker_declares() {
     let read = metrics_read();
