@@ -104,6 +104,8 @@ metrics_table! {
         "Store errors by operation and kind";
     STORE_OUT_OF_MEMORY = "store_out_of_memory", Gauge, "none",
         "1 while the store answered out of memory in the last 10 s, else 0";
+    QUEUE_PAUSED = "queue_paused", Gauge, "Q",
+        "1 while an operator has paused claiming from the queue (as this replica last read the flag), else 0";
     STORE_UP = "store_up", Gauge, "none",
         "1 when the store answered the last readiness ping (every 2 s) within 2 s, else 0";
     WRITER_FAILING = "writer_failing_seconds", Gauge, "none",
@@ -348,6 +350,11 @@ pub fn store_error(error: &claim_core::StoreError) {
 
 pub fn store_out_of_memory(on: bool) {
     metrics::gauge!(STORE_OUT_OF_MEMORY).set(if on { 1.0 } else { 0.0 });
+}
+
+/// Whether the queue is paused, as the consumer last read its flag.
+pub fn queue_paused(queue: &str, paused: bool) {
+    with_queue(queue, |q| q.paused.set(if paused { 1.0 } else { 0.0 }));
 }
 
 /// Whether the store answered the last readiness ping.

@@ -130,7 +130,7 @@ fn every_alert_is_unit_tested_firing_and_quiet() {
         let quiet = checks.iter().any(|c| c.contains("exp_alerts: []"));
         assert!(quiet, "{alert}: no test where it stays quiet");
     }
-    assert_eq!(alert_names().len(), 11, "{:?}", alert_names());
+    assert_eq!(alert_names().len(), 12, "{:?}", alert_names());
 }
 
 #[test]
@@ -256,7 +256,7 @@ async fn submit_created(conn: &mut redis::aio::MultiplexedConnection, id: &str, 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_that_lost_redis_under_an_ack_reports_it_and_exports_every_metric_a_rule_or_panel_reads()
+async fn a_worker_paused_and_resumed_that_lost_redis_under_an_ack_reports_both_and_exports_every_metric_a_rule_or_panel_reads()
  {
     let Some(mut server) = common::redis_server() else {
         return;
@@ -289,6 +289,25 @@ async fn a_worker_that_lost_redis_under_an_ack_reports_it_and_exports_every_metr
     })
     .await;
     let served = worker.metrics().await;
+
+    // `admin pause` shows as queue_paused 1 within a poll interval; `resume` as 0.
+    for (command, value) in [("pause", 1.0), ("resume", 0.0)] {
+        let status = Command::new(common::worker::BINARY)
+            .args([
+                "admin",
+                "--redis-url",
+                &server.url(),
+                command,
+                common::QUEUE,
+            ])
+            .status()
+            .expect("run async-worker admin");
+        assert!(status.success(), "admin {command}: {status}");
+        common::eventually(command, Duration::from_secs(10), async || {
+            metric_sum(&worker.metrics().await, m::QUEUE_PAUSED) == value
+        })
+        .await;
+    }
 
     // One more request; Redis goes away while the gateway works on it. Its
     // ack fails (writer_failing_seconds rises) and store_up drops to 0

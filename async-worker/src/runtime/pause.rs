@@ -49,6 +49,7 @@ impl PauseFlag {
                     tracing::info!(queue = %spec.id, state, "queue {state} by an operator");
                 }
                 self.paused = paused;
+                crate::metrics::queue_paused(queue, paused);
             }
             Err(e) => {
                 shared.note_store_error(&e);
