@@ -10,6 +10,7 @@
 //! `serve` the metrics and health endpoints, `test-support` the stand-ins
 //! the tests and the chaos run borrow.
 
+pub mod admin;
 pub mod clock;
 pub mod config;
 pub mod gate;
@@ -22,6 +23,7 @@ pub mod runtime;
 pub mod serve;
 #[cfg(feature = "cli")]
 pub mod settings;
+pub mod status;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 

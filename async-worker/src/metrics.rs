@@ -104,6 +104,12 @@ metrics_table! {
         "Store errors by operation and kind";
     STORE_OUT_OF_MEMORY = "store_out_of_memory", Gauge, "none",
         "1 while the store answered out of memory in the last 10 s, else 0";
+    QUEUE_PAUSED = "queue_paused", Gauge, "Q",
+        "1 while an operator has paused claiming from the queue (as this replica last read the flag), else 0";
+    STORE_UP = "store_up", Gauge, "none",
+        "1 when the store answered the last readiness ping (every 2 s) within 2 s, else 0";
+    WRITER_FAILING = "writer_failing_seconds", Gauge, "none",
+        "How long the oldest ack or retry park not landed yet has been failing, seconds (0 when none); sampled every 2 s";
 }
 
 /// A metric's type.
@@ -174,6 +180,19 @@ impl GateReason {
         }
     }
 }
+
+/// Every `reason` of `dead_lettered_total`; each queue's series exist from
+/// the start at 0, so `increase()` sees a queue's first dead letter.
+pub const DEAD_LETTER_REASONS: [&str; 5] = [
+    "unparsable",
+    "delivery_limit",
+    "unservable",
+    "claim_refused",
+    "unusable_result_list",
+];
+
+/// Every `op` of `deliveries_given_up_total`, created at 0 as the reasons are.
+pub const GIVEN_UP_OPS: [&str; 2] = ["ack", "park_retry"];
 
 /// Describes every metric once, so exporters show help text.
 pub fn describe() {
@@ -304,12 +323,15 @@ pub fn lease_lost(queue: &str, n: usize) {
     with_queue(queue, |q| q.lease_lost.increment(n as u64));
 }
 
+/// `n` members moved to the dead set for `reason` (one of [`DEAD_LETTER_REASONS`]).
 pub fn dead_lettered(queue: &str, reason: &'static str, n: usize) {
+    debug_assert!(DEAD_LETTER_REASONS.contains(&reason), "{reason}");
     with_queue(queue, |q| q.with_label(DEAD_LETTERED, "reason", reason, n));
 }
 
 /// One settlement (`op` = "ack" or "park_retry") given up on after a permanent refusal.
 pub fn given_up(queue: &str, op: &'static str) {
+    debug_assert!(GIVEN_UP_OPS.contains(&op), "{op}");
     with_queue(queue, |q| q.with_label(GIVEN_UP, "op", op, 1));
 }
 
@@ -328,6 +350,21 @@ pub fn store_error(error: &claim_core::StoreError) {
 
 pub fn store_out_of_memory(on: bool) {
     metrics::gauge!(STORE_OUT_OF_MEMORY).set(if on { 1.0 } else { 0.0 });
+}
+
+/// Whether the queue is paused, as the consumer last read its flag.
+pub fn queue_paused(queue: &str, paused: bool) {
+    with_queue(queue, |q| q.paused.set(if paused { 1.0 } else { 0.0 }));
+}
+
+/// Whether the store answered the last readiness ping.
+pub fn store_up(on: bool) {
+    metrics::gauge!(STORE_UP).set(if on { 1.0 } else { 0.0 });
+}
+
+/// How long the writer's oldest unlanded settlement has been failing (zero when none).
+pub fn writer_failing(for_: Duration) {
+    metrics::gauge!(WRITER_FAILING).set(for_.as_secs_f64());
 }
 
 #[cfg(test)]

@@ -82,6 +82,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Run the demo: replicas, a stand-in gateway, one replica hard-stopped mid-run.
     Demo(DemoArgs),
+    /// Look at and steer the queues: stats, claims, dead entries, release, pause.
+    Admin(crate::admin::cli::AdminArgs),
 }
 
 /// The processor's flags.
@@ -274,6 +276,11 @@ pub struct ProcessorSettings {
 }
 
 impl ProcessorSettings {
+    /// How `run` and `admin` connect to Redis: the URL and the store settings.
+    pub fn redis_options(&self) -> claim_redis::RedisStoreOptions {
+        claim_redis::RedisStoreOptions::new(self.redis_url.clone(), self.store.clone())
+    }
+
     /// The gateway target per queue id, for [`crate::http_handler::HttpHandler::new`].
     pub fn targets(&self) -> BTreeMap<String, HttpTarget> {
         self.queues

@@ -23,7 +23,6 @@ use common::unix_now;
 use common::worker::{DRAIN, Worker};
 use promtool::{ExprTest, Query};
 use redis::aio::MultiplexedConnection;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// The namespace a Kubernetes scrape would attach, and the chart's `<ns>`.
@@ -48,20 +47,6 @@ const ALL: usize = OK + EXPIRED + INVALID + CANCELLED + SHED;
 
 fn queries() -> Vec<Query> {
     promtool::load_queries(include_str!("chart_queries.txt"))
-}
-
-/// promtool, or `None` (after saying why) locally; with `CI` set a missing
-/// promtool fails the test.
-fn promtool_or_skip() -> Option<PathBuf> {
-    let found = promtool::find();
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but promtool is not on PATH: install Debian's `prometheus` package (.ci/run does)"
-        );
-        eprintln!("skipped: promtool not on PATH (set CI to make this a failure)");
-    }
-    found
 }
 
 /// The test of one chart query: a Grafana variable must return our
@@ -233,7 +218,7 @@ fn assert_counted_as_go_counts(page: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_charts_alerts_and_dashboard_queries_find_their_series_in_the_metrics_of_a_mixed_run() {
-    let Some(promtool) = promtool_or_skip() else {
+    let Some(promtool) = promtool::find_or_skip() else {
         return;
     };
     let Some(server) = common::redis_server() else {
@@ -324,7 +309,7 @@ fn the_query_file_holds_the_four_alerts_the_namespace_variable_and_every_dashboa
 
 #[test]
 fn a_chart_query_whose_series_is_missing_fails_the_promtool_check() {
-    let Some(promtool) = promtool_or_skip() else {
+    let Some(promtool) = promtool::find_or_skip() else {
         return;
     };
     let kube = format!(r#"namespace="{NAMESPACE}""#);

@@ -550,7 +550,7 @@ fn no_subcommand_and_run_both_run_the_processor() {
     ] {
         match cli(&args).unwrap().into_command() {
             Command::Run(run) => assert_eq!(run.concurrency, 5),
-            Command::Demo(_) => panic!("expected run"),
+            Command::Demo(_) | Command::Admin(_) => panic!("expected run"),
         }
     }
     let error = cli(&["--concurrency", "5", "demo"]).unwrap_err();

@@ -14,7 +14,7 @@ fn resolve(args: &[&str]) -> Result<async_worker::settings::ProcessorSettings, S
     let cli = Cli::from_arg_matches(&command.try_get_matches_from(argv).unwrap()).unwrap();
     match cli.into_command() {
         Command::Run(run) => run.resolve(),
-        Command::Demo(_) => panic!("expected the run command"),
+        Command::Demo(_) | Command::Admin(_) => panic!("expected the run command"),
     }
 }
 

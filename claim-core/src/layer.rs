@@ -115,6 +115,8 @@ macro_rules! store_methods {
                 fn results(list: &str) -> Vec<$crate::Member> = Results;
                 fn is_terminal(generation: &$crate::Generation) -> bool = IsTerminal [now];
                 fn list_ttl(list: &str) -> Option<u64> = ListTtl;
+                fn list_len(list: &str) -> usize = ListLen;
+                fn paused(queue: &str) -> bool = Paused;
             }
             store {
                 fn now() -> $crate::Millis = Now;

@@ -4,6 +4,7 @@
 //! is the specification every store is checked against; [`store::ClaimStore`]
 //! is the trait the worker runtime programs against.
 
+pub mod admin;
 pub mod clock;
 pub mod config;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod wire;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use admin::{ClaimAdmin, Redrive};
 pub use clock::{Clock, ManualClock, unix_now, unix_now_ms};
 pub use error::StoreError;
 pub use op::Op;

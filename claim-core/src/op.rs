@@ -51,6 +51,13 @@ operations! {
     Results = "results",
     IsTerminal = "is_terminal",
     ListTtl = "list_ttl",
+    ListLen = "list_len",
+    Paused = "paused",
+    /// `ClaimAdmin` (operator) operations.
+    RedriveDead = "redrive_dead",
+    PurgeDead = "purge_dead",
+    ReleaseClaim = "release_claim",
+    SetPaused = "set_paused",
     /// `RedisStore::check_durability`: a backend's own read, not a trait method.
     CheckDurability = "check_durability",
 }
@@ -72,6 +79,10 @@ impl Op {
                 | Op::PromoteDue
                 | Op::ReclaimExpired
                 | Op::DeadLetter
+                | Op::RedriveDead
+                | Op::PurgeDead
+                | Op::ReleaseClaim
+                | Op::SetPaused
         )
     }
 
@@ -87,6 +98,8 @@ impl Op {
                 | Op::Results
                 | Op::IsTerminal
                 | Op::ListTtl
+                | Op::ListLen
+                | Op::Paused
         )
     }
 }

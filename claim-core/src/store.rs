@@ -251,6 +251,14 @@ pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
     /// seconds: what remains of it on Redis (`TTL`), the value set in the
     /// model; `None` when the list has none.
     async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError>;
+
+    /// The number of records in a result list (`LLEN`).
+    async fn list_len(&self, list: &str) -> Result<usize, StoreError>;
+
+    /// True while an operator has paused claiming from `queue`
+    /// ([`crate::ClaimAdmin::set_paused`]). The runtime reads it at most once
+    /// per poll interval per queue.
+    async fn paused(&self, queue: &str) -> Result<bool, StoreError>;
 }
 
 /// Durable claim bookkeeping for one or more pending sorted sets.

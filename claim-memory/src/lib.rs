@@ -6,9 +6,10 @@
 //! `claim_core::store_methods!`. Use it for tests, single-process deployments and the demo.
 //! Nothing survives the process.
 
+use claim_core::admin::{ClaimAdmin, Redrive};
 use claim_core::model::Model;
 use claim_core::store::StoreConfig;
-use claim_core::{Clock, Millis, StoreError, route_store};
+use claim_core::{Clock, Generation, Member, Millis, OwnerToken, StoreError, route_store};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Wall-clock time from the operating system: the memory store's default
@@ -88,3 +89,31 @@ macro_rules! model_call {
 }
 
 claim_core::store_methods!(route_store MemoryStore => config, model_call;);
+
+/// The operator's operations: the model's, under the same lock.
+#[claim_core::layer::async_trait]
+impl ClaimAdmin for MemoryStore {
+    async fn redrive_dead(
+        &self,
+        queue: &str,
+        members: &[Member],
+    ) -> Result<Vec<Redrive>, StoreError> {
+        self.with(|m, now| m.redrive_dead(queue, members, now))
+    }
+
+    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, _| m.purge_dead(queue, members))
+    }
+
+    async fn release_claim(
+        &self,
+        queue: &str,
+        generation: &Generation,
+    ) -> Result<Option<OwnerToken>, StoreError> {
+        self.with(|m, _| m.release_claim(queue, generation))
+    }
+
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError> {
+        self.with(|m, _| m.set_paused(queue, paused))
+    }
+}

@@ -295,7 +295,9 @@ pub struct QueueKeys {
     pub deliveries: String,
     /// Hash: member → `{"reason":..,"at_ms":..}`.
     pub dead: String,
-    /// Whether the queue is paused (`<base>:paused`).
+    /// String: present while an operator has paused claiming from the queue
+    /// (`async-worker admin pause`; `<base>:paused`); every replica reads it
+    /// once per poll interval.
     pub paused: String,
     /// Where this queue's claims are parked for a retry: Plain, the shared
     /// retry set; hash-tagged, `<base>:retry`, in the queue's slot, so

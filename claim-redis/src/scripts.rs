@@ -42,6 +42,9 @@ pub(crate) struct Scripts {
     pub dead_letter: Script,
     pub cancel: Script,
     pub enqueue: Script,
+    pub redrive_dead: Script,
+    pub purge_dead: Script,
+    pub release_claim: Script,
 }
 
 impl Scripts {
@@ -63,10 +66,13 @@ impl Scripts {
             dead_letter: script!("dead_letter.lua"),
             cancel: script!("cancel.lua"),
             enqueue: script!("enqueue.lua"),
+            redrive_dead: script!("redrive_dead.lua"),
+            purge_dead: script!("purge_dead.lua"),
+            release_claim: script!("release_claim.lua"),
         }
     }
 
-    pub(crate) fn all(&self) -> [(&'static str, &Script); 16] {
+    pub(crate) fn all(&self) -> [(&'static str, &Script); 19] {
         [
             ("claim", &self.claim),
             ("renew", &self.renew),
@@ -84,6 +90,9 @@ impl Scripts {
             ("dead_letter", &self.dead_letter),
             ("cancel", &self.cancel),
             ("enqueue", &self.enqueue),
+            ("redrive_dead", &self.redrive_dead),
+            ("purge_dead", &self.purge_dead),
+            ("release_claim", &self.release_claim),
         ]
     }
 }

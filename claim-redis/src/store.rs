@@ -203,3 +203,35 @@ macro_rules! ops_call {
 }
 
 claim_core::store_methods!(route_store RedisStore => inner.config, ops_call;);
+
+/// The operator's operations: each runs its module in [`crate::ops`].
+#[claim_core::layer::async_trait]
+impl claim_core::ClaimAdmin for RedisStore {
+    async fn redrive_dead(
+        &self,
+        queue: &str,
+        members: &[claim_core::Member],
+    ) -> Result<Vec<claim_core::Redrive>, StoreError> {
+        ops::redrive_dead::redrive_dead(self, queue, members).await
+    }
+
+    async fn purge_dead(
+        &self,
+        queue: &str,
+        members: &[claim_core::Member],
+    ) -> Result<Vec<bool>, StoreError> {
+        ops::purge_dead::purge_dead(self, queue, members).await
+    }
+
+    async fn release_claim(
+        &self,
+        queue: &str,
+        generation: &claim_core::Generation,
+    ) -> Result<Option<claim_core::OwnerToken>, StoreError> {
+        ops::release_claim::release_claim(self, queue, generation).await
+    }
+
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError> {
+        ops::set_paused::set_paused(self, queue, paused).await
+    }
+}

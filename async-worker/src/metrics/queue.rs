@@ -3,7 +3,8 @@
 //! Handles are registered with the recorder installed at the time: one made
 //! before the recorder exists records nothing, so [`register_queue`] (which
 //! the runtime calls when it is built) rebuilds them. Registering creates
-//! every series of the queue (counters at 0, histograms empty), so `rate()`
+//! every series of the queue (counters at 0, dead-letter reasons and
+//! given-up ops included; histograms empty), so `rate()`
 //! sees the first increment and a dashboard shows 0 instead of nothing.
 //! Registering again never resets a value.
 
@@ -30,6 +31,7 @@ pub(super) struct QueueMetrics {
     pub backlog: Gauge,
     pub backlog_available: Gauge,
     pub claim_depth: Gauge,
+    pub paused: Gauge,
     pub inference_latency: Histogram,
     pub queue_residence: Histogram,
     pub message_latency: Histogram,
@@ -66,6 +68,15 @@ impl QueueMetrics {
             handle.increment(0);
             handle
         });
+        let zero = |name: &'static str, key: &'static str, values: &[&'static str]| {
+            for value in values {
+                let mut labels = labels.clone();
+                labels.push(Label::new(key, *value));
+                counter!(name, labels).increment(0);
+            }
+        };
+        zero(DEAD_LETTERED, "reason", &DEAD_LETTER_REASONS);
+        zero(GIVEN_UP, "op", &GIVEN_UP_OPS);
         QueueMetrics {
             requests: c(REQUESTS),
             retries: c(RETRIES),
@@ -80,6 +91,7 @@ impl QueueMetrics {
             backlog: g(BROKER_BACKLOG),
             backlog_available: g(BROKER_BACKLOG_SOURCE_AVAILABLE),
             claim_depth: g(CLAIM_DEPTH),
+            paused: g(QUEUE_PAUSED),
             inference_latency: h(INFERENCE_LATENCY),
             queue_residence: h(QUEUE_RESIDENCE),
             message_latency: h(MESSAGE_LATENCY),
@@ -124,8 +136,10 @@ fn table() -> &'static Table {
 /// Builds a queue's handles with its labels and creates all its series.
 /// The runtime calls it for each configured queue when it is built.
 pub fn register_queue(spec: &QueueSpec) {
-    // The store-wide gauge is created with the first queue's series.
-    gauge!(STORE_OUT_OF_MEMORY).increment(0.0);
+    // The store-wide gauges are created with the first queue's series.
+    for name in [STORE_OUT_OF_MEMORY, STORE_UP, WRITER_FAILING] {
+        gauge!(name).increment(0.0);
+    }
     let metrics = Arc::new(QueueMetrics::new(spec));
     let mut table = table().write().unwrap_or_else(|p| p.into_inner());
     table.insert(spec.queue_name.clone(), metrics);

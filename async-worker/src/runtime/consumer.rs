@@ -14,6 +14,7 @@
 use super::Shared;
 use super::dispatch::{Candidate, Plan};
 use super::isolate::{Poll, isolate};
+use super::pause::PauseFlag;
 use super::release::release_retrying;
 use super::spread::Spread;
 use crate::config::QueueSpec;
@@ -65,7 +66,12 @@ impl Consumer {
         } = self;
         let batch_size = shared.config.batch_size;
         let mut spread = Spread::new();
+        let mut pause = PauseFlag::new(shared.config.poll_interval);
         while !stop.is_cancelled() {
+            if pause.paused(shared, spec, queue).await {
+                self.idle().await;
+                continue;
+            }
             let free = shared.permits.available_permits();
             if free == 0 {
                 tokio::select! {

@@ -46,12 +46,21 @@ impl Signals {
         self.consuming.store(on, Ordering::Relaxed);
     }
 
+    /// Whether the store answered the last ping; exported as `store_up`.
     pub fn set_store_reachable(&self, on: bool) {
         self.store_reachable.store(on, Ordering::Relaxed);
+        metrics::store_up(on);
     }
 
     pub fn set_writer_failing_since(&self, since: Option<Instant>) {
         self.times().writer_failing_since = since;
+    }
+
+    /// How long the writer's oldest unlanded settlement has been failing
+    /// (zero when none), exported as `writer_failing_seconds`.
+    pub fn publish_writer_failing(&self) {
+        let since = self.times().writer_failing_since;
+        metrics::writer_failing(since.map_or(Duration::ZERO, |s| s.elapsed()));
     }
 
     /// Counts a store error by operation and kind; an out-of-memory answer

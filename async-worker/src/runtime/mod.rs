@@ -18,6 +18,7 @@ pub mod held;
 mod isolate;
 mod maintenance;
 mod outcomes;
+mod pause;
 mod payloads;
 mod release;
 mod retry;
@@ -222,6 +223,34 @@ impl Runtime {
         &self.shared.owner
     }
 
+    /// What the `/status` page reads: this runtime's store, queues, owner
+    /// token, readiness and in-flight count.
+    pub fn status_source(&self) -> crate::status::StatusSource {
+        use crate::admin::stats::QueueRef;
+        let store = self.shared.store.clone();
+        let queues = self
+            .shared
+            .config
+            .queues
+            .iter()
+            .map(|spec| match &spec.result_queue_name {
+                Some(list) => QueueRef {
+                    queue: spec.queue_name.clone(),
+                    result_lists: vec![list.clone()],
+                },
+                None => QueueRef::from_config(store.as_ref(), &spec.queue_name),
+            })
+            .collect();
+        let held = self.shared.held.clone();
+        crate::status::StatusSource {
+            store,
+            queues,
+            owner: self.shared.owner.clone(),
+            health: self.health(),
+            in_flight: std::sync::Arc::new(move || held.len()),
+        }
+    }
+
     pub fn health(&self) -> Health {
         Health {
             signals: self.shared.signals.clone(),
@@ -272,7 +301,8 @@ impl Runtime {
 /// How long a readiness ping may take before the store counts as unreachable.
 const PING_BOUND: Duration = Duration::from_secs(2);
 
-/// Readiness follows the store: not ready while it does not answer.
+/// Readiness follows the store: not ready while it does not answer. Each
+/// tick also samples `store_up` and `writer_failing_seconds`.
 async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
     let mut interval = tokio::time::interval(Duration::from_secs(2));
     let mut was_ready = true;
@@ -289,6 +319,7 @@ async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
                     Err(_) => false,
                 };
                 shared.signals.set_store_reachable(reachable);
+                shared.signals.publish_writer_failing();
                 let lease = Duration::from_millis(shared.store.config().lease_ttl_ms);
                 let why = shared.signals.not_ready_because(lease);
                 match (&why, was_ready) {

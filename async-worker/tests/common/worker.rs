@@ -1,4 +1,4 @@
-//! The harness of the process tests (process, poison_process, payload_refs_process, chart_argv_process, chart_queries, mixed_fleet): one `async-worker` process, its log, signals and its /metrics page.
+//! The harness of the process tests (process, poison_process, payload_refs_process, chart_argv_process, chart_queries, deploy_rules, status_page, mixed_fleet): one `async-worker` process, its log, signals and its /metrics page.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -131,6 +131,21 @@ impl Worker {
         let status = response.lines().next().unwrap_or_default();
         assert!(status.contains(" 200 "), "metrics answer: {response}");
         response
+    }
+
+    /// The port `/healthz`, `/readyz` and `/status` listen on.
+    pub fn health_port(&self) -> u16 {
+        self.health_port
+    }
+
+    /// The owner token the process logged at start, once it has.
+    pub fn owner_token(&self) -> Option<String> {
+        let log = self.log();
+        let line = log
+            .lines()
+            .find(|l| l.contains("claims are held under this owner token"))?;
+        let token = line.split("owner=").nth(1)?.split_whitespace().next()?;
+        Some(token.trim_matches('"').to_owned())
     }
 
     /// The HTTP status of `GET <path>` on the health port (0 when it does not answer).

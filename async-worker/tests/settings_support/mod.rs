@@ -55,7 +55,7 @@ pub fn resolve_env(
         .into_command()
     {
         Command::Run(run) => run.resolve(),
-        Command::Demo(_) => panic!("expected the run command"),
+        Command::Demo(_) | Command::Admin(_) => panic!("expected the run command"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
 //! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
-//! [`reclaims`], [`payloads`]) takes a
+//! [`reclaims`], [`payloads`], [`admin`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
 //! no sleeps) and asserts one behaviour the worker relies on: every row of
 //! the outcome table and every guarantee of the design brief. A failed
@@ -16,7 +16,9 @@
 //!   [`retrying::Retrying`], once per seed ([`faults`]);
 //! - `server_time::<check>` (when asked): the checks that neither move the
 //!   clock nor assert an exact instant, on stores that read the server's
-//!   own clock, with fixtures starting at that clock's time.
+//!   own clock, with fixtures starting at that clock's time;
+//! - `admin::<check>`: the operator's operations ([`admin`],
+//!   `ClaimAdmin`), once each on a fresh store.
 //!
 //! so `cargo test -p <backend> -- --list` lists every check and a name
 //! filter runs one. Adding a check is writing it and naming it once in the
@@ -24,6 +26,7 @@
 //! model, with or without faults.
 
 pub mod acks;
+pub mod admin;
 pub mod claims;
 pub mod faults;
 pub mod model_based;
@@ -155,6 +158,18 @@ macro_rules! conformance_tests {
             payloads::released_and_reclaimed_members_keep_their_sequence_score_exactly,
             payloads::the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline,
             }
+            admin {
+            admin::redrive_moves_dead_entries_back_at_their_original_score_with_the_delivery_count_reset,
+            admin::redrive_leaves_answered_unparsable_and_missing_entries_where_they_are,
+            admin::a_member_repeated_in_one_redrive_moves_once,
+            admin::purge_deletes_dead_entries_and_says_which,
+            admin::release_claim_ends_any_owners_claim_at_once_without_counting_a_delivery,
+            admin::a_release_racing_the_stale_owners_ack_still_yields_exactly_one_record,
+            admin::a_redrive_racing_a_reclaim_loses_nothing_and_yields_one_record,
+            admin::pause_and_resume_are_read_back_per_queue_and_say_whether_they_changed,
+            admin::a_pause_racing_a_claim_loses_nothing_and_held_claims_finish,
+            admin::list_len_counts_a_result_lists_records,
+            }
         }
     };
 }
@@ -167,8 +182,10 @@ macro_rules! __conformance_generate {
         [factory: $factory:expr, fault_seeds: $seeds:expr, server_time: $server:expr $(,)?]
         clock_free { $($fm:ident :: $free:ident,)* }
         clocked { $($cm:ident :: $clocked:ident,)* }
+        admin { $($am:ident :: $admin:ident,)* }
     ) => {
         $crate::__conformance_each! { $factory, $seeds; $($fm::$free,)* $($cm::$clocked,)* }
+        $crate::__conformance_admin! { $factory; $($am::$admin,)* }
 
         /// The clock-free checks on stores that read the server's clock.
         mod server_time {
@@ -186,8 +203,29 @@ macro_rules! __conformance_generate {
         [factory: $factory:expr, fault_seeds: $seeds:expr $(,)?]
         clock_free { $($fm:ident :: $free:ident,)* }
         clocked { $($cm:ident :: $clocked:ident,)* }
+        admin { $($am:ident :: $admin:ident,)* }
     ) => {
         $crate::__conformance_each! { $factory, $seeds; $($fm::$free,)* $($cm::$clocked,)* }
+        $crate::__conformance_admin! { $factory; $($am::$admin,)* }
+    };
+}
+
+/// The `admin` pass: the operator's operations, once each on a fresh store
+/// (operator commands are run once and reported, not retried through faults).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_admin {
+    ($factory:expr; $($module:ident :: $check:ident,)*) => {
+        /// Every `ClaimAdmin` check on a fresh store from the factory.
+        mod admin {
+            #[allow(unused_imports)]
+            use super::*;
+            $( #[tokio::test]
+            async fn $check() {
+                let Some(factory) = $factory else { return };
+                $crate::conformance::$module::$check(&factory).await;
+            } )*
+        }
     };
 }
 

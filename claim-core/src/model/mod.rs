@@ -5,6 +5,7 @@
 //! transitions in Lua and is compared with it by the conformance suite and by
 //! model-based tests.
 
+mod admin;
 mod returns;
 mod terminal;
 mod zset;
@@ -24,7 +25,7 @@ use crate::store::{
 };
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
 use crate::wire;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How long a Go-style cancel marker lives.
 const CANCEL_TTL_MS: u64 = wire::CANCEL_MARKER_TTL_SECS * 1000;
@@ -65,6 +66,8 @@ pub struct Model {
     seqs: BTreeMap<String, Expiring<i64>>,
     /// The last `EXPIRE` (seconds) set on each result list by an ack.
     list_ttls: BTreeMap<String, u64>,
+    /// Queues paused by an operator (`<queue>:paused` on Redis).
+    paused: BTreeSet<String>,
 }
 
 impl Model {
@@ -80,6 +83,7 @@ impl Model {
             payloads: BTreeMap::new(),
             seqs: BTreeMap::new(),
             list_ttls: BTreeMap::new(),
+            paused: BTreeSet::new(),
         }
     }
 

@@ -36,6 +36,12 @@
 //! | `results` | LRANGE of a result list | `results` |
 //! | `is_terminal` | GET of the terminal marker | `is_terminal` |
 //! | `list_ttl` | TTL of a result list | `list_ttl` |
+//! | `list_len` | LLEN of a result list | `list_len` |
+//! | `paused` | EXISTS of `<queue>:paused` | `paused` |
+//! | `redrive_dead` | marker reads, then `lua/redrive_dead.lua` | `ClaimAdmin::redrive_dead` |
+//! | `purge_dead` | `lua/purge_dead.lua` | `ClaimAdmin::purge_dead` |
+//! | `release_claim` | `lua/release_claim.lua` | `ClaimAdmin::release_claim` |
+//! | `set_paused` | SET .. GET or DEL of `<queue>:paused` | `ClaimAdmin::set_paused` |
 
 pub(crate) mod ack;
 pub(crate) mod ack_keys;
@@ -51,24 +57,30 @@ pub(crate) mod depths;
 pub(crate) mod enqueue;
 pub(crate) mod fetch_payloads;
 pub(crate) mod is_terminal;
+pub(crate) mod list_len;
 pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
+pub(crate) mod paused;
 pub(crate) mod peek;
 pub(crate) mod per_request;
 pub(crate) mod ping;
 pub(crate) mod promote;
 pub(crate) mod promote_tagged;
+pub(crate) mod purge_dead;
 pub(crate) mod push_once;
 pub(crate) mod reclaim;
 pub(crate) mod reclaim_tagged;
+pub(crate) mod redrive_dead;
 pub(crate) mod release;
+pub(crate) mod release_claim;
 pub(crate) mod renew;
 pub(crate) mod repair_index;
 pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod retry_sets;
+pub(crate) mod set_paused;
 pub(crate) mod submit;
 
 /// The router finds each method's function by the method's name; these

@@ -1,4 +1,4 @@
-//! The `async-worker` binary: the processor (`run`, the default) and the `demo`.
+//! The `async-worker` binary: the processor (`run`, the default), the `demo` and the operator's `admin` commands.
 //!
 //! Exit codes: 0 after a clean drain; 1 when Redis is unreachable, the
 //! durability contract fails under `--require-durability`, or an endpoint
@@ -13,8 +13,10 @@ use async_worker::http_handler::HttpHandler;
 use async_worker::runtime::Health;
 use async_worker::serve::{self, HealthProbe, Server};
 use async_worker::settings::{Cli, Command, DemoArgs, ProcessorSettings, redact_url};
+use async_worker::status::StatusSource;
+use async_worker::status::route::status_router;
 use async_worker::{OpenGate, Runtime};
-use claim_redis::{RedisStore, RedisStoreOptions};
+use claim_redis::RedisStore;
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
@@ -48,6 +50,10 @@ fn main() -> ExitCode {
             }
         },
         Command::Demo(args) => tokio.block_on(demo(args)),
+        Command::Admin(args) => {
+            init_tracing("warn");
+            tokio.block_on(async_worker::admin::cli::run(args))
+        }
     }
 }
 
@@ -141,8 +147,7 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         None => None,
     };
 
-    let options = RedisStoreOptions::new(settings.redis_url.clone(), settings.store.clone());
-    let store = match RedisStore::connect(options).await {
+    let store = match RedisStore::connect(settings.redis_options()).await {
         Ok(store) => store,
         Err(e) => return fail(&e),
     };
@@ -162,7 +167,8 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     // Operators (and the chaos run) match `<queue>:claim-owners` entries to this process by it.
     tracing::info!(owner = %runtime.owner(), "claims are held under this owner token");
     let probe: Arc<dyn HealthProbe> = Arc::new(RuntimeHealth(runtime.health()));
-    let servers = match start_endpoints(&settings, metrics, probe, &endpoints).await {
+    let status = runtime.status_source();
+    let servers = match start_endpoints(&settings, metrics, probe, status, &endpoints).await {
         Ok(servers) => servers,
         Err(e) => return fail(&e),
     };
@@ -210,11 +216,12 @@ async fn check_durability(store: &RedisStore, required: bool) -> Result<(), Exit
     Ok(())
 }
 
-/// Starts `/metrics` and the health endpoints; one listener when they share a port.
+/// Starts `/metrics` and the health endpoints with `/status`; one listener when they share a port.
 async fn start_endpoints(
     settings: &ProcessorSettings,
     metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     probe: Arc<dyn HealthProbe>,
+    status: StatusSource,
     stop: &CancellationToken,
 ) -> Result<Vec<Server>, serve::ServeError> {
     let mut routes: Vec<(SocketAddr, axum::Router)> = Vec::new();
@@ -222,7 +229,7 @@ async fn start_endpoints(
         routes.push((addr, serve::metrics_router(handle)));
     }
     if let Some(addr) = settings.health_addr {
-        let health = serve::health_router(probe);
+        let health = serve::health_router(probe).merge(status_router(status));
         match routes.iter_mut().find(|(a, _)| *a == addr) {
             Some((_, router)) => *router = std::mem::take(router).merge(health),
             None => routes.push((addr, health)),

@@ -1,0 +1,46 @@
+//! `admin claims [--queue Q] [--owner TOKEN] [--expired]`: one row per claim, least lease left first.
+
+use super::output::{Table, duration, json, lease_left};
+use super::{AdminError, Ctx};
+use crate::admin::stats::claim_rows;
+use claim_core::ClaimStore;
+
+pub(super) async fn run(
+    ctx: &Ctx,
+    queue: Option<&str>,
+    owner: Option<&str>,
+    expired: bool,
+) -> Result<(), AdminError> {
+    let now = ctx.store.now().await?;
+    let mut rows = Vec::new();
+    for q in ctx.queues(queue)? {
+        rows.extend(claim_rows(&ctx.store, &q.queue, now).await?);
+    }
+    rows.retain(|r| owner.is_none_or(|o| r.owner == o) && (!expired || r.lease_left_ms <= 0));
+    if ctx.json {
+        return json(&rows);
+    }
+    let mut t = Table::new(&[
+        "QUEUE",
+        "ID",
+        "GENERATION",
+        "OWNER",
+        "LEASE LEFT",
+        "DELIVERIES",
+        "AGE",
+    ]);
+    for r in &rows {
+        t.row(vec![
+            r.queue.clone(),
+            r.id.clone(),
+            r.token.clone(),
+            r.owner.clone(),
+            lease_left(r.lease_left_ms),
+            // This delivery and the earlier ones whose lease expired.
+            (r.redeliveries + 1).to_string(),
+            duration(r.age_ms),
+        ]);
+    }
+    t.print();
+    Ok(())
+}

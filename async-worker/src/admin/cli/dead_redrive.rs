@@ -1,0 +1,67 @@
+//! `admin dead redrive (ID… | --all) [--queue Q]`: dead entries back to pending at their original score, delivery count reset, atomically each; prints what moved.
+
+use super::dead_list::{Chosen, chosen};
+use super::output::{Table, json};
+use super::{AdminError, Ctx, Which};
+use claim_core::{ClaimAdmin, Redrive};
+use serde::Serialize;
+
+/// What happened to one entry.
+#[derive(Debug, Serialize)]
+struct Moved<'a> {
+    queue: &'a str,
+    id: Option<&'a str>,
+    token: Option<&'a str>,
+    outcome: Redrive,
+}
+
+pub(super) async fn run(ctx: &Ctx, which: &Which, queue: Option<&str>) -> Result<(), AdminError> {
+    let chosen = chosen(ctx, which, queue).await?;
+    let mut outcomes = Vec::with_capacity(chosen.len());
+    let mut queues: Vec<&str> = chosen.iter().map(|c| c.queue.as_str()).collect();
+    queues.dedup();
+    for q in queues {
+        let entries: Vec<&Chosen> = chosen.iter().filter(|c| c.queue == q).collect();
+        let members: Vec<_> = entries.iter().map(|c| c.member.clone()).collect();
+        let answers = ctx.store.redrive_dead(q, &members).await?;
+        for (c, outcome) in entries.into_iter().zip(answers) {
+            outcomes.push(Moved {
+                queue: &c.queue,
+                id: c.id.as_deref(),
+                token: c.token.as_deref(),
+                outcome,
+            });
+        }
+    }
+    if ctx.json {
+        return json(&outcomes);
+    }
+    let mut t = Table::new(&["QUEUE", "ID", "GENERATION", "OUTCOME"]);
+    for m in &outcomes {
+        t.row(vec![
+            m.queue.to_owned(),
+            m.id.unwrap_or("(unparsable)").to_owned(),
+            m.token.unwrap_or("-").to_owned(),
+            describe(m.outcome).to_owned(),
+        ]);
+    }
+    t.print();
+    let moved = outcomes
+        .iter()
+        .filter(|m| m.outcome == Redrive::Moved)
+        .count();
+    println!(
+        "moved {moved} of {} dead entries back to pending",
+        outcomes.len()
+    );
+    Ok(())
+}
+
+fn describe(outcome: Redrive) -> &'static str {
+    match outcome {
+        Redrive::Moved => "moved to pending",
+        Redrive::NotDead => "gone (redriven or purged meanwhile)",
+        Redrive::Answered => "kept: already answered (resubmit it to run again, or purge)",
+        Redrive::Unparsable => "kept: unparsable (purge it)",
+    }
+}

@@ -1,0 +1,202 @@
+//! `admin inspect ID`: where each generation of a request is now (pending, claimed by whom, parked, dead with reason; answered: marker present) and its envelope without the payload.
+//!
+//! It reads every configured queue's pending set in pages, so on a very
+//! long queue it takes a while; it changes nothing.
+
+use super::output::{Table, json, lease_left, utc};
+use super::{AdminError, Ctx};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, wire};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// Pending members read per call.
+const PAGE: usize = 1000;
+
+/// One place a generation of the request is.
+#[derive(Debug, Serialize)]
+struct Location {
+    token: String,
+    /// `pending`, `claimed`, `parked` (retry set) or `dead`.
+    place: &'static str,
+    queue: Option<String>,
+    owner: Option<String>,
+    lease_left_ms: Option<i64>,
+    redeliveries: Option<u32>,
+    reason: Option<String>,
+    /// Unix ms: when it was dead-lettered, or when a parked retry is due.
+    at_ms: Option<u64>,
+    /// The envelope, its payload left out unless `--show-payload`.
+    envelope: serde_json::Value,
+}
+
+/// The whole answer.
+#[derive(Debug, Serialize)]
+struct Report {
+    id: String,
+    locations: Vec<Location>,
+    /// Generations with a live terminal marker (their record was delivered).
+    answered: Vec<String>,
+}
+
+pub(super) async fn run(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
+    let store = &ctx.store;
+    let now = store.now().await?;
+    let mut locations = Vec::new();
+    let mine = |m: &Member| {
+        wire::parse_member(m.as_bytes())
+            .ok()
+            .filter(|p| p.id == id)
+            .map(|p| p.token)
+    };
+    for q in ctx.queues(None)? {
+        let queue = Some(q.queue.clone());
+        let mut offset = 0;
+        loop {
+            let page = store.peek(&q.queue, offset, PAGE).await?;
+            for e in &page {
+                if let Some(token) = mine(&e.member) {
+                    locations.push(at(ctx, token, "pending", queue.clone(), &e.member));
+                }
+            }
+            if page.len() < PAGE {
+                break;
+            }
+            offset += PAGE;
+        }
+        for c in store.claims(&q.queue).await? {
+            if c.generation.id == id {
+                let mut l = at(
+                    ctx,
+                    c.generation.token.clone(),
+                    "claimed",
+                    queue.clone(),
+                    &c.member,
+                );
+                l.owner = Some(c.owner.as_str().to_owned());
+                l.lease_left_ms = Some(c.lease_expiry.0 as i64 - now.0 as i64);
+                l.redeliveries = Some(c.redeliveries);
+                locations.push(l);
+            }
+        }
+        for d in store.dead_entries(&q.queue).await? {
+            if let Some(token) = mine(&d.member) {
+                let mut l = at(ctx, token, "dead", queue.clone(), &d.member);
+                l.reason = Some(d.reason.clone());
+                l.at_ms = Some(d.at.0);
+                locations.push(l);
+            }
+        }
+    }
+    for r in store.retry_entries().await? {
+        if let Some(token) = mine(&r.member) {
+            let queue = wire::parse_member(r.member.as_bytes())
+                .ok()
+                .and_then(|p| p.request_queue_name);
+            let mut l = at(ctx, token, "parked", queue, &r.member);
+            l.at_ms = Some(r.score.as_millis().0);
+            locations.push(l);
+        }
+    }
+    let tokens: BTreeSet<String> = locations.iter().map(|l| l.token.clone()).collect();
+    let mut answered = Vec::new();
+    for token in tokens {
+        if store
+            .is_terminal(&Generation::new(id, token.clone()))
+            .await?
+        {
+            answered.push(token);
+        }
+    }
+    let report = Report {
+        id: id.to_owned(),
+        locations,
+        answered,
+    };
+    if ctx.json {
+        return json(&report);
+    }
+    print(&report)
+}
+
+fn at(
+    ctx: &Ctx,
+    token: String,
+    place: &'static str,
+    queue: Option<String>,
+    m: &Member,
+) -> Location {
+    Location {
+        token,
+        place,
+        queue,
+        owner: None,
+        lease_left_ms: None,
+        redeliveries: None,
+        reason: None,
+        at_ms: None,
+        envelope: envelope(m, ctx.show_payload),
+    }
+}
+
+/// The member as JSON, `data.payload` replaced by a note of its size
+/// unless `show` (an unparsable member: its length only).
+fn envelope(m: &Member, show: bool) -> serde_json::Value {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(m.as_bytes()) else {
+        return serde_json::json!(format!("(not JSON, {} bytes)", m.as_bytes().len()));
+    };
+    if !show
+        && let Some(payload) = v.pointer_mut("/data/payload")
+        && !payload.is_null()
+    {
+        let size = payload.to_string().len();
+        *payload = serde_json::json!(format!("(omitted, {size} bytes; --show-payload prints it)"));
+    }
+    v
+}
+
+fn print(report: &Report) -> Result<(), AdminError> {
+    if report.locations.is_empty() {
+        println!(
+            "request {:?}: not pending, claimed, parked or dead in the configured queues (an answered request leaves only its record and marker)",
+            report.id
+        );
+        return Ok(());
+    }
+    let mut t = Table::new(&["GENERATION", "WHERE", "QUEUE", "DETAIL", "ANSWERED"]);
+    for l in &report.locations {
+        let detail = match l.place {
+            "claimed" => format!(
+                "owner {}, lease left {}, {} earlier deliveries",
+                l.owner.as_deref().unwrap_or("-"),
+                lease_left(l.lease_left_ms.unwrap_or(0)),
+                l.redeliveries.unwrap_or(0)
+            ),
+            "dead" => format!(
+                "{} (at {})",
+                l.reason.as_deref().unwrap_or("-"),
+                utc(l.at_ms.unwrap_or(0))
+            ),
+            "parked" => format!("due {}", utc(l.at_ms.unwrap_or(0))),
+            _ => String::new(),
+        };
+        let answered = report.answered.contains(&l.token);
+        t.row(vec![
+            l.token.clone(),
+            l.place.to_owned(),
+            l.queue.clone().unwrap_or_else(|| "-".into()),
+            detail,
+            if answered {
+                "yes: marker present"
+            } else {
+                "no"
+            }
+            .into(),
+        ]);
+    }
+    t.print();
+    for l in &report.locations {
+        println!("\nenvelope ({} {}):", l.place, l.token);
+        json(&l.envelope)?;
+    }
+    Ok(())
+}

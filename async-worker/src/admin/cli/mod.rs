@@ -1,0 +1,257 @@
+//! `async-worker admin <command>`: the flags, the connection (exactly as `run` makes it), the exit codes, and one module per command.
+//!
+//! Exit codes: 0 on success; 1 when the store cannot be reached (or fails
+//! mid-command); 2 on bad input (flags, transport config, an unknown queue,
+//! an id that names nothing). Read commands print a table, or JSON with
+//! `--json`. No command prints a payload unless `--show-payload` is given.
+
+mod claims;
+mod dead_list;
+mod dead_purge;
+mod dead_redrive;
+mod inspect;
+mod output;
+mod pause;
+mod release;
+mod stats;
+
+use crate::admin::stats::QueueRef;
+use crate::settings::{ProcessorSettings, RunArgs, SettingsError, parse_flag_duration};
+use claim_core::StoreError;
+use claim_redis::{ConnectError, RedisStore};
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// `async-worker admin`: the connection flags of `run` (given before the
+/// command), then the command.
+#[derive(Debug, Clone, Args)]
+pub struct AdminArgs {
+    /// Print JSON instead of a table (read commands).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Print request payloads (`inspect`); never printed otherwise.
+    #[arg(long, global = true)]
+    pub show_payload: bool,
+
+    /// The flags `run` takes: the same transport config, Redis URL and
+    /// validation. Give them before the command.
+    #[command(flatten)]
+    pub connect: Box<RunArgs>,
+
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+/// What `async-worker admin` does.
+#[derive(Debug, Clone, Subcommand)]
+pub enum AdminCommand {
+    /// Per queue: pending, claimed, expiring, ages, parked retries, dead, result lists, paused.
+    Stats {
+        /// One queue (default: every configured queue).
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+        /// Print again every DURATION (Go syntax: 2s, 500ms) until interrupted.
+        #[arg(long, value_name = "DURATION", value_parser = watch_interval)]
+        watch: Option<Duration>,
+    },
+    /// One row per claim: request id, generation, owner, lease left, deliveries.
+    Claims {
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+        /// Only claims held by this owner token.
+        #[arg(long, value_name = "TOKEN")]
+        owner: Option<String>,
+        /// Only claims whose lease has ended (awaiting the reclaimer).
+        #[arg(long)]
+        expired: bool,
+    },
+    /// Where each generation of a request is now, and its envelope without the payload.
+    Inspect {
+        /// The request id (`data.id`).
+        id: String,
+    },
+    /// Dead-lettered requests: list, redrive, purge.
+    Dead {
+        #[command(subcommand)]
+        command: DeadCommand,
+    },
+    /// End a claim's lease now, whoever holds it: redelivered at once (for a stuck worker).
+    Release {
+        /// The request id (`data.id`).
+        id: String,
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+    },
+    /// Every replica stops claiming from Q within one poll interval; in-flight work finishes.
+    Pause {
+        #[arg(value_name = "Q")]
+        queue: String,
+    },
+    /// Every replica claims from Q again within one poll interval.
+    Resume {
+        #[arg(value_name = "Q")]
+        queue: String,
+    },
+}
+
+/// `async-worker admin dead …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum DeadCommand {
+    /// Dead entries: request id, reason, when.
+    List {
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+    },
+    /// Move dead entries back to pending at their original score, delivery count reset.
+    Redrive {
+        #[command(flatten)]
+        which: Which,
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+    },
+    /// Delete dead entries for good.
+    Purge {
+        #[command(flatten)]
+        which: Which,
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+        /// Confirm the deletion (required).
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// Dead entries named by request id, or all of them.
+#[derive(Debug, Clone, Args)]
+#[group(required = true, multiple = false)]
+pub struct Which {
+    /// Request ids (`data.id`).
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// Every dead entry of the queue(s).
+    #[arg(long)]
+    pub all: bool,
+}
+
+fn watch_interval(s: &str) -> Result<Duration, String> {
+    match parse_flag_duration(s, crate::settings::BareUnit::Seconds) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("it is zero; give a positive duration such as 2s".into()),
+        Err(e) => Err(format!("{e}; use Go syntax such as 2s or 500ms")),
+    }
+}
+
+/// Why an admin command failed, and its exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("{0}; check that Redis is up and reachable, then run the command again")]
+    Store(#[from] StoreError),
+    /// The input names nothing usable: the message says what and the fix.
+    #[error("{0}")]
+    BadInput(String),
+}
+
+impl AdminError {
+    /// 1 when the store cannot be reached or failed, 2 for bad input.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AdminError::Settings(_) | AdminError::BadInput(_) => 2,
+            AdminError::Connect(
+                ConnectError::Url { .. } | ConnectError::Config(_) | ConnectError::Option { .. },
+            ) => 2,
+            AdminError::Connect(_) | AdminError::Store(_) => 1,
+        }
+    }
+}
+
+/// What every command works with.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub store: RedisStore,
+    pub settings: ProcessorSettings,
+    pub json: bool,
+    pub show_payload: bool,
+}
+
+impl Ctx {
+    /// The configured queues, or the one `--queue` names (it must be configured).
+    pub fn queues(&self, only: Option<&str>) -> Result<Vec<QueueRef>, AdminError> {
+        let configured: Vec<&str> = self
+            .settings
+            .runtime
+            .queues
+            .iter()
+            .map(|q| q.queue_name.as_str())
+            .collect();
+        let names = match only {
+            None => configured,
+            Some(q) if configured.contains(&q) => vec![q],
+            Some(q) => {
+                return Err(AdminError::BadInput(format!(
+                    "queue {q:?} is not in the transport config (its queues: {}); name one of them, or pass the transport config the workers run with",
+                    configured.join(", ")
+                )));
+            }
+        };
+        Ok(names
+            .into_iter()
+            .map(|q| QueueRef::from_config(&self.store, q))
+            .collect())
+    }
+}
+
+/// Runs one admin command: resolves the settings as `run` does, connects,
+/// runs, and maps the outcome to the exit code.
+pub async fn run(args: AdminArgs) -> ExitCode {
+    match execute(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("async-worker admin: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+async fn execute(args: AdminArgs) -> Result<(), AdminError> {
+    let mut connect = *args.connect;
+    // The gateway is never called here: a config without one is still
+    // good enough to find Redis and the queues.
+    if connect.igw_base_url.is_none() {
+        connect.igw_base_url = Some("http://gateway.unused.invalid".into());
+    }
+    let settings = connect.resolve()?;
+    let store = RedisStore::connect(settings.redis_options()).await?;
+    let ctx = Ctx {
+        store,
+        settings,
+        json: args.json,
+        show_payload: args.show_payload,
+    };
+    match args.command {
+        AdminCommand::Stats { queue, watch } => stats::run(&ctx, queue.as_deref(), watch).await,
+        AdminCommand::Claims {
+            queue,
+            owner,
+            expired,
+        } => claims::run(&ctx, queue.as_deref(), owner.as_deref(), expired).await,
+        AdminCommand::Inspect { id } => inspect::run(&ctx, &id).await,
+        AdminCommand::Dead { command } => match command {
+            DeadCommand::List { queue } => dead_list::run(&ctx, queue.as_deref()).await,
+            DeadCommand::Redrive { which, queue } => {
+                dead_redrive::run(&ctx, &which, queue.as_deref()).await
+            }
+            DeadCommand::Purge { which, queue, yes } => {
+                dead_purge::run(&ctx, &which, queue.as_deref(), yes).await
+            }
+        },
+        AdminCommand::Release { id, queue } => release::run(&ctx, &id, queue.as_deref()).await,
+        AdminCommand::Pause { queue } => pause::run(&ctx, &queue, true).await,
+        AdminCommand::Resume { queue } => pause::run(&ctx, &queue, false).await,
+    }
+}

@@ -1,0 +1,133 @@
+//! How admin commands print: aligned tables, JSON, durations and UTC times.
+
+use super::AdminError;
+use serde::Serialize;
+
+/// Prints `value` as pretty JSON on stdout.
+pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), AdminError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| AdminError::BadInput(format!("cannot write JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
+}
+
+/// A table: a header row and rows of cells, printed with aligned columns.
+#[derive(Debug)]
+pub(crate) struct Table {
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: &[&str]) -> Self {
+        Table {
+            rows: vec![header.iter().map(|h| (*h).to_owned()).collect()],
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// The table as text, columns two spaces apart, no trailing spaces.
+    pub fn render(&self) -> String {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                let cell = |r: &Vec<String>| r.get(c).map_or(0, |s| s.chars().count());
+                self.rows.iter().map(cell).max().unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                line.push_str(cell);
+                let pad = widths[c] - cell.chars().count();
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn print(&self) {
+        print!("{}", self.render());
+    }
+}
+
+/// A duration in ms, short: `850ms`, `12.3s`, `4m05s`, `2h03m`; `-` for none.
+pub(crate) fn duration(ms: Option<u64>) -> String {
+    let Some(ms) = ms else {
+        return "-".into();
+    };
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{}m{:02}s", ms / 60_000, ms % 60_000 / 1000),
+        _ => format!("{}h{:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
+/// A signed duration (lease left): negative ones as `expired 1.2s ago`.
+pub(crate) fn lease_left(ms: i64) -> String {
+    if ms >= 0 {
+        duration(Some(ms as u64))
+    } else {
+        format!("expired {} ago", duration(Some(ms.unsigned_abs())))
+    }
+}
+
+/// Unix ms as UTC, `2026-12-02T01:02:03Z`.
+pub(crate) fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_columns_two_spaces_apart_without_trailing_spaces() {
+        let mut t = Table::new(&["queue", "pending"]);
+        t.row(vec!["a-long-queue".into(), "3".into()]);
+        assert_eq!(t.render(), "queue         pending\na-long-queue  3\n");
+    }
+
+    #[test]
+    fn durations_and_times_read_as_an_operator_expects() {
+        assert_eq!(duration(Some(850)), "850ms");
+        assert_eq!(duration(Some(12_345)), "12.3s");
+        assert_eq!(duration(Some(245_000)), "4m05s");
+        assert_eq!(duration(Some(7_380_000)), "2h03m");
+        assert_eq!(duration(None), "-");
+        assert_eq!(lease_left(-1_200), "expired 1.2s ago");
+        assert_eq!(utc(1_700_000_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+    }
+}

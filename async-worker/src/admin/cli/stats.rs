@@ -1,0 +1,70 @@
+//! `admin stats [--queue Q] [--watch DURATION]`: per-queue counts and ages, once or every DURATION.
+
+use super::output::{Table, duration, json};
+use super::{AdminError, Ctx};
+use crate::admin::stats::{QueueStats, collect};
+use std::time::Duration;
+
+pub(super) async fn run(
+    ctx: &Ctx,
+    queue: Option<&str>,
+    watch: Option<Duration>,
+) -> Result<(), AdminError> {
+    let queues = ctx.queues(queue)?;
+    loop {
+        let stats = collect(&ctx.store, &queues).await?;
+        match (ctx.json, watch) {
+            // One document per line while watching.
+            (true, Some(_)) => println!(
+                "{}",
+                serde_json::to_string(&stats).map_err(|e| AdminError::BadInput(e.to_string()))?
+            ),
+            (true, None) => json(&stats)?,
+            (false, _) => table(&stats).print(),
+        }
+        let Some(every) = watch else {
+            return Ok(());
+        };
+        tokio::select! {
+            () = tokio::time::sleep(every) => println!(),
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+    }
+}
+
+fn table(stats: &[QueueStats]) -> Table {
+    let mut t = Table::new(&[
+        "QUEUE",
+        "PENDING",
+        "CLAIMED",
+        "EXPIRING",
+        "EXPIRED",
+        "OLDEST PENDING",
+        "OLDEST CLAIM",
+        "RETRIES",
+        "DEAD",
+        "RESULT LISTS",
+        "PAUSED",
+    ]);
+    for s in stats {
+        let lists: Vec<String> = s
+            .result_lists
+            .iter()
+            .map(|l| format!("{}={}", l.list, l.len))
+            .collect();
+        t.row(vec![
+            s.queue.clone(),
+            s.pending.to_string(),
+            s.claimed.to_string(),
+            s.expiring_within_lease.to_string(),
+            s.expired.to_string(),
+            duration(s.oldest_pending_age_ms),
+            duration(s.oldest_claim_age_ms),
+            s.parked_retries.to_string(),
+            s.dead.to_string(),
+            lists.join(","),
+            if s.paused { "yes" } else { "no" }.into(),
+        ]);
+    }
+    t
+}

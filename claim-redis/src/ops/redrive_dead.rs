@@ -1,0 +1,76 @@
+//! `redrive_dead`: sorts out unparsable and answered entries, then runs `lua/redrive_dead.lua` for the rest, one call per [`MAX_BATCH`] members.
+
+use super::is_terminal::is_terminal;
+use crate::codec::{flag, per_item, score_arg};
+use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::admin::Redrive;
+use claim_core::{Generation, Member, Op, StoreError, wire};
+
+pub(crate) async fn redrive_dead(
+    store: &RedisStore,
+    queue: &str,
+    members: &[Member],
+) -> Result<Vec<Redrive>, StoreError> {
+    let q = store.keys().queue(queue);
+    let mut out = vec![Redrive::NotDead; members.len()];
+    // (index, member, score text, claim key) of the entries to move.
+    let mut movable = Vec::new();
+    for (i, member) in members.iter().enumerate() {
+        let Ok(parsed) = wire::parse_member(member.as_bytes()) else {
+            out[i] = Redrive::Unparsable;
+            continue;
+        };
+        let g = Generation::new(parsed.id.clone(), parsed.token.clone());
+        // Answered generations stay (see the script's header for why this
+        // read cannot go stale).
+        if is_terminal(store, &g).await? {
+            out[i] = Redrive::Answered;
+            continue;
+        }
+        movable.push((i, member, score_arg(parsed.score()), g.claim_key()));
+    }
+    // An entry sorted out above that is not dead answers NotDead, as the model.
+    let dead = dead_flags(store, &q.dead, members).await?;
+    for (i, d) in dead.into_iter().enumerate() {
+        if !d {
+            out[i] = Redrive::NotDead;
+        }
+    }
+    for chunk in movable.chunks(MAX_BATCH) {
+        let mut call = store.scripts().redrive_dead.prepare_invoke();
+        call.key(&q.pending).key(&q.dead).key(&q.deliveries);
+        for (_, member, score, claim_key) in chunk {
+            call.arg(member.as_bytes()).arg(score).arg(claim_key);
+        }
+        let reply: Vec<i64> = store.conn().script(Op::RedriveDead, &call).await?;
+        for ((i, ..), moved) in chunk
+            .iter()
+            .zip(per_item(Op::RedriveDead, reply, chunk.len())?)
+        {
+            out[*i] = if flag(moved) {
+                Redrive::Moved
+            } else {
+                Redrive::NotDead
+            };
+        }
+    }
+    let moved = out.iter().filter(|o| **o == Redrive::Moved).count();
+    tracing::info!(queue, moved, asked = members.len(), "dead entries redriven");
+    Ok(out)
+}
+
+/// For each member, whether the dead hash holds it (`HEXISTS`, pipelined).
+async fn dead_flags(
+    store: &RedisStore,
+    dead: &str,
+    members: &[Member],
+) -> Result<Vec<bool>, StoreError> {
+    let mut pipe = redis::pipe();
+    for m in members {
+        pipe.hexists(dead, m.as_bytes());
+    }
+    store
+        .conn()
+        .query(Op::RedriveDead, crate::conn::Effect::Read, &pipe)
+        .await
+}
