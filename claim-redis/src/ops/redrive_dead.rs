@@ -1,7 +1,7 @@
 //! `redrive_dead`: sorts out unparsable and answered entries, then runs `lua/redrive_dead.lua` for the rest, one call per [`MAX_BATCH`] members.
 
-use super::is_terminal::is_terminal;
 use crate::codec::{flag, per_item, score_arg};
+use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::admin::Redrive;
 use claim_core::{Generation, Member, Op, StoreError, wire};
@@ -11,23 +11,30 @@ pub(crate) async fn redrive_dead(
     queue: &str,
     members: &[Member],
 ) -> Result<Vec<Redrive>, StoreError> {
+    if members.is_empty() {
+        return Ok(Vec::new());
+    }
     let q = store.keys().queue(queue);
     let mut out = vec![Redrive::NotDead; members.len()];
-    // (index, member, score text, claim key) of the entries to move.
-    let mut movable = Vec::new();
+    // (index, member, score text, generation) of the parsable entries.
+    let mut parsable = Vec::new();
     for (i, member) in members.iter().enumerate() {
-        let Ok(parsed) = wire::parse_member(member.as_bytes()) else {
-            out[i] = Redrive::Unparsable;
-            continue;
-        };
-        let g = Generation::new(parsed.id.clone(), parsed.token.clone());
-        // Answered generations stay (see the script's header for why this
-        // read cannot go stale).
-        if is_terminal(store, &g).await? {
-            out[i] = Redrive::Answered;
-            continue;
+        match wire::parse_member(member.as_bytes()) {
+            Ok(p) => parsable.push((i, member, p.score(), Generation::new(p.id, p.token))),
+            Err(_) => out[i] = Redrive::Unparsable,
         }
-        movable.push((i, member, score_arg(parsed.score()), g.claim_key()));
+    }
+    // Answered generations stay (see the script's header for why this read
+    // cannot go stale).
+    let gens: Vec<&Generation> = parsable.iter().map(|(.., g)| g).collect();
+    let answered = answered(store, &gens).await?;
+    let mut movable = Vec::new();
+    for ((i, member, score, g), answered) in parsable.into_iter().zip(answered) {
+        if answered {
+            out[i] = Redrive::Answered;
+        } else {
+            movable.push((i, member, score_arg(score), g.claim_key()));
+        }
     }
     // An entry sorted out above that is not dead answers NotDead, as the model.
     let dead = dead_flags(store, &q.dead, members).await?;
@@ -59,6 +66,30 @@ pub(crate) async fn redrive_dead(
     Ok(out)
 }
 
+/// For each generation, whether its terminal marker is live (`is_terminal`
+/// for many: one pipelined round trip of GETs).
+async fn answered(store: &RedisStore, gens: &[&Generation]) -> Result<Vec<bool>, StoreError> {
+    let mut out = Vec::with_capacity(gens.len());
+    for chunk in gens.chunks(MAX_BATCH) {
+        let mut pipe = redis::pipe();
+        for g in chunk {
+            pipe.get(store.keys().marker(g));
+        }
+        let values: Vec<Option<String>> = store
+            .conn()
+            .query(Op::RedriveDead, Effect::Read, &pipe)
+            .await?;
+        out.extend(values.into_iter().map(|v| match (v, store.explicit_now()) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(v), Some(now)) => {
+                claim_core::marker::parse_marker(&v).is_none_or(|(expiry, _)| expiry > now.0)
+            }
+        }));
+    }
+    Ok(out)
+}
+
 /// For each member, whether the dead hash holds it (`HEXISTS`, pipelined).
 async fn dead_flags(
     store: &RedisStore,
@@ -71,6 +102,6 @@ async fn dead_flags(
     }
     store
         .conn()
-        .query(Op::RedriveDead, crate::conn::Effect::Read, &pipe)
+        .query(Op::RedriveDead, Effect::Read, &pipe)
         .await
 }
