@@ -252,3 +252,53 @@ async fn admin_exits_1_when_redis_cannot_be_reached_and_2_on_bad_input() {
     assert_eq!(bad_url.code, 2, "{}", bad_url.stderr);
     assert_eq!(admin(&url, &["stats"]).code, 0);
 }
+
+#[tokio::test]
+async fn stats_watch_prints_one_json_document_per_interval_until_interrupted() {
+    use tokio::io::AsyncBufReadExt;
+    let Some(server) = common::redis_server() else {
+        return;
+    };
+    let mut child = tokio::process::Command::new(common::worker::BINARY)
+        .args([
+            "admin",
+            "--redis-url",
+            &server.url(),
+            "--json",
+            "stats",
+            "--watch",
+            "200ms",
+        ])
+        .env_remove("REDIS_URL")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start admin stats --watch");
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut documents = 0;
+    let read = async {
+        while documents < 3 {
+            let line = lines.next_line().await.unwrap().expect("another document");
+            if line.is_empty() {
+                continue;
+            }
+            let stats: serde_json::Value =
+                serde_json::from_str(&line).expect("one JSON document per line");
+            assert_eq!(stats[0]["queue"], QUEUE);
+            documents += 1;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("three documents within 10 s");
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(sent.unwrap().success());
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .expect("exits on SIGINT")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
