@@ -1,5 +1,6 @@
-//! `redrive_dead`: sorts out unparsable and answered entries, then runs `lua/redrive_dead.lua` for the rest, one call per [`MAX_BATCH`] members.
+//! `redrive_dead`: sorts out unparsable and answered entries (`is_terminal`), then runs `lua/redrive_dead.lua` for the rest, one call per [`MAX_BATCH`] members.
 
+use super::is_terminal::is_terminal;
 use crate::codec::{flag, per_item, score_arg};
 use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
@@ -66,26 +67,13 @@ pub(crate) async fn redrive_dead(
     Ok(out)
 }
 
-/// For each generation, whether its terminal marker is live (`is_terminal`
-/// for many: one pipelined round trip of GETs).
+/// For each generation, whether its terminal marker is live: `is_terminal`
+/// each, so a redrive reads markers wherever the key layout keeps them (an
+/// operator's command; its round trips do not matter).
 async fn answered(store: &RedisStore, gens: &[&Generation]) -> Result<Vec<bool>, StoreError> {
     let mut out = Vec::with_capacity(gens.len());
-    for chunk in gens.chunks(MAX_BATCH) {
-        let mut pipe = redis::pipe();
-        for g in chunk {
-            pipe.get(store.keys().marker(g));
-        }
-        let values: Vec<Option<String>> = store
-            .conn()
-            .query(Op::RedriveDead, Effect::Read, &pipe)
-            .await?;
-        out.extend(values.into_iter().map(|v| match (v, store.explicit_now()) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(v), Some(now)) => {
-                claim_core::marker::parse_marker(&v).is_none_or(|(expiry, _)| expiry > now.0)
-            }
-        }));
+    for g in gens {
+        out.push(is_terminal(store, g).await?);
     }
     Ok(out)
 }
