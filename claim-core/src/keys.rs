@@ -23,6 +23,12 @@ pub const BOOKKEEPING_SUFFIXES: [&str; 5] = [
     ":dead",
 ];
 
+/// Suffix of a queue's pause flag (`<queue>:paused`, written by
+/// `async-worker admin pause`): checked like a bookkeeping key, so no
+/// result list, queue or retry set can be named like it (a list there
+/// would read as a pause).
+pub const PAUSE_SUFFIX: &str = ":paused";
+
 /// Prefixes of keys written per request: a configured name that starts with
 /// one of them could meet a key the store or the producer writes.
 pub const PER_REQUEST_PREFIXES: [&str; 5] = [
@@ -74,7 +80,7 @@ pub fn role_of(name: &str, queues: &[&str], retry_set: &str) -> Option<Role> {
     if name == retry_set {
         return Some(Role::RetrySet);
     }
-    for suffix in BOOKKEEPING_SUFFIXES {
+    for suffix in BOOKKEEPING_SUFFIXES.into_iter().chain([PAUSE_SUFFIX]) {
         if let Some(queue) = name.strip_suffix(suffix) {
             return Some(Role::Bookkeeping {
                 queue: queue.to_owned(),
@@ -151,6 +157,8 @@ mod tests {
         assert!(err.contains("dead key of queue \"q\""), "{err}");
         let err = check_names(&["q"], "retry", &["retry"]).unwrap_err();
         assert!(err.contains("retry set"), "{err}");
+        let err = check_names(&["q"], "retry", &["q:paused"]).unwrap_err();
+        assert!(err.contains("paused key of queue \"q\""), "{err}");
     }
 
     #[test]

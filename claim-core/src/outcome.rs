@@ -15,6 +15,7 @@ pub enum ExitPath {
     GateRefused,
     MemberUnparsable,
     ResultListUnusable,
+    OperatorReleased,
 }
 
 /// One row of the outcome table.
@@ -27,7 +28,7 @@ pub struct Outcome {
 }
 
 /// The outcome table. Each exit path appears exactly once.
-pub const OUTCOMES: [Outcome; 9] = [
+pub const OUTCOMES: [Outcome; 10] = [
     Outcome {
         path: ExitPath::TerminalResult,
         exit_path: "Terminal result (success, error, cancelled, deadline, gate drop, invalid)",
@@ -81,6 +82,12 @@ pub const OUTCOMES: [Outcome; 9] = [
         exit_path: "Result list unusable (holds another type, or names a queue, bookkeeping key or the retry set)",
         claim_outcome: "dead set with the reason (e.g. `result list \"x\" holds a zset`); claim dropped; no record, no marker, so a redrive after the fix gets its record",
         store_operation: "`ack` / `reclaim_expired`",
+    },
+    Outcome {
+        path: ExitPath::OperatorReleased,
+        exit_path: "Operator releases the claim (`async-worker admin release`, for a stuck worker)",
+        claim_outcome: "released to pending at its original score at once, whoever holds it; not a delivery (count kept); the owner's renew then finds it lost",
+        store_operation: "`release_claim` (`ClaimAdmin`)",
     },
 ];
 

@@ -4,7 +4,8 @@
 //! Each store crate runs the suite as its test target `conformance`
 //! (`tests/conformance.rs`, one `claim_core::conformance_tests!` line), in
 //! which every check is a test: `plain::<check>`, `through_faults::<check>`,
-//! and on Redis `server_time::<check>`. This reads libtest's output as it
+//! `admin::<check>` (the operator's operations), and on Redis
+//! `server_time::<check>`. This reads libtest's output as it
 //! streams and prints `ok   <check>` or `FAIL <check>` per check, the
 //! failures' messages as libtest gives them, one `<pass>: N passed, N
 //! failed` line per other pass, and closes with the plain pass's `N passed,
@@ -246,7 +247,7 @@ const PLAIN: &str = "plain";
 /// One libtest result line of the conformance target.
 #[derive(Debug, PartialEq)]
 struct Outcome<'a> {
-    /// `plain`, `through_faults`, `server_time` or `model_based`.
+    /// `plain`, `through_faults`, `admin`, `server_time` or `model_based`.
     pass: &'a str,
     check: &'a str,
     passed: bool,

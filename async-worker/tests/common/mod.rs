@@ -6,6 +6,7 @@
 //! `request-active:<id>`, `request-cancel:<id>`.
 #![allow(dead_code)]
 
+pub mod admin;
 pub mod rig;
 pub mod worker;
 

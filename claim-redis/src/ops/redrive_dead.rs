@@ -1,7 +1,8 @@
-//! `redrive_dead`: sorts out unparsable and answered entries, then runs `lua/redrive_dead.lua` for the rest, one call per [`MAX_BATCH`] members.
+//! `redrive_dead`: sorts out unparsable and answered entries (`is_terminal`), then runs `lua/redrive_dead.lua` for the rest, one call per [`MAX_BATCH`] members.
 
 use super::is_terminal::is_terminal;
 use crate::codec::{flag, per_item, score_arg};
+use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::admin::Redrive;
 use claim_core::{Generation, Member, Op, StoreError, wire};
@@ -11,23 +12,30 @@ pub(crate) async fn redrive_dead(
     queue: &str,
     members: &[Member],
 ) -> Result<Vec<Redrive>, StoreError> {
+    if members.is_empty() {
+        return Ok(Vec::new());
+    }
     let q = store.keys().queue(queue);
     let mut out = vec![Redrive::NotDead; members.len()];
-    // (index, member, score text, claim key) of the entries to move.
-    let mut movable = Vec::new();
+    // (index, member, score text, generation) of the parsable entries.
+    let mut parsable = Vec::new();
     for (i, member) in members.iter().enumerate() {
-        let Ok(parsed) = wire::parse_member(member.as_bytes()) else {
-            out[i] = Redrive::Unparsable;
-            continue;
-        };
-        let g = Generation::new(parsed.id.clone(), parsed.token.clone());
-        // Answered generations stay (see the script's header for why this
-        // read cannot go stale).
-        if is_terminal(store, &g).await? {
-            out[i] = Redrive::Answered;
-            continue;
+        match wire::parse_member(member.as_bytes()) {
+            Ok(p) => parsable.push((i, member, p.score(), Generation::new(p.id, p.token))),
+            Err(_) => out[i] = Redrive::Unparsable,
         }
-        movable.push((i, member, score_arg(parsed.score()), g.claim_key()));
+    }
+    // Answered generations stay (see the script's header for why this read
+    // cannot go stale).
+    let gens: Vec<&Generation> = parsable.iter().map(|(.., g)| g).collect();
+    let answered = answered(store, &gens).await?;
+    let mut movable = Vec::new();
+    for ((i, member, score, g), answered) in parsable.into_iter().zip(answered) {
+        if answered {
+            out[i] = Redrive::Answered;
+        } else {
+            movable.push((i, member, score_arg(score), g.claim_key()));
+        }
     }
     // An entry sorted out above that is not dead answers NotDead, as the model.
     let dead = dead_flags(store, &q.dead, members).await?;
@@ -59,6 +67,17 @@ pub(crate) async fn redrive_dead(
     Ok(out)
 }
 
+/// For each generation, whether its terminal marker is live: `is_terminal`
+/// each, so a redrive reads markers wherever the key layout keeps them (an
+/// operator's command; its round trips do not matter).
+async fn answered(store: &RedisStore, gens: &[&Generation]) -> Result<Vec<bool>, StoreError> {
+    let mut out = Vec::with_capacity(gens.len());
+    for g in gens {
+        out.push(is_terminal(store, g).await?);
+    }
+    Ok(out)
+}
+
 /// For each member, whether the dead hash holds it (`HEXISTS`, pipelined).
 async fn dead_flags(
     store: &RedisStore,
@@ -71,6 +90,6 @@ async fn dead_flags(
     }
     store
         .conn()
-        .query(Op::RedriveDead, crate::conn::Effect::Read, &pipe)
+        .query(Op::RedriveDead, Effect::Read, &pipe)
         .await
 }

@@ -37,7 +37,10 @@ pub struct AdminArgs {
 
     /// The flags `run` takes: the same transport config, Redis URL and
     /// validation. Give them before the command.
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Flags of run (the connection and transport config; give them before the command)"
+    )]
     pub connect: Box<RunArgs>,
 
     #[command(subcommand)]

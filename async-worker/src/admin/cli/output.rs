@@ -54,8 +54,12 @@ impl Table {
         out
     }
 
+    /// Prints the table, or `(none)` under the header when it has no rows.
     pub fn print(&self) {
         print!("{}", self.render());
+        if self.rows.len() == 1 {
+            println!("(none)");
+        }
     }
 }
 
