@@ -21,7 +21,6 @@
 //! parked in the default queue's own set, else written there before it
 //! leaves its set, with the same crash argument.
 
-use super::park_retry::register_retry_queue;
 use super::per_request;
 use super::retry_sets::retry_sets;
 use crate::codec::{PromoteAs, dead_json, score_arg};
@@ -154,19 +153,29 @@ async fn settle(
     let mut leaving: Vec<&[u8]> = Vec::new();
     let mut buried = 0;
     let mut here: Vec<&Plan> = Vec::new();
+    // The queues first (SADD before the entries they will hold), then the
+    // entries' new places, each a single-key command (pipelined, not
+    // atomic), then their removal from this set: each step only after the
+    // one before it landed.
+    let mut queues: Vec<&str> = Vec::new();
+    let mut places = redis::pipe();
     for p in &plans {
         match p {
             Plan::Elsewhere { member, due, queue } => {
-                register_retry_queue(store, queue).await?;
-                let add = redis::Cmd::zadd(keys.queue(queue).retry, member.as_slice(), *due);
-                store.conn().query::<()>(OP, Effect::Write, &add).await?;
+                if !queues.contains(&queue.as_str()) {
+                    queues.push(queue);
+                }
+                places
+                    .zadd(keys.queue(queue).retry, member.as_slice(), *due)
+                    .ignore();
                 leaving.push(member);
                 handed_over += 1;
             }
             Plan::Bury { member, reason } if !at_home => {
                 tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
-                let bury = redis::Cmd::hset(&dead, member.as_slice(), dead_json(reason, now));
-                store.conn().query::<()>(OP, Effect::Write, &bury).await?;
+                places
+                    .hset(&dead, member.as_slice(), dead_json(reason, now))
+                    .ignore();
                 leaving.push(member);
                 buried += 1;
             }
@@ -174,6 +183,17 @@ async fn settle(
         }
     }
     if !leaving.is_empty() {
+        if !queues.is_empty() {
+            let register = redis::Cmd::sadd(keys.retry_queues(), &queues);
+            store
+                .conn()
+                .query::<()>(OP, Effect::Write, &register)
+                .await?;
+        }
+        store
+            .conn()
+            .query::<()>(OP, Effect::Transaction, &places)
+            .await?;
         let rem = redis::Cmd::zrem(set, leaving);
         store.conn().query::<()>(OP, Effect::Write, &rem).await?;
     }
