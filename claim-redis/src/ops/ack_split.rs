@@ -30,7 +30,9 @@
 //!   `request-active:<id>` and `request-cancel:<id>` deleted only where
 //!   they hold this generation's token (`del_if.lua`, compare and delete
 //!   in one step), payload keys where ack.lua would delete them. Best
-//!   effort, after the record: a failure is only logged. That is safe:
+//!   effort, after the record: a failure is only logged. Across slots the
+//!   producer keys go concurrently with (c) (the record is written by
+//!   then), the payload keys after it (it says which). That is safe:
 //!   the record and marker are written, so the generation is answered
 //!   whatever these keys hold; a leftover active key only lets a later
 //!   cancel of this id mark an answered generation (no claim will ever
@@ -43,6 +45,7 @@
 //! client that resends a call after a connection drop changes nothing.
 
 use super::ack::one_script;
+use super::ack_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
 use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
 use crate::codec::{ack_outcome, per_item};
 use crate::keys::QueueKeys;
@@ -85,7 +88,9 @@ pub(crate) async fn ack(
         let near_codes = if near.is_empty() {
             Vec::new()
         } else {
-            one_script(store, queue, owner, &near).await?
+            let codes = one_script(store, queue, owner, &near).await?;
+            after_ack(store, &near, &codes, PRODUCER_KEYS | PAYLOAD_KEYS).await;
+            codes
         };
         let far_codes = if far.is_empty() {
             Vec::new()
@@ -102,7 +107,6 @@ pub(crate) async fn ack(
             };
             codes.push(code.unwrap_or_default());
         }
-        super::ack_keys::after_ack(store, chunk, &codes).await;
         out.extend(codes.into_iter().map(ack_outcome));
     }
     Ok(out)
@@ -190,7 +194,19 @@ async fn across(
             answers[i] = answer;
         }
     }
-    let dropped = drop_claims(store, q, owner, items, &answers).await?;
+    // The records are written: the producer keys of the pushed items can
+    // go while the claims are dropped; the payload keys wait for the drop,
+    // which says which go.
+    let pushed: Vec<i64> = answers
+        .iter()
+        .map(|a| i64::from(a.pushed == Some(Pushed::Pushed)))
+        .collect();
+    let (dropped, ()) = futures::join!(
+        drop_claims(store, q, owner, items, &answers),
+        after_ack(store, items, &pushed, PRODUCER_KEYS)
+    );
+    let dropped = dropped?;
+    after_ack(store, items, &dropped, PAYLOAD_KEYS).await;
     Ok(answers
         .iter()
         .zip(dropped)
