@@ -42,6 +42,12 @@
 //! | `purge_dead` | `lua/purge_dead.lua` | `ClaimAdmin::purge_dead` |
 //! | `release_claim` | `lua/release_claim.lua` | `ClaimAdmin::release_claim` |
 //! | `set_paused` | SET .. GET or DEL of `<queue>:paused` | `ClaimAdmin::set_paused` |
+//!
+//! Hash-tagged (cluster) layout helpers: `call` (every script call and
+//! multi-key command, slot-checked), `per_request` (per-request keys read
+//! and deleted per slot), `retry_sets` (the shared and per-queue retry
+//! sets), `promote_tagged` and `reclaim_tagged` (those operations split
+//! by slot).
 
 pub(crate) mod ack;
 pub(crate) mod ack_keys;

@@ -21,7 +21,6 @@
 //! parked in the default queue's own set, else written there before it
 //! leaves its set, with the same crash argument.
 
-use super::park_retry::register_retry_queue;
 use super::per_request;
 use super::retry_sets::retry_sets;
 use crate::codec::{PromoteAs, dead_json, score_arg};
@@ -55,42 +54,55 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
     let now = store.now_ms(OP).await?;
     let due_by = score_arg(now.as_score());
     let mut moved = 0;
-    // A second round when the first handed entries over: their queues may
-    // have been registered after the round listed the sets.
-    for _round in 0..2 {
-        let mut handed_over = 0;
-        for (queue, set) in retry_sets(store, OP).await? {
-            let mut remaining = limit.saturating_sub(moved);
-            while remaining > 0 {
-                let want = remaining.min(MAX_BATCH);
-                let read = redis::cmd("ZRANGEBYSCORE")
-                    .arg(&set)
-                    .arg("-inf")
-                    .arg(&due_by)
-                    .arg("WITHSCORES")
-                    .arg("LIMIT")
-                    .arg(0)
-                    .arg(want)
-                    .to_owned();
-                let due: Vec<(Vec<u8>, f64)> = store.conn().query(OP, Effect::Read, &read).await?;
-                if due.is_empty() {
-                    break;
-                }
-                let plans = due
-                    .iter()
-                    .map(|(member, due)| plan(store, queue.as_deref(), member, *due))
-                    .collect();
-                let [left, over] =
-                    settle(store, queue.as_deref(), &set, now, &due_by, plans).await?;
-                moved += left;
-                handed_over += over;
-                remaining -= due.len();
-                if due.len() < want {
-                    break;
-                }
-            }
+    let mut remaining = limit;
+    // Each pass takes the earliest due entries over all retry sets, as one
+    // sorted set would order them (due time, then member bytes): the
+    // model's order. Entries handed over to another queue's set are read
+    // again from there on a later pass and count once, when they leave.
+    while remaining > 0 {
+        let want = remaining.min(MAX_BATCH);
+        let sets = retry_sets(store, OP).await?;
+        let mut reads = redis::pipe();
+        for (_, set) in &sets {
+            reads
+                .cmd("ZRANGEBYSCORE")
+                .arg(set)
+                .arg("-inf")
+                .arg(&due_by)
+                .arg("WITHSCORES")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(want);
         }
-        if handed_over == 0 {
+        let per_set: Vec<Vec<(Vec<u8>, f64)>> =
+            store.conn().query(OP, Effect::Read, &reads).await?;
+        let mut due: Vec<(usize, Vec<u8>, f64)> = per_set
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, entries)| entries.into_iter().map(move |(m, d)| (i, m, d)))
+            .collect();
+        due.sort_by(|a, b| a.2.total_cmp(&b.2).then_with(|| a.1.cmp(&b.1)));
+        let more = due.len() > want;
+        due.truncate(want);
+        if due.is_empty() {
+            break;
+        }
+        let mut handed_over = 0;
+        for (i, (queue, set)) in sets.iter().enumerate() {
+            let plans: Vec<Plan> = due
+                .iter()
+                .filter(|d| d.0 == i)
+                .map(|(_, member, at)| plan(store, queue.as_deref(), member, *at))
+                .collect();
+            if plans.is_empty() {
+                continue;
+            }
+            let [left, over] = settle(store, queue.as_deref(), set, now, &due_by, plans).await?;
+            moved += left;
+            handed_over += over;
+        }
+        remaining -= due.len() - handed_over;
+        if !more && due.len() < want && handed_over == 0 {
             break;
         }
     }
@@ -154,19 +166,29 @@ async fn settle(
     let mut leaving: Vec<&[u8]> = Vec::new();
     let mut buried = 0;
     let mut here: Vec<&Plan> = Vec::new();
+    // The queues first (SADD before the entries they will hold), then the
+    // entries' new places, each a single-key command (pipelined, not
+    // atomic), then their removal from this set: each step only after the
+    // one before it landed.
+    let mut queues: Vec<&str> = Vec::new();
+    let mut places = redis::pipe();
     for p in &plans {
         match p {
             Plan::Elsewhere { member, due, queue } => {
-                register_retry_queue(store, queue).await?;
-                let add = redis::Cmd::zadd(keys.queue(queue).retry, member.as_slice(), *due);
-                store.conn().query::<()>(OP, Effect::Write, &add).await?;
+                if !queues.contains(&queue.as_str()) {
+                    queues.push(queue);
+                }
+                places
+                    .zadd(keys.queue(queue).retry, member.as_slice(), *due)
+                    .ignore();
                 leaving.push(member);
                 handed_over += 1;
             }
             Plan::Bury { member, reason } if !at_home => {
                 tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
-                let bury = redis::Cmd::hset(&dead, member.as_slice(), dead_json(reason, now));
-                store.conn().query::<()>(OP, Effect::Write, &bury).await?;
+                places
+                    .hset(&dead, member.as_slice(), dead_json(reason, now))
+                    .ignore();
                 leaving.push(member);
                 buried += 1;
             }
@@ -174,6 +196,17 @@ async fn settle(
         }
     }
     if !leaving.is_empty() {
+        if !queues.is_empty() {
+            let register = redis::Cmd::sadd(keys.retry_queues(), &queues);
+            store
+                .conn()
+                .query::<()>(OP, Effect::Write, &register)
+                .await?;
+        }
+        store
+            .conn()
+            .query::<()>(OP, Effect::Transaction, &places)
+            .await?;
         let rem = redis::Cmd::zrem(set, leaving);
         store.conn().query::<()>(OP, Effect::Write, &rem).await?;
     }
