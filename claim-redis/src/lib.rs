@@ -20,5 +20,5 @@ mod store;
 pub mod testing;
 
 pub use durability::DurabilityReport;
-pub use options::{ConnectError, RedisStoreOptions, TimeSource, redact};
+pub use options::{ConnectError, RedisStoreOptions, TimeSource, TlsOptions, Topology, redact};
 pub use store::RedisStore;

@@ -2,6 +2,7 @@
 
 use claim_core::Clock;
 use claim_core::store::StoreConfig;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +32,66 @@ pub struct RedisStoreOptions {
     /// Bound on every call: waiting for a connection, and the request itself.
     pub call_timeout: Duration,
     pub time: TimeSource,
+    /// Which servers the URL names: one node, a cluster, or a Sentinel group.
+    pub topology: Topology,
+    /// Trust and client identity for `rediss://` URLs.
+    pub tls: TlsOptions,
+    /// Replicas to `WAIT` for after each claim and ack batch (0: none).
+    /// A `WAIT` that reaches fewer is logged and counted
+    /// ([`crate::RedisStore::replica_shortfalls`]), never an error: the
+    /// write happened on the primary.
+    pub replica_acks: u32,
+}
+
+/// Which Redis servers a store talks to. In every mode `url` stays the
+/// first node (or first sentinel) and carries the credentials, `rediss://`
+/// and (not in a cluster) the db, as Go's transport config does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Topology {
+    /// One server (or a proxy): the URL.
+    #[default]
+    Standalone,
+    /// A Redis Cluster: the URL's node plus `seeds` (`host:port` or URLs)
+    /// to discover it. MOVED and ASK are followed by the client; keys use
+    /// the hash-tagged layout.
+    Cluster { seeds: Vec<String> },
+    /// A primary found through Sentinel: the URL's host plus `sentinels`
+    /// (`host:port` or URLs) are asked for the current primary of
+    /// `master_name` on every new connection, so after a failover new
+    /// connections reach the promoted replica.
+    Sentinel {
+        sentinels: Vec<String>,
+        master_name: String,
+    },
+}
+
+impl Topology {
+    /// `standalone`, `cluster` or `sentinel`, as in the transport config.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Topology::Standalone => "standalone",
+            Topology::Cluster { .. } => "cluster",
+            Topology::Sentinel { .. } => "sentinel",
+        }
+    }
+}
+
+/// TLS settings for `rediss://` URLs (rustls). By default the system's
+/// trusted roots verify the server; `ca_file` replaces them with a PEM
+/// bundle (a private CA), and `client_cert` + `client_key` (PEM) present a
+/// client certificate to a server that requires one (`tls-auth-clients`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    pub ca_file: Option<PathBuf>,
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+}
+
+impl TlsOptions {
+    /// True when nothing is set (system roots, no client certificate).
+    pub fn is_default(&self) -> bool {
+        *self == TlsOptions::default()
+    }
 }
 
 impl RedisStoreOptions {
@@ -43,6 +104,9 @@ impl RedisStoreOptions {
             pool_size: 8,
             call_timeout: Duration::from_secs(5),
             time: TimeSource::Server,
+            topology: Topology::Standalone,
+            tls: TlsOptions::default(),
+            replica_acks: 0,
         }
     }
 }
@@ -70,6 +134,30 @@ pub enum ConnectError {
         "Redis at `{url}` refused the claim scripts: {detail}; the server must be Redis 6.2 or newer with scripting enabled"
     )]
     Scripts { url: String, detail: String },
+    #[error("invalid {field} for {mode} topology: {reason}")]
+    Topology {
+        field: &'static str,
+        mode: &'static str,
+        reason: String,
+    },
+    #[error("cannot use TLS file {field} = `{path}`: {reason}")]
+    Tls {
+        field: &'static str,
+        path: String,
+        reason: String,
+    },
+    #[error(
+        "Redis at `{url}` refused user `{user}`: {detail}; check the user name and password in the URL and that the ACL user is enabled (ACL LIST)"
+    )]
+    Auth {
+        url: String,
+        user: String,
+        detail: String,
+    },
+    #[error(
+        "TLS handshake with `{url}` failed: {detail}; check that the server's certificate is signed by the CA in tls.ca_file (or a system root) and names the host in the URL"
+    )]
+    Handshake { url: String, detail: String },
 }
 
 /// The URL with any password replaced by `***`, for messages and logs.

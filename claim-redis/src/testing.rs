@@ -13,8 +13,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod cluster;
 pub mod go;
 mod ping;
+mod process;
+
+pub use cluster::{CLUSTER_TIMEOUT, NodeInfo, RedisCluster};
 use ping::ping;
 
 /// How long a starting server may take to answer PING (AOF replay included).
@@ -49,7 +53,7 @@ pub fn random_prefix() -> String {
     format!("test:{:016x}:", random_u64())
 }
 
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
