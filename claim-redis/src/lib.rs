@@ -9,16 +9,20 @@
 
 mod codec;
 mod conn;
+mod connect;
 mod durability;
 pub mod keys;
 mod ops;
 mod options;
+mod replicas;
 mod scripts;
 mod store;
+mod tls;
 
 #[cfg(feature = "test-support")]
 pub mod testing;
 
 pub use durability::DurabilityReport;
 pub use options::{ConnectError, RedisStoreOptions, TimeSource, TlsOptions, Topology, redact};
+pub use replicas::ReplicaAckStats;
 pub use store::RedisStore;

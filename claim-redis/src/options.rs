@@ -218,6 +218,40 @@ pub(crate) fn check_options(options: &RedisStoreOptions) -> Result<(), ConnectEr
     Ok(())
 }
 
+/// Checks what the topology needs of the URL and its own fields, with
+/// Go's rules: a cluster has only db 0; Sentinel needs `master_name`.
+pub(crate) fn check_topology(
+    options: &RedisStoreOptions,
+    info: &redis::ConnectionInfo,
+) -> Result<(), ConnectError> {
+    match &options.topology {
+        Topology::Standalone => Ok(()),
+        Topology::Cluster { .. } => {
+            let db = info.redis_settings().db();
+            if db != 0 {
+                return Err(ConnectError::Topology {
+                    field: "url",
+                    mode: "cluster",
+                    reason: format!(
+                        "selects db {db}, but Redis Cluster has only db 0: drop `/{db}` from the URL"
+                    ),
+                });
+            }
+            Ok(())
+        }
+        Topology::Sentinel { master_name, .. } => {
+            if master_name.trim().is_empty() {
+                return Err(ConnectError::Topology {
+                    field: "master_name",
+                    mode: "sentinel",
+                    reason: "is required: set it to the name the sentinels monitor (`sentinel monitor <name> …`)".into(),
+                });
+            }
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +284,23 @@ mod tests {
         }
         let err = check_url("ftp://u:secret@h").unwrap_err().to_string();
         assert!(!err.contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn a_cluster_url_with_a_db_and_a_sentinel_without_master_name_are_refused_naming_the_field() {
+        let mut o = RedisStoreOptions::new("redis://h/2", StoreConfig::default());
+        o.topology = Topology::Cluster { seeds: vec![] };
+        let info = check_url(&o.url).unwrap();
+        let err = check_topology(&o, &info).unwrap_err().to_string();
+        assert!(err.contains("url") && err.contains("db 2"), "{err}");
+        o.topology = Topology::Sentinel {
+            sentinels: vec![],
+            master_name: " ".into(),
+        };
+        let err = check_topology(&o, &info).unwrap_err().to_string();
+        assert!(err.contains("master_name"), "{err}");
+        o.topology = Topology::Standalone;
+        assert!(check_topology(&o, &info).is_ok());
     }
 
     #[test]
