@@ -1,20 +1,35 @@
-//! The Redis key layout: every key the store touches is derived here, from the prefix and names.
+//! The Redis key layout: every key the store touches is derived here, from the prefix, the names and the [`KeyLayout`].
 //!
-//! With the production prefix (empty) the keys are exactly the Go
-//! producer's and consumer's: the pending set is the queue name itself,
-//! `request-active:<id>` and `request-cancel:<id>` are the producer's, and
-//! result lists are the configured names. Tests use a random prefix
-//! (`test:<random>:`) so many stores share one server without meeting.
+//! With the production prefix (empty) and [`KeyLayout::Plain`] the keys are
+//! exactly the Go producer's and consumer's: the pending set is the queue
+//! name itself, `request-active:<id>` and `request-cancel:<id>` are the
+//! producer's, and result lists are the configured names. Tests use a
+//! random prefix (`test:<random>:`) so many stores share one server
+//! without meeting.
+//!
+//! [`KeyLayout::HashTagged`] is the Redis Cluster layout (Go's, upstream
+//! section 5, extended to our keys): a queue's base is its prefixed name
+//! as is when that already holds a non-empty hash tag, else `{<name>}`.
+//! The pending key stays the plain name (a key without a tag hashes by its
+//! whole name, `{<name>}:x` by `<name>`: one slot), and every per-queue key
+//! is `<base>:<suffix>`, so each queue's bookkeeping, dead set, parked
+//! retries (`<base>:retry`) and pause flag share the pending key's slot and
+//! every per-queue script stays one atomic call. The sequence counter is
+//! `request-seq:<base>:<deadline>` (Go's `request-seq:{<q>}:<deadline>`).
+//! Per-request keys (`request-active:`, `request-cancel:`,
+//! `request-payload:`) stay where the producer puts them, untagged; the
+//! store reads and writes them with single-key (or per-slot) commands. A
+//! terminal marker lives in its result list's slot,
+//! `result-terminal:{<tag of the list key>}:<len(id)>:<id>:<token>`, so
+//! the push of a record and its marker is one script there
+//! ([`Keys::marker_for`]). In explicit-time mode (tests) each slot has its
+//! own side hash of logical expiries ([`Keys::clock_side_for`]).
 //!
 //! Scripts receive every key in `KEYS` and never build a key name
-//! themselves. A Redis Cluster layout would change only [`QueueKeys::new`]:
-//! name the bookkeeping keys `{<queue>}:claimed` and so on, and either
-//! hash-tag the pending key too or keep it plain and rely on `<queue>`
-//! already hashing to the slot of `{<queue>}` (a key without braces hashes
-//! by its whole name, and `{<queue>}:x` by `<queue>`, so both land in one
-//! slot). Markers, producer keys and result lists would then need the same
-//! tag per queue; no script changes.
+//! themselves; with the hash-tagged layout every call is checked to stay in
+//! one slot before it is sent ([`crate::slots`]).
 
+use crate::slots::{hash_slot, hash_tag};
 use claim_core::Generation;
 use claim_core::keys::bookkeeping;
 use claim_core::wire;
@@ -22,18 +37,38 @@ use std::fmt;
 
 pub use claim_core::keys::MARKER_PREFIX;
 
+/// How per-queue and per-slot keys are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyLayout {
+    /// Today's keys, byte for byte: `<q>:claimed`, one shared retry set,
+    /// `result-terminal:<generation>`. Standalone and Sentinel.
+    #[default]
+    Plain,
+    /// Redis Cluster: every per-queue key in the pending key's slot, a
+    /// retry set per queue, markers in their result list's slot (see the
+    /// module docs).
+    HashTagged,
+}
+
 /// Store-wide keys (retry set, markers, producer keys, result lists).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Keys {
     prefix: String,
     retry: String,
+    layout: KeyLayout,
 }
 
 impl Keys {
+    /// The [`KeyLayout::Plain`] keys.
     pub fn new(prefix: &str, retry_set: &str) -> Self {
+        Keys::with_layout(prefix, retry_set, KeyLayout::Plain)
+    }
+
+    pub fn with_layout(prefix: &str, retry_set: &str, layout: KeyLayout) -> Self {
         Keys {
             prefix: prefix.to_owned(),
             retry: format!("{prefix}{retry_set}"),
+            layout,
         }
     }
 
@@ -41,19 +76,69 @@ impl Keys {
         &self.prefix
     }
 
-    /// One queue's keys.
-    pub fn queue(&self, queue: &str) -> QueueKeys {
-        QueueKeys::new(&self.prefix, queue)
+    pub fn layout(&self) -> KeyLayout {
+        self.layout
     }
 
-    /// The shared retry set (Go: `retry-sortedset`).
+    /// Whether keys are hash-tagged (every call must stay in one slot).
+    pub fn tagged(&self) -> bool {
+        self.layout == KeyLayout::HashTagged
+    }
+
+    /// One queue's keys.
+    pub fn queue(&self, queue: &str) -> QueueKeys {
+        QueueKeys::build(&self.prefix, queue, &self.retry, self.layout)
+    }
+
+    /// Why `queue` cannot be served in this layout, if it cannot: with the
+    /// hash-tagged layout a name without a non-empty hash tag that holds
+    /// `}` (or an empty `{}`) gets a base whose tag is only part of it, so
+    /// its bookkeeping keys would hash to another slot than its pending key
+    /// (Go has the same limit).
+    pub fn queue_refusal(&self, queue: &str) -> Option<String> {
+        if !self.tagged() {
+            return None;
+        }
+        let q = self.queue(queue);
+        let home = hash_slot(q.pending.as_bytes());
+        (hash_slot(q.claimed.as_bytes()) != home).then(|| {
+            format!(
+                "queue \"{queue}\" cannot share one Redis Cluster slot with its bookkeeping keys \
+                 (it holds `}}` or an empty `{{}}` and no hash tag); rename it or give it a hash \
+                 tag of its own, e.g. \"{{{}}}\"",
+                queue.replace(['{', '}'], "")
+            )
+        })
+    }
+
+    /// The shared retry set (Go: `retry-sortedset`). With the hash-tagged
+    /// layout our processors park in [`QueueKeys::retry`] instead and only
+    /// drain this one (Go processors park here).
     pub fn retry(&self) -> &str {
         &self.retry
     }
 
-    /// `result-terminal:<len(id)>:<id>:<token>`: the generation's terminal marker.
+    /// Hash-tagged layout only: the set of queue names that may hold
+    /// parked retries in their own retry set (added before each park, read
+    /// by promotion and the retry inspections).
+    pub fn retry_queues(&self) -> String {
+        format!("{}claim-redis:retry-queues", self.prefix)
+    }
+
+    /// `result-terminal:<len(id)>:<id>:<token>`: the generation's terminal
+    /// marker in the [`KeyLayout::Plain`] layout. With the hash-tagged
+    /// layout a marker depends on its result list: [`Keys::marker_for`].
     pub fn marker(&self, generation: &Generation) -> String {
         self.marker_key(generation).to_string()
+    }
+
+    /// The generation's terminal marker for a record on the list whose
+    /// key (prefixed, as [`Keys::list`] gives it) is `list_key`: Plain
+    /// ignores the list; hash-tagged, the marker takes the list key's hash
+    /// tag, `result-terminal:{<tag>}:<len(id)>:<id>:<token>` (prefix
+    /// first), and so lies in the list's slot.
+    pub fn marker_for(&self, list_key: &str, generation: &Generation) -> String {
+        self.marker_key_for(list_key, generation).to_string()
     }
 
     /// `request-active:<id>`: the token the producer submitted last.
@@ -70,6 +155,19 @@ impl Keys {
     /// the hot path writes thousands of keys per call straight into the command.
     pub(crate) fn marker_key<'a>(&'a self, generation: &'a Generation) -> impl fmt::Display + 'a {
         Joined(&self.prefix, MARKER_PREFIX, GenerationKey(generation))
+    }
+
+    /// [`Keys::marker_for`], written where it is displayed.
+    pub(crate) fn marker_key_for<'a>(
+        &'a self,
+        list_key: &'a str,
+        generation: &'a Generation,
+    ) -> impl fmt::Display + 'a {
+        let tag = match self.layout {
+            KeyLayout::Plain => None,
+            KeyLayout::HashTagged => Some(tag_of(list_key)),
+        };
+        TaggedMarker(&self.prefix, tag, GenerationKey(generation))
     }
 
     /// [`Keys::active`], written where it is displayed.
@@ -89,9 +187,19 @@ impl Keys {
     }
 
     /// `request-seq:<queue>:<deadline>`: the enqueue counter of one queue
-    /// and deadline.
+    /// and deadline. Hash-tagged: `request-seq:<base>:<deadline>`, Go's
+    /// `request-seq:{<queue>}:<deadline>` for an untagged queue name, in
+    /// the pending key's slot.
     pub fn seq(&self, queue: &str, deadline: i64) -> String {
-        format!("{}{}", self.prefix, wire::seq_key(queue, deadline))
+        match self.layout {
+            KeyLayout::Plain => format!("{}{}", self.prefix, wire::seq_key(queue, deadline)),
+            KeyLayout::HashTagged => format!(
+                "{}{}{}:{deadline}",
+                self.prefix,
+                wire::SEQ_KEY_PREFIX,
+                base(&self.prefix, queue)
+            ),
+        }
     }
 
     /// A result list.
@@ -101,9 +209,41 @@ impl Keys {
 
     /// Explicit-time mode only: logical expiries of producer keys (field =
     /// key name, value = expiry ms), since Redis expires keys on its own
-    /// clock. Never written when time comes from the server.
+    /// clock. Never written when time comes from the server. The
+    /// [`KeyLayout::Plain`] one; hash-tagged, see [`Keys::clock_side_for`].
     pub fn clock_side(&self) -> String {
         format!("{}claim-redis:explicit-time-expiry", self.prefix)
+    }
+
+    /// The side hash that holds `key`'s logical expiry: Plain, the one
+    /// [`Keys::clock_side`]; hash-tagged, one per slot tag,
+    /// `claim-redis:explicit-time-expiry:{<tag of key>}`, in `key`'s slot.
+    pub fn clock_side_for(&self, key: &str) -> String {
+        match self.layout {
+            KeyLayout::Plain => self.clock_side(),
+            KeyLayout::HashTagged => format!(
+                "{}claim-redis:explicit-time-expiry:{{{}}}",
+                self.prefix,
+                tag_of(key)
+            ),
+        }
+    }
+}
+
+/// `key`'s hash tag as text (the whole key when it has none).
+fn tag_of(key: &str) -> &str {
+    // The tag is cut at ASCII braces, so it is valid UTF-8.
+    std::str::from_utf8(hash_tag(key.as_bytes())).unwrap_or(key)
+}
+
+/// A queue's base in the hash-tagged layout: the prefixed name as is when
+/// it holds a non-empty hash tag of its own, else `{<prefixed name>}`.
+fn base(prefix: &str, queue: &str) -> String {
+    let name = format!("{prefix}{queue}");
+    if hash_tag(name.as_bytes()).len() < name.len() {
+        name
+    } else {
+        format!("{{{name}}}")
     }
 }
 
@@ -113,6 +253,18 @@ struct Joined<'a, T>(&'a str, &'a str, T);
 impl<T: fmt::Display> fmt::Display for Joined<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}{}{}", self.0, self.1, self.2)
+    }
+}
+
+/// `<prefix>result-terminal:[{<tag>}:]<generation key>`, displayed without building a String.
+struct TaggedMarker<'a>(&'a str, Option<&'a str>, GenerationKey<'a>);
+
+impl fmt::Display for TaggedMarker<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            None => write!(f, "{}{MARKER_PREFIX}{}", self.0, self.2),
+            Some(tag) => write!(f, "{}{MARKER_PREFIX}{{{tag}}}:{}", self.0, self.2),
+        }
     }
 }
 
@@ -143,14 +295,34 @@ pub struct QueueKeys {
     pub deliveries: String,
     /// Hash: member → `{"reason":..,"at_ms":..}`.
     pub dead: String,
+    /// Whether the queue is paused (`<base>:paused`).
+    pub paused: String,
+    /// Where this queue's claims are parked for a retry: Plain, the shared
+    /// retry set; hash-tagged, `<base>:retry`, in the queue's slot, so
+    /// parking and promotion stay one atomic script each.
+    pub retry: String,
 }
 
 impl QueueKeys {
-    /// The names come from [`claim_core::keys::bookkeeping`], the one
-    /// list the startup collision check and the model use too.
+    /// The [`KeyLayout::Plain`] keys of `queue`, parking in the default
+    /// retry set. The names come from [`claim_core::keys::bookkeeping`],
+    /// the one list the startup collision check and the model use too.
     pub fn new(prefix: &str, queue: &str) -> Self {
-        let [claimed, owners, index, deliveries, dead] =
-            bookkeeping(queue).map(|name| format!("{prefix}{name}"));
+        let retry = format!("{prefix}{}", wire::DEFAULT_RETRY_SET);
+        QueueKeys::build(prefix, queue, &retry, KeyLayout::Plain)
+    }
+
+    /// `queue`'s keys in `layout`; `retry` is the (prefixed) shared retry set.
+    fn build(prefix: &str, queue: &str, retry: &str, layout: KeyLayout) -> Self {
+        let (base, retry) = match layout {
+            KeyLayout::Plain => (format!("{prefix}{queue}"), retry.to_owned()),
+            KeyLayout::HashTagged => {
+                let base = base(prefix, queue);
+                let retry = format!("{base}:retry");
+                (base, retry)
+            }
+        };
+        let [claimed, owners, index, deliveries, dead] = bookkeeping(&base);
         QueueKeys {
             pending: format!("{prefix}{queue}"),
             claimed,
@@ -158,6 +330,8 @@ impl QueueKeys {
             index,
             deliveries,
             dead,
+            paused: format!("{base}:paused"),
+            retry,
         }
     }
 
@@ -176,55 +350,4 @@ impl QueueKeys {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn production_keys_match_the_go_layout_exactly() {
-        let keys = Keys::new("", "retry-sortedset");
-        let q = keys.queue("request-sortedset");
-        assert_eq!(q.pending, "request-sortedset");
-        assert_eq!(q.claimed, "request-sortedset:claimed");
-        assert_eq!(q.owners, "request-sortedset:claim-owners");
-        assert_eq!(q.index, "request-sortedset:claims-idx");
-        assert_eq!(q.dead, "request-sortedset:dead");
-        assert_eq!(keys.retry(), "retry-sortedset");
-        assert_eq!(keys.active("abc"), "request-active:abc");
-        assert_eq!(keys.cancel("abc"), "request-cancel:abc");
-        assert_eq!(keys.list("result-list"), "result-list");
-        let g = Generation::new("a:b", "t");
-        assert_eq!(keys.marker(&g), "result-terminal:3:a:b:t");
-    }
-
-    #[test]
-    fn keys_written_in_place_equal_the_keys_built_as_strings() {
-        let keys = Keys::new("p:", "retry");
-        let g = Generation::new("i:d", "t|k");
-        assert_eq!(GenerationKey(&g).to_string(), g.key());
-        assert_eq!(keys.marker(&g), format!("p:{MARKER_PREFIX}{}", g.key()));
-        assert_eq!(keys.active("i:d"), format!("p:{}", wire::active_key("i:d")));
-        assert_eq!(keys.cancel("i:d"), format!("p:{}", wire::cancel_key("i:d")));
-    }
-
-    #[test]
-    fn a_prefix_applies_to_every_key() {
-        let keys = Keys::new("test:x:", "retry");
-        let q = keys.queue("q");
-        for key in [
-            &q.pending,
-            &q.claimed,
-            &q.owners,
-            &q.index,
-            &q.deliveries,
-            &q.dead,
-        ] {
-            assert!(key.starts_with("test:x:q"), "{key}");
-        }
-        assert_eq!(keys.retry(), "test:x:retry");
-        assert!(keys.clock_side().starts_with("test:x:"));
-        assert!(
-            keys.marker(&Generation::new("i", "t"))
-                .starts_with("test:x:result-terminal:")
-        );
-    }
-}
+mod tests;

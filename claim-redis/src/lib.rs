@@ -16,6 +16,7 @@ mod ops;
 mod options;
 mod replicas;
 mod scripts;
+pub mod slots;
 mod store;
 mod tls;
 
@@ -23,6 +24,7 @@ mod tls;
 pub mod testing;
 
 pub use durability::DurabilityReport;
+pub use keys::KeyLayout;
 pub use options::{ConnectError, RedisStoreOptions, TimeSource, TlsOptions, Topology, redact};
 pub use replicas::ReplicaAckStats;
 pub use store::RedisStore;

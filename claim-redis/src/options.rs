@@ -1,5 +1,6 @@
 //! How to build a `RedisStore`: connection options, the time source, and the errors `connect` reports.
 
+use crate::keys::KeyLayout;
 use claim_core::Clock;
 use claim_core::store::StoreConfig;
 use std::path::PathBuf;
@@ -38,9 +39,13 @@ pub struct RedisStoreOptions {
     pub tls: TlsOptions,
     /// Replicas to `WAIT` for after each claim and ack batch (0: none).
     /// A `WAIT` that reaches fewer is logged and counted
-    /// ([`crate::RedisStore::replica_shortfalls`]), never an error: the
+    /// ([`crate::RedisStore::replica_ack_stats`]), never an error: the
     /// write happened on the primary.
     pub replica_acks: u32,
+    /// How keys are named: [`KeyLayout::Plain`] (default; standalone and
+    /// Sentinel) or [`KeyLayout::HashTagged`] (Redis Cluster: every call in
+    /// one slot, checked before it is sent).
+    pub key_layout: KeyLayout,
 }
 
 /// Which Redis servers a store talks to. In every mode `url` stays the
@@ -107,6 +112,7 @@ impl RedisStoreOptions {
             topology: Topology::Standalone,
             tls: TlsOptions::default(),
             replica_acks: 0,
+            key_layout: KeyLayout::Plain,
         }
     }
 }

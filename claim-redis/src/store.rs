@@ -1,11 +1,12 @@
 //! `RedisStore`: construction (`connect`), time, and the `ClaimStore` and `ClaimInspect` impls that route each method to its module in `ops/`.
 
 use crate::conn::{Conn, Effect};
-use crate::keys::Keys;
+use crate::keys::{KeyLayout, Keys};
 use crate::ops;
 use crate::options::{
     ConnectError, RedisStoreOptions, TimeSource, check_options, check_topology, check_url, redact,
 };
+use crate::options::Topology;
 use crate::replicas::ReplicaCounters;
 use crate::scripts::Scripts;
 use claim_core::Op;
@@ -67,11 +68,17 @@ impl RedisStore {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let scripts = Scripts::new();
         let conn = crate::connect::open(&options, info, &url, &scripts).await?;
-        tracing::debug!(url = %url, mode = options.topology.mode(), prefix = %options.key_prefix,
-            "connected to Redis; scripts loaded");
+        // A cluster runs every call in one slot: the hash-tagged layout,
+        // whatever the options said.
+        let layout = match options.topology {
+            Topology::Cluster { .. } => KeyLayout::HashTagged,
+            _ => options.key_layout,
+        };
+        tracing::debug!(url = %url, mode = options.topology.mode(), ?layout,
+            prefix = %options.key_prefix, "connected to Redis; scripts loaded");
         Ok(RedisStore {
             inner: Arc::new(Inner {
-                keys: Keys::new(&options.key_prefix, &options.config.retry_set),
+                keys: Keys::with_layout(&options.key_prefix, &options.config.retry_set, layout),
                 config: options.config,
                 conn,
                 scripts,

@@ -92,7 +92,7 @@ pub(crate) async fn ack(
                 cmd.arg(i + 1);
             }
         }
-        let reply: Vec<i64> = store.conn().evalsha(Op::Ack, script, &cmd).await?;
+        let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
         let reply = per_item(Op::Ack, reply, n)?;
         out.extend(reply.into_iter().map(ack_outcome));
     }

@@ -8,12 +8,12 @@ use claim_core::{Op, StoreError, wire};
 pub(crate) async fn cancel(store: &RedisStore, id: &str) -> Result<bool, StoreError> {
     let keys = store.keys();
     let ttl = wire::CANCEL_MARKER_TTL_SECS * 1000;
-    let mut call = store.scripts().cancel.prepare_invoke();
+    let mut call = super::call::Call::new(store, &store.scripts().cancel);
     call.key(keys.active(id))
         .key(keys.cancel(id))
         .key(keys.clock_side());
     call.arg(store.time_arg())
         .arg(store.real_ttl(ttl))
         .arg(store.producer_now().plus(ttl).0);
-    Ok(flag(store.conn().script(Op::Cancel, &call).await?))
+    Ok(flag(call.run(store, Op::Cancel).await?))
 }

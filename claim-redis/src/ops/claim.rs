@@ -79,7 +79,7 @@ async fn claim_chunk(
     for item in chunk {
         cmd.arg(&item.generation.token);
     }
-    let reply: Vec<Value> = store.conn().evalsha(Op::Claim, script, &cmd).await?;
+    let reply: Vec<Value> = super::call::run(store, Op::Claim, script, &cmd).await?;
     let outcomes = claim_outcomes(&reply, n)?;
     forget_answered_payloads(store, chunk, &reply).await;
     Ok(outcomes)

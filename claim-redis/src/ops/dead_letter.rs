@@ -12,10 +12,10 @@ pub(crate) async fn dead_letter(
 ) -> Result<bool, StoreError> {
     let now = store.now_ms(Op::DeadLetter).await?;
     let q = store.keys().queue(queue);
-    let mut call = store.scripts().dead_letter.prepare_invoke();
+    let mut call = super::call::Call::new(store, &store.scripts().dead_letter);
     call.key(&q.pending).key(&q.dead);
     call.arg(member.as_bytes()).arg(dead_json(reason, now));
-    let moved = flag(store.conn().script(Op::DeadLetter, &call).await?);
+    let moved = flag(call.run(store, Op::DeadLetter).await?);
     if moved {
         tracing::debug!(queue, "member dead-lettered");
     }

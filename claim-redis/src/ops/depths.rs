@@ -23,6 +23,12 @@ pub(crate) async fn sizes(
     zset: &str,
     hashes: [&str; 2],
 ) -> Result<(usize, usize, usize), StoreError> {
+    super::call::check_keys(
+        store,
+        op,
+        "MULTI of ZCARD and HLENs",
+        &[zset, hashes[0], hashes[1]],
+    )?;
     let pipe = redis::pipe()
         .atomic()
         .zcard(zset)

@@ -19,7 +19,7 @@ pub(crate) async fn enqueue(
     let now = store.producer_now();
     let (expiry, ttl) = active_expiry(store, now, s.deadline);
     let explicit = store.explicit_now().is_some();
-    let mut call = store.scripts().enqueue.prepare_invoke();
+    let mut call = super::call::Call::new(store, &store.scripts().enqueue);
     call.key(keys.seq(queue, s.deadline))
         .key(keys.cancel(id))
         .key(keys.active(id))
@@ -60,6 +60,6 @@ pub(crate) async fn enqueue(
             .arg(ttl)
             .arg(explicit_arg(expiry));
     }
-    let seq: i64 = store.conn().script(Op::Enqueue, &call).await?;
+    let seq: i64 = call.run(store, Op::Enqueue).await?;
     Ok(Member::from(template.stamp(seq)))
 }

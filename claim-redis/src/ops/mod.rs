@@ -35,6 +35,7 @@
 //! | `list_ttl` | TTL of a result list | `list_ttl` |
 
 pub(crate) mod ack;
+pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;
 pub(crate) mod claim;
@@ -64,10 +65,11 @@ pub(crate) mod submit;
 /// modules are named after their scripts.
 pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
 
+use self::call::Call;
 use crate::codec::{flag, per_item};
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::{Op, OwnerToken, StoreError};
-use redis::{Cmd, Script, ScriptInvocation};
+use redis::{Cmd, Script};
 
 /// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
 /// hot path (claim, renew, ack) writes its arguments straight into one
@@ -88,11 +90,11 @@ pub(crate) async fn owner_flags<T>(
     keys: &[&str],
     owner: &OwnerToken,
     items: &[T],
-    args: impl Fn(&mut ScriptInvocation<'_>, &T),
+    args: impl Fn(&mut Call<'_>, &T),
 ) -> Result<Vec<bool>, StoreError> {
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
-        let mut call = script.prepare_invoke();
+        let mut call = Call::new(store, script);
         for key in keys {
             call.key(*key);
         }
@@ -100,7 +102,7 @@ pub(crate) async fn owner_flags<T>(
         for item in chunk {
             args(&mut call, item);
         }
-        let reply: Vec<i64> = store.conn().script(op, &call).await?;
+        let reply: Vec<i64> = call.run(store, op).await?;
         out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
     }
     Ok(out)

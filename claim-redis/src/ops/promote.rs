@@ -32,7 +32,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
         if due.is_empty() {
             break;
         }
-        let mut call = store.scripts().promote.prepare_invoke();
+        let mut call = super::call::Call::new(store, &store.scripts().promote);
         call.key(store.keys().retry()).key(&fallback);
         call.arg(&due_by)
             .arg(now.0)
@@ -68,7 +68,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                 .arg(dead_json(&refusal, now))
                 .arg("");
         }
-        let n: usize = store.conn().script(Op::PromoteDue, &call).await?;
+        let n: usize = call.run(store, Op::PromoteDue).await?;
         moved += n;
         remaining -= due.len();
         if due.len() < want {

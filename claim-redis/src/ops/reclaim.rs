@@ -193,7 +193,7 @@ async fn reclaim_chosen(
     let mut payload_keys: Vec<String> = Vec::new();
 
     let dedup = config.result_dedup_ttl_ms;
-    let mut call = store.scripts().reclaim.prepare_invoke();
+    let mut call = super::call::Call::new(store, &store.scripts().reclaim);
     for key in q.all() {
         call.key(key);
     }
@@ -261,7 +261,7 @@ async fn reclaim_chosen(
     for key in &payload_keys {
         call.key(key);
     }
-    let counts: Vec<usize> = store.conn().script(OP, &call).await?;
+    let counts: Vec<usize> = call.run(store, OP).await?;
     match counts[..] {
         [r, d, g] => Ok([r, d, g]),
         _ => Err(crate::conn::bad_reply(

@@ -27,7 +27,7 @@ pub(crate) async fn renew(
         for g in chunk {
             cmd.write_arg_fmt(ClaimKey(g));
         }
-        let reply: Vec<i64> = store.conn().evalsha(Op::Renew, script, &cmd).await?;
+        let reply: Vec<i64> = super::call::run(store, Op::Renew, script, &cmd).await?;
         let reply = per_item(Op::Renew, reply, chunk.len())?;
         out.extend(reply.into_iter().map(renew_outcome));
     }

@@ -37,7 +37,7 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
     let mut repaired = 0;
     let drops = drop.chunks(MAX_BATCH).map(|c| (c, true));
     for (chunk, dropping) in drops.chain(add.chunks(MAX_BATCH).map(|c| (c, false))) {
-        let mut call = store.scripts().repair_index.prepare_invoke();
+        let mut call = super::call::Call::new(store, &store.scripts().repair_index);
         call.key(&q.owners).key(&q.index);
         call.arg(store.time_arg())
             .arg(store.inner.config.lease_ttl_ms)
@@ -45,7 +45,7 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
         for key in chunk {
             call.arg(key.as_str());
         }
-        let n: usize = store.conn().script(OP, &call).await?;
+        let n: usize = call.run(store, OP).await?;
         repaired += n;
     }
     if repaired > 0 {

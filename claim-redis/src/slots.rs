@@ -1,0 +1,145 @@
+//! Redis Cluster hash slots: a key's hash tag, its slot (CRC16-XMODEM mod 16384), and the check that a call's keys share one slot.
+//!
+//! Redis Cluster hashes a key by its hash tag, the text between the first
+//! `{` and the first `}` after it when that text is non-empty, else by the
+//! whole key; the slot is CRC16-XMODEM (poly 0x1021, init 0) of it, mod
+//! 16384. A script or multi-key command whose keys span two slots is
+//! refused by a cluster (`CROSSSLOT`). [`check_one_slot`] refuses it
+//! before it is sent, naming the keys and their slots, so a store with the
+//! hash-tagged layout proves on a plain standalone server that every call
+//! it makes would run on a cluster.
+
+use claim_core::{Op, StoreError};
+
+/// Slots in a Redis Cluster.
+pub const SLOTS: u16 = 16384;
+
+/// CRC16-XMODEM, one table entry per byte value.
+const TABLE: [u16; 256] = table();
+
+const fn table() -> [u16; 256] {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+}
+
+/// CRC16-XMODEM of `bytes` (poly 0x1021, init 0, no reflection).
+pub fn crc16(bytes: &[u8]) -> u16 {
+    bytes.iter().fold(0u16, |crc, &b| {
+        (crc << 8) ^ TABLE[usize::from((crc >> 8) as u8 ^ b)]
+    })
+}
+
+/// The part of `key` Redis Cluster hashes: the text between the first `{`
+/// and the first `}` after it, if non-empty; else the whole key.
+pub fn hash_tag(key: &[u8]) -> &[u8] {
+    if let Some(open) = key.iter().position(|&b| b == b'{')
+        && let Some(len) = key[open + 1..].iter().position(|&b| b == b'}')
+        && len > 0
+    {
+        return &key[open + 1..open + 1 + len];
+    }
+    key
+}
+
+/// The cluster slot of `key`.
+pub fn hash_slot(key: &[u8]) -> u16 {
+    crc16(hash_tag(key)) % SLOTS
+}
+
+/// `Ok` when every key lies in one slot; else a rejection of the call
+/// (`op`, what it is) naming each key and its slot. A call without keys
+/// passes.
+pub(crate) fn check_one_slot<'k>(
+    op: Op,
+    what: &str,
+    keys: impl IntoIterator<Item = &'k [u8]> + Clone,
+) -> Result<(), StoreError> {
+    let mut slots = keys.clone().into_iter().map(hash_slot);
+    let Some(first) = slots.next() else {
+        return Ok(());
+    };
+    if slots.all(|s| s == first) {
+        return Ok(());
+    }
+    let named: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("\"{}\" (slot {})", String::from_utf8_lossy(k), hash_slot(k)))
+        .collect();
+    Err(StoreError::rejected(
+        op,
+        format!(
+            "{what} would cross Redis Cluster slots: its keys {} do not share one slot; \
+             with the hash-tagged key layout every key of a call must hash to one slot \
+             (this is a bug in the store's key layout, please report it)",
+            named.join(", ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_equal_the_values_redis_cluster_keyslot_answers() {
+        // `redis-cli CLUSTER KEYSLOT <key>` on a cluster-enabled server.
+        for (key, slot) in [
+            ("foo", 12182),
+            ("bar", 5061),
+            ("{user1000}.following", 3443),
+            ("{user1000}.followers", 3443),
+            ("user1000", 3443),
+            ("request-sortedset", 765),
+            ("", 0),
+        ] {
+            assert_eq!(hash_slot(key.as_bytes()), slot, "{key}");
+        }
+    }
+
+    #[test]
+    fn crc16_is_xmodem() {
+        // The CRC-16/XMODEM check value.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+    }
+
+    #[test]
+    fn a_hash_tag_is_the_first_non_empty_braced_text_else_the_whole_key() {
+        assert_eq!(hash_tag(b"{a}b"), b"a");
+        assert_eq!(hash_tag(b"x{a}{b}"), b"a");
+        assert_eq!(hash_tag(b"{}a"), b"{}a");
+        assert_eq!(hash_tag(b"a{b"), b"a{b");
+        assert_eq!(hash_tag(b"{{a}}"), b"{a");
+        assert_eq!(hash_tag(b"plain"), b"plain");
+        assert_eq!(hash_tag(b"{}{a}"), b"{}{a}");
+    }
+
+    #[test]
+    fn a_call_whose_keys_cross_slots_is_refused_naming_each_key_and_slot() {
+        let keys: [&[u8]; 2] = [b"{q}:claimed", b"foo"];
+        let err = check_one_slot(Op::Claim, "claim.lua", keys).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("\"{q}:claimed\" (slot") && text.contains("\"foo\" (slot 12182)"),
+            "{text}"
+        );
+        assert!(!err.is_transient(), "{err:?}");
+        let same: [&[u8]; 3] = [b"q", b"{q}:claimed", b"x{q}y"];
+        assert!(check_one_slot(Op::Claim, "claim.lua", same).is_ok());
+        assert!(check_one_slot(Op::Claim, "claim.lua", std::iter::empty::<&[u8]>()).is_ok());
+    }
+}
