@@ -259,7 +259,7 @@ impl Conn {
         settle(op, Effect::Write, conn, answer)
     }
 
-/// The call's answer, or `Err(timeout)` when none came within it.
+    /// The call's answer, or `Err(timeout)` when none came within it.
     async fn bounded<T>(
         &self,
         call: impl Future<Output = RedisResult<T>>,

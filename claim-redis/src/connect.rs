@@ -42,8 +42,8 @@ pub(crate) async fn open(
             sentinels,
             master_name,
         } => {
-            let client = sentinel_client(&info, sentinels, master_name, certs)
-                .map_err(|e| errors.url(e))?;
+            let client =
+                sentinel_client(&info, sentinels, master_name, certs).map_err(|e| errors.url(e))?;
             pooled(
                 Source::Sentinel(SentinelSource::new(client, config)),
                 options,
@@ -157,7 +157,10 @@ fn node_info(
         .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
         .filter(|(h, _)| !h.is_empty())
         .ok_or_else(|| bad(format!("`{node}` is not host:port or a redis:// URL")))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
     let addr = match base.addr() {
         ConnectionAddr::TcpTls { insecure, .. } => ConnectionAddr::TcpTls {
             host,
@@ -206,11 +209,9 @@ async fn prepare(
                 .await;
             routed.and_then(|v| redis::from_redis_value(v).map_err(RedisError::from))
         }
-        Handle::Pooled(_) => {
-            tokio::time::timeout(t, info_cmd.query_async(&mut handle))
-                .await
-                .map_err(|_| errors.timeout(t))?
-        }
+        Handle::Pooled(_) => tokio::time::timeout(t, info_cmd.query_async(&mut handle))
+            .await
+            .map_err(|_| errors.timeout(t))?,
     };
     let info = info.map_err(|e| errors.connect(e))?;
     check_version(&info).map_err(|detail| errors.scripts(detail))?;
@@ -314,8 +315,7 @@ impl Errors {
                 detail,
             };
         }
-        if lower.contains("certificate") || lower.contains("handshake") || lower.contains("tls")
-        {
+        if lower.contains("certificate") || lower.contains("handshake") || lower.contains("tls") {
             return ConnectError::Handshake {
                 url: self.url.clone(),
                 detail,
@@ -343,9 +343,13 @@ mod tests {
     fn seeds_take_the_urls_scheme_and_credentials() {
         let base = "rediss://u:p@h:1".into_connection_info().unwrap();
         let node = node_info(&base, "10.0.0.2:7001", "cluster").unwrap();
-        assert!(matches!(node.addr(), ConnectionAddr::TcpTls { host, port: 7001, .. } if host == "10.0.0.2"));
+        assert!(
+            matches!(node.addr(), ConnectionAddr::TcpTls { host, port: 7001, .. } if host == "10.0.0.2")
+        );
         assert_eq!(node.redis_settings().username(), Some("u"));
-        let err = node_info(&base, "nonsense", "cluster").unwrap_err().to_string();
+        let err = node_info(&base, "nonsense", "cluster")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("addrs") && err.contains("host:port"), "{err}");
     }
 

@@ -82,8 +82,13 @@ impl RedisStore {
                 Ok(reached) if reached >= i64::from(wanted) => {}
                 Ok(reached) => {
                     counters.shortfalls.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(?op, wanted, reached, timeout_ms = ms,
-                        "fewer replicas than replica_acks acknowledged the batch; it is on the primary only");
+                    tracing::warn!(
+                        ?op,
+                        wanted,
+                        reached,
+                        timeout_ms = ms,
+                        "fewer replicas than replica_acks acknowledged the batch; it is on the primary only"
+                    );
                 }
                 Err(e) => {
                     counters.shortfalls.fetch_add(1, Ordering::Relaxed);

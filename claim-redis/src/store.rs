@@ -3,10 +3,10 @@
 use crate::conn::{Conn, Effect};
 use crate::keys::{KeyLayout, Keys};
 use crate::ops;
+use crate::options::Topology;
 use crate::options::{
     ConnectError, RedisStoreOptions, TimeSource, check_options, check_topology, check_url, redact,
 };
-use crate::options::Topology;
 use crate::replicas::ReplicaCounters;
 use crate::scripts::Scripts;
 use claim_core::Op;

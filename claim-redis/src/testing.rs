@@ -13,13 +13,19 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod acl;
 mod cluster;
 pub mod go;
 mod ping;
 mod process;
+mod sentinel;
+mod tls;
 
+pub use acl::add_acl_user;
 pub use cluster::{CLUSTER_TIMEOUT, NodeInfo, RedisCluster};
 use ping::ping;
+pub use sentinel::{MASTER_NAME, SENTINEL_TIMEOUT, SentinelGroup};
+pub use tls::TlsServer;
 
 /// How long a starting server may take to answer PING (AOF replay included).
 const START_TIMEOUT: Duration = Duration::from_secs(15);

@@ -92,8 +92,16 @@ mod tests {
 
     #[test]
     fn no_tls_files_means_system_roots() {
-        assert!(certificates(&TlsOptions::default(), true).unwrap().is_none());
-        assert!(certificates(&TlsOptions::default(), false).unwrap().is_none());
+        assert!(
+            certificates(&TlsOptions::default(), true)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            certificates(&TlsOptions::default(), false)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

@@ -61,7 +61,9 @@ async fn a_wrong_password_is_reported_naming_the_user_without_showing_the_passwo
     );
     let text = err.to_string();
     assert!(
-        !text.contains("wrong-pw") && text.contains("worker:***@") && text.contains("user `worker`"),
+        !text.contains("wrong-pw")
+            && text.contains("worker:***@")
+            && text.contains("user `worker`"),
         "{text}"
     );
 }

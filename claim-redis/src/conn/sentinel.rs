@@ -35,7 +35,10 @@ impl SentinelSource {
     }
 
     /// An idle connection is kept only while its server still is a primary.
-    pub(crate) async fn check(&self, conn: &mut MultiplexedConnection) -> RecycleResult<RedisError> {
+    pub(crate) async fn check(
+        &self,
+        conn: &mut MultiplexedConnection,
+    ) -> RecycleResult<RedisError> {
         let role: redis::Value = redis::cmd("ROLE").query_async(conn).await?;
         match role {
             redis::Value::Array(items) if is_master(items.first()) => Ok(()),

@@ -15,7 +15,6 @@ pub(crate) enum Ready {
     /// Answers PING on its plain port.
     Ping,
     /// Wrote this line to its log (a TLS-only server has no plain port).
-    #[allow(dead_code)]
     LogLine(&'static str),
 }
 
