@@ -339,6 +339,10 @@ pub(crate) fn classify(op: Op, effect: Effect, e: &RedisError) -> StoreError {
     }
     match e.kind() {
         ErrorKind::Server(ServerErrorKind::ExecAbort) => StoreError::failed(op, detail),
+        // Keys in two slots: refused before anything ran (by the cluster
+        // client before sending, or by the server when queueing), and
+        // refused again on a retry.
+        ErrorKind::Server(ServerErrorKind::CrossSlot) => StoreError::rejected(op, detail),
         // A command failing inside EXEC leaves the others applied.
         ErrorKind::Server(_) | ErrorKind::Extension if effect == Effect::Transaction => {
             StoreError::indeterminate(op, detail)
@@ -388,6 +392,18 @@ mod tests {
             let e = classify(Op::Ack, Effect::Write, &reply(line));
             assert!(matches!(e, StoreError::Failed { .. }), "{line}: {e:?}");
             assert!(e.is_transient() && !e.may_have_happened(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_cross_slot_call_is_a_permanent_rejection_even_in_a_transaction() {
+        for effect in [Effect::Read, Effect::Write, Effect::Transaction] {
+            let e = classify(
+                Op::Submit,
+                effect,
+                &reply("CROSSSLOT Keys in request don't hash to the same slot"),
+            );
+            assert!(matches!(e, StoreError::Rejected { .. }), "{e:?}");
         }
     }
 

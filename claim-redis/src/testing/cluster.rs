@@ -1,6 +1,8 @@
 //! A private Redis Cluster for tests: three primaries with one replica each on free loopback ports, own data dirs, `redis-cli --cluster create`; kill a primary and wait for its replica's promotion; all killed on drop.
 
-use super::process::{Process, Ready, cli, cli_raw, os, redis_cli_path, wait_for};
+use super::process::{
+    Process, Ready, cli, cli_raw, os, reap_after_exit, redis_cli_path, wait_for,
+};
 use super::{free_port, random_u64};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -70,6 +72,22 @@ impl RedisCluster {
         }
         cluster.wait_healthy(CLUSTER_TIMEOUT)?;
         Ok(cluster)
+    }
+
+    /// One cluster for every test of this test binary that only needs a
+    /// healthy cluster (tests keep apart by key prefix); started on first
+    /// use, SIGKILLed and removed by a watcher when the binary exits.
+    /// Tests that kill nodes start their own with [`RedisCluster::start`].
+    pub fn shared() -> std::io::Result<&'static RedisCluster> {
+        static SHARED: std::sync::OnceLock<Result<RedisCluster, String>> =
+            std::sync::OnceLock::new();
+        let cluster = SHARED.get_or_init(|| {
+            let cluster = RedisCluster::start().map_err(|e| e.to_string())?;
+            let pids: Vec<u32> = cluster.nodes.iter().filter_map(Process::pid).collect();
+            reap_after_exit(&pids, &cluster.root).map_err(|e| e.to_string())?;
+            Ok(cluster)
+        });
+        cluster.as_ref().map_err(|e| std::io::Error::other(e.clone()))
     }
 
     fn spawn_node(&self, i: usize) -> std::io::Result<Process> {

@@ -94,6 +94,11 @@ impl Process {
         self.child.is_some()
     }
 
+    /// The OS process id while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// The last lines of the log, for error messages.
     pub(crate) fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
@@ -179,6 +184,27 @@ pub(crate) fn wait_for<T>(
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
+}
+
+/// Starts a watcher that SIGKILLs `pids` and removes `dir` once this
+/// process has exited: for test servers kept in a `static`, which is never
+/// dropped. It polls with `kill -0` (no fixed wait: it ends with us).
+pub(crate) fn reap_after_exit(pids: &[u32], dir: &Path) -> std::io::Result<()> {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let script = format!(
+        "while kill -0 {me} 2>/dev/null; do sleep 0.2; done; kill -9 {pids} 2>/dev/null; rm -rf '{dir}'",
+        me = std::process::id(),
+        pids = pids.join(" "),
+        dir = dir.display(),
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|_| ())
 }
 
 /// `arg` as an `OsString`, for argument lists.
