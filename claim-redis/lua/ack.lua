@@ -21,10 +21,17 @@
 -- scores, n record digests, each group in item order (base a = 6 + 3R):
 -- ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i],
 -- ARGV[a+5n+i]; then ARGV[a+6n+j] the item index of payload key j
+-- Hash-tagged layout (the script is built with TAGGED = true, see
+-- scripts.rs; Plain builds it with TAGGED = false): every key must lie in
+-- the queue's slot, so the producer keys and payload keys are not passed:
+-- KEYS[k+i] are the markers (in the lists' slot, which is the queue's) and
+-- nothing follows them; ARGV ends with the six groups (no payload indexes).
+-- The caller deletes those keys afterwards, from the reply's bits 1 and 16.
 -- Returns one integer per item: 1 if its record was pushed, plus 2 if the
 -- caller's claim was dropped, plus 4 if it was dead-lettered, plus 8 if
 -- nothing was pushed because the live marker was written by this same
--- record (digest equal: an earlier attempt of this ack landed).
+-- record (digest equal: an earlier attempt of this ack landed), plus 16 if
+-- the item's payload key (if it has one) goes (deleted here when passed).
 --
 -- Correctness: per item, as the model: a generation with a live marker is
 -- answered already and this record is suppressed (first record wins); the
@@ -64,6 +71,11 @@
 -- explicit-time mode the key's side-hash expiry goes with it. A run's list gets its EXPIRE right after its
 -- LPUSH, only when something was pushed.
 --
+-- Safe to run twice: a second run of the same call finds the markers the
+-- first one wrote (code 8, nothing pushed), the caller's claims and the
+-- pending copies gone and the dead entries written (their claims dropped,
+-- so it writes none again): the same end state.
+--
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch,
 -- one TYPE per run, except the marker SETs: a marker is a key of its own
 -- with its own expiry, and Redis has no multi-key SET with expiry. Payload
@@ -73,12 +85,14 @@
 need(#ARGV >= 6 and tonumber(ARGV[5]) and tonumber(ARGV[6]), 'ack: missing arguments')
 local runs = tonumber(ARGV[5])
 local a = 6 + 3 * runs
--- #ARGV - a = 6n + P and #KEYS - 7 - R = 3n + P.
-local n = ((#ARGV - a) - (#KEYS - 7 - runs)) / 3
+-- Plain: #ARGV - a = 6n + P and #KEYS - 7 - R = 3n + P. Hash-tagged:
+-- #KEYS - 7 - R = n (markers only) and P = 0.
+local per_item = TAGGED and 1 or 3
+local n = TAGGED and (#KEYS - 7 - runs) or ((#ARGV - a) - (#KEYS - 7 - runs)) / 3
 local np = #ARGV - a - 6 * n
-need(runs >= 1 and n >= 1 and n == math.floor(n) and np >= 0
-  and #KEYS == 7 + runs + 3 * n + np,
-  'ack: expects 6 ARGV and 3 KEYS per item, one list per run and a key per payload')
+need(runs >= 1 and n >= 1 and n == math.floor(n) and np >= 0 and not (TAGGED and np > 0)
+  and #KEYS == 7 + runs + per_item * n + np,
+  'ack: expects 6 ARGV and 3 KEYS (hash-tagged: 1) per item, one list per run and a key per payload')
 local total = 0
 for r = 1, runs do
   local count = tonumber(ARGV[3 * r + 4])
@@ -107,7 +121,7 @@ end
 
 -- vals[i]: the marker of item i; vals[n + 2i - 1], vals[n + 2i]: its
 -- active and cancel values.
-local vals = redis.call('MGET', unpack(KEYS, k0 + 1, k0 + 3 * n))
+local vals = redis.call('MGET', unpack(KEYS, k0 + 1, k0 + per_item * n))
 local owners = redis.call('HMGET', KEYS[3], unpack(ARGV, g0 + 1, g0 + n))
 local copies = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, m0 + 1, m0 + n))
 local plen = tonumber(ARGV[6])
@@ -188,24 +202,27 @@ for i = 1, n do
       end
     end
   end
+  local gone = false
   if copies[i] and not removed[member] and not deferred then
     removed[member] = true
     zrem[#zrem + 1] = member
     forget[#forget + 1] = gen
     -- The last copy taken while nobody holds a claim: answered now, and no
     -- later ack would delete the payload (a holder's own drop does below).
-    if payload[i] and code ~= 4 and not entry then
-      unpayload[#unpayload + 1] = payload[i]
-    end
+    gone = code ~= 4 and not entry
   end
   if ours and not dropped[gen] then
     dropped[gen] = true
     ndr = ndr + 1
     drops[ndr] = gen
-    if payload[i] and code ~= 4 then
+    gone = code ~= 4
+    code = code + 2
+  end
+  if gone then
+    code = code + 16
+    if payload[i] then
       unpayload[#unpayload + 1] = payload[i]
     end
-    code = code + 2
   end
   out[i] = code
 end

@@ -7,11 +7,18 @@
 -- KEYS[6] explicit-time side hash (read only when ARGV[2] is a time)
 -- KEYS[7] <queue>:dead hash (member -> {"reason":..,"at_ms":..})
 -- KEYS[6+2i] terminal marker of item i, KEYS[7+2i] request-cancel:<id> of item i
+--   (plain layout only; with the hash-tagged layout KEYS is the first 7
+--   alone, all in the queue's slot, and the caller reads the per-request
+--   keys first and passes their values: see "Hash-tagged" below)
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] lease TTL in ms   ARGV[4] length of the key prefix
 -- then n members, n claim keys (`<id>\0<token>`, Go's), n request tokens, each group in item
 -- order: ARGV[4+i] member, ARGV[4+n+i] claim key, ARGV[4+2n+i] token
 -- of item i (grouped so each group goes to Redis as one unpack)
+-- Hash-tagged (#KEYS == 7): then, in item order, n marker values, n cancel
+-- values ('' = absent; a cancel whose explicit-time expiry passed is sent
+-- as absent), n reasons why an item's per-request keys are unreadable
+-- ('' = readable), as the plain layout's MGET/EXISTS/TYPE reads decide.
 -- Returns a flat array, four entries per item: outcome (0 not pending,
 -- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled, 4 dead-lettered,
 -- 5 duplicate dropped whose generation is answered and held by nobody),
@@ -43,13 +50,19 @@
 -- record is suppressed by its marker); a crash in between leaves the key
 -- to its own expiry, deadline plus ten minutes.
 --
+-- Hash-tagged: the per-request values come from reads made just before
+-- this script, not inside it (ops/claim.rs says what a write landing in
+-- between can cause: a wasted dispatch at most, never a second record);
+-- every decision after them is the same as in the plain layout.
+--
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch.
 -- Most items share the lease expiry now + TTL, whose index score text is
 -- made once per batch.
 
-local n = (#ARGV - 4) / 3
-need(n >= 1 and n == math.floor(n) and #KEYS == 7 + 2 * n,
-  'claim: expects 3 ARGV and 2 KEYS per item')
+local tagged = #KEYS == 7
+local n = (#ARGV - 4) / (tagged and 6 or 3)
+need(n >= 1 and n == math.floor(n) and (tagged or #KEYS == 7 + 2 * n),
+  'claim: expects 3 ARGV and 2 KEYS per item (hash-tagged: 6 ARGV and no KEYS per item)')
 local owner, ttl, plen = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 local explicit = ARGV[2] ~= ''
 need(ttl and ttl > 0 and plen and (not explicit or tonumber(ARGV[2])),
@@ -72,35 +85,47 @@ if not any then
   return out
 end
 
-local flags = redis.call('MGET', unpack(KEYS, 8, 7 + 2 * n))
--- unreadable[i]: why item i's per-request keys cannot be read, if they can't.
-local unreadable = {}
-local read = 0
-for j = 1, 2 * n do
-  if flags[j] then
-    read = read + 1
+-- flags[2i-1], flags[2i]: item i's marker and cancel values (false when
+-- absent); unreadable[i]: why item i's per-request keys cannot be read.
+local flags, unreadable, cancel_expiry = {}, {}, {}
+if tagged then
+  local v0 = 4 + 3 * n
+  for i = 1, n do
+    local marker, cancel, why = ARGV[v0 + i], ARGV[v0 + n + i], ARGV[v0 + 2 * n + i]
+    flags[2 * i - 1] = marker ~= '' and marker
+    flags[2 * i] = cancel ~= '' and cancel
+    if why ~= '' then
+      unreadable[i] = why
+    end
   end
-end
-if redis.call('EXISTS', unpack(KEYS, 8, 7 + 2 * n)) > read then
+else
+  flags = redis.call('MGET', unpack(KEYS, 8, 7 + 2 * n))
+  local read = 0
   for j = 1, 2 * n do
-    if not flags[j] then
-      local key = KEYS[7 + j]
-      local kind = redis.call('TYPE', key)['ok']
-      if kind ~= 'none' and kind ~= 'string' then
-        local i = math.floor((j + 1) / 2)
-        unreadable[i] = unreadable[i] or ('key "' .. string.sub(key, plen + 1) .. '" holds a '
-          .. kind .. ', not a string')
+    if flags[j] then
+      read = read + 1
+    end
+  end
+  if redis.call('EXISTS', unpack(KEYS, 8, 7 + 2 * n)) > read then
+    for j = 1, 2 * n do
+      if not flags[j] then
+        local key = KEYS[7 + j]
+        local kind = redis.call('TYPE', key)['ok']
+        if kind ~= 'none' and kind ~= 'string' then
+          local i = math.floor((j + 1) / 2)
+          unreadable[i] = unreadable[i] or ('key "' .. string.sub(key, plen + 1) .. '" holds a '
+            .. kind .. ', not a string')
+        end
       end
     end
   end
-end
-local cancel_expiry = {}
-if explicit then
-  local cancel_keys = {}
-  for i = 1, n do
-    cancel_keys[i] = KEYS[7 + 2 * i]
+  if explicit then
+    local cancel_keys = {}
+    for i = 1, n do
+      cancel_keys[i] = KEYS[7 + 2 * i]
+    end
+    cancel_expiry = redis.call('HMGET', KEYS[6], unpack(cancel_keys))
   end
-  cancel_expiry = redis.call('HMGET', KEYS[6], unpack(cancel_keys))
 end
 local owners = redis.call('HMGET', KEYS[3], unpack(ARGV, g0 + 1, g0 + n))
 -- Redelivery counts are rare: look them up only when some exist.

@@ -11,6 +11,10 @@
 -- ARGV[9] now in ms   ARGV[10] KEYS[1]'s logical expiry in ms (both "" on server time)
 -- ARGV[11] payload bytes   ARGV[12] the payload key's PX in ms
 -- ARGV[13] its logical expiry in ms, or "" (server time) (11-13 only with a payload)
+-- Hash-tagged layout: KEYS[1] the sequence key, KEYS[2] the pending set,
+-- KEYS[3] the side hash of their slot, all in the queue's slot; ARGV 1-10
+-- as above (6 and 7 unused). The caller wrote the per-request keys first
+-- (ops/submit.rs, producer_keys, says why that order is safe).
 -- Returns the sequence stamped (an integer, at least 1).
 --
 -- Correctness: INCR, the stamp and the ZADD happen in one script, so two
@@ -30,43 +34,55 @@
 -- the sequence restarts at 1 as it would once Redis expired the key.
 
 local n = #KEYS
-need((n == 5 and #ARGV == 10) or (n == 6 and #ARGV == 13), 'enqueue: bad arguments')
+local tagged = n == 3
+need((n == 5 and #ARGV == 10) or (n == 6 and #ARGV == 13) or (tagged and #ARGV == 10),
+  'enqueue: bad arguments')
+local seq_key, cancel, active, pending, side, payload = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+if tagged then
+  pending, side = KEYS[2], KEYS[3]
+end
 local deadline = tonumber(ARGV[3])
 need(deadline and tonumber(ARGV[5]) and tonumber(ARGV[7]), 'enqueue: bad numbers')
 need(ARGV[4] == 'EXPIREAT' or ARGV[4] == 'PEXPIRE', 'enqueue: bad expiry command')
 local explicit = ARGV[8] ~= ''
-local pending_type = redis.call('TYPE', KEYS[4])['ok']
+local pending_type = redis.call('TYPE', pending)['ok']
 need(pending_type == 'none' or pending_type == 'zset',
-  'enqueue: ' .. KEYS[4] .. ' holds a ' .. tostring(pending_type))
+  'enqueue: ' .. pending .. ' holds a ' .. tostring(pending_type))
 local lapsed = false
 if explicit then
-  local side_type = redis.call('TYPE', KEYS[5])['ok']
+  local side_type = redis.call('TYPE', side)['ok']
   need(side_type == 'none' or side_type == 'hash', 'enqueue: side hash has the wrong type')
   local now = tonumber(ARGV[9])
   need(now and tonumber(ARGV[10]), 'enqueue: explicit time must be a number')
-  lapsed = not side_live(redis.call('HGET', KEYS[5], KEYS[1]), now)
+  lapsed = not side_live(redis.call('HGET', side, seq_key), now)
 end
-local seq_type = redis.call('TYPE', KEYS[1])['ok']
-need(seq_type == 'none' or seq_type == 'string', 'enqueue: ' .. KEYS[1] .. ' is not a counter')
+local seq_type = redis.call('TYPE', seq_key)['ok']
+need(seq_type == 'none' or seq_type == 'string', 'enqueue: ' .. seq_key .. ' is not a counter')
 
 if lapsed then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', seq_key)
 end
-local seq = redis.call('INCR', KEYS[1])
-redis.call(ARGV[4], KEYS[1], ARGV[5])
-redis.call('DEL', KEYS[2])
-redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[7])
-if explicit then
-  redis.call('HDEL', KEYS[5], KEYS[2])
-  redis.call('HSET', KEYS[5], KEYS[3], ARGV[8], KEYS[1], ARGV[10])
+local seq = redis.call('INCR', seq_key)
+redis.call(ARGV[4], seq_key, ARGV[5])
+if tagged then
+  if explicit then
+    redis.call('HSET', side, seq_key, ARGV[10])
+  end
+else
+  redis.call('DEL', cancel)
+  redis.call('SET', active, ARGV[6], 'PX', ARGV[7])
+  if explicit then
+    redis.call('HDEL', side, cancel)
+    redis.call('HSET', side, active, ARGV[8], seq_key, ARGV[10])
+  end
 end
 if n == 6 then
-  redis.call('SET', KEYS[6], ARGV[11], 'PX', ARGV[12])
+  redis.call('SET', payload, ARGV[11], 'PX', ARGV[12])
   if explicit then
-    redis.call('HSET', KEYS[5], KEYS[6], ARGV[13])
+    redis.call('HSET', side, payload, ARGV[13])
   end
 end
 local score = deadline + math.min(seq, 2097151) / 2097152
 local member = ARGV[1] .. string.format('%d', seq) .. ARGV[2]
-redis.call('ZADD', KEYS[4], string.format('%.17g', score), member)
+redis.call('ZADD', pending, string.format('%.17g', score), member)
 return seq

@@ -11,6 +11,15 @@
 -- ARGV[4i+2] the pending score (Go's formula, wire::queue_score) or the
 -- dead entry JSON,
 -- ARGV[4i+3] its claim key ('' for 'd')
+-- Hash-tagged layout (ops/promote_tagged.rs): KEYS[1] the queue's own
+-- retry set, KEYS[2] its dead hash, then per item only KEYS[2i+1]
+-- destination (the queue's pending zset, or KEYS[2]) and KEYS[2i+2] its
+-- deliveries hash (KEYS[2] for 'd'), all in the queue's slot; ARGV as
+-- above plus ARGV[5i+3] the value of the item's terminal marker ('' =
+-- none), read just before from the marker's own slot. A marker written
+-- in between is missed: the copy goes back to pending, where the claim
+-- script drops it as answered (or its holder's record is suppressed by
+-- the marker): never a second record.
 -- Returns the number of entries that left the retry set.
 --
 -- Correctness: the score is the one Go's mover and producer give the same
@@ -29,21 +38,39 @@
 -- itself has the wrong type the entry stays parked and the server log says
 -- why. All decisions and type checks precede the first write.
 
-local n = (#ARGV - 3) / 4
-need(n >= 1 and n == math.floor(n) and #KEYS == 2 + 3 * n,
-  'promote: expects 4 ARGV and 3 KEYS per item')
+local tagged = (#ARGV - 3) % 5 == 0 and #KEYS == 2 + 2 * (#ARGV - 3) / 5
+local per_arg, per_key = 4, 3
+if tagged then
+  per_arg, per_key = 5, 2
+end
+local n = (#ARGV - 3) / per_arg
+need(n >= 1 and n == math.floor(n) and #KEYS == 2 + per_key * n,
+  'promote: expects 4 ARGV and 3 KEYS per item (hash-tagged: 5 ARGV and 2 KEYS)')
+-- Item i's member, kind, value, claim key; its destination and deliveries keys.
+local function a(i, j)
+  return ARGV[3 + per_arg * (i - 1) + j]
+end
+local function k(i, j)
+  return KEYS[2 + per_key * (i - 1) + j]
+end
 local due_by, plen = tonumber(ARGV[1]), tonumber(ARGV[3])
 need(due_by and tonumber(ARGV[2]) and plen, 'promote: time and prefix length must be numbers')
 local now = tonumber(ARGV[2])
-local members, marker_keys = {}, {}
+local members, marker_keys, markers = {}, {}, {}
 for i = 1, n do
-  members[i] = ARGV[4 * i]
-  marker_keys[i] = KEYS[3 * i + 1]
-  local kind, score = ARGV[4 * i + 1], tonumber(ARGV[4 * i + 2])
+  members[i] = a(i, 1)
+  local kind, score = a(i, 2), tonumber(a(i, 3))
   need(kind == 'd' or (kind == 'p' and score and score == score), 'promote: bad item kind or score')
+  if tagged then
+    markers[i] = a(i, 5) ~= '' and a(i, 5)
+  else
+    marker_keys[i] = k(i, 2)
+  end
 end
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(members))
-local markers = redis.call('MGET', unpack(marker_keys))
+if not tagged then
+  markers = redis.call('MGET', unpack(marker_keys))
+end
 
 local types = {}
 local function type_of(key)
@@ -60,10 +87,10 @@ dead_ok = dead_ok == 'hash' or dead_ok == 'none'
 local moved, zrem, adds, order, dead, forget, forget_order = 0, {}, {}, {}, {}, {}, {}
 local seen = {}
 for i = 1, n do
-  local member, kind, value = members[i], ARGV[4 * i + 1], ARGV[4 * i + 2]
+  local member, kind, value = members[i], a(i, 2), a(i, 3)
   if scores[i] and tonumber(scores[i]) <= due_by and not seen[member] then
     seen[member] = true
-    local dest = KEYS[3 * i]
+    local dest = k(i, 1)
     if kind == 'p' then
       local t = type_of(dest)
       if is_live(markers[i], now) then
@@ -78,13 +105,13 @@ for i = 1, n do
       end
     end
     if kind == 'answered' then
-      local counts = KEYS[3 * i + 2]
+      local counts = k(i, per_key)
       if not forget[counts] then
         forget[counts] = {}
         forget_order[#forget_order + 1] = counts
         redis.call('HLEN', counts)
       end
-      push(forget[counts], ARGV[4 * i + 3])
+      push(forget[counts], a(i, 4))
       zrem[#zrem + 1] = member
       moved = moved + 1
     elseif kind == 'p' then

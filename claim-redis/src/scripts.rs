@@ -9,8 +9,14 @@ use redis::Script;
 
 macro_rules! script {
     ($file:literal) => {
+        script!($file, "")
+    };
+    // `$prelude` defines the constants a script built in two variants reads
+    // (ack.lua's TAGGED).
+    ($file:literal, $prelude:literal) => {
         Script::new(concat!(
             include_str!("../lua/lib.lua"),
+            $prelude,
             include_str!(concat!("../lua/", $file))
         ))
     };
@@ -22,6 +28,12 @@ pub(crate) struct Scripts {
     pub claim: Script,
     pub renew: Script,
     pub ack: Script,
+    /// ack.lua for the hash-tagged layout: same-slot keys only.
+    pub ack_tagged: Script,
+    pub ack_fence: Script,
+    pub ack_drop: Script,
+    pub push_once: Script,
+    pub del_if: Script,
     pub release: Script,
     pub park_retry: Script,
     pub promote: Script,
@@ -37,7 +49,12 @@ impl Scripts {
         Scripts {
             claim: script!("claim.lua"),
             renew: script!("renew.lua"),
-            ack: script!("ack.lua"),
+            ack: script!("ack.lua", "local TAGGED = false\n"),
+            ack_tagged: script!("ack.lua", "local TAGGED = true\n"),
+            ack_fence: script!("ack_fence.lua"),
+            ack_drop: script!("ack_drop.lua"),
+            push_once: script!("push_once.lua"),
+            del_if: script!("del_if.lua"),
             release: script!("release.lua"),
             park_retry: script!("park_retry.lua"),
             promote: script!("promote.lua"),
@@ -49,11 +66,16 @@ impl Scripts {
         }
     }
 
-    pub(crate) fn all(&self) -> [(&'static str, &Script); 11] {
+    pub(crate) fn all(&self) -> [(&'static str, &Script); 16] {
         [
             ("claim", &self.claim),
             ("renew", &self.renew),
             ("ack", &self.ack),
+            ("ack_tagged", &self.ack_tagged),
+            ("ack_fence", &self.ack_fence),
+            ("ack_drop", &self.ack_drop),
+            ("push_once", &self.push_once),
+            ("del_if", &self.del_if),
             ("release", &self.release),
             ("park_retry", &self.park_retry),
             ("promote", &self.promote),

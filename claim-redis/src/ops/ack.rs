@@ -1,4 +1,4 @@
-//! `ack`: runs `lua/ack.lua`, one call per [`MAX_BATCH`] items, arguments written in place.
+//! `ack`: runs `lua/ack.lua`, one call per [`MAX_BATCH`] items, arguments written in place; the hash-tagged layout goes through `ack_split`.
 
 use super::evalsha;
 use crate::codec::{ack_outcome, per_item};
@@ -8,103 +8,152 @@ use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome};
 use claim_core::{Op, OwnerToken, StoreError};
 use redis::RedisWrite;
+use std::borrow::Borrow;
 
-/// Delivers the records; the layout is `lua/ack.lua`'s header.
+/// Delivers the records; the layout is `lua/ack.lua`'s header. In the
+/// hash-tagged layout, see `ack_split` (items whose list shares the
+/// queue's slot still take this one script).
 pub(crate) async fn ack(
     store: &RedisStore,
     queue: &str,
     owner: &OwnerToken,
     items: &[AckItem],
 ) -> Result<Vec<AckOutcome>, StoreError> {
-    let q = store.keys().queue(queue);
-    let keys = store.keys();
-    let config = &store.inner.config;
-    let time = store.time_arg();
+    if store.keys().tagged() {
+        return super::ack_split::ack(store, queue, owner, items).await;
+    }
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
-        let n = chunk.len();
-        let runs = runs(chunk);
-        let bytes: usize = chunk
-            .iter()
-            .map(|i| i.record.len() + i.member.len() + 240)
-            .sum();
-        let script = &store.scripts().ack;
-        let payloads = chunk.iter().filter(|i| i.payload_ref.is_some()).count();
-        let mut cmd = evalsha(
-            script,
-            7 + runs.len() + 3 * n + payloads,
-            6 + 3 * runs.len() + 6 * n + payloads,
-            bytes,
-        );
-        for key in q.all() {
-            cmd.arg(key);
-        }
-        cmd.arg(keys.clock_side());
-        for (list, _, _) in &runs {
-            cmd.write_arg_fmt(format_args!("{}{list}", keys.prefix()));
-        }
-        for item in chunk {
-            cmd.write_arg_fmt(keys.marker_key(&item.generation));
-        }
-        for item in chunk {
-            let id = &item.generation.id;
-            cmd.write_arg_fmt(keys.active_key(id));
-            cmd.write_arg_fmt(keys.cancel_key(id));
-        }
-        for payload_ref in chunk.iter().filter_map(|i| i.payload_ref.as_deref()) {
-            cmd.write_arg_fmt(format_args!("{}{payload_ref}", keys.prefix()));
-        }
-        cmd.arg(owner.as_str())
-            .arg(&time)
-            .arg(config.result_dedup_ttl_ms)
-            .arg(store.ttl_slack())
-            .arg(runs.len())
-            .arg(keys.prefix().len());
-        for (list, count, ttl) in &runs {
-            let refusal = config.result_list_refusal(queue, list);
-            cmd.arg(*count)
-                .arg(refusal.as_deref().unwrap_or(""))
-                .arg(*ttl);
-        }
-        for item in chunk {
-            cmd.write_arg_fmt(ClaimKey(&item.generation));
-        }
-        for item in chunk {
-            cmd.arg(&item.generation.token);
-        }
-        for item in chunk {
-            cmd.arg(item.record.as_bytes());
-        }
-        for item in chunk {
-            cmd.arg(item.member.as_bytes());
-        }
-        for item in chunk {
-            // A score Redis cannot print back as a number (±inf) has no
-            // deadline to keep the marker for: the dedup TTL alone does.
-            let score = item.score.0;
-            cmd.write_arg_fmt(if score.is_finite() { score } else { 0.0 });
-        }
-        for item in chunk {
-            cmd.arg(record_digest(item.record.as_bytes()));
-        }
-        for (i, item) in chunk.iter().enumerate() {
-            if item.payload_ref.is_some() {
-                cmd.arg(i + 1);
-            }
-        }
-        let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
-        let reply = per_item(Op::Ack, reply, n)?;
+        let reply = one_script(store, queue, owner, chunk).await?;
         out.extend(reply.into_iter().map(ack_outcome));
     }
     Ok(out)
 }
 
+/// Runs ack.lua on at most [`MAX_BATCH`] items and answers its code per
+/// item. Plain: every key the item touches. Hash-tagged (the `ack_tagged`
+/// variant): only the queue's slot (lists in it and their markers), no
+/// producer or payload keys: the caller deletes those from bits 1 and 16.
+pub(crate) async fn one_script<T: Borrow<AckItem>>(
+    store: &RedisStore,
+    queue: &str,
+    owner: &OwnerToken,
+    chunk: &[T],
+) -> Result<Vec<i64>, StoreError> {
+    let tagged = store.keys().tagged();
+    let q = store.keys().queue(queue);
+    let keys = store.keys();
+    let config = &store.inner.config;
+    let time = store.time_arg();
+    let n = chunk.len();
+    let runs = runs(chunk);
+    let bytes: usize = chunk
+        .iter()
+        .map(it)
+        .map(|i| i.record.len() + i.member.len() + 240)
+        .sum();
+    let (script, per_item_keys, payloads) = if tagged {
+        (&store.scripts().ack_tagged, 1, 0)
+    } else {
+        let payloads = chunk
+            .iter()
+            .filter(|i| it(*i).payload_ref.is_some())
+            .count();
+        (&store.scripts().ack, 3, payloads)
+    };
+    let mut cmd = evalsha(
+        script,
+        7 + runs.len() + per_item_keys * n + payloads,
+        6 + 3 * runs.len() + 6 * n + payloads,
+        bytes,
+    );
+    for key in q.all() {
+        cmd.arg(key);
+    }
+    if tagged {
+        cmd.arg(keys.clock_side_for(&q.pending));
+    } else {
+        cmd.arg(keys.clock_side());
+    }
+    for (list, _, _) in &runs {
+        cmd.write_arg_fmt(format_args!("{}{list}", keys.prefix()));
+    }
+    if tagged {
+        let mut items = chunk.iter().map(it);
+        for (list, count, _) in &runs {
+            let list_key = keys.list(list);
+            for item in items.by_ref().take(*count) {
+                cmd.write_arg_fmt(keys.marker_key_for(&list_key, &item.generation));
+            }
+        }
+    } else {
+        for item in chunk.iter().map(it) {
+            cmd.write_arg_fmt(keys.marker_key(&item.generation));
+        }
+        for item in chunk.iter().map(it) {
+            let id = &item.generation.id;
+            cmd.write_arg_fmt(keys.active_key(id));
+            cmd.write_arg_fmt(keys.cancel_key(id));
+        }
+        for payload_ref in chunk.iter().filter_map(|i| it(i).payload_ref.as_deref()) {
+            cmd.write_arg_fmt(format_args!("{}{payload_ref}", keys.prefix()));
+        }
+    }
+    cmd.arg(owner.as_str())
+        .arg(&time)
+        .arg(config.result_dedup_ttl_ms)
+        .arg(store.ttl_slack())
+        .arg(runs.len())
+        .arg(keys.prefix().len());
+    for (list, count, ttl) in &runs {
+        let refusal = config.result_list_refusal(queue, list);
+        cmd.arg(*count)
+            .arg(refusal.as_deref().unwrap_or(""))
+            .arg(*ttl);
+    }
+    for item in chunk.iter().map(it) {
+        cmd.write_arg_fmt(ClaimKey(&item.generation));
+    }
+    for item in chunk.iter().map(it) {
+        cmd.arg(&item.generation.token);
+    }
+    for item in chunk.iter().map(it) {
+        cmd.arg(item.record.as_bytes());
+    }
+    for item in chunk.iter().map(it) {
+        cmd.arg(item.member.as_bytes());
+    }
+    for item in chunk.iter().map(it) {
+        // A score Redis cannot print back as a number (±inf) has no
+        // deadline to keep the marker for: the dedup TTL alone does.
+        let score = item.score.0;
+        cmd.write_arg_fmt(if score.is_finite() { score } else { 0.0 });
+    }
+    for item in chunk.iter().map(it) {
+        cmd.arg(record_digest(item.record.as_bytes()));
+    }
+    if !tagged {
+        for (i, item) in chunk.iter().map(it).enumerate() {
+            if item.payload_ref.is_some() {
+                cmd.arg(i + 1);
+            }
+        }
+    }
+    let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
+    per_item(Op::Ack, reply, n)
+}
+
+/// The item behind a reference or a value.
+fn it<T: Borrow<AckItem>>(t: &T) -> &AckItem {
+    t.borrow()
+}
+
 /// Consecutive items with the same result list and list TTL, as (list,
 /// item count, TTL): ack.lua pushes each run with one LPUSH (and one
 /// EXPIRE when the TTL is set) and takes each list key once.
-fn runs(items: &[AckItem]) -> Vec<(&str, usize, u64)> {
+fn runs<T: Borrow<AckItem>>(items: &[T]) -> Vec<(&str, usize, u64)> {
     let mut runs: Vec<(&str, usize, u64)> = Vec::new();
-    for item in items {
+    for item in items.iter().map(it) {
         match runs.last_mut() {
             Some((list, count, ttl))
                 if *list == item.result_list && *ttl == item.result_ttl_seconds =>

@@ -1,5 +1,6 @@
 //! `cancelled`: reads the generations' cancel markers (and their logical expiries) in one round trip.
 
+use super::per_request;
 use crate::conn::Effect;
 use crate::store::RedisStore;
 use claim_core::{Generation, Op, StoreError};
@@ -17,6 +18,15 @@ pub(crate) async fn cancelled(
         .iter()
         .map(|g| store.keys().cancel(&g.id))
         .collect();
+    if store.keys().tagged() {
+        // Cancel keys lie in slots of their own: per-slot reads.
+        let tokens = per_request::mget(store, Op::Cancelled, &keys).await?;
+        let expiries = match store.explicit_now() {
+            Some(_) => per_request::side_expiries(store, Op::Cancelled, &keys).await?,
+            None => Vec::new(),
+        };
+        return Ok(answer(generations, tokens, expiries, store.explicit_now()));
+    }
     let mut pipe = redis::pipe();
     pipe.atomic().cmd("MGET").arg(&keys);
     let now = store.explicit_now();
@@ -34,7 +44,18 @@ pub(crate) async fn cancelled(
             .map_err(|e| crate::conn::bad_reply(Op::Cancelled, Effect::Read, e))?,
         None => Vec::new(),
     };
-    Ok(generations
+    Ok(answer(generations, tokens, expiries, now))
+}
+
+/// Whether each generation's cancel marker holds its token and, in
+/// explicit-time mode, is still live.
+fn answer(
+    generations: &[Generation],
+    tokens: Vec<Option<Vec<u8>>>,
+    expiries: Vec<Option<u64>>,
+    now: Option<claim_core::Millis>,
+) -> Vec<bool> {
+    generations
         .iter()
         .enumerate()
         .map(|(i, g)| {
@@ -45,5 +66,5 @@ pub(crate) async fn cancelled(
             };
             holds && live
         })
-        .collect())
+        .collect()
 }

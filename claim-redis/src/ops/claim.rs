@@ -1,7 +1,7 @@
 //! `claim`: runs `lua/claim.lua`, one call per [`MAX_BATCH`] items, arguments written in place.
 
-use super::evalsha;
 use super::release::release;
+use super::{evalsha, per_request};
 use crate::codec::claim_outcomes;
 use crate::conn::Effect;
 use crate::store::{MAX_BATCH, RedisStore};
@@ -47,6 +47,9 @@ async fn claim_chunk(
     owner: &OwnerToken,
     chunk: &[ClaimRequest],
 ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    if store.keys().tagged() {
+        return claim_chunk_tagged(store, queue, owner, chunk).await;
+    }
     let keys = store.keys();
     let q = keys.queue(queue);
     let ttl = store.inner.config.lease_ttl_ms;
@@ -85,6 +88,95 @@ async fn claim_chunk(
     Ok(outcomes)
 }
 
+/// One script call in the hash-tagged layout: the per-request keys (each
+/// item's marker, in its result list's slot, and `request-cancel:<id>`)
+/// are read first with per-slot commands ([`per_request`]) and handed to
+/// `lua/claim.lua` as arguments; the script then runs on the queue's keys
+/// alone, in the queue's slot.
+///
+/// Correctness of the split: the reads are not atomic with the script. A
+/// marker written in between (an ack of this generation) is missed: the
+/// copy is claimed as if unanswered, and the holder's ack is suppressed
+/// by the marker (the push is marker-checked in the list's slot), so no
+/// second record; a marker expiring in between only suppresses a copy a
+/// moment early, as a claim a moment earlier would. A cancel written in
+/// between is missed by this claim and seen by the holder's next
+/// `cancelled` check, as a cancel right after a claim is. Nothing is
+/// written before the script, so a crash between the reads and the script
+/// changes nothing.
+async fn claim_chunk_tagged(
+    store: &RedisStore,
+    queue: &str,
+    owner: &OwnerToken,
+    chunk: &[ClaimRequest],
+) -> Result<Vec<ClaimOutcome>, StoreError> {
+    let keys = store.keys();
+    let config = &store.inner.config;
+    let q = keys.queue(queue);
+    let n = chunk.len();
+    // Each item's marker and cancel key, side by side.
+    let mut per_item: Vec<String> = Vec::with_capacity(2 * n);
+    for item in chunk {
+        let parsed = wire::parse_member(item.member.as_bytes()).ok();
+        let list = keys.list(&config.result_list_for(queue, parsed.as_ref()));
+        per_item.push(keys.marker_for(&list, &item.generation));
+        per_item.push(keys.cancel(&item.generation.id));
+    }
+    let (values, kinds) = per_request::strings(store, Op::Claim, &per_item, true).await?;
+    let cancels: Vec<String> = per_item.iter().skip(1).step_by(2).cloned().collect();
+    let live = match store.explicit_now() {
+        None => vec![true; n],
+        Some(now) => per_request::side_expiries(store, Op::Claim, &cancels)
+            .await?
+            .into_iter()
+            .map(|expiry| expiry.is_none_or(|e| e > now.0))
+            .collect(),
+    };
+    let script = &store.scripts().claim;
+    let bytes: usize = chunk.iter().map(|i| i.member.len() + 200).sum();
+    let mut cmd = evalsha(script, 7, 4 + 6 * n, bytes);
+    cmd.arg(&q.pending)
+        .arg(&q.claimed)
+        .arg(&q.owners)
+        .arg(&q.index)
+        .arg(&q.deliveries)
+        .arg(keys.clock_side_for(&q.pending))
+        .arg(&q.dead);
+    cmd.arg(owner.as_str())
+        .arg(store.time_arg())
+        .arg(config.lease_ttl_ms)
+        .arg(keys.prefix().len());
+    for item in chunk {
+        cmd.arg(item.member.as_bytes());
+    }
+    for item in chunk {
+        cmd.write_arg_fmt(ClaimKey(&item.generation));
+    }
+    for item in chunk {
+        cmd.arg(&item.generation.token);
+    }
+    for i in 0..n {
+        cmd.arg(values[2 * i].as_deref().unwrap_or_default());
+    }
+    for i in 0..n {
+        let cancel = values[2 * i + 1].as_deref().filter(|_| live[i]);
+        cmd.arg(cancel.unwrap_or_default());
+    }
+    for i in 0..n {
+        // As claim.lua words it for the plain layout: the key without the prefix.
+        let why = [2 * i, 2 * i + 1].into_iter().find_map(|j| {
+            let kind = kinds[j].as_deref()?;
+            let key = &per_item[j][keys.prefix().len()..];
+            Some(format!("key \"{key}\" holds a {kind}, not a string"))
+        });
+        cmd.arg(why.unwrap_or_default());
+    }
+    let reply: Vec<Value> = super::call::run(store, Op::Claim, script, &cmd).await?;
+    let outcomes = claim_outcomes(&reply, n)?;
+    forget_answered_payloads(store, chunk, &reply).await;
+    Ok(outcomes)
+}
+
 /// Deletes the payloads stored apart of the copies `claim.lua` dropped as
 /// answered and held by nobody (outcome 5): no ack is left to delete them.
 /// Best effort: the generation is answered, so a failure only leaves the
@@ -98,6 +190,13 @@ async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], re
         .map(|payload_ref| store.keys().payload(&payload_ref))
         .collect();
     if keys.is_empty() {
+        return;
+    }
+    if store.keys().tagged() {
+        // Per-request keys in slots of their own: one DEL per slot.
+        if let Err(e) = per_request::del(store, Op::Claim, &keys).await {
+            tracing::warn!(error = %e, keys = keys.len(), "deleting the payloads of answered copies failed; they expire ten minutes after their deadlines");
+        }
         return;
     }
     let mut pipe = redis::pipe();

@@ -20,13 +20,24 @@ pub(crate) async fn enqueue(
     let (expiry, ttl) = active_expiry(store, now, s.deadline);
     let explicit = store.explicit_now().is_some();
     let mut call = super::call::Call::new(store, &store.scripts().enqueue);
-    call.key(keys.seq(queue, s.deadline))
-        .key(keys.cancel(id))
-        .key(keys.active(id))
-        .key(keys.queue(queue).pending)
-        .key(keys.clock_side());
-    if s.payload.is_some() {
-        call.key(keys.payload(&s.payload_key()));
+    let seq_key = keys.seq(queue, s.deadline);
+    if keys.tagged() {
+        // Go's cluster order: the per-request keys first (see
+        // submit::producer_keys), then the script on the sequence key and
+        // the pending key, in the queue's slot.
+        super::submit::producer_keys(store, Op::Enqueue, s).await?;
+        call.key(&seq_key)
+            .key(keys.queue(queue).pending)
+            .key(keys.clock_side_for(&seq_key));
+    } else {
+        call.key(&seq_key)
+            .key(keys.cancel(id))
+            .key(keys.active(id))
+            .key(keys.queue(queue).pending)
+            .key(keys.clock_side());
+        if s.payload.is_some() {
+            call.key(keys.payload(&s.payload_key()));
+        }
     }
     call.arg(&template.prefix[..])
         .arg(&template.suffix[..])
@@ -54,7 +65,7 @@ pub(crate) async fn enqueue(
         .arg(explicit_arg(expiry))
         .arg(explicit_arg(now))
         .arg(explicit_arg(seq_logical));
-    if let Some(payload) = &s.payload {
+    if let Some(payload) = s.payload.as_ref().filter(|_| !keys.tagged()) {
         let (expiry, ttl) = payload_expiry(store, now, s.deadline);
         call.arg(payload.as_bytes())
             .arg(ttl)

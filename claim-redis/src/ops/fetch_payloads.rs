@@ -1,5 +1,6 @@
 //! `fetch_payloads`: reads the payloads stored apart for a batch, one MGET (with their logical expiries in explicit-time mode).
 
+use super::per_request;
 use crate::conn::Effect;
 use crate::store::RedisStore;
 use claim_core::{Member, Millis, Op, StoreError};
@@ -13,6 +14,17 @@ pub(crate) async fn fetch_payloads(
         return Ok(Vec::new());
     }
     let keys: Vec<String> = refs.iter().map(|r| store.keys().payload(r)).collect();
+    if store.keys().tagged() {
+        // Payload keys lie in slots of their own: per-slot reads.
+        let op = Op::FetchPayloads;
+        let values = per_request::mget(store, op, &keys).await?;
+        let now = store.explicit_now();
+        let expiries = match now {
+            Some(_) => per_request::side_expiries(store, op, &keys).await?,
+            None => Vec::new(),
+        };
+        return answer(refs, values, expiries, now);
+    }
     let Some(now) = store.explicit_now() else {
         let mget = redis::cmd("MGET").arg(&keys).to_owned();
         let values = store

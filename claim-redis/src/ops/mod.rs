@@ -18,7 +18,10 @@
 //! | `peek` | ZRANGE of the pending set | `peek` |
 //! | `claim` | `lua/claim.lua` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
-//! | `ack` | `lua/ack.lua` | `ack` |
+//! | `ack` | `lua/ack.lua`; hash-tagged: `ack_split` | `ack` |
+//! | `ack_split` | `ack_tagged`, or `ack_fence`, `push_once`, `ack_drop` | `ack` (hash-tagged) |
+//! | `ack_keys` | `lua/del_if.lua` per producer or payload key | after a hash-tagged `ack` |
+//! | `push_once` | `lua/push_once.lua` | `ack`, `reclaim_expired` (hash-tagged) |
 //! | `release` | `lua/release.lua` | `release`, `sweep` |
 //! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
@@ -35,6 +38,8 @@
 //! | `list_ttl` | TTL of a result list | `list_ttl` |
 
 pub(crate) mod ack;
+pub(crate) mod ack_keys;
+pub(crate) mod ack_split;
 pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;
@@ -50,8 +55,11 @@ pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
 pub(crate) mod peek;
+pub(crate) mod per_request;
 pub(crate) mod ping;
 pub(crate) mod promote;
+pub(crate) mod promote_tagged;
+pub(crate) mod push_once;
 pub(crate) mod reclaim;
 pub(crate) mod release;
 pub(crate) mod renew;
@@ -59,6 +67,7 @@ pub(crate) mod repair_index;
 pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
+pub(crate) mod retry_sets;
 pub(crate) mod submit;
 
 /// The router finds each method's function by the method's name; these

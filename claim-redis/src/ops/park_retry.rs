@@ -1,7 +1,16 @@
-//! `park_retry`: runs `lua/park_retry.lua`, one call per [`MAX_BATCH`](crate::store::MAX_BATCH) items.
+//! `park_retry`: runs `lua/park_retry.lua`, one call per [`MAX_BATCH`](crate::store::MAX_BATCH) items, into the queue's retry set.
+//!
+//! Plain layout: the queue's retry set is the shared one (Go's). Hash-tagged:
+//! it is the queue's own, `<base>:retry`, in the queue's slot, so the park
+//! stays one atomic script; the queue is first added to the set of queues
+//! with retry sets of their own ([`crate::keys::Keys::retry_queues`]), which
+//! promotion reads. That SADD comes before the park: a crash in between
+//! leaves a name whose retry set is empty (promotion finds nothing there),
+//! never a parked entry promotion cannot find.
 
 use super::owner_flags;
 use crate::codec::score_arg;
+use crate::conn::Effect;
 use crate::store::RedisStore;
 use claim_core::store::ParkItem;
 use claim_core::{Op, OwnerToken, StoreError};
@@ -13,8 +22,10 @@ pub(crate) async fn park_retry(
     items: &[ParkItem],
 ) -> Result<Vec<bool>, StoreError> {
     let q = store.keys().queue(queue);
-    let retry = store.keys().retry();
-    let keys: [&str; 5] = [&q.claimed, &q.owners, &q.index, &q.deliveries, retry];
+    if store.keys().tagged() && !items.is_empty() {
+        register_retry_queue(store, queue).await?;
+    }
+    let keys: [&str; 5] = [&q.claimed, &q.owners, &q.index, &q.deliveries, &q.retry];
     let script = &store.scripts().park_retry;
     owner_flags(
         store,
@@ -30,4 +41,17 @@ pub(crate) async fn park_retry(
         },
     )
     .await
+}
+
+/// Adds `queue` to the hash-tagged layout's set of queues with a retry set
+/// of their own (idempotent).
+pub(crate) async fn register_retry_queue(
+    store: &RedisStore,
+    queue: &str,
+) -> Result<(), StoreError> {
+    let cmd = redis::Cmd::sadd(store.keys().retry_queues(), queue);
+    store
+        .conn()
+        .query::<()>(Op::ParkRetry, Effect::Write, &cmd)
+        .await
 }

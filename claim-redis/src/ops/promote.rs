@@ -9,6 +9,9 @@ use claim_core::{Generation, Op, StoreError, wire};
 /// due entries, parse them here, then move them in one script that
 /// re-checks each is still parked and due.
 pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
+    if store.keys().tagged() {
+        return super::promote_tagged::promote_due(store, limit).await;
+    }
     let now = store.now_ms(Op::PromoteDue).await?;
     let due_by = score_arg(now.as_score());
     let default_queue = &store.inner.config.default_queue;

@@ -1,10 +1,19 @@
-//! `retry_depth`: a ZCARD of the retry set.
+//! `retry_depth`: a ZCARD of each retry set (the shared one; hash-tagged, also each queue's own).
 
+use super::retry_sets::retry_sets;
 use crate::conn::Effect;
 use crate::store::RedisStore;
 use claim_core::{Op, StoreError};
 
 pub(crate) async fn retry_depth(store: &RedisStore) -> Result<usize, StoreError> {
-    let cmd = redis::Cmd::zcard(store.keys().retry());
-    store.conn().query(Op::RetryDepth, Effect::Read, &cmd).await
+    let sets = retry_sets(store, Op::RetryDepth).await?;
+    let mut pipe = redis::pipe();
+    for (_, set) in &sets {
+        pipe.zcard(set);
+    }
+    let sizes: Vec<usize> = store
+        .conn()
+        .query(Op::RetryDepth, Effect::Read, &pipe)
+        .await?;
+    Ok(sizes.into_iter().sum())
 }

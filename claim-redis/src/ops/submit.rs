@@ -35,6 +35,11 @@ pub(crate) async fn submit(
     s: &Submission,
 ) -> Result<(), StoreError> {
     let keys = store.keys();
+    if keys.tagged() {
+        producer_keys(store, Op::Submit, s).await?;
+        let zadd = redis::Cmd::zadd(keys.queue(queue).pending, s.member.as_bytes(), s.score().0);
+        return store.conn().query(Op::Submit, Effect::Write, &zadd).await;
+    }
     let id = &s.generation.id;
     let (active, cancel) = (keys.active(id), keys.cancel(id));
     let now = store.producer_now();
@@ -78,5 +83,66 @@ pub(crate) async fn submit(
     store
         .conn()
         .query::<()>(Op::Submit, Effect::Transaction, &pipe)
+        .await
+}
+
+/// Hash-tagged layout, Go's cluster order: the per-request keys first,
+/// each a single-key command in its own slot (DEL `request-cancel:<id>`,
+/// SET `request-active:<id>`, SET the payload stored apart; in
+/// explicit-time mode their logical expiries in their slots' side
+/// hashes), before the caller's one command or script on the queue's slot
+/// adds the member.
+///
+/// Correctness of the split: the member is added only after these writes
+/// landed, so no claim ever sees a member whose active key or payload is
+/// missing. A crash (or an error) after them and before the member is
+/// added leaves an active key (and a payload) for a request that was never
+/// accepted: the producer saw an error, no claim can find it, and both
+/// keys expire on their own (the deadline, plus ten minutes for the
+/// payload); a cancel of it marks a token no member carries. Repeating
+/// the submit rewrites the same values.
+pub(crate) async fn producer_keys(
+    store: &RedisStore,
+    op: Op,
+    s: &Submission,
+) -> Result<(), StoreError> {
+    let keys = store.keys();
+    let id = &s.generation.id;
+    let (active, cancel) = (keys.active(id), keys.cancel(id));
+    let now = store.producer_now();
+    let (expiry, ttl) = active_expiry(store, now, s.deadline);
+    let mut pipe = redis::pipe();
+    pipe.del(&cancel)
+        .ignore()
+        .cmd("SET")
+        .arg(&active)
+        .arg(&s.generation.token)
+        .arg("PX")
+        .arg(ttl)
+        .ignore();
+    let stored = s.payload.as_ref().map(|payload| {
+        let key = keys.payload(&s.payload_key());
+        (payload, key, payload_expiry(store, now, s.deadline))
+    });
+    if let Some((payload, key, (_, ttl))) = &stored {
+        pipe.cmd("SET")
+            .arg(key)
+            .arg(payload.as_bytes())
+            .arg("PX")
+            .arg(*ttl)
+            .ignore();
+    }
+    if store.explicit_now().is_some() {
+        pipe.hdel(keys.clock_side_for(&cancel), &cancel)
+            .ignore()
+            .hset(keys.clock_side_for(&active), &active, expiry.0)
+            .ignore();
+        if let Some((_, key, (expiry, _))) = &stored {
+            pipe.hset(keys.clock_side_for(key), key, expiry.0).ignore();
+        }
+    }
+    store
+        .conn()
+        .query::<()>(op, Effect::Transaction, &pipe)
         .await
 }

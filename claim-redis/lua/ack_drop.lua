@@ -1,0 +1,93 @@
+-- ack_drop.lua: the last step of an ack whose result list lies in another
+-- slot than the queue (hash-tagged layout), after push_once.lua ran in the
+-- list's slot: drops the caller's claims, takes pending copies with their
+-- delivery counts, dead-letters items whose list cannot take a record.
+--
+-- KEYS[1] pending zset   KEYS[2] <queue>:claimed hash
+-- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
+-- KEYS[5] <queue>:deliveries hash   KEYS[6] <queue>:dead hash
+-- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
+-- then per item i, at b = 2 + 3(i-1): ARGV[b+1] claim key, ARGV[b+2] the
+-- member as claimed, ARGV[b+3] why its list cannot take a record ('' when
+-- it can: push_once answered anything but "unusable")
+-- Returns one integer per item: 2 if the caller's claim was dropped, plus 4
+-- if it was dead-lettered, plus 16 if its payload key (if any) goes (the
+-- caller deletes it): ack.lua's bits.
+--
+-- Correctness: this is ack.lua after its push, item by item, with the
+-- claims as they are now: only the caller's own claim is dropped (its
+-- owner entry `<caller>|<score>|<count>`); a pending copy of the member
+-- (the reclaimer's, while a stale owner worked) is removed with its
+-- delivery count, since the generation is answered (or dead-lettered);
+-- an unusable list dead-letters the member only for the claim's holder
+-- (anyone else is stale and the generation is elsewhere: nothing is
+-- changed, as ack.lua and the model defer), with no marker, so a redrive
+-- after the fix gets its record. The payload goes where ack.lua deletes it:
+-- the owner ended the generation, or the last copy was taken while nobody
+-- holds a claim; never for a dead-lettered member.
+-- Crash window: if the caller dies after the push and before this script,
+-- the claim stays until its lease lapses; the reclaimer puts it back, the
+-- next holder's record meets the live marker in the list's slot
+-- (push_once.lua: suppressed) and that ack drops the claim: still exactly
+-- one record. Reads and type checks precede the first write.
+-- Safe to run twice: a second run finds the claims dropped and the copies
+-- taken, so it changes nothing (and writes no dead entry again).
+
+need(#ARGV >= 5 and (#ARGV - 2) % 3 == 0 and #KEYS == 6, 'ack_drop: expects 6 KEYS and 3 ARGV per item')
+local n = (#ARGV - 2) / 3
+local owner = ARGV[1]
+local gens, members = {}, {}
+for i = 1, n do
+  gens[i] = ARGV[3 * i]
+  members[i] = ARGV[3 * i + 1]
+end
+local owners = redis.call('HMGET', KEYS[3], unpack(gens))
+local copies = redis.call('ZMSCORE', KEYS[1], unpack(members))
+need(ARGV[2] == '' or tonumber(ARGV[2]), 'ack_drop: time must be a number')
+local now = clock_ms(ARGV[2])
+local at = ',"at_ms":' .. ms_string(now) .. '}'
+
+local find = string.find
+local bar, rest = owner .. '|', #owner + 2
+local out = {}
+local dropped, removed = {}, {}
+local drops, dead, zrem, forget = {}, {}, {}, {}
+for i = 1, n do
+  local gen, member, reason = gens[i], members[i], ARGV[3 * i + 2]
+  local entry = owners[i]
+  local held = entry and not dropped[gen] and find(entry, bar, 1, true) == 1
+    and find(entry, '^[^|]+|%d+$', rest)
+  local unheld = not entry or dropped[gen]
+  local deferred = reason ~= '' and not held
+  local code, gone = 0, false
+  if reason ~= '' and held then
+    code = 4
+    push(dead, member, '{"reason":' .. cjson.encode(reason) .. at)
+  end
+  if copies[i] and not removed[member] and not deferred then
+    removed[member] = true
+    zrem[#zrem + 1] = member
+    forget[#forget + 1] = gen
+    gone = code ~= 4 and unheld
+  end
+  if held then
+    dropped[gen] = true
+    drops[#drops + 1] = gen
+    gone = code ~= 4
+    code = code + 2
+  end
+  if gone then
+    code = code + 16
+  end
+  out[i] = code
+end
+
+check_types({ #drops > 0 and KEYS[2], #forget > 0 and KEYS[5], #dead > 0 and KEYS[6] },
+  { #drops > 0 and KEYS[4] })
+write_any('ZREM', KEYS[1], zrem)
+write_any('HDEL', KEYS[5], forget)
+write_any('HSET', KEYS[6], dead)
+if #drops > 0 then
+  drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
+end
+return out

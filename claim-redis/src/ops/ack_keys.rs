@@ -1,0 +1,79 @@
+//! After a hash-tagged ack: the per-request keys (`request-active:`, `request-cancel:`, payload keys), which live in slots of their own, deleted one key per `del_if.lua` call, best effort.
+//!
+//! ack.lua deletes these inline in the Plain layout. Hash-tagged, each is a
+//! key of its own slot, so each gets its own compare-and-delete call; the
+//! calls go out as one pipeline (one round trip on one node). A failure is
+//! logged and left: the record and its marker are written already, and
+//! each key expires on its own (`ack_split`'s header says why that is
+//! safe). `del_if.lua` is safe to run twice, so the fallback that resends
+//! each call alone (after a NOSCRIPT, say) is too.
+
+use super::ack_split::payload_goes;
+use super::evalsha;
+use crate::codec::explicit_time_arg;
+use crate::conn::Effect;
+use crate::store::RedisStore;
+use claim_core::Op;
+use claim_core::store::AckItem;
+use redis::Cmd;
+
+/// Deletes what ack.lua would have deleted inline, from its code per item:
+/// bit 1 (pushed) the producer keys still holding this generation's
+/// token, bit 16 the payload key.
+pub(crate) async fn after_ack(store: &RedisStore, items: &[AckItem], codes: &[i64]) {
+    let keys = store.keys();
+    let explicit = explicit_time_arg(store.explicit_now().is_some());
+    let script = &store.scripts().del_if;
+    let del_if = |key: String, expected: &str| {
+        let side = keys.clock_side_for(&key);
+        // Key and side hash share a slot by construction; checked all the
+        // same, as every call is (the pipeline bypasses `call::run`).
+        super::call::check_keys(store, Op::Ack, "del_if", &[&key, &side])?;
+        let mut cmd = evalsha(script, 2, 2, key.len() + side.len() + expected.len() + 8);
+        cmd.arg(&key).arg(&side).arg(expected).arg(explicit);
+        Ok::<Cmd, claim_core::StoreError>(cmd)
+    };
+    let mut calls: Vec<Cmd> = Vec::new();
+    let mut refused = Vec::new();
+    for (item, &code) in items.iter().zip(codes) {
+        let g = &item.generation;
+        let mut wanted = Vec::new();
+        if code & 1 != 0 {
+            wanted.push(del_if(keys.active(&g.id), &g.token));
+            wanted.push(del_if(keys.cancel(&g.id), &g.token));
+        }
+        if payload_goes(code)
+            && let Some(payload_ref) = &item.payload_ref
+        {
+            wanted.push(del_if(keys.payload(payload_ref), ""));
+        }
+        for call in wanted {
+            match call {
+                Ok(cmd) => calls.push(cmd),
+                Err(e) => refused.push(e),
+            }
+        }
+    }
+    for e in refused {
+        tracing::warn!(error = %e, "ack: a producer or payload key was not deleted; it expires on its own");
+    }
+    if calls.is_empty() {
+        return;
+    }
+    let mut pipe = redis::pipe();
+    for cmd in &calls {
+        pipe.add_command(cmd.clone());
+    }
+    let all: Result<Vec<i64>, _> = store
+        .conn()
+        .query(Op::Ack, Effect::Transaction, &pipe)
+        .await;
+    if all.is_ok() {
+        return;
+    }
+    for cmd in &calls {
+        if let Err(e) = super::call::run::<i64>(store, Op::Ack, script, cmd).await {
+            tracing::warn!(error = %e, "ack: a producer or payload key was not deleted; it expires on its own");
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! `promote_due` in the hash-tagged layout: due entries of the shared (Go) retry set handed over to their queue's own retry set, crash-safely; then each queue's due retries promoted by `lua/promote.lua` in the queue's slot.
+//!
+//! Each queue parks in its own `<base>:retry` ([`crate::keys::QueueKeys`]),
+//! so promotion is one atomic script in the queue's slot, as in the plain
+//! layout; the marker of each entry lies in its result list's slot and is
+//! read first (per slot) and passed as an argument.
+//!
+//! Hand-over, for an entry whose destination lies in another slot than
+//! the set it is in (every entry of the shared set, which Go processors
+//! fill, and a queue's entry that names another queue): the destination
+//! queue is registered ([`crate::keys::Keys::retry_queues`]), the same
+//! bytes are added to its retry set at the same due score, and only then
+//! removed from the set they were in. A crash between the add and the
+//! remove leaves identical bytes in both sets: the next pass adds them
+//! again (a no-op while they are still parked), and a copy promoted twice
+//! is the same member, which the claim script drops while its generation
+//! is held and suppresses by its marker once answered: never a second
+//! record, never a lost entry. An entry that cannot be promoted
+//! (unparsable, or bound for a key that is no queue) goes to the default
+//! queue's dead hash (as the model keeps it): in the script when it was
+//! parked in the default queue's own set, else written there before it
+//! leaves its set, with the same crash argument.
+
+use super::park_retry::register_retry_queue;
+use super::per_request;
+use super::retry_sets::retry_sets;
+use crate::codec::{PromoteAs, dead_json, score_arg};
+use crate::conn::Effect;
+use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::{Generation, Millis, Op, StoreError, wire};
+
+const OP: Op = Op::PromoteDue;
+
+/// What one due entry becomes.
+enum Plan {
+    /// Promoted by the script of its own set's slot.
+    Here {
+        member: Vec<u8>,
+        score: f64,
+        generation: Generation,
+        marker: String,
+    },
+    /// Handed over to another queue's retry set at `due`.
+    Elsewhere {
+        member: Vec<u8>,
+        due: f64,
+        queue: String,
+    },
+    /// To the dead hash, with this reason.
+    Bury { member: Vec<u8>, reason: String },
+}
+
+pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
+    let now = store.now_ms(OP).await?;
+    let due_by = score_arg(now.as_score());
+    let mut moved = 0;
+    // A second round when the first handed entries over: their queues may
+    // have been registered after the round listed the sets.
+    for _round in 0..2 {
+        let mut handed_over = 0;
+        for (queue, set) in retry_sets(store, OP).await? {
+            let mut remaining = limit.saturating_sub(moved);
+            while remaining > 0 {
+                let want = remaining.min(MAX_BATCH);
+                let read = redis::cmd("ZRANGEBYSCORE")
+                    .arg(&set)
+                    .arg("-inf")
+                    .arg(&due_by)
+                    .arg("WITHSCORES")
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(want)
+                    .to_owned();
+                let due: Vec<(Vec<u8>, f64)> = store.conn().query(OP, Effect::Read, &read).await?;
+                if due.is_empty() {
+                    break;
+                }
+                let plans = due
+                    .iter()
+                    .map(|(member, due)| plan(store, queue.as_deref(), member, *due))
+                    .collect();
+                let [left, over] =
+                    settle(store, queue.as_deref(), &set, now, &due_by, plans).await?;
+                moved += left;
+                handed_over += over;
+                remaining -= due.len();
+                if due.len() < want {
+                    break;
+                }
+            }
+        }
+        if handed_over == 0 {
+            break;
+        }
+    }
+    Ok(moved)
+}
+
+/// Where `member`, due at `due` in the retry set of `home` (`None`: the
+/// shared set), goes.
+fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan {
+    let config = &store.inner.config;
+    let keys = store.keys();
+    let member = member.to_vec();
+    let parsed = match wire::parse_member(&member) {
+        Ok(parsed) => parsed,
+        // The parse error may quote member bytes: only the dead entry keeps it.
+        Err(e) => {
+            let reason = format!("retry entry unparsable: {e}");
+            return Plan::Bury { member, reason };
+        }
+    };
+    let queue = parsed
+        .request_queue_name
+        .clone()
+        .unwrap_or_else(|| config.default_queue.clone());
+    if let Some(reason) = config
+        .retry_destination_refusal(&queue)
+        .or_else(|| keys.queue_refusal(&queue))
+    {
+        return Plan::Bury { member, reason };
+    }
+    if home != Some(queue.as_str()) {
+        return Plan::Elsewhere { member, due, queue };
+    }
+    let list = keys.list(&config.result_list_for(&queue, Some(&parsed)));
+    let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
+    Plan::Here {
+        marker: keys.marker_for(&list, &generation),
+        score: parsed.score().0,
+        generation,
+        member,
+    }
+}
+
+/// Carries out one batch's plans for the set `set` of `home`; answers how
+/// many entries left the retry sets for pending or the dead hash, and how
+/// many were handed over to another queue's retry set. An entry buried
+/// from another set than the default queue's own is written to the
+/// default queue's dead hash (as the model keeps it) in that slot first.
+async fn settle(
+    store: &RedisStore,
+    home: Option<&str>,
+    set: &str,
+    now: Millis,
+    due_by: &str,
+    plans: Vec<Plan>,
+) -> Result<[usize; 2], StoreError> {
+    let keys = store.keys();
+    let default_queue = &store.inner.config.default_queue;
+    let dead = keys.queue(default_queue).dead;
+    let at_home = home == Some(default_queue.as_str());
+    let mut handed_over = 0;
+    let mut leaving: Vec<&[u8]> = Vec::new();
+    let mut buried = 0;
+    let mut here: Vec<&Plan> = Vec::new();
+    for p in &plans {
+        match p {
+            Plan::Elsewhere { member, due, queue } => {
+                register_retry_queue(store, queue).await?;
+                let add = redis::Cmd::zadd(keys.queue(queue).retry, member.as_slice(), *due);
+                store.conn().query::<()>(OP, Effect::Write, &add).await?;
+                leaving.push(member);
+                handed_over += 1;
+            }
+            Plan::Bury { member, reason } if !at_home => {
+                tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
+                let bury = redis::Cmd::hset(&dead, member.as_slice(), dead_json(reason, now));
+                store.conn().query::<()>(OP, Effect::Write, &bury).await?;
+                leaving.push(member);
+                buried += 1;
+            }
+            _ => here.push(p),
+        }
+    }
+    if !leaving.is_empty() {
+        let rem = redis::Cmd::zrem(set, leaving);
+        store.conn().query::<()>(OP, Effect::Write, &rem).await?;
+    }
+    if here.is_empty() {
+        return Ok([buried, handed_over]);
+    }
+    let markers: Vec<String> = here
+        .iter()
+        .filter_map(|p| match p {
+            Plan::Here { marker, .. } => Some(marker.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut values = per_request::mget(store, OP, &markers).await?.into_iter();
+    let mut call = super::call::Call::new(store, &store.scripts().promote);
+    // The script's dead hash is the home queue's, in the set's slot: only
+    // the default queue's own set buries there by plan (`here` holds no
+    // burial otherwise); a pending key of the wrong type found by the
+    // script buries there too (the plain layout's default queue's).
+    let home_dead = keys.queue(home.unwrap_or(default_queue)).dead;
+    call.key(set).key(&home_dead);
+    call.arg(due_by).arg(now.0).arg(keys.prefix().len());
+    for p in here {
+        match p {
+            Plan::Here {
+                member,
+                score,
+                generation,
+                ..
+            } => {
+                let dest = keys.queue(home.unwrap_or(default_queue));
+                let marker = values.next().flatten().unwrap_or_default();
+                call.key(dest.pending).key(dest.deliveries);
+                call.arg(member.as_slice())
+                    .arg(PromoteAs::Promote.tag())
+                    .arg(score_arg(claim_core::Score(*score)))
+                    .arg(generation.claim_key())
+                    .arg(marker);
+            }
+            Plan::Bury { member, reason } => {
+                tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
+                call.key(&dead).key(&dead);
+                call.arg(member.as_slice())
+                    .arg(PromoteAs::Bury.tag())
+                    .arg(dead_json(reason, now))
+                    .arg("")
+                    .arg("");
+            }
+            Plan::Elsewhere { .. } => {}
+        }
+    }
+    let n: usize = call.run(store, OP).await?;
+    Ok([buried + n, handed_over])
+}

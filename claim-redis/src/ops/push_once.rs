@@ -1,0 +1,138 @@
+//! `push_once`: runs `lua/push_once.lua`, terminal records pushed to one result list at most once per generation, in the list's slot.
+//!
+//! The cross-slot half of an ack (`ops/ack_split.rs`) and of the
+//! reclaimer's `DELIVERY_LIMIT` record when the result list hashes to
+//! another slot than the queue: the terminal marker lives in the list's
+//! slot ([`crate::keys::Keys::marker_for`]), so marker check, push, marker
+//! and expiry are one script there.
+
+use super::evalsha;
+use crate::conn::Effect;
+use crate::conn::bad_reply;
+use crate::store::{MAX_BATCH, RedisStore};
+use claim_core::{Generation, Op, Score, StoreError};
+use redis::Value;
+
+/// One record to push.
+pub(crate) struct PushItem<'a> {
+    pub generation: &'a Generation,
+    pub record: &'a [u8],
+    /// `claim_core::marker::record_digest(record)`.
+    pub digest: &'a str,
+    /// The member's pending score (its deadline): the marker lives at
+    /// least until this plus the lease cap.
+    pub score: Score,
+}
+
+/// What happened to one item.
+// `Pushed::Pushed` is the name the callers were promised.
+#[allow(clippy::enum_variant_names)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Pushed, with its marker.
+    Pushed,
+    /// A live marker holds this very record's digest: an earlier attempt
+    /// landed (a resent or retried call); nothing pushed again.
+    OwnRecordLanded,
+    /// A live marker of another record: the generation is answered.
+    Suppressed,
+    /// The list cannot take a record (the reason says why, e.g. `result
+    /// list "x" holds a zset`); nothing written, no marker.
+    Unusable(String),
+}
+
+/// Pushes each item's record onto `list` (the result list's name as
+/// configured, without the store's key prefix, as `AckItem::result_list`)
+/// unless its generation has a live marker; `ttl_seconds` > 0 sets the
+/// list's EXPIRE after a push. One script call per [`MAX_BATCH`] items,
+/// every key in the list's slot. Errors name [`Op::Ack`].
+// The reclaimer's DELIVERY_LIMIT record calls it in the hash-tagged layout
+// (branch `layout`); until that lands only the tests do.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) async fn push_once(
+    store: &RedisStore,
+    list: &str,
+    ttl_seconds: u64,
+    items: &[PushItem<'_>],
+) -> Result<Vec<Pushed>, StoreError> {
+    let all = push_checked(store, Op::Ack, list, ttl_seconds, None, items, |_| true).await?;
+    Ok(all
+        .into_iter()
+        .map(|p| p.unwrap_or(Pushed::Suppressed))
+        .collect())
+}
+
+/// [`push_once`] with the name check and a fence: `refusal` is why the
+/// list's name is refused (`StoreConfig::result_list_refusal`), and only
+/// items for which `may_push(i)` holds are pushed; the others only report
+/// a live marker (`None`: no live marker, nothing done).
+pub(crate) async fn push_checked(
+    store: &RedisStore,
+    op: Op,
+    list: &str,
+    ttl_seconds: u64,
+    refusal: Option<&str>,
+    items: &[PushItem<'_>],
+    may_push: impl Fn(usize) -> bool,
+) -> Result<Vec<Option<Pushed>>, StoreError> {
+    let keys = store.keys();
+    let list_key = keys.list(list);
+    let config = &store.inner.config;
+    let time = store.time_arg();
+    let script = &store.scripts().push_once;
+    let mut out = Vec::with_capacity(items.len());
+    for (c, chunk) in items.chunks(MAX_BATCH).enumerate() {
+        let n = chunk.len();
+        let bytes: usize = chunk.iter().map(|i| i.record.len() + 160).sum();
+        let mut cmd = evalsha(script, 1 + n, 6 + 4 * n, bytes);
+        cmd.arg(&list_key);
+        for item in chunk {
+            cmd.arg(keys.marker_for(&list_key, item.generation));
+        }
+        cmd.arg(&time)
+            .arg(config.result_dedup_ttl_ms)
+            .arg(store.ttl_slack())
+            .arg(ttl_seconds)
+            .arg(refusal.unwrap_or(""))
+            .arg(keys.prefix().len());
+        for (i, item) in chunk.iter().enumerate() {
+            // A score Redis cannot print back as a number (±inf) has no
+            // deadline to keep the marker for: the dedup TTL alone does.
+            let score = item.score.0;
+            let may = may_push(c * MAX_BATCH + i);
+            cmd.arg(item.record)
+                .arg(item.digest)
+                .arg(if score.is_finite() { score } else { 0.0 })
+                .arg(if may { "1" } else { "0" });
+        }
+        let reply: Vec<Value> = super::call::run(store, op, script, &cmd).await?;
+        out.extend(decode(op, &reply, n)?);
+    }
+    Ok(out)
+}
+
+/// `push_once.lua`'s reply: n codes, then the list's refusal.
+fn decode(op: Op, reply: &[Value], n: usize) -> Result<Vec<Option<Pushed>>, StoreError> {
+    let bad = || bad_reply(op, Effect::Write, format!("push_once answered {reply:?}"));
+    let (reason, codes) = match reply.split_last() {
+        Some((Value::BulkString(r), codes)) if codes.len() == n => {
+            (String::from_utf8_lossy(r).into_owned(), codes)
+        }
+        _ => return Err(bad()),
+    };
+    codes
+        .iter()
+        .map(|code| match code {
+            Value::Int(0) => Ok(None),
+            Value::Int(1) => Ok(Some(Pushed::Pushed)),
+            Value::Int(2) => Ok(Some(Pushed::OwnRecordLanded)),
+            Value::Int(3) => Ok(Some(Pushed::Suppressed)),
+            Value::Int(4) => Ok(Some(Pushed::Unusable(reason.clone()))),
+            _ => Err(bad()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "push_once_tests.rs"]
+mod tests;

@@ -1,0 +1,165 @@
+//! Tests of `push_once` on a private redis-server with the hash-tagged layout: one record per generation, its own record recognised, unusable lists, TTLs, a resent call.
+
+use super::{PushItem, Pushed, push_once};
+use crate::keys::KeyLayout;
+use crate::testing::{RedisServer, RedisServerOptions, random_prefix, require_redis_server};
+use crate::{RedisStore, RedisStoreOptions, TimeSource};
+use claim_core::marker::record_digest;
+use claim_core::store::StoreConfig;
+use claim_core::{Clock, Generation, ManualClock, Millis, Score};
+use redis::AsyncCommands;
+use std::sync::Arc;
+
+const T0: Millis = Millis(1_700_000_000_000);
+const DEADLINE: Score = Score(1_700_003_600.0);
+
+struct Rig {
+    _server: RedisServer,
+    store: RedisStore,
+    raw: redis::aio::MultiplexedConnection,
+}
+
+/// A hash-tagged store on a manual clock; `None` when redis-server is
+/// missing outside CI (in CI that panics).
+async fn rig() -> Option<Rig> {
+    require_redis_server()?;
+    let server = RedisServer::start(RedisServerOptions::default()).expect("redis-server");
+    let clock = ManualClock::new(T0);
+    let options = RedisStoreOptions {
+        key_prefix: random_prefix(),
+        time: TimeSource::Clock(clock as Arc<dyn Clock>),
+        key_layout: KeyLayout::HashTagged,
+        ..RedisStoreOptions::new(server.url(), StoreConfig::default())
+    };
+    let store = RedisStore::connect(options).await.expect("connect");
+    let raw = redis::Client::open(server.url())
+        .expect("client")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("raw connection");
+    Some(Rig {
+        _server: server,
+        store,
+        raw,
+    })
+}
+
+/// Owns what a [`PushItem`] borrows.
+struct Owned {
+    generation: Generation,
+    record: Vec<u8>,
+    digest: String,
+}
+
+fn owned(id: &str, record: &str) -> Owned {
+    Owned {
+        generation: Generation::new(id, "tok"),
+        record: record.as_bytes().to_vec(),
+        digest: record_digest(record.as_bytes()),
+    }
+}
+
+fn items(owned: &[Owned]) -> Vec<PushItem<'_>> {
+    owned
+        .iter()
+        .map(|o| PushItem {
+            generation: &o.generation,
+            record: &o.record,
+            digest: &o.digest,
+            score: DEADLINE,
+        })
+        .collect()
+}
+
+async fn records(rig: &mut Rig, list: &str) -> Vec<String> {
+    let key = rig.store.keys().list(list);
+    rig.raw.lrange(key, 0, -1).await.expect("LRANGE")
+}
+
+#[tokio::test]
+async fn a_generation_gets_one_record_and_a_repeat_is_its_own_record_or_suppressed() {
+    let Some(mut rig) = rig().await else { return };
+    let first = [owned("a", "rec-a"), owned("b", "rec-b")];
+    let answer = push_once(&rig.store, "results", 0, &items(&first)).await;
+    assert_eq!(answer.unwrap(), [Pushed::Pushed, Pushed::Pushed]);
+    let again = [owned("a", "rec-a"), owned("b", "other-b")];
+    let answer = push_once(&rig.store, "results", 0, &items(&again)).await;
+    assert_eq!(
+        answer.unwrap(),
+        [Pushed::OwnRecordLanded, Pushed::Suppressed]
+    );
+    // LPUSH in item order: the consumer's BRPOP takes "a" first.
+    assert_eq!(records(&mut rig, "results").await, ["rec-b", "rec-a"]);
+}
+
+#[tokio::test]
+async fn a_generation_repeated_in_one_batch_is_pushed_once() {
+    let Some(mut rig) = rig().await else { return };
+    let batch = [owned("a", "rec-a"), owned("a", "rec-a"), owned("a", "x")];
+    let answer = push_once(&rig.store, "results", 0, &items(&batch)).await;
+    assert_eq!(
+        answer.unwrap(),
+        [Pushed::Pushed, Pushed::OwnRecordLanded, Pushed::Suppressed]
+    );
+    assert_eq!(records(&mut rig, "results").await, ["rec-a"]);
+}
+
+#[tokio::test]
+async fn the_marker_lies_in_the_lists_slot_and_expires_after_the_deadline_grace_and_dedup_ttl() {
+    let Some(mut rig) = rig().await else { return };
+    let one = [owned("a", "rec-a")];
+    push_once(&rig.store, "{elsewhere}results", 0, &items(&one))
+        .await
+        .unwrap();
+    let keys = rig.store.keys();
+    let list_key = keys.list("{elsewhere}results");
+    let marker = keys.marker_for(&list_key, &one[0].generation);
+    assert_eq!(
+        crate::slots::hash_slot(marker.as_bytes()),
+        crate::slots::hash_slot(list_key.as_bytes())
+    );
+    let value: String = rig.raw.get(&marker).await.expect("marker");
+    let expiry = DEADLINE.as_millis().0 + 30_000 + StoreConfig::default().result_dedup_ttl_ms;
+    assert_eq!(value, format!("{expiry}:{}", one[0].digest));
+}
+
+#[tokio::test]
+async fn a_list_holding_another_type_is_unusable_and_nothing_is_written() {
+    let Some(mut rig) = rig().await else { return };
+    let key = rig.store.keys().list("results");
+    let _: () = rig.raw.zadd(&key, "m", 1).await.unwrap();
+    let one = [owned("a", "rec-a")];
+    let answer = push_once(&rig.store, "results", 60, &items(&one)).await;
+    assert_eq!(
+        answer.unwrap(),
+        [Pushed::Unusable(
+            "result list \"results\" holds a zset".to_owned()
+        )]
+    );
+    let marker = rig.store.keys().marker_for(&key, &one[0].generation);
+    let exists: bool = rig.raw.exists(&marker).await.unwrap();
+    let ttl: i64 = rig.raw.ttl(&key).await.unwrap();
+    assert!(!exists, "no marker for an unusable list");
+    assert_eq!(ttl, -1, "no EXPIRE on an unusable list");
+}
+
+#[tokio::test]
+async fn the_list_gets_its_ttl_only_when_something_was_pushed() {
+    let Some(mut rig) = rig().await else { return };
+    let one = [owned("a", "rec-a")];
+    push_once(&rig.store, "results", 600, &items(&one))
+        .await
+        .unwrap();
+    let key = rig.store.keys().list("results");
+    let _: () = rig.raw.persist(&key).await.unwrap();
+    let answer = push_once(&rig.store, "results", 600, &items(&one)).await;
+    assert_eq!(answer.unwrap(), [Pushed::OwnRecordLanded]);
+    let ttl: i64 = rig.raw.ttl(&key).await.unwrap();
+    assert_eq!(ttl, -1, "a call that pushed nothing sets no EXPIRE");
+    let two = [owned("b", "rec-b")];
+    push_once(&rig.store, "results", 600, &items(&two))
+        .await
+        .unwrap();
+    let ttl: i64 = rig.raw.ttl(&key).await.unwrap();
+    assert!((1..=600).contains(&ttl), "{ttl}");
+}

@@ -1,0 +1,111 @@
+//! The conformance factory the Redis conformance targets share: stores on one private server, in a given key layout, each with a fresh key prefix.
+//!
+//! `tests/conformance.rs` runs the suite on the plain layout,
+//! `tests/conformance_tagged.rs` on the hash-tagged (cluster) one, where
+//! every call is checked to stay in one slot. Both list no checks of their
+//! own: `claim_core::conformance_tests!` and [`model_based_tests!`] do.
+
+use crate::common;
+use async_trait::async_trait;
+use claim_core::conformance::{StoreFactory, T0};
+use claim_core::store::StoreConfig;
+use claim_core::{ClaimStore, Clock, ManualClock, Millis};
+use claim_redis::testing::{RedisServer, RedisServerOptions};
+use claim_redis::{KeyLayout, RedisStore, TimeSource};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Stores on one private server, each with a fresh key prefix.
+pub struct Redis {
+    server: RedisServer,
+    /// Stores read the server's clock instead of the check's manual clock.
+    server_time: bool,
+    layout: KeyLayout,
+}
+
+impl Redis {
+    /// A private server, or `None` when `redis-server` is missing outside CI.
+    pub fn start(layout: KeyLayout) -> Option<Redis> {
+        let server = common::server(RedisServerOptions::default())?;
+        Some(Redis {
+            server,
+            server_time: false,
+            layout,
+        })
+    }
+
+    /// Stores on the server's clock, and what that clock reads now.
+    pub async fn on_server_time(layout: KeyLayout) -> Option<(Redis, Millis)> {
+        let mut redis = Redis::start(layout)?;
+        redis.server_time = true;
+        let probe = redis
+            .make(StoreConfig::default(), ManualClock::new(T0))
+            .await;
+        let now = probe.now().await.expect("the server's TIME");
+        Some((redis, now))
+    }
+}
+
+#[async_trait]
+impl StoreFactory for Redis {
+    type Store = RedisStore;
+
+    async fn make(&self, config: StoreConfig, clock: Arc<ManualClock>) -> RedisStore {
+        let time = if self.server_time {
+            TimeSource::Server
+        } else {
+            TimeSource::Clock(clock as Arc<dyn Clock>)
+        };
+        let options = claim_redis::RedisStoreOptions {
+            pool_size: 4,
+            call_timeout: Duration::from_secs(10),
+            key_layout: self.layout,
+            ..common::options(&self.server.url(), config, time)
+        };
+        RedisStore::connect(options)
+            .await
+            .expect("connect to the test's redis-server")
+    }
+}
+
+/// The model-based tests on stores of `Redis::start(LAYOUT)`, `LAYOUT`
+/// being a constant of the invoking test target: random workloads against
+/// the claim-core model (32 cases each, more if `PROPTEST_CASES` says so).
+#[macro_export]
+macro_rules! model_based_tests {
+    () => {
+        mod model_based {
+            use super::{LAYOUT, Redis};
+            use claim_core::conformance::model_based::{self, Driver, Options};
+            use claim_core::conformance::unreliable::FaultRates;
+            use std::future::Future;
+
+            /// One tokio runtime for every case: the stores' pools live on it.
+            struct Tokio(tokio::runtime::Runtime);
+
+            impl Driver for Tokio {
+                fn block_on<Fut: Future>(&self, future: Fut) -> Fut::Output {
+                    self.0.block_on(future)
+                }
+            }
+
+            fn driver() -> Tokio {
+                Tokio(tokio::runtime::Runtime::new().expect("tokio runtime"))
+            }
+
+            #[test]
+            fn the_redis_store_follows_the_model_through_random_workloads_and_drains_to_one_record_per_generation()
+             {
+                let Some(redis) = Redis::start(LAYOUT) else { return };
+                model_based::run(&redis, &driver(), Options::cases(32));
+            }
+
+            #[test]
+            fn the_redis_store_follows_the_model_through_determinate_and_indeterminate_faults() {
+                let Some(redis) = Redis::start(LAYOUT) else { return };
+                let options = Options::cases(32).with_faults(FaultRates::new(0.15, 0.15));
+                model_based::run(&redis, &driver(), options);
+            }
+        }
+    };
+}
