@@ -32,6 +32,13 @@
 -- clock, so the side hash holds each producer key's logical expiry; a
 -- counter whose logical expiry has passed is deleted before the INCR, so
 -- the sequence restarts at 1 as it would once Redis expired the key.
+--
+-- Safe to run twice (a cluster client may resend after a connection
+-- drop): when the member stamped with the counter's current value is
+-- pending already, this call is that enqueue again (the same bytes, the
+-- same generation): it answers that sequence and neither INCRs nor adds a
+-- second member; the producer keys are written again with the same values.
+-- Any other call stamps the next value, as before.
 
 local n = #KEYS
 local tagged = n == 3
@@ -59,11 +66,16 @@ end
 local seq_type = redis.call('TYPE', seq_key)['ok']
 need(seq_type == 'none' or seq_type == 'string', 'enqueue: ' .. seq_key .. ' is not a counter')
 
-if lapsed then
-  redis.call('DEL', seq_key)
+local seq = not lapsed and redis.call('GET', seq_key)
+if seq and redis.call('ZSCORE', pending, ARGV[1] .. seq .. ARGV[2]) then
+  seq = tonumber(seq)
+else
+  if lapsed then
+    redis.call('DEL', seq_key)
+  end
+  seq = redis.call('INCR', seq_key)
+  redis.call(ARGV[4], seq_key, ARGV[5])
 end
-local seq = redis.call('INCR', seq_key)
-redis.call(ARGV[4], seq_key, ARGV[5])
 if tagged then
   if explicit then
     redis.call('HSET', side, seq_key, ARGV[10])

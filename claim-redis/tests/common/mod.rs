@@ -1,6 +1,8 @@
 //! Shared helpers for the Redis integration tests: a private server or a skip, stores, raw connections.
 #![allow(dead_code)]
 
+pub mod replay;
+
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::{Clock, Generation, ManualClock, Member, Millis};
 use claim_redis::testing::{RedisServer, RedisServerOptions, random_prefix, require_redis_server};
