@@ -1,8 +1,6 @@
 //! A private Redis Cluster for tests: three primaries with one replica each on free loopback ports, own data dirs, `redis-cli --cluster create`; kill a primary and wait for its replica's promotion; all killed on drop.
 
-use super::process::{
-    Process, Ready, cli, cli_raw, os, reap_after_exit, redis_cli_path, wait_for,
-};
+use super::process::{Process, Ready, cli, cli_raw, os, reap_after_exit, redis_cli_path, wait_for};
 use super::{free_port, random_u64};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -87,7 +85,9 @@ impl RedisCluster {
             reap_after_exit(&pids, &cluster.root).map_err(|e| e.to_string())?;
             Ok(cluster)
         });
-        cluster.as_ref().map_err(|e| std::io::Error::other(e.clone()))
+        cluster
+            .as_ref()
+            .map_err(|e| std::io::Error::other(e.clone()))
     }
 
     fn spawn_node(&self, i: usize) -> std::io::Result<Process> {
