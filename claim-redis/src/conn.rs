@@ -7,7 +7,8 @@
 //! error Redis answered (scripts validate before their first write, so
 //! nothing happened) is classified by its code: a server that is loading,
 //! busy, failing over or read-only (`LOADING`, `BUSY`, `TRYAGAIN`,
-//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`) will take the call
+//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`, and `MOVED`/`ASK`
+//! the cluster client did not follow) will take the call
 //! later: `Failed`, transient; `OOM` is `OutOfMemory`; every other server
 //! or script error (`WRONGTYPE`, `ERR`, a script's own refusal) answers the
 //! same call the same way again: `Rejected`, permanent.
@@ -312,7 +313,10 @@ fn pool_error(e: PoolError<RedisError>) -> String {
 }
 
 /// Server error codes after which the same call can succeed later.
-pub(crate) const TRANSIENT_CODES: [&str; 7] = [
+/// `MOVED`/`ASK` reach the caller only when the cluster client could not
+/// follow them in time (a slot changing hands in a failover); the next
+/// call goes to the new owner.
+pub(crate) const TRANSIENT_CODES: [&str; 9] = [
     "LOADING",
     "BUSY",
     "TRYAGAIN",
@@ -320,6 +324,8 @@ pub(crate) const TRANSIENT_CODES: [&str; 7] = [
     "READONLY",
     "CLUSTERDOWN",
     "NOSCRIPT",
+    "MOVED",
+    "ASK",
 ];
 
 /// How a server's error reply is classified, from its code.
@@ -388,6 +394,8 @@ mod tests {
             "READONLY You can't write against a read only replica.",
             "CLUSTERDOWN The cluster is down",
             "NOSCRIPT No matching script",
+            "MOVED 3999 127.0.0.1:6381",
+            "ASK 3999 127.0.0.1:6381",
         ] {
             let e = classify(Op::Ack, Effect::Write, &reply(line));
             assert!(matches!(e, StoreError::Failed { .. }), "{line}: {e:?}");

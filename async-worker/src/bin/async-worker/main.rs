@@ -12,9 +12,9 @@ use std::sync::Arc;
 use async_worker::http_handler::HttpHandler;
 use async_worker::runtime::Health;
 use async_worker::serve::{self, HealthProbe, Server};
-use async_worker::settings::{Cli, Command, DemoArgs, ProcessorSettings, redact_url};
+use async_worker::settings::{Cli, Command, DemoArgs, ProcessorSettings, RedisMode, redact_url};
 use async_worker::{OpenGate, Runtime};
-use claim_redis::{RedisStore, RedisStoreOptions};
+use claim_redis::{RedisStore, RedisStoreOptions, TlsOptions, Topology};
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
@@ -141,7 +141,28 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         None => None,
     };
 
-    let options = RedisStoreOptions::new(settings.redis_url.clone(), settings.store.clone());
+    let options = RedisStoreOptions {
+        topology: match &settings.redis_mode {
+            RedisMode::Standalone => Topology::Standalone,
+            RedisMode::Cluster { seeds } => Topology::Cluster {
+                seeds: seeds.clone(),
+            },
+            RedisMode::Sentinel {
+                sentinels,
+                master_name,
+            } => Topology::Sentinel {
+                sentinels: sentinels.clone(),
+                master_name: master_name.clone(),
+            },
+        },
+        tls: TlsOptions {
+            ca_file: settings.redis_tls.ca_file.clone(),
+            client_cert: settings.redis_tls.cert_file.clone(),
+            client_key: settings.redis_tls.key_file.clone(),
+        },
+        replica_acks: settings.replica_acks,
+        ..RedisStoreOptions::new(settings.redis_url.clone(), settings.store.clone())
+    };
     let store = match RedisStore::connect(options).await {
         Ok(store) => store,
         Err(e) => return fail(&e),
