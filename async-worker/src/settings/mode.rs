@@ -133,18 +133,18 @@ pub(super) fn connection_extras(
     url: &str,
     notes: &mut Vec<String>,
 ) -> Result<(RedisTls, u32), SettingsError> {
-    let mut path =
-        |field: &str, flag: &str, from_config: &Option<String>, given: &Option<PathBuf>| match set(
-            from_config,
-        ) {
-            Some(p) => {
-                if given.is_some() {
-                    notes.push(format!("{flag} is ignored: {origin} sets {field}"));
-                }
-                Some(PathBuf::from(p))
+    let mut path = |field: &str,
+                    flag: &str,
+                    from_config: &Option<String>,
+                    given: &Option<PathBuf>| match set(from_config) {
+        Some(p) => {
+            if given.is_some() {
+                notes.push(format!("{flag} is ignored: {origin} sets {field}"));
             }
-            None => given.clone(),
-        };
+            Some(PathBuf::from(p))
+        }
+        None => given.clone(),
+    };
     let tls = RedisTls {
         ca_file: path(
             "redis_tls_ca_file",

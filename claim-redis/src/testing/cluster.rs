@@ -54,18 +54,39 @@ impl RedisCluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let out = Command::new(redis_cli_path()?)
+        // `--cluster create` waits for the nodes to agree without a bound
+        // of its own: bound it here.
+        let log = cluster.root.join("create.log");
+        let mut create = Command::new(redis_cli_path()?)
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .stdin(Stdio::null())
-            .output()?;
-        if !out.status.success() {
+            .stdout(std::fs::File::create(&log)?)
+            .stderr(Stdio::null())
+            .spawn()?;
+        let status = wait_for(
+            "redis-cli --cluster create",
+            CLUSTER_TIMEOUT,
+            || match create.try_wait() {
+                Ok(Some(status)) => Ok(Ok(status)),
+                Ok(None) => Err("still running".into()),
+                Err(e) => Ok(Err(e)),
+            },
+        );
+        let status = match status {
+            Ok(status) => status?,
+            Err(e) => {
+                let _ = create.kill();
+                let _ = create.wait();
+                return Err(e);
+            }
+        };
+        if !status.success() {
             return Err(std::io::Error::other(format!(
-                "redis-cli --cluster create failed: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                "redis-cli --cluster create failed ({status}): {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
             )));
         }
         cluster.wait_healthy(CLUSTER_TIMEOUT)?;
