@@ -6,10 +6,13 @@
 -- KEYS[1] pending zset   KEYS[2] <queue>:claimed hash
 -- KEYS[3] <queue>:claim-owners hash   KEYS[4] <queue>:claims-idx zset
 -- KEYS[5] <queue>:deliveries hash   KEYS[6] <queue>:dead hash
+-- KEYS[6+i] (i = 1..n) item i's terminal marker in the queue's slot
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
--- then per item i, at b = 2 + 3(i-1): ARGV[b+1] claim key, ARGV[b+2] the
+-- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
+-- then per item i, at b = 3 + 4(i-1): ARGV[b+1] claim key, ARGV[b+2] the
 -- member as claimed, ARGV[b+3] why its list cannot take a record ('' when
--- it can: push_once answered anything but "unusable")
+-- it can: push_once answered anything but "unusable"), ARGV[b+4] the live
+-- marker push_once answered in the list's slot ('' when none)
 -- Returns one integer per item: 2 if the caller's claim was dropped, plus 4
 -- if it was dead-lettered, plus 16 if its payload key (if any) goes (the
 -- caller deletes it): ack.lua's bits.
@@ -24,36 +27,51 @@
 -- changed, as ack.lua and the model defer), with no marker, so a redrive
 -- after the fix gets its record. The payload goes where ack.lua deletes it:
 -- the owner ended the generation, or the last copy was taken while nobody
--- holds a claim; never for a dead-lettered member.
+-- holds a claim; never for a dead-lettered member. The list-slot marker
+-- is copied (same value, same expiry) into the queue's slot unless a live
+-- one is there: claim, reclaim and promotion read it in their own slot,
+-- and ack_fence.lua stops a late ack to another list with it.
 -- Crash window: if the caller dies after the push and before this script,
 -- the claim stays until its lease lapses; the reclaimer puts it back, the
 -- next holder's record meets the live marker in the list's slot
 -- (push_once.lua: suppressed) and that ack drops the claim: still exactly
 -- one record. Reads and type checks precede the first write.
--- Safe to run twice: a second run finds the claims dropped and the copies
--- taken, so it changes nothing (and writes no dead entry again).
+-- Safe to run twice: a second run finds the claims dropped, the copies
+-- taken and the queue-slot markers live, so it changes nothing (and
+-- writes no dead entry again).
 
-need(#ARGV >= 5 and (#ARGV - 2) % 3 == 0 and #KEYS == 6, 'ack_drop: expects 6 KEYS and 3 ARGV per item')
-local n = (#ARGV - 2) / 3
-local owner = ARGV[1]
+need(#ARGV >= 7 and (#ARGV - 3) % 4 == 0 and #KEYS == 6 + (#ARGV - 3) / 4,
+  'ack_drop: expects 6 + n KEYS and 3 + 4n ARGV')
+local n = (#ARGV - 3) / 4
+local owner, slack = ARGV[1], tonumber(ARGV[3])
+need(slack and (ARGV[2] == '' or tonumber(ARGV[2])), 'ack_drop: time and slack must be numbers')
 local gens, members = {}, {}
 for i = 1, n do
-  gens[i] = ARGV[3 * i]
-  members[i] = ARGV[3 * i + 1]
+  gens[i] = ARGV[4 * i]
+  members[i] = ARGV[4 * i + 1]
 end
 local owners = redis.call('HMGET', KEYS[3], unpack(gens))
 local copies = redis.call('ZMSCORE', KEYS[1], unpack(members))
-need(ARGV[2] == '' or tonumber(ARGV[2]), 'ack_drop: time must be a number')
+local queue_markers = redis.call('MGET', unpack(KEYS, 7, 6 + n))
 local now = clock_ms(ARGV[2])
 local at = ',"at_ms":' .. ms_string(now) .. '}'
 
 local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
-local dropped, removed = {}, {}
+local dropped, removed, copied, copies_of = {}, {}, {}, {}
 local drops, dead, zrem, forget = {}, {}, {}, {}
 for i = 1, n do
-  local gen, member, reason = gens[i], members[i], ARGV[3 * i + 2]
+  local gen, member, reason = gens[i], members[i], ARGV[4 * i + 2]
+  local marker = ARGV[4 * i + 3]
+  local key = KEYS[6 + i]
+  if marker ~= '' and not copied[key] and not is_live(queue_markers[i], now) then
+    local expiry = tonumber(string.match(marker, '^(%d+)'))
+    if expiry and expiry > now then
+      copied[key] = true
+      push(copies_of, key, marker, expiry)
+    end
+  end
   local entry = owners[i]
   local held = entry and not dropped[gen] and find(entry, bar, 1, true) == 1
     and find(entry, '^[^|]+|%d+$', rest)
@@ -89,5 +107,8 @@ write_any('HDEL', KEYS[5], forget)
 write_any('HSET', KEYS[6], dead)
 if #drops > 0 then
   drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
+end
+for m = 1, #copies_of, 3 do
+  redis.call('SET', copies_of[m], copies_of[m + 1], 'PX', ms_string(copies_of[m + 2] - now + slack))
 end
 return out

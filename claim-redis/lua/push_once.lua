@@ -15,11 +15,13 @@
 -- digest, ARGV[b+3] pending score (the deadline), ARGV[b+4] '1' if the
 -- record may be pushed, '0' to only report the marker (the caller's fence
 -- found the generation no longer ours to answer)
--- Returns n codes, then the list's refusal ('' when usable): per item 1
--- pushed, 2 its own record landed already (a live marker with this
--- record's digest), 3 suppressed (a live marker of another record), 4 the
--- list cannot take a record (nothing written for it), 0 nothing to do (a
--- '0' item without a live marker).
+-- Returns n codes, then the list's refusal ('' when usable), then n
+-- marker values: per item code 1 pushed, 2 its own record landed already
+-- (a live marker with this record's digest), 3 suppressed (a live marker
+-- of another record), 4 the list cannot take a record (nothing written
+-- for it), 0 nothing to do (a '0' item without a live marker); its value
+-- is the live marker's `<expiry>:<digest>` after the call ('' for 0 and
+-- 4), which the ack copies into the queue's slot (ack_drop.lua).
 --
 -- Correctness: per item, as the model's ack: a generation with a live
 -- marker is answered already, so this record is suppressed (first record
@@ -66,33 +68,35 @@ if refusal == '' then
 end
 local now = clock_ms(ARGV[1])
 
-local out, marked = {}, {}
+local out, live, marked = {}, {}, {}
 local records, markers, values, expiries = {}, {}, {}, {}
 for i = 1, n do
   local b = 6 + 4 * (i - 1)
   local key, digest = KEYS[1 + i], ARGV[b + 2]
   local seen = marked[key]
   if not seen and is_live(vals[i], now) then
-    seen = marker_digest(vals[i]) or ''
+    seen = vals[i]
   end
   local code
   if seen then
-    code = seen == digest and 2 or 3
+    code = (marker_digest(seen) or '') == digest and 2 or 3
   elseif refusal ~= '' then
     code = 4
   elseif ARGV[b + 4] == '0' then
     code = 0
   else
     code = 1
-    marked[key] = digest
     records[#records + 1] = ARGV[b + 1]
     local m = #markers + 1
     local expiry = math.max(now, score_ms(ARGV[b + 3]) + 30000) + ttl
     markers[m] = key
     expiries[m] = expiry
     values[m] = ms_string(expiry) .. ':' .. digest
+    marked[key] = values[m]
+    seen = values[m]
   end
   out[i] = code
+  live[i] = seen or ''
 end
 
 if #records > 0 then
@@ -103,4 +107,7 @@ if #records > 0 then
 end
 finish_generations(markers, values, expiries, {}, nil, false, now, slack)
 out[n + 1] = refusal
+for i = 1, n do
+  out[n + 1 + i] = live[i]
+end
 return out

@@ -21,7 +21,17 @@
 -- list holds another type (the type name is appended) and the record's
 -- digest; 'u' limit whose result list the caller refused by name: its
 -- dead entry JSON.
--- Returns {redelivered, dead_lettered, ghosts_repaired}.
+-- Hash-tagged layout (ops/reclaim_tagged.rs): ARGV[4] is 't1' or 't0'
+-- (explicit time or not); KEYS are the first 7 alone, all in the queue's
+-- slot; every payload flag is '0'; items are 'g', 'r', 'u' and 'x' (a
+-- limit item whose DELIVERY_LIMIT record the caller pushed already, with
+-- push_once in the list's slot: only its dead entry JSON follows), never
+-- 'l'; and each 'r', 'u' and 'x' item ends with the value of its terminal
+-- marker ('' = none), read by the caller from the marker's own slot.
+-- Returns {redelivered, dead_lettered, ghosts_repaired}, then (hash-tagged
+-- only) the claim key of each item whose generation ended answered here
+-- ('x' items, and claims dropped under a live marker), whose payload and
+-- producer keys the caller deletes in their own slots.
 --
 -- Correctness: the caller chose the items from a read, so each is re-checked
 -- here: its owner entry must be byte-equal to what the caller saw (same
@@ -57,7 +67,8 @@ need(#ARGV >= 4, 'reclaim: missing arguments')
 local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
 local slack = tonumber(ARGV[3])
 need(now and ttl and ttl >= 0 and slack, 'reclaim: time and TTLs must be numbers')
-local explicit = ARGV[4] == '1'
+local explicit = ARGV[4] == '1' or ARGV[4] == 't1'
+local tagged = ARGV[4] == 't0' or ARGV[4] == 't1'
 
 local items, gens = {}, {}
 local a, k = 5, 7
@@ -72,7 +83,7 @@ while a <= #ARGV do
     a = a + 1
   end
   if item.kind == 'l' then
-    need(a + 4 <= #ARGV, 'reclaim: truncated limit item')
+    need(not tagged and a + 4 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
     item.unusable, item.digest = ARGV[a + 3], ARGV[a + 4]
     a = a + 5
@@ -81,11 +92,25 @@ while a <= #ARGV do
     need(a <= #ARGV, 'reclaim: truncated limit item')
     item.dead = ARGV[a]
     a = a + 1
-    k = k + 1
+    if not tagged then
+      k = k + 1
+    end
+  elseif item.kind == 'x' and tagged then
+    need(a <= #ARGV, 'reclaim: truncated limit item')
+    item.dead = ARGV[a]
+    a = a + 1
   elseif item.kind == 'r' then
-    k = k + 1
+    if not tagged then
+      k = k + 1
+    end
   else
     need(item.kind == 'g', 'reclaim: unknown item kind')
+  end
+  if tagged and item.kind ~= 'g' then
+    need(a <= #ARGV and not item.has_payload, 'reclaim: truncated hash-tagged item')
+    item.marker = ARGV[a] ~= '' and ARGV[a]
+    a = a + 1
+    item.keys = k
   end
   items[#items + 1] = item
   gens[#gens + 1] = item.gen
@@ -98,6 +123,8 @@ for _, item in ipairs(items) do
   end
 end
 need(#items >= 1 and #KEYS == p, 'reclaim: KEYS do not match the items')
+-- Hash-tagged: no item names a key outside the queue's slot.
+need(not tagged or p == 7, 'reclaim: hash-tagged items name no per-item KEYS')
 
 local expiries = redis.call('ZMSCORE', KEYS[4], unpack(gens))
 local owners = redis.call('HMGET', KEYS[3], unpack(gens))
@@ -123,8 +150,14 @@ local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
 local lists, order, markers, marker_value, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}, {}
 local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
   .. ms_string(now) .. '}'
--- The item's generation ended answered: its payload key, if named, goes.
+-- The item's generation ended answered: its payload key, if named, goes
+-- (hash-tagged: its claim key is answered, for the caller).
+local ended = {}
 local function drop_payload(item)
+  if tagged then
+    ended[#ended + 1] = item.gen
+    return
+  end
   local key = item.payload and KEYS[item.payload]
   if key and not deleted[key] then
     deleted[key] = true
@@ -143,7 +176,11 @@ for i, item in ipairs(items) do
     drops[#drops + 1] = gen
     -- vals is KEYS[8..] read in order: this item's keys start at item.keys + 1.
     local base = item.keys - 7
-    if is_live(vals[base + 1], now) then
+    local marker = vals[base + 1]
+    if tagged then
+      marker = item.marker
+    end
+    if is_live(marker, now) then
       forget[#forget + 1] = gen
       drop_payload(item)
       ghosts = ghosts + 1
@@ -163,6 +200,10 @@ for i, item in ipairs(items) do
       push(counts, gen, r + 1)
       redelivered = redelivered + 1
     elseif item.kind == 'u' then
+      push(dead, member, item.dead)
+      dead_lettered = dead_lettered + 1
+    elseif item.kind == 'x' then
+      drop_payload(item)
       push(dead, member, item.dead)
       dead_lettered = dead_lettered + 1
     elseif kinds[KEYS[item.keys + 2]] ~= 'list' and kinds[KEYS[item.keys + 2]] ~= 'none' then
@@ -218,4 +259,8 @@ for _, gen in ipairs(drops) do
   unindex[#unindex + 1] = gen
 end
 redis.call('ZREM', KEYS[4], unpack(unindex))
-return { redelivered, dead_lettered, ghosts }
+local out = { redelivered, dead_lettered, ghosts }
+for _, gen in ipairs(ended) do
+  out[#out + 1] = gen
+end
+return out

@@ -88,6 +88,9 @@ pub(crate) enum ReclaimAs {
     Unusable,
     /// At the limit: a `DELIVERY_LIMIT` record, then the dead set.
     Limit,
+    /// Hash-tagged layout, at the limit: the record was pushed already (in
+    /// the list's slot); the dead set, and the generation ends answered.
+    Pushed,
 }
 
 impl ReclaimAs {
@@ -97,6 +100,7 @@ impl ReclaimAs {
             ReclaimAs::Redeliver => "r",
             ReclaimAs::Unusable => "u",
             ReclaimAs::Limit => "l",
+            ReclaimAs::Pushed => "x",
         }
     }
 }

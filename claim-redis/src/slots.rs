@@ -84,8 +84,10 @@ pub(crate) fn check_one_slot<'k>(
         op,
         format!(
             "{what} would cross Redis Cluster slots: its keys {} do not share one slot; \
-             with the hash-tagged key layout every key of a call must hash to one slot \
-             (this is a bug in the store's key layout, please report it)",
+             with the hash-tagged key layout every key of a call must hash to one slot: \
+             a queue name holding `}}` or an empty `{{}}` but no hash tag cannot be served \
+             (rename it or give it a hash tag, see Keys::queue_refusal); otherwise this is \
+             a bug in the store's key layout, please report it",
             named.join(", ")
         ),
     ))

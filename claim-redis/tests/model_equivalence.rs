@@ -10,7 +10,9 @@
 //! after its deadline and each marker a dedup TTL after that, whatever the
 //! exact instant a script read; retries are due long ago or far ahead. The
 //! model is given the server's time before each step, and dead entries are
-//! compared without their time stamp.
+//! compared without their time stamp. Both passes run in the plain and in
+//! the hash-tagged (Redis Cluster) key layout, where every call is checked
+//! to stay in one slot.
 
 mod common;
 
@@ -21,7 +23,7 @@ use claim_core::{
     wire,
 };
 use claim_redis::testing::RedisServerOptions;
-use claim_redis::{RedisStore, TimeSource};
+use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
 use common::T0;
 use std::sync::Arc;
 
@@ -100,6 +102,12 @@ struct Walk {
     time: Time,
     rng: Rng,
     reqs: Vec<(Member, Generation, i64)>,
+    /// Acks send each generation's records to one list. The hash-tagged
+    /// layout keeps a marker in its list's slot, so it suppresses a
+    /// second record on that list only: exactly one record holds per
+    /// generation because the runtime routes each generation to one list
+    /// (Go's routing, from the member and the config).
+    one_list_per_generation: bool,
 }
 
 impl Walk {
@@ -171,7 +179,12 @@ impl Walk {
                             )
                             .into_bytes(),
                         ),
-                        result_list: self.rng.pick(&lists).to_string(),
+                        result_list: if self.one_list_per_generation {
+                            // As the runtime routes: one list per generation.
+                            lists[generation.id.len() % 2].to_string()
+                        } else {
+                            self.rng.pick(&lists).to_string()
+                        },
                         generation,
                         payload_ref: None,
                         result_ttl_seconds: 0,
@@ -332,14 +345,55 @@ impl Walk {
 
 #[tokio::test]
 async fn random_walks_through_every_operation_match_the_model_step_by_step() {
+    manual_walks(KeyLayout::Plain).await;
+}
+
+#[tokio::test]
+async fn random_walks_on_the_servers_own_time_match_the_model_step_by_step() {
+    server_walks(KeyLayout::Plain).await;
+}
+
+#[tokio::test]
+async fn random_walks_in_the_hash_tagged_cluster_layout_match_the_model_step_by_step() {
+    manual_walks(KeyLayout::HashTagged).await;
+}
+
+#[tokio::test]
+async fn random_walks_in_the_hash_tagged_cluster_layout_on_the_servers_own_time_match_the_model() {
+    server_walks(KeyLayout::HashTagged).await;
+}
+
+/// `base` for `layout`: hash-tagged, the second list is also a queue's
+/// configured list, so claims and reclaims look for markers there (they
+/// look at every list the configuration names and the member's own).
+fn for_layout(base: StoreConfig, layout: KeyLayout) -> StoreConfig {
+    let mut config = base;
+    if layout == KeyLayout::HashTagged {
+        config
+            .queue_result_lists
+            .insert("elsewhere".into(), "other".into());
+    }
+    config
+}
+
+/// Every seed's walk on a manual clock, keys in `layout` (hash-tagged:
+/// every call checked to stay in one slot).
+async fn manual_walks(layout: KeyLayout) {
     let Some(server) = common::server(RedisServerOptions::default()) else {
         return;
     };
     for seed in SEEDS {
-        let (store, clock) = common::manual_store(&server.url(), config()).await;
+        let clock = ManualClock::new(T0);
+        let time = TimeSource::Clock(clock.clone() as Arc<dyn Clock>);
+        let options = RedisStoreOptions {
+            key_layout: layout,
+            ..common::options(&server.url(), for_layout(config(), layout), time)
+        };
+        let store = RedisStore::connect(options).await.expect("connect");
         let walk = Walk {
             store,
-            model: Model::new(config()),
+            model: Model::new(for_layout(config(), layout)),
+            one_list_per_generation: layout == KeyLayout::HashTagged,
             time: Time::Manual(clock),
             rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
             reqs: requests(T0, [-40, 45, 3600]),
@@ -348,18 +402,26 @@ async fn random_walks_through_every_operation_match_the_model_step_by_step() {
     }
 }
 
-#[tokio::test]
-async fn random_walks_on_the_servers_own_time_match_the_model_step_by_step() {
+/// Every seed's walk on the server's `TIME`, keys in `layout`.
+async fn server_walks(layout: KeyLayout) {
     let Some(server) = common::server(RedisServerOptions::default()) else {
         return;
     };
     for seed in SEEDS {
-        let options = common::options(&server.url(), server_time_config(), TimeSource::Server);
+        let options = RedisStoreOptions {
+            key_layout: layout,
+            ..common::options(
+                &server.url(),
+                for_layout(server_time_config(), layout),
+                TimeSource::Server,
+            )
+        };
         let store = RedisStore::connect(options).await.expect("connect");
         let start = store.now().await.unwrap();
         let walk = Walk {
             store,
-            model: Model::new(server_time_config()),
+            model: Model::new(for_layout(server_time_config(), layout)),
+            one_list_per_generation: layout == KeyLayout::HashTagged,
             time: Time::Server,
             rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
             reqs: requests(start, [5, 12, 20]),

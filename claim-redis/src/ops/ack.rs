@@ -32,8 +32,8 @@ pub(crate) async fn ack(
 
 /// Runs ack.lua on at most [`MAX_BATCH`] items and answers its code per
 /// item. Plain: every key the item touches. Hash-tagged (the `ack_tagged`
-/// variant): only the queue's slot (lists in it and their markers), no
-/// producer or payload keys: the caller deletes those from bits 1 and 16.
+/// variant): only the queue's slot (lists in it, the queue-slot markers),
+/// no producer or payload keys: the caller deletes those from bits 1 and 16.
 pub(crate) async fn one_script<T: Borrow<AckItem>>(
     store: &RedisStore,
     queue: &str,
@@ -79,12 +79,10 @@ pub(crate) async fn one_script<T: Borrow<AckItem>>(
         cmd.write_arg_fmt(format_args!("{}{list}", keys.prefix()));
     }
     if tagged {
-        let mut items = chunk.iter().map(it);
-        for (list, count, _) in &runs {
-            let list_key = keys.list(list);
-            for item in items.by_ref().take(*count) {
-                cmd.write_arg_fmt(keys.marker_key_for(&list_key, &item.generation));
-            }
+        // The queue-slot marker (every list here shares that slot, so it
+        // is the list's marker too): the one ack_split reads and writes.
+        for item in chunk.iter().map(it) {
+            cmd.write_arg_fmt(keys.marker_key_for(&q.pending, &item.generation));
         }
     } else {
         for item in chunk.iter().map(it) {

@@ -17,10 +17,15 @@ use claim_core::Op;
 use claim_core::store::AckItem;
 use redis::Cmd;
 
-/// Deletes what ack.lua would have deleted inline, from its code per item:
-/// bit 1 (pushed) the producer keys still holding this generation's
-/// token, bit 16 the payload key.
-pub(crate) async fn after_ack(store: &RedisStore, items: &[AckItem], codes: &[i64]) {
+/// In [`after_ack`]'s `bits`: the producer keys of pushed items.
+pub(crate) const PRODUCER_KEYS: i64 = 1;
+/// In [`after_ack`]'s `bits`: the payload keys ack.lua's bit 16 names.
+pub(crate) const PAYLOAD_KEYS: i64 = 16;
+
+/// Deletes what ack.lua would have deleted inline, from its code per item,
+/// for the `bits` asked: bit 1 (pushed) the producer keys still holding
+/// this generation's token, bit 16 the payload key.
+pub(crate) async fn after_ack(store: &RedisStore, items: &[&AckItem], codes: &[i64], bits: i64) {
     let keys = store.keys();
     let explicit = explicit_time_arg(store.explicit_now().is_some());
     let script = &store.scripts().del_if;
@@ -36,6 +41,7 @@ pub(crate) async fn after_ack(store: &RedisStore, items: &[AckItem], codes: &[i6
     let mut calls: Vec<Cmd> = Vec::new();
     let mut refused = Vec::new();
     for (item, &code) in items.iter().zip(codes) {
+        let code = code & bits;
         let g = &item.generation;
         let mut wanted = Vec::new();
         if code & 1 != 0 {

@@ -18,11 +18,21 @@
 //!   the live marker in (b) and is suppressed, and its ack drops the claim:
 //!   still exactly one record (Go can publish twice here). A crash between
 //!   (a) and (b) pushes nothing: the claim lapses and is redelivered.
+//! - The queue's slot keeps a copy of each marker (`marker_for` with the
+//!   pending key): the one-script path writes it as its marker, (c) copies
+//!   the list-slot marker there (same value and expiry). Claim, reclaim and
+//!   promotion read it in their own slot, and (a) answers a late ack of an
+//!   answered generation from it, whichever list that ack names, so a
+//!   second list never gets a second record. Only inside the crash window
+//!   (after (b), before (c)) is the copy missing; the redelivered claim's
+//!   ack then meets the list-slot marker in (b) and its (c) writes the copy.
 //! - Then the per-request keys, which live in slots of their own:
 //!   `request-active:<id>` and `request-cancel:<id>` deleted only where
 //!   they hold this generation's token (`del_if.lua`, compare and delete
 //!   in one step), payload keys where ack.lua would delete them. Best
-//!   effort, after the record: a failure is only logged. That is safe:
+//!   effort, after the record: a failure is only logged. Across slots the
+//!   producer keys go concurrently with (c) (the record is written by
+//!   then), the payload keys after it (it says which). That is safe:
 //!   the record and marker are written, so the generation is answered
 //!   whatever these keys hold; a leftover active key only lets a later
 //!   cancel of this id mark an answered generation (no claim will ever
@@ -35,7 +45,8 @@
 //! client that resends a call after a connection drop changes nothing.
 
 use super::ack::one_script;
-use super::push_once::{PushItem, Pushed, push_checked};
+use super::ack_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
+use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
 use crate::codec::{ack_outcome, per_item};
 use crate::keys::QueueKeys;
 use crate::slots::hash_slot;
@@ -49,6 +60,11 @@ use super::evalsha;
 
 /// Bit of ack.lua's and ack_drop.lua's codes: the payload key goes.
 const PAYLOAD_GOES: i64 = 16;
+/// ack_fence.lua's bits: ours somewhere (may push), answered (a live
+/// queue-slot marker), by this very record.
+const OURS_SOMEWHERE: i64 = 2;
+const ANSWERED: i64 = 4;
+const OWN_RECORD: i64 = 8;
 
 pub(crate) async fn ack(
     store: &RedisStore,
@@ -72,7 +88,9 @@ pub(crate) async fn ack(
         let near_codes = if near.is_empty() {
             Vec::new()
         } else {
-            one_script(store, queue, owner, &near).await?
+            let codes = one_script(store, queue, owner, &near).await?;
+            after_ack(store, &near, &codes, PRODUCER_KEYS | PAYLOAD_KEYS).await;
+            codes
         };
         let far_codes = if far.is_empty() {
             Vec::new()
@@ -89,7 +107,6 @@ pub(crate) async fn ack(
             };
             codes.push(code.unwrap_or_default());
         }
-        super::ack_keys::after_ack(store, chunk, &codes).await;
         out.extend(codes.into_iter().map(ack_outcome));
     }
     Ok(out)
@@ -104,16 +121,30 @@ async fn across(
     owner: &OwnerToken,
     items: &[&AckItem],
 ) -> Result<Vec<i64>, StoreError> {
-    let fence = fence(store, q, owner, items).await?;
     let digests: Vec<String> = items
         .iter()
         .map(|i| record_digest(i.record.as_bytes()))
         .collect();
-    // One push_once call per (list, TTL), in first-seen order; records
-    // keep their batch order within each list.
-    let mut pushed: Vec<Option<Pushed>> = vec![None; items.len()];
+    let fence = fence(store, q, owner, items, &digests).await?;
+    let mut answers: Vec<PushAnswer> = fence
+        .iter()
+        .map(|&code| PushAnswer {
+            // Answered already (the queue-slot marker): nothing to push.
+            pushed: (code & ANSWERED != 0).then_some(if code & OWN_RECORD != 0 {
+                Pushed::OwnRecordLanded
+            } else {
+                Pushed::Suppressed
+            }),
+            marker: String::new(),
+        })
+        .collect();
+    // One push_once call per (list, TTL), in first-seen order, for the
+    // items not answered; records keep their batch order within each list.
     let mut groups: Vec<(&str, u64, Vec<usize>)> = Vec::new();
     for (i, item) in items.iter().enumerate() {
+        if fence[i] & ANSWERED != 0 {
+            continue;
+        }
         let list = item.result_list.as_str();
         let ttl = item.result_ttl_seconds;
         match groups.iter_mut().find(|(l, t, _)| *l == list && *t == ttl) {
@@ -121,38 +152,66 @@ async fn across(
             None => groups.push((list, ttl, vec![i])),
         }
     }
-    let config = &store.inner.config;
-    for (list, ttl, members) in &groups {
-        let push_items: Vec<PushItem<'_>> = members
-            .iter()
-            .map(|&i| PushItem {
-                generation: &items[i].generation,
-                record: items[i].record.as_bytes(),
-                digest: &digests[i],
-                score: items[i].score,
-            })
-            .collect();
-        let refusal = config.result_list_refusal(queue, list);
-        let answers = push_checked(
-            store,
-            Op::Ack,
-            list,
-            *ttl,
-            refusal.as_deref(),
-            &push_items,
-            |j| fence[members[j]] & 2 != 0,
-        )
-        .await?;
-        for (&i, answer) in members.iter().zip(answers) {
-            pushed[i] = answer;
+    // Lists lie in slots (on a cluster, nodes) of their own: their pushes
+    // run concurrently; one list's groups run in order.
+    let mut lists: Vec<&str> = groups.iter().map(|(l, _, _)| *l).collect();
+    lists.sort_unstable();
+    lists.dedup();
+    let (fence, digests, groups) = (&fence, &digests, &groups);
+    let per_list = lists.into_iter().map(|list| async move {
+        let mut out = Vec::new();
+        for (_, ttl, members) in groups.iter().filter(|(l, _, _)| *l == list) {
+            let push_items: Vec<PushItem<'_>> = members
+                .iter()
+                .map(|&i| PushItem {
+                    generation: &items[i].generation,
+                    record: items[i].record.as_bytes(),
+                    digest: &digests[i],
+                    score: items[i].score,
+                })
+                .collect();
+            let refusal = store.inner.config.result_list_refusal(queue, list);
+            let pushed = push_checked(
+                store,
+                Op::Ack,
+                list,
+                *ttl,
+                refusal.as_deref(),
+                &push_items,
+                |j| fence[members[j]] & OURS_SOMEWHERE != 0,
+            )
+            .await?;
+            out.push((members, pushed));
+        }
+        Ok::<_, StoreError>(out)
+    });
+    for (members, pushed) in futures::future::try_join_all(per_list)
+        .await?
+        .into_iter()
+        .flatten()
+    {
+        for (&i, answer) in members.iter().zip(pushed) {
+            answers[i] = answer;
         }
     }
-    let dropped = drop_claims(store, q, owner, items, &pushed).await?;
-    Ok(pushed
+    // The records are written: the producer keys of the pushed items can
+    // go while the claims are dropped; the payload keys wait for the drop,
+    // which says which go.
+    let pushed: Vec<i64> = answers
+        .iter()
+        .map(|a| i64::from(a.pushed == Some(Pushed::Pushed)))
+        .collect();
+    let (dropped, ()) = futures::join!(
+        drop_claims(store, q, owner, items, &answers),
+        after_ack(store, items, &pushed, PRODUCER_KEYS)
+    );
+    let dropped = dropped?;
+    after_ack(store, items, &dropped, PAYLOAD_KEYS).await;
+    Ok(answers
         .iter()
         .zip(dropped)
-        .map(|(p, code)| {
-            code + match p {
+        .map(|(a, code)| {
+            code + match a.pushed {
                 Some(Pushed::Pushed) => 1,
                 Some(Pushed::OwnRecordLanded) => 8,
                 _ => 0,
@@ -162,50 +221,67 @@ async fn across(
 }
 
 /// Step (a), `ack_fence.lua`: per item, 1 if the caller holds the claim,
-/// plus 2 if the generation is ours somewhere.
+/// plus [`OURS_SOMEWHERE`], plus [`ANSWERED`] and [`OWN_RECORD`] from the
+/// queue-slot marker.
 async fn fence(
     store: &RedisStore,
     q: &QueueKeys,
     owner: &OwnerToken,
     items: &[&AckItem],
+    digests: &[String],
 ) -> Result<Vec<i64>, StoreError> {
+    let keys = store.keys();
     let script = &store.scripts().ack_fence;
-    let bytes: usize = items.iter().map(|i| i.member.len() + 64).sum();
-    let mut cmd = evalsha(script, 2, 1 + 2 * items.len(), bytes);
-    cmd.arg(&q.pending).arg(&q.owners).arg(owner.as_str());
+    let n = items.len();
+    let bytes: usize = items.iter().map(|i| i.member.len() + 160).sum();
+    let mut cmd = evalsha(script, 2 + n, 2 + 3 * n, bytes);
+    cmd.arg(&q.pending).arg(&q.owners);
     for item in items {
+        cmd.write_arg_fmt(keys.marker_key_for(&q.pending, &item.generation));
+    }
+    cmd.arg(owner.as_str()).arg(store.time_arg());
+    for (item, digest) in items.iter().zip(digests) {
         cmd.write_arg_fmt(ClaimKey(&item.generation));
-        cmd.arg(item.member.as_bytes());
+        cmd.arg(item.member.as_bytes()).arg(digest.as_str());
     }
     let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
-    per_item(Op::Ack, reply, items.len())
+    per_item(Op::Ack, reply, n)
 }
 
-/// Step (c), `ack_drop.lua`: per item, ack.lua's bits 2, 4 and 16.
+/// Step (c), `ack_drop.lua`: per item, ack.lua's bits 2, 4 and 16; the
+/// list-slot markers copied into the queue's slot.
 async fn drop_claims(
     store: &RedisStore,
     q: &QueueKeys,
     owner: &OwnerToken,
     items: &[&AckItem],
-    pushed: &[Option<Pushed>],
+    answers: &[PushAnswer],
 ) -> Result<Vec<i64>, StoreError> {
+    let keys = store.keys();
     let script = &store.scripts().ack_drop;
-    let bytes: usize = items.iter().map(|i| i.member.len() + 96).sum();
-    let mut cmd = evalsha(script, 6, 2 + 3 * items.len(), bytes);
+    let n = items.len();
+    let bytes: usize = items.iter().map(|i| i.member.len() + 200).sum();
+    let mut cmd = evalsha(script, 6 + n, 3 + 4 * n, bytes);
     for key in q.all() {
         cmd.arg(key);
     }
-    cmd.arg(owner.as_str()).arg(store.time_arg());
-    for (item, p) in items.iter().zip(pushed) {
+    for item in items {
+        cmd.write_arg_fmt(keys.marker_key_for(&q.pending, &item.generation));
+    }
+    cmd.arg(owner.as_str())
+        .arg(store.time_arg())
+        .arg(store.ttl_slack());
+    for (item, answer) in items.iter().zip(answers) {
         cmd.write_arg_fmt(ClaimKey(&item.generation));
         cmd.arg(item.member.as_bytes());
-        match p {
+        match &answer.pushed {
             Some(Pushed::Unusable(reason)) => cmd.arg(reason.as_str()),
             _ => cmd.arg(""),
         };
+        cmd.arg(answer.marker.as_str());
     }
     let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
-    per_item(Op::Ack, reply, items.len())
+    per_item(Op::Ack, reply, n)
 }
 
 /// Whether ack.lua's or ack_drop.lua's `code` says the item's payload key goes.

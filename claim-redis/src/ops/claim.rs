@@ -114,16 +114,23 @@ async fn claim_chunk_tagged(
     let config = &store.inner.config;
     let q = keys.queue(queue);
     let n = chunk.len();
-    // Each item's marker and cancel key, side by side.
-    let mut per_item: Vec<String> = Vec::with_capacity(2 * n);
+    // Per item: its cancel key, then its marker's candidate keys.
+    let mut per_item: Vec<String> = Vec::with_capacity(3 * n);
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(n);
     for item in chunk {
         let parsed = wire::parse_member(item.member.as_bytes()).ok();
-        let list = keys.list(&config.result_list_for(queue, parsed.as_ref()));
-        per_item.push(keys.marker_for(&list, &item.generation));
+        let start = per_item.len();
         per_item.push(keys.cancel(&item.generation.id));
+        per_item.extend(per_request::marker_candidates(
+            store,
+            queue,
+            parsed.as_ref(),
+            &item.generation,
+        ));
+        spans.push((start, per_item.len()));
     }
     let (values, kinds) = per_request::strings(store, Op::Claim, &per_item, true).await?;
-    let cancels: Vec<String> = per_item.iter().skip(1).step_by(2).cloned().collect();
+    let cancels: Vec<String> = spans.iter().map(|&(s, _)| per_item[s].clone()).collect();
     let live = match store.explicit_now() {
         None => vec![true; n],
         Some(now) => per_request::side_expiries(store, Op::Claim, &cancels)
@@ -155,16 +162,17 @@ async fn claim_chunk_tagged(
     for item in chunk {
         cmd.arg(&item.generation.token);
     }
-    for i in 0..n {
-        cmd.arg(values[2 * i].as_deref().unwrap_or_default());
+    for &(start, end) in &spans {
+        let marker = per_request::best_marker(store, &values[start + 1..end]);
+        cmd.arg(marker.unwrap_or_default());
     }
-    for i in 0..n {
-        let cancel = values[2 * i + 1].as_deref().filter(|_| live[i]);
+    for (i, &(start, _)) in spans.iter().enumerate() {
+        let cancel = values[start].as_deref().filter(|_| live[i]);
         cmd.arg(cancel.unwrap_or_default());
     }
-    for i in 0..n {
+    for &(start, end) in &spans {
         // As claim.lua words it for the plain layout: the key without the prefix.
-        let why = [2 * i, 2 * i + 1].into_iter().find_map(|j| {
+        let why = (start..end).find_map(|j| {
             let kind = kinds[j].as_deref()?;
             let key = &per_item[j][keys.prefix().len()..];
             Some(format!("key \"{key}\" holds a {kind}, not a string"))

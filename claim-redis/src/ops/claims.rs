@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
     let q = store.keys().queue(queue);
+    let snapshot = [&q.owners, &q.claimed, &q.index];
+    super::call::check_keys(store, Op::Claims, "MULTI of HGETALLs and ZRANGE", &snapshot)?;
     let pipe = redis::pipe()
         .atomic()
         .hgetall(&q.owners)

@@ -2,6 +2,7 @@
 
 use super::per_request;
 use crate::conn::Effect;
+use crate::keys::{GenerationKey, MARKER_PREFIX};
 use crate::store::RedisStore;
 use claim_core::marker::parse_marker;
 use claim_core::{Generation, Op, StoreError};
@@ -51,8 +52,63 @@ async fn is_terminal_tagged(
         .map(|list| keys.marker_for(&keys.list(list), generation))
         .collect();
     let values = per_request::mget(store, Op::IsTerminal, &markers).await?;
-    Ok(values.iter().any(|v| {
+    let found = values.iter().any(|v| {
         let text = v.as_deref().map(String::from_utf8_lossy);
         live(store, text.as_deref())
-    }))
+    });
+    if found {
+        return Ok(true);
+    }
+    scan_markers(store, generation).await
+}
+
+/// The generation's markers on lists the configuration does not name (a
+/// member's own list), found by `SCAN … MATCH` over the keyspace: slow,
+/// but `is_terminal` is an inspection (tests, reconciling an unknown
+/// outcome), never on the hot path. On a cluster it covers the node the
+/// client sends the SCAN to.
+async fn scan_markers(store: &RedisStore, generation: &Generation) -> Result<bool, StoreError> {
+    let keys = store.keys();
+    let glob = |s: &str| {
+        s.chars().fold(String::new(), |mut out, c| {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                out.push('\\');
+            }
+            out.push(c);
+            out
+        })
+    };
+    let pattern = format!(
+        "{}{{*}}:{}",
+        glob(&format!("{}{MARKER_PREFIX}", keys.prefix())),
+        glob(&GenerationKey(generation).to_string())
+    );
+    let mut cursor = 0u64;
+    loop {
+        let cmd = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .to_owned();
+        let (next, found): (u64, Vec<String>) = store
+            .conn()
+            .query(Op::IsTerminal, Effect::Read, &cmd)
+            .await?;
+        if !found.is_empty() {
+            let values = per_request::mget(store, Op::IsTerminal, &found).await?;
+            let live_one = values.iter().any(|v| {
+                let text = v.as_deref().map(String::from_utf8_lossy);
+                live(store, text.as_deref())
+            });
+            if live_one {
+                return Ok(true);
+            }
+        }
+        if next == 0 {
+            return Ok(false);
+        }
+        cursor = next;
+    }
 }

@@ -36,6 +36,12 @@
 //! | `results` | LRANGE of a result list | `results` |
 //! | `is_terminal` | GET of the terminal marker | `is_terminal` |
 //! | `list_ttl` | TTL of a result list | `list_ttl` |
+//!
+//! Hash-tagged (cluster) layout helpers: `call` (every script call and
+//! multi-key command, slot-checked), `per_request` (per-request keys read
+//! and deleted per slot), `retry_sets` (the shared and per-queue retry
+//! sets), `promote_tagged` and `reclaim_tagged` (those operations split
+//! by slot).
 
 pub(crate) mod ack;
 pub(crate) mod ack_keys;
@@ -61,6 +67,7 @@ pub(crate) mod promote;
 pub(crate) mod promote_tagged;
 pub(crate) mod push_once;
 pub(crate) mod reclaim;
+pub(crate) mod reclaim_tagged;
 pub(crate) mod release;
 pub(crate) mod renew;
 pub(crate) mod repair_index;

@@ -12,7 +12,9 @@ use super::call::check_keys;
 use crate::conn::{Effect, bad_reply};
 use crate::slots::hash_slot;
 use crate::store::RedisStore;
-use claim_core::{Op, StoreError};
+use claim_core::marker::parse_marker;
+use claim_core::wire::ParsedMember;
+use claim_core::{Generation, Op, StoreError};
 use redis::Value;
 use std::collections::BTreeMap;
 
@@ -159,4 +161,71 @@ pub(crate) async fn del(store: &RedisStore, op: Op, keys: &[String]) -> Result<(
         .conn()
         .query::<()>(op, Effect::Transaction, &pipe)
         .await
+}
+
+/// Hash-tagged layout: the keys a generation's marker may be at. The ack
+/// keeps a copy of each marker in the queue's slot (`marker_for` with the
+/// pending key; ops/ack_split.rs), read first; the marker itself lies in
+/// the slot of the list its record went to, and the list is the acker's
+/// choice: the list Go's routing picks for the member
+/// (`StoreConfig::result_list_for`), the default list, or any queue's
+/// configured list; each is looked at (the copy is missing only inside
+/// the ack's crash window, or for a record the reclaimer pushed).
+pub(crate) fn marker_candidates(
+    store: &RedisStore,
+    queue: &str,
+    parsed: Option<&ParsedMember>,
+    generation: &Generation,
+) -> Vec<String> {
+    let keys = store.keys();
+    let config = &store.inner.config;
+    let mut lists = vec![config.result_list_for(queue, parsed)];
+    lists.push(config.default_result_list.clone());
+    lists.extend(config.queue_result_lists.values().cloned());
+    let mut out: Vec<String> = Vec::with_capacity(lists.len() + 1);
+    out.push(keys.marker_for(&keys.queue(queue).pending, generation));
+    for list in lists {
+        let marker = keys.marker_for(&keys.list(&list), generation);
+        if !out.contains(&marker) {
+            out.push(marker);
+        }
+    }
+    out
+}
+
+/// Of the marker values read for one generation, the one to decide by: a
+/// live one if any (explicit time: its expiry is after now; server time:
+/// Redis keeps only live ones), else any present one.
+pub(crate) fn best_marker(store: &RedisStore, values: &[Option<Vec<u8>>]) -> Option<String> {
+    let now = store.explicit_now();
+    let live = |v: &str| match now {
+        None => true,
+        Some(now) => parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0),
+    };
+    let texts: Vec<String> = values
+        .iter()
+        .flatten()
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    texts.iter().find(|v| live(v)).or(texts.first()).cloned()
+}
+
+/// The marker value to decide by ([`best_marker`]) of each generation,
+/// from its candidate keys ([`marker_candidates`]), read per slot.
+pub(crate) async fn markers(
+    store: &RedisStore,
+    op: Op,
+    candidates: &[Vec<String>],
+) -> Result<Vec<Option<String>>, StoreError> {
+    let flat: Vec<String> = candidates.iter().flatten().cloned().collect();
+    let values = mget(store, op, &flat).await?;
+    let mut at = 0;
+    Ok(candidates
+        .iter()
+        .map(|c| {
+            let best = best_marker(store, &values[at..at + c.len()]);
+            at += c.len();
+            best
+        })
+        .collect())
 }

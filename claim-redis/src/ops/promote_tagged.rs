@@ -21,7 +21,6 @@
 //! parked in the default queue's own set, else written there before it
 //! leaves its set, with the same crash argument.
 
-use super::park_retry::register_retry_queue;
 use super::per_request;
 use super::retry_sets::retry_sets;
 use crate::codec::{PromoteAs, dead_json, score_arg};
@@ -38,7 +37,8 @@ enum Plan {
         member: Vec<u8>,
         score: f64,
         generation: Generation,
-        marker: String,
+        /// Where its marker may be ([`per_request::marker_candidates`]).
+        markers: Vec<String>,
     },
     /// Handed over to another queue's retry set at `due`.
     Elsewhere {
@@ -123,10 +123,9 @@ fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan
     if home != Some(queue.as_str()) {
         return Plan::Elsewhere { member, due, queue };
     }
-    let list = keys.list(&config.result_list_for(&queue, Some(&parsed)));
     let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
     Plan::Here {
-        marker: keys.marker_for(&list, &generation),
+        markers: per_request::marker_candidates(store, &queue, Some(&parsed), &generation),
         score: parsed.score().0,
         generation,
         member,
@@ -154,19 +153,29 @@ async fn settle(
     let mut leaving: Vec<&[u8]> = Vec::new();
     let mut buried = 0;
     let mut here: Vec<&Plan> = Vec::new();
+    // The queues first (SADD before the entries they will hold), then the
+    // entries' new places, each a single-key command (pipelined, not
+    // atomic), then their removal from this set: each step only after the
+    // one before it landed.
+    let mut queues: Vec<&str> = Vec::new();
+    let mut places = redis::pipe();
     for p in &plans {
         match p {
             Plan::Elsewhere { member, due, queue } => {
-                register_retry_queue(store, queue).await?;
-                let add = redis::Cmd::zadd(keys.queue(queue).retry, member.as_slice(), *due);
-                store.conn().query::<()>(OP, Effect::Write, &add).await?;
+                if !queues.contains(&queue.as_str()) {
+                    queues.push(queue);
+                }
+                places
+                    .zadd(keys.queue(queue).retry, member.as_slice(), *due)
+                    .ignore();
                 leaving.push(member);
                 handed_over += 1;
             }
             Plan::Bury { member, reason } if !at_home => {
                 tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
-                let bury = redis::Cmd::hset(&dead, member.as_slice(), dead_json(reason, now));
-                store.conn().query::<()>(OP, Effect::Write, &bury).await?;
+                places
+                    .hset(&dead, member.as_slice(), dead_json(reason, now))
+                    .ignore();
                 leaving.push(member);
                 buried += 1;
             }
@@ -174,20 +183,33 @@ async fn settle(
         }
     }
     if !leaving.is_empty() {
+        if !queues.is_empty() {
+            let register = redis::Cmd::sadd(keys.retry_queues(), &queues);
+            store
+                .conn()
+                .query::<()>(OP, Effect::Write, &register)
+                .await?;
+        }
+        store
+            .conn()
+            .query::<()>(OP, Effect::Transaction, &places)
+            .await?;
         let rem = redis::Cmd::zrem(set, leaving);
         store.conn().query::<()>(OP, Effect::Write, &rem).await?;
     }
     if here.is_empty() {
         return Ok([buried, handed_over]);
     }
-    let markers: Vec<String> = here
+    let candidates: Vec<Vec<String>> = here
         .iter()
         .filter_map(|p| match p {
-            Plan::Here { marker, .. } => Some(marker.clone()),
+            Plan::Here { markers, .. } => Some(markers.clone()),
             _ => None,
         })
         .collect();
-    let mut values = per_request::mget(store, OP, &markers).await?.into_iter();
+    let mut values = per_request::markers(store, OP, &candidates)
+        .await?
+        .into_iter();
     let mut call = super::call::Call::new(store, &store.scripts().promote);
     // The script's dead hash is the home queue's, in the set's slot: only
     // the default queue's own set buries there by plan (`here` holds no
@@ -206,6 +228,7 @@ async fn settle(
             } => {
                 let dest = keys.queue(home.unwrap_or(default_queue));
                 let marker = values.next().flatten().unwrap_or_default();
+                let marker = marker.as_str();
                 call.key(dest.pending).key(dest.deliveries);
                 call.arg(member.as_slice())
                     .arg(PromoteAs::Promote.tag())

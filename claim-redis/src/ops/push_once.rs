@@ -58,14 +58,24 @@ pub(crate) async fn push_once(
     let all = push_checked(store, Op::Ack, list, ttl_seconds, None, items, |_| true).await?;
     Ok(all
         .into_iter()
-        .map(|p| p.unwrap_or(Pushed::Suppressed))
+        .map(|a| a.pushed.unwrap_or(Pushed::Suppressed))
         .collect())
+}
+
+/// [`push_checked`]'s answer for one item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PushAnswer {
+    /// `None`: the item was not allowed to push and found no live marker.
+    pub pushed: Option<Pushed>,
+    /// The live marker's value (`<expiry>:<digest>`) after the call, `""`
+    /// when none: written by this call or found.
+    pub marker: String,
 }
 
 /// [`push_once`] with the name check and a fence: `refusal` is why the
 /// list's name is refused (`StoreConfig::result_list_refusal`), and only
 /// items for which `may_push(i)` holds are pushed; the others only report
-/// a live marker (`None`: no live marker, nothing done).
+/// a live marker (`pushed: None`: no live marker, nothing done).
 pub(crate) async fn push_checked(
     store: &RedisStore,
     op: Op,
@@ -74,7 +84,7 @@ pub(crate) async fn push_checked(
     refusal: Option<&str>,
     items: &[PushItem<'_>],
     may_push: impl Fn(usize) -> bool,
-) -> Result<Vec<Option<Pushed>>, StoreError> {
+) -> Result<Vec<PushAnswer>, StoreError> {
     let keys = store.keys();
     let list_key = keys.list(list);
     let config = &store.inner.config;
@@ -111,24 +121,31 @@ pub(crate) async fn push_checked(
     Ok(out)
 }
 
-/// `push_once.lua`'s reply: n codes, then the list's refusal.
-fn decode(op: Op, reply: &[Value], n: usize) -> Result<Vec<Option<Pushed>>, StoreError> {
+/// `push_once.lua`'s reply: n codes, the list's refusal, n marker values.
+fn decode(op: Op, reply: &[Value], n: usize) -> Result<Vec<PushAnswer>, StoreError> {
     let bad = || bad_reply(op, Effect::Write, format!("push_once answered {reply:?}"));
-    let (reason, codes) = match reply.split_last() {
-        Some((Value::BulkString(r), codes)) if codes.len() == n => {
-            (String::from_utf8_lossy(r).into_owned(), codes)
-        }
-        _ => return Err(bad()),
+    if reply.len() != 2 * n + 1 {
+        return Err(bad());
+    }
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        _ => None,
     };
-    codes
+    let reason = text(&reply[n]).ok_or_else(bad)?;
+    reply[..n]
         .iter()
-        .map(|code| match code {
-            Value::Int(0) => Ok(None),
-            Value::Int(1) => Ok(Some(Pushed::Pushed)),
-            Value::Int(2) => Ok(Some(Pushed::OwnRecordLanded)),
-            Value::Int(3) => Ok(Some(Pushed::Suppressed)),
-            Value::Int(4) => Ok(Some(Pushed::Unusable(reason.clone()))),
-            _ => Err(bad()),
+        .zip(&reply[n + 1..])
+        .map(|(code, marker)| {
+            let pushed = match code {
+                Value::Int(0) => None,
+                Value::Int(1) => Some(Pushed::Pushed),
+                Value::Int(2) => Some(Pushed::OwnRecordLanded),
+                Value::Int(3) => Some(Pushed::Suppressed),
+                Value::Int(4) => Some(Pushed::Unusable(reason.clone())),
+                _ => return Err(bad()),
+            };
+            let marker = text(marker).ok_or_else(bad)?;
+            Ok(PushAnswer { pushed, marker })
         })
         .collect()
 }

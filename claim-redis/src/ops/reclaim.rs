@@ -49,7 +49,11 @@ pub(crate) async fn reclaim_expired(
         if chosen.is_empty() {
             break;
         }
-        let [redelivered, dead, ghosts] = reclaim_chosen(store, queue, &q, now, &chosen).await?;
+        let [redelivered, dead, ghosts] = if store.keys().tagged() {
+            super::reclaim_tagged::reclaim_chosen(store, queue, &q, now, &chosen).await?
+        } else {
+            reclaim_chosen(store, queue, &q, now, &chosen).await?
+        };
         report.redelivered += redelivered;
         report.dead_lettered += dead;
         report.ghosts_repaired += ghosts;

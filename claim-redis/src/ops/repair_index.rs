@@ -15,6 +15,12 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
     if indexed == owned && owned == claimed {
         return Ok(0);
     }
+    super::call::check_keys(
+        store,
+        OP,
+        "MULTI of ZRANGE and HKEYS",
+        &[&q.index, &q.owners, &q.claimed],
+    )?;
     let scan = redis::pipe()
         .atomic()
         .zrange(&q.index, 0, -1)

@@ -1,0 +1,262 @@
+//! `reclaim_expired`'s second phase in the hash-tagged layout: markers read per slot, `DELIVERY_LIMIT` records pushed once in their list's slot, then `lua/reclaim.lua` in the queue's slot, then the answered generations' per-request keys.
+//!
+//! Steps for the chosen expired claims:
+//! 1. read their owner entries and members (the queue's slot, one MULTI),
+//!    then each generation's marker in its result list's slot
+//!    ([`per_request`]);
+//! 2. for each claim at the delivery limit whose generation is not
+//!    answered and whose list is not refused by name, push the
+//!    `DELIVERY_LIMIT` record with the "ack" helper's
+//!    [`push_once`](super::push_once::push_once) (marker check, push,
+//!    marker, one script in the list's slot);
+//! 3. run `reclaim.lua` on the queue's keys: it re-checks each claim
+//!    (owner entry unchanged, lease expired) and redelivers it, drops it
+//!    as answered (live marker), or dead-letters it: with the record pushed
+//!    in step 2 (`x`), or with the reason its list cannot take one (`u`);
+//! 4. delete the payload key and the producer keys holding this token of
+//!    each generation the script ended answered, one compare-and-delete
+//!    per key (`del_if.lua`), best effort.
+//!
+//! Correctness of the split. A marker written between step 1 and step 3
+//! (a stale owner's ack) is missed by the script: the claim is redelivered
+//! instead of dropped, and the redelivered copy is suppressed at claim or
+//! ack by that marker: no second record. A crash between step 2 and step
+//! 3 leaves the claim expired with its record pushed: the next pass reads
+//! the live marker and drops the claim as answered (the dead entry, an
+//! inspection copy, is then missing; the one record exists). A renew
+//! landing between step 1 and step 2 keeps a holder alive whose
+//! generation the record just answered: the script leaves that claim
+//! alone, and the holder's ack is suppressed by the marker (push once):
+//! still exactly one record. A crash before step 4 leaves keys that expire
+//! on their own (the payload ten minutes after the deadline, the producer
+//! keys at it). Every step is safe to run twice: push once recognises its
+//! own record, the script re-checks every claim, deletes are idempotent.
+
+use super::per_request;
+use super::push_once::{PushItem, Pushed, push_once};
+use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
+use crate::conn::{Effect, bad_reply};
+use crate::keys::QueueKeys;
+use crate::store::RedisStore;
+use claim_core::marker::{parse_marker, record_digest};
+use claim_core::model::{delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason};
+use claim_core::{Generation, Member, Millis, Op, Score, StoreError, wire};
+use redis::Value;
+
+const OP: Op = Op::ReclaimExpired;
+
+/// A marker value that reads as live (no expiry digits): a generation
+/// push once found answered by another record.
+const ANSWERED: &str = "answered";
+
+/// What one chosen claim becomes in the script.
+struct Item {
+    key: String,
+    /// Its owner entry as read; `None`: an index ghost.
+    entry: Option<Vec<u8>>,
+    generation: Generation,
+    parsed: Option<wire::ParsedMember>,
+    /// The marker value read (or [`ANSWERED`]).
+    marker: Option<String>,
+    /// `(kind, dead entry JSON)` for a claim at the limit.
+    limit: Option<(ReclaimAs, String)>,
+}
+
+pub(crate) async fn reclaim_chosen(
+    store: &RedisStore,
+    queue: &str,
+    q: &QueueKeys,
+    now: Millis,
+    chosen: &[String],
+) -> Result<[usize; 3], StoreError> {
+    let config = &store.inner.config;
+    let keys = store.keys();
+    let reads = redis::pipe()
+        .atomic()
+        .cmd("HMGET")
+        .arg(&q.owners)
+        .arg(chosen)
+        .cmd("HMGET")
+        .arg(&q.claimed)
+        .arg(chosen)
+        .to_owned();
+    super::call::check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
+    type Values = Vec<Option<Vec<u8>>>;
+    let (owners, members): (Values, Values) = store.conn().query(OP, Effect::Read, &reads).await?;
+    let mut items: Vec<Item> = chosen
+        .iter()
+        .zip(owners)
+        .zip(members)
+        .map(|((key, entry), member)| Item {
+            key: key.clone(),
+            generation: Generation::from_claim_key(key),
+            parsed: member.and_then(|m| wire::parse_member(&m).ok()),
+            entry,
+            marker: None,
+            limit: None,
+        })
+        .collect();
+    let list_of = |item: &Item| config.result_list_for(queue, item.parsed.as_ref());
+    let candidates: Vec<Vec<String>> = items
+        .iter()
+        .map(|item| {
+            per_request::marker_candidates(store, queue, item.parsed.as_ref(), &item.generation)
+        })
+        .collect();
+    let values = per_request::markers(store, OP, &candidates).await?;
+    for (item, value) in items.iter_mut().zip(values) {
+        item.marker = value;
+    }
+    push_limit_records(store, queue, now, &mut items, &list_of).await?;
+
+    let mut call = super::call::Call::new(store, &store.scripts().reclaim);
+    for key in q.all() {
+        call.key(key);
+    }
+    call.key(keys.clock_side_for(&q.pending));
+    let explicit = explicit_time_arg(store.explicit_now().is_some());
+    call.arg(now.0)
+        .arg(config.result_dedup_ttl_ms)
+        .arg(store.ttl_slack())
+        .arg(format!("t{explicit}"));
+    for item in &items {
+        let Some(entry) = &item.entry else {
+            call.arg(item.key.as_str())
+                .arg("")
+                .arg(ReclaimAs::Ghost.tag());
+            continue;
+        };
+        call.arg(item.key.as_str()).arg(entry.as_slice());
+        match &item.limit {
+            None => call.arg(ReclaimAs::Redeliver.tag()).arg("0"),
+            Some((kind, dead)) => call.arg(kind.tag()).arg("0").arg(dead.as_str()),
+        };
+        call.arg(item.marker.as_deref().unwrap_or_default());
+    }
+    let reply: Vec<Value> = call.run(store, OP).await?;
+    let counts: Vec<usize> = reply
+        .iter()
+        .take(3)
+        .map(|v| redis::from_redis_value::<usize>(v.clone()).ok())
+        .collect::<Option<_>>()
+        .filter(|c: &Vec<usize>| c.len() == 3)
+        .ok_or_else(|| bad_reply(OP, Effect::Write, format!("{reply:?}")))?;
+    let ended: Vec<String> = reply[3..]
+        .iter()
+        .filter_map(|v| redis::from_redis_value::<String>(v.clone()).ok())
+        .collect();
+    forget_ended(store, &items, &ended).await;
+    Ok([counts[0], counts[1], counts[2]])
+}
+
+/// Step 2: decides each claim at the limit and pushes the `DELIVERY_LIMIT`
+/// records of those that need one, per list.
+async fn push_limit_records(
+    store: &RedisStore,
+    queue: &str,
+    now: Millis,
+    items: &mut [Item],
+    list_of: &impl Fn(&Item) -> String,
+) -> Result<(), StoreError> {
+    let config = &store.inner.config;
+    let live = |m: &Option<String>| {
+        m.as_deref()
+            .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
+    };
+    // (item index, list, record, score) of the records to push.
+    let mut pushes: Vec<(usize, String, Member, Score)> = Vec::new();
+    for (i, item) in items.iter_mut().enumerate() {
+        let Some(owner) = item.entry.as_deref().and_then(parse_owner) else {
+            continue;
+        };
+        let at_limit = config.max_deliveries > 0 && owner.redeliveries + 1 >= config.max_deliveries;
+        if !at_limit || live(&item.marker) {
+            continue;
+        }
+        let redeliveries = owner.redeliveries + 1;
+        let g = &item.generation;
+        tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
+        let list = list_of(item);
+        if let Some(why) = config.result_list_refusal(queue, &list) {
+            let reason = undeliverable_limit_reason(redeliveries, &why);
+            item.limit = Some((ReclaimAs::Unusable, dead_json(&reason, now)));
+            continue;
+        }
+        let record = delivery_limit_record(g, redeliveries, queue);
+        pushes.push((i, list, record, owner.score));
+    }
+    let mut lists: Vec<&str> = pushes.iter().map(|p| p.1.as_str()).collect();
+    lists.sort_unstable();
+    lists.dedup();
+    let mut decided: Vec<(usize, Pushed)> = Vec::new();
+    for list in lists {
+        let group: Vec<&(usize, String, Member, Score)> =
+            pushes.iter().filter(|p| p.1 == list).collect();
+        let digests: Vec<String> = group
+            .iter()
+            .map(|p| record_digest(p.2.as_bytes()))
+            .collect();
+        let batch: Vec<PushItem<'_>> = group
+            .iter()
+            .zip(&digests)
+            .map(|(p, digest)| PushItem {
+                generation: &items[p.0].generation,
+                record: p.2.as_bytes(),
+                digest,
+                score: p.3,
+            })
+            .collect();
+        let answers = push_once(store, list, 0, &batch).await?;
+        decided.extend(group.iter().map(|p| p.0).zip(answers));
+    }
+    for (i, pushed) in decided {
+        let item = &mut items[i];
+        let redeliveries = item
+            .entry
+            .as_deref()
+            .and_then(parse_owner)
+            .map_or(0, |e| e.redeliveries)
+            + 1;
+        match pushed {
+            Pushed::Pushed | Pushed::OwnRecordLanded => {
+                let reason = delivery_limit_reason(redeliveries);
+                item.limit = Some((ReclaimAs::Pushed, dead_json(&reason, now)));
+                // Our own marker: not "answered before" for the script.
+                item.marker = None;
+            }
+            Pushed::Suppressed => item.marker = Some(ANSWERED.to_owned()),
+            Pushed::Unusable(why) => {
+                let reason = undeliverable_limit_reason(redeliveries, &why);
+                item.limit = Some((ReclaimAs::Unusable, dead_json(&reason, now)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Step 4: the payload key of each generation the script ended answered,
+/// and (for those answered by a record pushed here) the producer keys
+/// still holding its token; best effort.
+async fn forget_ended(store: &RedisStore, items: &[Item], ended: &[String]) {
+    let keys = store.keys();
+    let mut targets: Vec<(String, String)> = Vec::new();
+    for item in items.iter().filter(|i| ended.contains(&i.key)) {
+        let g = &item.generation;
+        if matches!(item.limit, Some((ReclaimAs::Pushed, _))) {
+            targets.push((keys.active(&g.id), g.token.clone()));
+            targets.push((keys.cancel(&g.id), g.token.clone()));
+        }
+        if let Some(payload_ref) = item.parsed.as_ref().and_then(|p| p.payload_ref.as_deref()) {
+            targets.push((keys.payload(payload_ref), String::new()));
+        }
+    }
+    let explicit = explicit_time_arg(store.explicit_now().is_some());
+    for (key, expected) in targets {
+        let mut call = super::call::Call::new(store, &store.scripts().del_if);
+        call.key(&key).key(keys.clock_side_for(&key));
+        call.arg(expected.as_str()).arg(explicit);
+        if let Err(e) = call.run::<i64>(store, OP).await {
+            tracing::warn!(error = %e, "reclaim: a producer or payload key was not deleted; it expires on its own");
+        }
+    }
+}
