@@ -37,6 +37,7 @@ pub use duration::{
 };
 pub use error::SettingsError;
 pub use go_flags::{GoFlags, LegacyFlags};
+pub use mode::{RedisMode, RedisTls};
 pub use resolve::redact_url;
 pub use transport::{QueueConfig, TransportConfig};
 
@@ -165,6 +166,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::UNSPECIFIED))]
     pub bind_address: IpAddr,
 
+    /// CA bundle (PEM) that signs the Redis server's certificate, for rediss:// URLs [default: the system's roots; config: redis_tls_ca_file].
+    #[arg(long, value_name = "PATH")]
+    pub redis_tls_ca_file: Option<PathBuf>,
+
+    /// Client certificate (PEM) for a Redis that requires one [config: redis_tls_cert_file].
+    #[arg(long, value_name = "PATH")]
+    pub redis_tls_cert_file: Option<PathBuf>,
+
+    /// Private key (PEM) of --redis-tls-cert-file [config: redis_tls_key_file].
+    #[arg(long, value_name = "PATH")]
+    pub redis_tls_key_file: Option<PathBuf>,
+
+    /// Replicas each claim and ack batch waits for (Redis WAIT); a shortfall is logged, not an error [default: 0; config: replica_acks].
+    #[arg(long, value_name = "N")]
+    pub replica_acks: Option<u32>,
+
     /// Refuse to start when Redis lacks AOF persistence or `maxmemory-policy noeviction`.
     #[arg(long)]
     pub require_durability: bool,
@@ -261,6 +278,12 @@ pub struct QueueSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcessorSettings {
     pub redis_url: String,
+    /// Standalone, cluster (seeds) or Sentinel (sentinels, master name).
+    pub redis_mode: RedisMode,
+    /// TLS files for a `rediss://` URL.
+    pub redis_tls: RedisTls,
+    /// Replicas each claim and ack batch waits for; 0 = none.
+    pub replica_acks: u32,
     pub store: StoreConfig,
     pub runtime: RuntimeConfig,
     /// Per queue, in config order; `runtime.queues` lists the same queues.
@@ -278,7 +301,29 @@ pub struct ProcessorSettings {
 impl ProcessorSettings {
     /// How `run` and `admin` connect to Redis: the URL and the store settings.
     pub fn redis_options(&self) -> claim_redis::RedisStoreOptions {
-        claim_redis::RedisStoreOptions::new(self.redis_url.clone(), self.store.clone())
+        use claim_redis::{RedisStoreOptions, TlsOptions, Topology};
+        RedisStoreOptions {
+            topology: match &self.redis_mode {
+                RedisMode::Standalone => Topology::Standalone,
+                RedisMode::Cluster { seeds } => Topology::Cluster {
+                    seeds: seeds.clone(),
+                },
+                RedisMode::Sentinel {
+                    sentinels,
+                    master_name,
+                } => Topology::Sentinel {
+                    sentinels: sentinels.clone(),
+                    master_name: master_name.clone(),
+                },
+            },
+            tls: TlsOptions {
+                ca_file: self.redis_tls.ca_file.clone(),
+                client_cert: self.redis_tls.cert_file.clone(),
+                client_key: self.redis_tls.key_file.clone(),
+            },
+            replica_acks: self.replica_acks,
+            ..RedisStoreOptions::new(self.redis_url.clone(), self.store.clone())
+        }
     }
 
     /// The gateway target per queue id, for [`crate::http_handler::HttpHandler::new`].

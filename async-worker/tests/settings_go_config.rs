@@ -2,6 +2,7 @@
 
 mod settings_support;
 
+use async_worker::settings::{RedisMode, RedisTls};
 use settings_support::{
     GATEWAY, QUEUE, REDIS, assert_one_note, assert_says, config, config_refused, ok, refused,
     resolve_env,
@@ -175,27 +176,81 @@ fn a_mode_go_does_not_know_is_refused_listing_the_modes() {
 }
 
 #[test]
-fn valid_cluster_and_sentinel_configs_are_refused_at_start_as_not_implemented_yet() {
-    for (fields, mode) in [
-        (
-            r#""mode":"cluster","addrs":["c2:6379"],"url":"redis://c1:6379/0""#,
-            "cluster",
-        ),
-        (
-            r#""mode":"sentinel","addrs":["s2:26379"],"master_name":"mymaster""#,
-            "sentinel",
-        ),
-    ] {
-        let m = config_refused(&with_queue(fields));
-        assert_says(
-            &m,
-            &[
-                &format!("mode \"{mode}\" is valid but not implemented yet"),
-                "issue 12",
-                "set mode to \"standalone\"",
-            ],
-        );
-    }
+fn cluster_and_sentinel_configs_map_addrs_and_master_name_onto_the_mode() {
+    let s = config(&with_queue(
+        r#""mode":"cluster","addrs":["c2:6379","c3:6379"],"url":"redis://c1:6379/0""#,
+    ));
+    assert_eq!(
+        s.redis_mode,
+        RedisMode::Cluster {
+            seeds: vec!["c2:6379".into(), "c3:6379".into()]
+        }
+    );
+    assert_eq!(s.redis_url, "redis://c1:6379/0");
+    let s = config(&with_queue(
+        r#""mode":"sentinel","addrs":["s2:26379"],"master_name":"mymaster""#,
+    ));
+    assert_eq!(
+        s.redis_mode,
+        RedisMode::Sentinel {
+            sentinels: vec!["s2:26379".into()],
+            master_name: "mymaster".into()
+        }
+    );
+    assert_eq!(
+        config(&with_queue(r#""mode":"""#)).redis_mode,
+        RedisMode::Standalone
+    );
+}
+
+#[test]
+fn redis_tls_files_and_replica_acks_come_from_the_config_over_their_flags() {
+    let json = with_queue(
+        r#""url":"rediss://r:6380","replica_acks":2,"redis_tls_ca_file":"/etc/ca.pem",
+           "redis_tls_cert_file":"/etc/c.pem","redis_tls_key_file":"/etc/c.key""#,
+    );
+    let s = ok(&["--transport-config", &json, "--replica-acks", "1"]);
+    assert_eq!(s.replica_acks, 2);
+    assert_eq!(
+        s.redis_tls,
+        RedisTls {
+            ca_file: Some("/etc/ca.pem".into()),
+            cert_file: Some("/etc/c.pem".into()),
+            key_file: Some("/etc/c.key".into()),
+        }
+    );
+    assert_one_note(&s, "--replica-acks", &["ignored", "replica_acks"]);
+    let s = ok(&[
+        "--transport-config",
+        &with_queue(r#""url":"rediss://r:6380""#),
+        "--redis-tls-ca-file",
+        "/ca.pem",
+        "--replica-acks",
+        "1",
+    ]);
+    assert_eq!(
+        s.redis_tls.ca_file.as_deref(),
+        Some(std::path::Path::new("/ca.pem"))
+    );
+    assert_eq!(s.replica_acks, 1);
+    assert_eq!(config(&with_queue("\"batch_size\":1")).replica_acks, 0);
+}
+
+#[test]
+fn redis_tls_files_need_a_rediss_url_and_a_certificate_needs_its_key() {
+    let m = refused(&[
+        "--transport-config",
+        &with_queue(r#""url":"redis://r:6379""#),
+        "--redis-tls-ca-file",
+        "/ca.pem",
+    ]);
+    assert_says(&m, &["--redis-tls-ca-file", "not rediss://"]);
+    let m = config_refused(&with_queue(
+        r#""url":"rediss://r:6380","redis_tls_cert_file":"/c.pem""#,
+    ));
+    assert_says(&m, &["--redis-tls-key-file", "give both files"]);
+    let m = config_refused(&with_queue(r#""replica_acks":-1"#));
+    assert_says(&m, &["replica_acks", "-1 is negative"]);
 }
 
 #[test]

@@ -7,7 +7,8 @@
 //! error Redis answered (scripts validate before their first write, so
 //! nothing happened) is classified by its code: a server that is loading,
 //! busy, failing over or read-only (`LOADING`, `BUSY`, `TRYAGAIN`,
-//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`) will take the call
+//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`, and `MOVED`/`ASK`
+//! the cluster client did not follow) will take the call
 //! later: `Failed`, transient; `OOM` is `OutOfMemory`; every other server
 //! or script error (`WRONGTYPE`, `ERR`, a script's own refusal) answers the
 //! same call the same way again: `Rejected`, permanent.
@@ -22,19 +23,33 @@
 
 use claim_core::Op;
 use claim_core::StoreError;
-use deadpool::managed::{self, Metrics, Object, PoolError, RecycleResult};
+use deadpool::managed::{self, Metrics, PoolError, RecycleResult};
 use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind};
 use std::future::Future;
 use std::time::Duration;
 
+mod handle;
+mod sentinel;
+
+pub(crate) use handle::Handle;
+pub(crate) use sentinel::SentinelSource;
+
 /// A connection handed out again within this long of its last checkout is
 /// trusted without a PING; one idle longer is checked first.
 pub(crate) const IDLE_CHECK: Duration = Duration::from_millis(5);
 
+/// Where the pool's new connections come from.
+pub(crate) enum Source {
+    /// The URL's server (standalone).
+    Url(deadpool_redis::Manager),
+    /// The current primary, asked of the sentinels for every new connection.
+    Sentinel(SentinelSource),
+}
+
 /// deadpool-redis's manager, with the checkout PING only after idleness.
 pub(crate) struct Manager {
-    inner: deadpool_redis::Manager,
+    source: Source,
 }
 
 impl managed::Manager for Manager {
@@ -42,7 +57,10 @@ impl managed::Manager for Manager {
     type Error = RedisError;
 
     async fn create(&self) -> Result<MultiplexedConnection, RedisError> {
-        managed::Manager::create(&self.inner).await
+        match &self.source {
+            Source::Url(inner) => managed::Manager::create(inner).await,
+            Source::Sentinel(sentinel) => sentinel.connect().await,
+        }
     }
 
     async fn recycle(
@@ -53,7 +71,10 @@ impl managed::Manager for Manager {
         if metrics.last_used() < IDLE_CHECK {
             return Ok(());
         }
-        managed::Manager::recycle(&self.inner, conn, metrics).await
+        match &self.source {
+            Source::Url(inner) => managed::Manager::recycle(inner, conn, metrics).await,
+            Source::Sentinel(sentinel) => sentinel.check(conn).await,
+        }
     }
 }
 
@@ -63,11 +84,11 @@ pub(crate) type Pool = managed::Pool<Manager>;
 /// recently returned connection handed out first (under load one or two
 /// connections stay hot and are never pinged).
 pub(crate) fn pool(
-    manager: deadpool_redis::Manager,
+    source: Source,
     size: usize,
     timeout: Duration,
 ) -> Result<Pool, managed::BuildError> {
-    managed::Pool::builder(Manager { inner: manager })
+    managed::Pool::builder(Manager { source })
         .max_size(size)
         .wait_timeout(Some(timeout))
         .create_timeout(Some(timeout))
@@ -91,7 +112,7 @@ pub(crate) enum Effect {
 pub(crate) trait Request: Sync {
     fn send<'a, T: FromRedisValue + 'static>(
         &'a self,
-        conn: &'a mut MultiplexedConnection,
+        conn: &'a mut Handle,
     ) -> impl Future<Output = RedisResult<T>> + Send + 'a;
 }
 
@@ -102,7 +123,7 @@ macro_rules! request {
         impl Request for $ty {
             fn send<'a, T: FromRedisValue + 'static>(
                 &'a self,
-                conn: &'a mut MultiplexedConnection,
+                conn: &'a mut Handle,
             ) -> impl Future<Output = RedisResult<T>> + Send + 'a {
                 self.query_async(conn)
             }
@@ -112,32 +133,59 @@ macro_rules! request {
 
 request!(redis::Cmd, redis::Pipeline);
 
+/// The connections a store uses: a pool of multiplexed connections to one
+/// server (standalone, or the primary Sentinel names), or a cluster client
+/// (one multiplexed connection per node; it follows MOVED and ASK and
+/// refreshes its slot map itself).
+#[derive(Clone)]
+pub(crate) enum Backend {
+    Pool(Pool),
+    Cluster(redis::cluster_async::ClusterConnection),
+}
+
 #[derive(Clone)]
 pub(crate) struct Conn {
-    pool: Pool,
+    backend: Backend,
     timeout: Duration,
 }
 
 impl std::fmt::Debug for Conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let status = self.pool.status();
-        f.debug_struct("Conn")
-            .field("pool_size", &status.max_size)
-            .field("timeout", &self.timeout)
-            .finish()
+        let mut d = f.debug_struct("Conn");
+        match &self.backend {
+            Backend::Pool(pool) => d.field("pool_size", &pool.status().max_size),
+            Backend::Cluster(_) => d.field("cluster", &true),
+        };
+        d.field("timeout", &self.timeout).finish()
     }
 }
 
 impl Conn {
-    pub(crate) fn new(pool: Pool, timeout: Duration) -> Self {
-        Conn { pool, timeout }
+    pub(crate) fn new(backend: Backend, timeout: Duration) -> Self {
+        Conn { backend, timeout }
     }
 
-    async fn get(&self, op: Op) -> Result<Object<Manager>, StoreError> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| StoreError::failed(op, pool_error(e)))
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The cluster client, when the store talks to a cluster.
+    pub(crate) fn cluster(&self) -> Option<&redis::cluster_async::ClusterConnection> {
+        match &self.backend {
+            Backend::Cluster(c) => Some(c),
+            Backend::Pool(_) => None,
+        }
+    }
+
+    async fn get(&self, op: Op) -> Result<Handle, StoreError> {
+        match &self.backend {
+            Backend::Pool(pool) => pool
+                .get()
+                .await
+                .map(Handle::Pooled)
+                .map_err(|e| StoreError::failed(op, pool_error(e))),
+            Backend::Cluster(cluster) => Ok(Handle::Cluster(cluster.clone())),
+        }
     }
 
     /// Runs one command, or a pipeline (a MULTI/EXEC transaction if atomic).
@@ -161,7 +209,7 @@ impl Conn {
     ) -> Result<Result<T, String>, StoreError> {
         let mut conn = self.get(op).await?;
         let answer = self
-            .bounded(async { Ok(cmd.query_async(&mut *conn).await) })
+            .bounded(async { Ok(cmd.query_async(&mut conn).await) })
             .await;
         let answer: RedisResult<T> = settle(op, Effect::Read, conn, answer)?;
         match answer {
@@ -173,21 +221,24 @@ impl Conn {
         }
     }
 
-    /// Runs a script by SHA; on NOSCRIPT (a restarted or flushed server)
-    /// redis-rs loads it and runs it again, so callers never see it.
+    /// Runs a script by SHA; on NOSCRIPT (a restarted or flushed server, or
+    /// a promoted replica that never loaded it) redis-rs loads it and runs
+    /// it again, so callers never see it.
     pub(crate) async fn script<T: FromRedisValue>(
         &self,
         op: Op,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
         let mut conn = self.get(op).await?;
-        let answer = self.bounded(invocation.invoke_async(&mut *conn)).await;
+        let answer = self.bounded(invocation.invoke_async(&mut conn)).await;
         settle(op, Effect::Write, conn, answer)
     }
 
     /// Runs an `EVALSHA` of `script` that the caller built as a plain
     /// command (the hot path writes its arguments straight into one buffer);
-    /// on NOSCRIPT loads the script and runs the command once more.
+    /// on NOSCRIPT loads the script and runs the command once more. In a
+    /// cluster `SCRIPT LOAD` goes to every primary, so a promoted replica
+    /// that never loaded it has it afterwards.
     pub(crate) async fn evalsha<T: FromRedisValue>(
         &self,
         op: Op,
@@ -197,10 +248,10 @@ impl Conn {
         let mut conn = self.get(op).await?;
         let answer = self
             .bounded(async {
-                match cmd.query_async(&mut *conn).await {
+                match cmd.query_async(&mut conn).await {
                     Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                        script.prepare_invoke().load_async(&mut *conn).await?;
-                        cmd.query_async(&mut *conn).await
+                        script.prepare_invoke().load_async(&mut conn).await?;
+                        cmd.query_async(&mut conn).await
                     }
                     other => other,
                 }
@@ -220,25 +271,30 @@ impl Conn {
     }
 }
 
-/// Classifies a call's answer. A connection that failed or timed out is
-/// taken out of the pool: it may be broken, and a late reply must never be
-/// read as the answer to the next call.
+/// Classifies a call's answer. A pooled connection that failed or timed
+/// out is taken out of the pool: it may be broken, and a late reply must
+/// never be read as the answer to the next call. (The cluster client
+/// reconnects to a node on its own.)
 fn settle<T>(
     op: Op,
     effect: Effect,
-    conn: Object<Manager>,
+    conn: Handle,
     answer: Result<RedisResult<T>, Duration>,
 ) -> Result<T, StoreError> {
     match answer {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => {
-            if !matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) {
-                drop(Object::take(conn));
+            // READONLY: the server was demoted (a Sentinel failover); a new
+            // connection asks the sentinels for the current primary.
+            if !matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension)
+                || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
+            {
+                conn.discard();
             }
             Err(classify(op, effect, &e))
         }
         Err(timeout) => {
-            drop(Object::take(conn));
+            conn.discard();
             let detail = format!("no answer from Redis within {timeout:?}");
             Err(match effect {
                 Effect::Read => StoreError::failed(op, detail),
@@ -257,7 +313,10 @@ fn pool_error(e: PoolError<RedisError>) -> String {
 }
 
 /// Server error codes after which the same call can succeed later.
-pub(crate) const TRANSIENT_CODES: [&str; 7] = [
+/// `MOVED`/`ASK` reach the caller only when the cluster client could not
+/// follow them in time (a slot changing hands in a failover); the next
+/// call goes to the new owner.
+pub(crate) const TRANSIENT_CODES: [&str; 9] = [
     "LOADING",
     "BUSY",
     "TRYAGAIN",
@@ -265,6 +324,8 @@ pub(crate) const TRANSIENT_CODES: [&str; 7] = [
     "READONLY",
     "CLUSTERDOWN",
     "NOSCRIPT",
+    "MOVED",
+    "ASK",
 ];
 
 /// How a server's error reply is classified, from its code.
@@ -284,6 +345,10 @@ pub(crate) fn classify(op: Op, effect: Effect, e: &RedisError) -> StoreError {
     }
     match e.kind() {
         ErrorKind::Server(ServerErrorKind::ExecAbort) => StoreError::failed(op, detail),
+        // Keys in two slots: refused before anything ran (by the cluster
+        // client before sending, or by the server when queueing), and
+        // refused again on a retry.
+        ErrorKind::Server(ServerErrorKind::CrossSlot) => StoreError::rejected(op, detail),
         // A command failing inside EXEC leaves the others applied.
         ErrorKind::Server(_) | ErrorKind::Extension if effect == Effect::Transaction => {
             StoreError::indeterminate(op, detail)
@@ -329,10 +394,24 @@ mod tests {
             "READONLY You can't write against a read only replica.",
             "CLUSTERDOWN The cluster is down",
             "NOSCRIPT No matching script",
+            "MOVED 3999 127.0.0.1:6381",
+            "ASK 3999 127.0.0.1:6381",
         ] {
             let e = classify(Op::Ack, Effect::Write, &reply(line));
             assert!(matches!(e, StoreError::Failed { .. }), "{line}: {e:?}");
             assert!(e.is_transient() && !e.may_have_happened(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_cross_slot_call_is_a_permanent_rejection_even_in_a_transaction() {
+        for effect in [Effect::Read, Effect::Write, Effect::Transaction] {
+            let e = classify(
+                Op::Submit,
+                effect,
+                &reply("CROSSSLOT Keys in request don't hash to the same slot"),
+            );
+            assert!(matches!(e, StoreError::Rejected { .. }), "{e:?}");
         }
     }
 

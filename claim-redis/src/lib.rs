@@ -9,18 +9,22 @@
 
 mod codec;
 mod conn;
+mod connect;
 mod durability;
 pub mod keys;
 mod ops;
 mod options;
+mod replicas;
 mod scripts;
 pub mod slots;
 mod store;
+mod tls;
 
 #[cfg(feature = "test-support")]
 pub mod testing;
 
 pub use durability::DurabilityReport;
 pub use keys::KeyLayout;
-pub use options::{ConnectError, RedisStoreOptions, TimeSource, redact};
+pub use options::{ConnectError, RedisStoreOptions, TimeSource, TlsOptions, Topology, redact};
+pub use replicas::ReplicaAckStats;
 pub use store::RedisStore;

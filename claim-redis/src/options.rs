@@ -3,6 +3,7 @@
 use crate::keys::KeyLayout;
 use claim_core::Clock;
 use claim_core::store::StoreConfig;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,10 +33,70 @@ pub struct RedisStoreOptions {
     /// Bound on every call: waiting for a connection, and the request itself.
     pub call_timeout: Duration,
     pub time: TimeSource,
+    /// Which servers the URL names: one node, a cluster, or a Sentinel group.
+    pub topology: Topology,
+    /// Trust and client identity for `rediss://` URLs.
+    pub tls: TlsOptions,
+    /// Replicas to `WAIT` for after each claim and ack batch (0: none).
+    /// A `WAIT` that reaches fewer is logged and counted
+    /// ([`crate::RedisStore::replica_ack_stats`]), never an error: the
+    /// write happened on the primary.
+    pub replica_acks: u32,
     /// How keys are named: [`KeyLayout::Plain`] (default; standalone and
     /// Sentinel) or [`KeyLayout::HashTagged`] (Redis Cluster: every call in
     /// one slot, checked before it is sent).
     pub key_layout: KeyLayout,
+}
+
+/// Which Redis servers a store talks to. In every mode `url` stays the
+/// first node (or first sentinel) and carries the credentials, `rediss://`
+/// and (not in a cluster) the db, as Go's transport config does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Topology {
+    /// One server (or a proxy): the URL.
+    #[default]
+    Standalone,
+    /// A Redis Cluster: the URL's node plus `seeds` (`host:port` or URLs)
+    /// to discover it. MOVED and ASK are followed by the client; keys use
+    /// the hash-tagged layout.
+    Cluster { seeds: Vec<String> },
+    /// A primary found through Sentinel: the URL's host plus `sentinels`
+    /// (`host:port` or URLs) are asked for the current primary of
+    /// `master_name` on every new connection, so after a failover new
+    /// connections reach the promoted replica.
+    Sentinel {
+        sentinels: Vec<String>,
+        master_name: String,
+    },
+}
+
+impl Topology {
+    /// `standalone`, `cluster` or `sentinel`, as in the transport config.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Topology::Standalone => "standalone",
+            Topology::Cluster { .. } => "cluster",
+            Topology::Sentinel { .. } => "sentinel",
+        }
+    }
+}
+
+/// TLS settings for `rediss://` URLs (rustls). By default the system's
+/// trusted roots verify the server; `ca_file` replaces them with a PEM
+/// bundle (a private CA), and `client_cert` + `client_key` (PEM) present a
+/// client certificate to a server that requires one (`tls-auth-clients`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    pub ca_file: Option<PathBuf>,
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+}
+
+impl TlsOptions {
+    /// True when nothing is set (system roots, no client certificate).
+    pub fn is_default(&self) -> bool {
+        *self == TlsOptions::default()
+    }
 }
 
 impl RedisStoreOptions {
@@ -48,6 +109,9 @@ impl RedisStoreOptions {
             pool_size: 8,
             call_timeout: Duration::from_secs(5),
             time: TimeSource::Server,
+            topology: Topology::Standalone,
+            tls: TlsOptions::default(),
+            replica_acks: 0,
             key_layout: KeyLayout::Plain,
         }
     }
@@ -76,6 +140,30 @@ pub enum ConnectError {
         "Redis at `{url}` refused the claim scripts: {detail}; the server must be Redis 6.2 or newer with scripting enabled"
     )]
     Scripts { url: String, detail: String },
+    #[error("invalid {field} for {mode} topology: {reason}")]
+    Topology {
+        field: &'static str,
+        mode: &'static str,
+        reason: String,
+    },
+    #[error("cannot use TLS file {field} = `{path}`: {reason}")]
+    Tls {
+        field: &'static str,
+        path: String,
+        reason: String,
+    },
+    #[error(
+        "Redis at `{url}` refused user `{user}`: {detail}; check the user name and password in the URL and that the ACL user is enabled (ACL LIST)"
+    )]
+    Auth {
+        url: String,
+        user: String,
+        detail: String,
+    },
+    #[error(
+        "TLS handshake with `{url}` failed: {detail}; check that the server's certificate is signed by the CA in tls.ca_file (or a system root) and names the host in the URL"
+    )]
+    Handshake { url: String, detail: String },
 }
 
 /// The URL with any password replaced by `***`, for messages and logs.
@@ -136,6 +224,40 @@ pub(crate) fn check_options(options: &RedisStoreOptions) -> Result<(), ConnectEr
     Ok(())
 }
 
+/// Checks what the topology needs of the URL and its own fields, with
+/// Go's rules: a cluster has only db 0; Sentinel needs `master_name`.
+pub(crate) fn check_topology(
+    options: &RedisStoreOptions,
+    info: &redis::ConnectionInfo,
+) -> Result<(), ConnectError> {
+    match &options.topology {
+        Topology::Standalone => Ok(()),
+        Topology::Cluster { .. } => {
+            let db = info.redis_settings().db();
+            if db != 0 {
+                return Err(ConnectError::Topology {
+                    field: "url",
+                    mode: "cluster",
+                    reason: format!(
+                        "selects db {db}, but Redis Cluster has only db 0: drop `/{db}` from the URL"
+                    ),
+                });
+            }
+            Ok(())
+        }
+        Topology::Sentinel { master_name, .. } => {
+            if master_name.trim().is_empty() {
+                return Err(ConnectError::Topology {
+                    field: "master_name",
+                    mode: "sentinel",
+                    reason: "is required: set it to the name the sentinels monitor (`sentinel monitor <name> …`)".into(),
+                });
+            }
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +290,23 @@ mod tests {
         }
         let err = check_url("ftp://u:secret@h").unwrap_err().to_string();
         assert!(!err.contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn a_cluster_url_with_a_db_and_a_sentinel_without_master_name_are_refused_naming_the_field() {
+        let mut o = RedisStoreOptions::new("redis://h/2", StoreConfig::default());
+        o.topology = Topology::Cluster { seeds: vec![] };
+        let info = check_url(&o.url).unwrap();
+        let err = check_topology(&o, &info).unwrap_err().to_string();
+        assert!(err.contains("url") && err.contains("db 2"), "{err}");
+        o.topology = Topology::Sentinel {
+            sentinels: vec![],
+            master_name: " ".into(),
+        };
+        let err = check_topology(&o, &info).unwrap_err().to_string();
+        assert!(err.contains("master_name"), "{err}");
+        o.topology = Topology::Standalone;
+        assert!(check_topology(&o, &info).is_ok());
     }
 
     #[test]

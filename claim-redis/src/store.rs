@@ -1,11 +1,13 @@
 //! `RedisStore`: construction (`connect`), time, and the `ClaimStore` and `ClaimInspect` impls that route each method to its module in `ops/`.
 
 use crate::conn::{Conn, Effect};
-use crate::keys::Keys;
+use crate::keys::{KeyLayout, Keys};
 use crate::ops;
+use crate::options::Topology;
 use crate::options::{
-    ConnectError, RedisStoreOptions, TimeSource, check_options, check_url, redact,
+    ConnectError, RedisStoreOptions, TimeSource, check_options, check_topology, check_url, redact,
 };
+use crate::replicas::ReplicaCounters;
 use crate::scripts::Scripts;
 use claim_core::Op;
 use claim_core::store::StoreConfig;
@@ -36,6 +38,9 @@ pub(crate) struct Inner {
     pub time: TimeSource,
     /// The URL without its password.
     pub url: String,
+    /// Replicas to `WAIT` for after each claim and ack batch.
+    pub replica_acks: u32,
+    pub replicas: ReplicaCounters,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -51,66 +56,36 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Validates the options, opens the pool, pings Redis and loads the scripts.
+    /// Validates the options, opens the connections the topology asks
+    /// for, checks the server and loads the scripts (on every node).
     pub async fn connect(options: RedisStoreOptions) -> Result<RedisStore, ConnectError> {
         check_options(&options)?;
         let info = check_url(&options.url)?;
+        check_topology(&options, &info)?;
         let url = redact(&options.url);
         // rediss:// needs a process-wide rustls crypto provider; keep one
         // the application installed, else install ring.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let unreachable = |detail: String| ConnectError::Unreachable {
-            url: url.clone(),
-            detail,
-        };
-        let t = options.call_timeout;
-        let connection = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(t))
-            .set_response_timeout(None);
-        let manager = deadpool_redis::Manager::new_with_config(info, connection).map_err(|e| {
-            ConnectError::Url {
-                url: url.clone(),
-                reason: e.to_string(),
-            }
-        })?;
-        let pool = crate::conn::pool(manager, options.pool_size, t)
-            .map_err(|e| unreachable(e.to_string()))?;
         let scripts = Scripts::new();
-        {
-            let mut c = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
-            let info: String =
-                tokio::time::timeout(t, redis::cmd("INFO").arg("server").query_async(&mut *c))
-                    .await
-                    .map_err(|_| unreachable(format!("no answer within {t:?}")))?
-                    .map_err(|e| unreachable(e.to_string()))?;
-            check_version(&info).map_err(|detail| ConnectError::Scripts {
-                url: url.clone(),
-                detail,
-            })?;
-            for (name, script) in scripts.all() {
-                let invocation = script.prepare_invoke();
-                tokio::time::timeout(t, invocation.load_async(&mut *c))
-                    .await
-                    .map_err(|_| unreachable(format!("no answer within {t:?}")))?
-                    .map_err(|e| ConnectError::Scripts {
-                        url: url.clone(),
-                        detail: format!("loading {name}: {e}"),
-                    })?;
-            }
-        }
-        tracing::debug!(url = %url, prefix = %options.key_prefix, "connected to Redis; scripts loaded");
+        let conn = crate::connect::open(&options, info, &url, &scripts).await?;
+        // A cluster runs every call in one slot: the hash-tagged layout,
+        // whatever the options said.
+        let layout = match options.topology {
+            Topology::Cluster { .. } => KeyLayout::HashTagged,
+            _ => options.key_layout,
+        };
+        tracing::debug!(url = %url, mode = options.topology.mode(), ?layout,
+            prefix = %options.key_prefix, "connected to Redis; scripts loaded");
         Ok(RedisStore {
             inner: Arc::new(Inner {
-                keys: Keys::with_layout(
-                    &options.key_prefix,
-                    &options.config.retry_set,
-                    options.key_layout,
-                ),
+                keys: Keys::with_layout(&options.key_prefix, &options.config.retry_set, layout),
                 config: options.config,
-                conn: Conn::new(pool, t),
+                conn,
                 scripts,
                 time: options.time,
                 url,
+                replica_acks: options.replica_acks,
+                replicas: ReplicaCounters::default(),
             }),
         })
     }
@@ -178,25 +153,29 @@ impl RedisStore {
     }
 }
 
-/// Refuses servers without ZMSCORE (Redis < 6.2).
-fn check_version(info: &str) -> Result<(), String> {
-    let Some(version) = info.lines().find_map(|l| l.strip_prefix("redis_version:")) else {
-        return Ok(());
-    };
-    let mut parts = version
-        .trim()
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if (major, minor) < (6, 2) {
-        return Err(format!("it runs Redis {version}, which lacks ZMSCORE"));
-    }
-    Ok(())
-}
-
 /// One method's call: the function of its name in its module of
 /// [`crate::ops`] (the `now` marker is the memory store's concern).
 macro_rules! ops_call {
+    // Claims and acks wait for `replica_acks` replicas afterwards: on the
+    // queue's slot, and for acks on each result list's slot too.
+    ($store:ident, claim($queue:ident, $owner:ident, $items:ident) $($now:ident)?) => {{
+        let out = ops::claim::claim($store, $queue, $owner, $items).await;
+        if $store.inner.replica_acks > 0 && out.is_ok() {
+            let pending = $store.keys().queue($queue).pending;
+            $store.wait_replicas(Op::Claim, &[pending.as_str()]).await;
+        }
+        out
+    }};
+    ($store:ident, ack($queue:ident, $owner:ident, $items:ident) $($now:ident)?) => {{
+        let out = ops::ack::ack($store, $queue, $owner, $items).await;
+        if $store.inner.replica_acks > 0 && out.is_ok() {
+            let mut keys = vec![$store.keys().queue($queue).pending];
+            keys.extend($items.iter().map(|i| $store.keys().list(&i.result_list)));
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            $store.wait_replicas(Op::Ack, &keys).await;
+        }
+        out
+    }};
     ($store:ident, $name:ident($($arg:ident),*) $($now:ident)?) => {
         ops::$name::$name($store, $($arg),*).await
     };

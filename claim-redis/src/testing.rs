@@ -13,9 +13,19 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod acl;
+mod cluster;
 pub mod go;
 mod ping;
+mod process;
+mod sentinel;
+mod tls;
+
+pub use acl::add_acl_user;
+pub use cluster::{CLUSTER_TIMEOUT, NodeInfo, RedisCluster};
 use ping::ping;
+pub use sentinel::{MASTER_NAME, SENTINEL_TIMEOUT, SentinelGroup};
+pub use tls::TlsServer;
 
 /// How long a starting server may take to answer PING (AOF replay included).
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -49,7 +59,7 @@ pub fn random_prefix() -> String {
     format!("test:{:016x}:", random_u64())
 }
 
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));

@@ -45,7 +45,7 @@ async fn an_acl_user_with_a_password_and_a_db_index_reaches_that_db() {
 }
 
 #[tokio::test]
-async fn a_wrong_password_is_reported_without_showing_it() {
+async fn a_wrong_password_is_reported_naming_the_user_without_showing_the_password() {
     let Some(server) = common::server(RedisServerOptions::default()) else {
         return;
     };
@@ -55,10 +55,15 @@ async fn a_wrong_password_is_reported_without_showing_it() {
         StoreConfig::default(),
     );
     let err = RedisStore::connect(options).await.unwrap_err();
-    assert!(matches!(err, ConnectError::Unreachable { .. }), "{err}");
+    assert!(
+        matches!(&err, ConnectError::Auth { user, .. } if user == "worker"),
+        "{err}"
+    );
     let text = err.to_string();
     assert!(
-        !text.contains("wrong-pw") && text.contains("worker:***@"),
+        !text.contains("wrong-pw")
+            && text.contains("worker:***@")
+            && text.contains("user `worker`"),
         "{text}"
     );
 }

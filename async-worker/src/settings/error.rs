@@ -62,11 +62,6 @@ pub enum SettingsError {
     )]
     MissingRedisUrl,
 
-    #[error(
-        "{origin}: mode {mode:?} is valid but not implemented yet (Redis {mode} support is issue 12): this version connects to one standalone Redis; set mode to \"standalone\" (or leave it out) and point url at the primary, or keep the Go processor for this queue"
-    )]
-    UnsupportedMode { origin: String, mode: String },
-
     #[error("{flag} is not supported: {reason}; {fix}")]
     UnsupportedFlag {
         flag: String,

@@ -1,37 +1,78 @@
-//! The transport config's `mode`, `addrs` and `master_name`: Go's rules, then the refusal of the modes not implemented yet.
+//! How the processor reaches Redis: the transport config's `mode`, `addrs` and `master_name` (Go's rules and messages) mapped onto [`RedisMode`], and our own TLS files and `replica_acks` (flags and config fields).
 //!
-//! Go accepts `""`/`standalone`, `cluster` and `sentinel`. The checks run in
-//! Go's order and name the field; only then are `cluster` and `sentinel`
-//! refused, so a config that Go would refuse gets Go's reason first.
-//! Cluster and sentinel support is issue 12.
+//! Go accepts `""`/`standalone`, `cluster` and `sentinel`; the checks run in
+//! Go's order and name the field. The URL stays the first node (cluster) or
+//! the first sentinel, and carries credentials, `rediss://` and the db.
+//! TLS files and `replica_acks` are ours (Go has neither): flags
+//! `--redis-tls-ca-file`, `--redis-tls-cert-file`, `--redis-tls-key-file`,
+//! `--replica-acks`, and config fields `redis_tls_ca_file`,
+//! `redis_tls_cert_file`, `redis_tls_key_file`, `replica_acks`; as for every
+//! setting, the config wins over its flag (with a note).
+
+use std::path::PathBuf;
 
 use reqwest::Url;
 
+use super::RunArgs;
 use super::error::SettingsError;
-use super::transport::{TransportConfig, set};
+use super::transport::{TransportConfig, positive, set};
 
 /// The modes Go knows, as written in the config.
 const MODES: &str = "\"standalone\" (or \"\"), \"cluster\" or \"sentinel\"";
 
+/// Which Redis servers the store talks to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RedisMode {
+    /// One server: the URL.
+    #[default]
+    Standalone,
+    /// A Redis Cluster: the URL's node plus `addrs` as seeds.
+    Cluster { seeds: Vec<String> },
+    /// The primary the sentinels (the URL's host plus `addrs`) name for
+    /// `master_name`.
+    Sentinel {
+        sentinels: Vec<String>,
+        master_name: String,
+    },
+}
+
+/// TLS files for a `rediss://` URL; all unset = the system's roots, no
+/// client certificate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedisTls {
+    /// PEM bundle of the CA(s) that sign the Redis server's certificate.
+    pub ca_file: Option<PathBuf>,
+    /// PEM client certificate, for a server with `tls-auth-clients yes`.
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's PEM private key.
+    pub key_file: Option<PathBuf>,
+}
+
 /// Checks `mode` against `addrs`, `master_name` and the Redis URL (`url`,
-/// already resolved); refuses a valid mode this version cannot run.
+/// already resolved), and says which servers to reach.
 pub(super) fn check_mode(
     config: &TransportConfig,
     origin: &str,
     url: &str,
-) -> Result<(), SettingsError> {
+) -> Result<RedisMode, SettingsError> {
     let error = |field: &str, detail: String, fix: &str| SettingsError::ConfigValue {
         origin: origin.to_owned(),
         field: field.to_owned(),
         detail,
         fix: fix.to_owned(),
     };
-    let has_addrs = config.addrs.as_ref().is_some_and(|a| !a.is_empty());
+    let addrs: Vec<String> = config
+        .addrs
+        .iter()
+        .flatten()
+        .filter(|a| !a.is_empty())
+        .cloned()
+        .collect();
     let master = set(&config.master_name);
     let mode = set(&config.mode).unwrap_or("standalone");
     match mode {
         "standalone" => {
-            if has_addrs {
+            if !addrs.is_empty() {
                 return Err(error(
                     "addrs",
                     "is set in standalone mode".into(),
@@ -45,7 +86,7 @@ pub(super) fn check_mode(
                     "remove master_name (it is for sentinel mode), or set mode to \"sentinel\"",
                 ));
             }
-            Ok(())
+            Ok(RedisMode::Standalone)
         }
         "cluster" => {
             if master.is_some() {
@@ -62,18 +103,19 @@ pub(super) fn check_mode(
                     "drop the /db part of the URL (or make it /0)",
                 ));
             }
-            Err(not_implemented(origin, mode))
+            Ok(RedisMode::Cluster { seeds: addrs })
         }
-        "sentinel" => {
-            if master.is_none() {
-                return Err(error(
-                    "master_name",
-                    "is missing: sentinel mode needs the monitored master's name".into(),
-                    "set master_name, e.g. \"mymaster\"",
-                ));
-            }
-            Err(not_implemented(origin, mode))
-        }
+        "sentinel" => match master {
+            None => Err(error(
+                "master_name",
+                "is missing: sentinel mode needs the monitored master's name".into(),
+                "set master_name, e.g. \"mymaster\"",
+            )),
+            Some(name) => Ok(RedisMode::Sentinel {
+                sentinels: addrs,
+                master_name: name.to_owned(),
+            }),
+        },
         other => Err(error(
             "mode",
             format!("{other:?} is not a mode"),
@@ -82,11 +124,79 @@ pub(super) fn check_mode(
     }
 }
 
-fn not_implemented(origin: &str, mode: &str) -> SettingsError {
-    SettingsError::UnsupportedMode {
-        origin: origin.to_owned(),
-        mode: mode.to_owned(),
+/// The TLS files and `replica_acks`, config over flag; refuses TLS files
+/// with a plain `redis://` URL and a certificate without its key.
+pub(super) fn connection_extras(
+    config: &TransportConfig,
+    args: &RunArgs,
+    origin: &str,
+    url: &str,
+    notes: &mut Vec<String>,
+) -> Result<(RedisTls, u32), SettingsError> {
+    let mut path = |field: &str,
+                    flag: &str,
+                    from_config: &Option<String>,
+                    given: &Option<PathBuf>| match set(from_config) {
+        Some(p) => {
+            if given.is_some() {
+                notes.push(format!("{flag} is ignored: {origin} sets {field}"));
+            }
+            Some(PathBuf::from(p))
+        }
+        None => given.clone(),
+    };
+    let tls = RedisTls {
+        ca_file: path(
+            "redis_tls_ca_file",
+            "--redis-tls-ca-file",
+            &config.redis_tls_ca_file,
+            &args.redis_tls_ca_file,
+        ),
+        cert_file: path(
+            "redis_tls_cert_file",
+            "--redis-tls-cert-file",
+            &config.redis_tls_cert_file,
+            &args.redis_tls_cert_file,
+        ),
+        key_file: path(
+            "redis_tls_key_file",
+            "--redis-tls-key-file",
+            &config.redis_tls_key_file,
+            &args.redis_tls_key_file,
+        ),
+    };
+    let configured = positive(config.replica_acks, origin, "replica_acks")?;
+    let replica_acks = match configured {
+        Some(n) => {
+            if args.replica_acks.is_some() {
+                notes.push(format!(
+                    "--replica-acks is ignored: {origin} sets replica_acks"
+                ));
+            }
+            u32::try_from(n).map_err(|_| SettingsError::ConfigValue {
+                origin: origin.to_owned(),
+                field: "replica_acks".into(),
+                detail: format!("{n} is too large"),
+                fix: "give the number of replicas to wait for, e.g. 1".into(),
+            })?
+        }
+        None => args.replica_acks.unwrap_or(0),
+    };
+    if tls != RedisTls::default() && !url.starts_with("rediss://") {
+        return Err(SettingsError::invalid(
+            "--redis-tls-ca-file / --redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_*)",
+            "TLS files are given but the Redis URL is not rediss://",
+            "use a rediss:// URL to connect with TLS, or drop the TLS files",
+        ));
     }
+    if tls.cert_file.is_some() != tls.key_file.is_some() {
+        return Err(SettingsError::invalid(
+            "--redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_cert_file / redis_tls_key_file)",
+            "only one of the client certificate and its key is given",
+            "give both files, or neither",
+        ));
+    }
+    Ok((tls, replica_acks))
 }
 
 /// The db index a `redis://host/N` URL selects; `None` when it selects none

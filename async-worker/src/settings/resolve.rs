@@ -126,7 +126,9 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let batch_size = positive(config.batch_size, origin, "batch_size")?.unwrap_or(10);
 
     let redis_url = redis_url(&config, origin, args.redis_url.as_deref())?;
-    super::mode::check_mode(&config, origin, &redis_url)?;
+    let redis_mode = super::mode::check_mode(&config, origin, &redis_url)?;
+    let (redis_tls, replica_acks) =
+        super::mode::connection_extras(&config, args, origin, &redis_url, &mut notes)?;
     let queues = match &loaded {
         Some((_, _, legacy)) => {
             if args.igw_base_url.is_some() && !legacy {
@@ -199,6 +201,9 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let addr = |port: u16| (port != 0).then(|| SocketAddr::new(args.bind_address, port));
     Ok(ProcessorSettings {
         redis_url,
+        redis_mode,
+        redis_tls,
+        replica_acks,
         store,
         runtime,
         queues: queues.into_iter().map(|(_, q)| q).collect(),

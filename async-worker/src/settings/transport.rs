@@ -19,8 +19,7 @@ pub struct TransportConfig {
     /// Redis URL; wins over `--redis-url` / `REDIS_URL`.
     #[serde(default)]
     pub url: Option<String>,
-    /// `""`/`standalone`, `cluster` or `sentinel` (the last two are checked,
-    /// then refused at start: not implemented yet).
+    /// `""`/`standalone`, `cluster` or `sentinel`.
     #[serde(default)]
     pub mode: Option<String>,
     /// Extra cluster seeds or the sentinels; refused in standalone mode.
@@ -56,6 +55,19 @@ pub struct TransportConfig {
     /// Wins over `--max-deliveries`; here `0` means unlimited, as with the flag.
     #[serde(default)]
     pub max_deliveries: Option<i64>,
+    /// Ours: replicas each claim and ack batch waits for (`WAIT`); wins
+    /// over `--replica-acks`. 0 = none.
+    #[serde(default)]
+    pub replica_acks: Option<i64>,
+    /// Ours: PEM CA bundle for a `rediss://` URL; wins over `--redis-tls-ca-file`.
+    #[serde(default)]
+    pub redis_tls_ca_file: Option<String>,
+    /// Ours: PEM client certificate; wins over `--redis-tls-cert-file`.
+    #[serde(default)]
+    pub redis_tls_cert_file: Option<String>,
+    /// Ours: PEM key of the client certificate; wins over `--redis-tls-key-file`.
+    #[serde(default)]
+    pub redis_tls_key_file: Option<String>,
     /// The queues to drain; at least one.
     #[serde(default)]
     pub queues: Option<Vec<QueueConfig>>,

@@ -127,6 +127,8 @@ pub async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
         .expect("raw connection")
 }
 
+pub mod round;
+
 /// A submission of `id`/`token` with a member shaped like the Go producer's.
 pub fn submission(id: &str, token: &str, deadline: i64) -> Submission {
     Submission {

@@ -1,0 +1,213 @@
+//! One test `redis-server` process (a cluster node, a sentinel, a TLS server): spawned with given arguments, waited for with a bound, SIGKILLed on drop; plus `redis-cli` calls for setup and polling.
+
+use super::ping::ping;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a starting process may take to become ready.
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How a spawned process shows it is ready.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ready {
+    /// Answers PING on its plain port.
+    Ping,
+    /// Wrote this line to its log (a TLS-only server has no plain port).
+    LogLine(&'static str),
+}
+
+/// A running `redis-server` (any mode). SIGKILLed on drop; its directory
+/// belongs to the caller.
+#[derive(Debug)]
+pub(crate) struct Process {
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl Process {
+    /// Spawns `redis-server <args>` (the log goes to `<dir>/redis.log`) and
+    /// waits until it is ready, at most [`READY_TIMEOUT`].
+    pub(crate) fn spawn(
+        port: u16,
+        dir: &Path,
+        args: &[OsString],
+        ready: Ready,
+    ) -> std::io::Result<Process> {
+        let binary = super::redis_server_path().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "redis-server is not on PATH")
+        })?;
+        std::fs::create_dir_all(dir)?;
+        let log = dir.join("redis.log");
+        let _ = std::fs::remove_file(&log);
+        let child = Command::new(binary)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut process = Process {
+            port,
+            dir: dir.to_owned(),
+            child: Some(child),
+        };
+        let started = Instant::now();
+        while started.elapsed() < READY_TIMEOUT {
+            if let Some(child) = process.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                process.child = None;
+                return Err(std::io::Error::other(format!(
+                    "redis-server on port {port} exited at start ({status}); log: {}",
+                    process.log_tail()
+                )));
+            }
+            let up = match ready {
+                Ready::Ping => ping(port),
+                Ready::LogLine(line) => std::fs::read_to_string(&log)
+                    .map(|l| l.contains(line))
+                    .unwrap_or(false),
+            };
+            if up {
+                return Ok(process);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        process.kill();
+        Err(std::io::Error::other(format!(
+            "redis-server on port {port} was not ready within {READY_TIMEOUT:?}; log: {}",
+            process.log_tail()
+        )))
+    }
+
+    /// SIGKILL (no shutdown, no save), and wait for it.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// The OS process id while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The last lines of the log, for error messages.
+    pub(crate) fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().rev().take(5).collect();
+        lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The `redis-cli` binary (beside redis-server or on PATH).
+pub(crate) fn redis_cli_path() -> std::io::Result<PathBuf> {
+    let beside = super::redis_server_path().and_then(|p| Some(p.parent()?.join("redis-cli")));
+    if let Some(p) = beside.filter(|p| p.is_file()) {
+        return Ok(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("redis-cli"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "redis-cli is not on PATH")
+        })
+}
+
+/// `redis-cli -h 127.0.0.1 -p <port> <args>`: its stdout, or an error with
+/// its stderr. Bounded by redis-cli's own connect timeout.
+pub(crate) fn cli(port: u16, args: &[&str]) -> std::io::Result<String> {
+    let out = Command::new(redis_cli_path()?)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "--no-raw"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() || stdout.starts_with("(error)") {
+        return Err(std::io::Error::other(format!(
+            "redis-cli -p {port} {}: {}{}",
+            args.join(" "),
+            stdout.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(stdout)
+}
+
+/// `redis-cli … <args>` in raw mode (one reply element per line).
+pub(crate) fn cli_raw(port: u16, args: &[&str]) -> std::io::Result<String> {
+    let out = Command::new(redis_cli_path()?)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "--raw"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()?;
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "redis-cli -p {port} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Polls `check` every 50 ms until it answers `Some`, at most `bound`;
+/// the error names `what` and the last thing `check` saw.
+pub(crate) fn wait_for<T>(
+    what: &str,
+    bound: Duration,
+    mut check: impl FnMut() -> Result<T, String>,
+) -> std::io::Result<T> {
+    let started = Instant::now();
+    loop {
+        match check() {
+            Ok(value) => return Ok(value),
+            Err(last) if started.elapsed() >= bound => {
+                return Err(std::io::Error::other(format!(
+                    "{what} did not happen within {bound:?}; last seen: {last}"
+                )));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// Starts a watcher that SIGKILLs `pids` and removes `dir` once this
+/// process has exited: for test servers kept in a `static`, which is never
+/// dropped. It polls with `kill -0` (no fixed wait: it ends with us).
+pub(crate) fn reap_after_exit(pids: &[u32], dir: &Path) -> std::io::Result<()> {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let script = format!(
+        "while kill -0 {me} 2>/dev/null; do sleep 0.2; done; kill -9 {pids} 2>/dev/null; rm -rf '{dir}'",
+        me = std::process::id(),
+        pids = pids.join(" "),
+        dir = dir.display(),
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(|_| ())
+}
+
+/// `arg` as an `OsString`, for argument lists.
+pub(crate) fn os(arg: impl Into<OsString>) -> OsString {
+    arg.into()
+}

@@ -1,0 +1,21 @@
+//! The claim-core conformance suite and the model-based test on a real Redis Cluster (three primaries, one replica each) through `Topology::Cluster`: the same checks, passes and counts as `conformance.rs` on one node, with the hash-tagged layout.
+//!
+//! One cluster serves the whole test binary (`RedisCluster::shared`); each
+//! store gets a fresh random key prefix. The factory is `tests/suite`'s
+//! and the lists are `claim_core::conformance_tests!`'s. The servers refuse
+//! any call whose keys span slots (CROSSSLOT) and the store checks each
+//! call before sending, so a passing check also proves its calls stay in
+//! one slot.
+
+mod common;
+mod suite;
+
+use suite::Redis;
+
+claim_core::conformance_tests! {
+    factory: Redis::cluster(),
+    fault_seeds: &[1, 2],
+    server_time: Redis::cluster_on_server_time().await,
+}
+
+model_based_tests!(Redis::cluster());
