@@ -150,6 +150,29 @@ fn standalone_mode_refuses_addrs_and_master_name() {
 }
 
 #[test]
+fn cluster_mode_refuses_a_queue_name_whose_bookkeeping_cannot_share_its_slot() {
+    let m = config_refused(
+        r#"{"mode":"cluster","url":"redis://c:6379",
+            "queues":[{"queue_name":"ok","igw_base_url":"http://gw"},{"queue_name":"a}b","igw_base_url":"http://gw"}]}"#,
+    );
+    assert_says(
+        &m,
+        &[
+            "queues[1].queue_name",
+            "queue \"a}b\"",
+            "hash tag of its own",
+        ],
+    );
+    // The same name is fine on one server, and a tagged name in cluster mode.
+    config(
+        r#"{"url":"redis://c:6379","queues":[{"queue_name":"a}b","igw_base_url":"http://gw"}]}"#,
+    );
+    config(
+        r#"{"mode":"cluster","url":"redis://c:6379","queues":[{"queue_name":"{a}b","igw_base_url":"http://gw"}]}"#,
+    );
+}
+
+#[test]
 fn cluster_mode_refuses_master_name_and_a_db_other_than_zero() {
     let m = config_refused(&with_queue(r#""mode":"cluster","master_name":"m""#));
     assert_says(&m, &["master_name: is set in cluster mode"]);

@@ -103,6 +103,7 @@ pub(super) fn check_mode(
                     "drop the /db part of the URL (or make it /0)",
                 ));
             }
+            check_cluster_queue_names(config, origin)?;
             Ok(RedisMode::Cluster { seeds: addrs })
         }
         "sentinel" => match master {
@@ -212,4 +213,26 @@ fn url_db(url: &str) -> Option<u64> {
     }
     // A db part that is not a number is the Redis client's error to report.
     path.parse().ok()
+}
+
+/// In cluster mode a queue's bookkeeping keys must hash to its pending
+/// key's slot; a name holding `}` or an empty `{}` without a hash tag of
+/// its own cannot (Go has the same limit). Refused here, naming the queue,
+/// rather than by the store's slot check on the first claim.
+fn check_cluster_queue_names(config: &TransportConfig, origin: &str) -> Result<(), SettingsError> {
+    let keys = claim_redis::keys::Keys::with_layout("", "", claim_redis::KeyLayout::HashTagged);
+    for (i, queue) in config.queues.iter().flatten().enumerate() {
+        let Some(name) = set(&queue.queue_name) else {
+            continue;
+        };
+        if let Some(why) = keys.queue_refusal(name) {
+            return Err(SettingsError::ConfigValue {
+                origin: origin.to_owned(),
+                field: format!("queues[{i}].queue_name"),
+                detail: why,
+                fix: "rename the queue, or give it a hash tag of its own".to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
