@@ -1,8 +1,10 @@
-//! `cargo xtask conformance [--store memory|redis|all]`: runs the ClaimStore
-//! conformance suite against each chosen store.
+//! `cargo xtask conformance [--store memory|redis|redis-tagged|redis-cluster|all]`:
+//! runs the ClaimStore conformance suite against each chosen store.
 //!
-//! Each store crate runs the suite as its test target `conformance`
-//! (`tests/conformance.rs`, one `claim_core::conformance_tests!` line), in
+//! Each store runs the suite as a test target of its crate: `conformance`
+//! (`tests/conformance.rs`, one `claim_core::conformance_tests!` line); the
+//! Redis store also as `conformance_tagged` (the cluster key layout on one
+//! server) and `conformance_cluster` (a real local Redis Cluster), in
 //! which every check is a test: `plain::<check>`, `through_faults::<check>`,
 //! `admin::<check>` (the operator's operations), and on Redis
 //! `server_time::<check>`. This reads libtest's output as it
@@ -26,20 +28,39 @@ use crate::{Error, Shown, cargo, project_root};
 pub(crate) struct Store {
     pub(crate) name: &'static str,
     krate: &'static str,
+    /// The test target (`tests/<target>.rs`) that runs the suite.
+    target: &'static str,
     /// A server binary the suite needs on PATH; without it (outside CI)
     /// every test returns at once, so the store counts as skipped.
     needs: Option<&'static str>,
 }
 
-const STORES: [Store; 2] = [
+const STORES: [Store; 4] = [
     Store {
         name: "memory",
         krate: "claim-memory",
+        target: "conformance",
         needs: None,
     },
     Store {
         name: "redis",
         krate: "claim-redis",
+        target: "conformance",
+        needs: Some("redis-server"),
+    },
+    // The hash-tagged (cluster) key layout on one server, every call
+    // slot-checked by the store.
+    Store {
+        name: "redis-tagged",
+        krate: "claim-redis",
+        target: "conformance_tagged",
+        needs: Some("redis-server"),
+    },
+    // A real local Redis Cluster: three primaries with a replica each.
+    Store {
+        name: "redis-cluster",
+        krate: "claim-redis",
+        target: "conformance_cluster",
         needs: Some("redis-server"),
     },
 ];
@@ -59,12 +80,12 @@ impl Store {
     fn exists(&self) -> bool {
         project_root()
             .join(self.krate)
-            .join("tests/conformance.rs")
+            .join(format!("tests/{}.rs", self.target))
             .is_file()
     }
 }
 
-/// Stores whose crate has `tests/conformance.rs`, in a fixed order.
+/// Stores whose crate has their test target, in a fixed order.
 pub(crate) fn existing() -> Vec<&'static Store> {
     STORES.iter().filter(|s| s.exists()).collect()
 }
@@ -81,7 +102,10 @@ pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
         let value = match arg.strip_prefix("--store=") {
             Some(v) => v.to_owned(),
             None if arg == "--store" => args.next().ok_or_else(|| {
-                Error::Usage("`--store` needs a value: memory, redis or all".into())
+                Error::Usage(
+                    "`--store` needs a value: memory, redis, redis-tagged, redis-cluster or all"
+                        .into(),
+                )
             })?,
             None => {
                 return Err(Error::Usage(format!(
@@ -105,20 +129,20 @@ fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
         let stores = existing();
         if stores.is_empty() {
             return Err(Error::Failed(
-                "no store has a conformance suite yet (no claim-*/tests/conformance.rs)".into(),
+                "no store has a conformance suite yet (no claim-*/tests/conformance*.rs)".into(),
             ));
         }
         return Ok(stores);
     }
     let store = STORES.iter().find(|s| s.name == which).ok_or_else(|| {
         Error::Usage(format!(
-            "unknown store `{which}`: expected memory, redis or all"
+            "unknown store `{which}`: expected memory, redis, redis-tagged, redis-cluster or all"
         ))
     })?;
     if !store.exists() {
         return Err(Error::Invalid(format!(
-            "store `{which}` has no conformance suite yet: {}/tests/conformance.rs does not exist",
-            store.krate
+            "store `{which}` has no conformance suite yet: {}/tests/{}.rs does not exist",
+            store.krate, store.target
         )));
     }
     Ok(vec![store])
@@ -130,7 +154,7 @@ pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
     let mut failures = Vec::new();
     let mut total = Tally::default();
     for store in stores {
-        let mut cmd = cargo(&["test", "-p", store.krate, "--test", "conformance"]);
+        let mut cmd = cargo(&["test", "-p", store.krate, "--test", store.target]);
         cmd.args(extra).env_remove("PROPTEST_CASES");
         println!("== conformance: {} ({})", store.name, Shown(&cmd));
         if store.skips() {
