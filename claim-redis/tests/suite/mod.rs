@@ -117,13 +117,16 @@ impl StoreFactory for Redis {
 /// The model-based tests on stores of `Redis::start(LAYOUT)`, `LAYOUT`
 /// being a constant of the invoking test target (or of the factory
 /// expression given): random workloads against the claim-core model (32
-/// cases each, more if `PROPTEST_CASES` says so).
+/// cases each, or `cases: N`; more if `PROPTEST_CASES` says so).
 #[macro_export]
 macro_rules! model_based_tests {
     () => {
         $crate::model_based_tests!(Redis::start(LAYOUT));
     };
     ($factory:expr) => {
+        $crate::model_based_tests!($factory, cases: 32);
+    };
+    ($factory:expr, cases: $cases:expr) => {
         mod model_based {
             #[allow(unused_imports)]
             use super::*;
@@ -148,13 +151,13 @@ macro_rules! model_based_tests {
             fn the_redis_store_follows_the_model_through_random_workloads_and_drains_to_one_record_per_generation()
              {
                 let Some(redis) = $factory else { return };
-                model_based::run(&redis, &driver(), Options::cases(32));
+                model_based::run(&redis, &driver(), Options::cases($cases));
             }
 
             #[test]
             fn the_redis_store_follows_the_model_through_determinate_and_indeterminate_faults() {
                 let Some(redis) = $factory else { return };
-                let options = Options::cases(32).with_faults(FaultRates::new(0.15, 0.15));
+                let options = Options::cases($cases).with_faults(FaultRates::new(0.15, 0.15));
                 model_based::run(&redis, &driver(), options);
             }
         }
