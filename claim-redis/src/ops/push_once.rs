@@ -46,9 +46,8 @@ pub(crate) enum Pushed {
 /// unless its generation has a live marker; `ttl_seconds` > 0 sets the
 /// list's EXPIRE after a push. One script call per [`MAX_BATCH`] items,
 /// every key in the list's slot. Errors name [`Op::Ack`].
-// The reclaimer's DELIVERY_LIMIT record calls it in the hash-tagged layout
-// (branch `layout`); until that lands only the tests do.
-#[cfg_attr(not(test), allow(dead_code))]
+// Callers: the cross-slot ack, and the reclaimer's DELIVERY_LIMIT records
+// in the hash-tagged layout.
 pub(crate) async fn push_once(
     store: &RedisStore,
     list: &str,
