@@ -30,10 +30,6 @@ pub(crate) struct Store {
     krate: &'static str,
     /// The test target (`tests/<target>.rs`) that runs the suite.
     target: &'static str,
-    /// Whether `cargo xtask ci`'s conformance step runs it again after the
-    /// test step (which runs every target once already): the cluster
-    /// layouts are left to the test step, to keep CI short.
-    in_ci: bool,
     /// A server binary the suite needs on PATH; without it (outside CI)
     /// every test returns at once, so the store counts as skipped.
     needs: Option<&'static str>,
@@ -44,14 +40,12 @@ const STORES: [Store; 4] = [
         name: "memory",
         krate: "claim-memory",
         target: "conformance",
-        in_ci: true,
         needs: None,
     },
     Store {
         name: "redis",
         krate: "claim-redis",
         target: "conformance",
-        in_ci: true,
         needs: Some("redis-server"),
     },
     // The hash-tagged (cluster) key layout on one server, every call
@@ -60,7 +54,6 @@ const STORES: [Store; 4] = [
         name: "redis-tagged",
         krate: "claim-redis",
         target: "conformance_tagged",
-        in_ci: false,
         needs: Some("redis-server"),
     },
     // A real local Redis Cluster: three primaries with a replica each.
@@ -68,7 +61,6 @@ const STORES: [Store; 4] = [
         name: "redis-cluster",
         krate: "claim-redis",
         target: "conformance_cluster",
-        in_ci: false,
         needs: Some("redis-server"),
     },
 ];
@@ -96,11 +88,6 @@ impl Store {
 /// Stores whose crate has their test target, in a fixed order.
 pub(crate) fn existing() -> Vec<&'static Store> {
     STORES.iter().filter(|s| s.exists()).collect()
-}
-
-/// The stores `cargo xtask ci` runs in its conformance step.
-pub(crate) fn existing_in_ci() -> Vec<&'static Store> {
-    existing().into_iter().filter(|s| s.in_ci).collect()
 }
 
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
