@@ -10,7 +10,7 @@ mod dead_list;
 mod dead_purge;
 mod dead_redrive;
 mod inspect;
-mod output;
+pub(crate) mod output;
 mod pause;
 mod release;
 mod stats;
