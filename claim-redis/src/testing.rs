@@ -32,10 +32,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The `redis-server` binary on `PATH`, if any.
 pub fn redis_server_path() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("redis-server"))
-        .find(|p| p.is_file())
+    program_on_path(&["redis-server"])
 }
 
 /// The `redis-server` binary, or `None` when it is missing and `CI` is not
@@ -44,11 +41,30 @@ pub fn redis_server_path() -> Option<PathBuf> {
 /// # Panics
 /// When it is missing and `CI` is set: Redis tests must run in CI.
 pub fn require_redis_server() -> Option<PathBuf> {
-    let found = redis_server_path();
+    require_program(&["redis-server"], "redis-server")
+}
+
+/// The first of `names` found on `PATH`, if any.
+pub fn program_on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// The first of `names` on `PATH`, or `None` when none is there and `CI` is
+/// not set (the caller says the test was skipped).
+///
+/// # Panics
+/// When none is there and `CI` is set: a test that needs a tool must not be
+/// skipped in CI. The message names the Debian `package` that provides it.
+pub fn require_program(names: &[&str], package: &str) -> Option<PathBuf> {
+    let found = program_on_path(names);
     if found.is_none() && std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
         panic!(
-            "redis-server is not on PATH and CI is set: the Redis tests must not be skipped in CI; \
-             install it (Debian: apt-get install redis-server) or put it on PATH"
+            "{} is not on PATH and CI is set: the tests that need it must not be skipped in CI; \
+             install it (Debian: apt-get install {package}; .ci/run does) or put it on PATH",
+            names[0]
         );
     }
     found

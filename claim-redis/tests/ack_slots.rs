@@ -90,6 +90,23 @@ async fn claimed(rig: &Rig, queue: &str, owner: &OwnerToken, s: &Submission) {
     );
 }
 
+/// `owner`'s ack of `s` as one success into `list`, checked to have pushed
+/// and dropped the claim; returns the scripts (EVALSHA calls) it took.
+async fn acked_once(
+    store: &RedisStore,
+    raw: &mut redis::aio::MultiplexedConnection,
+    (queue, owner, s, list): (&str, &OwnerToken, &Submission, &str),
+) -> u64 {
+    let before = evalsha_calls(raw).await;
+    let out = store.ack(queue, owner, &[ack_item(s, list, "one")]).await;
+    let out = out.unwrap()[0];
+    assert!(
+        out.pushed && out.claim_dropped && !out.dead_lettered,
+        "{out:?}"
+    );
+    evalsha_calls(raw).await - before
+}
+
 /// EVALSHA calls the server ran so far.
 async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
     let info: String = redis::cmd("INFO")
@@ -119,18 +136,11 @@ async fn an_ack_to_a_list_in_the_queues_slot_is_one_atomic_script() {
     let w1 = OwnerToken::new("w1");
     let s = submission(queue, "a", list);
     claimed(&rig, queue, &w1, &s).await;
-    let before = evalsha_calls(&mut rig.raw).await;
-    let out = rig
-        .store
-        .ack(queue, &w1, &[ack_item(&s, list, "one")])
-        .await;
-    let out = out.unwrap()[0];
-    assert!(
-        out.pushed && out.claim_dropped && !out.dead_lettered,
-        "{out:?}"
-    );
     // ack.lua once, then one del_if per producer key (active, cancel).
-    assert_eq!(evalsha_calls(&mut rig.raw).await - before, 1 + 2);
+    assert_eq!(
+        acked_once(&rig.store, &mut rig.raw, (queue, &w1, &s, list)).await,
+        1 + 2
+    );
     assert_eq!(records(&rig, list).await.len(), 1);
     assert!(rig.store.claims(queue).await.unwrap().is_empty());
     let marker = keys.marker_for(&keys.queue(queue).pending, &s.generation);
@@ -154,18 +164,11 @@ async fn an_ack_to_a_list_in_another_slot_pushes_once_drops_the_claim_and_fences
     let w1 = OwnerToken::new("w1");
     let s = submission(queue, "a", list);
     claimed(&rig, queue, &w1, &s).await;
-    let before = evalsha_calls(&mut rig.raw).await;
-    let out = rig
-        .store
-        .ack(queue, &w1, &[ack_item(&s, list, "one")])
-        .await;
-    let out = out.unwrap()[0];
-    assert!(
-        out.pushed && out.claim_dropped && !out.dead_lettered,
-        "{out:?}"
-    );
     // fence, push_once, drop, then one del_if per producer key.
-    assert_eq!(evalsha_calls(&mut rig.raw).await - before, 3 + 2);
+    assert_eq!(
+        acked_once(&rig.store, &mut rig.raw, (queue, &w1, &s, list)).await,
+        3 + 2
+    );
     assert!(rig.store.claims(queue).await.unwrap().is_empty());
     // The marker in the list's slot and its copy in the queue's slot.
     let list_marker = keys.marker_for(&keys.list(list), &s.generation);

@@ -5,7 +5,7 @@ mod common;
 use claim_core::store::StoreConfig;
 use claim_redis::testing::{RedisCluster, require_redis_server};
 use claim_redis::{RedisStore, RedisStoreOptions, Topology};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEADLINE: i64 = 4_000_000_000;
 
@@ -48,30 +48,7 @@ async fn a_killed_primary_fails_calls_transiently_until_its_replica_is_promoted_
     .unwrap();
     killed.expect("kill the queue's primary");
 
-    let started = Instant::now();
-    let (mut failures, mut i) = (0, 0);
-    loop {
-        i += 1;
-        let id = format!("after-{i}");
-        let call = tokio::time::timeout(
-            Duration::from_secs(15),
-            common::round::round_trip(&store, "q", "results", &id, DEADLINE),
-        )
-        .await
-        .expect("a call during the failover hangs");
-        match call {
-            Ok(()) => break,
-            Err(e) => {
-                assert!(e.is_transient(), "a failover error must be transient: {e}");
-                failures += 1;
-                assert!(
-                    started.elapsed() < RECOVERY,
-                    "no successful round trip within {RECOVERY:?}: {e}"
-                );
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        }
-    }
+    let failures = common::round::until_one_succeeds(&store, DEADLINE, RECOVERY).await;
     assert!(failures > 0, "the kill should fail at least one call");
     let (cluster, new) = tokio::task::spawn_blocking(move || {
         let new = cluster.wait_promoted(slot, old);

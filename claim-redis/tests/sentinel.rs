@@ -5,7 +5,7 @@ mod common;
 use claim_core::store::StoreConfig;
 use claim_redis::testing::{MASTER_NAME, SentinelGroup, require_redis_server};
 use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, Topology};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEADLINE: i64 = 4_000_000_000;
 
@@ -53,30 +53,7 @@ async fn after_the_primary_is_sigkilled_the_store_claims_and_acks_on_the_promote
 
     // Calls may fail while the pool drops its dead connections; each
     // failure is transient, and within the bound one round trip succeeds.
-    let started = Instant::now();
-    let mut failures = 0;
-    let mut i = 0;
-    loop {
-        i += 1;
-        match common::round::round_trip(&store, "q", "results", &format!("after-{i}"), DEADLINE)
-            .await
-        {
-            Ok(()) => break,
-            Err(e) => {
-                assert!(e.is_transient(), "a failover error must be transient: {e}");
-                failures += 1;
-                assert!(
-                    started.elapsed() < RECOVERY,
-                    "the store did not carry on within {RECOVERY:?}: {e}"
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
-    }
-    eprintln!(
-        "recovered after {failures} failed round trips in {:?}",
-        started.elapsed()
-    );
+    common::round::until_one_succeeds(&store, DEADLINE, RECOVERY).await;
     drop(group);
 }
 

@@ -8,23 +8,12 @@ use std::time::{Duration, Instant};
 /// How long one Chromium run may take (a cold start on a loaded 2-core machine included).
 pub const BOUND: Duration = Duration::from_secs(90);
 
-/// `chromium` (or `chromium-browser`) on PATH, if any.
-pub fn find() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| [dir.join("chromium"), dir.join("chromium-browser")])
-        .find(|p| p.is_file())
-}
-
 /// Chromium, or `None` (after saying why) locally; with `CI` set a missing
-/// browser fails the test.
+/// one fails the test (Debian package `chromium`; `.ci/run` installs it).
 pub fn find_or_skip() -> Option<PathBuf> {
-    let found = find();
+    let found =
+        claim_redis::testing::require_program(&["chromium", "chromium-browser"], "chromium");
     if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but chromium is not on PATH: install Debian's `chromium` package (.ci/run does)"
-        );
         eprintln!("skipped: chromium not on PATH (set CI to make this a failure)");
     }
     found

@@ -68,23 +68,11 @@ pub fn samples(page: &str, extra: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// `promtool` on PATH, if any.
-pub fn find() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("promtool"))
-        .find(|p| p.is_file())
-}
-
 /// promtool, or `None` (after saying why) locally; with `CI` set a missing
-/// promtool fails the test.
+/// one fails the test (Debian package `prometheus`; `.ci/run` installs it).
 pub fn find_or_skip() -> Option<PathBuf> {
-    let found = find();
+    let found = claim_redis::testing::require_program(&["promtool"], "prometheus");
     if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but promtool is not on PATH: install Debian's `prometheus` package (.ci/run does)"
-        );
         eprintln!("skipped: promtool not on PATH (set CI to make this a failure)");
     }
     found

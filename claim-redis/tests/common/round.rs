@@ -45,3 +45,41 @@ pub async fn round_trip(
     );
     Ok(())
 }
+
+/// Round trips (ids `after-1`, `after-2`, …) until one succeeds, across a
+/// failover: every failure must be transient, no call may hang past 15 s,
+/// and one must succeed within `recovery`. Returns how many failed.
+pub async fn until_one_succeeds(
+    store: &RedisStore,
+    deadline: i64,
+    recovery: std::time::Duration,
+) -> u32 {
+    let started = std::time::Instant::now();
+    let mut failures = 0;
+    for i in 1.. {
+        let id = format!("after-{i}");
+        let call = tokio::time::timeout(
+            std::time::Duration::from_secs(15),
+            round_trip(store, "q", "results", &id, deadline),
+        )
+        .await
+        .expect("a call during the failover hangs");
+        match call {
+            Ok(()) => break,
+            Err(e) => {
+                assert!(e.is_transient(), "a failover error must be transient: {e}");
+                failures += 1;
+                assert!(
+                    started.elapsed() < recovery,
+                    "no successful round trip within {recovery:?}: {e}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            }
+        }
+    }
+    eprintln!(
+        "recovered after {failures} failed round trips in {:?}",
+        started.elapsed()
+    );
+    failures
+}
