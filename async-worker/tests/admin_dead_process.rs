@@ -21,13 +21,9 @@ const FLAGS: &[&str] = &["--max-deliveries", "2"];
 const ZSET_LIST: &str = "poison-zset";
 
 async fn gateway(latency: Duration) -> StandInGateway {
-    StandInGateway::start(GatewayBehaviour {
-        min_latency: latency,
-        max_latency: latency,
-        ..GatewayBehaviour::default()
-    })
-    .await
-    .expect("start the stand-in gateway")
+    StandInGateway::start(GatewayBehaviour::answering_after(latency))
+        .await
+        .expect("start the stand-in gateway")
 }
 
 /// `ids`, their records aimed at `list`.

@@ -16,13 +16,9 @@ const POLL: Duration = Duration::from_secs(1);
 const SLACK: Duration = Duration::from_secs(2);
 
 async fn gateway(latency: Duration) -> StandInGateway {
-    StandInGateway::start(GatewayBehaviour {
-        min_latency: latency,
-        max_latency: latency,
-        ..GatewayBehaviour::default()
-    })
-    .await
-    .expect("start the stand-in gateway")
+    StandInGateway::start(GatewayBehaviour::answering_after(latency))
+        .await
+        .expect("start the stand-in gateway")
 }
 
 /// Waits until both workers' logs say `what` (a pause flag they read).

@@ -262,11 +262,9 @@ async fn a_worker_paused_and_resumed_that_lost_redis_under_an_ack_reports_both_a
         return;
     };
     // Each call takes 1.5 s: long enough to stop Redis under one.
-    let gateway = StandInGateway::start(GatewayBehaviour {
-        min_latency: Duration::from_millis(1500),
-        max_latency: Duration::from_millis(1500),
-        ..GatewayBehaviour::default()
-    })
+    let gateway = StandInGateway::start(GatewayBehaviour::answering_after(Duration::from_millis(
+        1500,
+    )))
     .await
     .expect("start the gateway");
     let mut worker = Worker::start(&server.url(), &gateway.base_url(), "5s");

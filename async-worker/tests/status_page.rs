@@ -126,13 +126,9 @@ async fn the_status_page_shows_queues_counts_claims_owner_and_dead_reasons_in_ch
     let fast = StandInGateway::start(GatewayBehaviour::default())
         .await
         .expect("start the fast gateway");
-    let slow = StandInGateway::start(GatewayBehaviour {
-        min_latency: Duration::from_secs(60),
-        max_latency: Duration::from_secs(60),
-        ..GatewayBehaviour::default()
-    })
-    .await
-    .expect("start the slow gateway");
+    let slow = StandInGateway::start(GatewayBehaviour::answering_after(Duration::from_secs(60)))
+        .await
+        .expect("start the slow gateway");
     let config = serde_json::json!({
         "poll_interval_ms": 100,
         "queues": [

@@ -47,6 +47,18 @@ impl Default for GatewayBehaviour {
     }
 }
 
+impl GatewayBehaviour {
+    /// Every call answered 200 after exactly `latency` (a stand-in for a
+    /// model slower or faster than the lease, as a test needs).
+    pub fn answering_after(latency: Duration) -> Self {
+        GatewayBehaviour {
+            min_latency: latency,
+            max_latency: latency,
+            ..GatewayBehaviour::default()
+        }
+    }
+}
+
 /// A running stand-in gateway.
 #[derive(Debug)]
 pub struct StandInGateway {
