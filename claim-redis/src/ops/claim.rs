@@ -73,15 +73,7 @@ async fn claim_chunk(
         .arg(&time)
         .arg(ttl)
         .arg(keys.prefix().len());
-    for item in chunk {
-        cmd.arg(item.member.as_bytes());
-    }
-    for item in chunk {
-        cmd.write_arg_fmt(ClaimKey(&item.generation));
-    }
-    for item in chunk {
-        cmd.arg(&item.generation.token);
-    }
+    per_item_args(&mut cmd, chunk);
     let reply: Vec<Value> = super::call::run(store, Op::Claim, script, &cmd).await?;
     let outcomes = claim_outcomes(&reply, n)?;
     forget_answered_payloads(store, chunk, &reply).await;
@@ -153,15 +145,7 @@ async fn claim_chunk_tagged(
         .arg(store.time_arg())
         .arg(config.lease_ttl_ms)
         .arg(keys.prefix().len());
-    for item in chunk {
-        cmd.arg(item.member.as_bytes());
-    }
-    for item in chunk {
-        cmd.write_arg_fmt(ClaimKey(&item.generation));
-    }
-    for item in chunk {
-        cmd.arg(&item.generation.token);
-    }
+    per_item_args(&mut cmd, chunk);
     for &(start, end) in &spans {
         let marker = per_request::best_marker(store, &values[start + 1..end]);
         cmd.arg(marker.unwrap_or_default());
@@ -218,5 +202,19 @@ async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], re
         .await
     {
         tracing::warn!(error = %e, keys = keys.len(), "deleting the payloads of answered copies failed; they expire ten minutes after their deadlines");
+    }
+}
+
+/// The ARGV both claim scripts take per item, in blocks: every member, then
+/// every claim key, then every request token.
+fn per_item_args(cmd: &mut redis::Cmd, chunk: &[ClaimRequest]) {
+    for item in chunk {
+        cmd.arg(item.member.as_bytes());
+    }
+    for item in chunk {
+        cmd.write_arg_fmt(ClaimKey(&item.generation));
+    }
+    for item in chunk {
+        cmd.arg(&item.generation.token);
     }
 }
