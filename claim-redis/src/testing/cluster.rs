@@ -113,19 +113,18 @@ impl RedisCluster {
 
     fn spawn_node(&self, i: usize) -> std::io::Result<Process> {
         let dir = self.root.join(format!("node{i}"));
-        let mut last = None;
-        for _ in 0..5 {
-            let (port, bus) = (free_port()?, free_port()?);
-            if port == bus {
-                continue;
-            }
-            let args = [
+        Process::spawn_on_free_port(&dir, Ready::Ping, |port| {
+            let bus = loop {
+                let bus = free_port()?;
+                if bus != port {
+                    break bus;
+                }
+            };
+            Ok(vec![
                 os("--port"),
                 os(port.to_string()),
                 os("--cluster-port"),
                 os(bus.to_string()),
-                os("--bind"),
-                os("127.0.0.1"),
                 os("--cluster-enabled"),
                 os("yes"),
                 os("--cluster-config-file"),
@@ -134,23 +133,8 @@ impl RedisCluster {
                 os("1000"),
                 os("--cluster-replica-validity-factor"),
                 os("0"),
-                os("--dir"),
-                dir.clone().into_os_string(),
-                os("--save"),
-                os(""),
-                os("--appendonly"),
-                os("no"),
-                os("--daemonize"),
-                os("no"),
-                os("--logfile"),
-                dir.join("redis.log").into_os_string(),
-            ];
-            match Process::spawn(port, &dir, &args, Ready::Ping) {
-                Ok(p) => return Ok(p),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| std::io::Error::other("cluster node did not start")))
+            ])
+        })
     }
 
     /// The URL of the first running node: `redis://127.0.0.1:<port>`.

@@ -28,6 +28,41 @@ pub(crate) struct Process {
 }
 
 impl Process {
+    /// Spawns a `redis-server` on a free port of 127.0.0.1, with no
+    /// persistence and its data and log in `dir`; `mode(port)` gives the
+    /// arguments of its kind (cluster node, replica, TLS). Five ports are
+    /// tried: one can be taken between the probe and the bind.
+    pub(crate) fn spawn_on_free_port(
+        dir: &Path,
+        ready: Ready,
+        mode: impl Fn(u16) -> std::io::Result<Vec<OsString>>,
+    ) -> std::io::Result<Process> {
+        let mut last = None;
+        for _ in 0..5 {
+            let port = super::free_port()?;
+            let mut args = mode(port)?;
+            args.extend([
+                os("--bind"),
+                os("127.0.0.1"),
+                os("--dir"),
+                dir.as_os_str().to_owned(),
+                os("--save"),
+                os(""),
+                os("--appendonly"),
+                os("no"),
+                os("--daemonize"),
+                os("no"),
+                os("--logfile"),
+                dir.join("redis.log").into_os_string(),
+            ]);
+            match Process::spawn(port, dir, &args, ready) {
+                Ok(p) => return Ok(p),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("redis-server did not start")))
+    }
+
     /// Spawns `redis-server <args>` (the log goes to `<dir>/redis.log`) and
     /// waits until it is ready, at most [`READY_TIMEOUT`].
     pub(crate) fn spawn(

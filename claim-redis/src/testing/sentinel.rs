@@ -68,34 +68,13 @@ impl SentinelGroup {
 
     fn spawn_data(&self, name: &str, replica_of: Option<u16>) -> std::io::Result<Process> {
         let dir = self.root.join(name);
-        let mut last = None;
-        for _ in 0..5 {
-            let port = free_port()?;
-            let mut args = vec![
-                os("--port"),
-                os(port.to_string()),
-                os("--bind"),
-                os("127.0.0.1"),
-                os("--dir"),
-                dir.clone().into_os_string(),
-                os("--save"),
-                os(""),
-                os("--appendonly"),
-                os("no"),
-                os("--daemonize"),
-                os("no"),
-                os("--logfile"),
-                dir.join("redis.log").into_os_string(),
-            ];
+        Process::spawn_on_free_port(&dir, Ready::Ping, |port| {
+            let mut args = vec![os("--port"), os(port.to_string())];
             if let Some(p) = replica_of {
                 args.extend([os("--replicaof"), os("127.0.0.1"), os(p.to_string())]);
             }
-            match Process::spawn(port, &dir, &args, Ready::Ping) {
-                Ok(p) => return Ok(p),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| std::io::Error::other("redis-server did not start")))
+            Ok(args)
+        })
     }
 
     fn spawn_sentinel(&self, i: usize, primary: u16) -> std::io::Result<Process> {

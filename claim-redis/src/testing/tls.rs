@@ -1,7 +1,7 @@
 //! A private TLS-only `redis-server` for tests: a CA, a server certificate (127.0.0.1, localhost) and a client certificate generated in the test with rcgen, plus an unrelated CA for refusal tests.
 
 use super::process::{Process, Ready, os};
-use super::{free_port, random_u64};
+use super::random_u64;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
@@ -23,10 +23,9 @@ impl TlsServer {
         let dir = std::env::temp_dir().join(format!("claim-redis-tls-{:016x}", random_u64()));
         std::fs::create_dir_all(&dir)?;
         write_certificates(&dir).map_err(|e| std::io::Error::other(format!("rcgen: {e}")))?;
-        let mut last = None;
-        for _ in 0..5 {
-            let port = free_port()?;
-            let args = [
+        let ready = Ready::LogLine("Ready to accept connections");
+        let started = Process::spawn_on_free_port(&dir, ready, |port| {
+            Ok(vec![
                 os("--port"),
                 os("0"),
                 os("--tls-port"),
@@ -39,31 +38,15 @@ impl TlsServer {
                 dir.join("ca.pem").into_os_string(),
                 os("--tls-auth-clients"),
                 os(if require_client_cert { "yes" } else { "no" }),
-                os("--bind"),
-                os("127.0.0.1"),
-                os("--dir"),
-                dir.clone().into_os_string(),
-                os("--save"),
-                os(""),
-                os("--appendonly"),
-                os("no"),
-                os("--daemonize"),
-                os("no"),
-                os("--logfile"),
-                dir.join("redis.log").into_os_string(),
-            ];
-            match Process::spawn(
-                port,
-                &dir,
-                &args,
-                Ready::LogLine("Ready to accept connections"),
-            ) {
-                Ok(process) => return Ok(TlsServer { process, dir }),
-                Err(e) => last = Some(e),
+            ])
+        });
+        match started {
+            Ok(process) => Ok(TlsServer { process, dir }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e)
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
-        Err(last.unwrap_or_else(|| std::io::Error::other("TLS redis-server did not start")))
     }
 
     /// `rediss://127.0.0.1:<port>`.
