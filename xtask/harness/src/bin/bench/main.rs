@@ -242,8 +242,9 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
         Some(stored) => stored.len(),
         None => server::payload(set.payloads.bytes).to_string().len(),
     };
-    // A cluster store call may be two round trips (per-slot reads of the
-    // per-request keys, then the script), so calls are not round trips there.
+    // A cluster store call is several round trips (the claim reads the
+    // producer's keys slot by slot before its script; the ack deletes them
+    // one `del_if` per key after its own), so calls are not round trips there.
     let clustered = !drain.by_primary.is_empty();
     let round_trips = d
         .filter(|_| !clustered)

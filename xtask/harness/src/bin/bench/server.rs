@@ -92,14 +92,23 @@ pub fn round(x: f64, digits: i32) -> f64 {
     (x * f).round() / f
 }
 
+/// Bound on each of the bench's own commands.
+const ADMIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Marks a server the bench has flushed before, so later runs may flush it again.
 const OWNED_KEY: &str = "claim-bench:owned";
 
 impl Admin {
+    /// The bench's own commands may be slow on a busy machine (a
+    /// `FLUSHALL` of 400,000 keys, a pipeline of 1,000 requests): they get
+    /// [`ADMIN_TIMEOUT`], not redis-rs's default of 500 ms.
     pub async fn connect(url: &str) -> redis::RedisResult<Admin> {
         let client = redis::Client::open(url)?;
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(ADMIN_TIMEOUT));
         Ok(Admin {
-            conn: client.get_multiplexed_async_connection().await?,
+            conn: client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await?,
         })
     }
 

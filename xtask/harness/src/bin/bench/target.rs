@@ -43,8 +43,9 @@ pub struct Target {
     pub layout: KeyLayout,
     pub nodes: Vec<Node>,
     pub queues: Vec<TargetQueue>,
-    /// Keeps the private cluster's processes alive; killed on drop.
-    _cluster: Option<RedisCluster>,
+    /// The private cluster this target started: its processes live as long
+    /// as the target and are killed on drop.
+    cluster: Option<RedisCluster>,
 }
 
 impl Target {
@@ -66,7 +67,7 @@ impl Target {
                 list: set.list.clone(),
                 node: 0,
             }],
-            _cluster: None,
+            cluster: None,
         }
     }
 
@@ -100,7 +101,7 @@ impl Target {
             layout: KeyLayout::HashTagged,
             nodes,
             queues: Vec::new(),
-            _cluster: None,
+            cluster: None,
         };
         for node in 0..queues {
             let name = (0..)
@@ -110,12 +111,12 @@ impl Target {
             let list = format!("{{{name}}}:results");
             target.queues.push(TargetQueue { name, list, node });
         }
-        target._cluster = Some(cluster);
+        target.cluster = Some(cluster);
         target
     }
 
     pub fn is_cluster(&self) -> bool {
-        self._cluster.is_some()
+        self.cluster.is_some()
     }
 
     /// The index of the node serving `key` (0 on a standalone server).
