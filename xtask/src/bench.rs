@@ -14,6 +14,11 @@
 //! - `protected-16K`, `protected-16K-ref`: `protected` with 16 KiB
 //!   payloads, inline and stored apart (Go's payload references), at most
 //!   50,000 requests and 10,000 held pending;
+//! - `protected-cluster`: `protected` on a private cluster of three
+//!   primaries (no replicas) the run starts itself, one queue per primary,
+//!   one runtime draining all three; `protected-cluster-1q`: the same
+//!   cluster with one queue (everything on one primary: the cluster
+//!   client's own cost);
 //! - `profile`: Redis CPU of each script called on its own.
 //!
 //! Each run prints a `row` line (`key=value`) and a `json` line; this module
@@ -22,6 +27,7 @@
 //! copy. `--repeat N` runs the list N times, interleaved, and also prints
 //! each run's medians.
 
+mod cluster;
 mod server;
 mod table;
 
@@ -44,7 +50,7 @@ struct Options {
     program: Option<PathBuf>,
 }
 
-const ALL_RUNS: [&str; 8] = [
+const ALL_RUNS: [&str; 10] = [
     "protected",
     "unprotected",
     "memory",
@@ -52,6 +58,8 @@ const ALL_RUNS: [&str; 8] = [
     "protected×3",
     "protected-16K",
     "protected-16K-ref",
+    "protected-cluster",
+    "protected-cluster-1q",
     "profile",
 ];
 
@@ -64,7 +72,7 @@ const LARGE_HOLD_PENDING: usize = 10_000;
 
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
      [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] \
-     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,profile] \
+     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,protected-cluster,protected-cluster-1q,profile] \
      [--repeat N (the runs N times, interleaved; medians printed)] [--no-build] \
      [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
 
@@ -75,6 +83,8 @@ fn canonical(run: &str) -> String {
         "protected-aof" | "aof" => "protected+aof".to_owned(),
         "protected-16k" | "16k" => "protected-16K".to_owned(),
         "protected-16k-ref" | "16k-ref" => "protected-16K-ref".to_owned(),
+        "cluster" => "protected-cluster".to_owned(),
+        "cluster-1q" => "protected-cluster-1q".to_owned(),
         other => other.to_owned(),
     }
 }
@@ -176,10 +186,16 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let schedule: Vec<&String> = (0..options.repeat).flat_map(|_| &options.runs).collect();
     for name in schedule {
         let (kind, server) = match name.as_str() {
-            "protected+aof" => ("protected", aof.as_ref().unwrap_or(&plain)),
-            "protected×3" => ("replicas", &plain),
-            "protected-16K" | "protected-16K-ref" => ("protected", &plain),
-            other => (other, &plain),
+            "protected+aof" => ("protected", aof.as_ref()),
+            "protected×3" => ("replicas", Some(&plain)),
+            "protected-16K" | "protected-16K-ref" => ("protected", Some(&plain)),
+            // The cluster runs start their own cluster: no server here.
+            "protected-cluster" | "protected-cluster-1q" => ("cluster", None),
+            other => (other, Some(&plain)),
+        };
+        let target = match server {
+            Some(server) => vec!["--url".to_owned(), server.url()],
+            None => cluster::queues_arg(name),
         };
         eprintln!(
             "xtask: bench run {name} ({})",
@@ -187,7 +203,8 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         );
         let mut cmd = Command::new(&program);
         cmd.arg(kind)
-            .args(["--name", name, "--url", &server.url()])
+            .args(["--name", name])
+            .args(&target)
             .args(pass_for(name, &options.pass))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -245,6 +262,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
             );
         }
     }
+    cluster::print_summary(&rows);
     if !steps.is_empty() {
         println!("\nRedis CPU per item, each step alone (profile):");
         for step in &steps {

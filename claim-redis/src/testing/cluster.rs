@@ -1,4 +1,4 @@
-//! A private Redis Cluster for tests: three primaries with one replica each on free loopback ports, own data dirs, `redis-cli --cluster create`; kill a primary and wait for its replica's promotion; all killed on drop.
+//! A private Redis Cluster for tests: three primaries with one replica each (or none, for the bench) on free loopback ports, own data dirs, `redis-cli --cluster create`; kill a primary and wait for its replica's promotion; all killed on drop.
 
 use super::process::{Process, Ready, cli, cli_raw, os, reap_after_exit, redis_cli_path, wait_for};
 use super::{free_port, random_u64};
@@ -9,8 +9,8 @@ use std::time::Duration;
 /// Bound on the cluster forming, and on a replica's promotion.
 pub const CLUSTER_TIMEOUT: Duration = Duration::from_secs(40);
 
-/// Nodes: three primaries, three replicas.
-const NODES: usize = 6;
+/// Primaries: the slots are split three ways.
+const PRIMARIES: usize = 3;
 
 /// A running cluster of six `redis-server --cluster-enabled yes` processes.
 #[derive(Debug)]
@@ -39,13 +39,20 @@ impl RedisCluster {
     /// Starts six nodes, joins them (`--cluster-replicas 1`) and waits until
     /// every node reports `cluster_state:ok` and each replica has synced.
     pub fn start() -> std::io::Result<RedisCluster> {
+        RedisCluster::start_with_replicas(1)
+    }
+
+    /// Starts three primaries with `replicas` replicas each (0: primaries
+    /// only, as the bench wants, so no replication traffic shares the
+    /// CPU), joined and healthy as [`RedisCluster::start`] leaves them.
+    pub fn start_with_replicas(replicas: usize) -> std::io::Result<RedisCluster> {
         redis_cli_path()?;
         let root = std::env::temp_dir().join(format!("claim-redis-cluster-{:016x}", random_u64()));
         let mut cluster = RedisCluster {
             nodes: Vec::new(),
             root,
         };
-        for i in 0..NODES {
+        for i in 0..PRIMARIES * (1 + replicas) {
             let node = cluster.spawn_node(i)?;
             cluster.nodes.push(node);
         }
@@ -61,7 +68,7 @@ impl RedisCluster {
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&log)?)
             .stderr(Stdio::null())
@@ -258,7 +265,7 @@ impl RedisCluster {
             self.all_ok()?;
             let nodes = self.nodes().map_err(|e| e.to_string())?;
             let primaries = nodes.iter().filter(|n| n.primary && !n.failed).count();
-            if primaries != 3 {
+            if primaries != PRIMARIES {
                 return Err(format!("{primaries} live primaries"));
             }
             for node in self.nodes.iter().filter(|n| n.is_running()) {

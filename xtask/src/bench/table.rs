@@ -4,11 +4,15 @@
 pub(super) type Row = Vec<(String, String)>;
 
 /// Table columns: header, row key.
-pub(super) const COLUMNS: [(&str, &str); 14] = [
+pub(super) const COLUMNS: [(&str, &str); 15] = [
     ("jobs/s", "jobs_per_s"),
     ("p50 ms", "p50_ms"),
     ("p99 ms", "p99_ms"),
     ("Redis µs/job", "redis_cpu_us_per_job"),
+    (
+        "µs/job by primary",
+        "redis_cpu_us_per_served_job_by_primary",
+    ),
     ("calls/job", "redis_calls_per_job"),
     ("RT/job", "round_trips_per_job"),
     ("B/claim", "claim_bytes"),
@@ -69,7 +73,7 @@ pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
                     .collect();
                 values.sort_by(f64::total_cmp);
                 let cell = match values.len() {
-                    0 => "-".to_owned(),
+                    0 => per_part_median(&same, key),
                     n => values[(n - 1) / 2].to_string(),
                 };
                 out.push((key.to_owned(), cell));
@@ -77,6 +81,34 @@ pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
             out
         })
         .collect()
+}
+
+/// For a cell of `/`-separated figures (one per cluster primary): the
+/// median of each part over `rows`, `-` for a part none had; `-` when no
+/// row has such a cell.
+fn per_part_median(rows: &[&Row], key: &str) -> String {
+    let cells: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| get(r, key))
+        .filter(|c| c.contains('/'))
+        .map(|c| c.split('/').collect())
+        .collect();
+    let parts = cells.iter().map(Vec::len).max().unwrap_or(0);
+    if parts == 0 {
+        return "-".to_owned();
+    }
+    let median = |i: usize| {
+        let mut values: Vec<f64> = cells
+            .iter()
+            .filter_map(|c| c.get(i)?.parse().ok())
+            .collect();
+        values.sort_by(f64::total_cmp);
+        match values.len() {
+            0 => "-".to_owned(),
+            n => values[(n - 1) / 2].to_string(),
+        }
+    };
+    (0..parts).map(median).collect::<Vec<_>>().join("/")
 }
 
 pub(super) fn print_table(rows: &[Row]) {
@@ -144,5 +176,19 @@ mod tests {
         assert_eq!(get(&m[0], "p50_ms"), "2");
         assert_eq!(get(&m[1], "name"), "b");
         assert_eq!(get(&m[1], "p99_ms"), "-");
+    }
+
+    #[test]
+    fn medians_of_per_primary_cells_are_taken_part_by_part() {
+        let key = "redis_cpu_us_per_served_job_by_primary";
+        let rows: Vec<Row> = [
+            format!("name=c {key}=10/20/-"),
+            format!("name=c {key}=30/10/-"),
+            format!("name=c {key}=20/30/-"),
+        ]
+        .iter()
+        .map(|r| pairs(r))
+        .collect();
+        assert_eq!(get(&medians(&rows)[0], key), "20/20/-");
     }
 }

@@ -10,7 +10,10 @@
 //!
 //! Runs: `protected` (the runtime over RedisStore), `unprotected` (ZPOPMIN →
 //! LPUSH), `memory` (the runtime over MemoryStore), `replicas` (three
-//! runtimes on one queue), `profile` (Redis CPU of each script on its own).
+//! runtimes on one queue), `cluster` (the runtime over RedisStore on a
+//! private cluster of three primaries, `--queues` queues on as many
+//! primaries; never given a `--url`), `profile` (Redis CPU of each script
+//! on its own).
 //! Every run but `replicas` has three phases: a hold with `--hold-pending`
 //! requests pending and `--hold-inflight` held by a waiting handler (worker
 //! RSS, Redis bytes per claim), a drain of `--requests` enqueued before the
@@ -21,6 +24,7 @@ mod counting;
 mod profile;
 mod protected;
 mod server;
+mod target;
 mod unprotected;
 
 use async_trait::async_trait;
@@ -33,11 +37,12 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use target::Target;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser, Debug)]
 struct Args {
-    /// protected | unprotected | memory | replicas | profile
+    /// protected | unprotected | memory | replicas | cluster | profile
     run: String,
     /// The name the row carries (default: the run).
     #[arg(long)]
@@ -66,6 +71,9 @@ struct Args {
     hold_inflight: usize,
     #[arg(long, default_value_t = 3)]
     replicas: usize,
+    /// Queues of the `cluster` run, each on its own primary (1 to 3).
+    #[arg(long, default_value_t = 3)]
+    queues: usize,
     /// Claims held before the profile acks the oldest.
     #[arg(long, default_value_t = 100)]
     window: usize,
@@ -234,6 +242,26 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
         Some(stored) => stored.len(),
         None => server::payload(set.payloads.bytes).to_string().len(),
     };
+    // A cluster store call is several round trips (the claim reads the
+    // producer's keys slot by slot before its script; the ack deletes them
+    // one `del_if` per key after its own), so calls are not round trips there.
+    let clustered = !drain.by_primary.is_empty();
+    let round_trips = d
+        .filter(|_| !clustered)
+        .map(|_| (get(&c.calls) + pings) as f64 / jobs);
+    let by_primary: Vec<String> = drain
+        .by_primary
+        .iter()
+        .map(|p| match p.jobs {
+            0 => "-".to_owned(),
+            n => format!("{:.2}", p.delta.cpu_us / n as f64),
+        })
+        .collect();
+    let by_primary = if clustered {
+        by_primary.join("/")
+    } else {
+        "-".to_owned()
+    };
     let row = serde_json::json!({
         "name": name,
         "jobs_per_s": jobs_per_s.round() as u64,
@@ -241,7 +269,8 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
         "p99_ms": field(percentile(latency, 0.99), 2),
         "redis_cpu_us_per_job": field(d.map(|d| d.cpu_us / jobs), 2),
         "redis_calls_per_job": field(d.map(|d| d.calls() as f64 / jobs), 2),
-        "round_trips_per_job": field(d.map(|_| (get(&c.calls) + pings) as f64 / jobs), 4),
+        "round_trips_per_job": field(round_trips, 4),
+        "redis_cpu_us_per_served_job_by_primary": by_primary,
         "worker_cpu_us_per_job": round(drain.worker_cpu_s * 1e6 / jobs, 2),
         "machine_busy": round(drain.machine_busy, 2),
         "claim_bytes": field(held.and_then(|h| h.claim_bytes), 0),
@@ -271,6 +300,23 @@ fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option
     full["ack_calls"] = get(&c.ack_calls).into();
     full["peeks"] = get(&c.peeks).into();
     full["pool_pings"] = pings.into();
+    full["store_calls_per_job"] = round(get(&c.calls) as f64 / jobs, 4).into();
+    if clustered {
+        full["primaries"] = drain
+            .by_primary
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "port": p.port,
+                    "jobs_served": p.jobs,
+                    "cpu_us": round(p.delta.cpu_us, 0),
+                    "cpu_us_per_served_job": field((p.jobs > 0).then(|| p.delta.cpu_us / p.jobs as f64), 2),
+                    "cpu_us_per_job_of_run": round(p.delta.cpu_us / jobs, 2),
+                    "calls_per_job_of_run": round(p.delta.calls() as f64 / jobs, 3),
+                })
+            })
+            .collect();
+    }
     if let Some(by_key) = held.and_then(|h| h.claim_bytes_by_key) {
         full["claim_bytes_by_key"] = serde_json::json!({
             "claimed": round(by_key[0], 0),
@@ -315,8 +361,12 @@ async fn main() {
     // Keeps a private server alive for the run when no --url was given.
     let mut private = None;
     let url = match &args.url {
+        Some(_) if args.run == "cluster" => {
+            eprintln!("bench: the cluster run starts its own cluster; leave out --url");
+            std::process::exit(2);
+        }
         Some(url) => url.clone(),
-        None if args.run == "memory" => String::new(),
+        None if args.run == "memory" || args.run == "cluster" => String::new(),
         None => {
             let server = claim_redis::testing::RedisServer::start(Default::default())
                 .expect("start a private redis-server (is redis-server on PATH?)");
@@ -346,14 +396,11 @@ async fn main() {
         std::process::exit(2);
     }
     match args.run.as_str() {
-        "protected" | "memory" => {
-            let backend = if args.run == "memory" {
-                Backend::Memory
-            } else {
-                Backend::Redis {
-                    url: url.clone(),
-                    admin: admin().await,
-                }
+        "protected" | "memory" | "cluster" => {
+            let backend = match args.run.as_str() {
+                "memory" => Backend::Memory,
+                "cluster" => Backend::Redis(Arc::new(Target::cluster(args.queues).await)),
+                _ => Backend::Redis(Arc::new(Target::standalone(&url, &set).await)),
             };
             let held = protected::hold(&set, &backend).await;
             let drain = protected::drain(&set, &backend, 1).await;
@@ -362,10 +409,7 @@ async fn main() {
             emit(&name, &set, &drain, &latency, Some(&held));
         }
         "replicas" => {
-            let backend = Backend::Redis {
-                url: url.clone(),
-                admin: admin().await,
-            };
+            let backend = Backend::Redis(Arc::new(Target::standalone(&url, &set).await));
             let drain = protected::drain(&set, &backend, args.replicas).await;
             emit(&name, &set, &drain, &[], None);
         }

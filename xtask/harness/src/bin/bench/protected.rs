@@ -1,13 +1,14 @@
-//! Runs of the real runtime (`protected`, `protected×3`, `memory`): drain, steady-rate latency, and a hold with work in flight.
+//! Runs of the real runtime (`protected`, `protected×3`, `memory`, `protected-cluster`): drain, steady-rate latency, and a hold with work in flight.
 
 use crate::counting::{Counting, Counts, Latency};
-use crate::server::{Admin, Delta};
+use crate::server::Delta;
+use crate::target::Target;
 use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
 use async_worker::{Handler, OpenGate, QueueSpec, Runtime, RuntimeConfig};
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::{ClaimStore, Generation};
 use claim_memory::MemoryStore;
-use claim_redis::{RedisStore, RedisStoreOptions};
+use claim_redis::RedisStore;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -17,10 +18,8 @@ use tokio_util::sync::CancellationToken;
 /// Where the runtime's store lives.
 #[derive(Clone)]
 pub enum Backend {
-    Redis {
-        url: String,
-        admin: Admin,
-    },
+    /// One server, or a private cluster's primaries.
+    Redis(Arc<Target>),
     /// One memory store per phase, created by the phase.
     Memory,
 }
@@ -37,10 +36,21 @@ pub struct Drain {
     /// Claims held (claimed, not yet acked), sampled every millisecond, sorted.
     pub in_flight: Vec<u64>,
     pub counts: Arc<Counts>,
+    /// Every node's figures, summed.
     pub delta: Option<Delta>,
+    /// A cluster's primaries, each on its own (empty on one server).
+    pub by_primary: Vec<Primary>,
     /// Payload keys still stored after a drain by reference (each ack
     /// deletes its own): must be 0.
     pub payload_keys_left: Option<u64>,
+}
+
+/// What one primary of a cluster did during the drain.
+pub struct Primary {
+    pub port: u16,
+    /// Requests of the queues it holds.
+    pub jobs: u64,
+    pub delta: Delta,
 }
 
 /// What the hold phase saw with work in flight.
@@ -55,17 +65,18 @@ pub struct Held {
 impl Backend {
     async fn fresh_store(&self) -> Arc<dyn ClaimStore> {
         match self {
-            Backend::Redis { url, .. } => {
-                let options = RedisStoreOptions::new(url.clone(), StoreConfig::default());
-                Arc::new(RedisStore::connect(options).await.expect("connect"))
-            }
+            Backend::Redis(target) => Arc::new(
+                RedisStore::connect(target.store_options())
+                    .await
+                    .expect("connect"),
+            ),
             Backend::Memory => Arc::new(MemoryStore::new(StoreConfig::default())),
         }
     }
 
     async fn flush(&self) {
-        if let Backend::Redis { admin, .. } = self {
-            admin.flush().await.expect("FLUSHALL");
+        if let Backend::Redis(target) = self {
+            target.flush().await;
         }
     }
 
@@ -84,8 +95,8 @@ impl Backend {
             }
         };
         match self {
-            Backend::Redis { admin, .. } => admin
-                .enqueue(&set.queue, seqs, deadline, set.payloads, mark)
+            Backend::Redis(target) => target
+                .enqueue(seqs, deadline, set.payloads, mark)
                 .await
                 .expect("enqueue"),
             Backend::Memory => {
@@ -105,9 +116,13 @@ impl Backend {
     }
 }
 
-fn config(set: &Settings, concurrency: usize) -> RuntimeConfig {
+fn config(set: &Settings, backend: &Backend, concurrency: usize) -> RuntimeConfig {
+    let queues = match backend {
+        Backend::Redis(target) => target.queue_specs(),
+        Backend::Memory => vec![QueueSpec::new(set.queue.clone())],
+    };
     RuntimeConfig {
-        queues: vec![QueueSpec::new(set.queue.clone())],
+        queues,
         concurrency,
         batch_size: set.batch,
         ack_batch_size: set.ack_batch,
@@ -150,14 +165,14 @@ pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain 
     backend
         .enqueue(set, stores[0].as_ref(), 0..set.requests, None)
         .await;
-    let admin = match backend {
-        Backend::Redis { admin, .. } => Some(admin.clone()),
+    let target = match backend {
+        Backend::Redis(target) => Some(target.clone()),
         Backend::Memory => None,
     };
-    let before = match &admin {
-        Some(a) => {
-            a.reset_stats().await.expect("RESETSTAT");
-            Some(a.snapshot().await.expect("INFO"))
+    let before = match &target {
+        Some(t) => {
+            t.reset_stats().await;
+            Some(t.snapshots().await)
         }
         None => None,
     };
@@ -173,7 +188,7 @@ pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain 
             start(
                 s.clone(),
                 Arc::new(NoOp),
-                config(set, set.concurrency),
+                config(set, backend, set.concurrency),
                 &stop,
             )
         })
@@ -193,14 +208,33 @@ pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain 
     let machine_busy = (busy - machine.0) as f64 / (total - machine.1).max(1) as f64;
     let mut in_flight = held.into_inner();
     in_flight.sort_unstable();
-    let delta = match (&admin, before) {
-        (Some(a), Some(before)) => Some(Admin::delta(&before, &a.snapshot().await.expect("INFO"))),
-        _ => None,
+    let deltas = match (&target, before) {
+        (Some(t), Some(before)) => Target::deltas(&before, &t.snapshots().await),
+        _ => Vec::new(),
     };
-    let payload_keys_left = match &admin {
-        Some(a) if set.payloads.by_reference => {
-            Some(a.count_keys("request-payload:*").await.expect("SCAN"))
+    let delta = deltas.iter().fold(None, |sum: Option<Delta>, d| {
+        let mut sum = sum.unwrap_or_default();
+        sum.add(d);
+        Some(sum)
+    });
+    let by_primary = match &target {
+        Some(t) if t.is_cluster() => {
+            let jobs = t.jobs_by_node(set.requests);
+            t.nodes
+                .iter()
+                .zip(jobs)
+                .zip(deltas)
+                .map(|((node, jobs), delta)| Primary {
+                    port: node.port,
+                    jobs,
+                    delta,
+                })
+                .collect()
         }
+        _ => Vec::new(),
+    };
+    let payload_keys_left = match &target {
+        Some(t) if set.payloads.by_reference => Some(t.count_keys("request-payload:*").await),
         _ => None,
     };
     stop.cancel();
@@ -216,6 +250,7 @@ pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain 
         in_flight,
         counts,
         delta,
+        by_primary,
     }
 }
 
@@ -233,7 +268,7 @@ pub async fn latency(set: &Settings, backend: &Backend, rate: f64) -> Vec<u32> {
     let run = start(
         store.clone(),
         Arc::new(NoOp),
-        config(set, set.concurrency),
+        config(set, backend, set.concurrency),
         &stop,
     );
     let latency = counts.latency.as_ref().expect("latency");
@@ -264,7 +299,7 @@ pub async fn hold(set: &Settings, backend: &Backend) -> Held {
     let run = start(
         store,
         handler.clone(),
-        config(set, set.hold_inflight),
+        config(set, backend, set.hold_inflight),
         &stop,
     );
     wait_for("the hold phase", Duration::from_secs(120), || {
@@ -274,16 +309,7 @@ pub async fn hold(set: &Settings, backend: &Backend) -> Held {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let rss_kib = crate::rss_kib();
     let claim_bytes_by_key = match backend {
-        Backend::Redis { admin, .. } => {
-            let q = claim_redis::keys::QueueKeys::new("", &set.queue);
-            let claims = admin.hlen(&q.owners).await.expect("HLEN").max(1) as f64;
-            let mut by_key = [0.0; 3];
-            for (i, key) in [q.claimed, q.owners, q.index].into_iter().enumerate() {
-                let bytes = admin.memory_usage(&[key]).await.expect("MEMORY USAGE");
-                by_key[i] = bytes as f64 / claims;
-            }
-            Some(by_key)
-        }
+        Backend::Redis(target) => Some(claim_bytes(target).await),
         Backend::Memory => None,
     };
     let claim_bytes = claim_bytes_by_key.map(|b| b.iter().sum());
@@ -295,4 +321,20 @@ pub async fn hold(set: &Settings, backend: &Backend) -> Held {
         claim_bytes,
         claim_bytes_by_key,
     }
+}
+
+/// Bytes per in-flight claim of the claimed, claim-owners and claims-idx
+/// keys (`MEMORY USAGE`), over every queue, each read on its node.
+async fn claim_bytes(target: &Target) -> [f64; 3] {
+    let mut claims = 0;
+    let mut bytes = [0u64; 3];
+    for (i, queue) in target.queues.iter().enumerate() {
+        let admin = &target.nodes[queue.node].admin;
+        let q = target.queue_keys(i);
+        claims += admin.hlen(&q.owners).await.expect("HLEN");
+        for (k, key) in [q.claimed, q.owners, q.index].into_iter().enumerate() {
+            bytes[k] += admin.memory_usage(&[key]).await.expect("MEMORY USAGE");
+        }
+    }
+    bytes.map(|b| b as f64 / claims.max(1) as f64)
 }

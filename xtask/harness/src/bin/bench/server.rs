@@ -52,6 +52,17 @@ impl Delta {
             .sum()
     }
 
+    /// Adds `other`'s figures (another node's) to these.
+    pub fn add(&mut self, other: &Delta) {
+        self.cpu_us += other.cpu_us;
+        self.sys_us += other.sys_us;
+        for (name, (calls, usec)) in &other.commands {
+            let entry = self.commands.entry(name.clone()).or_default();
+            entry.0 += calls;
+            entry.1 += usec;
+        }
+    }
+
     pub fn calls_of(&self, name: &str) -> u64 {
         self.commands.get(name).map_or(0, |c| c.0)
     }
@@ -81,27 +92,43 @@ pub fn round(x: f64, digits: i32) -> f64 {
     (x * f).round() / f
 }
 
+/// Bound on each of the bench's own commands.
+const ADMIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Marks a server the bench has flushed before, so later runs may flush it again.
 const OWNED_KEY: &str = "claim-bench:owned";
 
 impl Admin {
+    /// The bench's own commands may be slow on a busy machine (a
+    /// `FLUSHALL` of 400,000 keys, a pipeline of 1,000 requests): they get
+    /// [`ADMIN_TIMEOUT`], not redis-rs's default of 500 ms.
     pub async fn connect(url: &str) -> redis::RedisResult<Admin> {
         let client = redis::Client::open(url)?;
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(ADMIN_TIMEOUT));
         Ok(Admin {
-            conn: client.get_multiplexed_async_connection().await?,
+            conn: client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await?,
         })
     }
 
     /// Empties the server between runs, leaving the key that marks it as the
     /// bench's own (see [`Admin::refuse_foreign`]).
     pub async fn flush(&self) -> redis::RedisResult<()> {
+        self.flush_node().await?;
         let mut c = self.conn.clone();
-        redis::cmd("FLUSHALL").query_async::<()>(&mut c).await?;
         redis::cmd("SET")
             .arg(OWNED_KEY)
             .arg(1)
             .query_async(&mut c)
             .await
+    }
+
+    /// Empties this node only, with no mark: a cluster node, which the
+    /// run started itself (the mark's slot may be another node's).
+    pub async fn flush_node(&self) -> redis::RedisResult<()> {
+        let mut c = self.conn.clone();
+        redis::cmd("FLUSHALL").query_async(&mut c).await
     }
 
     /// Every run flushes its server, so a server given with `--url` must be
@@ -232,10 +259,9 @@ impl Admin {
         redis::cmd("HLEN").arg(key).query_async(&mut c).await
     }
 
-    /// Enqueues requests `seqs` as the Go producer does (DEL the cancel
-    /// marker, SET the active token until the deadline, SET the payload
-    /// until ten minutes after it when `payloads` stores it apart, ZADD the
-    /// member), pipelined; calls `mark` for each just before its batch is sent.
+    /// Enqueues requests `seqs` as the Go producer does (see
+    /// [`producer_commands`]), pipelined 1,000 requests at a time; calls
+    /// `mark` for each just before its batch is sent.
     pub async fn enqueue(
         &self,
         queue: &str,
@@ -244,44 +270,70 @@ impl Admin {
         payloads: Payloads,
         mut mark: impl FnMut(usize),
     ) -> redis::RedisResult<()> {
-        let mut c = self.conn.clone();
-        let ttl_ms = 3_600_000u64;
         let mut start = seqs.start;
         while start < seqs.end {
             let end = (start + 1000).min(seqs.end);
             let mut pipe = redis::pipe();
             for seq in start..end {
-                let (id, token) = (crate::id_of(seq), crate::token_of(seq));
-                pipe.cmd("DEL")
-                    .arg(format!("request-cancel:{id}"))
-                    .ignore()
-                    .cmd("SET")
-                    .arg(format!("request-active:{id}"))
-                    .arg(&token)
-                    .arg("PX")
-                    .arg(ttl_ms)
-                    .ignore();
-                let (member, stored) = member(seq, deadline, payloads);
-                if let Some(payload) = stored {
-                    pipe.cmd("SET")
-                        .arg(payload_key(&id, &token))
-                        .arg(payload)
-                        .arg("PX")
-                        .arg(ttl_ms + PAYLOAD_GRACE_MS)
-                        .ignore();
+                for (_, cmd) in producer_commands(queue, seq, deadline, payloads) {
+                    pipe.add_command(cmd).ignore();
                 }
-                pipe.cmd("ZADD")
-                    .arg(queue)
-                    .arg(deadline)
-                    .arg(member)
-                    .ignore();
                 mark(seq);
             }
-            let () = pipe.query_async(&mut c).await?;
+            self.send(&pipe).await?;
             start = end;
         }
         Ok(())
     }
+
+    /// Sends a pipeline whose replies are all ignored.
+    pub async fn send(&self, pipe: &redis::Pipeline) -> redis::RedisResult<()> {
+        let mut c = self.conn.clone();
+        pipe.query_async(&mut c).await
+    }
+}
+
+/// The commands the Go producer sends for request `seq`, each with the key
+/// it touches (a cluster routes it by that key): DEL the cancel marker, SET
+/// the active token until the deadline, SET the payload until ten minutes
+/// after it when `payloads` stores it apart, ZADD the member.
+pub fn producer_commands(
+    queue: &str,
+    seq: usize,
+    deadline: i64,
+    payloads: Payloads,
+) -> Vec<(String, redis::Cmd)> {
+    let ttl_ms = 3_600_000u64;
+    let (id, token) = (crate::id_of(seq), crate::token_of(seq));
+    let mut out = Vec::with_capacity(4);
+    let cancel = format!("request-cancel:{id}");
+    out.push((cancel.clone(), redis::cmd("DEL").arg(&cancel).to_owned()));
+    let active = format!("request-active:{id}");
+    let set_active = redis::cmd("SET")
+        .arg(&active)
+        .arg(&token)
+        .arg("PX")
+        .arg(ttl_ms)
+        .to_owned();
+    out.push((active, set_active));
+    let (member, stored) = member(seq, deadline, payloads);
+    if let Some(payload) = stored {
+        let key = payload_key(&id, &token);
+        let set_payload = redis::cmd("SET")
+            .arg(&key)
+            .arg(payload)
+            .arg("PX")
+            .arg(ttl_ms + PAYLOAD_GRACE_MS)
+            .to_owned();
+        out.push((key, set_payload));
+    }
+    let zadd = redis::cmd("ZADD")
+        .arg(queue)
+        .arg(deadline)
+        .arg(member)
+        .to_owned();
+    out.push((queue.to_owned(), zadd));
+    out
 }
 
 /// How the bench's requests carry their payloads.

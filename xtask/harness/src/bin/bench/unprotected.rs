@@ -194,6 +194,7 @@ pub async fn drain(set: &Arc<Settings>, url: &str, admin: &Admin) -> Drain {
         in_flight: Vec::new(),
         counts,
         delta: Some(delta),
+        by_primary: Vec::new(),
     }
 }
 
