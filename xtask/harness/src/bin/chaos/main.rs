@@ -1,4 +1,4 @@
-//! The chaos run behind `cargo xtask chaos`: real `async-worker` processes, a real redis-server, and faults.
+//! The chaos run behind `cargo xtask chaos`: real `async-worker` processes, a real redis-server (or a Redis Cluster, or a Sentinel group), and faults.
 //!
 //! A private redis-server with AOF `appendfsync always` (or `everysec`
 //! with `--appendfsync everysec`; its own port and data dir), a seeded stand-in gateway with random latency, some 500 and
@@ -16,6 +16,20 @@
 //! generation has exactly one record carrying its `request_token`, every
 //! missing payload ended `PAYLOAD_UNAVAILABLE` (or `CANCELLED`) and no
 //! answered generation's payload key is left.
+//!
+//! `--topology cluster` runs on a private Redis Cluster (three primaries
+//! with a replica each; the queue and the result list on different
+//! primaries, so every ack is the split push-once-then-drop) and
+//! `--topology sentinel` on a primary and replica behind three sentinels
+//! ([`topology`]). The workers get Go's `mode`, `addrs`, `master_name` and
+//! `--replica-acks` as `replica_acks`; the redis-server restart becomes a
+//! SIGKILL of a primary (cluster: the queue's) with its replica promoted
+//! and the killed node started again as a replica ([`failover`]); there is
+//! no proxy cut; the producer counts a submit accepted only once a replica
+//! holds it ([`raw::Raw::on_replica`]). Lost must stay 0; extra records a
+//! Sentinel failover causes (an undone ack) are counted and explained, and
+//! stay a failure in a cluster, where the killed primary is not the result
+//! list's.
 //!
 //! A binary of the `harness` crate, not of async-worker: it needs
 //! claim-redis's and async-worker's `test-support` features (the private
@@ -122,7 +136,9 @@ async fn run(plan: Plan) -> Result<bool, String> {
     if redis_server_path().is_none() {
         return Err("redis-server is not on PATH: the chaos run needs it (Debian: apt-get install redis-server)".into());
     }
+    let starting = Instant::now();
     let deployment = tokio::task::block_in_place(|| Deployment::start(&plan))?;
+    let started_in = starting.elapsed();
     let logs = std::env::temp_dir().join(format!("chaos-{seed}-{}", std::process::id()));
     std::fs::create_dir_all(&logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
     let behaviour = GatewayBehaviour {
@@ -150,7 +166,7 @@ async fn run(plan: Plan) -> Result<bool, String> {
         .await
         .map_err(|e| e.to_string())?;
     let placement = tokio::task::block_in_place(|| deployment.placement(&store))?;
-    println!("redis: {placement}");
+    println!("redis: {placement}; up in {started_in:.1?}");
     let target = deployment.target();
     let configs = (0..plan.workers)
         .map(|slot| {

@@ -340,9 +340,10 @@ impl Figures<'_> {
         }
         if p.layout == Layout::Cluster {
             println!(
-                "  cluster: {} records beyond one per generation; {} duplicate results suppressed by the marker in the list's slot (a claim drop the failover undid redelivers its request; the push-once marker, on another primary, keeps the second result out)",
+                "  cluster: {} records beyond one per generation; {} second results kept out by the push-once marker in the list's slot, {} of them a worker's own retried ack (the rest: requests redelivered after a claim or claim drop the failover undid, or after a worker kill)",
                 self.extra(),
-                self.counters.duplicates_suppressed
+                self.counters.duplicates_suppressed,
+                self.counters.retried_acks_landed
             );
         }
         if p.everysec {

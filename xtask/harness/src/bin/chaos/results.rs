@@ -190,3 +190,41 @@ pub async fn leftovers(store: &RedisStore) -> Result<Leftovers, claim_core::Stor
         dead: depths.dead,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::Target;
+    use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
+
+    #[tokio::test]
+    async fn a_result_list_cut_back_and_grown_again_is_read_on_from_the_newest_record_still_in_place()
+     {
+        if require_redis_server().is_none() {
+            eprintln!("skipped: redis-server not on PATH");
+            return;
+        }
+        let server = RedisServer::start(RedisServerOptions::default()).expect("a redis-server");
+        let mut raw = Raw::new(&Target::Server(server.url()));
+        let records = Mutex::new(Records::default());
+        let push = |items: &[&str]| redis::Cmd::lpush(RESULTS, items);
+        let () = raw.query(&push(&["a", "b", "c"])).await.unwrap();
+        read_new(&mut raw, &records).await.unwrap();
+        // A failover undoes the two newest pushes; three new ones follow.
+        let _: Vec<String> = raw
+            .query(redis::cmd("LPOP").arg(RESULTS).arg(2))
+            .await
+            .unwrap();
+        let () = raw.query(&push(&["d", "e", "f"])).await.unwrap();
+        read_new(&mut raw, &records).await.unwrap();
+        let r = records.lock().unwrap();
+        assert_eq!(r.seen, 6, "a, b, c, then d, e, f: every record read once");
+        assert_eq!(r.undone, 2, "b and c were read, then gone from the list");
+        let list: Vec<Vec<u8>> = ["a", "d", "e", "f"].map(|s| s.as_bytes().to_vec()).into();
+        let expected: Vec<u64> = list.iter().map(|r| digest(r)).collect();
+        assert_eq!(
+            r.in_place, expected,
+            "positions follow the list as it is now"
+        );
+    }
+}
