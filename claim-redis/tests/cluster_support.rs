@@ -22,14 +22,12 @@ fn a_started_cluster_has_three_primaries_promotes_a_replica_when_one_is_killed_a
     assert_ne!(old, new);
     assert_eq!(cluster.primary_of_slot(slot).expect("new owner"), new);
     assert_eq!(cluster.primaries().expect("primaries").len(), 3);
+    // Returns once the node says it is a replica whose sync is done.
     cluster
         .restart_node(old)
-        .expect("the killed node back, synced");
-    let back = cluster.nodes().expect("CLUSTER NODES");
-    let node = back
-        .iter()
-        .find(|n| n.port == old)
-        .expect("the node is known");
-    assert!(!node.primary && !node.failed, "{node:?}");
+        .expect("the killed node back as a synced replica");
+    cluster
+        .wait_healthy(CLUSTER_TIMEOUT)
+        .expect("all ok, three primaries, every replica synced");
     assert_eq!(cluster.primary_of_slot(slot).expect("owner"), new);
 }
