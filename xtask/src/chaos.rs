@@ -1,5 +1,6 @@
-//! `cargo xtask chaos [--workers N] [--requests M] [--seed S] [--short]`:
-//! the chaos run on real processes and a real redis-server.
+//! `cargo xtask chaos [--workers N] [--requests M] [--seed S] [--short] [--topology standalone|cluster|sentinel]`:
+//! the chaos run on real processes and a real redis-server (or a real
+//! Redis Cluster, or a Sentinel group).
 //!
 //! Builds the `async-worker` binary in release mode, then runs the `chaos`
 //! binary of the harness crate (`xtask/harness/src/bin/chaos/`), also in
@@ -20,29 +21,68 @@
 //! `--payload-ref FRACTION` (default 0.5) is the share of submissions made
 //! by reference and `--missing-payloads FRACTION` (default 0.02) the share
 //! of those with no payload stored; the short run covers both.
+//!
+//! `--topology cluster` runs it on a private Redis Cluster (three primaries
+//! with a replica each; the queue and the result list on two different
+//! primaries, so every ack is the split push-once-then-drop) and
+//! `--topology sentinel` on a primary and replica behind three sentinels.
+//! There the Redis fault is a SIGKILL of a primary mid-run (cluster: the
+//! queue's; its replica is promoted, the killed node comes back as a
+//! replica), there is no proxy cut, and the producer counts a submit as
+//! accepted only once a replica holds it. `--replica-acks N` (0 or 1) is
+//! the workers' `replica_acks`; the full run does 0, then 1, the short run
+//! 0. `cargo xtask ci` runs the short cluster run after the standalone one.
 
 use crate::{Error, Shown, cargo, run_inherit};
 
 /// Flags that take a value, and what the value must be.
-const VALUED: [(&str, &str); 6] = [
+const VALUED: [(&str, &str); 8] = [
     ("--workers", "a number of worker processes, at least 2"),
     ("--requests", "a number of requests, at least 100"),
     ("--seed", "an unsigned 64-bit integer"),
     ("--appendfsync", "always or everysec"),
     ("--payload-ref", "a fraction from 0 to 1"),
     ("--missing-payloads", "a fraction from 0 to 1"),
+    ("--topology", "standalone, cluster or sentinel"),
+    ("--replica-acks", "0 or 1 (cluster and sentinel only)"),
 ];
 
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
     let flags = parse(args)?;
-    for policy in policies(&flags) {
-        let mut with_policy = flags.clone();
-        if let Some(policy) = policy {
-            with_policy.extend(["--appendfsync".to_owned(), policy.to_owned()]);
-        }
-        run(&with_policy, &[], Profile::Release)?;
+    for variant in variants(&flags) {
+        let mut with_variant = flags.clone();
+        with_variant.extend(variant);
+        run(&with_variant, &[], Profile::Release)?;
     }
     Ok(())
+}
+
+/// The value of `--flag` in normalised flags.
+fn value<'a>(flags: &'a [String], flag: &str) -> Option<&'a str> {
+    let at = flags.iter().position(|f| f == flag)?;
+    flags.get(at + 1).map(String::as_str)
+}
+
+/// The runs to make, each as the flags it adds: on one server, the fsync
+/// policies ([`policies`]); on a cluster or Sentinel group (no AOF there),
+/// the workers' `replica_acks` asked for, else 0 for `--short` and 0 then 1
+/// for the full run.
+fn variants(flags: &[String]) -> Vec<Vec<String>> {
+    let replicated = value(flags, "--topology").is_some_and(|t| t != "standalone");
+    let flag = |name: &str, value: &str| vec![name.to_owned(), value.to_owned()];
+    if !replicated {
+        return policies(flags)
+            .into_iter()
+            .map(|p| p.map_or_else(Vec::new, |p| flag("--appendfsync", p)))
+            .collect();
+    }
+    if flags.iter().any(|f| f == "--replica-acks") {
+        vec![Vec::new()]
+    } else if flags.iter().any(|f| f == "--short") {
+        vec![flag("--replica-acks", "0")]
+    } else {
+        vec![flag("--replica-acks", "0"), flag("--replica-acks", "1")]
+    }
 }
 
 /// The fsync policies to run: the one asked for; else `always` alone for
@@ -94,6 +134,8 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
         };
         let valid = match name.as_str() {
             "--appendfsync" => value == "always" || value == "everysec",
+            "--topology" => matches!(value.as_str(), "standalone" | "cluster" | "sentinel"),
+            "--replica-acks" => value == "0" || value == "1",
             "--payload-ref" | "--missing-payloads" => {
                 value.parse::<f64>().is_ok_and(|f| (0.0..=1.0).contains(&f))
             }
@@ -106,6 +148,17 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
         }
         flags.push(name);
         flags.push(value);
+    }
+    let replicated = value(&flags, "--topology").is_some_and(|t| t != "standalone");
+    if replicated && flags.iter().any(|f| f == "--appendfsync") {
+        return Err(Error::Usage(
+            "`--appendfsync` applies to the standalone server only: cluster and sentinel nodes keep their data on replicas, without AOF; drop it or use --topology standalone".into(),
+        ));
+    }
+    if !replicated && value(&flags, "--replica-acks").is_some_and(|n| n != "0") {
+        return Err(Error::Usage(
+            "`--replica-acks 1` needs a replica: use it with --topology cluster or sentinel".into(),
+        ));
     }
     Ok(flags)
 }
@@ -166,6 +219,40 @@ mod tests {
                 Err(Error::Usage(_))
             ));
         }
+    }
+
+    #[test]
+    fn a_topology_is_checked_before_the_build_and_rules_out_what_it_has_no_use_for() {
+        assert_eq!(
+            parse(args(&["--topology=cluster", "--short"])).ok(),
+            Some(args(&["--topology", "cluster", "--short"]))
+        );
+        for bad in [
+            &["--topology", "mesh"][..],
+            &["--topology", "cluster", "--appendfsync", "everysec"],
+            &["--replica-acks", "1"],
+            &["--topology", "sentinel", "--replica-acks", "2"],
+        ] {
+            assert!(matches!(parse(args(bad)), Err(Error::Usage(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_replicated_topology_runs_with_replica_acks_0_then_1_and_short_with_0() {
+        let full = variants(&args(&["--topology", "sentinel"]));
+        assert_eq!(
+            full,
+            vec![
+                args(&["--replica-acks", "0"]),
+                args(&["--replica-acks", "1"])
+            ]
+        );
+        let short = variants(&args(&["--topology", "cluster", "--short"]));
+        assert_eq!(short, vec![args(&["--replica-acks", "0"])]);
+        let asked = variants(&args(&["--topology", "cluster", "--replica-acks", "1"]));
+        assert_eq!(asked, vec![Vec::<String>::new()]);
+        let standalone = variants(&args(&["--short"]));
+        assert_eq!(standalone, vec![args(&["--appendfsync", "always"])]);
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! A private Redis Cluster for tests: three primaries with one replica each (or none, for the bench) on free loopback ports, own data dirs, `redis-cli --cluster create`; kill a primary and wait for its replica's promotion; all killed on drop.
 
-use super::process::{Process, Ready, cli, cli_raw, os, reap_after_exit, redis_cli_path, wait_for};
+use super::process::{
+    Process, Ready, cli, cli_raw, os, reap_after_exit, redis_cli_path, wait_for,
+    wait_synced_replica,
+};
 use super::{free_port, random_u64};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -236,6 +239,19 @@ impl RedisCluster {
             .ok_or_else(|| std::io::Error::other(format!("no node on port {port}")))?;
         node.kill();
         Ok(slot)
+    }
+
+    /// Starts the killed node on `port` again, on its port, data dir and
+    /// `nodes.conf`: the cluster has promoted its replica meanwhile, so it
+    /// rejoins as that node's replica. Waits until its sync is done.
+    pub fn restart_node(&mut self, port: u16) -> std::io::Result<()> {
+        let node = self
+            .nodes
+            .iter_mut()
+            .find(|n| n.port == port)
+            .ok_or_else(|| std::io::Error::other(format!("no node on port {port}")))?;
+        node.respawn(&[])?;
+        wait_synced_replica(port, CLUSTER_TIMEOUT)
     }
 
     fn kill_node_and_wait(&mut self, port: u16) -> std::io::Result<u16> {

@@ -24,6 +24,9 @@ pub(crate) enum Ready {
 pub(crate) struct Process {
     pub port: u16,
     pub dir: PathBuf,
+    /// What it was started with, to start it again ([`Process::respawn`]).
+    args: Vec<OsString>,
+    ready: Ready,
     child: Option<Child>,
 }
 
@@ -71,49 +74,66 @@ impl Process {
         args: &[OsString],
         ready: Ready,
     ) -> std::io::Result<Process> {
+        let mut process = Process {
+            port,
+            dir: dir.to_owned(),
+            args: args.to_vec(),
+            ready,
+            child: None,
+        };
+        process.launch(&[])?;
+        Ok(process)
+    }
+
+    /// Starts a killed process again on its port, directory and arguments
+    /// (plus `extra`), and waits until it is ready.
+    pub(crate) fn respawn(&mut self, extra: &[OsString]) -> std::io::Result<()> {
+        self.kill();
+        self.launch(extra)
+    }
+
+    fn launch(&mut self, extra: &[OsString]) -> std::io::Result<()> {
         let binary = super::redis_server_path().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::NotFound, "redis-server is not on PATH")
         })?;
-        std::fs::create_dir_all(dir)?;
-        let log = dir.join("redis.log");
+        std::fs::create_dir_all(&self.dir)?;
+        let log = self.dir.join("redis.log");
         let _ = std::fs::remove_file(&log);
+        let port = self.port;
         let child = Command::new(binary)
-            .args(args)
+            .args(&self.args)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()?;
-        let mut process = Process {
-            port,
-            dir: dir.to_owned(),
-            child: Some(child),
-        };
+        self.child = Some(child);
         let started = Instant::now();
         while started.elapsed() < READY_TIMEOUT {
-            if let Some(child) = process.child.as_mut()
+            if let Some(child) = self.child.as_mut()
                 && let Some(status) = child.try_wait()?
             {
-                process.child = None;
+                self.child = None;
                 return Err(std::io::Error::other(format!(
                     "redis-server on port {port} exited at start ({status}); log: {}",
-                    process.log_tail()
+                    self.log_tail()
                 )));
             }
-            let up = match ready {
+            let up = match self.ready {
                 Ready::Ping => ping(port),
                 Ready::LogLine(line) => std::fs::read_to_string(&log)
                     .map(|l| l.contains(line))
                     .unwrap_or(false),
             };
             if up {
-                return Ok(process);
+                return Ok(());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        process.kill();
+        self.kill();
         Err(std::io::Error::other(format!(
             "redis-server on port {port} was not ready within {READY_TIMEOUT:?}; log: {}",
-            process.log_tail()
+            self.log_tail()
         )))
     }
 
@@ -219,6 +239,17 @@ pub(crate) fn wait_for<T>(
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
+}
+
+/// Polls until the server on `port` is a replica whose link to its
+/// primary is up (its initial sync done), at most `bound`.
+pub(crate) fn wait_synced_replica(port: u16, bound: Duration) -> std::io::Result<()> {
+    wait_for("the restarted node's sync as a replica", bound, || {
+        let info = cli(port, &["INFO", "replication"]).map_err(|e| e.to_string())?;
+        (info.contains("role:slave") && info.contains("master_link_status:up"))
+            .then_some(())
+            .ok_or(info)
+    })
 }
 
 /// Starts a watcher that SIGKILLs `pids` and removes `dir` once this

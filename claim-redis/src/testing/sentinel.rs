@@ -1,6 +1,6 @@
 //! A private Sentinel group for tests: one primary, one replica, three `redis-server --sentinel` with a generated config, on free loopback ports; kill the primary and wait until the sentinels name the promoted replica.
 
-use super::process::{Process, Ready, cli, cli_raw, os, wait_for};
+use super::process::{Process, Ready, cli, cli_raw, os, wait_for, wait_synced_replica};
 use super::{free_port, random_u64};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -133,6 +133,13 @@ impl SentinelGroup {
     /// SIGKILLs the current primary and waits until every sentinel names
     /// the promoted replica and it answers as a primary. Returns its port.
     pub fn kill_primary(&mut self) -> std::io::Result<u16> {
+        let old = self.kill_primary_now()?;
+        self.wait_failover(old)
+    }
+
+    /// SIGKILLs the current primary without waiting (callers observe the
+    /// failover window themselves); returns its port.
+    pub fn kill_primary_now(&mut self) -> std::io::Result<u16> {
         let old = self.primary_port()?;
         let process = self
             .data
@@ -140,6 +147,12 @@ impl SentinelGroup {
             .find(|p| p.port == old && p.is_running())
             .ok_or_else(|| std::io::Error::other(format!("no running primary on {old}")))?;
         process.kill();
+        Ok(old)
+    }
+
+    /// Waits until every sentinel names a primary other than `old` and it
+    /// answers as a primary. Returns its port.
+    pub fn wait_failover(&self, old: u16) -> std::io::Result<u16> {
         wait_for("the sentinels' failover", SENTINEL_TIMEOUT, || {
             for s in &self.sentinels {
                 let raw = cli_raw(
@@ -160,6 +173,20 @@ impl SentinelGroup {
             let info = cli(new, &["INFO", "replication"]).map_err(|e| e.to_string())?;
             info.contains("role:master").then_some(new).ok_or(info)
         })
+    }
+
+    /// Starts the killed data node on `port` again as a replica of the
+    /// current primary (the sentinels would reconfigure it so too; saying
+    /// it at start spares the wait), and waits until its sync is done.
+    pub fn restart_node(&mut self, port: u16) -> std::io::Result<()> {
+        let primary = self.primary_port()?;
+        let process = self
+            .data
+            .iter_mut()
+            .find(|p| p.port == port)
+            .ok_or_else(|| std::io::Error::other(format!("no data node on port {port}")))?;
+        process.respawn(&[os("--replicaof"), os("127.0.0.1"), os(primary.to_string())])?;
+        wait_synced_replica(port, SENTINEL_TIMEOUT)
     }
 }
 

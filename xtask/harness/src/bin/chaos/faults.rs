@@ -1,12 +1,14 @@
-//! Carrying out the plan's faults: worker SIGKILLs, the redis-server restart, the proxy cut.
+//! Carrying out the plan's faults: worker SIGKILLs, the redis-server restart, the proxy cut, and (cluster, Sentinel) the primary kill of [`crate::failover`].
 
+use crate::failover::{self, Failover};
 use crate::fleet::{Fleet, Mark};
 use crate::plan::{Fault, Plan};
 use crate::proxy::{CutReport, Proxy};
+use crate::raw::Raw;
 use crate::redelivery::{self, KillTrace};
-use crate::results::{self, Raw};
+use crate::results;
+use crate::topology::Deployment;
 use claim_redis::RedisStore;
-use claim_redis::testing::RedisServer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
@@ -22,8 +24,9 @@ pub struct Targets {
     pub plan: Plan,
     pub start: Instant,
     pub fleet: Arc<Mutex<Fleet>>,
-    pub server: RedisServer,
-    pub proxy: Arc<Proxy>,
+    pub deployment: Deployment,
+    /// The proxy one worker reaches Redis through (standalone only).
+    pub proxy: Option<Arc<Proxy>>,
     pub store: RedisStore,
     pub raw: Raw,
 }
@@ -44,6 +47,8 @@ pub struct Outcome {
     pub ride_through: Vec<JoinHandle<RideThrough>>,
     /// The proxy cut's report and its ride-through check.
     pub cut: Option<JoinHandle<(CutReport, RideThrough)>>,
+    /// The primary kill (cluster, Sentinel).
+    pub failover: Option<Failover>,
 }
 
 /// `[  12.3s]`: the time since submissions began.
@@ -59,22 +64,23 @@ pub async fn run(t: &mut Targets) -> Result<Outcome, String> {
         match fault {
             Fault::KillWorker(slot) => kill(t, slot, &mut out).await?,
             Fault::RestartRedis => restart_redis(t, &mut out).await?,
-            Fault::CutProxy => out.cut = Some(tokio::spawn(cut(t))),
+            Fault::CutProxy => out.cut = cut(t).map(tokio::spawn),
+            Fault::KillPrimary => failover::kill_primary(t, &mut out).await?,
         }
     }
     Ok(out)
 }
 
 /// Cuts the proxied worker off, then checks it claims again once reconnected.
-fn cut(t: &Targets) -> impl Future<Output = (CutReport, RideThrough)> + use<> {
-    let (proxy, length, start) = (t.proxy.clone(), t.plan.cut_for, t.start);
+fn cut(t: &Targets) -> Option<impl Future<Output = (CutReport, RideThrough)> + use<>> {
+    let (proxy, length, start) = (t.proxy.clone()?, t.plan.cut_for, t.start);
     let (fleet, slot) = (t.fleet.clone(), t.plan.cut_slot);
     println!(
         "{} proxy cut: worker {slot} cut off from Redis for {length:?} ({:?} blackhole, then refused)",
         stamp(start),
         length / 2
     );
-    async move {
+    Some(async move {
         let report = proxy.cut(length).await;
         println!(
             "{} proxy cut over: {} open connections severed, {} connection attempts turned away; forwarding again",
@@ -91,7 +97,7 @@ fn cut(t: &Targets) -> impl Future<Output = (CutReport, RideThrough)> + use<> {
             report,
             claims_again(fleet, vec![mark], RIDE_THROUGH_BOUND).await,
         )
-    }
+    })
 }
 
 async fn kill(t: &mut Targets, slot: usize, out: &mut Outcome) -> Result<(), String> {
@@ -148,8 +154,11 @@ pub async fn apply_fsync_policy(plan: &crate::plan::Plan, raw: &mut Raw) -> Resu
 }
 
 async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String> {
+    let Deployment::Standalone(server) = &mut t.deployment else {
+        return Err("the redis-server restart is a standalone fault".into());
+    };
     let before = results::list_len(&mut t.raw).await.ok();
-    t.server.kill();
+    server.kill();
     println!(
         "{} redis-server SIGKILLed (AOF appendfsync {}); down for {:?}",
         stamp(t.start),
@@ -158,7 +167,7 @@ async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String>
     );
     tokio::time::sleep(t.plan.redis_down).await;
     let launched = Instant::now();
-    tokio::task::block_in_place(|| t.server.restart())
+    tokio::task::block_in_place(|| server.restart())
         .map_err(|e| format!("restarting redis-server: {e}"))?;
     let back = launched.elapsed();
     out.redis_back_after = Some(back);
@@ -185,7 +194,7 @@ async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String>
 }
 
 /// The result list's length once Redis answers (polling, bounded).
-async fn wait_len(raw: &mut Raw) -> Option<usize> {
+pub async fn wait_len(raw: &mut Raw) -> Option<usize> {
     let give_up = Instant::now() + Duration::from_secs(10);
     while Instant::now() < give_up {
         if let Ok(n) = results::list_len(raw).await {
@@ -199,7 +208,11 @@ async fn wait_len(raw: &mut Raw) -> Option<usize> {
 /// Polls (bounded) until each marked process that still runs has claimed
 /// more requests than at its mark. Returns how many were checked (still
 /// running at the end) and those that never claimed again.
-async fn claims_again(fleet: Arc<Mutex<Fleet>>, marks: Vec<Mark>, bound: Duration) -> RideThrough {
+pub async fn claims_again(
+    fleet: Arc<Mutex<Fleet>>,
+    marks: Vec<Mark>,
+    bound: Duration,
+) -> RideThrough {
     let give_up = Instant::now() + bound;
     loop {
         let (checked, stalled) = {

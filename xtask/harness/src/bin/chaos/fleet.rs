@@ -261,6 +261,24 @@ impl Fleet {
         (alive.len(), stalled)
     }
 
+    /// Lines of every worker log so far (killed processes' included) that
+    /// contain any of `needles`.
+    pub fn count_log_lines(&self, needles: &[&str]) -> usize {
+        let Ok(entries) = std::fs::read_dir(&self.logs) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("worker"))
+            .map(|e| {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                text.lines()
+                    .filter(|l| needles.iter().any(|n| l.contains(n)))
+                    .count()
+            })
+            .sum()
+    }
+
     /// SIGTERM to every process, then waits (polling, bounded) for each to
     /// drain and exit. Returns each exit status, or `None` if it had to be killed.
     pub async fn terminate(&mut self, bound: Duration) -> Vec<Option<ExitStatus>> {

@@ -1,4 +1,4 @@
-//! The chaos run behind `cargo xtask chaos`: real `async-worker` processes, a real redis-server, and faults.
+//! The chaos run behind `cargo xtask chaos`: real `async-worker` processes, a real redis-server (or a Redis Cluster, or a Sentinel group), and faults.
 //!
 //! A private redis-server with AOF `appendfsync always` (or `everysec`
 //! with `--appendfsync everysec`; its own port and data dir), a seeded stand-in gateway with random latency, some 500 and
@@ -17,38 +17,57 @@
 //! missing payload ended `PAYLOAD_UNAVAILABLE` (or `CANCELLED`) and no
 //! answered generation's payload key is left.
 //!
+//! `--topology cluster` runs on a private Redis Cluster (three primaries
+//! with a replica each; the queue and the result list on different
+//! primaries, so every ack is the split push-once-then-drop) and
+//! `--topology sentinel` on a primary and replica behind three sentinels
+//! ([`topology`]). The workers get Go's `mode`, `addrs`, `master_name` and
+//! `--replica-acks` as `replica_acks`; the redis-server restart becomes a
+//! SIGKILL of a primary (cluster: the queue's) with its replica promoted
+//! and the killed node started again as a replica ([`failover`]); there is
+//! no proxy cut; the producer counts a submit accepted only once a replica
+//! holds it ([`raw::Raw::on_replica`]). Lost must stay 0; extra records a
+//! Sentinel failover causes (an undone ack) are counted and explained, and
+//! stay a failure in a cluster, where the killed primary is not the result
+//! list's.
+//!
 //! A binary of the `harness` crate, not of async-worker: it needs
 //! claim-redis's and async-worker's `test-support` features (the private
 //! redis-server, the stand-in gateway), which the processor binary's build
 //! never turns on. `cargo xtask chaos` builds both in release mode, in
 //! separate cargo calls, so the worker under test is the production build.
 
+mod failover;
 mod faults;
 mod fleet;
 mod payloads;
 mod plan;
 mod producer;
 mod proxy;
+mod raw;
 mod redelivery;
 mod report;
 mod results;
+mod topology;
 mod watch;
 
 use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use claim_core::Generation;
 use claim_core::store::StoreConfig;
-use claim_redis::testing::{RedisServer, RedisServerOptions, redis_server_path};
-use claim_redis::{RedisStore, RedisStoreOptions};
+use claim_redis::RedisStore;
+use claim_redis::testing::redis_server_path;
 use clap::Parser;
 use faults::{Targets, stamp};
 use fleet::Fleet;
 use plan::{Args, Plan};
 use producer::Ledger;
-use results::{Raw, Records};
+use raw::Raw;
+use results::Records;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+use topology::Deployment;
 
 /// The run's queue, result list and retry set (on its own server, so no prefix).
 pub const QUEUE: &str = "chaos-requests";
@@ -80,24 +99,46 @@ fn main() -> ExitCode {
 
 async fn run(plan: Plan) -> Result<bool, String> {
     let seed = plan.seed;
+    let (redis, redis_fault) = if plan.layout.replicated() {
+        (
+            format!(
+                "{}, no persistence (data on replicas); workers' replica_acks {}",
+                plan.layout.mode(),
+                plan.replica_acks
+            ),
+            format!(
+                "one primary SIGKILLed ({}; its replica promoted, the killed node started again as a replica); no proxy cut (standalone only)",
+                if plan.layout == plan::Layout::Cluster {
+                    "the one holding the queue's slot"
+                } else {
+                    "the Sentinel primary"
+                }
+            ),
+        )
+    } else {
+        (
+            format!("standalone, appendfsync {}", faults::fsync_policy(&plan)),
+            format!(
+                "one redis-server restart, one {:?} proxy cut of worker {}",
+                plan.cut_for, plan.cut_slot
+            ),
+        )
+    };
     println!(
-        "chaos: seed {seed}; appendfsync {}; {} workers, {} requests at {}/s, {:.0}% by reference ({:.0}% of those with no payload stored); {} worker kills, one redis-server restart, one {:?} proxy cut of worker {}",
-        faults::fsync_policy(&plan),
+        "chaos: seed {seed}; {redis}; {} workers, {} requests at {}/s, {:.0}% by reference ({:.0}% of those with no payload stored); {} worker kills, {redis_fault}",
         plan.workers,
         plan.requests,
         plan.rate,
         plan.payload_ref * 100.0,
         plan.missing_payloads * 100.0,
         plan.kills(),
-        plan.cut_for,
-        plan.cut_slot
     );
     if redis_server_path().is_none() {
         return Err("redis-server is not on PATH: the chaos run needs it (Debian: apt-get install redis-server)".into());
     }
-    let options = RedisServerOptions { aof_always: true };
-    let server = tokio::task::block_in_place(|| RedisServer::start(options))
-        .map_err(|e| format!("starting redis-server: {e}"))?;
+    let starting = Instant::now();
+    let deployment = tokio::task::block_in_place(|| Deployment::start(&plan))?;
+    let started_in = starting.elapsed();
     let logs = std::env::temp_dir().join(format!("chaos-{seed}-{}", std::process::id()));
     std::fs::create_dir_all(&logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
     let behaviour = GatewayBehaviour {
@@ -111,23 +152,30 @@ async fn run(plan: Plan) -> Result<bool, String> {
     let gateway = StandInGateway::start_seeded(behaviour, plan.gateway_seed)
         .await
         .map_err(|e| format!("starting the stand-in gateway: {e}"))?;
-    let upstream = ([127, 0, 0, 1], server.port()).into();
-    let proxy = Arc::new(
-        proxy::Proxy::start(upstream)
-            .await
-            .map_err(|e| format!("starting the proxy: {e}"))?,
-    );
-    let store = RedisStore::connect(RedisStoreOptions::new(server.url(), store_config(&plan)))
+    let proxy = match &deployment {
+        Deployment::Standalone(server) => {
+            let upstream = ([127, 0, 0, 1], server.port()).into();
+            let proxy = proxy::Proxy::start(upstream)
+                .await
+                .map_err(|e| format!("starting the proxy: {e}"))?;
+            Some(Arc::new(proxy))
+        }
+        _ => None,
+    };
+    let store = RedisStore::connect(deployment.store_options(store_config(&plan)))
         .await
         .map_err(|e| e.to_string())?;
+    let placement = tokio::task::block_in_place(|| deployment.placement(&store))?;
+    println!("redis: {placement}; up in {started_in:.1?}");
+    let target = deployment.target();
     let configs = (0..plan.workers)
         .map(|slot| {
-            let url = if slot == plan.cut_slot {
-                proxy.url()
-            } else {
-                server.url()
+            let url = match &proxy {
+                Some(proxy) if slot == plan.cut_slot => proxy.url(),
+                _ => deployment.url(),
             };
-            transport_config(&plan, &url, &gateway.base_url())
+            let fields = deployment.transport_fields(&plan);
+            transport_config(&plan, &url, &gateway.base_url(), fields)
         })
         .collect();
     let fleet = Fleet::start(&plan.worker_bin, &logs, configs, plan.concurrency)
@@ -145,9 +193,10 @@ async fn run(plan: Plan) -> Result<bool, String> {
         ledger.clone(),
         plan.clone(),
         start,
+        plan.layout.replicated().then(|| target.clone()),
     ));
     let reader = tokio::spawn(watch::read_results(
-        server.url(),
+        target.clone(),
         records.clone(),
         stop.clone(),
     ));
@@ -158,13 +207,13 @@ async fn run(plan: Plan) -> Result<bool, String> {
         start,
         stop.clone(),
     ));
-    let mut raw = Raw::new(&server.url()).map_err(|e| e.to_string())?;
+    let mut raw = Raw::new(&target);
     faults::apply_fsync_policy(&plan, &mut raw).await?;
     let mut targets = Targets {
         plan: plan.clone(),
         start,
         fleet: fleet.clone(),
-        server,
+        deployment,
         proxy,
         store: store.clone(),
         raw,
@@ -241,6 +290,10 @@ async fn run(plan: Plan) -> Result<bool, String> {
         .map(|(_, n)| *n as u64)
         .sum();
     let fleet = fleet.lock().await;
+    let replica_shortfalls = fleet.count_log_lines(&[
+        "fewer replicas than replica_acks acknowledged",
+        "WAIT for replicas failed",
+    ]);
     let figures = report::Figures {
         plan: &plan,
         ledger: &ledger,
@@ -252,6 +305,9 @@ async fn run(plan: Plan) -> Result<bool, String> {
         kills,
         records_across_restart: outcome.records_across_restart,
         redis_back_after: outcome.redis_back_after,
+        failover: outcome.failover.clone(),
+        placement,
+        replica_shortfalls,
         cut,
         unexpected_exits: fleet.unexpected_exits.len(),
         unclean_exits,
@@ -264,11 +320,13 @@ async fn run(plan: Plan) -> Result<bool, String> {
     if passed && !plan.keep_logs {
         let _ = std::fs::remove_dir_all(&logs);
     } else {
-        let _ = std::fs::copy(
-            targets.server.data_dir().join("redis.log"),
-            logs.join("redis.log"),
+        if let Some(dir) = targets.deployment.log_dir() {
+            let _ = std::fs::copy(dir.join("redis.log"), logs.join("redis.log"));
+        }
+        println!(
+            "worker (and, standalone, redis) logs kept in {}",
+            logs.display()
         );
-        println!("worker and redis logs kept in {}", logs.display());
     }
     Ok(passed)
 }
@@ -285,9 +343,15 @@ fn store_config(plan: &Plan) -> StoreConfig {
     }
 }
 
-/// A worker's transport config (Go field names).
-fn transport_config(plan: &Plan, url: &str, gateway: &str) -> String {
-    serde_json::json!({
+/// A worker's transport config (Go field names), with the topology's
+/// `mode`, `addrs`, `master_name` and `replica_acks` in `fields`.
+fn transport_config(
+    plan: &Plan,
+    url: &str,
+    gateway: &str,
+    fields: serde_json::Map<String, serde_json::Value>,
+) -> String {
+    let mut config = serde_json::json!({
         "url": url,
         "retry_queue_name": RETRY,
         "result_queue_name": RESULTS,
@@ -297,6 +361,9 @@ fn transport_config(plan: &Plan, url: &str, gateway: &str) -> String {
         "claim_reclaim_interval_ms": plan.reclaim_interval.as_millis() as u64,
         "result_dedup_ttl_seconds": 3600,
         "queues": [{"id": "chaos", "queue_name": QUEUE, "result_queue_name": RESULTS, "igw_base_url": gateway}],
-    })
-    .to_string()
+    });
+    if let Some(object) = config.as_object_mut() {
+        object.extend(fields);
+    }
+    config.to_string()
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(
     name = "chaos",
-    about = "SIGKILLs workers, restarts redis-server under AOF and cuts a worker off from Redis while requests flow; fails unless nothing is lost and every generation has exactly one record"
+    about = "SIGKILLs workers, restarts redis-server under AOF (or SIGKILLs a primary of a cluster or Sentinel group) and cuts a worker off from Redis while requests flow; fails unless nothing is lost and every generation has exactly one record"
 )]
 pub struct Args {
     /// Worker processes [default: 3, or 2 with --short].
@@ -28,9 +28,20 @@ pub struct Args {
     /// Seed of every random choice [default: from the clock; printed either way].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// The CI size: fewer requests, one worker kill, the Redis restart and the proxy cut.
+    /// The CI size: fewer requests, one worker kill, the Redis restart (or
+    /// primary kill) and the proxy cut (standalone only).
     #[arg(long)]
     pub short: bool,
+    /// Where Redis runs: `standalone` (one redis-server under AOF),
+    /// `cluster` (three primaries with a replica each) or `sentinel` (a
+    /// primary, a replica, three sentinels). Cluster and Sentinel SIGKILL a
+    /// primary mid-run instead of restarting redis-server, and have no proxy cut.
+    #[arg(long, value_name = "TOPOLOGY", default_value = "standalone", value_parser = ["standalone", "cluster", "sentinel"])]
+    pub topology: String,
+    /// Replicas the workers `WAIT` for after each claim and ack batch
+    /// (their `replica_acks`; cluster and sentinel only).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub replica_acks: u32,
     /// The `async-worker` binary [default: `../async-worker` next to this program's directory].
     #[arg(long, value_name = "PATH")]
     pub worker_bin: Option<PathBuf>,
@@ -69,6 +80,34 @@ pub enum Fault {
     RestartRedis,
     /// Cut the proxied worker off from Redis for [`Plan::cut_for`].
     CutProxy,
+    /// SIGKILL a primary (cluster: the one holding the queue's slot;
+    /// Sentinel: the primary), let its replica be promoted, then start the
+    /// killed node again as a replica.
+    KillPrimary,
+}
+
+/// Where the run's Redis runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    Standalone,
+    Cluster,
+    Sentinel,
+}
+
+impl Layout {
+    /// The transport config's `mode`.
+    pub fn mode(self) -> &'static str {
+        match self {
+            Layout::Standalone => "standalone",
+            Layout::Cluster => "cluster",
+            Layout::Sentinel => "sentinel",
+        }
+    }
+
+    /// True for cluster and Sentinel: data on replicas, no persistence.
+    pub fn replicated(self) -> bool {
+        self != Layout::Standalone
+    }
 }
 
 /// Everything the run does, decided before it starts.
@@ -105,6 +144,9 @@ pub struct Plan {
     pub keep_logs: bool,
     /// The AOF fsync policy: true for `everysec`, false for `always`.
     pub everysec: bool,
+    pub layout: Layout,
+    /// The workers' `replica_acks`.
+    pub replica_acks: u32,
 }
 
 impl Plan {
@@ -127,6 +169,23 @@ impl Plan {
         }
         if requests < 100 {
             return Err(format!("--requests {requests}: give at least 100"));
+        }
+        let layout = match args.topology.as_str() {
+            "cluster" => Layout::Cluster,
+            "sentinel" => Layout::Sentinel,
+            _ => Layout::Standalone,
+        };
+        if layout == Layout::Standalone && args.replica_acks > 0 {
+            return Err(format!(
+                "--replica-acks {}: a standalone server has no replica to wait for; use it with --topology cluster or sentinel",
+                args.replica_acks
+            ));
+        }
+        if layout.replicated() && args.appendfsync != "always" {
+            return Err(format!(
+                "--appendfsync {} applies to the standalone server only: cluster and Sentinel nodes keep their data on replicas, without AOF; drop the flag",
+                args.appendfsync
+            ));
         }
         let worker_bin = match &args.worker_bin {
             Some(path) => path.clone(),
@@ -161,6 +220,8 @@ impl Plan {
             worker_bin,
             keep_logs: args.keep_logs,
             everysec: args.appendfsync == "everysec",
+            layout,
+            replica_acks: args.replica_acks,
         };
         plan.faults = plan.schedule(&mut rng);
         Ok(plan)
@@ -176,20 +237,40 @@ impl Plan {
         self.lease + self.reclaim_interval
     }
 
-    /// The Redis restart at half the submission time, the proxy cut at
-    /// 65%, worker kills every 3–6 s (one with `--short`). No kill falls in
-    /// the Redis outage or in the redelivery window before it, so each kill's
-    /// redelivery time measures leases and the reclaimer, not the outage.
+    /// How long Redis is out of service at its fault: the restart's down
+    /// time; a failover's detection and promotion (about 3 s here, with a
+    /// 1 s node timeout) with room to spare.
+    pub fn outage(&self) -> Duration {
+        if self.layout.replicated() {
+            Duration::from_secs(6)
+        } else {
+            self.redis_down
+        }
+    }
+
+    /// The Redis restart (or primary kill) at half the submission time,
+    /// the proxy cut (standalone only) at 65%, worker kills every 3–6 s
+    /// (one with `--short`). No kill falls in the Redis outage or in the
+    /// redelivery window before it, so each kill's redelivery time measures
+    /// leases and the reclaimer, not the outage.
     fn schedule(&self, rng: &mut StdRng) -> Vec<(Duration, Fault)> {
         let total = self.submit_for().as_secs_f64();
         let (restart, cut) = (0.50 * total, 0.65 * total);
-        let mut faults = vec![(restart, Fault::RestartRedis), (cut, Fault::CutProxy)];
+        let mut faults = if self.layout.replicated() {
+            vec![(restart, Fault::KillPrimary)]
+        } else {
+            vec![(restart, Fault::RestartRedis), (cut, Fault::CutProxy)]
+        };
         let quiet_before = (self.redelivery_bound() + Duration::from_secs(2)).as_secs_f64();
-        let quiet_after = (self.redis_down + Duration::from_secs(2)).as_secs_f64();
+        let quiet_after = (self.outage() + Duration::from_secs(2)).as_secs_f64();
         let clear = |t: f64| t < restart - quiet_before || t > restart + quiet_after;
         // The cut worker is spared from the cut until its aftermath is seen:
         // its lost leases, its late acks, its reconnect.
-        let spare = cut - 1.0..cut + (self.cut_for + self.lease).as_secs_f64() + 3.0;
+        let spare = if self.layout.replicated() {
+            0.0..0.0
+        } else {
+            cut - 1.0..cut + (self.cut_for + self.lease).as_secs_f64() + 3.0
+        };
         let mut at = rng.random_range(1.0..1.8);
         while at < total {
             if clear(at) {
@@ -223,7 +304,9 @@ impl Plan {
             .map(|(at, fault)| {
                 let outage = match fault {
                     Fault::KillWorker(_) => Duration::ZERO,
-                    Fault::RestartRedis => self.redis_down + Duration::from_secs(1),
+                    Fault::RestartRedis | Fault::KillPrimary => {
+                        self.outage() + Duration::from_secs(1)
+                    }
                     Fault::CutProxy => self.cut_for,
                 };
                 *at..*at + outage + settle

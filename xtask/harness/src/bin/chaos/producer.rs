@@ -5,11 +5,16 @@
 //! fails (Redis restarting) is repeated until it succeeds: both are
 //! idempotent, and a repeated submit of a generation that already has its
 //! record is dropped by the next claim. A generation is accepted once its
-//! submit returned OK; every accepted generation must get exactly one record.
+//! submit returned OK and, in a cluster or Sentinel run, a replica of every
+//! primary it wrote to holds it ([`crate::raw::Raw::on_replica`]; until
+//! then the submit is repeated): a failover may then undo claims and acks,
+//! which only redeliver, but no accepted submit. Every accepted generation
+//! must get exactly one record.
 //! A submission by reference stores its payload in the same atomic step
 //! (`request-payload:<id>:<token>`, the member with `"payload":null`);
 //! one with its payload deliberately missing stores none.
 
+use crate::raw::{Raw, Target};
 use crate::{QUEUE, RESULTS};
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
@@ -39,6 +44,8 @@ pub struct Ledger {
     pub cancels_marked: usize,
     /// Producer calls that failed and were repeated.
     pub failed_calls: usize,
+    /// Submits repeated because no replica confirmed them (cluster, Sentinel).
+    pub unreplicated: usize,
     /// Generations submitted by reference, with whether their payload was
     /// stored (false: deliberately missing).
     pub refs: HashMap<Generation, bool>,
@@ -115,13 +122,20 @@ pub async fn run(
     ledger: Arc<Mutex<Ledger>>,
     plan: crate::plan::Plan,
     start: Instant,
+    replicas: Option<Target>,
 ) -> Result<(), String> {
-    let (store, ledger) = (&store, &ledger);
-    futures::stream::iter(steps(&plan).into_iter().map(Ok))
-        .try_for_each_concurrent(CONCURRENT_CALLS, |step| async move {
+    // One connection per call in flight: a `WAIT` blocks its connection.
+    let witnesses: Vec<tokio::sync::Mutex<Raw>> = replicas
+        .iter()
+        .flat_map(|t| (0..CONCURRENT_CALLS).map(|_| tokio::sync::Mutex::new(Raw::new(t))))
+        .collect();
+    let (store, ledger, witnesses) = (&store, &ledger, &witnesses);
+    futures::stream::iter(steps(&plan).into_iter().enumerate().map(Ok))
+        .try_for_each_concurrent(CONCURRENT_CALLS, |(i, step)| async move {
             tokio::time::sleep_until((start + step.due).into()).await;
             let submission = submission(&step.id, &step.token, step.shape);
-            let ((), failed) = until_ok("submit", || store.submit(QUEUE, &submission)).await?;
+            let witness = witnesses.get(i % CONCURRENT_CALLS);
+            let (failed, unreplicated) = accept(store, &submission, witness).await?;
             {
                 let mut l = ledger.lock().expect("ledger lock");
                 if step.shape != Shape::Inline {
@@ -132,6 +146,7 @@ pub async fn run(
                 l.accepted += 1;
                 l.resubmissions += usize::from(step.resubmit);
                 l.failed_calls += failed;
+                l.unreplicated += unreplicated;
             }
             if let Some(victim) = step.cancel {
                 let (marked, failed) = until_ok("cancel", || store.cancel(&victim)).await?;
@@ -143,6 +158,49 @@ pub async fn run(
             Ok::<(), String>(())
         })
         .await
+}
+
+/// Submits until the submit succeeded and, with a `witness`, a replica
+/// holds it (bounded); how many calls failed, and how many successful
+/// submits no replica confirmed.
+async fn accept(
+    store: &RedisStore,
+    submission: &Submission,
+    witness: Option<&tokio::sync::Mutex<Raw>>,
+) -> Result<(usize, usize), String> {
+    let started = Instant::now();
+    let (mut failed, mut unreplicated) = (0, 0);
+    loop {
+        let ((), f) = until_ok("submit", || store.submit(QUEUE, submission)).await?;
+        failed += f;
+        let Some(witness) = witness else {
+            return Ok((failed, unreplicated));
+        };
+        let keys = written_keys(store, submission);
+        if let Ok(true) = witness.lock().await.on_replica(&keys).await {
+            return Ok((failed, unreplicated));
+        }
+        unreplicated += 1;
+        if started.elapsed() > CALL_BOUND {
+            return Err(format!(
+                "no replica confirmed the submit of {} within {CALL_BOUND:?}",
+                submission.generation.id
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The keys a submit writes: the producer's per-request keys (each in a
+/// slot of its own in a cluster) and the queue.
+fn written_keys(store: &RedisStore, s: &Submission) -> Vec<String> {
+    let keys = store.keys();
+    let id = &s.generation.id;
+    let mut written = vec![keys.queue(QUEUE).pending, keys.cancel(id), keys.active(id)];
+    if s.payload.is_some() {
+        written.push(keys.payload(&s.payload_key()));
+    }
+    written
 }
 
 /// A member as the Go producer writes it, naming this run's queue and

@@ -1,7 +1,9 @@
 //! The closing figures of a chaos run and its verdict.
 
+use crate::failover::Failover;
 use crate::fleet::{Counters, Mark};
 use crate::payloads::PayloadCheck;
+use crate::plan::Layout;
 use crate::plan::Plan;
 use crate::producer::Ledger;
 use crate::redelivery::{KillTrace, quantile};
@@ -23,6 +25,13 @@ pub struct Figures<'a> {
     pub kills: Vec<(Duration, KillTrace)>,
     pub records_across_restart: Option<(usize, usize)>,
     pub redis_back_after: Option<Duration>,
+    /// The primary kill (cluster, Sentinel).
+    pub failover: Option<Failover>,
+    /// Where the queue and the result list live.
+    pub placement: String,
+    /// The workers' `WAIT`s for replicas: sent, and those that fell short
+    /// (from their logs).
+    pub replica_shortfalls: usize,
     pub cut: Option<(usize, usize)>,
     /// Workers that exited on their own during the run.
     pub unexpected_exits: usize,
@@ -38,6 +47,18 @@ pub struct Figures<'a> {
 }
 
 impl Figures<'_> {
+    /// Whether the run's fault may undo acknowledged writes: a Redis
+    /// SIGKILL under `everysec`, or a Sentinel failover (asynchronous
+    /// replication of the one primary). An undone ack redelivers its
+    /// request, which is answered again: extra records are then counted
+    /// and explained, not failed on. In a cluster the kill strikes the
+    /// queue's primary, not the result list's: an undone claim drop
+    /// redelivers, and the marker beside the list suppresses the second
+    /// record, so extra records stay a failure there.
+    pub fn acks_may_be_undone(&self) -> bool {
+        self.plan.everysec || self.plan.layout == Layout::Sentinel
+    }
+
     /// Accepted generations that have no record.
     pub fn lost(&self) -> usize {
         self.records.unanswered(self.ledger).max(self.unmarked)
@@ -68,7 +89,7 @@ impl Figures<'_> {
         // record and marker gone), so the request is redelivered and
         // answered again. A consumer that read the first record sees two:
         // counted and reported, not a failure. Lost must still be 0.
-        if self.extra() > 0 && !self.plan.everysec {
+        if self.extra() > 0 && !self.acks_may_be_undone() {
             why.push(format!(
                 "{} records beyond one per generation",
                 self.extra()
@@ -80,11 +101,14 @@ impl Figures<'_> {
         }
         if let Some((before, after)) = self.records_across_restart
             && after < before
-            && !self.plan.everysec
+            && !self.acks_may_be_undone()
         {
             why.push(format!(
-                "the Redis restart lost records: {before} before, {after} after"
+                "the Redis restart or failover lost records: {before} before, {after} after"
             ));
+        }
+        if self.plan.layout.replicated() && self.failover.is_none() {
+            why.push("the primary kill did not happen".into());
         }
         for m in &self.ride_through.1 {
             why.push(format!(
@@ -134,8 +158,9 @@ impl Figures<'_> {
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         println!(
-            "\nchaos: seed {}, {} workers, {} requests, lease {:?}, reclaim interval {:?}, {:.1} s",
+            "\nchaos: seed {}, {}, {} workers, {} requests, lease {:?}, reclaim interval {:?}, {:.1} s",
             p.seed,
+            p.layout.mode(),
             p.workers,
             p.requests,
             p.lease,
@@ -152,6 +177,7 @@ impl Figures<'_> {
                     l.resubmissions
                 ),
             ),
+            ("redis", self.placement.clone()),
             (
                 "producer cancels",
                 format!(
@@ -186,6 +212,13 @@ impl Figures<'_> {
             ("by reference", self.payloads.row()),
             ("lost", self.lost().to_string()),
             (
+                "undone records",
+                format!(
+                    "{} records read and later gone from the list (cut back by the Redis restart or failover)",
+                    self.records.undone
+                ),
+            ),
+            (
                 "dead-lettered",
                 format!(
                     "{} ({} DELIVERY_LIMIT records)",
@@ -215,6 +248,32 @@ impl Figures<'_> {
                 ),
             ),
             (
+                "replicas",
+                format!(
+                    "workers' replica_acks {}: {} WAITs fell short (logged by the workers); producer: {} submits repeated until a replica held them",
+                    p.replica_acks, self.replica_shortfalls, l.unreplicated
+                ),
+            ),
+            (
+                "primary kill",
+                match &self.failover {
+                    Some(f) => format!(
+                        "port {}{} SIGKILLed; store served the queue again after {}; replica on port {} promoted; killed node back as a synced replica after {:.1} s; records {} before → {} after",
+                        f.killed,
+                        f.slot
+                            .map_or(String::new(), |s| format!(" (queue's slot {s})")),
+                        ms(f.served_after),
+                        f.promoted,
+                        f.rejoined_after.as_secs_f64(),
+                        self.records_across_restart
+                            .map_or("?".into(), |r| r.0.to_string()),
+                        self.records_across_restart
+                            .map_or("?".into(), |r| r.1.to_string()),
+                    ),
+                    None => "did not run".into(),
+                },
+            ),
+            (
                 "redis restart",
                 match (self.records_across_restart, self.redis_back_after) {
                     (Some((b, a)), Some(back)) => format!(
@@ -237,9 +296,14 @@ impl Figures<'_> {
             (
                 "ride-through",
                 format!(
-                    "{} of {} workers claimed again within 15 s (every worker after the Redis restart, the cut worker after the cut)",
+                    "{} of {} workers claimed again within 15 s ({})",
                     self.ride_through.0 - self.ride_through.1.len(),
-                    self.ride_through.0
+                    self.ride_through.0,
+                    if p.layout.replicated() {
+                        "every worker once the killed primary was back as a replica"
+                    } else {
+                        "every worker after the Redis restart, the cut worker after the cut"
+                    }
                 ),
             ),
             (
@@ -257,8 +321,30 @@ impl Figures<'_> {
                 ),
             ),
         ];
-        for (name, value) in rows {
+        // Each topology's own faults: the restart and the proxy cut on one
+        // server, the primary kill and replicas on a cluster or Sentinel.
+        let other = if p.layout.replicated() {
+            ["redis restart", "proxy cut"]
+        } else {
+            ["primary kill", "replicas"]
+        };
+        for (name, value) in rows.into_iter().filter(|(name, _)| !other.contains(name)) {
             println!("  {name:<24} {value}");
+        }
+        if p.layout == Layout::Sentinel {
+            println!(
+                "  sentinel: {} records beyond one per generation, {} records read then gone from the list (an ack the killed primary had not yet sent to its replica is undone by the failover, with its record: the request is redelivered and answered again, and a consumer that had read the first record sees two)",
+                self.extra(),
+                self.records.undone
+            );
+        }
+        if p.layout == Layout::Cluster {
+            println!(
+                "  cluster: {} records beyond one per generation; {} second results kept out by the push-once marker in the list's slot, {} of them a worker's own retried ack (the rest: requests redelivered after a claim or claim drop the failover undid, or after a worker kill)",
+                self.extra(),
+                self.counters.duplicates_suppressed,
+                self.counters.retried_acks_landed
+            );
         }
         if p.everysec {
             let (before, after) = self.records_across_restart.unwrap_or_default();

@@ -3,7 +3,8 @@
 use crate::faults::stamp;
 use crate::fleet::Fleet;
 use crate::producer::Ledger;
-use crate::results::{self, Leftovers, Raw, Records};
+use crate::raw::{Raw, Target};
+use crate::results::{self, Leftovers, Records};
 use claim_redis::RedisStore;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,8 +26,8 @@ pub async fn wait_until_up(
 }
 
 /// Reads new records every 100 ms until `stop`.
-pub async fn read_results(url: String, records: Arc<Mutex<Records>>, stop: CancellationToken) {
-    let Ok(mut raw) = Raw::new(&url) else { return };
+pub async fn read_results(target: Target, records: Arc<Mutex<Records>>, stop: CancellationToken) {
+    let mut raw = Raw::new(&target);
     while !stop.is_cancelled() {
         let _ = results::read_new(&mut raw, &records).await;
         tokio::select! {
