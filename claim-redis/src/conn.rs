@@ -29,8 +29,11 @@ use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind}
 use std::future::Future;
 use std::time::Duration;
 
+mod cluster;
 mod handle;
 mod sentinel;
+
+pub(crate) use cluster::ClusterBackend;
 
 pub(crate) use handle::Handle;
 pub(crate) use sentinel::SentinelSource;
@@ -140,7 +143,7 @@ request!(redis::Cmd, redis::Pipeline);
 #[derive(Clone)]
 pub(crate) enum Backend {
     Pool(Pool),
-    Cluster(redis::cluster_async::ClusterConnection),
+    Cluster(std::sync::Arc<ClusterBackend>),
 }
 
 #[derive(Clone)]
@@ -170,10 +173,18 @@ impl Conn {
     }
 
     /// The cluster client, when the store talks to a cluster.
-    pub(crate) fn cluster(&self) -> Option<&redis::cluster_async::ClusterConnection> {
+    pub(crate) fn cluster(&self) -> Option<redis::cluster_async::ClusterConnection> {
         match &self.backend {
-            Backend::Cluster(c) => Some(c),
+            Backend::Cluster(c) => Some(c.connection()),
             Backend::Pool(_) => None,
+        }
+    }
+
+    /// How many times a stuck cluster client was replaced (0 off a cluster).
+    pub(crate) fn cluster_rebuilds(&self) -> u64 {
+        match &self.backend {
+            Backend::Cluster(c) => c.rebuilds(),
+            Backend::Pool(_) => 0,
         }
     }
 
@@ -184,7 +195,7 @@ impl Conn {
                 .await
                 .map(Handle::Pooled)
                 .map_err(|e| StoreError::failed(op, pool_error(e))),
-            Backend::Cluster(cluster) => Ok(Handle::Cluster(cluster.clone())),
+            Backend::Cluster(cluster) => Ok(Handle::Cluster(cluster.checkout(self.timeout).await)),
         }
     }
 
@@ -265,9 +276,18 @@ impl Conn {
         &self,
         call: impl Future<Output = RedisResult<T>>,
     ) -> Result<RedisResult<T>, Duration> {
-        tokio::time::timeout(self.timeout, call)
+        let answer = tokio::time::timeout(self.timeout, call)
             .await
-            .map_err(|_| self.timeout)
+            .map_err(|_| self.timeout);
+        if let Backend::Cluster(cluster) = &self.backend {
+            let timed_out = match &answer {
+                Err(_) => true,
+                Ok(Err(e)) => e.is_timeout(),
+                Ok(Ok(_)) => false,
+            };
+            cluster.observe(!timed_out);
+        }
+        answer
     }
 }
 

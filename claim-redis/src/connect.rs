@@ -75,7 +75,7 @@ pub(crate) async fn open(
                 .await
                 .map_err(|_| errors.timeout(t))?
                 .map_err(|e| errors.connect(e))?;
-            Backend::Cluster(cluster)
+            Backend::Cluster(conn::ClusterBackend::new(client, cluster))
         }
     };
     prepare(&backend, scripts, t, &errors).await?;
@@ -197,7 +197,7 @@ async fn prepare(
                 other => errors.unreachable(other.to_string()),
             })?)
         }
-        Backend::Cluster(c) => Handle::Cluster(c.clone()),
+        Backend::Cluster(c) => Handle::Cluster(c.connection()),
     };
     let info: redis::RedisResult<String> = match &mut handle {
         Handle::Cluster(c) => {

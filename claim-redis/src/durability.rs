@@ -77,21 +77,55 @@ impl RedisStore {
                 }
             }
         }
-        let info: String = self
+        let info: redis::Value = self
             .conn()
             .query(OP, Effect::Read, redis::cmd("INFO").arg("replication"))
             .await?;
-        report.connected_replicas = info
-            .lines()
-            .find_map(|l| l.strip_prefix("connected_slaves:"))
-            .and_then(|n| n.trim().parse().ok());
+        report.connected_replicas = fewest_replicas(info);
         Ok(report)
+    }
+}
+
+/// `connected_slaves` from `INFO replication`: one server's text, or (a
+/// cluster client asks every node) a map of node to text, where the
+/// primary with the fewest replicas is the one whose writes are least safe.
+fn fewest_replicas(info: redis::Value) -> Option<u32> {
+    let replicas = |text: &str| -> Option<u32> {
+        text.lines()
+            .find_map(|l| l.strip_prefix("connected_slaves:"))
+            .and_then(|n| n.trim().parse().ok())
+    };
+    match info {
+        redis::Value::Map(nodes) => nodes
+            .into_iter()
+            .filter_map(|(_, text)| redis::from_redis_value::<String>(text).ok())
+            .filter(|text| text.lines().any(|l| l.trim() == "role:master"))
+            .filter_map(|text| replicas(&text))
+            .min(),
+        one => replicas(&redis::from_redis_value::<String>(one).ok()?),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clusters_info_per_node_reports_the_primary_with_the_fewest_replicas() {
+        let text = |role: &str, n: u32| {
+            redis::Value::BulkString(
+                format!("# Replication\r\nrole:{role}\r\nconnected_slaves:{n}\r\n").into_bytes(),
+            )
+        };
+        let node = |addr: &str| redis::Value::BulkString(addr.as_bytes().to_vec());
+        let cluster = redis::Value::Map(vec![
+            (node("127.0.0.1:1"), text("master", 2)),
+            (node("127.0.0.1:2"), text("master", 1)),
+            (node("127.0.0.1:3"), text("slave", 0)),
+        ]);
+        assert_eq!(fewest_replicas(cluster), Some(1));
+        assert_eq!(fewest_replicas(text("master", 3)), Some(3));
+    }
 
     fn report(aof: &str, fsync: &str, policy: &str, replicas: u32) -> DurabilityReport {
         DurabilityReport {

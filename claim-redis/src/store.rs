@@ -99,6 +99,13 @@ impl RedisStore {
         &self.inner.conn
     }
 
+    /// How many times the cluster client stopped answering (timeouts in a
+    /// row, no answer between) and was replaced by a new one; 0 off a
+    /// cluster. Each replacement is also logged at warn.
+    pub fn cluster_client_rebuilds(&self) -> u64 {
+        self.inner.conn.cluster_rebuilds()
+    }
+
     pub(crate) fn scripts(&self) -> &Scripts {
         &self.inner.scripts
     }

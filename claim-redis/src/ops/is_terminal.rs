@@ -100,7 +100,7 @@ async fn scan_markers(store: &RedisStore, generation: &Generation) -> Result<boo
     );
     // On a cluster each primary holds its own keys: scan every one.
     let nodes = match store.conn().cluster() {
-        Some(cluster) => primary_slots(store, cluster)
+        Some(cluster) => primary_slots(store, &cluster)
             .await?
             .into_iter()
             .map(Some)

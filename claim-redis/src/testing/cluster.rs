@@ -241,6 +241,29 @@ impl RedisCluster {
         Ok(slot)
     }
 
+    /// Sends `signal` (`STOP`, `CONT`) to the node on `port`: a stopped
+    /// node keeps its connections open and answers nothing, the fault a
+    /// client meets when a node hangs.
+    pub fn signal_node(&self, port: u16, signal: &str) -> std::io::Result<()> {
+        let pid = self
+            .nodes
+            .iter()
+            .find(|n| n.port == port)
+            .and_then(Process::pid)
+            .ok_or_else(|| std::io::Error::other(format!("no running node on port {port}")))?;
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "kill -{signal} {pid}: {status}"
+            )))
+        }
+    }
+
     /// Starts the killed node on `port` again, on its port, data dir and
     /// `nodes.conf`: the cluster has promoted its replica meanwhile, so it
     /// rejoins as that node's replica. Waits until its sync is done.
