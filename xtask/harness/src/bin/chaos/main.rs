@@ -278,9 +278,10 @@ async fn run(plan: Plan) -> Result<bool, String> {
     let leftovers = results::leftovers(&store)
         .await
         .map_err(|e| e.to_string())?;
-    let payloads = payloads::PayloadCheck::judge(&ledger, &records, &store)
-        .await
-        .map_err(|e| format!("looking up payload keys: {e}"))?;
+    let failed_over = outcome.failover.is_some();
+    let payloads =
+        payloads::PayloadCheck::judge(&ledger, &records, &store, failed_over.then_some(&mut raw))
+            .await?;
     let windows = plan.expiry_windows();
     let unprompted = expiries
         .lock()
