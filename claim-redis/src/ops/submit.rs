@@ -40,46 +40,11 @@ pub(crate) async fn submit(
         let zadd = redis::Cmd::zadd(keys.queue(queue).pending, s.member.as_bytes(), s.score().0);
         return store.conn().query(Op::Submit, Effect::Write, &zadd).await;
     }
-    let id = &s.generation.id;
-    let (active, cancel) = (keys.active(id), keys.cancel(id));
-    let now = store.producer_now();
-    let (expiry, ttl) = active_expiry(store, now, s.deadline);
     let mut pipe = redis::pipe();
-    pipe.atomic()
-        .del(&cancel)
-        .ignore()
-        .cmd("SET")
-        .arg(&active)
-        .arg(&s.generation.token)
-        .arg("PX")
-        .arg(ttl)
-        .ignore();
-    // The payload's key and expiry only when there is one (reading the
-    // key's name parses the member).
-    let stored = s.payload.as_ref().map(|payload| {
-        let key = keys.payload(&s.payload_key());
-        (payload, key, payload_expiry(store, now, s.deadline))
-    });
-    if let Some((payload, key, (_, ttl))) = &stored {
-        pipe.cmd("SET")
-            .arg(key)
-            .arg(payload.as_bytes())
-            .arg("PX")
-            .arg(*ttl)
-            .ignore();
-    }
+    pipe.atomic();
+    producer_writes(store, s, &mut pipe);
     pipe.zadd(keys.queue(queue).pending, s.member.as_bytes(), s.score().0)
         .ignore();
-    if store.explicit_now().is_some() {
-        let side = keys.clock_side();
-        pipe.hdel(&side, &cancel)
-            .ignore()
-            .hset(&side, &active, expiry.0)
-            .ignore();
-        if let Some((_, key, (expiry, _))) = &stored {
-            pipe.hset(&side, key, expiry.0).ignore();
-        }
-    }
     store
         .conn()
         .query::<()>(Op::Submit, Effect::Transaction, &pipe)
@@ -106,12 +71,26 @@ pub(crate) async fn producer_keys(
     op: Op,
     s: &Submission,
 ) -> Result<(), StoreError> {
+    let mut pipe = redis::pipe();
+    producer_writes(store, s, &mut pipe);
+    store
+        .conn()
+        .query::<()>(op, Effect::Transaction, &pipe)
+        .await
+}
+
+/// The producer's per-request writes, added to `pipe`: DEL
+/// `request-cancel:<id>`, SET `request-active:<id>` to the token until the
+/// deadline (at least 1 s), SET the payload stored apart when there is
+/// one; in explicit-time mode their logical expiries in the side hash of
+/// each key's slot. Each command names one key, so the pipeline may be
+/// split by slot (hash-tagged layout) or sent as one MULTI (plain).
+fn producer_writes(store: &RedisStore, s: &Submission, pipe: &mut redis::Pipeline) {
     let keys = store.keys();
     let id = &s.generation.id;
     let (active, cancel) = (keys.active(id), keys.cancel(id));
     let now = store.producer_now();
     let (expiry, ttl) = active_expiry(store, now, s.deadline);
-    let mut pipe = redis::pipe();
     pipe.del(&cancel)
         .ignore()
         .cmd("SET")
@@ -120,6 +99,8 @@ pub(crate) async fn producer_keys(
         .arg("PX")
         .arg(ttl)
         .ignore();
+    // The payload's key and expiry only when there is one (reading the
+    // key's name parses the member).
     let stored = s.payload.as_ref().map(|payload| {
         let key = keys.payload(&s.payload_key());
         (payload, key, payload_expiry(store, now, s.deadline))
@@ -141,8 +122,4 @@ pub(crate) async fn producer_keys(
             pipe.hset(keys.clock_side_for(key), key, expiry.0).ignore();
         }
     }
-    store
-        .conn()
-        .query::<()>(op, Effect::Transaction, &pipe)
-        .await
 }
