@@ -340,7 +340,7 @@ impl Figures<'_> {
         }
         if p.layout == Layout::Cluster {
             println!(
-                "  cluster: {} records beyond one per generation; {} second results kept out by the push-once marker in the list's slot, {} of them a worker's own retried ack (the rest: requests redelivered after a claim or claim drop the failover undid, or after a worker kill)",
+                "  cluster: {} records beyond one per generation; {} second results kept out by the push-once marker in the list's slot (requests redelivered after a claim or claim drop the failover undid, or after a worker kill); {} acks a worker retried after the first had landed, recognised as its own",
                 self.extra(),
                 self.counters.duplicates_suppressed,
                 self.counters.retried_acks_landed
