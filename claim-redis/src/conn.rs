@@ -7,8 +7,8 @@
 //! error Redis answered (scripts validate before their first write, so
 //! nothing happened) is classified by its code: a server that is loading,
 //! busy, failing over or read-only (`LOADING`, `BUSY`, `TRYAGAIN`,
-//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`, and `MOVED`/`ASK`
-//! the cluster client did not follow) will take the call
+//! `MASTERDOWN`, `READONLY`, `CLUSTERDOWN`, `NOSCRIPT`, `NOREPLICAS`, and
+//! `MOVED`/`ASK` the cluster client did not follow) will take the call
 //! later: `Failed`, transient; `OOM` is `OutOfMemory`; every other server
 //! or script error (`WRONGTYPE`, `ERR`, a script's own refusal) answers the
 //! same call the same way again: `Rejected`, permanent.
@@ -335,8 +335,11 @@ fn pool_error(e: PoolError<RedisError>) -> String {
 /// Server error codes after which the same call can succeed later.
 /// `MOVED`/`ASK` reach the caller only when the cluster client could not
 /// follow them in time (a slot changing hands in a failover); the next
-/// call goes to the new owner.
-pub(crate) const TRANSIENT_CODES: [&str; 9] = [
+/// call goes to the new owner. `NOREPLICAS`: a primary with
+/// `min-replicas-to-write` refuses writes until enough replicas are
+/// connected again (a failover's window); it refuses a script at its first
+/// write, so nothing ran.
+pub(crate) const TRANSIENT_CODES: [&str; 10] = [
     "LOADING",
     "BUSY",
     "TRYAGAIN",
@@ -346,6 +349,7 @@ pub(crate) const TRANSIENT_CODES: [&str; 9] = [
     "NOSCRIPT",
     "MOVED",
     "ASK",
+    "NOREPLICAS",
 ];
 
 /// How a server's error reply is classified, from its code.
@@ -416,6 +420,7 @@ mod tests {
             "NOSCRIPT No matching script",
             "MOVED 3999 127.0.0.1:6381",
             "ASK 3999 127.0.0.1:6381",
+            "NOREPLICAS Not enough good replicas to write.",
         ] {
             let e = classify(Op::Ack, Effect::Write, &reply(line));
             assert!(matches!(e, StoreError::Failed { .. }), "{line}: {e:?}");

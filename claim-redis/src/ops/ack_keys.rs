@@ -2,11 +2,13 @@
 //!
 //! ack.lua deletes these inline in the Plain layout. Hash-tagged, each is a
 //! key of its own slot, so each gets its own compare-and-delete call; the
-//! calls go out as one pipeline (one round trip on one node). A failure is
-//! logged and left: the record and its marker are written already, and
-//! each key expires on its own (`ack_split`'s header says why that is
-//! safe). `del_if.lua` is safe to run twice, so the fallback that resends
-//! each call alone (after a NOSCRIPT, say) is too.
+//! calls go out as one pipeline (one round trip on one node). A failed
+//! pipeline is resent call by call (after a NOSCRIPT, say); calls that
+//! still fail transiently are sent again in the background for about 15 s
+//! (a failover's window), and what is left after that is logged: the
+//! record and its marker are written already, and each key expires on its
+//! own (`ack_split`'s header says why that is safe). `del_if.lua` is safe
+//! to run twice, so every resend is too.
 
 use super::ack_split::payload_goes;
 use super::evalsha;
@@ -77,9 +79,51 @@ pub(crate) async fn after_ack(store: &RedisStore, items: &[&AckItem], codes: &[i
     if all.is_ok() {
         return;
     }
-    for cmd in &calls {
-        if let Err(e) = super::call::run::<i64>(store, Op::Ack, script, cmd).await {
-            tracing::warn!(error = %e, "ack: a producer or payload key was not deleted; it expires on its own");
+    let mut failed = Vec::new();
+    for cmd in calls {
+        match super::call::run::<i64>(store, Op::Ack, script, &cmd).await {
+            Err(e) if e.is_transient() => failed.push(cmd),
+            Err(e) => {
+                tracing::warn!(error = %e, "ack: a producer or payload key was not deleted; it expires on its own");
+            }
+            Ok(_) => {}
         }
     }
+    if !failed.is_empty() {
+        tokio::spawn(retry_later(store.clone(), failed));
+    }
+}
+
+/// Pauses before each later attempt at deletes that failed transiently
+/// (a failover's 2–3 s window, a node restarting): about 15 s in all.
+const RETRY_PAUSES_MS: [u64; 5] = [500, 1000, 2000, 4000, 8000];
+
+/// Sends the compare-and-delete calls that failed transiently again, in
+/// the background (the ack has answered already), until each lands or the
+/// pauses run out; what is still left then is logged and expires on its
+/// own. The chaos run with a primary SIGKILLed found payload keys left
+/// this way by acks during the failover. `del_if.lua` compares the token,
+/// so a later attempt never deletes a newer generation's producer key.
+async fn retry_later(store: RedisStore, mut calls: Vec<Cmd>) {
+    let script = &store.scripts().del_if;
+    for pause in RETRY_PAUSES_MS {
+        tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+        let mut still = Vec::new();
+        for cmd in calls {
+            if super::call::run::<i64>(&store, Op::Ack, script, &cmd)
+                .await
+                .is_err()
+            {
+                still.push(cmd);
+            }
+        }
+        calls = still;
+        if calls.is_empty() {
+            return;
+        }
+    }
+    tracing::warn!(
+        keys = calls.len(),
+        "ack: producer or payload keys were not deleted after retrying for 15 s; they expire on their own"
+    );
 }
