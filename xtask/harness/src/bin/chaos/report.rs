@@ -355,8 +355,12 @@ impl Figures<'_> {
         }
         let failures = self.failures();
         if failures.is_empty() {
+            let keys = match self.payloads.keys_left_to_expire {
+                0 => "no payload key left".to_owned(),
+                n => format!("no payload key left but {n} with their expiry after the failover"),
+            };
             println!(
-                "  PASS: lost = 0 and every accepted generation has exactly one record, with its request_token; missing payloads PAYLOAD_UNAVAILABLE, no payload key left (seed {})",
+                "  PASS: lost = 0 and every accepted generation has exactly one record, with its request_token; missing payloads PAYLOAD_UNAVAILABLE, {keys} (seed {})",
                 p.seed
             );
         } else {
