@@ -93,19 +93,24 @@ async fn producer_keys_an_ack_could_not_delete_while_their_node_refused_writes_a
         return;
     };
     let keys = store.keys().clone();
-    let queue_primary = cluster
-        .primary_of_slot(cluster.key_slot(&keys.queue("q").pending).unwrap())
-        .unwrap();
-    // A request whose active key lives on another primary than the queue.
+    let primary_of = |key: &str| {
+        cluster
+            .primary_of_slot(cluster.key_slot(key).unwrap())
+            .unwrap()
+    };
+    let busy = [
+        primary_of(&keys.queue("q").pending),
+        primary_of(&keys.list("{q}results")),
+    ];
+    // A request whose active key lives on a primary the ack's own scripts
+    // (queue's slot, list's slot) do not run on.
     let (id, key_primary) = (0..100)
         .map(|i| format!("r{i}"))
         .find_map(|id| {
-            let port = cluster
-                .primary_of_slot(cluster.key_slot(&keys.active(&id)).unwrap())
-                .unwrap();
-            (port != queue_primary).then_some((id, port))
+            let port = primary_of(&keys.active(&id));
+            (!busy.contains(&port)).then_some((id, port))
         })
-        .expect("an id on another primary");
+        .expect("an id on a third primary");
     let s = common::submission(&id, "t", DEADLINE);
     store.submit("q", &s).await.expect("submit");
     let owner = OwnerToken::new("w1");

@@ -185,10 +185,9 @@ async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], re
         return;
     }
     if store.keys().tagged() {
-        // Per-request keys in slots of their own: one DEL per slot.
-        if let Err(e) = per_request::del(store, Op::Claim, &keys).await {
-            tracing::warn!(error = %e, keys = keys.len(), "deleting the payloads of answered copies failed; they expire ten minutes after their deadlines");
-        }
+        // Per-request keys in slots of their own: one delete per key.
+        let targets = keys.into_iter().map(|k| (k, String::new())).collect();
+        super::del_if_keys::delete(store, Op::Claim, targets).await;
         return;
     }
     let mut pipe = redis::pipe();

@@ -59,6 +59,7 @@ pub(crate) mod claim;
 pub(crate) mod claims;
 pub(crate) mod dead_entries;
 pub(crate) mod dead_letter;
+pub(crate) mod del_if_keys;
 pub(crate) mod depths;
 pub(crate) mod enqueue;
 pub(crate) mod fetch_payloads;

@@ -132,37 +132,6 @@ pub(crate) async fn side_expiries(
     Ok(out)
 }
 
-/// Deletes `keys` (one `DEL` per slot) and, in explicit-time mode, their
-/// entries in their side hashes; pipelined, not atomic (each delete is
-/// idempotent).
-pub(crate) async fn del(store: &RedisStore, op: Op, keys: &[String]) -> Result<(), StoreError> {
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let mut pipe = redis::pipe();
-    for group in by_slot(keys) {
-        pipe.cmd("DEL")
-            .arg(group.iter().map(|&i| &keys[i]).collect::<Vec<_>>())
-            .ignore();
-    }
-    if store.explicit_now().is_some() {
-        let sides: Vec<String> = keys
-            .iter()
-            .map(|k| store.keys().clock_side_for(k))
-            .collect();
-        for group in grouped(&sides, Clone::clone) {
-            pipe.cmd("HDEL")
-                .arg(&sides[group[0]])
-                .arg(group.iter().map(|&i| &keys[i]).collect::<Vec<_>>())
-                .ignore();
-        }
-    }
-    store
-        .conn()
-        .query::<()>(op, Effect::Transaction, &pipe)
-        .await
-}
-
 /// Hash-tagged layout: the keys a generation's marker may be at. The ack
 /// keeps a copy of each marker in the queue's slot (`marker_for` with the
 /// pending key; ops/ack_split.rs), read first; the marker itself lies in

@@ -15,7 +15,8 @@
 //!    in step 2 (`x`), or with the reason its list cannot take one (`u`);
 //! 4. delete the payload key and the producer keys holding this token of
 //!    each generation the script ended answered, one compare-and-delete
-//!    per key (`del_if.lua`), best effort.
+//!    per key (`del_if.lua`, [`del_if_keys`](super::del_if_keys)), best
+//!    effort.
 //!
 //! Correctness of the split. A marker written between step 1 and step 3
 //! (a stale owner's ack) is missed by the script: the claim is redelivered
@@ -250,13 +251,5 @@ async fn forget_ended(store: &RedisStore, items: &[Item], ended: &[String]) {
             targets.push((keys.payload(payload_ref), String::new()));
         }
     }
-    let explicit = explicit_time_arg(store.explicit_now().is_some());
-    for (key, expected) in targets {
-        let mut call = super::call::Call::new(store, &store.scripts().del_if);
-        call.key(&key).key(keys.clock_side_for(&key));
-        call.arg(expected.as_str()).arg(explicit);
-        if let Err(e) = call.run::<i64>(store, OP).await {
-            tracing::warn!(error = %e, "reclaim: a producer or payload key was not deleted; it expires on its own");
-        }
-    }
+    super::del_if_keys::delete(store, OP, targets).await;
 }
