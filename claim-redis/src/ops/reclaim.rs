@@ -133,20 +133,25 @@ async fn choose(
 /// every item, not only for those whose marker looked live here: a stale
 /// owner's ack landing between this read and the script makes the script
 /// drop the claim as answered, and without the key its payload was left
-/// behind (chaos seed 393283305 found one).
-async fn owners_and_members(
+/// behind (chaos seed 393283305 found one). In the hash-tagged layout
+/// the two reads are one MULTI (both keys in the queue's slot, checked).
+pub(super) async fn owners_and_members(
     store: &RedisStore,
     q: &QueueKeys,
     chosen: &[String],
 ) -> Result<(Vec<Option<Vec<u8>>>, Vec<Option<Vec<u8>>>), StoreError> {
-    let reads = redis::pipe()
+    let mut reads = redis::pipe();
+    reads
         .cmd("HMGET")
         .arg(&q.owners)
         .arg(chosen)
         .cmd("HMGET")
         .arg(&q.claimed)
-        .arg(chosen)
-        .to_owned();
+        .arg(chosen);
+    if store.keys().tagged() {
+        reads.atomic();
+        super::call::check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
+    }
     store.conn().query(OP, Effect::Read, &reads).await
 }
 

@@ -72,18 +72,7 @@ pub(crate) async fn reclaim_chosen(
 ) -> Result<[usize; 3], StoreError> {
     let config = &store.inner.config;
     let keys = store.keys();
-    let reads = redis::pipe()
-        .atomic()
-        .cmd("HMGET")
-        .arg(&q.owners)
-        .arg(chosen)
-        .cmd("HMGET")
-        .arg(&q.claimed)
-        .arg(chosen)
-        .to_owned();
-    super::call::check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
-    type Values = Vec<Option<Vec<u8>>>;
-    let (owners, members): (Values, Values) = store.conn().query(OP, Effect::Read, &reads).await?;
+    let (owners, members) = super::reclaim::owners_and_members(store, q, chosen).await?;
     let mut items: Vec<Item> = chosen
         .iter()
         .zip(owners)
