@@ -167,7 +167,15 @@ impl Consumer {
                     });
                 }
                 Err(MemberError::Invalid { id, field, reason }) => {
-                    let generation = Generation::new(id, lenient_token(entry.member.as_bytes()));
+                    let token = lenient_token(entry.member.as_bytes());
+                    if token.contains('\0') {
+                        // No claim key can be made for it (see MemberError::Unkeyable).
+                        let field = "internal.request_token";
+                        let e = MemberError::Unkeyable { id, field };
+                        self.dead_letter(&entry, &e).await;
+                        continue;
+                    }
+                    let generation = Generation::new(id, token);
                     let why = format!("invalid {field}: {reason}");
                     candidates.push(Candidate {
                         entry,
@@ -286,10 +294,16 @@ fn lenient_token(raw: &[u8]) -> String {
     lenient_internal(raw, "request_token").unwrap_or_default()
 }
 
-/// The `internal.payload_ref` of a member that failed validation, read as
-/// loosely as possible so its INVALID_REQUEST ack deletes the payload key.
-pub(super) fn lenient_payload_ref(member: &claim_core::Member) -> Option<String> {
-    lenient_internal(member.as_bytes(), "payload_ref").filter(|r| !r.is_empty())
+/// The payload key of a member that failed validation, so its
+/// INVALID_REQUEST ack deletes it: only the generation's own
+/// `request-payload:<id>:<token>`, and only when the member names it (a
+/// member naming any other key gets no key read or deleted).
+pub(super) fn lenient_payload_ref(
+    generation: &Generation,
+    member: &claim_core::Member,
+) -> Option<String> {
+    let named = lenient_internal(member.as_bytes(), "payload_ref");
+    wire::lenient_payload_key(&generation.id, &generation.token, named.as_deref())
 }
 
 fn lenient_internal(raw: &[u8], field: &str) -> Option<String> {

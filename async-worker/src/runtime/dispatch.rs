@@ -113,7 +113,10 @@ impl Consumer {
                     // Unreadable, so a first attempt as far as anyone can tell.
                     first_attempts += 1;
                     let destination = self.destination(MemberRouting::default());
-                    let payload_ref = super::consumer::lenient_payload_ref(&candidate.entry.member);
+                    let payload_ref = super::consumer::lenient_payload_ref(
+                        &candidate.generation,
+                        &candidate.entry.member,
+                    );
                     let claimed = Claimed {
                         generation: candidate.generation,
                         member: candidate.entry.member,

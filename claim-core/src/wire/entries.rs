@@ -119,7 +119,7 @@ pub(super) fn seconds(
     entries: &Entries,
     path: &'static str,
     expected: &str,
-    min: i64,
+    range: std::ops::RangeInclusive<i64>,
 ) -> Check<Option<i64>> {
     let Some(raw) = field(entries, key(path)) else {
         return Ok(None);
@@ -132,7 +132,7 @@ pub(super) fn seconds(
         })
     });
     match secs {
-        Some(s) if s >= min => Ok(Some(s)),
+        Some(s) if range.contains(&s) => Ok(Some(s)),
         _ => Err(bad(path, expected, raw)),
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::sequence::queue_score;
+use super::sequence::{payload_key, queue_score};
 use crate::types::Score;
 
 use super::entries::{
@@ -97,6 +97,13 @@ impl ParsedMember {
     }
 }
 
+/// The latest deadline a member may carry: 9999-12-31T23:59:59Z, in Unix
+/// seconds. Every expiry a store computes from a deadline (lease, terminal
+/// marker, payload and sequence keys) stays far inside what Redis's `PX`
+/// and a double's integer range hold (2.5e14 ms < 2^53); a member beyond it
+/// is answered `INVALID_REQUEST`.
+pub const MAX_DEADLINE_SECS: i64 = 253_402_300_799;
+
 /// Why a member cannot be processed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MemberError {
@@ -155,8 +162,50 @@ pub fn parse_member(raw: &[u8]) -> Result<ParsedMember, MemberError> {
             id,
             field: "internal.request_token",
         }),
-        Ok(parsed) => Ok(ParsedMember { id, ..parsed }),
+        Ok(parsed) => match own_payload_ref(&id, &parsed.token, parsed.payload_ref.as_deref()) {
+            Ok(()) => Ok(ParsedMember { id, ..parsed }),
+            Err(reason) => Err(MemberError::Invalid {
+                id,
+                field: "internal.payload_ref",
+                reason,
+            }),
+        },
         Err((field, reason)) => Err(MemberError::Invalid { id, field, reason }),
+    }
+}
+
+/// The only payload key a member may name is its own generation's,
+/// `request-payload:<id>:<request_token>` (what the Go producer writes): a
+/// member naming any other key (a queue, the retry set, a result list,
+/// another request's payload) would have the store read and delete it.
+fn own_payload_ref(id: &str, token: &str, payload_ref: Option<&str>) -> Result<(), String> {
+    match payload_ref {
+        None => Ok(()),
+        Some(named) if named == payload_key(id, token) => Ok(()),
+        Some(named) => Err(format!(
+            "names the key {:?}; a member may reference only its own payload key {:?}",
+            shortened(named),
+            payload_key(id, token)
+        )),
+    }
+}
+
+/// The payload key of a member whose fields did not all parse, read as
+/// loosely as possible: its own `request-payload:<id>:<token>` when the
+/// member names exactly that key, else `None` (no key is read or deleted
+/// for a member that names another one).
+pub fn lenient_payload_key(id: &str, token: &str, named: Option<&str>) -> Option<String> {
+    named
+        .filter(|n| own_payload_ref(id, token, Some(n)).is_ok())
+        .map(str::to_owned)
+}
+
+/// A name for an error message, cut at 80 characters.
+fn shortened(name: &str) -> String {
+    if name.chars().count() > 80 {
+        format!("{}…", name.chars().take(80).collect::<String>())
+    } else {
+        name.to_owned()
     }
 }
 
@@ -172,11 +221,16 @@ fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
         None => Vec::new(),
     };
     let retry_count = get(&internal, "internal.retry_count", "a non-negative integer")?;
-    let when = "a positive Unix timestamp in seconds";
-    let Some(deadline) = seconds(data, "data.deadline", when, 1)? else {
+    let when = "a positive Unix timestamp in seconds, at most 253402300799 (year 9999)";
+    let Some(deadline) = seconds(data, "data.deadline", when, 1..=MAX_DEADLINE_SECS)? else {
         return missing("data.deadline", when);
     };
-    let created = seconds(data, "data.created", "Unix seconds", i64::MIN)?;
+    let created = seconds(
+        data,
+        "data.created",
+        "Unix seconds between -253402300799 and 253402300799",
+        -MAX_DEADLINE_SECS..=MAX_DEADLINE_SECS,
+    )?;
     let object_or_null = "a JSON object or null";
     // `field` reads `null` as absent; here `null` is a value (stored apart).
     let payload = match data.iter().rev().find(|(k, _)| k == "payload") {

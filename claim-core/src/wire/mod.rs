@@ -34,7 +34,9 @@ mod result;
 mod retry;
 mod sequence;
 
-pub use member::{MemberError, ParsedMember, RequestKind, parse_member};
+pub use member::{
+    MAX_DEADLINE_SECS, MemberError, ParsedMember, RequestKind, lenient_payload_key, parse_member,
+};
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};
 pub use retry::stamp_retry;
