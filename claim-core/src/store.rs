@@ -18,8 +18,8 @@ pub struct Submission {
     /// Unix seconds; the member's score with its enqueue sequence
     /// ([`wire::queue_score`]).
     pub deadline: i64,
-    /// The payload stored apart, at the member's `internal.payload_ref`
-    /// (else `request-payload:<id>:<token>`), when the producer splits it
+    /// The payload stored apart, at `request-payload:<id>:<token>` (the
+    /// only payload key a member may name), when the producer splits it
     /// off (the member then has `"payload":null`). Empty bytes stand for a
     /// `null` payload, as Go stores it.
     pub payload: Option<Member>,
@@ -35,13 +35,12 @@ impl Submission {
         wire::queue_score(self.deadline, seq)
     }
 
-    /// Where [`Submission::payload`] is stored: the member's
-    /// `internal.payload_ref`, else `request-payload:<id>:<token>`.
+    /// Where [`Submission::payload`] is stored:
+    /// `request-payload:<id>:<token>`, derived from the generation, never
+    /// read from the member (a member naming another key is refused when
+    /// parsed).
     pub fn payload_key(&self) -> String {
-        wire::parse_member(self.member.as_bytes())
-            .ok()
-            .and_then(|p| p.payload_ref)
-            .unwrap_or_else(|| wire::payload_key(&self.generation.id, &self.generation.token))
+        wire::payload_key(&self.generation.id, &self.generation.token)
     }
 
     /// The request that claims this submission: its member and generation.

@@ -1,7 +1,7 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
 //! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
-//! [`reclaims`], [`payloads`], [`admin`]) takes a
+//! [`reclaims`], [`payloads`], [`hostile`], [`admin`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
 //! no sleeps) and asserts one behaviour the worker relies on: every row of
 //! the outcome table and every guarantee of the design brief. A failed
@@ -29,6 +29,7 @@ pub mod acks;
 pub mod admin;
 pub mod claims;
 pub mod faults;
+pub mod hostile;
 pub mod model_based;
 pub mod payloads;
 pub mod poison;
@@ -117,6 +118,9 @@ macro_rules! conformance_tests {
             payloads::enqueue_stamps_one_two_three_per_queue_and_deadline_and_ties_keep_submission_order,
             payloads::members_are_scored_by_deadline_plus_their_sequence_fraction,
             payloads::enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing,
+            hostile::a_duplicate_of_an_answered_generation_naming_an_internal_key_as_its_payload_deletes_nothing,
+            hostile::ids_and_tokens_with_odd_bytes_each_get_exactly_one_record,
+            hostile::a_generation_whose_id_and_token_split_differently_is_not_suppressed,
             }
             clocked {
             reclaims::a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes,
@@ -157,6 +161,7 @@ macro_rules! conformance_tests {
             payloads::a_stored_payload_expires_ten_minutes_after_the_deadline,
             payloads::released_and_reclaimed_members_keep_their_sequence_score_exactly,
             payloads::the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline,
+            hostile::a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery_limit_deleting_nothing,
             }
             admin {
             admin::redrive_moves_dead_entries_back_at_their_original_score_with_the_delivery_count_reset,
