@@ -140,8 +140,13 @@ fn member_without_a_usable_id_is_missing_id() {
 #[test]
 fn member_with_a_bad_deadline_is_invalid_and_names_the_field() {
     let deadline = |value: &str| format!(r#"{{"id":"x","deadline":{value},"payload":{{}}}}"#);
-    let missing = "missing; expected a positive Unix timestamp in seconds";
-    let got = |value: &str| format!("expected a positive Unix timestamp in seconds, got {value}");
+    let missing =
+        "missing; expected a positive Unix timestamp in seconds, at most 253402300799 (year 9999)";
+    let got = |value: &str| {
+        format!(
+            "expected a positive Unix timestamp in seconds, at most 253402300799 (year 9999), got {value}"
+        )
+    };
     assert_data_field_invalid(
         "data.deadline",
         &[
@@ -152,12 +157,14 @@ fn member_with_a_bad_deadline_is_invalid_and_names_the_field() {
             (deadline("-5"), got("-5")),
             (deadline("0.5"), got("0.5")),
             (deadline("1e300"), got("1e300")),
+            (deadline("253402300800"), got("253402300800")),
+            (deadline("9223372036854775807"), got("9223372036854775807")),
         ],
     );
     let (_, _, _, message) = invalid(&with_data(r#"{"id":"x","payload":{}}"#));
     assert_eq!(
         message,
-        r#"request "x": invalid data.deadline: missing; expected a positive Unix timestamp in seconds"#
+        r#"request "x": invalid data.deadline: missing; expected a positive Unix timestamp in seconds, at most 253402300799 (year 9999)"#
     );
 }
 
@@ -242,7 +249,7 @@ fn member_with_bad_optional_data_fields_is_invalid() {
         (
             r#"{"id":"x","deadline":9,"payload":{},"created":"now"}"#,
             "data.created",
-            r#"expected Unix seconds, got "now""#,
+            r#"expected Unix seconds between -253402300799 and 253402300799, got "now""#,
         ),
         (
             r#"{"id":"x","deadline":9,"payload":{},"headers":["a"]}"#,
@@ -272,6 +279,18 @@ fn member_with_bad_optional_data_fields_is_invalid() {
 }
 
 #[test]
+fn the_latest_deadline_parses_and_a_created_time_beyond_the_range_is_invalid() {
+    let p = parse(&with_data(
+        r#"{"id":"x","deadline":253402300799,"payload":{}}"#,
+    ));
+    assert_eq!(p.deadline, claim_core::wire::MAX_DEADLINE_SECS);
+    let (_, f, _, _) = invalid(&with_data(
+        r#"{"id":"x","deadline":9,"payload":{},"created":-9223372036854775808}"#,
+    ));
+    assert_eq!(f, "data.created");
+}
+
+#[test]
 fn long_values_are_shortened_in_error_messages() {
     let long = "y".repeat(100);
     let (_, _, reason, _) = invalid(&with_data(&format!(
@@ -280,7 +299,7 @@ fn long_values_are_shortened_in_error_messages() {
     assert_eq!(
         reason,
         format!(
-            "expected a positive Unix timestamp in seconds, got \"{}…",
+            "expected a positive Unix timestamp in seconds, at most 253402300799 (year 9999), got \"{}…",
             "y".repeat(39)
         )
     );

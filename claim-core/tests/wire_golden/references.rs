@@ -47,6 +47,41 @@ fn absent_empty_and_zero_routing_fields_read_as_unset_and_enqueued_at_ms_is_igno
 }
 
 #[test]
+fn a_payload_ref_naming_any_key_but_the_members_own_payload_key_is_invalid() {
+    let own = parse(&with_internal(
+        r#"{"request_token":"t","payload_ref":"request-payload:x:t"}"#,
+    ));
+    assert_eq!(own.payload_ref.as_deref(), Some("request-payload:x:t"));
+    for named in [
+        "request-sortedset",
+        "retry-sortedset",
+        "result-list",
+        "request-sortedset:claimed",
+        "request-payload:y:t",
+        "request-payload:x:other",
+        "request-payload:x:t ",
+    ] {
+        let internal = format!(r#"{{"request_token":"t","payload_ref":{named:?}}}"#);
+        let (id, field, reason, _) = invalid(&with_internal(&internal));
+        assert_eq!(
+            (id.as_str(), field),
+            ("x", "internal.payload_ref"),
+            "{named}"
+        );
+        assert!(
+            reason.contains("request-payload:x:t") && reason.contains("its own payload key"),
+            "{named}: {reason}"
+        );
+    }
+    let member = |named: &str| wire::lenient_payload_key("x", "t", Some(named));
+    assert_eq!(
+        member("request-payload:x:t").as_deref(),
+        Some("request-payload:x:t")
+    );
+    assert_eq!(member("request-sortedset"), None);
+}
+
+#[test]
 fn unusable_routing_fields_are_invalid_and_keep_the_id() {
     let cases = [
         (
