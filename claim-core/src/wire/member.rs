@@ -104,6 +104,11 @@ impl ParsedMember {
 /// is answered `INVALID_REQUEST`.
 pub const MAX_DEADLINE_SECS: i64 = 253_402_300_799;
 
+/// The longest `internal.result_ttl_seconds` a member may ask for: ten
+/// years. Redis refuses an `EXPIRE` whose end overflows its clock, and that
+/// refusal would come after the record's push.
+pub const MAX_RESULT_TTL_SECS: u64 = 10 * 365 * 24 * 3600;
+
 /// Why a member cannot be processed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MemberError {
@@ -238,8 +243,12 @@ fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
         Some((_, raw)) => return Err(bad("data.payload", object_or_null, raw)),
         None => return missing("data.payload", object_or_null),
     };
-    let ttl = "a non-negative integer number of seconds";
+    let ttl = "a non-negative integer number of seconds, at most 315360000 (ten years)";
     let result_ttl_seconds = get::<u64>(&internal, "internal.result_ttl_seconds", ttl)?;
+    if let Some(t) = result_ttl_seconds.filter(|t| *t > MAX_RESULT_TTL_SECS) {
+        let path = "internal.result_ttl_seconds";
+        return Err((path, format!("expected {ttl}, got {t}")));
+    }
     let resolved = get::<bool>(&internal, "internal.result_routing_resolved", "a boolean")?;
     let enqueue_seq = get::<i64>(&internal, "internal.enqueue_seq", "an integer")?;
     Ok(ParsedMember {

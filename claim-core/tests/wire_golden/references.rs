@@ -87,7 +87,12 @@ fn unusable_routing_fields_are_invalid_and_keep_the_id() {
         (
             r#"{"result_ttl_seconds":-1}"#,
             "internal.result_ttl_seconds",
-            "expected a non-negative integer number of seconds, got -1",
+            "expected a non-negative integer number of seconds, at most 315360000 (ten years), got -1",
+        ),
+        (
+            r#"{"result_ttl_seconds":315360001}"#,
+            "internal.result_ttl_seconds",
+            "expected a non-negative integer number of seconds, at most 315360000 (ten years), got 315360001",
         ),
         (
             r#"{"enqueue_seq":"3"}"#,
