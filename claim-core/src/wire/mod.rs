@@ -13,7 +13,13 @@
 //!   (its producer copies `data.request_queue_name`/`result_queue_name` there).
 //! - JSON `null`, an empty string, and `0` for `created`/`status_code` mean "unset", as in Go.
 //! - `deadline`/`created` accept any JSON number; a fraction is floored to whole
-//!   seconds (Go rejects it and drops the member). `deadline` must be at least 1.
+//!   seconds (Go rejects it and drops the member). `deadline` must lie in
+//!   1..=[`MAX_DEADLINE_SECS`] (year 9999), `created` within as far either side
+//!   of the epoch, `result_ttl_seconds` at most [`MAX_RESULT_TTL_SECS`]: every
+//!   expiry a store derives from them stays in range.
+//! - `internal.payload_ref` may name only the member's own payload key,
+//!   `request-payload:<id>:<token>` ([`payload_key`]); any other name is
+//!   invalid, so no member can make a store read or delete another key.
 //! - A missing payload is invalid; `null` is accepted, as Go accepts it (with
 //!   `internal.payload_ref` the payload is stored apart and fetched; without
 //!   one, `null` is the body, as Go forwards it).
