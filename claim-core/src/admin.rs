@@ -53,8 +53,10 @@ pub trait ClaimAdmin: ClaimStore {
     /// Ends the generation's claim now, whoever holds it: the member goes
     /// back to pending at its original score at once, for any replica to
     /// claim. Not a delivery (as the owner's own release): the delivery count
-    /// is kept, unchanged, so a crash loop still meets its limit. Answers the
-    /// owner whose claim ended, `None` when no claim was held. The former
+    /// is kept, unchanged, so a crash loop still meets its limit. A claim
+    /// whose generation is answered (a live terminal marker) is dropped
+    /// instead, nothing returned. Answers the owner whose claim ended,
+    /// `None` when no claim was held. The former
     /// owner's renew then finds the claim lost; its late ack still yields
     /// exactly one record (the ack of a non-holder removes the pending copy
     /// it answers).

@@ -130,9 +130,9 @@ macro_rules! store_methods {
                 fn renew(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<$crate::store::RenewOutcome> = Renew [now];
                 fn cancelled(generations: &[$crate::Generation]) -> Vec<bool> = Cancelled [now];
                 fn ack(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::AckItem]) -> Vec<$crate::store::AckOutcome> = Ack [now];
-                fn release(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Release;
-                fn sweep(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Sweep;
-                fn park_retry(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ParkItem]) -> Vec<bool> = ParkRetry;
+                fn release(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Release [now];
+                fn sweep(queue: &str, owner: &$crate::OwnerToken, generations: &[$crate::Generation]) -> Vec<bool> = Sweep [now];
+                fn park_retry(queue: &str, owner: &$crate::OwnerToken, items: &[$crate::store::ParkItem]) -> Vec<bool> = ParkRetry [now];
                 fn promote_due(limit: usize) -> usize = PromoteDue [now];
                 fn reclaim_expired(queue: &str, limit: usize) -> $crate::store::ReclaimReport = ReclaimExpired [now];
                 fn dead_letter(queue: &str, member: &$crate::Member, reason: &str) -> bool = DeadLetter [now];

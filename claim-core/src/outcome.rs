@@ -38,19 +38,19 @@ pub const OUTCOMES: [Outcome; 10] = [
     Outcome {
         path: ExitPath::RetryRequested,
         exit_path: "Retry requested",
-        claim_outcome: "parked in the retry set (owner-checked, atomic); promoted to pending at its original score when due",
+        claim_outcome: "parked in the retry set (owner-checked, atomic); promoted to pending at its original score when due; a claim or entry whose generation is answered (live marker) is dropped instead",
         store_operation: "`park_retry`, then `promote_due`",
     },
     Outcome {
         path: ExitPath::HandOffCancelled,
         exit_path: "Hand-off cancelled before a worker took it",
-        claim_outcome: "released to pending at its original score",
+        claim_outcome: "released to pending at its original score; dropped instead when its generation is answered (live marker)",
         store_operation: "`release`",
     },
     Outcome {
         path: ExitPath::GracefulShutdown,
         exit_path: "Graceful shutdown, claims still held after the drain timeout",
-        claim_outcome: "swept to pending at the original score; not a delivery",
+        claim_outcome: "swept to pending at the original score; not a delivery; dropped instead when its generation is answered (live marker)",
         store_operation: "`sweep`",
     },
     Outcome {
@@ -86,7 +86,7 @@ pub const OUTCOMES: [Outcome; 10] = [
     Outcome {
         path: ExitPath::OperatorReleased,
         exit_path: "Operator releases the claim (`async-worker admin release`, for a stuck worker)",
-        claim_outcome: "released to pending at its original score at once, whoever holds it; not a delivery (count kept); the owner's renew then finds it lost",
+        claim_outcome: "released to pending at its original score at once, whoever holds it; not a delivery (count kept); dropped instead when its generation is answered (live marker); the owner's renew then finds it lost",
         store_operation: "`release_claim` (`ClaimAdmin`)",
     },
 ];

@@ -344,7 +344,11 @@ pub trait ClaimStore: ClaimInspect {
     ) -> Result<Vec<AckOutcome>, StoreError>;
 
     /// Returns claims `owner` holds to pending at their original score
-    /// (a hand-off the consumer cancelled). False where `owner` held none.
+    /// (a hand-off the consumer cancelled). A claim whose generation is
+    /// answered (a live terminal marker) is dropped instead, with its
+    /// redelivery count: returned, it would be served again once the
+    /// marker expired. True where a claim of `owner`'s ended, false where
+    /// `owner` held none.
     async fn release(
         &self,
         queue: &str,
@@ -361,7 +365,10 @@ pub trait ClaimStore: ClaimInspect {
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError>;
 
-    /// Moves claims `owner` holds into the retry set, due at `due`.
+    /// Moves claims `owner` holds into the retry set, due at `due`; a
+    /// claim whose generation is answered is dropped instead, nothing
+    /// parked (as [`ClaimStore::release`]). True where a claim of
+    /// `owner`'s ended.
     async fn park_retry(
         &self,
         queue: &str,

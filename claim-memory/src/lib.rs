@@ -110,7 +110,7 @@ impl ClaimAdmin for MemoryStore {
         queue: &str,
         generation: &Generation,
     ) -> Result<Option<OwnerToken>, StoreError> {
-        self.with(|m, _| m.release_claim(queue, generation))
+        self.with(|m, now| m.release_claim(queue, generation, now))
     }
 
     async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError> {

@@ -9,28 +9,40 @@
 -- KEYS[6+i] (i = 1..n) item i's terminal marker in the queue's slot
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
--- then per item i, at b = 3 + 4(i-1): ARGV[b+1] claim key, ARGV[b+2] the
+-- then per item i, at b = 3 + 5(i-1): ARGV[b+1] claim key, ARGV[b+2] the
 -- member as claimed, ARGV[b+3] why its list cannot take a record ('' when
 -- it can: push_once answered anything but "unusable"), ARGV[b+4] the live
--- marker push_once answered in the list's slot ('' when none)
+-- marker push_once answered in the list's slot ('' when none, or when its
+-- push is not yet on replica_acks replicas), ARGV[b+5] '1' when the
+-- generation is answered for this ack (push_once answered 1, 2 or 3, or
+-- the fence found the queue-slot marker live; with replica_acks > 0, a
+-- record this ack pushed only once a WAIT saw it replicated), else '0'
 -- Returns one integer per item: 2 if the caller's claim was dropped, plus 4
 -- if it was dead-lettered, plus 16 if its payload key (if any) goes (the
 -- caller deletes it): ack.lua's bits.
 --
 -- Correctness: this is ack.lua after its push, item by item, with the
--- claims as they are now: only the caller's own claim is dropped (its
--- owner entry `<caller>|<score>|<count>`); a pending copy of the member
--- (the reclaimer's, while a stale owner worked) is removed with its
--- delivery count, since the generation is answered (or dead-lettered);
--- an unusable list dead-letters the member only for the claim's holder
--- (anyone else is stale and the generation is elsewhere: nothing is
--- changed, as ack.lua and the model defer), with no marker, so a redrive
--- after the fix gets its record. The payload goes where ack.lua deletes it:
--- the owner ended the generation, or the last copy was taken while nobody
--- holds a claim; never for a dead-lettered member. The list-slot marker
--- is copied (same value, same expiry) into the queue's slot unless a live
--- one is there: claim, reclaim and promotion read it in their own slot,
--- and ack_fence.lua stops a late ack to another list with it.
+-- claims as they are now. A claim or pending copy is taken only when the
+-- generation is answered (ARGV[b+5], or a live queue-slot marker now): the
+-- fence ran earlier, so a copy found here may be one another reclaimer
+-- returned after a fence that said "not ours" (nothing pushed): taking it
+-- then would lose the request, so it stays, as does a claim the caller
+-- took again since. Only the caller's own claim is dropped (its owner
+-- entry `<caller>|<score>|<count>`); a pending copy of the member (the
+-- reclaimer's, while a stale owner worked) is removed with its delivery
+-- count, since the generation is answered (or dead-lettered); an unusable
+-- list dead-letters the member only for the claim's holder (anyone else
+-- is stale and the generation is elsewhere: nothing is changed, as ack.lua
+-- and the model defer), with no marker, so a redrive after the fix gets
+-- its record. The payload goes where ack.lua deletes it: the owner ended
+-- the generation, or the last copy was taken while nobody holds a claim;
+-- never for a dead-lettered member. The list-slot marker is copied (same
+-- value, same expiry) into the queue's slot unless a live one is there:
+-- claim, reclaim and promotion read it in their own slot, and
+-- ack_fence.lua stops a late ack to another list with it. A push not yet
+-- replicated is neither answered nor copied: its claim stays and lapses,
+-- and the reclaimer finds the list-slot marker (answered: dropped) or, if
+-- a failover lost record and marker, redelivers it.
 -- Crash window: if the caller dies after the push and before this script,
 -- the claim stays until its lease lapses; the reclaimer puts it back, the
 -- next holder's record meets the live marker in the list's slot
@@ -40,15 +52,17 @@
 -- taken and the queue-slot markers live, so it changes nothing (and
 -- writes no dead entry again).
 
-need(#ARGV >= 7 and (#ARGV - 3) % 4 == 0 and #KEYS == 6 + (#ARGV - 3) / 4,
-  'ack_drop: expects 6 + n KEYS and 3 + 4n ARGV')
-local n = (#ARGV - 3) / 4
+need(#ARGV >= 8 and (#ARGV - 3) % 5 == 0 and #KEYS == 6 + (#ARGV - 3) / 5,
+  'ack_drop: expects 6 + n KEYS and 3 + 5n ARGV')
+local n = (#ARGV - 3) / 5
 local owner, slack = ARGV[1], tonumber(ARGV[3])
 need(slack and (ARGV[2] == '' or tonumber(ARGV[2])), 'ack_drop: time and slack must be numbers')
 local gens, members = {}, {}
 for i = 1, n do
-  gens[i] = ARGV[4 * i]
-  members[i] = ARGV[4 * i + 1]
+  local b = 3 + 5 * (i - 1)
+  gens[i] = ARGV[b + 1]
+  members[i] = ARGV[b + 2]
+  need(ARGV[b + 5] == '0' or ARGV[b + 5] == '1', 'ack_drop: answered flags must be 0 or 1')
 end
 local owners = redis.call('HMGET', KEYS[3], unpack(gens))
 local copies = redis.call('ZMSCORE', KEYS[1], unpack(members))
@@ -62,8 +76,10 @@ local out = {}
 local dropped, removed, copied, copies_of = {}, {}, {}, {}
 local drops, dead, zrem, forget = {}, {}, {}, {}
 for i = 1, n do
-  local gen, member, reason = gens[i], members[i], ARGV[4 * i + 2]
-  local marker = ARGV[4 * i + 3]
+  local b = 3 + 5 * (i - 1)
+  local gen, member, reason = gens[i], members[i], ARGV[b + 3]
+  local marker = ARGV[b + 4]
+  local answered = ARGV[b + 5] == '1' or is_live(queue_markers[i], now)
   local key = KEYS[6 + i]
   if marker ~= '' and not copied[key] and not is_live(queue_markers[i], now) then
     local expiry = tonumber(string.match(marker, '^(%d+)'))
@@ -76,19 +92,21 @@ for i = 1, n do
   local held = entry and not dropped[gen] and find(entry, bar, 1, true) == 1
     and find(entry, '^[^|]+|%d+$', rest)
   local unheld = not entry or dropped[gen]
-  local deferred = reason ~= '' and not held
+  local burying = reason ~= '' and held
+  -- What this ack may end: an answered generation, or one it dead-letters.
+  local ends = answered or burying
   local code, gone = 0, false
-  if reason ~= '' and held then
+  if burying then
     code = 4
     push(dead, member, '{"reason":' .. cjson.encode(reason) .. at)
   end
-  if copies[i] and not removed[member] and not deferred then
+  if copies[i] and not removed[member] and ends then
     removed[member] = true
     zrem[#zrem + 1] = member
     forget[#forget + 1] = gen
     gone = code ~= 4 and unheld
   end
-  if held then
+  if held and ends then
     dropped[gen] = true
     drops[#drops + 1] = gen
     gone = code ~= 4

@@ -76,25 +76,46 @@ impl RedisStore {
             keys[..1].to_vec()
         };
         for key in targets {
-            let counters = &self.inner.replicas;
-            counters.waits.fetch_add(1, Ordering::Relaxed);
-            match self.wait_one(op, key, wanted, ms).await {
-                Ok(reached) if reached >= i64::from(wanted) => {}
-                Ok(reached) => {
-                    counters.shortfalls.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(
-                        ?op,
-                        wanted,
-                        reached,
-                        timeout_ms = ms,
-                        "fewer replicas than replica_acks acknowledged the batch; it is on the primary only"
-                    );
-                }
-                Err(e) => {
-                    counters.shortfalls.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(?op, wanted, error = %e,
-                        "WAIT for replicas failed; the batch is on the primary only");
-                }
+            self.wait_counted(op, key, wanted, ms).await;
+        }
+    }
+
+    /// One `WAIT` for `replica_acks` replicas on the primary of `key`'s
+    /// slot (standalone, Sentinel: the primary), counted as
+    /// [`Self::wait_replicas`] counts it: true when enough replicas
+    /// acknowledged (always when `replica_acks` is 0). The split ack asks
+    /// it for a result list before it drops the claims.
+    pub(crate) async fn wait_replicated(&self, op: Op, key: &str) -> bool {
+        let wanted = self.inner.replica_acks;
+        if wanted == 0 {
+            return true;
+        }
+        let timeout = MAX_WAIT.min(self.conn().timeout() / 2);
+        let ms = timeout.as_millis().max(1) as u64;
+        self.wait_counted(op, key, wanted, ms).await
+    }
+
+    async fn wait_counted(&self, op: Op, key: &str, wanted: u32, ms: u64) -> bool {
+        let counters = &self.inner.replicas;
+        counters.waits.fetch_add(1, Ordering::Relaxed);
+        match self.wait_one(op, key, wanted, ms).await {
+            Ok(reached) if reached >= i64::from(wanted) => true,
+            Ok(reached) => {
+                counters.shortfalls.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    ?op,
+                    wanted,
+                    reached,
+                    timeout_ms = ms,
+                    "fewer replicas than replica_acks acknowledged the batch; it is on the primary only"
+                );
+                false
+            }
+            Err(e) => {
+                counters.shortfalls.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(?op, wanted, error = %e,
+                    "WAIT for replicas failed; the batch is on the primary only");
+                false
             }
         }
     }

@@ -164,7 +164,9 @@ impl RedisStore {
 /// [`crate::ops`] (the `now` marker is the memory store's concern).
 macro_rules! ops_call {
     // Claims and acks wait for `replica_acks` replicas afterwards: on the
-    // queue's slot, and for acks on each result list's slot too.
+    // queue's slot, and for acks on each result list's slot too (in the
+    // hash-tagged layout a list in another slot is waited for inside the
+    // ack, before its claims are dropped: ops/ack_split.rs).
     ($store:ident, claim($queue:ident, $owner:ident, $items:ident) $($now:ident)?) => {{
         let out = ops::claim::claim($store, $queue, $owner, $items).await;
         if $store.inner.replica_acks > 0 && out.is_ok() {
@@ -177,7 +179,9 @@ macro_rules! ops_call {
         let out = ops::ack::ack($store, $queue, $owner, $items).await;
         if $store.inner.replica_acks > 0 && out.is_ok() {
             let mut keys = vec![$store.keys().queue($queue).pending];
-            keys.extend($items.iter().map(|i| $store.keys().list(&i.result_list)));
+            if !$store.keys().tagged() {
+                keys.extend($items.iter().map(|i| $store.keys().list(&i.result_list)));
+            }
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             $store.wait_replicas(Op::Ack, &keys).await;
         }

@@ -199,12 +199,12 @@ impl Walk {
                 let (got, want) = if self.rng.below(2) == 0 {
                     (
                         self.store.release(Q, &owner, &g).await.unwrap(),
-                        self.model.release(Q, &owner, &g),
+                        self.model.release(Q, &owner, &g, now),
                     )
                 } else {
                     (
                         self.store.sweep(Q, &owner, &g).await.unwrap(),
-                        self.model.sweep(Q, &owner, &g),
+                        self.model.sweep(Q, &owner, &g, now),
                     )
                 };
                 assert_eq!(got, want, "{ctx}: release/sweep");
@@ -227,7 +227,11 @@ impl Walk {
                     })
                     .collect();
                 let got = self.store.park_retry(Q, &owner, &items).await.unwrap();
-                assert_eq!(got, self.model.park_retry(Q, &owner, &items), "{ctx}: park");
+                assert_eq!(
+                    got,
+                    self.model.park_retry(Q, &owner, &items, now),
+                    "{ctx}: park"
+                );
                 "park".into()
             }
             10 => {

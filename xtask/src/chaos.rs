@@ -1,4 +1,4 @@
-//! `cargo xtask chaos [--workers N] [--requests M] [--seed S] [--short] [--topology standalone|cluster|sentinel]`:
+//! `cargo xtask chaos [--workers N] [--requests M] [--seed S] [--short] [--topology standalone|cluster|sentinel] [--kill queue|list|both]`:
 //! the chaos run on real processes and a real redis-server (or a real
 //! Redis Cluster, or a Sentinel group).
 //!
@@ -32,11 +32,15 @@
 //! accepted only once a replica holds it. `--replica-acks N` (0 or 1) is
 //! the workers' `replica_acks`; the full run does 0, then 1, the short run
 //! 0. `cargo xtask ci` runs the short cluster run after the standalone one.
+//! `--kill list` (cluster only) SIGKILLs the result list's primary instead
+//! of the queue's, `--kill both` the queue's and then the list's: the split
+//! ack's push and its marker are then what the failover can undo (default
+//! `queue`; not part of `ci`).
 
 use crate::{Error, Shown, cargo, run_inherit};
 
 /// Flags that take a value, and what the value must be.
-const VALUED: [(&str, &str); 8] = [
+const VALUED: [(&str, &str); 9] = [
     ("--workers", "a number of worker processes, at least 2"),
     ("--requests", "a number of requests, at least 100"),
     ("--seed", "an unsigned 64-bit integer"),
@@ -45,6 +49,7 @@ const VALUED: [(&str, &str); 8] = [
     ("--missing-payloads", "a fraction from 0 to 1"),
     ("--topology", "standalone, cluster or sentinel"),
     ("--replica-acks", "0 or 1 (cluster and sentinel only)"),
+    ("--kill", "queue, list or both (cluster only)"),
 ];
 
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
@@ -136,6 +141,7 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
             "--appendfsync" => value == "always" || value == "everysec",
             "--topology" => matches!(value.as_str(), "standalone" | "cluster" | "sentinel"),
             "--replica-acks" => value == "0" || value == "1",
+            "--kill" => matches!(value.as_str(), "queue" | "list" | "both"),
             "--payload-ref" | "--missing-payloads" => {
                 value.parse::<f64>().is_ok_and(|f| (0.0..=1.0).contains(&f))
             }
@@ -153,6 +159,12 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
     if replicated && flags.iter().any(|f| f == "--appendfsync") {
         return Err(Error::Usage(
             "`--appendfsync` applies to the standalone server only: cluster and sentinel nodes keep their data on replicas, without AOF; drop it or use --topology standalone".into(),
+        ));
+    }
+    let cluster = value(&flags, "--topology") == Some("cluster");
+    if !cluster && value(&flags, "--kill").is_some_and(|k| k != "queue") {
+        return Err(Error::Usage(
+            "`--kill list` and `--kill both` strike the result list's own primary: use them with --topology cluster".into(),
         ));
     }
     if !replicated && value(&flags, "--replica-acks").is_some_and(|n| n != "0") {
@@ -227,11 +239,18 @@ mod tests {
             parse(args(&["--topology=cluster", "--short"])).ok(),
             Some(args(&["--topology", "cluster", "--short"]))
         );
+        assert_eq!(
+            parse(args(&["--topology", "cluster", "--kill=list"])).ok(),
+            Some(args(&["--topology", "cluster", "--kill", "list"]))
+        );
         for bad in [
             &["--topology", "mesh"][..],
             &["--topology", "cluster", "--appendfsync", "everysec"],
             &["--replica-acks", "1"],
             &["--topology", "sentinel", "--replica-acks", "2"],
+            &["--topology", "cluster", "--kill", "replica"],
+            &["--topology", "sentinel", "--kill", "list"],
+            &["--kill", "both"],
         ] {
             assert!(matches!(parse(args(bad)), Err(Error::Usage(_))), "{bad:?}");
         }

@@ -1,7 +1,7 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
 //! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
-//! [`reclaims`], [`payloads`], [`hostile`], [`admin`]) takes a
+//! [`answered`], [`reclaims`], [`payloads`], [`hostile`], [`admin`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
 //! no sleeps) and asserts one behaviour the worker relies on: every row of
 //! the outcome table and every guarantee of the design brief. A failed
@@ -27,6 +27,7 @@
 
 pub mod acks;
 pub mod admin;
+pub mod answered;
 pub mod claims;
 pub mod faults;
 pub mod hostile;
@@ -145,6 +146,10 @@ macro_rules! conformance_tests {
             returns::park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
             returns::promote_due_returns_only_due_retries_at_their_deadline_score,
             returns::promote_due_moves_go_parked_entries_to_their_named_queue,
+            answered::a_sweep_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
+            answered::a_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
+            answered::parking_a_claim_whose_generation_was_answered_drops_it_and_parks_nothing,
+            answered::a_due_retry_entry_whose_generation_was_answered_is_dropped_not_promoted,
             reclaims::reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery,
             reclaims::a_crashed_owners_request_is_redelivered_and_acked_exactly_once,
             reclaims::reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters,
@@ -170,6 +175,7 @@ macro_rules! conformance_tests {
             admin::purge_deletes_dead_entries_and_says_which,
             admin::release_claim_ends_any_owners_claim_at_once_without_counting_a_delivery,
             admin::a_release_racing_the_stale_owners_ack_still_yields_exactly_one_record,
+            answered::an_admin_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
             admin::a_redrive_racing_a_reclaim_loses_nothing_and_yields_one_record,
             admin::pause_and_resume_are_read_back_per_queue_and_say_whether_they_changed,
             admin::a_pause_racing_a_claim_loses_nothing_and_held_claims_finish,

@@ -34,9 +34,16 @@ impl Model {
         members.iter().map(|m| q.dead.remove(m).is_some()).collect()
     }
 
-    pub fn release_claim(&mut self, queue: &str, generation: &Generation) -> Option<OwnerToken> {
+    /// Ends any owner's claim of `generation`: back to pending, or dropped
+    /// when the generation is answered (as [`Model::release`]).
+    pub fn release_claim(
+        &mut self,
+        queue: &str,
+        generation: &Generation,
+        now: Millis,
+    ) -> Option<OwnerToken> {
         let owner = self.queue(queue)?.claims.get(generation)?.owner.clone();
-        self.release(queue, &owner, std::slice::from_ref(generation));
+        self.release(queue, &owner, std::slice::from_ref(generation), now);
         Some(owner)
     }
 

@@ -20,8 +20,8 @@ use crate::lease::lease_expiry;
 use crate::marker::record_digest;
 use crate::op::Op;
 use crate::store::{
-    ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry, QueueDepths,
-    RenewOutcome, StoreConfig, Submission,
+    ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, PendingEntry, QueueDepths, RenewOutcome,
+    StoreConfig, Submission,
 };
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
 use crate::wire;
@@ -315,47 +315,6 @@ impl Model {
             q.redeliveries.insert(g.clone(), claim.redeliveries);
         }
         Some(claim)
-    }
-
-    pub fn release(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Vec<bool> {
-        generations
-            .iter()
-            .map(|g| match self.take_owned(queue, owner, g) {
-                Some(c) => {
-                    self.q(queue).pending.insert(c.member, c.score);
-                    true
-                }
-                None => false,
-            })
-            .collect()
-    }
-
-    /// The shutdown sweep is a release: neither counts as a delivery.
-    pub fn sweep(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Vec<bool> {
-        self.release(queue, owner, generations)
-    }
-
-    pub fn park_retry(&mut self, queue: &str, owner: &OwnerToken, items: &[ParkItem]) -> Vec<bool> {
-        items
-            .iter()
-            .map(|item| {
-                let parked = self.take_owned(queue, owner, &item.generation).is_some();
-                if parked {
-                    self.retry.insert(item.member.clone(), item.due.as_score());
-                }
-                parked
-            })
-            .collect()
     }
 
     pub fn depths(&self, queue: &str) -> QueueDepths {

@@ -1,11 +1,81 @@
-//! The model's returns to pending and to the dead set: promotion of due retries, reclaim of expired claims, dead-lettering.
+//! The model's returns to pending and to the dead set: release and sweep, retry parking, promotion of due retries, reclaim of expired claims, dead-lettering.
 
 use super::Model;
-use crate::store::{DeadEntry, ReclaimReport};
-use crate::types::{Generation, Member, Millis};
+use crate::store::{DeadEntry, ParkItem, ReclaimReport};
+use crate::types::{Generation, Member, Millis, OwnerToken};
 use crate::wire::{self, ErrorCode, ResultRecord};
 
 impl Model {
+    /// Returns the claims `owner` holds to pending at their original score;
+    /// true where a claim of the caller's ended. A claim whose generation
+    /// is answered (a live marker: a stale owner's ack landed while this
+    /// one held it) is dropped instead, with its redelivery count: back in
+    /// pending it would be served again once the marker expired.
+    pub fn release(
+        &mut self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+        now: Millis,
+    ) -> Vec<bool> {
+        generations
+            .iter()
+            .map(|g| match self.take_owned(queue, owner, g) {
+                Some(c) => {
+                    if !self.drop_if_answered(queue, g, now) {
+                        self.q(queue).pending.insert(c.member, c.score);
+                    }
+                    true
+                }
+                None => false,
+            })
+            .collect()
+    }
+
+    /// The shutdown sweep is a release: neither counts as a delivery.
+    pub fn sweep(
+        &mut self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+        now: Millis,
+    ) -> Vec<bool> {
+        self.release(queue, owner, generations, now)
+    }
+
+    /// Parks the claims `owner` holds in the retry set; true where a claim
+    /// of the caller's ended. An answered generation's claim is dropped,
+    /// nothing parked (as [`Self::release`]).
+    pub fn park_retry(
+        &mut self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+        now: Millis,
+    ) -> Vec<bool> {
+        items
+            .iter()
+            .map(|item| {
+                let g = &item.generation;
+                let ended = self.take_owned(queue, owner, g).is_some();
+                if ended && !self.drop_if_answered(queue, g, now) {
+                    self.retry.insert(item.member.clone(), item.due.as_score());
+                }
+                ended
+            })
+            .collect()
+    }
+
+    /// After a claim of `g` ended: if `g` is answered, forgets its
+    /// redelivery count and says so (the caller then returns it nowhere).
+    fn drop_if_answered(&mut self, queue: &str, g: &Generation, now: Millis) -> bool {
+        let answered = self.is_terminal(g, now);
+        if answered {
+            self.q(queue).redeliveries.remove(g);
+        }
+        answered
+    }
+
     pub fn promote_due(&mut self, limit: usize, now: Millis) -> usize {
         let due: Vec<Member> = self
             .retry

@@ -13,7 +13,16 @@
 //!   allows, each generation at most once (marker check, LPUSH, marker,
 //!   EXPIRE); (c) `ack_drop.lua` in the queue slot, owner-checked: drops
 //!   the caller's claims, takes pending copies, dead-letters items whose
-//!   list is unusable. A crash between (b) and (c) leaves the claim: it
+//!   list is unusable. (c) ends a claim or copy only for a generation (b)
+//!   answered (pushed, own record landed, suppressed) or the queue-slot
+//!   marker says is answered: the fence is older than (c), and a copy a
+//!   reclaimer returned after a fence that said "not ours" (nothing
+//!   pushed) is the request's only copy. With `replica_acks` > 0 a `WAIT`
+//!   on each list's primary that took a push runs between (b) and (c); a
+//!   push it did not see replicated counts as not answered in (c) and its
+//!   marker is not copied: the claim stays, lapses, and the reclaimer
+//!   finds the list-slot marker (dropped) or, after a failover lost the
+//!   record, redelivers it. A crash between (b) and (c) leaves the claim: it
 //!   lapses, the reclaimer puts it back, the next holder's record meets
 //!   the live marker in (b) and is suppressed, and its ack drops the claim:
 //!   still exactly one record (Go can publish twice here). A crash between
@@ -194,6 +203,23 @@ async fn across(
             answers[i] = answer;
         }
     }
+    // With replica_acks, a record this ack pushed must be on replicas
+    // before its claim goes (a failover could lose it after the drop).
+    let replicated = replicated_lists(store, items, &answers).await;
+    let answered: Vec<bool> = items
+        .iter()
+        .zip(answers.iter_mut())
+        .map(|(item, a)| match a.pushed {
+            Some(Pushed::Pushed) if !replicated.contains(&item.result_list.as_str()) => {
+                // Not answered for the drop, and no queue-slot copy of its
+                // marker: the claim lapses and the reclaimer decides.
+                a.marker.clear();
+                false
+            }
+            Some(Pushed::Pushed | Pushed::OwnRecordLanded | Pushed::Suppressed) => true,
+            _ => false,
+        })
+        .collect();
     // The records are written: the producer keys of the pushed items can
     // go while the claims are dropped; the payload keys wait for the drop,
     // which says which go.
@@ -202,7 +228,7 @@ async fn across(
         .map(|a| i64::from(a.pushed == Some(Pushed::Pushed)))
         .collect();
     let (dropped, ()) = futures::join!(
-        drop_claims(store, q, owner, items, &answers),
+        drop_claims(store, q, owner, items, &answers, &answered),
         after_ack(store, items, &pushed, PRODUCER_KEYS)
     );
     let dropped = dropped?;
@@ -256,12 +282,13 @@ async fn drop_claims(
     owner: &OwnerToken,
     items: &[&AckItem],
     answers: &[PushAnswer],
+    answered: &[bool],
 ) -> Result<Vec<i64>, StoreError> {
     let keys = store.keys();
     let script = &store.scripts().ack_drop;
     let n = items.len();
     let bytes: usize = items.iter().map(|i| i.member.len() + 200).sum();
-    let mut cmd = evalsha(script, 6 + n, 3 + 4 * n, bytes);
+    let mut cmd = evalsha(script, 6 + n, 3 + 5 * n, bytes);
     for key in q.all() {
         cmd.arg(key);
     }
@@ -271,7 +298,7 @@ async fn drop_claims(
     cmd.arg(owner.as_str())
         .arg(store.time_arg())
         .arg(store.ttl_slack());
-    for (item, answer) in items.iter().zip(answers) {
+    for ((item, answer), answered) in items.iter().zip(answers).zip(answered) {
         cmd.write_arg_fmt(ClaimKey(&item.generation));
         cmd.arg(item.member.as_bytes());
         match &answer.pushed {
@@ -279,9 +306,46 @@ async fn drop_claims(
             _ => cmd.arg(""),
         };
         cmd.arg(answer.marker.as_str());
+        cmd.arg(if *answered { "1" } else { "0" });
     }
     let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
     per_item(Op::Ack, reply, n)
+}
+
+/// The result lists whose pushes by this ack are on `replica_acks`
+/// replicas: every list when `replica_acks` is 0; else those of a `WAIT`
+/// on the list's primary that reached enough replicas, one per list that
+/// took a push (before the drop, so a claim is never dropped for a record
+/// only the primary holds). A list without a push needs no `WAIT`.
+async fn replicated_lists<'a>(
+    store: &RedisStore,
+    items: &[&'a AckItem],
+    answers: &[PushAnswer],
+) -> Vec<&'a str> {
+    let mut lists: Vec<&str> = items.iter().map(|i| i.result_list.as_str()).collect();
+    lists.sort_unstable();
+    lists.dedup();
+    if store.inner.replica_acks == 0 {
+        return lists;
+    }
+    let pushed_to = |list: &str| {
+        items
+            .iter()
+            .zip(answers)
+            .any(|(i, a)| i.result_list == list && a.pushed == Some(Pushed::Pushed))
+    };
+    let waits = lists.into_iter().map(|list| async move {
+        let ok = !pushed_to(list)
+            || store
+                .wait_replicated(Op::Ack, &store.keys().list(list))
+                .await;
+        ok.then_some(list)
+    });
+    futures::future::join_all(waits)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Whether ack.lua's or ack_drop.lua's `code` says the item's payload key goes.

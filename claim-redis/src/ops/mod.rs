@@ -22,8 +22,8 @@
 //! | `ack_split` | `ack_tagged`, or `ack_fence`, `push_once`, `ack_drop` | `ack` (hash-tagged) |
 //! | `ack_keys` | `lua/del_if.lua` per producer or payload key | after a hash-tagged `ack` |
 //! | `push_once` | `lua/push_once.lua` | `ack`, `reclaim_expired` (hash-tagged) |
-//! | `release` | `lua/release.lua` | `release`, `sweep` |
-//! | `park_retry` | `lua/park_retry.lua` | `park_retry` |
+//! | `release` | hash-tagged: marker reads; `lua/release.lua` | `release`, `sweep` |
+//! | `park_retry` | hash-tagged: marker reads; `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
 //! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
 //! | `repair_index` | `lua/repair_index.lua` | part of `reclaim_expired` |
@@ -40,18 +40,21 @@
 //! | `paused` | EXISTS of `<queue>:paused` | `paused` |
 //! | `redrive_dead` | marker reads, then `lua/redrive_dead.lua` | `ClaimAdmin::redrive_dead` |
 //! | `purge_dead` | `lua/purge_dead.lua` | `ClaimAdmin::purge_dead` |
-//! | `release_claim` | `lua/release_claim.lua` | `ClaimAdmin::release_claim` |
+//! | `release_claim` | hash-tagged: marker reads; `lua/release_claim.lua` | `ClaimAdmin::release_claim` |
 //! | `set_paused` | SET .. GET or DEL of `<queue>:paused` | `ClaimAdmin::set_paused` |
 //!
 //! Hash-tagged (cluster) layout helpers: `call` (every script call and
 //! multi-key command, slot-checked), `per_request` (per-request keys read
-//! and deleted per slot), `retry_sets` (the shared and per-queue retry
+//! and deleted per slot), `answered` (the markers of claimed generations,
+//! read before release, sweep, admin release and parking), `retry_sets`
+//! (the shared and per-queue retry
 //! sets), `promote_tagged` and `reclaim_tagged` (those operations split
 //! by slot).
 
 pub(crate) mod ack;
 pub(crate) mod ack_keys;
 pub(crate) mod ack_split;
+pub(crate) mod answered;
 pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;
@@ -97,7 +100,7 @@ pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, releas
 use self::call::Call;
 use crate::codec::{flag, per_item};
 use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::{Op, OwnerToken, StoreError};
+use claim_core::{Generation, Op, OwnerToken, StoreError};
 use redis::{Cmd, Script};
 
 /// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
@@ -109,27 +112,49 @@ pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -
     cmd
 }
 
-/// Runs `script` once per [`MAX_BATCH`] items with `keys`, the owner token
-/// and each item's arguments (written by `args`), and reads one 0/1 flag
-/// per item: the shape of `release` (and `sweep`) and `park_retry`.
+/// Runs `script` once per [`MAX_BATCH`] items with `keys`, then each
+/// item's terminal marker key (`marker_for` with the pending key: the
+/// marker, or in the hash-tagged layout its copy in the queue's slot), the
+/// owner token, the time, each item's arguments (written by `args`) and,
+/// hash-tagged, each item's marker value read first ([`answered`]); reads
+/// one 0/1 flag per item: the shape of `release` (and `sweep`) and
+/// `park_retry`. `generation` and `member` (when the caller has it) say
+/// whose marker.
 pub(crate) async fn owner_flags<T>(
     store: &RedisStore,
-    op: Op,
-    script: &Script,
-    keys: &[&str],
+    (op, script): (Op, &Script),
+    (queue, keys): (&str, &[&str]),
     owner: &OwnerToken,
     items: &[T],
+    (generation, member): (impl Fn(&T) -> &Generation, impl Fn(&T) -> Option<&[u8]>),
     args: impl Fn(&mut Call<'_>, &T),
 ) -> Result<Vec<bool>, StoreError> {
+    let pending = store.keys().queue(queue).pending;
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
+        let gens: Vec<&Generation> = chunk.iter().map(&generation).collect();
+        let markers = if store.keys().tagged() {
+            let members: Option<Vec<Vec<u8>>> = chunk
+                .iter()
+                .map(|i| member(i).map(<[u8]>::to_vec))
+                .collect();
+            answered::claimed_markers(store, op, queue, &gens, members).await?
+        } else {
+            Vec::new()
+        };
         let mut call = Call::new(store, script);
         for key in keys {
             call.key(*key);
         }
-        call.arg(owner.as_str());
+        for g in &gens {
+            call.key(store.keys().marker_for(&pending, g));
+        }
+        call.arg(owner.as_str()).arg(store.time_arg());
         for item in chunk {
             args(&mut call, item);
+        }
+        for marker in &markers {
+            call.arg(marker.as_str());
         }
         let reply: Vec<i64> = call.run(store, op).await?;
         out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));

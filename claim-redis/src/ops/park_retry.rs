@@ -1,4 +1,4 @@
-//! `park_retry`: runs `lua/park_retry.lua`, one call per [`MAX_BATCH`](crate::store::MAX_BATCH) items, into the queue's retry set.
+//! `park_retry`: runs `lua/park_retry.lua`, one call per [`MAX_BATCH`](crate::store::MAX_BATCH) items, into the queue's retry set (an answered generation's claim is dropped, nothing parked; hash-tagged, its markers are read first: `ops/answered.rs`).
 //!
 //! Plain layout: the queue's retry set is the shared one (Go's). Hash-tagged:
 //! it is the queue's own, `<base>:retry`, in the queue's slot, so the park
@@ -29,11 +29,14 @@ pub(crate) async fn park_retry(
     let script = &store.scripts().park_retry;
     owner_flags(
         store,
-        Op::ParkRetry,
-        script,
-        &keys,
+        (Op::ParkRetry, script),
+        (queue, &keys),
         owner,
         items,
+        (
+            |i: &ParkItem| &i.generation,
+            |i: &ParkItem| Some(i.member.as_bytes()),
+        ),
         |call, item| {
             call.arg(item.generation.claim_key())
                 .arg(item.member.as_bytes())

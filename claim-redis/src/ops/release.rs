@@ -1,4 +1,4 @@
-//! `release` and `sweep`: run `lua/release.lua` (neither counts as a delivery), one call per [`MAX_BATCH`](crate::store::MAX_BATCH) generations.
+//! `release` and `sweep`: run `lua/release.lua` (neither counts as a delivery; an answered generation's claim is dropped, not returned), one call per [`MAX_BATCH`](crate::store::MAX_BATCH) generations; hash-tagged, after reading the markers (`ops/answered.rs`).
 
 use super::owner_flags;
 use crate::store::RedisStore;
@@ -33,8 +33,16 @@ async fn return_claims(
     let q = store.keys().queue(queue);
     let keys: [&str; 5] = [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries];
     let script = &store.scripts().release;
-    owner_flags(store, op, script, &keys, owner, generations, |call, g| {
-        call.arg(g.claim_key());
-    })
+    owner_flags(
+        store,
+        (op, script),
+        (queue, &keys),
+        owner,
+        generations,
+        (|g: &Generation| g, |_: &Generation| None),
+        |call, g| {
+            call.arg(g.claim_key());
+        },
+    )
     .await
 }

@@ -1,5 +1,6 @@
-//! `release_claim`: runs `lua/release_claim.lua`, ending one generation's claim now whoever holds it.
+//! `release_claim`: runs `lua/release_claim.lua`, ending one generation's claim now whoever holds it (dropped, not returned, when the generation is answered; hash-tagged, its markers are read first: `ops/answered.rs`).
 
+use super::answered::claimed_markers;
 use crate::store::RedisStore;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 
@@ -8,12 +9,24 @@ pub(crate) async fn release_claim(
     queue: &str,
     generation: &Generation,
 ) -> Result<Option<OwnerToken>, StoreError> {
-    let q = store.keys().queue(queue);
+    let keys = store.keys();
+    let q = keys.queue(queue);
+    let marker = if keys.tagged() {
+        let gens = [generation];
+        let values = claimed_markers(store, Op::ReleaseClaim, queue, &gens, None).await?;
+        values.into_iter().next()
+    } else {
+        None
+    };
     let mut call = store.scripts().release_claim.prepare_invoke();
     for key in [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries] {
         call.key(key);
     }
-    call.arg(generation.claim_key());
+    call.key(keys.marker_for(&q.pending, generation));
+    call.arg(generation.claim_key()).arg(store.time_arg());
+    if let Some(marker) = &marker {
+        call.arg(marker.as_str());
+    }
     let owner: Option<String> = store.conn().script(Op::ReleaseClaim, &call).await?;
     tracing::info!(queue, id = %generation.id, released = owner.is_some(), "claim released by an operator");
     Ok(owner.map(OwnerToken::new))

@@ -142,17 +142,17 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
             queue,
             owner,
             generations,
-        } => Answer::Flags(model.release(queue, owner, generations)),
+        } => Answer::Flags(model.release(queue, owner, generations, now)),
         Call::Sweep {
             queue,
             owner,
             generations,
-        } => Answer::Flags(model.sweep(queue, owner, generations)),
+        } => Answer::Flags(model.sweep(queue, owner, generations, now)),
         Call::ParkRetry {
             queue,
             owner,
             items,
-        } => Answer::Flags(model.park_retry(queue, owner, items)),
+        } => Answer::Flags(model.park_retry(queue, owner, items, now)),
         Call::PromoteDue { limit } => Answer::Moved(model.promote_due(*limit, now)),
         Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(model.reclaim_expired(queue, *limit, now))

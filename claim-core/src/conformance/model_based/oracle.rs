@@ -118,7 +118,9 @@ pub fn check(
             let back = after
                 .queue(queue)
                 .and_then(|q| q.pending.score(&pre.member));
-            (claim_of(after, queue, g).is_none() && back == Some(pre.score)).then_some(true)
+            // An answered generation is dropped, never returned.
+            let want = (!before.is_terminal(g, now)).then_some(pre.score);
+            (claim_of(after, queue, g).is_none() && back == want).then_some(true)
         })
         .and_then(|owned| expect(owned, |_| false, out)),
         (
@@ -140,7 +142,9 @@ pub fn check(
                 let parked = retry
                     .iter()
                     .any(|e| e.member == item.member && e.score == item.due.as_score());
-                (claim_of(after, queue, g).is_none() && parked).then_some(true)
+                // An answered generation is dropped, never parked.
+                let want = !before.is_terminal(g, now);
+                (claim_of(after, queue, g).is_none() && parked == want).then_some(true)
             },
         )
         .and_then(|owned| expect(owned, |_| false, out)),

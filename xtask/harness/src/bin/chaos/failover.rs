@@ -1,4 +1,12 @@
-//! The primary kill of a cluster or Sentinel run: SIGKILL the primary holding the queue's slot (or the Sentinel primary), time how long until the store serves the queue again, wait for the promotion, and start the killed node again as a replica.
+//! The primary kill of a cluster or Sentinel run: SIGKILL the primary holding the queue's slot, the result list's, or both in turn (`--kill`; Sentinel: the primary), time how long until the store serves the queue again, wait for the promotion, and start the killed node again as a replica.
+//!
+//! Killing the list's primary strikes the split ack between its push (in
+//! the list's slot) and its claim drop (in the queue's): a push the
+//! primary had not yet sent to its replica is undone with its marker. With
+//! `replica_acks` the worker waits for the push to be replicated before it
+//! drops the claim, so an undone push leaves the claim, which is
+//! redelivered and answered again: lost stays 0 (a consumer that read the
+//! undone record sees a second one: extra records, counted, not failed).
 //!
 //! The killed node comes back (empty: these nodes keep no AOF) as a
 //! replica of the promoted one, so the shard has a replica again: the
@@ -8,8 +16,9 @@
 //! the shortfall).
 
 use crate::faults::{Outcome, Targets, claims_again, stamp, wait_len};
+use crate::plan::Kill;
 use crate::topology::Deployment;
-use crate::{QUEUE, results};
+use crate::{QUEUE, RESULTS, results};
 use claim_core::ClaimInspect;
 use std::time::{Duration, Instant};
 
@@ -21,9 +30,11 @@ const RIDE_THROUGH_BOUND: Duration = Duration::from_secs(15);
 /// What the primary kill measured.
 #[derive(Debug, Clone)]
 pub struct Failover {
-    /// The killed primary's port, and the slot of the queue it held (cluster).
+    /// The killed primary's port, and the slot it held (cluster): the
+    /// queue's, or the result list's when `list_slot`.
     pub killed: u16,
     pub slot: Option<u16>,
+    pub list_slot: bool,
     /// From the SIGKILL until a store call on the queue's slot succeeded.
     pub served_after: Option<Duration>,
     /// The replica promoted in its place.
@@ -32,12 +43,30 @@ pub struct Failover {
     pub rejoined_after: Duration,
 }
 
+/// The plan's primary kills, in turn (`--kill both`: the queue's, then,
+/// once its node is back as a replica, the list's).
 pub async fn kill_primary(t: &mut Targets, out: &mut Outcome) -> Result<(), String> {
+    let kill = match t.deployment {
+        Deployment::Cluster(_) => t.plan.kill,
+        _ => Kill::Queue,
+    };
+    for &queue in kill.queue_first() {
+        kill_one(t, out, !queue).await?;
+    }
+    Ok(())
+}
+
+/// One primary kill: the queue's slot's, or the result list's when `list`.
+async fn kill_one(t: &mut Targets, out: &mut Outcome, list: bool) -> Result<(), String> {
     let before = results::list_len(&mut t.raw).await.ok();
-    let pending = t.store.keys().queue(QUEUE).pending;
+    let key = if list {
+        t.store.keys().list(RESULTS)
+    } else {
+        t.store.keys().queue(QUEUE).pending
+    };
     let (killed, slot) = tokio::task::block_in_place(|| match &mut t.deployment {
         Deployment::Cluster(c) => {
-            let slot = c.key_slot(&pending)?;
+            let slot = c.key_slot(&key)?;
             let port = c.primary_of_slot(slot)?;
             c.kill_primary_now(port)?;
             Ok((port, Some(slot)))
@@ -49,8 +78,9 @@ pub async fn kill_primary(t: &mut Targets, out: &mut Outcome) -> Result<(), Stri
     })
     .map_err(|e| format!("killing the primary: {e}"))?;
     let at = Instant::now();
+    let role = if list { "result list's" } else { "queue's" };
     let holds = slot.map_or("the only primary".to_owned(), |s| {
-        format!("the queue's slot {s}")
+        format!("the {role} slot {s}")
     });
     println!(
         "{} primary on port {killed} SIGKILLed ({holds}); waiting for its replica's promotion",
@@ -95,9 +125,10 @@ pub async fn kill_primary(t: &mut Targets, out: &mut Outcome) -> Result<(), Stri
         marks,
         RIDE_THROUGH_BOUND,
     )));
-    out.failover = Some(Failover {
+    out.failovers.push(Failover {
         killed,
         slot,
+        list_slot: list,
         served_after,
         promoted,
         rejoined_after,

@@ -47,8 +47,8 @@ pub struct Outcome {
     pub ride_through: Vec<JoinHandle<RideThrough>>,
     /// The proxy cut's report and its ride-through check.
     pub cut: Option<JoinHandle<(CutReport, RideThrough)>>,
-    /// The primary kill (cluster, Sentinel).
-    pub failover: Option<Failover>,
+    /// The primary kills (cluster, Sentinel), in order.
+    pub failovers: Vec<Failover>,
 }
 
 /// `[  12.3s]`: the time since submissions began.

@@ -23,13 +23,14 @@
 //! `--topology sentinel` on a primary and replica behind three sentinels
 //! ([`topology`]). The workers get Go's `mode`, `addrs`, `master_name` and
 //! `--replica-acks` as `replica_acks`; the redis-server restart becomes a
-//! SIGKILL of a primary (cluster: the queue's) with its replica promoted
+//! SIGKILL of a primary (cluster: the queue's, or with `--kill list|both`
+//! the result list's, or both in turn) with its replica promoted
 //! and the killed node started again as a replica ([`failover`]); there is
 //! no proxy cut; the producer counts a submit accepted only once a replica
 //! holds it ([`raw::Raw::on_replica`]). Lost must stay 0; extra records a
 //! Sentinel failover causes (an undone ack) are counted and explained, and
-//! stay a failure in a cluster, where the killed primary is not the result
-//! list's.
+//! stay a failure in a cluster whose killed primary is not the result
+//! list's (with `--kill list|both` they are counted and explained too).
 //!
 //! A binary of the `harness` crate, not of async-worker: it needs
 //! claim-redis's and async-worker's `test-support` features (the private
@@ -109,7 +110,11 @@ async fn run(plan: Plan) -> Result<bool, String> {
             format!(
                 "one primary SIGKILLed ({}; its replica promoted, the killed node started again as a replica); no proxy cut (standalone only)",
                 if plan.layout == plan::Layout::Cluster {
-                    "the one holding the queue's slot"
+                    match plan.kill {
+                        plan::Kill::Queue => "the one holding the queue's slot",
+                        plan::Kill::List => "the one holding the result list's slot",
+                        plan::Kill::Both => "the queue's, then the result list's",
+                    }
                 } else {
                     "the Sentinel primary"
                 }
@@ -278,7 +283,7 @@ async fn run(plan: Plan) -> Result<bool, String> {
     let leftovers = results::leftovers(&store)
         .await
         .map_err(|e| e.to_string())?;
-    let failed_over = outcome.failover.is_some();
+    let failed_over = !outcome.failovers.is_empty();
     let payloads =
         payloads::PayloadCheck::judge(&ledger, &records, &store, failed_over.then_some(&mut raw))
             .await?;
@@ -306,7 +311,7 @@ async fn run(plan: Plan) -> Result<bool, String> {
         kills,
         records_across_restart: outcome.records_across_restart,
         redis_back_after: outcome.redis_back_after,
-        failover: outcome.failover.clone(),
+        failovers: outcome.failovers.clone(),
         placement,
         replica_shortfalls,
         cut,

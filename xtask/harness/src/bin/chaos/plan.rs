@@ -42,6 +42,11 @@ pub struct Args {
     /// (their `replica_acks`; cluster and sentinel only).
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1))]
     pub replica_acks: u32,
+    /// Which primary the cluster run SIGKILLs: the one holding the queue's
+    /// slot (`queue`), the result list's (`list`), or first the queue's
+    /// and then the list's (`both`). Cluster only.
+    #[arg(long, value_name = "WHICH", default_value = "queue", value_parser = ["queue", "list", "both"])]
+    pub kill: String,
     /// The `async-worker` binary [default: `../async-worker` next to this program's directory].
     #[arg(long, value_name = "PATH")]
     pub worker_bin: Option<PathBuf>,
@@ -80,10 +85,33 @@ pub enum Fault {
     RestartRedis,
     /// Cut the proxied worker off from Redis for [`Plan::cut_for`].
     CutProxy,
-    /// SIGKILL a primary (cluster: the one holding the queue's slot;
-    /// Sentinel: the primary), let its replica be promoted, then start the
-    /// killed node again as a replica.
+    /// SIGKILL a primary (cluster: the one holding the queue's slot, or
+    /// the result list's, or both in turn, by `--kill`; Sentinel: the
+    /// primary), let its replica be promoted, then start the killed node
+    /// again as a replica.
     KillPrimary,
+}
+
+/// Which primaries a cluster run's primary kill strikes, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// The one holding the queue's slot (Sentinel: the primary).
+    Queue,
+    /// The one holding the result list's slot: pushes and markers.
+    List,
+    /// The queue's, then (once its node is back as a replica) the list's.
+    Both,
+}
+
+impl Kill {
+    /// The slots' roles, in kill order: true for the queue's.
+    pub fn queue_first(self) -> &'static [bool] {
+        match self {
+            Kill::Queue => &[true],
+            Kill::List => &[false],
+            Kill::Both => &[true, false],
+        }
+    }
 }
 
 /// Where the run's Redis runs.
@@ -147,6 +175,8 @@ pub struct Plan {
     pub layout: Layout,
     /// The workers' `replica_acks`.
     pub replica_acks: u32,
+    /// Which primaries the primary kill strikes (cluster).
+    pub kill: Kill,
 }
 
 impl Plan {
@@ -179,6 +209,17 @@ impl Plan {
             return Err(format!(
                 "--replica-acks {}: a standalone server has no replica to wait for; use it with --topology cluster or sentinel",
                 args.replica_acks
+            ));
+        }
+        let kill = match args.kill.as_str() {
+            "list" => Kill::List,
+            "both" => Kill::Both,
+            _ => Kill::Queue,
+        };
+        if layout != Layout::Cluster && kill != Kill::Queue {
+            return Err(format!(
+                "--kill {}: only a cluster run has a result list on a primary of its own; use it with --topology cluster",
+                args.kill
             ));
         }
         if layout.replicated() && args.appendfsync != "always" {
@@ -222,6 +263,7 @@ impl Plan {
             everysec: args.appendfsync == "everysec",
             layout,
             replica_acks: args.replica_acks,
+            kill,
         };
         plan.faults = plan.schedule(&mut rng);
         Ok(plan)
@@ -239,10 +281,10 @@ impl Plan {
 
     /// How long Redis is out of service at its fault: the restart's down
     /// time; a failover's detection and promotion (about 3 s here, with a
-    /// 1 s node timeout) with room to spare.
+    /// 1 s node timeout) with room to spare, once per primary killed.
     pub fn outage(&self) -> Duration {
         if self.layout.replicated() {
-            Duration::from_secs(6)
+            Duration::from_secs(6) * self.kill.queue_first().len() as u32
         } else {
             self.redis_down
         }

@@ -3,8 +3,8 @@
 use crate::failover::Failover;
 use crate::fleet::{Counters, Mark};
 use crate::payloads::PayloadCheck;
-use crate::plan::Layout;
 use crate::plan::Plan;
+use crate::plan::{Kill, Layout};
 use crate::producer::Ledger;
 use crate::redelivery::{KillTrace, quantile};
 use crate::results::{Leftovers, Records};
@@ -26,7 +26,7 @@ pub struct Figures<'a> {
     pub records_across_restart: Option<(usize, usize)>,
     pub redis_back_after: Option<Duration>,
     /// The primary kill (cluster, Sentinel).
-    pub failover: Option<Failover>,
+    pub failovers: Vec<Failover>,
     /// Where the queue and the result list live.
     pub placement: String,
     /// The workers' `WAIT`s for replicas: sent, and those that fell short
@@ -51,12 +51,15 @@ impl Figures<'_> {
     /// SIGKILL under `everysec`, or a Sentinel failover (asynchronous
     /// replication of the one primary). An undone ack redelivers its
     /// request, which is answered again: extra records are then counted
-    /// and explained, not failed on. In a cluster the kill strikes the
-    /// queue's primary, not the result list's: an undone claim drop
-    /// redelivers, and the marker beside the list suppresses the second
-    /// record, so extra records stay a failure there.
+    /// and explained, not failed on. In a cluster whose kill strikes the
+    /// queue's primary only, not the result list's, an undone claim drop
+    /// redelivers and the marker beside the list suppresses the second
+    /// record, so extra records stay a failure there; a kill of the list's
+    /// primary (`--kill list|both`) undoes pushes with their markers.
     pub fn acks_may_be_undone(&self) -> bool {
-        self.plan.everysec || self.plan.layout == Layout::Sentinel
+        self.plan.everysec
+            || self.plan.layout == Layout::Sentinel
+            || (self.plan.layout == Layout::Cluster && self.plan.kill != Kill::Queue)
     }
 
     /// Accepted generations that have no record.
@@ -107,7 +110,9 @@ impl Figures<'_> {
                 "the Redis restart or failover lost records: {before} before, {after} after"
             ));
         }
-        if self.plan.layout.replicated() && self.failover.is_none() {
+        if self.plan.layout.replicated()
+            && self.failovers.len() < self.plan.kill.queue_first().len()
+        {
             why.push("the primary kill did not happen".into());
         }
         for m in &self.ride_through.1 {
@@ -256,21 +261,32 @@ impl Figures<'_> {
             ),
             (
                 "primary kill",
-                match &self.failover {
-                    Some(f) => format!(
-                        "port {}{} SIGKILLed; store served the queue again after {}; replica on port {} promoted; killed node back as a synced replica after {:.1} s; records {} before → {} after",
-                        f.killed,
-                        f.slot
-                            .map_or(String::new(), |s| format!(" (queue's slot {s})")),
-                        ms(f.served_after),
-                        f.promoted,
-                        f.rejoined_after.as_secs_f64(),
+                if self.failovers.is_empty() {
+                    "did not run".into()
+                } else {
+                    let kills: Vec<String> = self
+                        .failovers
+                        .iter()
+                        .map(|f| {
+                            let role = if f.list_slot { "result list's" } else { "queue's" };
+                            format!(
+                                "port {}{} SIGKILLed; store served the queue again after {}; replica on port {} promoted; killed node back as a synced replica after {:.1} s",
+                                f.killed,
+                                f.slot.map_or(String::new(), |s| format!(" ({role} slot {s})")),
+                                ms(f.served_after),
+                                f.promoted,
+                                f.rejoined_after.as_secs_f64(),
+                            )
+                        })
+                        .collect();
+                    format!(
+                        "{}; records {} before → {} after",
+                        kills.join("; then "),
                         self.records_across_restart
                             .map_or("?".into(), |r| r.0.to_string()),
                         self.records_across_restart
                             .map_or("?".into(), |r| r.1.to_string()),
-                    ),
-                    None => "did not run".into(),
+                    )
                 },
             ),
             (

@@ -1,0 +1,233 @@
+//! The split (cross-slot) ack cannot lose a request: its drop step ends only what this ack answered, and with `replica_acks` its push is replicated before the claim goes.
+//!
+//! The stale-ack race is staged on a private Redis Cluster on an explicit
+//! clock: the result list's primary refuses writes for a moment (`CLIENT
+//! PAUSE WRITE`, no failover), so the ack's fence has run on the queue's
+//! primary while its push waits; in between the request comes back to
+//! pending. The WAIT ordering is pinned on one server in the hash-tagged
+//! layout, without a replica: every `WAIT` falls short.
+
+mod common;
+
+use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
+use claim_core::{ClaimInspect, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score};
+use claim_redis::slots::hash_slot;
+use claim_redis::testing::go::{self, GoQueue};
+use claim_redis::testing::{RedisCluster, RedisServerOptions, require_redis_server};
+use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource, Topology};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const QUEUE: &str = "jobs";
+const DEADLINE: i64 = common::T0_S + 3600;
+
+fn request(s: &Submission) -> ClaimRequest {
+    ClaimRequest {
+        member: s.member.clone(),
+        generation: s.generation.clone(),
+    }
+}
+
+fn ack_item(s: &Submission, list: &str, text: &str) -> AckItem {
+    let record = format!(r#"{{"id":"{}","payload":"{text}"}}"#, s.generation.id);
+    AckItem {
+        generation: s.generation.clone(),
+        member: s.member.clone(),
+        score: Score(DEADLINE as f64),
+        result_list: list.to_owned(),
+        record: Member::from(record.as_str()),
+        result_ttl_seconds: 0,
+        payload_ref: None,
+    }
+}
+
+async fn claimed(store: &RedisStore, owner: &OwnerToken, s: &Submission) {
+    let out = store.claim(QUEUE, owner, &[request(s)]).await.unwrap();
+    assert!(matches!(out[..], [ClaimOutcome::Claimed { .. }]), "{out:?}");
+}
+
+/// EVALSHA calls a node ran so far.
+async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(raw)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_returned_before_its_drop()
+ {
+    if require_redis_server().is_none() {
+        eprintln!("skipped: redis-server not on PATH");
+        return;
+    }
+    let cluster = tokio::task::spawn_blocking(|| RedisCluster::start_with_replicas(0))
+        .await
+        .unwrap()
+        .expect("start a private cluster");
+    let clock = ManualClock::new(common::T0);
+    let options = RedisStoreOptions {
+        key_prefix: claim_redis::testing::random_prefix(),
+        call_timeout: Duration::from_secs(10),
+        topology: Topology::Cluster {
+            seeds: cluster.seeds(),
+        },
+        time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
+        ..RedisStoreOptions::new(cluster.url(), common::config())
+    };
+    let store = RedisStore::connect(options).await.expect("connect");
+    let keys = store.keys().clone();
+    let q = keys.queue(QUEUE);
+    let primary_of = |key: &str| {
+        cluster
+            .primary_of_slot(cluster.key_slot(key).unwrap())
+            .unwrap()
+    };
+    let queue_port = primary_of(&q.pending);
+    let list = (0..100)
+        .map(|i| format!("results-{i}"))
+        .find(|l| primary_of(&keys.list(l)) != queue_port)
+        .expect("a list on another primary");
+    let url = |port: u16| format!("redis://127.0.0.1:{port}");
+    let mut queue_node = common::raw(&url(queue_port)).await;
+    let mut list_node = common::raw(&url(primary_of(&keys.list(&list)))).await;
+    // Every script this test runs has run once on both primaries.
+    common::round::round_trip(&store, QUEUE, &list, "warm-up", DEADLINE)
+        .await
+        .expect("a first round trip");
+
+    let (w1, w2) = (OwnerToken::new("w1"), OwnerToken::new("w2"));
+    let s = common::submission("a", "t", DEADLINE);
+    store.submit(QUEUE, &s).await.unwrap();
+    claimed(&store, &w1, &s).await;
+    // w1's lease lapses and the reclaimer puts the request back; a Go
+    // processor of the same fleet takes it (a bare owner token).
+    clock.advance(common::config().lease_ttl_ms + 1_000);
+    let report = store.reclaim_expired(QUEUE, 10).await.unwrap();
+    assert_eq!(report.redelivered, 1, "{report:?}");
+    let gq = GoQueue::new(q.clone());
+    let (key, go_owner) = (s.generation.claim_key(), go::owner_token());
+    let expiry = clock.now().0 as i64 / 1000 + 30;
+    let won = gq.claim(
+        &mut queue_node,
+        s.member.as_bytes(),
+        &key,
+        &go_owner,
+        expiry,
+    );
+    assert!(won.await.unwrap(), "the Go processor claims it");
+
+    // w1's stale ack: its fence runs while the list's primary holds its
+    // push back, and finds the request with the Go processor: not ours.
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(20_000)
+        .arg("WRITE")
+        .query_async(&mut list_node)
+        .await
+        .unwrap();
+    let fences = evalsha_calls(&mut queue_node).await;
+    let ack = {
+        let (store, item) = (store.clone(), ack_item(&s, &list, "w1, stale"));
+        let w1 = w1.clone();
+        tokio::spawn(async move { store.ack(QUEUE, &w1, &[item]).await })
+    };
+    let started = Instant::now();
+    while evalsha_calls(&mut queue_node).await == fences {
+        assert!(started.elapsed() < Duration::from_secs(10), "no fence ran");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Before the ack's drop, the Go processor lets go of the request: back
+    // in pending as these very bytes, its only copy.
+    let score = go::score(s.member.as_bytes());
+    let released = gq.release(&mut queue_node, &key, &go_owner, score).await;
+    assert!(released.unwrap(), "the Go processor releases it");
+    let _: () = redis::cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query_async(&mut list_node)
+        .await
+        .unwrap();
+    let out = ack.await.unwrap().expect("the stale ack");
+    assert_eq!(
+        out,
+        vec![AckOutcome {
+            pushed: false,
+            claim_dropped: false,
+            dead_lettered: false,
+            own_record_landed: false,
+        }]
+    );
+    assert!(
+        store.results(&list).await.unwrap().len() == 1,
+        "warm-up only"
+    );
+    let pending = store.peek(QUEUE, 0, 10).await.unwrap();
+    assert_eq!(
+        pending.iter().map(|e| e.member.clone()).collect::<Vec<_>>(),
+        vec![s.member.clone()],
+        "the returned copy is still pending"
+    );
+    // Its next holder answers it: one record.
+    claimed(&store, &w2, &s).await;
+    let out = store.ack(QUEUE, &w2, &[ack_item(&s, &list, "w2")]).await;
+    let out = out.unwrap()[0];
+    assert!(out.pushed && out.claim_dropped, "{out:?}");
+    assert_eq!(store.results(&list).await.unwrap().len(), 2);
+    drop(cluster);
+}
+
+#[tokio::test]
+async fn with_replica_acks_a_split_ack_whose_push_no_replica_acknowledged_keeps_the_claim() {
+    let Some(server) = common::server(RedisServerOptions::default()) else {
+        return;
+    };
+    let clock = ManualClock::new(common::T0);
+    let options = RedisStoreOptions {
+        key_layout: KeyLayout::HashTagged,
+        replica_acks: 1,
+        call_timeout: Duration::from_millis(400),
+        ..common::options(
+            &server.url(),
+            common::config(),
+            TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
+        )
+    };
+    let store = RedisStore::connect(options).await.expect("connect");
+    let keys = store.keys().clone();
+    // The list the member routes to, in another slot than the queue.
+    let list = "result-list";
+    assert_ne!(
+        hash_slot(keys.list(list).as_bytes()),
+        hash_slot(keys.queue(QUEUE).pending.as_bytes())
+    );
+    let w1 = OwnerToken::new("w1");
+    let s = common::submission("a", "t", DEADLINE);
+    store.submit(QUEUE, &s).await.unwrap();
+    claimed(&store, &w1, &s).await;
+    let before = store.replica_ack_stats();
+    let out = store.ack(QUEUE, &w1, &[ack_item(&s, list, "one")]).await;
+    let out = out.unwrap()[0];
+    // No replica took the push: the claim is not dropped on the primary's
+    // word alone (a failover could still lose the record).
+    assert!(out.pushed && !out.claim_dropped, "{out:?}");
+    assert_eq!(store.claims(QUEUE).await.unwrap().len(), 1, "still held");
+    let after = store.replica_ack_stats();
+    assert!(after.shortfalls > before.shortfalls, "{after:?}");
+    // The claim lapses; the reclaimer finds the record's marker in the
+    // list's slot and drops the claim as answered: one record, nothing left.
+    clock.advance(common::config().lease_ttl_ms + 1_000);
+    let report = store.reclaim_expired(QUEUE, 10).await.unwrap();
+    assert_eq!(
+        (report.redelivered, report.ghosts_repaired),
+        (0, 1),
+        "{report:?}"
+    );
+    assert_eq!(store.results(list).await.unwrap().len(), 1);
+    assert!(store.claims(QUEUE).await.unwrap().is_empty());
+    assert!(store.peek(QUEUE, 0, 10).await.unwrap().is_empty());
+}
