@@ -20,6 +20,7 @@
 //!   are mapped onto the transport config (`legacy`); every current Go flag
 //!   is honoured, accepted with a warning, or refused (`compat`).
 
+mod allow;
 mod bounds;
 mod compat;
 mod duration;

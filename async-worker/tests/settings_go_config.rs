@@ -311,3 +311,43 @@ fn go_enable_tracing_true_is_noted_and_false_is_silent() {
     let s = config(&with_queue(r#""enable_tracing":false"#));
     assert!(s.notes.is_empty(), "{:#?}", s.notes);
 }
+
+#[test]
+fn allowed_result_lists_are_off_by_default_and_set_per_transport_and_per_queue_without_a_note() {
+    let s = config(&with_queue(r#""url":"redis://cfg:6379""#));
+    assert_eq!(s.store.allowed_result_lists, None, "off: Go parity");
+    assert!(s.store.queue_allowed_result_lists.is_empty());
+    let s = ok(&[
+        "--strict-config",
+        "--transport-config",
+        r#"{"allowed_result_lists":["results","tenant-a:*"],
+            "queues":[{"queue_name":"qa","igw_base_url":"http://gw","result_ttl_seconds":60},
+                      {"queue_name":"qb","igw_base_url":"http://gw","allowed_result_lists":[]}]}"#,
+    ]);
+    let top = s.store.allowed_result_lists.as_ref().expect("set");
+    assert_eq!(top.entries(), ["results", "tenant-a:*"]);
+    assert!(top.allows("tenant-a:x") && !top.allows("tenant-b:x"));
+    let qb = &s.store.queue_allowed_result_lists["qb"];
+    assert!(
+        qb.entries().is_empty(),
+        "an empty one allows only the configured lists"
+    );
+    assert!(!s.store.queue_allowed_result_lists.contains_key("qa"));
+    assert_eq!(s.store.queue_result_ttls.get("qa"), Some(&60));
+    assert!(s.notes.is_empty(), "{:#?}", s.notes);
+}
+
+#[test]
+fn an_allowed_result_lists_entry_with_an_inner_star_or_empty_is_refused_naming_the_field() {
+    let m = config_refused(
+        r#"{"queues":[{"queue_name":"qa","igw_base_url":"http://gw","allowed_result_lists":["a*b"]}]}"#,
+    );
+    assert_says(
+        &m,
+        &["queues[0].allowed_result_lists", "\"a*b\"", "trailing"],
+    );
+    let m = config_refused(&with_queue(r#""allowed_result_lists":[""]"#));
+    assert_says(&m, &["allowed_result_lists", "empty"]);
+    let m = config_refused(&with_queue(r#""allowed_result_lists":"results""#));
+    assert_says(&m, &["allowed_result_lists", "list of list names"]);
+}

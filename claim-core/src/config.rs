@@ -1,6 +1,7 @@
-//! Store-wide settings, their bounds, and the names a result list must not have.
+//! Store-wide settings, their bounds, the routing of the records a store writes itself, and the names a result list must not have.
 
 use crate::keys::role_of;
+use crate::routing::{AllowList, MemberRoute, QueueRoute, Route, route};
 use crate::wire::{self, ParsedMember};
 use std::collections::BTreeMap;
 
@@ -33,6 +34,18 @@ pub struct StoreConfig {
     pub default_result_list: String,
     /// Per-queue result list overrides (queue config `result_queue_name`).
     pub queue_result_lists: BTreeMap<String, String>,
+    /// Per-queue result list TTLs in seconds (queue config
+    /// `result_ttl_seconds`): the `EXPIRE` an unresolved member's record
+    /// sets on its list ([`crate::routing::route`]).
+    pub queue_result_ttls: BTreeMap<String, u64>,
+    /// The transport's `allowed_result_lists`: when set, a record may go
+    /// only to a list it allows, the default list, or its queue's
+    /// configured list; any other is refused by name
+    /// ([`StoreConfig::result_list_refusal`]). `None`: off (Go parity).
+    pub allowed_result_lists: Option<AllowList>,
+    /// Per-queue `allowed_result_lists`: replaces the transport's for that
+    /// queue (an empty one allows only the configured lists).
+    pub queue_allowed_result_lists: BTreeMap<String, AllowList>,
 }
 
 impl Default for StoreConfig {
@@ -45,28 +58,39 @@ impl Default for StoreConfig {
             default_queue: wire::DEFAULT_QUEUE.to_owned(),
             default_result_list: wire::DEFAULT_RESULT_LIST.to_owned(),
             queue_result_lists: BTreeMap::new(),
+            queue_result_ttls: BTreeMap::new(),
+            allowed_result_lists: None,
+            queue_allowed_result_lists: BTreeMap::new(),
         }
     }
 }
 
 impl StoreConfig {
-    /// The result list for a record the store writes itself (the
-    /// `DELIVERY_LIMIT` record) about a member of `queue`, by Go's routing
-    /// (upstream §7): a member whose routing is resolved keeps its own list;
-    /// otherwise the queue's configured list wins over the member's; else
-    /// the default.
-    pub fn result_list_for(&self, queue: &str, member: Option<&ParsedMember>) -> String {
-        let own = member
-            .and_then(|m| m.result_queue_name.as_deref())
-            .filter(|l| !l.is_empty());
-        let resolved = member.is_some_and(|m| m.result_routing_resolved);
+    /// The result list and TTL of a record about a member of `queue`
+    /// ([`crate::routing::route`] with this queue's configured list and
+    /// TTL): what the runtime decides for its records, so a store's own
+    /// records (`DELIVERY_LIMIT`) land beside them. `member` is `None`
+    /// when it cannot be parsed.
+    pub fn route(&self, queue: &str, member: Option<&ParsedMember>) -> Route {
         let configured = self.queue_result_lists.get(queue).map(String::as_str);
-        let chosen = if resolved {
-            own.or(configured)
-        } else {
-            configured.or(own)
-        };
-        chosen.unwrap_or(&self.default_result_list).to_owned()
+        let ttl = self.queue_result_ttls.get(queue).copied();
+        let queue_route = (configured.is_some() || ttl.is_some()).then_some(QueueRoute {
+            result_queue_name: configured,
+            result_ttl_seconds: ttl,
+        });
+        route(
+            member.map(MemberRoute::of),
+            queue_route,
+            &self.default_result_list,
+        )
+    }
+
+    /// The allow-list in force for records about members of `queue`: the
+    /// queue's own, else the transport's; `None` when off.
+    pub fn allow_list_for(&self, queue: &str) -> Option<&AllowList> {
+        self.queue_allowed_result_lists
+            .get(queue)
+            .or(self.allowed_result_lists.as_ref())
     }
 
     /// The queues this configuration knows of: `queue` itself, the default
@@ -79,14 +103,31 @@ impl StoreConfig {
 
     /// Why `list` cannot take a record about a member of `queue`, judged by
     /// its name alone: it is a known queue, a bookkeeping key, the retry set
-    /// or a per-request key (see [`crate::keys::role_of`]). `None` when the
-    /// name is free; a free name may still hold another type in the store.
+    /// or a per-request key (see [`crate::keys::role_of`]), or an
+    /// allow-list is in force for `queue` ([`StoreConfig::allow_list_for`])
+    /// and the name is neither allowed by it, the default list nor the
+    /// queue's configured list. `None` when the name is free; a free name
+    /// may still hold another type in the store.
     pub fn result_list_refusal(&self, queue: &str, list: &str) -> Option<String> {
         if list.is_empty() {
             return Some("result list name is empty".to_owned());
         }
-        role_of(list, &self.known_queues(queue), &self.retry_set)
-            .map(|role| format!("result list \"{list}\" is {role}"))
+        if let Some(role) = role_of(list, &self.known_queues(queue), &self.retry_set) {
+            return Some(format!("result list \"{list}\" is {role}"));
+        }
+        let allow = self.allow_list_for(queue)?;
+        let configured = list == self.default_result_list
+            || self
+                .queue_result_lists
+                .get(queue)
+                .is_some_and(|l| l == list);
+        (!configured && !allow.allows(list)).then(|| {
+            format!(
+                "result list \"{list}\" is not allowed for queue \"{queue}\" \
+                 (allowed_result_lists: {})",
+                allow.entries().join(", ")
+            )
+        })
     }
 
     /// Why a retry entry must not be moved to `queue`, judged by its name:

@@ -15,6 +15,7 @@ pub mod marker;
 pub mod model;
 pub mod op;
 pub mod outcome;
+pub mod routing;
 pub mod store;
 pub mod types;
 pub mod wire;

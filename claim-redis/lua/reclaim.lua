@@ -18,8 +18,9 @@
 -- '1' if the item's payload key is among the trailing KEYS (else '0') and
 -- then by kind: 'r' redeliver (nothing more), 'l' limit: request token,
 -- DELIVERY_LIMIT record, dead entry JSON, the dead reason to use if the
--- list holds another type (the type name is appended) and the record's
--- digest; 'u' limit whose result list the caller refused by name: its
+-- list holds another type (the type name is appended), the record's
+-- digest and the list's EXPIRE in seconds after the push (0: none; the
+-- routing's TTL, claim_core::routing); 'u' limit whose result list the caller refused by name: its
 -- dead entry JSON.
 -- Hash-tagged layout (ops/reclaim_tagged.rs): ARGV[4] is 't1' or 't0'
 -- (explicit time or not); KEYS are the first 7 alone, all in the queue's
@@ -45,7 +46,9 @@
 -- carries no score or count: it is redelivered at the score Go computes from
 -- the member (member_score; 0 when unparsable, as Go does), never
 -- dead-lettered for its format. At the limit (no live marker, by the check
--- above) the DELIVERY_LIMIT record is pushed, the marker written, the
+-- above) the DELIVERY_LIMIT record is pushed (its list then gets the
+-- EXPIRE the routing gave, as an ack's push sets it; of several items on
+-- one list the last non-zero one, in item order), the marker written, the
 -- producer keys holding this token cleared, and the member kept in the dead
 -- hash; the marker expires the dedup TTL after the later of now and
 -- deadline + 30 s. The record answers the generation, so its payload stored
@@ -84,10 +87,12 @@ while a <= #ARGV do
     a = a + 1
   end
   if item.kind == 'l' then
-    need(not tagged and a + 4 <= #ARGV, 'reclaim: truncated limit item')
+    need(not tagged and a + 5 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
     item.unusable, item.digest = ARGV[a + 3], ARGV[a + 4]
-    a = a + 5
+    item.expire = tonumber(ARGV[a + 5])
+    need(item.expire and item.expire >= 0, 'reclaim: list TTL must be a number')
+    a = a + 6
     k = k + 4
   elseif item.kind == 'u' then
     need(a <= #ARGV, 'reclaim: truncated limit item')
@@ -149,6 +154,7 @@ local at = ',"at_ms":' .. ms_string(now) .. '}'
 local redelivered, dead_lettered, ghosts = 0, 0, 0
 local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
 local lists, order, markers, marker_value, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}, {}
+local expires = {}
 local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
   .. ms_string(now) .. '}'
 -- The item's generation ended answered: its payload key, if named, goes
@@ -218,6 +224,9 @@ for i, item in ipairs(items) do
         order[#order + 1] = list
       end
       push(lists[list], item.record)
+      if item.expire > 0 then
+        expires[list] = item.expire
+      end
       markers[#markers + 1] = KEYS[item.keys + 1]
       local expiry = math.max(now, score_ms(score) + 30000) + ttl
       marker_expiry[#markers] = expiry
@@ -244,6 +253,9 @@ check_types({ KEYS[5], KEYS[6], explicit and #dels > 0 and KEYS[7] }, { KEYS[1] 
 
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
+  if expires[list] then
+    redis.call('EXPIRE', list, expires[list])
+  end
 end
 finish_generations(markers, marker_value, marker_expiry, dels, KEYS[7], explicit, now, slack)
 if #back > 0 then

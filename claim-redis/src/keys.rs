@@ -29,7 +29,7 @@
 //! themselves; with the hash-tagged layout every call is checked to stay in
 //! one slot before it is sent ([`crate::slots`]).
 
-use crate::slots::{hash_slot, hash_tag};
+use crate::slots::{carried_tag, hash_slot, hash_tag};
 use claim_core::Generation;
 use claim_core::keys::bookkeeping;
 use claim_core::wire;
@@ -111,6 +111,32 @@ impl Keys {
         })
     }
 
+    /// Why the result list `list` (unprefixed) cannot take records in this
+    /// layout, if it cannot: hash-tagged, its generations' markers must lie
+    /// in its slot, whatever the generation. A marker's hash tag is decided
+    /// before its generation part (`<prefix>result-terminal:{<tag>}`) unless
+    /// the key prefix holds braces of its own, so checking that head proves
+    /// it for every generation. With a brace-free prefix every name passes
+    /// ([`crate::slots::carried_tag`]); the check keeps the rule where the
+    /// prefix breaks it.
+    pub fn list_refusal(&self, list: &str) -> Option<String> {
+        let KeyLayout::HashTagged = self.layout else {
+            return None;
+        };
+        let list_key = self.list(list);
+        let tag = carried_tag(&list_key);
+        let head = format!("{}{MARKER_PREFIX}{{{tag}}}", self.prefix);
+        let decided = hash_tag(head.as_bytes()).len() < head.len();
+        let home = hash_slot(list_key.as_bytes());
+        (!decided || hash_slot(head.as_bytes()) != home).then(|| {
+            format!(
+                "result list \"{list}\" cannot share one Redis Cluster slot with its terminal \
+                 markers (key prefix \"{}\"): use a key prefix without braces",
+                self.prefix
+            )
+        })
+    }
+
     /// The shared retry set (Go: `retry-sortedset`). With the hash-tagged
     /// layout our processors park in [`QueueKeys::retry`] instead and only
     /// drain this one (Go processors park here).
@@ -136,7 +162,11 @@ impl Keys {
     /// key (prefixed, as [`Keys::list`] gives it) is `list_key`: Plain
     /// ignores the list; hash-tagged, the marker takes the list key's hash
     /// tag, `result-terminal:{<tag>}:<len(id)>:<id>:<token>` (prefix
-    /// first), and so lies in the list's slot.
+    /// first), and so lies in the list's slot. The tag is the list key's
+    /// own by Redis's rule, or, when that cannot sit between braces (it
+    /// holds a `}`, as the whole of `a}b` or `{}x` does), a short tag of
+    /// the same slot ([`crate::slots::carried_tag`]). [`Keys::list_refusal`]
+    /// says whether the marker shares the list's slot for every generation.
     pub fn marker_for(&self, list_key: &str, generation: &Generation) -> String {
         self.marker_key_for(list_key, generation).to_string()
     }
@@ -165,7 +195,7 @@ impl Keys {
     ) -> impl fmt::Display + 'a {
         let tag = match self.layout {
             KeyLayout::Plain => None,
-            KeyLayout::HashTagged => Some(tag_of(list_key)),
+            KeyLayout::HashTagged => Some(carried_tag(list_key)),
         };
         TaggedMarker(&self.prefix, tag, GenerationKey(generation))
     }
@@ -224,16 +254,10 @@ impl Keys {
             KeyLayout::HashTagged => format!(
                 "{}claim-redis:explicit-time-expiry:{{{}}}",
                 self.prefix,
-                tag_of(key)
+                carried_tag(key)
             ),
         }
     }
-}
-
-/// `key`'s hash tag as text (the whole key when it has none).
-fn tag_of(key: &str) -> &str {
-    // The tag is cut at ASCII braces, so it is valid UTF-8.
-    std::str::from_utf8(hash_tag(key.as_bytes())).unwrap_or(key)
 }
 
 /// A queue's base in the hash-tagged layout: the prefixed name as is when

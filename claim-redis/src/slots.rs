@@ -61,6 +61,57 @@ pub fn hash_slot(key: &[u8]) -> u16 {
     crc16(hash_tag(key)) % SLOTS
 }
 
+/// Characters of [`slot_tag`]s: letters and digits, so a tag holds no brace.
+const TAG_ALPHABET: &[u8; 62] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// A short tag of letters and digits that hashes to `slot` (the first in
+/// length-then-alphabet order): `{<tag>}` puts a key in `slot` whatever
+/// follows it. Every slot has one of at most three characters (checked by
+/// a unit test); the table is built once, on first use.
+pub fn slot_tag(slot: u16) -> &'static str {
+    static TAGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let tags = TAGS.get_or_init(|| {
+        let mut tags = vec![String::new(); usize::from(SLOTS)];
+        let mut left = usize::from(SLOTS);
+        let mut candidate: Vec<u8> = Vec::new();
+        'search: for len in 1..=3 {
+            candidate.resize(len, 0);
+            let total = TAG_ALPHABET.len().pow(len as u32);
+            for n in 0..total {
+                let mut rest = n;
+                for c in candidate.iter_mut().rev() {
+                    *c = TAG_ALPHABET[rest % TAG_ALPHABET.len()];
+                    rest /= TAG_ALPHABET.len();
+                }
+                let tag = &mut tags[usize::from(crc16(&candidate) % SLOTS)];
+                if tag.is_empty() {
+                    *tag = String::from_utf8(candidate.clone()).expect("ASCII");
+                    left -= 1;
+                    if left == 0 {
+                        break 'search;
+                    }
+                }
+            }
+        }
+        tags
+    });
+    &tags[usize::from(slot % SLOTS)]
+}
+
+/// A hash tag `{<tag>}` can carry to put a key in `key`'s slot: `key`'s
+/// own tag by Redis's rule when it is non-empty and holds no `}` (always
+/// so for a real tag; for a key hashed whole, unless it holds a `}` or is
+/// empty), else the [`slot_tag`] of `key`'s slot. Either way
+/// `hash_slot(b"{" + tag + b"}" + anything) == hash_slot(key)`.
+pub fn carried_tag(key: &str) -> &str {
+    let tag = hash_tag(key.as_bytes());
+    match std::str::from_utf8(tag) {
+        // The tag is cut at ASCII braces, so it is valid UTF-8.
+        Ok(tag) if !tag.is_empty() && !tag.contains('}') => tag,
+        _ => slot_tag(hash_slot(key.as_bytes())),
+    }
+}
+
 /// `Ok` when every key lies in one slot; else a rejection of the call
 /// (`op`, what it is) naming each key and its slot. A call without keys
 /// passes.
@@ -128,6 +179,38 @@ mod tests {
         assert_eq!(hash_tag(b"{{a}}"), b"{a");
         assert_eq!(hash_tag(b"plain"), b"plain");
         assert_eq!(hash_tag(b"{}{a}"), b"{}{a}");
+    }
+
+    #[test]
+    fn every_slot_has_a_tag_of_at_most_three_letters_or_digits_that_hashes_to_it() {
+        for slot in 0..SLOTS {
+            let tag = slot_tag(slot);
+            assert!(
+                (1..=3).contains(&tag.len()) && tag.bytes().all(|b| b.is_ascii_alphanumeric()),
+                "{slot}: {tag:?}"
+            );
+            assert_eq!(hash_slot(format!("{{{tag}}}:x").as_bytes()), slot, "{tag}");
+        }
+    }
+
+    #[test]
+    fn a_carried_tag_puts_any_key_after_it_in_the_slot_of_the_key_it_was_taken_from() {
+        for key in [
+            "a}b", "{}x", "x{y", "}{", "{a}}", "{}{a}", "{", "}", "", "{{}}", "{}", "}}{{",
+            "plain", "{t}.r", "x{}y{z}", "é}ü", "p:{a", "p:a}{b}",
+        ] {
+            let tag = carried_tag(key);
+            assert!(!tag.is_empty() && !tag.contains('}'), "{key:?}: {tag:?}");
+            let carried = format!("result-terminal:{{{tag}}}:5:i{{d}}:t}}");
+            assert_eq!(
+                hash_slot(carried.as_bytes()),
+                hash_slot(key.as_bytes()),
+                "{key:?} -> {carried:?}"
+            );
+        }
+        assert_eq!(carried_tag("{t}.r"), "t");
+        assert_eq!(carried_tag("result-list"), "result-list");
+        assert_eq!(carried_tag("x{y"), "x{y");
     }
 
     #[test]

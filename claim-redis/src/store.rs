@@ -62,6 +62,7 @@ impl RedisStore {
         check_options(&options)?;
         let info = check_url(&options.url)?;
         check_topology(&options, &info)?;
+        check_list_slots(&options)?;
         let url = redact(&options.url);
         // rediss:// needs a process-wide rustls crypto provider; keep one
         // the application installed, else install ring.
@@ -143,6 +144,17 @@ impl RedisStore {
         self.explicit_now().unwrap_or_else(claim_core::unix_now_ms)
     }
 
+    /// Why `list` cannot take a record about a member of `queue`, by its
+    /// name: the configuration refuses it (a role of its own, outside the
+    /// allow-list: `StoreConfig::result_list_refusal`) or its markers
+    /// cannot share its slot in this layout ([`Keys::list_refusal`]).
+    pub(crate) fn list_refusal(&self, queue: &str, list: &str) -> Option<String> {
+        self.inner
+            .config
+            .result_list_refusal(queue, list)
+            .or_else(|| self.keys().list_refusal(list))
+    }
+
     /// What a script adds to a key's logical lifetime to get its PX.
     pub(crate) fn ttl_slack(&self) -> u64 {
         match self.inner.time {
@@ -157,6 +169,24 @@ impl RedisStore {
             TimeSource::Server => ms.max(1),
             TimeSource::Clock(_) => ms.saturating_add(EXPLICIT_TIME_SLACK_MS),
         }
+    }
+}
+
+/// Refuses a configured result list (the default, a queue's) whose
+/// terminal markers could not share its slot in the layout the store will
+/// use ([`Keys::list_refusal`]), naming the list, before anything is sent.
+fn check_list_slots(options: &RedisStoreOptions) -> Result<(), ConnectError> {
+    let layout = match options.topology {
+        Topology::Cluster { .. } => KeyLayout::HashTagged,
+        _ => options.key_layout,
+    };
+    let config = &options.config;
+    let keys = Keys::with_layout(&options.key_prefix, &config.retry_set, layout);
+    let lists =
+        std::iter::once(&config.default_result_list).chain(config.queue_result_lists.values());
+    match lists.filter_map(|l| keys.list_refusal(l)).next() {
+        Some(why) => Err(ConnectError::Config(why)),
+        None => Ok(()),
     }
 }
 

@@ -50,3 +50,27 @@ async fn a_call_whose_keys_would_cross_slots_is_refused_before_it_is_sent_naming
     // Nothing was sent: the member is still pending.
     assert_eq!(store.peek(queue, 0, 10).await.unwrap().len(), 1);
 }
+
+/// A configured result list whose terminal markers could not share its
+/// slot (only a key prefix opening a brace it never closes can do that)
+/// is refused at connect, naming the list, before anything is sent.
+#[tokio::test]
+async fn a_configured_result_list_whose_markers_cannot_share_its_slot_is_refused_at_connect() {
+    let config = claim_core::store::StoreConfig {
+        default_result_list: "results".into(),
+        ..common::config()
+    };
+    let options = claim_redis::RedisStoreOptions {
+        key_prefix: "t{x:".into(),
+        key_layout: LAYOUT,
+        ..claim_redis::RedisStoreOptions::new("redis://127.0.0.1:1", config)
+    };
+    let err = claim_redis::RedisStore::connect(options)
+        .await
+        .expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("\"results\"") && text.contains("prefix without braces"),
+        "{text}"
+    );
+}

@@ -21,11 +21,11 @@ pub struct QueueRef {
 
 impl QueueRef {
     /// The queue with the result list the store's config gives it
-    /// ([`claim_core::store::StoreConfig::result_list_for`]).
+    /// ([`claim_core::store::StoreConfig::route`]).
     pub fn from_config(store: &dyn ClaimStore, queue: &str) -> Self {
         QueueRef {
             queue: queue.to_owned(),
-            result_lists: vec![store.config().result_list_for(queue, None)],
+            result_lists: vec![store.config().route(queue, None).list],
         }
     }
 }

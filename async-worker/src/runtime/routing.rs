@@ -5,8 +5,11 @@
 //! the config's TTL replaces the member's) and reads it back at ack. We
 //! never re-serialize a member, so the same two steps run on a
 //! [`MemberRouting`] value and their answer travels in the ack item instead.
+//! The choice itself is [`claim_core::routing::route`], the one function
+//! the stores use for the records they write themselves.
 
 use crate::config::QueueSpec;
+use claim_core::routing::{MemberRoute, QueueRoute};
 
 /// What a member says about its result routing (its `internal` fields).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,23 +24,10 @@ pub struct MemberRouting {
     pub result_ttl_seconds: u64,
 }
 
-/// A record's result list and the `EXPIRE` set on it after the push.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Destination {
-    pub list: String,
-    /// Seconds; `None` sets no expiry.
-    pub ttl_seconds: Option<u64>,
-}
-
-impl From<&str> for Destination {
-    /// `list`, without an expiry.
-    fn from(list: &str) -> Self {
-        Destination {
-            list: list.to_owned(),
-            ttl_seconds: None,
-        }
-    }
-}
+/// A record's result list and the `EXPIRE` set on it after the push:
+/// claim-core's [`Route`](claim_core::routing::Route), the answer of the
+/// one routing function every store uses too.
+pub use claim_core::routing::Route as Destination;
 
 impl MemberRouting {
     /// Go's poll-time stamp by the queue `spec` polled: an empty `queue_id`
@@ -64,20 +54,16 @@ impl MemberRouting {
     /// (c) otherwise the member's list and no TTL. Each list falls back to
     /// `default_list` (the transport's `result_queue_name`).
     pub fn destination(&self, config: Option<&QueueSpec>, default_list: &str) -> Destination {
-        let set = |l: Option<&str>| l.filter(|l| !l.is_empty()).map(str::to_owned);
-        let member_list = set(self.result_queue_name.as_deref());
-        let (list, ttl) = match (self.resolved, config) {
-            (true, _) => (member_list, self.result_ttl_seconds),
-            (false, Some(config)) => (
-                set(config.result_queue_name.as_deref()).or(member_list),
-                config.result_ttl_seconds.unwrap_or(0),
-            ),
-            (false, None) => (member_list, 0),
+        let member = MemberRoute {
+            resolved: self.resolved,
+            result_queue_name: self.result_queue_name.as_deref(),
+            result_ttl_seconds: self.result_ttl_seconds,
         };
-        Destination {
-            list: list.unwrap_or_else(|| default_list.to_owned()),
-            ttl_seconds: Some(ttl).filter(|t| *t > 0),
-        }
+        let queue = config.map(|c| QueueRoute {
+            result_queue_name: c.result_queue_name.as_deref(),
+            result_ttl_seconds: c.result_ttl_seconds,
+        });
+        claim_core::routing::route(Some(member), queue, default_list)
     }
 }
 

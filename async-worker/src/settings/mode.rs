@@ -218,7 +218,8 @@ fn url_db(url: &str) -> Option<u64> {
 /// In cluster mode a queue's bookkeeping keys must hash to its pending
 /// key's slot; a name holding `}` or an empty `{}` without a hash tag of
 /// its own cannot (Go has the same limit). Refused here, naming the queue,
-/// rather than by the store's slot check on the first claim.
+/// rather than by the store's slot check on the first claim. The same for
+/// a configured result list whose markers could not share its slot.
 fn check_cluster_queue_names(config: &TransportConfig, origin: &str) -> Result<(), SettingsError> {
     let keys = claim_redis::keys::Keys::with_layout("", "", claim_redis::KeyLayout::HashTagged);
     for (i, queue) in config.queues.iter().flatten().enumerate() {
@@ -231,6 +232,28 @@ fn check_cluster_queue_names(config: &TransportConfig, origin: &str) -> Result<(
                 field: format!("queues[{i}].queue_name"),
                 detail: why,
                 fix: "rename the queue, or give it a hash tag of its own".to_owned(),
+            });
+        }
+    }
+    // A result list's terminal markers must share its slot: every name can
+    // (claim_redis::slots::carried_tag), checked by the store's own rule
+    // so a list that could not is named here, not on its first record.
+    let lists = config.queues.iter().flatten().enumerate().map(|(i, q)| {
+        (
+            format!("queues[{i}].result_queue_name"),
+            &q.result_queue_name,
+        )
+    });
+    for (field, list) in [("result_queue_name".to_owned(), &config.result_queue_name)]
+        .into_iter()
+        .chain(lists)
+    {
+        if let Some(why) = set(list).and_then(|l| keys.list_refusal(l)) {
+            return Err(SettingsError::ConfigValue {
+                origin: origin.to_owned(),
+                field,
+                detail: why,
+                fix: "rename the result list".to_owned(),
             });
         }
     }

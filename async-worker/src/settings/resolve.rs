@@ -7,6 +7,7 @@ use claim_core::store::StoreConfig;
 use claim_core::wire;
 use reqwest::Url;
 
+use super::allow::{allow_list, queue_allow_lists};
 use super::duration::{BareUnit, format_duration, parse_flag_duration};
 use super::error::SettingsError;
 use super::queues::{configured_queues, default_queue};
@@ -158,6 +159,12 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
                 Some((spec.queue_name.clone(), list))
             })
             .collect(),
+        queue_result_ttls: queues
+            .iter()
+            .filter_map(|(spec, _)| Some((spec.queue_name.clone(), spec.result_ttl_seconds?)))
+            .collect(),
+        allowed_result_lists: allow_list(&config.allowed_result_lists, origin, "")?,
+        queue_allowed_result_lists: queue_allow_lists(&config, origin)?,
     };
 
     let poll_interval = Duration::from_millis(poll_ms);

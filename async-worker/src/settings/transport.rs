@@ -68,6 +68,11 @@ pub struct TransportConfig {
     /// Ours: PEM key of the client certificate; wins over `--redis-tls-key-file`.
     #[serde(default)]
     pub redis_tls_key_file: Option<String>,
+    /// Ours: the result lists a member may name (exact names and `prefix*`
+    /// patterns), beside the configured ones; unset: any (Go parity). A
+    /// queue's own list replaces it for that queue.
+    #[serde(default)]
+    pub allowed_result_lists: Option<Vec<String>>,
     /// The queues to drain; at least one.
     #[serde(default)]
     pub queues: Option<Vec<QueueConfig>>,
@@ -112,6 +117,9 @@ pub struct QueueConfig {
     /// Static labels for this queue's requests.
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
+    /// Ours: this queue's `allowed_result_lists`, replacing the top-level one.
+    #[serde(default)]
+    pub allowed_result_lists: Option<Vec<String>>,
     /// Fields neither we nor Go know, by name (reported, never used).
     #[serde(flatten)]
     pub unknown: BTreeMap<String, serde_json::Value>,
@@ -188,6 +196,9 @@ fn fix_for(path: &str, top: &str) -> String {
         "addrs" => "give addrs a list of host:port strings".into(),
         "gate_params" => "give gate_params an object of strings, numbers or booleans".into(),
         "labels" => "give labels an object of string values".into(),
+        "allowed_result_lists" => {
+            "give allowed_result_lists a list of list names or prefix* patterns".into()
+        }
         "enable_tracing" => "give it true or false".into(),
         "poll_interval_ms"
         | "batch_size"

@@ -53,6 +53,7 @@ pub fn store_config(max_deliveries: u32, lease_ttl_ms: u64) -> StoreConfig {
         default_queue: Q.to_owned(),
         default_result_list: RESULTS.to_owned(),
         queue_result_lists: BTreeMap::from([(Q.to_owned(), RESULTS.to_owned())]),
+        ..StoreConfig::default()
     }
 }
 

@@ -1,7 +1,8 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
 //! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
-//! [`answered`], [`reclaims`], [`payloads`], [`hostile`], [`admin`]) takes a
+//! [`answered`], [`reclaims`], [`payloads`], [`hostile`], [`routing`],
+//! [`admin`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
 //! no sleeps) and asserts one behaviour the worker relies on: every row of
 //! the outcome table and every guarantee of the design brief. A failed
@@ -37,6 +38,7 @@ pub mod poison;
 pub mod reclaims;
 pub mod retrying;
 pub mod returns;
+pub mod routing;
 mod support;
 pub mod unreliable;
 
@@ -125,6 +127,10 @@ macro_rules! conformance_tests {
             }
             clocked {
             reclaims::a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes,
+            routing::a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_the_default_list_as_its_answer,
+            routing::an_unresolved_members_delivery_limit_record_sets_the_queues_list_ttl,
+            routing::an_ack_to_a_list_outside_the_allow_list_dead_letters_the_member_and_writes_no_key,
+            routing::a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_written,
             payloads::a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_deletes_the_payload,
             claims::claim_moves_a_member_from_pending_into_a_claim_of_its_owner,
             claims::lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds,

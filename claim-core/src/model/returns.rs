@@ -174,7 +174,8 @@ impl Model {
             let redeliveries = claim.redeliveries + 1;
             if max > 0 && redeliveries >= max {
                 let parsed = wire::parse_member(claim.member.as_bytes()).ok();
-                let list = self.config.result_list_for(queue, parsed.as_ref());
+                let route = self.config.route(queue, parsed.as_ref());
+                let list = route.list;
                 // An unusable result list cannot take the record: the dead
                 // entry says so, and no marker is written, so an operator's
                 // redrive after fixing the key still gets its record.
@@ -182,7 +183,12 @@ impl Model {
                     Some(why) => undeliverable_limit_reason(redeliveries, &why),
                     None => {
                         let record = delivery_limit_record(&g, redeliveries, queue);
-                        self.deliver_terminal(&g, (&list, record), claim.score, now);
+                        if self.deliver_terminal(&g, (&list, record), claim.score, now)
+                            && let Some(ttl) = route.ttl_seconds
+                        {
+                            // The list's EXPIRE, as an ack's push sets it.
+                            self.list_ttls.insert(list.clone(), ttl);
+                        }
                         // The record answers the generation: its payload
                         // stored apart is no longer needed (as the owner's
                         // ack deletes it). Without a record it stays for a

@@ -192,3 +192,54 @@ fn a_queue_name_no_base_can_share_a_slot_with_is_refused_in_the_hash_tagged_layo
         assert_eq!(Keys::new("", "r").queue_refusal(name), None);
     }
 }
+
+/// Result list names whose own hash tag cannot sit between braces, and
+/// other odd ones.
+const NASTY_LISTS: [&str; 14] = [
+    "a}b", "{}x", "x{y", "}{", "{a}}", "{}{a}", "{", "}", "{{}}", "{}", "}}{{", "x{}y{z}", "é}ü",
+    "{t}.r",
+];
+
+#[test]
+fn a_hash_tagged_marker_shares_its_lists_slot_for_every_list_name_and_prefix() {
+    let ids = [
+        Generation::new("i", "t"),
+        Generation::new("{x}", "}{"),
+        Generation::new("", ""),
+    ];
+    for prefix in ["", "test:x:", "p}"] {
+        let keys = tagged(prefix);
+        for list in NASTY_LISTS.into_iter().chain(["result-list", "r"]) {
+            let list_key = keys.list(list);
+            assert_eq!(keys.list_refusal(list), None, "{prefix:?} {list:?}");
+            for g in &ids {
+                let marker = keys.marker_for(&list_key, g);
+                assert_eq!(
+                    slot(&marker),
+                    slot(&list_key),
+                    "{marker:?} for {list_key:?}"
+                );
+                let side = keys.clock_side_for(&marker);
+                assert_eq!(slot(&side), slot(&marker), "{side:?} for {marker:?}");
+            }
+        }
+    }
+    assert_eq!(
+        tagged("").marker_for("result-list", &ids[0]),
+        "result-terminal:{result-list}:1:i:t",
+        "a name usable as a tag keeps today's marker"
+    );
+}
+
+#[test]
+fn a_list_whose_markers_cannot_share_its_slot_under_a_braced_prefix_is_refused_naming_it() {
+    // A prefix opening a tag it never closes pulls every marker's tag
+    // into the prefix: no marker form can follow the list then.
+    let keys = tagged("t{x:");
+    let why = keys.list_refusal("results").expect("refused");
+    assert!(
+        why.contains("\"results\"") && why.contains("prefix"),
+        "{why}"
+    );
+    assert_eq!(Keys::new("t{x:", "r").list_refusal("results"), None);
+}

@@ -104,7 +104,7 @@ pub(crate) async fn one_script<T: Borrow<AckItem>>(
         .arg(runs.len())
         .arg(keys.prefix().len());
     for (list, count, ttl) in &runs {
-        let refusal = config.result_list_refusal(queue, list);
+        let refusal = store.list_refusal(queue, list);
         cmd.arg(*count)
             .arg(refusal.as_deref().unwrap_or(""))
             .arg(*ttl);

@@ -179,7 +179,7 @@ async fn across(
                     score: items[i].score,
                 })
                 .collect();
-            let refusal = store.inner.config.result_list_refusal(queue, list);
+            let refusal = store.list_refusal(queue, list);
             let pushed = push_checked(
                 store,
                 Op::Ack,

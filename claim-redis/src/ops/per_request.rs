@@ -137,7 +137,7 @@ pub(crate) async fn side_expiries(
 /// pending key; ops/ack_split.rs), read first; the marker itself lies in
 /// the slot of the list its record went to, and the list is the acker's
 /// choice: the list Go's routing picks for the member
-/// (`StoreConfig::result_list_for`), the default list, or any queue's
+/// (`StoreConfig::route`), the default list, or any queue's
 /// configured list; each is looked at (the copy is missing only inside
 /// the ack's crash window, or for a record the reclaimer pushed).
 pub(crate) fn marker_candidates(
@@ -148,7 +148,7 @@ pub(crate) fn marker_candidates(
 ) -> Vec<String> {
     let keys = store.keys();
     let config = &store.inner.config;
-    let mut lists = vec![config.result_list_for(queue, parsed)];
+    let mut lists = vec![config.route(queue, parsed).list];
     lists.push(config.default_result_list.clone());
     lists.extend(config.queue_result_lists.values().cloned());
     let mut out: Vec<String> = Vec::with_capacity(lists.len() + 1);

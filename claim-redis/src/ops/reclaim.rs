@@ -206,9 +206,10 @@ async fn reclaim_chosen(
             continue;
         }
         let redeliveries = parse_owner(entry).map_or(0, |e| e.redeliveries) + 1;
-        let list = config.result_list_for(queue, parsed.as_ref());
+        let route = config.route(queue, parsed.as_ref());
+        let list = route.list.as_str();
         tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
-        if let Some(why) = config.result_list_refusal(queue, &list) {
+        if let Some(why) = store.list_refusal(queue, list) {
             call.key(store.keys().marker(&g));
             call.arg(key.as_str())
                 .arg(entry.as_slice())
@@ -220,10 +221,10 @@ async fn reclaim_chosen(
                 ));
             continue;
         }
-        let holds = unusable_list_reason(&list, "");
+        let holds = unusable_list_reason(list, "");
         let record = delivery_limit_record(&g, redeliveries, queue);
         call.key(store.keys().marker(&g))
-            .key(store.keys().list(&list))
+            .key(store.keys().list(list))
             .key(store.keys().active(&g.id))
             .key(store.keys().cancel(&g.id));
         call.arg(key.as_str())
@@ -234,7 +235,8 @@ async fn reclaim_chosen(
             .arg(record.as_bytes())
             .arg(dead_json(&delivery_limit_reason(redeliveries), now))
             .arg(undeliverable_limit_reason(redeliveries, &holds))
-            .arg(record_digest(record.as_bytes()));
+            .arg(record_digest(record.as_bytes()))
+            .arg(route.ttl_or_zero());
     }
     for key in &payload_keys {
         call.key(key);

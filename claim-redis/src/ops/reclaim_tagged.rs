@@ -18,6 +18,15 @@
 //!    per key (`del_if.lua`, [`del_if_keys`](super::del_if_keys)), best
 //!    effort.
 //!
+//! Isolation. Steps 1 and 2 reach slots other than the queue's (each
+//! member's result list), so one member's list can fail where the others'
+//! do not (its node down, a name the cluster refuses). A failing marker
+//! read or push is retried per group of claims that share the failing
+//! slots (per list for pushes; one by one when the error is permanent, so
+//! it cannot come from a node); the claims of a group that still fails are
+//! left out of step 3, expired as they were, for a later pass, and a
+//! warning names them. The call fails only when no claim could go on.
+//!
 //! Correctness of the split. A marker written between step 1 and step 3
 //! (a stale owner's ack) is missed by the script: the claim is redelivered
 //! instead of dropped, and the redelivered copy is suppressed at claim or
@@ -38,6 +47,7 @@ use super::push_once::{PushItem, Pushed, push_once};
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::{Effect, bad_reply};
 use crate::keys::QueueKeys;
+use crate::slots::hash_slot;
 use crate::store::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
 use claim_core::model::{delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason};
@@ -52,6 +62,8 @@ const ANSWERED: &str = "answered";
 
 /// What one chosen claim becomes in the script.
 struct Item {
+    /// A read or push for it failed: left out of this pass.
+    skip: bool,
     key: String,
     /// Its owner entry as read; `None`: an index ghost.
     entry: Option<Vec<u8>>,
@@ -78,6 +90,7 @@ pub(crate) async fn reclaim_chosen(
         .zip(owners)
         .zip(members)
         .map(|((key, entry), member)| Item {
+            skip: false,
             key: key.clone(),
             generation: Generation::from_claim_key(key),
             parsed: member.and_then(|m| wire::parse_member(&m).ok()),
@@ -86,18 +99,21 @@ pub(crate) async fn reclaim_chosen(
             limit: None,
         })
         .collect();
-    let list_of = |item: &Item| config.result_list_for(queue, item.parsed.as_ref());
     let candidates: Vec<Vec<String>> = items
         .iter()
         .map(|item| {
             per_request::marker_candidates(store, queue, item.parsed.as_ref(), &item.generation)
         })
         .collect();
-    let values = per_request::markers(store, OP, &candidates).await?;
-    for (item, value) in items.iter_mut().zip(values) {
-        item.marker = value;
+    let mut failed = read_markers(store, queue, &mut items, &candidates).await;
+    failed = failed.or(push_limit_records(store, queue, now, &mut items).await);
+    items.retain(|item| !item.skip);
+    if items.is_empty() {
+        return match failed {
+            Some(err) => Err(err),
+            None => Ok([0, 0, 0]),
+        };
     }
-    push_limit_records(store, queue, now, &mut items, &list_of).await?;
 
     let mut call = super::call::Call::new(store, &store.scripts().reclaim);
     for key in q.all() {
@@ -139,23 +155,90 @@ pub(crate) async fn reclaim_chosen(
     Ok([counts[0], counts[1], counts[2]])
 }
 
+/// Step 1's marker reads, with the isolation of the module docs: on an
+/// error, again per group of claims whose candidate markers lie in the
+/// same slots (one by one when the error is permanent). Returns the first error.
+async fn read_markers(
+    store: &RedisStore,
+    queue: &str,
+    items: &mut [Item],
+    candidates: &[Vec<String>],
+) -> Option<StoreError> {
+    let err = match per_request::markers(store, OP, candidates).await {
+        Ok(values) => {
+            for (item, value) in items.iter_mut().zip(values) {
+                item.marker = value;
+            }
+            return None;
+        }
+        Err(err) => err,
+    };
+    let slots: Vec<Vec<u16>> = candidates
+        .iter()
+        .map(|c| c.iter().map(|k| hash_slot(k.as_bytes())).collect())
+        .collect();
+    for group in isolated(&slots, &err) {
+        let asked: Vec<Vec<String>> = group.iter().map(|&i| candidates[i].clone()).collect();
+        match per_request::markers(store, OP, &asked).await {
+            Ok(values) => {
+                for (&i, value) in group.iter().zip(values) {
+                    items[i].marker = value;
+                }
+            }
+            Err(e) => skip(queue, items, &group, "reading its terminal marker", &e),
+        }
+    }
+    Some(err)
+}
+
+/// The groups a failed call over `keys` (one entry per claim) is retried
+/// in: claims with equal entries together after a transient error (the
+/// same nodes fail the same way), each alone after a permanent one.
+fn isolated<K: PartialEq>(keys: &[K], err: &StoreError) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..keys.len() {
+        match groups
+            .iter_mut()
+            .find(|g| err.is_transient() && keys[g[0]] == keys[i])
+        {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// Leaves the claims `group` out of this pass, saying why.
+fn skip(queue: &str, items: &mut [Item], group: &[usize], doing: &str, err: &StoreError) {
+    for &i in group {
+        let item = &mut items[i];
+        item.skip = true;
+        tracing::warn!(queue, id = %item.generation.id, error = %err,
+            "reclaim left an expired claim for a later pass: {doing} failed");
+    }
+}
+
 /// Step 2: decides each claim at the limit and pushes the `DELIVERY_LIMIT`
-/// records of those that need one, per list.
+/// records of those that need one, per list and TTL (the routing's,
+/// `StoreConfig::route`), with the isolation of the module docs. Returns
+/// the first error.
 async fn push_limit_records(
     store: &RedisStore,
     queue: &str,
     now: Millis,
     items: &mut [Item],
-    list_of: &impl Fn(&Item) -> String,
-) -> Result<(), StoreError> {
+) -> Option<StoreError> {
     let config = &store.inner.config;
     let live = |m: &Option<String>| {
         m.as_deref()
             .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
     };
-    // (item index, list, record, score) of the records to push.
-    let mut pushes: Vec<(usize, String, Member, Score)> = Vec::new();
+    // (item index, (list, TTL), record, score) of the records to push.
+    let mut pushes: Vec<(usize, (String, u64), Member, Score)> = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
+        if item.skip {
+            continue;
+        }
         let Some(owner) = item.entry.as_deref().and_then(parse_owner) else {
             continue;
         };
@@ -166,22 +249,24 @@ async fn push_limit_records(
         let redeliveries = owner.redeliveries + 1;
         let g = &item.generation;
         tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
-        let list = list_of(item);
-        if let Some(why) = config.result_list_refusal(queue, &list) {
+        let route = config.route(queue, item.parsed.as_ref());
+        if let Some(why) = store.list_refusal(queue, &route.list) {
             let reason = undeliverable_limit_reason(redeliveries, &why);
             item.limit = Some((ReclaimAs::Unusable, dead_json(&reason, now)));
             continue;
         }
         let record = delivery_limit_record(g, redeliveries, queue);
-        pushes.push((i, list, record, owner.score));
+        let ttl = route.ttl_or_zero();
+        pushes.push((i, (route.list, ttl), record, owner.score));
     }
-    let mut lists: Vec<&str> = pushes.iter().map(|p| p.1.as_str()).collect();
+    let mut lists: Vec<&(String, u64)> = pushes.iter().map(|p| &p.1).collect();
     lists.sort_unstable();
     lists.dedup();
     let mut decided: Vec<(usize, Pushed)> = Vec::new();
+    let (mut failed, mut skipped) = (None, Vec::new());
     for list in lists {
-        let group: Vec<&(usize, String, Member, Score)> =
-            pushes.iter().filter(|p| p.1 == list).collect();
+        let group: Vec<&(usize, (String, u64), Member, Score)> =
+            pushes.iter().filter(|p| p.1 == *list).collect();
         let digests: Vec<String> = group
             .iter()
             .map(|p| record_digest(p.2.as_bytes()))
@@ -196,8 +281,35 @@ async fn push_limit_records(
                 score: p.3,
             })
             .collect();
-        let answers = push_once(store, list, 0, &batch).await?;
-        decided.extend(group.iter().map(|p| p.0).zip(answers));
+        let (name, ttl) = list;
+        let err = match push_once(store, name, *ttl, &batch).await {
+            Ok(answers) => {
+                decided.extend(group.iter().map(|p| p.0).zip(answers));
+                continue;
+            }
+            Err(err) => err,
+        };
+        // Transient: the list's node; the whole group waits. Permanent:
+        // one by one, so only the claims it comes from wait.
+        let mut left = Vec::new();
+        if err.is_transient() || batch.len() == 1 {
+            left.extend(group.iter().map(|p| p.0));
+        } else {
+            for (p, one) in group.iter().zip(&batch) {
+                let alone = [PushItem { ..*one }];
+                match push_once(store, name, *ttl, &alone).await {
+                    Ok(answers) => decided.extend([p.0].into_iter().zip(answers)),
+                    Err(e) => {
+                        tracing::warn!(queue, list = %name, error = %e, "DELIVERY_LIMIT push failed");
+                        left.push(p.0);
+                    }
+                }
+            }
+        }
+        tracing::warn!(queue, list = %name, error = %err, claims = left.len(),
+            "DELIVERY_LIMIT push failed: its claims are left for a later pass");
+        skipped.extend(left);
+        failed.get_or_insert(err);
     }
     for (i, pushed) in decided {
         let item = &mut items[i];
@@ -221,7 +333,10 @@ async fn push_limit_records(
             }
         }
     }
-    Ok(())
+    for i in skipped {
+        items[i].skip = true;
+    }
+    failed
 }
 
 /// Step 4: the payload key of each generation the script ended answered,

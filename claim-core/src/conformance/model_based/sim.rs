@@ -176,7 +176,7 @@ pub fn ack_item(
     config: &StoreConfig,
 ) -> AckItem {
     let parsed = wire::parse_member(held.member.as_bytes()).ok();
-    let list = config.result_list_for(&held.queue, parsed.as_ref());
+    let route = config.route(&held.queue, parsed.as_ref());
     let verdict = if held.cancelled {
         Verdict::Error(ErrorCode::Cancelled)
     } else {
@@ -194,9 +194,9 @@ pub fn ack_item(
         generation: g.clone(),
         member: held.member.clone(),
         score: held.score,
-        result_list: list,
+        result_ttl_seconds: route.ttl_or_zero(),
+        result_list: route.list,
         record: record.to_json_bytes().into(),
         payload_ref: None,
-        result_ttl_seconds: 0,
     }
 }

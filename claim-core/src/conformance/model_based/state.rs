@@ -28,6 +28,7 @@ pub fn config(max_deliveries: u32) -> StoreConfig {
         default_queue: QUEUES[0].to_owned(),
         default_result_list: LISTS[0].to_owned(),
         queue_result_lists: BTreeMap::from([(QUEUES[1].to_owned(), LISTS[1].to_owned())]),
+        ..StoreConfig::default()
     }
 }
 
