@@ -112,7 +112,7 @@ impl Model {
                     Some(why) => undeliverable_limit_reason(redeliveries, &why),
                     None => {
                         let record = delivery_limit_record(&g, redeliveries, queue);
-                        self.deliver_terminal(&g, (&list, record), claim.score, now);
+                        self.deliver_terminal(&g, (&list, record), &claim.member, now);
                         // The record answers the generation: its payload
                         // stored apart is no longer needed (as the owner's
                         // ack deletes it). Without a record it stays for a

@@ -35,7 +35,8 @@ mod retry;
 mod sequence;
 
 pub use member::{
-    MAX_DEADLINE_SECS, MemberError, ParsedMember, RequestKind, lenient_payload_key, parse_member,
+    MAX_DEADLINE_SECS, MemberError, ParsedMember, RequestKind, lenient_payload_key,
+    member_deadline, parse_member,
 };
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};
