@@ -1,6 +1,7 @@
 //! Lease arithmetic: when a claim expires and how often its holder renews it.
 
-use crate::types::{Millis, Score};
+use crate::types::Millis;
+use crate::wire::MAX_DEADLINE_SECS;
 use std::time::Duration;
 
 /// A claim never outlives its request's deadline by more than this.
@@ -10,27 +11,49 @@ pub const MIN_HEARTBEAT: Duration = Duration::from_secs(1);
 /// ...nor rarer than this.
 pub const MAX_HEARTBEAT: Duration = Duration::from_secs(30);
 
+/// The last moment any claim of a request due at `deadline` (Unix seconds,
+/// [`crate::wire::member_deadline`]) may last: deadline + [`DEADLINE_GRACE_MS`];
+/// `None` for a member whose deadline cannot be read. A deadline beyond
+/// [`MAX_DEADLINE_SECS`] or below 1 counts as unreadable (the member is
+/// answered `INVALID_REQUEST`), so the result stays far below 2^53 ms.
+fn lease_cap(deadline: Option<i64>) -> Option<Millis> {
+    let secs = deadline.filter(|d| (1..=MAX_DEADLINE_SECS).contains(d))?;
+    Some(Millis(secs as u64 * 1000).plus(DEADLINE_GRACE_MS))
+}
+
 /// Lease expiry of a claim taken or renewed at `now`:
-/// `min(now + ttl, deadline + 30 s)`.
+/// `min(now + ttl, deadline + 30 s)`, the deadline being the member's
+/// `data.deadline` ([`crate::wire::member_deadline`]), never its pending
+/// score: a score far below the deadline (0, -inf, a producer scoring by
+/// creation time) changes the order, not the lease. A member whose deadline
+/// cannot be read gets `now + ttl` (it is answered `INVALID_REQUEST` right
+/// after its claim; the TTL is bounded by the configuration).
 ///
 /// The deadline cap means a claim of a request nobody can still serve in time
 /// does not hold it hostage for a whole TTL after its owner dies.
-pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Score) -> Millis {
+pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Option<i64>) -> Millis {
     let by_ttl = now.plus(ttl_ms);
-    let by_deadline = deadline.as_millis().plus(DEADLINE_GRACE_MS);
-    by_ttl.min(by_deadline)
+    match lease_cap(deadline) {
+        Some(cap) => by_ttl.min(cap),
+        None => by_ttl,
+    }
 }
 
-/// Expiry of a terminal marker written at `now` for a request whose pending
-/// score is `deadline`: the dedup TTL past the later of now and the last
-/// moment any claim of it can last (deadline + [`DEADLINE_GRACE_MS`]).
+/// Expiry of a terminal marker written at `now` for a request due at
+/// `deadline` (the member's `data.deadline`, not its pending score): the
+/// dedup TTL past the later of now and the last moment any claim of it can
+/// last (deadline + [`DEADLINE_GRACE_MS`]); the dedup TTL past now when the
+/// deadline cannot be read (its claims get now + TTL, see [`lease_expiry`]).
 ///
 /// A claim never outlives deadline + grace, so a reclaimer (or a claim of a
 /// copy left pending) finds the marker for a whole dedup TTL after the last
 /// lease could end, however long the request waited in a backlog first.
-pub fn marker_expiry(now: Millis, dedup_ttl_ms: u64, deadline: Score) -> Millis {
-    now.max(deadline.as_millis().plus(DEADLINE_GRACE_MS))
-        .plus(dedup_ttl_ms)
+pub fn marker_expiry(now: Millis, dedup_ttl_ms: u64, deadline: Option<i64>) -> Millis {
+    match lease_cap(deadline) {
+        Some(cap) => now.max(cap),
+        None => now,
+    }
+    .plus(dedup_ttl_ms)
 }
 
 /// How often a holder renews its leases: ttl / 3, clamped to 1 s..30 s.
@@ -48,49 +71,75 @@ mod tests {
     const NOW: Millis = Millis(1_700_000_000_000);
 
     /// The lease a 300 s TTL gives at `NOW` to a member due at `deadline_secs`.
-    fn lease_for(deadline_secs: f64) -> Millis {
-        lease_expiry(NOW, 300_000, Score(deadline_secs))
+    fn lease_for(deadline_secs: i64) -> Millis {
+        lease_expiry(NOW, 300_000, Some(deadline_secs))
     }
 
     #[test]
     fn lease_is_now_plus_ttl_when_the_deadline_is_far() {
-        assert_eq!(lease_for(1_700_010_000.0), NOW.plus(300_000));
+        assert_eq!(lease_for(1_700_010_000), NOW.plus(300_000));
     }
 
     #[test]
     fn lease_stops_thirty_seconds_after_a_near_deadline() {
-        assert_eq!(lease_for(1_700_000_010.0), Millis(1_700_000_040_000));
+        assert_eq!(lease_for(1_700_000_010), Millis(1_700_000_040_000));
     }
 
     #[test]
     fn lease_at_the_exact_crossover_is_the_same_either_way() {
-        assert_eq!(lease_for(1_700_000_270.0), NOW.plus(300_000));
+        assert_eq!(lease_for(1_700_000_270), NOW.plus(300_000));
     }
 
     #[test]
     fn lease_of_a_long_expired_deadline_is_already_over() {
-        assert!(lease_for(1_600_000_000.0) < NOW);
+        assert!(lease_for(1_600_000_000) < NOW);
     }
 
     #[test]
     fn lease_never_overflows() {
         let far = Millis(u64::MAX - 5);
+        assert_eq!(lease_expiry(far, 300_000, Some(i64::MAX)), Millis(u64::MAX));
+    }
+
+    #[test]
+    fn a_deadline_that_cannot_be_read_or_is_out_of_range_gives_now_plus_ttl() {
+        for deadline in [
+            None,
+            Some(0),
+            Some(-5),
+            Some(MAX_DEADLINE_SECS + 1),
+            Some(i64::MAX),
+        ] {
+            assert_eq!(lease_expiry(NOW, 300_000, deadline), NOW.plus(300_000));
+        }
+    }
+
+    #[test]
+    fn the_latest_deadline_gives_a_lease_and_marker_below_two_to_the_fifty_three_ms() {
+        let far = Some(MAX_DEADLINE_SECS);
+        let limit = 1u64 << 53;
+        assert_eq!(lease_expiry(NOW, 300_000, far), NOW.plus(300_000));
+        let marker = marker_expiry(NOW, 3_600_000, far);
         assert_eq!(
-            lease_expiry(far, 300_000, Score(f64::MAX)),
-            Millis(u64::MAX)
+            marker,
+            Millis(MAX_DEADLINE_SECS as u64 * 1000 + DEADLINE_GRACE_MS + 3_600_000)
         );
+        assert!(marker.0 < limit);
+        let huge = marker_expiry(NOW, 3_600_000, Some(i64::MAX));
+        assert_eq!(huge, NOW.plus(3_600_000));
     }
 
     #[test]
     fn a_marker_outlives_a_far_deadline_plus_the_grace_by_the_dedup_ttl() {
         let day = 86_400_000;
-        let deadline = NOW.plus(day).as_score();
+        let deadline = Some((NOW.0 + day) as i64 / 1000);
         assert_eq!(
             marker_expiry(NOW, 3_600_000, deadline),
             NOW.plus(day + DEADLINE_GRACE_MS + 3_600_000)
         );
-        let past = Score(1_600_000_000.0);
+        let past = Some(1_600_000_000);
         assert_eq!(marker_expiry(NOW, 3_600_000, past), NOW.plus(3_600_000));
+        assert_eq!(marker_expiry(NOW, 3_600_000, None), NOW.plus(3_600_000));
     }
 
     #[test]

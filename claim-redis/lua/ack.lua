@@ -17,8 +17,10 @@
 -- ARGV[3r+4] items in run r, ARGV[3r+5] why run r's list is refused by its
 -- name ('' when the name is free), ARGV[3r+6] the list's EXPIRE in seconds
 -- after a push (0: none; a run is also cut where this changes)
--- then n claim keys, n request tokens, n records, n members, n pending
--- scores, n record digests, each group in item order (base a = 6 + 3R):
+-- then n claim keys, n request tokens, n records, n members, n deadlines
+-- (the member's data.deadline, Unix seconds, as claim_core::wire::
+-- member_deadline reads it, 0 when it cannot be read: never the pending
+-- score), n record digests, each group in item order (base a = 6 + 3R):
 -- ARGV[a+i], ARGV[a+n+i], ARGV[a+2n+i], ARGV[a+3n+i], ARGV[a+4n+i],
 -- ARGV[a+5n+i]; then ARGV[a+6n+j] the item index of payload key j
 -- Hash-tagged layout (the script is built with TAGGED = true, see
@@ -51,7 +53,8 @@
 -- would be a second one (the model's ours_somewhere). Else the record is
 -- pushed and the marker `<expiry>:<digest>` written, expiring
 -- the dedup TTL after the later of now and deadline + 30 s (no claim
--- outlives that); the producer's active/cancel keys are deleted only where
+-- outlives that; lib.lua marker_expiry, now + dedup TTL for a deadline
+-- that cannot be read); the producer's active/cancel keys are deleted only where
 -- they hold this generation's token. In every case a pending copy of the
 -- member (the reclaimer's, while a stale owner worked) is removed with its
 -- delivery count, and the claim is dropped only if the caller owns it (its
@@ -60,6 +63,14 @@
 -- checks (TYPE per run, one read per other key written) come first, then
 -- the writes, so an error leaves no partial batch: the queue's own keys
 -- holding the wrong type fail the whole call, writing nothing.
+--
+-- Numbers: time, dedup TTL, slack and every deadline are range-checked
+-- (lib.lua ms_arg, deadline_arg) before anything is read, so a marker's
+-- PX is always a whole number in 1..2^53 and its SET cannot fail after the
+-- LPUSH (which would leave a record without a marker and the claim not
+-- dropped). A list TTL (a member's result_ttl_seconds) above
+-- MAX_DEADLINE_SECS is clamped to it, not refused: one member's number
+-- never fails its batch-mates' acks, and EXPIRE cannot fail after a push.
 --
 -- Payload keys and list TTLs (Go's payload references and
 -- result_ttl_seconds): the payload key of an item is deleted only where the
@@ -82,8 +93,8 @@
 -- keys add one DEL for the batch, and TTLs one EXPIRE per pushed run, only
 -- when some item has them.
 
-need(#ARGV >= 6 and tonumber(ARGV[5]) and tonumber(ARGV[6]), 'ack: missing arguments')
-local runs = tonumber(ARGV[5])
+need(#ARGV >= 6 and ms_arg(ARGV[5]) and ms_arg(ARGV[6]), 'ack: missing arguments')
+local runs = ms_arg(ARGV[5])
 local a = 6 + 3 * runs
 -- Plain: #ARGV - a = 6n + P and #KEYS - 7 - R = 3n + P. Hash-tagged:
 -- #KEYS - 7 - R = n (markers only) and P = 0.
@@ -95,21 +106,23 @@ need(runs >= 1 and n >= 1 and n == math.floor(n) and np >= 0 and not (TAGGED and
   'ack: expects 6 ARGV and 3 KEYS (hash-tagged: 1) per item, one list per run and a key per payload')
 local total = 0
 for r = 1, runs do
-  local count = tonumber(ARGV[3 * r + 4])
-  local expire = tonumber(ARGV[3 * r + 6])
+  local count = ms_arg(ARGV[3 * r + 4])
+  local expire = ttl_secs_arg(ARGV[3 * r + 6])
   need(count and count >= 1, 'ack: run sizes must be positive numbers')
-  need(expire and expire >= 0, 'ack: list TTLs must be non-negative numbers')
+  need(expire, 'ack: list TTLs must be whole non-negative numbers')
   total = total + count
 end
 need(total == n, 'ack: run sizes must add up to the items')
-local owner, ttl, slack = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
+local owner, ttl, slack = ARGV[1], ms_arg(ARGV[3]), ms_arg(ARGV[4])
 local explicit = ARGV[2] ~= ''
-need(ttl and ttl >= 0 and slack and (not explicit or tonumber(ARGV[2])),
-  'ack: time and TTLs must be numbers')
+need(ttl and slack and ttl + slack <= MAX_MS and (not explicit or ms_arg(ARGV[2])),
+  'ack: time and TTLs must be whole numbers in range')
 local g0, t0, r0, m0, s0, k0 = a, a + n, a + 2 * n, a + 3 * n, a + 4 * n, 7 + runs
 local d0 = a + 5 * n
+local deadlines = {}
 for i = 1, n do
-  need(tonumber(ARGV[s0 + i]), 'ack: pending scores must be numbers')
+  deadlines[i] = deadline_arg(ARGV[s0 + i])
+  need(deadlines[i], 'ack: deadlines must be whole Unix seconds in 0..253402300799')
 end
 -- payload[i]: item i's payload key, if it has one.
 local payload = {}
@@ -187,7 +200,7 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
-    local expiry = math.max(now, score_ms(ARGV[s0 + i]) + 30000) + ttl
+    local expiry = marker_expiry(now, ttl, deadlines[i])
     expiries[nm] = expiry
     values[nm] = ms_string(expiry) .. ':' .. digest
     local token = ARGV[t0 + i]
@@ -235,9 +248,9 @@ check_types({
 for r = 1, runs do
   if pushes[r] then
     redis.call('LPUSH', KEYS[7 + r], unpack(pushes[r]))
-    local expire = tonumber(ARGV[3 * r + 6])
+    local expire = ttl_secs_arg(ARGV[3 * r + 6])
     if expire > 0 then
-      redis.call('EXPIRE', KEYS[7 + r], expire)
+      redis.call('EXPIRE', KEYS[7 + r], ms_string(expire))
     end
   end
 end

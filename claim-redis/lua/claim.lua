@@ -12,9 +12,11 @@
 --   keys first and passes their values: see "Hash-tagged" below)
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] lease TTL in ms   ARGV[4] length of the key prefix
--- then n members, n claim keys (`<id>\0<token>`, Go's), n request tokens, each group in item
--- order: ARGV[4+i] member, ARGV[4+n+i] claim key, ARGV[4+2n+i] token
--- of item i (grouped so each group goes to Redis as one unpack)
+-- then n members, n claim keys (`<id>\0<token>`, Go's), n request tokens,
+-- n deadlines, each group in item order: ARGV[4+i] member, ARGV[4+n+i]
+-- claim key, ARGV[4+2n+i] token, ARGV[4+3n+i] the member's data.deadline
+-- in Unix seconds as claim_core::wire::member_deadline reads it, 0 when it
+-- cannot be read (grouped so each group goes to Redis as one unpack)
 -- Hash-tagged (#KEYS == 7): then, in item order, n marker values, n cancel
 -- values ('' = absent; a cancel whose explicit-time expiry passed is sent
 -- as absent), n reasons why an item's per-request keys are unreadable
@@ -24,6 +26,16 @@
 -- 5 duplicate dropped whose generation is answered and held by nobody),
 -- redeliveries, the pending score as Redis printed it ('' unless claimed),
 -- lease expiry ms.
+--
+-- Leases: min(now + TTL, deadline + 30 s) from the deadline passed, never
+-- the pending score: a member scored 0, -inf or by its creation time gets
+-- the lease its deadline allows (it only sorts earlier). A member whose
+-- deadline cannot be read (0) gets now + TTL: the runtime answers it
+-- INVALID_REQUEST right after this claim, and the TTL is range-checked
+-- here, so every index score written is a finite ms value below 2^53 ms.
+-- Every numeric argument (time, TTL, prefix length, deadlines) is checked
+-- before the first read that decides anything, so a bad one fails the call
+-- with nothing written.
 --
 -- Correctness: items are decided in order against the state read at the
 -- start plus what earlier items of this batch did (members already taken,
@@ -60,14 +72,19 @@
 -- made once per batch.
 
 local tagged = #KEYS == 7
-local n = (#ARGV - 4) / (tagged and 6 or 3)
+local n = (#ARGV - 4) / (tagged and 7 or 4)
 need(n >= 1 and n == math.floor(n) and (tagged or #KEYS == 7 + 2 * n),
-  'claim: expects 3 ARGV and 2 KEYS per item (hash-tagged: 6 ARGV and no KEYS per item)')
-local owner, ttl, plen = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
+  'claim: expects 4 ARGV and 2 KEYS per item (hash-tagged: 7 ARGV and no KEYS per item)')
+local owner, ttl, plen = ARGV[1], ms_arg(ARGV[3]), ms_arg(ARGV[4])
 local explicit = ARGV[2] ~= ''
-need(ttl and ttl > 0 and plen and (not explicit or tonumber(ARGV[2])),
-  'claim: time, TTL and prefix length must be numbers')
-local m0, g0, t0 = 4, 4 + n, 4 + 2 * n
+need(ttl and ttl > 0 and plen and (not explicit or ms_arg(ARGV[2])),
+  'claim: time, TTL and prefix length must be whole numbers in range')
+local m0, g0, t0, d0 = 4, 4 + n, 4 + 2 * n, 4 + 3 * n
+local deadlines = {}
+for i = 1, n do
+  deadlines[i] = deadline_arg(ARGV[d0 + i])
+  need(deadlines[i], 'claim: deadlines must be whole Unix seconds in 0..253402300799')
+end
 
 local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, m0 + 1, m0 + n))
 local out = {}
@@ -89,7 +106,7 @@ end
 -- absent); unreadable[i]: why item i's per-request keys cannot be read.
 local flags, unreadable, cancel_expiry = {}, {}, {}
 if tagged then
-  local v0 = 4 + 3 * n
+  local v0 = 4 + 4 * n
   for i = 1, n do
     local marker, cancel, why = ARGV[v0 + i], ARGV[v0 + n + i], ARGV[v0 + 2 * n + i]
     flags[2 * i - 1] = marker ~= '' and marker
@@ -136,7 +153,7 @@ end
 local now = clock_ms(ARGV[2])
 local full = now + ttl
 local full_text = index_score(full)
--- Lease expiry by score text: a batch has few distinct deadlines.
+-- Lease expiry by deadline: a batch has few distinct deadlines.
 local expiry_of, text_of = {}, {}
 local bar = owner .. '|'
 
@@ -198,15 +215,16 @@ for i = 1, n do
         forget_count(gen)
       end
       held[gen] = true
-      local expiry = expiry_of[score]
+      local deadline = deadlines[i]
+      local expiry = expiry_of[deadline]
       if not expiry then
-        expiry = lease_expiry(now, ttl, score)
-        expiry_of[score] = expiry
-        text_of[score] = expiry == full and full_text or index_score(expiry)
+        expiry = lease_expiry(now, ttl, deadline)
+        expiry_of[deadline] = expiry
+        text_of[deadline] = expiry == full and full_text or index_score(expiry)
       end
       claimed[nc + 1], claimed[nc + 2] = gen, member
       owned[nc + 1], owned[nc + 2] = gen, bar .. score .. '|' .. r
-      index[nc + 1], index[nc + 2] = text_of[score], gen
+      index[nc + 1], index[nc + 2] = text_of[deadline], gen
       nc = nc + 2
       local code = 2
       if flags[2 * i] == ARGV[t0 + i] and (not explicit or side_live(cancel_expiry[i], now)) then

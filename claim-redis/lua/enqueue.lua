@@ -33,6 +33,15 @@
 -- counter whose logical expiry has passed is deleted before the INCR, so
 -- the sequence restarts at 1 as it would once Redis expired the key.
 --
+-- Numbers: the deadline must be a finite whole number, and every expiry
+-- argument a number, checked before the first write; the expiries are then
+-- clamped here, so none of the writes after the INCR can fail on them: the
+-- counter's EXPIREAT to 0..MAX_DEADLINE_SECS + 1 h (a member due after
+-- 9999-12-31 is answered INVALID_REQUEST; its counter still expires), its
+-- PEXPIRE to 0..2^53 ms, the active and payload keys' PX to 1..2^53 ms (PX
+-- 0 is refused by Redis). A deadline of 9223372036854775807 or -inf thus
+-- leaves no counter without an expiry and no INCR without its ZADD.
+--
 -- Safe to run twice (a cluster client may resend after a connection
 -- drop): when the member stamped with the counter's current value is
 -- pending already, this call is that enqueue again (the same bytes, the
@@ -49,8 +58,23 @@ if tagged then
   pending, side = KEYS[2], KEYS[3]
 end
 local deadline = tonumber(ARGV[3])
-need(deadline and tonumber(ARGV[5]) and tonumber(ARGV[7]), 'enqueue: bad numbers')
+-- A number (not nan) clamped to lo..hi and written as whole digits; nil
+-- for anything else.
+local function clamped(text, lo, hi)
+  local x = tonumber(text)
+  if not x or x ~= x then
+    return nil
+  end
+  return ms_string(math.max(lo, math.min(hi, math.floor(x))))
+end
+need(deadline and deadline == math.floor(deadline) and deadline > -math.huge
+  and deadline < math.huge, 'enqueue: the deadline must be a finite whole number')
 need(ARGV[4] == 'EXPIREAT' or ARGV[4] == 'PEXPIRE', 'enqueue: bad expiry command')
+local seq_expire = ARGV[4] == 'EXPIREAT' and clamped(ARGV[5], 0, MAX_DEADLINE_SECS + 3600)
+  or clamped(ARGV[5], 0, MAX_MS)
+local active_px = clamped(ARGV[7], 1, MAX_MS)
+local payload_px = n == 6 and clamped(ARGV[12], 1, MAX_MS)
+need(seq_expire and active_px and (n ~= 6 or payload_px), 'enqueue: bad numbers')
 local explicit = ARGV[8] ~= ''
 local pending_type = redis.call('TYPE', pending)['ok']
 need(pending_type == 'none' or pending_type == 'zset',
@@ -74,7 +98,7 @@ else
     redis.call('DEL', seq_key)
   end
   seq = redis.call('INCR', seq_key)
-  redis.call(ARGV[4], seq_key, ARGV[5])
+  redis.call(ARGV[4], seq_key, seq_expire)
 end
 if tagged then
   if explicit then
@@ -82,14 +106,14 @@ if tagged then
   end
 else
   redis.call('DEL', cancel)
-  redis.call('SET', active, ARGV[6], 'PX', ARGV[7])
+  redis.call('SET', active, ARGV[6], 'PX', active_px)
   if explicit then
     redis.call('HDEL', side, cancel)
     redis.call('HSET', side, active, ARGV[8], seq_key, ARGV[10])
   end
 end
 if n == 6 then
-  redis.call('SET', payload, ARGV[11], 'PX', ARGV[12])
+  redis.call('SET', payload, ARGV[11], 'PX', payload_px)
   if explicit then
     redis.call('HSET', side, payload, ARGV[13])
   end

@@ -5,8 +5,11 @@
 -- Correctness: every helper is a pure function of its arguments (clock_ms
 -- may read TIME, which writes nothing), so prepending them changes no
 -- script's effects. score_ms, lease_expiry and is_live mirror claim-core's
--- Score::as_millis, lease::lease_expiry and the model's marker liveness,
--- so the scripts compute the same numbers as the reference model;
+-- Score::as_millis, lease::lease_expiry, lease::marker_expiry,
+-- wire::member_deadline and the model's marker liveness, so the scripts
+-- compute the same numbers as the reference model (leases and markers
+-- from the member's deadline, never its score, every value clamped in
+-- range: see MAX_MS);
 -- index_score writes a ms value as the seconds text that Redis reads back
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in
@@ -54,10 +57,87 @@ local function score_ms(score)
   return f
 end
 
--- min(now + ttl, deadline + 30 s), the deadline being the pending score
--- (claim_core::lease::lease_expiry).
-local function lease_expiry(now, ttl, score)
-  return math.min(now + ttl, score_ms(score) + 30000)
+-- The latest deadline a member may carry, 9999-12-31 (claim_core::wire::
+-- MAX_DEADLINE_SECS), and the largest ms value a script takes or computes
+-- (2^53: every integer below it is exact in a double, and it is far inside
+-- what PX/PEXPIREAT accept). A lease or marker expiry computed from a
+-- deadline in range stays below 2.6e14 ms.
+local MAX_DEADLINE_SECS = 253402300799
+local MAX_MS = 9007199254740992
+
+-- An ARGV value that is a whole number of ms (or seconds) in 0..2^53; nil
+-- for anything else (not a number, a fraction, negative, huge, inf, nan).
+-- Scripts check every numeric argument with it, through need(), before
+-- their first write.
+local function ms_arg(text)
+  local x = tonumber(text)
+  if x and x == math.floor(x) and x >= 0 and x <= MAX_MS then
+    return x
+  end
+  return nil
+end
+
+-- An ARGV TTL in seconds that a member chose (result_ttl_seconds): a whole
+-- non-negative number, inf included, clamped to MAX_DEADLINE_SECS (an
+-- EXPIRE that long is still valid); nil for nan, fractions and negatives.
+local function ttl_secs_arg(text)
+  local x = tonumber(text)
+  if x and x == math.floor(x) and x >= 0 then
+    return math.min(x, MAX_DEADLINE_SECS)
+  end
+  return nil
+end
+
+-- An ARGV deadline, Unix seconds: a whole number in 0..MAX_DEADLINE_SECS,
+-- 0 meaning "cannot be read" (claim_core::wire::member_deadline gave
+-- None); nil for anything else.
+local function deadline_arg(text)
+  local d = ms_arg(text)
+  if d and d <= MAX_DEADLINE_SECS then
+    return d
+  end
+  return nil
+end
+
+-- A member's data.deadline as claim_core::wire::member_deadline reads it:
+-- any JSON number, floored, in 1..MAX_DEADLINE_SECS; 0 when the member is
+-- not JSON, has no data object, or its deadline is missing, not a number
+-- or out of range. Only for scripts that hold the member and not a
+-- deadline from the caller (renew, reclaim, repair_index): a cjson decode.
+local function member_deadline(member)
+  local ok, env = pcall(cjson.decode, member)
+  if not ok or type(env) ~= 'table' or type(env.data) ~= 'table' then
+    return 0
+  end
+  local d = env.data.deadline
+  if type(d) ~= 'number' or d ~= d then
+    return 0
+  end
+  d = math.floor(d)
+  if d < 1 or d > MAX_DEADLINE_SECS then
+    return 0
+  end
+  return d
+end
+
+-- min(now + ttl, deadline + 30 s), the deadline being the member's
+-- data.deadline in seconds (never its pending score), 0 when it cannot be
+-- read: then now + ttl (claim_core::lease::lease_expiry).
+local function lease_expiry(now, ttl, deadline)
+  if deadline < 1 then
+    return now + ttl
+  end
+  return math.min(now + ttl, deadline * 1000 + 30000)
+end
+
+-- The expiry of a terminal marker written at now: the dedup TTL past the
+-- later of now and deadline + 30 s; past now when the deadline cannot be
+-- read (claim_core::lease::marker_expiry).
+local function marker_expiry(now, ttl, deadline)
+  if deadline < 1 then
+    return now + ttl
+  end
+  return math.max(now, deadline * 1000 + 30000) + ttl
 end
 
 -- A terminal marker holds `<expiry ms>:<record digest>` (or, written by an
@@ -202,7 +282,11 @@ end
 -- the producer keys `dels` deleted (del_keys).
 local function finish_generations(markers, values, expiries, dels, side, explicit, now, slack)
   for m = 1, #markers do
-    redis.call('SET', markers[m], values[m], 'PX', ms_string(expiries[m] - now + slack))
+    -- At least 1 ms: PX 0 (a zero dedup TTL) would fail the SET after the
+    -- push. The caller range-checked now, ttl and slack, and computed the
+    -- expiry from a deadline in range, so the value is a valid PX.
+    local px = math.max(1, expiries[m] - now + slack)
+    redis.call('SET', markers[m], values[m], 'PX', ms_string(px))
   end
   del_keys(dels, side, explicit)
 end

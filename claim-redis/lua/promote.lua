@@ -36,7 +36,9 @@
 -- retry set: kind 'd') or whose queue key holds another type goes to the
 -- dead hash with the reason instead of failing the batch; if the dead hash
 -- itself has the wrong type the entry stays parked and the server log says
--- why. All decisions and type checks precede the first write.
+-- why. All decisions and type checks precede the first write, and every
+-- number is checked first (times and prefix length in range, each 'p'
+-- score finite: ZADD would refuse an overflowing one after the ZREM).
 
 local tagged = (#ARGV - 3) % 5 == 0 and #KEYS == 2 + 2 * (#ARGV - 3) / 5
 local per_arg, per_key = 4, 3
@@ -54,13 +56,16 @@ local function k(i, j)
   return KEYS[2 + per_key * (i - 1) + j]
 end
 local due_by, plen = tonumber(ARGV[1]), tonumber(ARGV[3])
-need(due_by and tonumber(ARGV[2]) and plen, 'promote: time and prefix length must be numbers')
+need(due_by and due_by == due_by and ms_arg(ARGV[2]) and ms_arg(ARGV[3]),
+  'promote: time and prefix length must be numbers in range')
 local now = tonumber(ARGV[2])
 local members, marker_keys, markers = {}, {}, {}
 for i = 1, n do
   members[i] = a(i, 1)
   local kind, score = a(i, 2), tonumber(a(i, 3))
-  need(kind == 'd' or (kind == 'p' and score and score == score), 'promote: bad item kind or score')
+  -- Finite: ZADD refuses a score that overflows (1e400) after the ZREM.
+  need(kind == 'd' or (kind == 'p' and score and score > -math.huge and score < math.huge),
+    'promote: bad item kind or score')
   if tagged then
     markers[i] = a(i, 5) ~= '' and a(i, 5)
   else

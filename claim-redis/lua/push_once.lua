@@ -12,7 +12,9 @@
 -- ARGV[5] why the list is refused by its name ('' when the name is free)
 -- ARGV[6] length of the key prefix (for the reason's list name)
 -- then 4 per item, at b = 6 + 4(i-1): ARGV[b+1] record, ARGV[b+2] record
--- digest, ARGV[b+3] pending score (the deadline), ARGV[b+4] '1' if the
+-- digest, ARGV[b+3] the member's data.deadline in Unix seconds
+-- (claim_core::wire::member_deadline; 0 when it cannot be read; never the
+-- pending score), ARGV[b+4] '1' if the
 -- record may be pushed, '0' to only report the marker (the caller's fence
 -- found the generation no longer ours to answer)
 -- Returns n codes, then the list's refusal ('' when usable), then n
@@ -35,7 +37,12 @@
 -- copy outlives it). A generation repeated in the batch sees the marker of
 -- its earlier item. The list gets its EXPIRE only when something was
 -- pushed. Reads and the one TYPE come first, then the writes, so an error
--- leaves nothing written. Marker and push are one atomic step in one slot,
+-- leaves nothing written. Every number is range-checked before the first
+-- read (lib.lua ms_arg, deadline_arg): time, dedup TTL, slack, prefix
+-- length and each deadline must be whole numbers in range, or the call
+-- fails with nothing written; the marker's PX is then a whole number in
+-- 1..2^53, so its SET cannot fail after the LPUSH. A list TTL above
+-- MAX_DEADLINE_SECS is clamped to it (EXPIRE cannot fail after the push). Marker and push are one atomic step in one slot,
 -- so a record without its marker (or the reverse) is never visible.
 --
 -- Safe to run twice: a second run of the same call finds every marker the
@@ -47,7 +54,16 @@
 need(#ARGV >= 6 and #KEYS >= 2, 'push_once: missing arguments')
 local n = #KEYS - 1
 need(#ARGV == 6 + 4 * n, 'push_once: expects 4 ARGV per marker key')
-local ttl, slack, expire = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local ttl, slack, expire = ms_arg(ARGV[2]), ms_arg(ARGV[3]), ttl_secs_arg(ARGV[4])
+local plen = ms_arg(ARGV[6])
+need(ttl and slack and expire and plen and ttl + slack <= MAX_MS
+  and (ARGV[1] == '' or ms_arg(ARGV[1])),
+  'push_once: time, TTLs and prefix length must be whole numbers in range')
+local deadlines = {}
+for i = 1, n do
+  deadlines[i] = deadline_arg(ARGV[6 + 4 * (i - 1) + 3])
+  need(deadlines[i], 'push_once: deadlines must be whole Unix seconds in 0..253402300799')
+end
 local plen = tonumber(ARGV[6])
 need(ttl and ttl >= 0 and slack and expire and expire >= 0 and plen
   and (ARGV[1] == '' or tonumber(ARGV[1])),
@@ -88,7 +104,7 @@ for i = 1, n do
     code = 1
     records[#records + 1] = ARGV[b + 1]
     local m = #markers + 1
-    local expiry = math.max(now, score_ms(ARGV[b + 3]) + 30000) + ttl
+    local expiry = marker_expiry(now, ttl, deadlines[i])
     markers[m] = key
     expiries[m] = expiry
     values[m] = ms_string(expiry) .. ':' .. digest
@@ -102,7 +118,7 @@ end
 if #records > 0 then
   redis.call('LPUSH', KEYS[1], unpack(records))
   if expire > 0 then
-    redis.call('EXPIRE', KEYS[1], expire)
+    redis.call('EXPIRE', KEYS[1], ms_string(expire))
   end
 end
 finish_generations(markers, values, expiries, {}, nil, false, now, slack)

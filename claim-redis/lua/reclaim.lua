@@ -51,7 +51,13 @@
 -- one list the last non-zero one, in item order), the marker written, the
 -- producer keys holding this token cleared, and the member kept in the dead
 -- hash; the marker expires the dedup TTL after the later of now and
--- deadline + 30 s. The record answers the generation, so its payload stored
+-- deadline + 30 s, the deadline read from the claimed member (lib.lua
+-- member_deadline; now + dedup TTL when it cannot be read), never from the
+-- score the owner entry keeps: a score of inf or 9.2e18 cannot make the
+-- marker's SET fail after the LPUSH. Numbers are range-checked first
+-- (time, dedup TTL, slack: whole ms in 0..2^53), so no SET or ZADD of
+-- this script can fail on a value it computes; a pending score restored
+-- as the owner entry holds it is one Redis printed, so ZADD takes it back. The record answers the generation, so its payload stored
 -- apart is deleted with it (as the owner's ack does). The caller named
 -- payload keys from the members it read (every item whose member has one:
 -- a marker written after its read still finds the key here), and the
@@ -68,9 +74,10 @@
 -- All decisions and type checks precede the first write.
 
 need(#ARGV >= 4, 'reclaim: missing arguments')
-local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
-local slack = tonumber(ARGV[3])
-need(now and ttl and ttl >= 0 and slack, 'reclaim: time and TTLs must be numbers')
+local now, ttl = ms_arg(ARGV[1]), ms_arg(ARGV[2])
+local slack = ms_arg(ARGV[3])
+need(now and ttl and slack and ttl + slack <= MAX_MS,
+  'reclaim: time and TTLs must be whole numbers in range')
 local explicit = ARGV[4] == '1' or ARGV[4] == 't1'
 local tagged = ARGV[4] == 't0' or ARGV[4] == 't1'
 
@@ -153,7 +160,7 @@ end
 local at = ',"at_ms":' .. ms_string(now) .. '}'
 local redelivered, dead_lettered, ghosts = 0, 0, 0
 local back, counts, dead, drops, unindex, forget = {}, {}, {}, {}, {}, {}
-local lists, order, markers, marker_value, marker_expiry, dels, deleted = {}, {}, {}, {}, {}, {}, {}
+local lists, order, markers, marker_value, marker_expiries, dels, deleted = {}, {}, {}, {}, {}, {}, {}
 local expires = {}
 local unreadable = '{"reason":"claim bookkeeping unreadable: owner entry malformed","at_ms":'
   .. ms_string(now) .. '}'
@@ -228,8 +235,8 @@ for i, item in ipairs(items) do
         expires[list] = item.expire
       end
       markers[#markers + 1] = KEYS[item.keys + 1]
-      local expiry = math.max(now, score_ms(score) + 30000) + ttl
-      marker_expiry[#markers] = expiry
+      local expiry = marker_expiry(now, ttl, member_deadline(member))
+      marker_expiries[#markers] = expiry
       marker_value[#markers] = ms_string(expiry)
         .. ':' .. item.digest
       for m = 1, 2 do
@@ -257,7 +264,7 @@ for _, list in ipairs(order) do
     redis.call('EXPIRE', list, expires[list])
   end
 end
-finish_generations(markers, marker_value, marker_expiry, dels, KEYS[7], explicit, now, slack)
+finish_generations(markers, marker_value, marker_expiries, dels, KEYS[7], explicit, now, slack)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   write_any('HSET', KEYS[5], counts)

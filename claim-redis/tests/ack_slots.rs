@@ -231,7 +231,7 @@ async fn crash_between_push_and_drop(routed: &str, list: &str) -> Option<bool> {
     let expiry = marker_expiry(
         common::T0,
         StoreConfig::default().result_dedup_ttl_ms,
-        first.score,
+        claim_core::wire::member_deadline(first.member.as_bytes()),
     );
     let list_key = keys.list(list);
     let _: () = rig

@@ -1,6 +1,6 @@
 //! The conformance suite: plain generic async checks every `ClaimStore` must pass, and the macro that makes each a test.
 //!
-//! Each check (in [`claims`], [`acks`], [`poison`], [`returns`],
+//! Each check (in [`claims`], [`leases`], [`acks`], [`poison`], [`returns`],
 //! [`answered`], [`reclaims`], [`payloads`], [`hostile`], [`routing`],
 //! [`admin`]) takes a
 //! [`StoreFactory`], builds fresh stores on a manual clock (explicit time,
@@ -32,6 +32,7 @@ pub mod answered;
 pub mod claims;
 pub mod faults;
 pub mod hostile;
+pub mod leases;
 pub mod model_based;
 pub mod payloads;
 pub mod poison;
@@ -135,6 +136,9 @@ macro_rules! conformance_tests {
             claims::claim_moves_a_member_from_pending_into_a_claim_of_its_owner,
             claims::lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds,
             claims::renew_extends_the_lease_of_the_owner,
+            leases::a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_holder_renews,
+            leases::a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline_caps_the_lease,
+            leases::a_marker_follows_the_deadline_of_a_member_scored_below_it,
             claims::renew_by_another_owner_is_lost_and_changes_nothing,
             claims::renew_after_the_claim_was_reclaimed_is_lost,
             claims::members_travel_byte_for_byte_through_claim_release_and_reclaim,

@@ -259,7 +259,9 @@ impl Model {
                     return ClaimOutcome::DuplicateDropped;
                 }
                 let redeliveries = q.redeliveries.remove(&item.generation).unwrap_or(0);
-                let expiry = lease_expiry(now, ttl, score);
+                // The lease follows the member's deadline, never its score.
+                let deadline = wire::member_deadline(item.member.as_bytes());
+                let expiry = lease_expiry(now, ttl, deadline);
                 q.claims.insert(
                     item.generation.clone(),
                     ClaimInfo {
@@ -294,7 +296,8 @@ impl Model {
             .iter()
             .map(|g| match q.claims.get_mut(g) {
                 Some(c) if c.owner == *owner => {
-                    c.lease_expiry = lease_expiry(now, ttl, c.score);
+                    let deadline = wire::member_deadline(c.member.as_bytes());
+                    c.lease_expiry = lease_expiry(now, ttl, deadline);
                     RenewOutcome::Renewed {
                         lease_expiry: c.lease_expiry,
                     }

@@ -183,7 +183,7 @@ impl Model {
                     Some(why) => undeliverable_limit_reason(redeliveries, &why),
                     None => {
                         let record = delivery_limit_record(&g, redeliveries, queue);
-                        if self.deliver_terminal(&g, (&list, record), claim.score, now)
+                        if self.deliver_terminal(&g, (&list, record), &claim.member, now)
                             && let Some(ttl) = route.ttl_seconds
                         {
                             // The list's EXPIRE, as an ack's push sets it.

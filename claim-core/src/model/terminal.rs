@@ -4,7 +4,8 @@ use super::{Model, unusable_list_reason};
 use crate::lease::marker_expiry;
 use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome, DeadEntry};
-use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+use crate::types::{Generation, Member, Millis, OwnerToken};
+use crate::wire;
 
 impl Model {
     /// Pushes a terminal record unless one exists; clears the producer's keys
@@ -13,7 +14,7 @@ impl Model {
         &mut self,
         g: &Generation,
         (list, record): (&str, Member),
-        deadline: Score,
+        member: &Member,
         now: Millis,
     ) -> bool {
         if self.is_terminal(g, now) {
@@ -23,6 +24,8 @@ impl Model {
             .entry(list.to_owned())
             .or_default()
             .push_front(record.clone());
+        // From the member's deadline, not its pending score (lease.rs).
+        let deadline = wire::member_deadline(member.as_bytes());
         let expiry = marker_expiry(now, self.config.result_dedup_ttl_ms, deadline);
         let digest = record_digest(record.as_bytes());
         self.markers.insert(g.clone(), (expiry, digest));
@@ -67,7 +70,7 @@ impl Model {
                     && self.deliver_terminal(
                         g,
                         (&item.result_list, item.record.clone()),
-                        item.score,
+                        &item.member,
                         now,
                     );
                 let q = self.q(queue);

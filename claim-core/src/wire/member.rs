@@ -109,6 +109,23 @@ pub const MAX_DEADLINE_SECS: i64 = 253_402_300_799;
 /// refusal would come after the record's push.
 pub const MAX_RESULT_TTL_SECS: u64 = 10 * 365 * 24 * 3600;
 
+/// The member's `data.deadline` as the stores read it for leases and
+/// terminal markers ([`crate::lease`]): any JSON number, a fraction floored,
+/// in `1..=MAX_DEADLINE_SECS`; `None` when the member is not a JSON object,
+/// has no `data` object, or its deadline is missing, not a number or out of
+/// range. Only this field is read (the rest of the member may be invalid:
+/// the runtime answers that), so a Lua script decoding the member with
+/// cjson reads the same value (`lib.lua`, `member_deadline`).
+pub fn member_deadline(raw: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(raw).ok()?;
+    let top = object(text).ok()?;
+    let data = field(&top, "data").filter(|d| is_object(d))?;
+    let data = object(data.get()).ok()?;
+    seconds(&data, "data.deadline", "", 1..=MAX_DEADLINE_SECS)
+        .ok()
+        .flatten()
+}
+
 /// Why a member cannot be processed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MemberError {

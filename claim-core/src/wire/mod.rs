@@ -42,7 +42,7 @@ mod sequence;
 
 pub use member::{
     MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, MemberError, ParsedMember, RequestKind,
-    lenient_payload_key, parse_member,
+    lenient_payload_key, member_deadline, parse_member,
 };
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};

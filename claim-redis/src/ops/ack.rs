@@ -6,7 +6,7 @@ use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::ClaimKey;
 use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome};
-use claim_core::{Op, OwnerToken, StoreError};
+use claim_core::{Op, OwnerToken, StoreError, wire};
 use redis::RedisWrite;
 use std::borrow::Borrow;
 
@@ -122,10 +122,9 @@ pub(crate) async fn one_script<T: Borrow<AckItem>>(
         cmd.arg(item.member.as_bytes());
     }
     for item in chunk.iter().map(it) {
-        // A score Redis cannot print back as a number (±inf) has no
-        // deadline to keep the marker for: the dedup TTL alone does.
-        let score = item.score.0;
-        cmd.write_arg_fmt(if score.is_finite() { score } else { 0.0 });
+        // The marker lives from the member's deadline, not its pending
+        // score (which a producer may set to anything, ±inf included).
+        cmd.arg(wire::member_deadline(item.member.as_bytes()).unwrap_or(0));
     }
     for item in chunk.iter().map(it) {
         cmd.arg(record_digest(item.record.as_bytes()));

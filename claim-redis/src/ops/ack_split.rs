@@ -62,7 +62,7 @@ use crate::slots::hash_slot;
 use crate::store::{MAX_BATCH, RedisStore};
 use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome};
-use claim_core::{ClaimKey, Op, OwnerToken, StoreError};
+use claim_core::{ClaimKey, Op, OwnerToken, StoreError, wire};
 use redis::RedisWrite;
 
 use super::evalsha;
@@ -176,7 +176,7 @@ async fn across(
                     generation: &items[i].generation,
                     record: items[i].record.as_bytes(),
                     digest: &digests[i],
-                    score: items[i].score,
+                    deadline: wire::member_deadline(items[i].member.as_bytes()).unwrap_or(0),
                 })
                 .collect();
             let refusal = store.list_refusal(queue, list);

@@ -57,7 +57,7 @@ async fn claim_chunk(
     let n = chunk.len();
     let bytes: usize = chunk.iter().map(|i| i.member.len() + 160).sum();
     let script = &store.scripts().claim;
-    let mut cmd = evalsha(script, 7 + 2 * n, 4 + 3 * n, bytes);
+    let mut cmd = evalsha(script, 7 + 2 * n, 4 + 4 * n, bytes);
     cmd.arg(&q.pending)
         .arg(&q.claimed)
         .arg(&q.owners)
@@ -133,7 +133,7 @@ async fn claim_chunk_tagged(
     };
     let script = &store.scripts().claim;
     let bytes: usize = chunk.iter().map(|i| i.member.len() + 200).sum();
-    let mut cmd = evalsha(script, 7, 4 + 6 * n, bytes);
+    let mut cmd = evalsha(script, 7, 4 + 7 * n, bytes);
     cmd.arg(&q.pending)
         .arg(&q.claimed)
         .arg(&q.owners)
@@ -205,7 +205,9 @@ async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], re
 }
 
 /// The ARGV both claim scripts take per item, in blocks: every member, then
-/// every claim key, then every request token.
+/// every claim key, then every request token, then every deadline (the
+/// lease follows it, not the score: [`wire::member_deadline`], 0 when it
+/// cannot be read).
 fn per_item_args(cmd: &mut redis::Cmd, chunk: &[ClaimRequest]) {
     for item in chunk {
         cmd.arg(item.member.as_bytes());
@@ -215,5 +217,8 @@ fn per_item_args(cmd: &mut redis::Cmd, chunk: &[ClaimRequest]) {
     }
     for item in chunk {
         cmd.arg(&item.generation.token);
+    }
+    for item in chunk {
+        cmd.arg(wire::member_deadline(item.member.as_bytes()).unwrap_or(0));
     }
 }

@@ -10,7 +10,7 @@ use super::evalsha;
 use crate::conn::Effect;
 use crate::conn::bad_reply;
 use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Op, Score, StoreError};
+use claim_core::{Generation, Op, StoreError};
 use redis::Value;
 
 /// One record to push.
@@ -19,9 +19,10 @@ pub(crate) struct PushItem<'a> {
     pub record: &'a [u8],
     /// `claim_core::marker::record_digest(record)`.
     pub digest: &'a str,
-    /// The member's pending score (its deadline): the marker lives at
-    /// least until this plus the lease cap.
-    pub score: Score,
+    /// The member's `data.deadline` ([`claim_core::wire::member_deadline`],
+    /// 0 when it cannot be read), never its pending score: the marker lives
+    /// at least until this plus the lease cap.
+    pub deadline: i64,
 }
 
 /// What happened to one item.
@@ -105,13 +106,10 @@ pub(crate) async fn push_checked(
             .arg(refusal.unwrap_or(""))
             .arg(keys.prefix().len());
         for (i, item) in chunk.iter().enumerate() {
-            // A score Redis cannot print back as a number (±inf) has no
-            // deadline to keep the marker for: the dedup TTL alone does.
-            let score = item.score.0;
             let may = may_push(c * MAX_BATCH + i);
             cmd.arg(item.record)
                 .arg(item.digest)
-                .arg(if score.is_finite() { score } else { 0.0 })
+                .arg(item.deadline)
                 .arg(if may { "1" } else { "0" });
         }
         let reply: Vec<Value> = super::call::run(store, op, script, &cmd).await?;

@@ -6,12 +6,12 @@ use crate::testing::{RedisServer, RedisServerOptions, random_prefix, require_red
 use crate::{RedisStore, RedisStoreOptions, TimeSource};
 use claim_core::marker::record_digest;
 use claim_core::store::StoreConfig;
-use claim_core::{Clock, Generation, ManualClock, Millis, Score};
+use claim_core::{Clock, Generation, ManualClock, Millis};
 use redis::AsyncCommands;
 use std::sync::Arc;
 
 const T0: Millis = Millis(1_700_000_000_000);
-const DEADLINE: Score = Score(1_700_003_600.0);
+const DEADLINE: i64 = 1_700_003_600;
 
 struct Rig {
     _server: RedisServer,
@@ -66,7 +66,7 @@ fn items(owned: &[Owned]) -> Vec<PushItem<'_>> {
             generation: &o.generation,
             record: &o.record,
             digest: &o.digest,
-            score: DEADLINE,
+            deadline: DEADLINE,
         })
         .collect()
 }
@@ -119,7 +119,7 @@ async fn the_marker_lies_in_the_lists_slot_and_expires_after_the_deadline_grace_
         crate::slots::hash_slot(list_key.as_bytes())
     );
     let value: String = rig.raw.get(&marker).await.expect("marker");
-    let expiry = DEADLINE.as_millis().0 + 30_000 + StoreConfig::default().result_dedup_ttl_ms;
+    let expiry = DEADLINE as u64 * 1000 + 30_000 + StoreConfig::default().result_dedup_ttl_ms;
     assert_eq!(value, format!("{expiry}:{}", one[0].digest));
 }
 

@@ -51,7 +51,7 @@ use crate::slots::hash_slot;
 use crate::store::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
 use claim_core::model::{delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason};
-use claim_core::{Generation, Member, Millis, Op, Score, StoreError, wire};
+use claim_core::{Generation, Member, Millis, Op, StoreError, wire};
 use redis::Value;
 
 const OP: Op = Op::ReclaimExpired;
@@ -69,6 +69,9 @@ struct Item {
     entry: Option<Vec<u8>>,
     generation: Generation,
     parsed: Option<wire::ParsedMember>,
+    /// The member's `data.deadline` ([`wire::member_deadline`], 0 when it
+    /// cannot be read): a DELIVERY_LIMIT marker's expiry follows it.
+    deadline: i64,
     /// The marker value read (or [`ANSWERED`]).
     marker: Option<String>,
     /// `(kind, dead entry JSON)` for a claim at the limit.
@@ -93,6 +96,10 @@ pub(crate) async fn reclaim_chosen(
             skip: false,
             key: key.clone(),
             generation: Generation::from_claim_key(key),
+            deadline: member
+                .as_deref()
+                .and_then(wire::member_deadline)
+                .unwrap_or(0),
             parsed: member.and_then(|m| wire::parse_member(&m).ok()),
             entry,
             marker: None,
@@ -233,8 +240,8 @@ async fn push_limit_records(
         m.as_deref()
             .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
     };
-    // (item index, (list, TTL), record, score) of the records to push.
-    let mut pushes: Vec<(usize, (String, u64), Member, Score)> = Vec::new();
+    // (item index, (list, TTL), record, deadline) of the records to push.
+    let mut pushes: Vec<(usize, (String, u64), Member, i64)> = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
         if item.skip {
             continue;
@@ -257,7 +264,8 @@ async fn push_limit_records(
         }
         let record = delivery_limit_record(g, redeliveries, queue);
         let ttl = route.ttl_or_zero();
-        pushes.push((i, (route.list, ttl), record, owner.score));
+        // The marker follows the member's deadline, not the owner entry's score.
+        pushes.push((i, (route.list, ttl), record, item.deadline));
     }
     let mut lists: Vec<&(String, u64)> = pushes.iter().map(|p| &p.1).collect();
     lists.sort_unstable();
@@ -265,7 +273,7 @@ async fn push_limit_records(
     let mut decided: Vec<(usize, Pushed)> = Vec::new();
     let (mut failed, mut skipped) = (None, Vec::new());
     for list in lists {
-        let group: Vec<&(usize, (String, u64), Member, Score)> =
+        let group: Vec<&(usize, (String, u64), Member, i64)> =
             pushes.iter().filter(|p| p.1 == *list).collect();
         let digests: Vec<String> = group
             .iter()
@@ -278,7 +286,7 @@ async fn push_limit_records(
                 generation: &items[p.0].generation,
                 record: p.2.as_bytes(),
                 digest,
-                score: p.3,
+                deadline: p.3,
             })
             .collect();
         let (name, ttl) = list;

@@ -19,8 +19,8 @@ pub(crate) async fn renew(
     let mut out = Vec::with_capacity(generations.len());
     for chunk in generations.chunks(MAX_BATCH) {
         let script = &store.scripts().renew;
-        let mut cmd = evalsha(script, 2, 3 + chunk.len(), 48 * chunk.len());
-        cmd.arg(&q.owners).arg(&q.index);
+        let mut cmd = evalsha(script, 3, 3 + chunk.len(), 48 * chunk.len());
+        cmd.arg(&q.owners).arg(&q.index).arg(&q.claimed);
         cmd.arg(owner.as_str())
             .arg(&time)
             .arg(store.inner.config.lease_ttl_ms);

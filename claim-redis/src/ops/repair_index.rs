@@ -44,7 +44,7 @@ pub(crate) async fn repair_index(store: &RedisStore, q: &QueueKeys) -> Result<us
     let drops = drop.chunks(MAX_BATCH).map(|c| (c, true));
     for (chunk, dropping) in drops.chain(add.chunks(MAX_BATCH).map(|c| (c, false))) {
         let mut call = super::call::Call::new(store, &store.scripts().repair_index);
-        call.key(&q.owners).key(&q.index);
+        call.key(&q.owners).key(&q.index).key(&q.claimed);
         call.arg(store.time_arg())
             .arg(store.inner.config.lease_ttl_ms)
             .arg(if dropping { chunk.len() } else { 0 });

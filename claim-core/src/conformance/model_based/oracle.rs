@@ -10,6 +10,7 @@ use crate::lease::lease_expiry;
 use crate::model::Model;
 use crate::store::{ClaimInfo, ClaimOutcome, RenewOutcome, generations_of};
 use crate::types::{Generation, Millis, OwnerToken};
+use crate::wire;
 use std::fmt::Debug;
 
 fn claim_of(model: &Model, queue: &str, g: &Generation) -> Option<ClaimInfo> {
@@ -34,7 +35,7 @@ pub fn check(
             },
             Answer::Renewed(out),
         ) => owned(before, after, queue, owner, generations, |g, pre| {
-            let expiry = lease_expiry(now, ttl, pre.score);
+            let expiry = lease_expiry(now, ttl, wire::member_deadline(pre.member.as_bytes()));
             let post = claim_of(after, queue, g).map(|c| c.lease_expiry);
             (post == Some(expiry)).then_some(RenewOutcome::Renewed {
                 lease_expiry: expiry,
@@ -170,7 +171,12 @@ pub fn check(
                     let held =
                         claim_of(after, queue, &item.generation).is_some_and(|c| c.owner == *owner);
                     let ok = pending == Some(*score)
-                        && *expiry == lease_expiry(now, ttl, *score)
+                        && *expiry
+                            == lease_expiry(
+                                now,
+                                ttl,
+                                wire::member_deadline(item.member.as_bytes()),
+                            )
                         && held;
                     ok.then_some(()).ok_or_else(|| {
                         format!(

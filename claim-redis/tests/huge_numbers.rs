@@ -1,0 +1,209 @@
+//! Members whose score or deadline is out of range (9223372036854775807, ±inf, 1e300, negative) on a real server: one record each, nothing left claimed, no reclaim scan stopped (issue 17).
+//!
+//! Whoever writes to a queue chooses the score and every byte of the
+//! member. A score or deadline that once made a marker's `SET … PX`
+//! overflow after the `LPUSH` left a record without a marker and the claim
+//! in place (a duplicate on every redelivery, a reclaim failing on its head
+//! entry forever). Leases and markers now follow the member's deadline,
+//! clamped, and every script checks its numbers before its first write.
+
+mod common;
+
+use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
+use claim_core::wire::ResultRecord;
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken};
+use claim_redis::RedisStore;
+use common::{T0, T0_S};
+use redis::AsyncCommands;
+
+const Q: &str = "q";
+const LIST: &str = "result-list";
+
+/// A member of `id` due at `deadline` (Unix seconds, as JSON text: any
+/// number a producer may write).
+fn member(id: &str, deadline: &str) -> Member {
+    let json = format!(
+        r#"{{"internal":{{"request_token":"t"}},"request_kind":"redis","data":{{"id":"{id}","created":0,"deadline":{deadline},"payload":{{"p":1}}}}}}"#
+    );
+    Member::from(json.into_bytes())
+}
+
+/// ZADDs `member` to the store's pending set at `score` (Redis's text:
+/// `+inf`, `-inf`, `9223372036854775807`), as a hostile producer would.
+async fn zadd(rig: &mut common::Rig, member: &Member, score: &str) {
+    let pending = rig.store.keys().queue(Q).pending;
+    let _: () = redis::cmd("ZADD")
+        .arg(&pending)
+        .arg(score)
+        .arg(member.as_bytes())
+        .query_async(&mut rig.raw)
+        .await
+        .unwrap();
+}
+
+/// Claims `members` for `owner`; every one must be claimed. Answers the
+/// ack items the runtime would send: the score the claim answered.
+async fn claim_all(
+    store: &RedisStore,
+    owner: &OwnerToken,
+    members: &[(&str, Member)],
+) -> Vec<AckItem> {
+    let items: Vec<ClaimRequest> = members
+        .iter()
+        .map(|(id, m)| ClaimRequest {
+            member: m.clone(),
+            generation: Generation::new(*id, "t"),
+        })
+        .collect();
+    let out = store.claim(Q, owner, &items).await.unwrap();
+    items
+        .iter()
+        .zip(out)
+        .map(|(item, outcome)| {
+            let ClaimOutcome::Claimed { score, .. } = outcome else {
+                panic!("{} is claimed, got {outcome:?}", item.generation);
+            };
+            AckItem {
+                generation: item.generation.clone(),
+                member: item.member.clone(),
+                score,
+                result_list: LIST.to_owned(),
+                record: ResultRecord::success(&item.generation.id, 200, "done")
+                    .to_json_bytes()
+                    .into(),
+                payload_ref: None,
+                result_ttl_seconds: 0,
+            }
+        })
+        .collect()
+}
+
+/// Every generation got exactly one record, and nothing is claimed.
+async fn one_record_each(rig: &mut common::Rig, ids: &[&str]) {
+    let records = rig.store.results(LIST).await.unwrap();
+    let mut got: Vec<String> = records
+        .iter()
+        .map(|r| {
+            let v: serde_json::Value = serde_json::from_slice(r.as_bytes()).unwrap();
+            v["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(got, want, "exactly one record per generation");
+    assert_eq!(
+        rig.store.depths(Q).await.unwrap().claimed,
+        0,
+        "nothing left claimed"
+    );
+}
+
+/// The PX Redis holds for `generation`'s marker: set, and far from overflowing.
+async fn marker_ttl_ms(rig: &mut common::Rig, generation: &Generation) -> i64 {
+    let key = rig.store.keys().marker(generation);
+    let ttl: i64 = rig.raw.pttl(&key).await.unwrap();
+    assert!(
+        ttl > 0,
+        "the marker of {generation} has an expiry, got {ttl}"
+    );
+    ttl
+}
+
+#[tokio::test]
+async fn a_member_whose_deadline_and_score_are_9223372036854775807_gets_one_record_and_leaves_nothing_claimed()
+ {
+    let mut rig = rig_or_skip!();
+    let owner = OwnerToken::new("w1");
+    let max = "9223372036854775807";
+    let huge = member("huge", max);
+    let far = member("far", &(T0_S + 86_400).to_string());
+    let inf = member("inf", &(T0_S + 3600).to_string());
+    let low = member("low", &(T0_S + 3600).to_string());
+    zadd(&mut rig, &huge, max).await;
+    zadd(&mut rig, &far, max).await;
+    zadd(&mut rig, &inf, "+inf").await;
+    zadd(&mut rig, &low, "-inf").await;
+    let all = [("huge", huge), ("far", far), ("inf", inf), ("low", low)];
+    let items = claim_all(&rig.store, &owner, &all).await;
+    let out = rig.store.ack(Q, &owner, &items).await.unwrap();
+    assert!(out.iter().all(|o| o.pushed && o.claim_dropped), "{out:?}");
+    one_record_each(&mut rig, &["huge", "far", "inf", "low"]).await;
+    // The markers follow the deadline: the dedup TTL (1 h) past now for the
+    // deadline no store can use, past deadline + 30 s for the others.
+    let dedup = common::config().result_dedup_ttl_ms as i64;
+    assert!(marker_ttl_ms(&mut rig, &Generation::new("huge", "t")).await <= dedup + 60_000);
+    let far_ttl = marker_ttl_ms(&mut rig, &Generation::new("far", "t")).await;
+    assert!(far_ttl > 86_400_000, "past the far deadline: {far_ttl}");
+    for id in ["inf", "low"] {
+        assert!(marker_ttl_ms(&mut rig, &Generation::new(id, "t")).await > 3_600_000);
+    }
+    // A second ack (a redelivery's) is suppressed by the markers.
+    let again = rig.store.ack(Q, &owner, &items).await.unwrap();
+    assert!(again.iter().all(|o| !o.pushed));
+    one_record_each(&mut rig, &["huge", "far", "inf", "low"]).await;
+}
+
+#[tokio::test]
+async fn reclaim_with_an_infinite_score_at_the_head_of_the_expired_index_still_returns_the_other_claims()
+ {
+    let config = StoreConfig {
+        max_deliveries: 1,
+        ..common::config()
+    };
+    let Some(server) = common::server(Default::default()) else {
+        return;
+    };
+    let url = server.url();
+    let (store, clock) = common::manual_store(&url, config).await;
+    let mut rig = common::Rig {
+        raw: common::raw(&url).await,
+        url,
+        store,
+        clock,
+        server,
+    };
+    let owner = OwnerToken::new("dies");
+    let max = "9223372036854775807";
+    // Claimed first, so its lease is the index's head; each goes to the
+    // delivery limit (1) when its lease lapses: a DELIVERY_LIMIT record.
+    let head = member("head", max);
+    zadd(&mut rig, &head, "+inf").await;
+    claim_all(&rig.store, &owner, &[("head", head)]).await;
+    rig.clock.advance(1);
+    let mut rest = Vec::new();
+    for (i, score) in ["inf", "-inf", max].iter().enumerate() {
+        let id = format!("r{i}");
+        let m = member(&id, &(T0_S + 3600).to_string());
+        zadd(&mut rig, &m, score).await;
+        rest.push((id, m));
+    }
+    let rest_refs: Vec<(&str, Member)> = rest
+        .iter()
+        .map(|(id, m)| (id.as_str(), m.clone()))
+        .collect();
+    claim_all(&rig.store, &owner, &rest_refs).await;
+    rig.clock.set(T0.plus(31_000));
+    let mut dead = 0;
+    loop {
+        let report = rig
+            .store
+            .reclaim_expired(Q, 2)
+            .await
+            .expect("no error stops the scan");
+        dead += report.dead_lettered;
+        if !report.more {
+            break;
+        }
+    }
+    assert_eq!(
+        dead, 4,
+        "every lapsed claim reached its limit, the head first"
+    );
+    one_record_each(&mut rig, &["head", "r0", "r1", "r2"]).await;
+    for id in ["head", "r0", "r1", "r2"] {
+        marker_ttl_ms(&mut rig, &Generation::new(id, "t")).await;
+    }
+    let again = rig.store.reclaim_expired(Q, 10).await.unwrap();
+    assert_eq!((again.redelivered, again.dead_lettered), (0, 0));
+}
