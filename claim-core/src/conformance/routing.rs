@@ -161,3 +161,20 @@ pub async fn a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_wr
         "{why:?}"
     );
 }
+
+pub async fn a_members_list_ttl_beyond_any_expire_redis_takes_is_clamped_and_its_record_lands(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, with_queue_list()).await;
+    let r = routed(Req::new("forever", "t", 3600), Some("own"), true, u64::MAX);
+    fx.submit_and_claim("crasher", &r).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(ids_on(&fx.store, "own").await, ["forever"]);
+    let ttl = fx.store.list_ttl("own").await.unwrap();
+    let max = crate::routing::MAX_RESULT_TTL_SECONDS;
+    assert!(
+        ttl.is_some_and(|t| t > max - 60 && t <= max),
+        "list TTL {ttl:?}"
+    );
+}
