@@ -17,6 +17,12 @@ use crate::wire::ParsedMember;
 /// refuses after the push) is clamped to it.
 pub const MAX_RESULT_TTL_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
+/// `seconds` as a list TTL a store sets: at most [`MAX_RESULT_TTL_SECONDS`]
+/// (every store clamps an ack item's `result_ttl_seconds` with this).
+pub fn clamp_ttl(seconds: u64) -> u64 {
+    seconds.min(MAX_RESULT_TTL_SECONDS)
+}
+
 /// What a member says about its routing (its `internal` fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemberRoute<'a> {
@@ -99,7 +105,7 @@ pub fn route(
     };
     Route {
         list: list.unwrap_or_else(|| default_list.to_owned()),
-        ttl_seconds: Some(ttl.min(MAX_RESULT_TTL_SECONDS)).filter(|t| *t > 0),
+        ttl_seconds: Some(clamp_ttl(ttl)).filter(|t| *t > 0),
     }
 }
 

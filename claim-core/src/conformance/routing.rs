@@ -178,3 +178,29 @@ pub async fn a_members_list_ttl_beyond_any_expire_redis_takes_is_clamped_and_its
         "list TTL {ttl:?}"
     );
 }
+
+pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_with_the_ttl_clamped(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, limited(3)).await;
+    let r = Req::new("forever", "t", 3600);
+    fx.submit_and_claim("w", &r).await;
+    let item = crate::store::AckItem {
+        result_ttl_seconds: u64::MAX,
+        ..r.ack_item(RESULTS, "ok")
+    };
+    for _ in 0..2 {
+        fx.store
+            .ack(Q, &owner("w"), std::slice::from_ref(&item))
+            .await
+            .unwrap();
+    }
+    assert_eq!(ids_on(&fx.store, RESULTS).await, ["forever"]);
+    assert_eq!(fx.depths().await.claimed, 0);
+    let ttl = fx.store.list_ttl(RESULTS).await.unwrap();
+    let max = crate::routing::MAX_RESULT_TTL_SECONDS;
+    assert!(
+        ttl.is_some_and(|t| t > max - 60 && t <= max),
+        "list TTL {ttl:?}"
+    );
+}
