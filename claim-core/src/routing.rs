@@ -12,6 +12,17 @@
 
 use crate::wire::ParsedMember;
 
+/// The longest list TTL a record sets: 10 years. A member's
+/// `result_ttl_seconds` above it (up to `u64::MAX`, which Redis's `EXPIRE`
+/// refuses after the push) is clamped to it.
+pub const MAX_RESULT_TTL_SECONDS: u64 = 10 * 365 * 24 * 3600;
+
+/// `seconds` as a list TTL a store sets: at most [`MAX_RESULT_TTL_SECONDS`]
+/// (every store clamps an ack item's `result_ttl_seconds` with this).
+pub fn clamp_ttl(seconds: u64) -> u64 {
+    seconds.min(MAX_RESULT_TTL_SECONDS)
+}
+
 /// What a member says about its routing (its `internal` fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemberRoute<'a> {
@@ -72,9 +83,10 @@ impl From<&str> for Route {
 /// Go's routing: (a) a resolved member: its own list and TTL; (b) an
 /// unresolved one with its queue's config: the config's list, else its
 /// own, and the config's TTL; (c) otherwise its own list and no TTL. Each
-/// list falls back to `default_list` (the transport's `result_queue_name`).
-/// `member` is `None` for a member unreadable beyond its id: it routes as
-/// an unresolved member naming nothing.
+/// list falls back to `default_list` (the transport's `result_queue_name`);
+/// the TTL is at most [`MAX_RESULT_TTL_SECONDS`]. `member` is `None` for
+/// a member unreadable beyond its id: it routes as an unresolved member
+/// naming nothing.
 pub fn route(
     member: Option<MemberRoute<'_>>,
     queue: Option<QueueRoute<'_>>,
@@ -93,7 +105,7 @@ pub fn route(
     };
     Route {
         list: list.unwrap_or_else(|| default_list.to_owned()),
-        ttl_seconds: Some(ttl).filter(|t| *t > 0),
+        ttl_seconds: Some(clamp_ttl(ttl)).filter(|t| *t > 0),
     }
 }
 

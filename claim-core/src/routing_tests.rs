@@ -47,6 +47,11 @@ fn every_row_of_gos_routing_table_falls_back_to_the_default_list() {
         (member(false, None, 7), None, to(DEFAULT, None)),
         (None, config, to("config-list", Some(60))),
         (None, None, to(DEFAULT, None)),
+        (
+            member(true, None, u64::MAX),
+            None,
+            to(DEFAULT, Some(MAX_RESULT_TTL_SECONDS)),
+        ),
     ];
     for (i, (m, q, expected)) in rows.into_iter().enumerate() {
         assert_eq!(route(m, q, DEFAULT), expected, "row {i}: {m:?} {q:?}");

@@ -121,7 +121,9 @@ pub struct AckItem {
     /// (a redrive still needs it); left alone otherwise.
     pub payload_ref: Option<String>,
     /// `EXPIRE` the result list for this many seconds after the record is
-    /// pushed (Go's `result_ttl_seconds`); 0 sets no expiry. Nothing is set
+    /// pushed (Go's `result_ttl_seconds`; at most
+    /// [`crate::routing::MAX_RESULT_TTL_SECONDS`], a larger one is clamped
+    /// to it); 0 sets no expiry. Nothing is set
     /// when nothing is pushed.
     pub result_ttl_seconds: u64,
 }

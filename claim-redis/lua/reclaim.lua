@@ -20,7 +20,7 @@
 -- DELIVERY_LIMIT record, dead entry JSON, the dead reason to use if the
 -- list holds another type (the type name is appended), the record's
 -- digest and the list's EXPIRE in seconds after the push (0: none; the
--- routing's TTL, claim_core::routing); 'u' limit whose result list the caller refused by name: its
+-- routing's TTL, claim_core::routing, at most 315360000); 'u' limit whose result list the caller refused by name: its
 -- dead entry JSON.
 -- Hash-tagged layout (ops/reclaim_tagged.rs): ARGV[4] is 't1' or 't0'
 -- (explicit time or not); KEYS are the first 7 alone, all in the queue's
@@ -98,7 +98,10 @@ while a <= #ARGV do
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
     item.unusable, item.digest = ARGV[a + 3], ARGV[a + 4]
     item.expire = tonumber(ARGV[a + 5])
-    need(item.expire and item.expire >= 0, 'reclaim: list TTL must be a number')
+    -- At most claim_core::routing::MAX_RESULT_TTL_SECONDS (EXPIRE runs after
+    -- the LPUSH, so a TTL it refuses must be caught before any write).
+    need(item.expire and item.expire >= 0 and item.expire <= 315360000,
+      'reclaim: list TTL must be 0..315360000 seconds')
     a = a + 6
     k = k + 4
   elseif item.kind == 'u' then

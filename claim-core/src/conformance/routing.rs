@@ -161,3 +161,46 @@ pub async fn a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_wr
         "{why:?}"
     );
 }
+
+pub async fn a_members_list_ttl_beyond_any_expire_redis_takes_is_clamped_and_its_record_lands(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, with_queue_list()).await;
+    let r = routed(Req::new("forever", "t", 3600), Some("own"), true, u64::MAX);
+    fx.submit_and_claim("crasher", &r).await;
+    fx.clock.set(at(31));
+    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(ids_on(&fx.store, "own").await, ["forever"]);
+    let ttl = fx.store.list_ttl("own").await.unwrap();
+    let max = crate::routing::MAX_RESULT_TTL_SECONDS;
+    assert!(
+        ttl.is_some_and(|t| t > max - 60 && t <= max),
+        "list TTL {ttl:?}"
+    );
+}
+
+pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_with_the_ttl_clamped(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, limited(3)).await;
+    let r = Req::new("forever", "t", 3600);
+    fx.submit_and_claim("w", &r).await;
+    let item = crate::store::AckItem {
+        result_ttl_seconds: u64::MAX,
+        ..r.ack_item(RESULTS, "ok")
+    };
+    for _ in 0..2 {
+        fx.store
+            .ack(Q, &owner("w"), std::slice::from_ref(&item))
+            .await
+            .unwrap();
+    }
+    assert_eq!(ids_on(&fx.store, RESULTS).await, ["forever"]);
+    assert_eq!(fx.depths().await.claimed, 0);
+    let ttl = fx.store.list_ttl(RESULTS).await.unwrap();
+    let max = crate::routing::MAX_RESULT_TTL_SECONDS;
+    assert!(
+        ttl.is_some_and(|t| t > max - 60 && t <= max),
+        "list TTL {ttl:?}"
+    );
+}

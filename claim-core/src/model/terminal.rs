@@ -88,8 +88,8 @@ impl Model {
                 let unheld = !q.claims.contains_key(g);
                 let dead_lettered = unusable.is_some() && !deferred;
                 if pushed && item.result_ttl_seconds > 0 {
-                    self.list_ttls
-                        .insert(item.result_list.clone(), item.result_ttl_seconds);
+                    let ttl = crate::routing::clamp_ttl(item.result_ttl_seconds);
+                    self.list_ttls.insert(item.result_list.clone(), ttl);
                 }
                 // The owner's ack ends the generation: its payload is no
                 // longer needed. So does an ack that takes the last pending

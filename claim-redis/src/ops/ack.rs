@@ -151,13 +151,12 @@ fn it<T: Borrow<AckItem>>(t: &T) -> &AckItem {
 fn runs<T: Borrow<AckItem>>(items: &[T]) -> Vec<(&str, usize, u64)> {
     let mut runs: Vec<(&str, usize, u64)> = Vec::new();
     for item in items.iter().map(it) {
+        let item_ttl = claim_core::routing::clamp_ttl(item.result_ttl_seconds);
         match runs.last_mut() {
-            Some((list, count, ttl))
-                if *list == item.result_list && *ttl == item.result_ttl_seconds =>
-            {
+            Some((list, count, ttl)) if *list == item.result_list && *ttl == item_ttl => {
                 *count += 1
             }
-            _ => runs.push((&item.result_list, 1, item.result_ttl_seconds)),
+            _ => runs.push((&item.result_list, 1, item_ttl)),
         }
     }
     runs

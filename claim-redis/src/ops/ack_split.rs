@@ -155,7 +155,7 @@ async fn across(
             continue;
         }
         let list = item.result_list.as_str();
-        let ttl = item.result_ttl_seconds;
+        let ttl = claim_core::routing::clamp_ttl(item.result_ttl_seconds);
         match groups.iter_mut().find(|(l, t, _)| *l == list && *t == ttl) {
             Some((_, _, members)) => members.push(i),
             None => groups.push((list, ttl, vec![i])),

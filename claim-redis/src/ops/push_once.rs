@@ -73,7 +73,7 @@ pub(crate) struct PushAnswer {
 }
 
 /// [`push_once`] with the name check and a fence: `refusal` is why the
-/// list's name is refused (`StoreConfig::result_list_refusal`), and only
+/// list's name is refused (`RedisStore::list_refusal`), and only
 /// items for which `may_push(i)` holds are pushed; the others only report
 /// a live marker (`pushed: None`: no live marker, nothing done).
 pub(crate) async fn push_checked(

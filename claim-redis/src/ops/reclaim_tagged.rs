@@ -5,8 +5,9 @@
 //!    then each generation's marker in its result list's slot
 //!    ([`per_request`]);
 //! 2. for each claim at the delivery limit whose generation is not
-//!    answered and whose list is not refused by name, push the
-//!    `DELIVERY_LIMIT` record with the "ack" helper's
+//!    answered and whose list (and list TTL: `StoreConfig::route`) is not
+//!    refused by name (`RedisStore::list_refusal`), push the
+//!    `DELIVERY_LIMIT` record, per list and TTL, with the "ack" helper's
 //!    [`push_once`](super::push_once::push_once) (marker check, push,
 //!    marker, one script in the list's slot);
 //! 3. run `reclaim.lua` on the queue's keys: it re-checks each claim
