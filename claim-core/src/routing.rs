@@ -10,12 +10,14 @@
 //! [`crate::store::StoreConfig::route`]) for the records it writes itself,
 //! so a generation's records all land on one list whoever writes them.
 
-use crate::wire::ParsedMember;
+use crate::wire::{self, ParsedMember};
 
-/// The longest list TTL a record sets: 10 years. A member's
-/// `result_ttl_seconds` above it (up to `u64::MAX`, which Redis's `EXPIRE`
+/// The longest list TTL a record sets: 10 years, the longest
+/// `result_ttl_seconds` a member may carry ([`wire::MAX_RESULT_TTL_SECS`]:
+/// the parse refuses more). A TTL above it that reaches a store anyway (a
+/// library caller's ack item, up to `u64::MAX`, which Redis's `EXPIRE`
 /// refuses after the push) is clamped to it.
-pub const MAX_RESULT_TTL_SECONDS: u64 = 10 * 365 * 24 * 3600;
+pub const MAX_RESULT_TTL_SECONDS: u64 = wire::MAX_RESULT_TTL_SECS;
 
 /// `seconds` as a list TTL a store sets: at most [`MAX_RESULT_TTL_SECONDS`]
 /// (every store clamps an ack item's `result_ttl_seconds` with this).
