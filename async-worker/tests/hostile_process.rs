@@ -5,9 +5,10 @@
 //! lists: payload references naming the queue, the retry set, the result
 //! list or another request's payload; an id and token built to meet the
 //! claim script's internal placeholder; deadlines and scores out of range;
-//! odd bytes in ids; result lists naming internal keys. Processes run with
-//! 3 s leases, `--max-deliveries 2` and a 5 s drain; every wait polls with
-//! a bound.
+//! odd bytes in ids; result lists naming internal keys or, with the
+//! allow-list on, another fleet's queue. Processes run with 3 s leases,
+//! `--max-deliveries 2`, a 5 s drain and `allowed_result_lists`; every wait
+//! polls with a bound.
 
 mod common;
 
@@ -24,6 +25,8 @@ use std::time::{Duration, Instant};
 const EXIT_BOUND: Duration = Duration::from_secs(15);
 /// Another request's payload, which a hostile member names as its own.
 const OTHER_PAYLOAD: &str = "request-payload:someone-else:their-token";
+/// Another fleet's queue, which the allow-list keeps records out of.
+const OTHER_FLEET_QUEUE: &str = "other-fleet-queue";
 
 /// How a hostile member must end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +170,13 @@ fn hostiles() -> Vec<Hostile> {
             b"not json {".to_vec(),
             End::Dead("not a JSON object"),
         ),
+        // Another fleet's queue, empty now: an LPUSH would make it a list.
+        with_internal(
+            "h-list-other-fleet",
+            "result_queue_name",
+            OTHER_FLEET_QUEUE.into(),
+            End::Dead("is not allowed"),
+        ),
     ]
 }
 
@@ -214,8 +224,14 @@ async fn dead(conn: &mut MultiplexedConnection) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// A replica with the allow-list on: only the default list and `tenant-*`.
 async fn start(server_url: &str, gateway: &StandInGateway) -> Worker {
-    let flags = ["--max-deliveries", "2"];
+    let config = serde_json::json!({
+        "allowed_result_lists": [RESULTS, "tenant-*"],
+        "queues": [{"queue_name": QUEUE, "igw_base_url": gateway.base_url()}],
+    })
+    .to_string();
+    let flags = ["--max-deliveries", "2", "--transport-config", &config];
     Worker::start_with(server_url, &gateway.base_url(), "3s", "5s", &flags)
 }
 
@@ -291,10 +307,11 @@ async fn hostile_members_beside_ordinary_requests_and_parked_retries_with_a_repl
         (RETRIES, "none"),
         (RESULTS, "list"),
         (OTHER_PAYLOAD, "string"),
+        (OTHER_FLEET_QUEUE, "none"),
     ] {
         let got = key_type(&mut conn, key).await;
         assert!(
-            got == kind || (kind == "none" && got == "zset"),
+            got == kind || (kind == "none" && got == "zset" && key != OTHER_FLEET_QUEUE),
             "{key} is now a {got}"
         );
     }
