@@ -160,6 +160,15 @@ impl Generation {
         ClaimKey(self).to_string()
     }
 
+    /// Whether a claim key can be made for this generation: neither id nor
+    /// token holds a NUL, so [`Generation::claim_key`] holds at most one
+    /// and splits back unambiguously, and no claim key can equal a name a
+    /// store keeps for itself (claim-redis's placeholder holds two). Every
+    /// store's claim claims nothing for a generation that is not.
+    pub fn is_keyable(&self) -> bool {
+        !self.id.contains('\0') && !self.token.contains('\0')
+    }
+
     /// Reads a key written by [`Generation::claim_key`] (or by Go): the id
     /// up to the first NUL, the token after it; no NUL, no token.
     pub fn from_claim_key(key: &str) -> Generation {

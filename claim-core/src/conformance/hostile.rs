@@ -171,3 +171,36 @@ pub async fn a_generation_whose_id_and_token_split_differently_is_not_suppressed
     );
     assert_eq!(fx.result_ids().await, vec!["a", "a:b"]);
 }
+
+pub async fn a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothing(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    // Built so that `<id>\0<token>` is claim-redis's internal placeholder.
+    let placeholder = "\u{0}claim-redis encoding hint: never a claim key, longer than 64 bytes~";
+    let hostile = [
+        Req::new("~", placeholder, 3600),
+        Req::new("a\u{0}b", "t", 3600),
+    ];
+    let ordinary = Req::new("ordinary", "t", 3601);
+    let all = [hostile[0].clone(), ordinary.clone(), hostile[1].clone()];
+    fx.submit(&all).await;
+    let out = fx.claim("w1", &all).await;
+    // NotPending; a client reconciling an unknown outcome may report the
+    // member as gone, never as claimed.
+    for i in [0, 2] {
+        assert!(!matches!(out[i], ClaimOutcome::Claimed { .. }), "{out:?}");
+    }
+    assert!(matches!(out[1], ClaimOutcome::Claimed { .. }), "{out:?}");
+    let d = fx.depths().await;
+    assert_eq!(
+        (d.pending, d.claimed),
+        (2, 1),
+        "only the keyable one is claimed"
+    );
+    // The reclaimer finds nothing stranded once the lease is over.
+    fx.clock.set(at(3600));
+    fx.reclaim_all().await;
+    let d = fx.depths().await;
+    assert_eq!((d.pending, d.claimed), (3, 0));
+}

@@ -179,6 +179,7 @@ macro_rules! conformance_tests {
             payloads::released_and_reclaimed_members_keep_their_sequence_score_exactly,
             payloads::the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline,
             hostile::a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery_limit_deleting_nothing,
+            hostile::a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothing,
             }
             admin {
             admin::redrive_moves_dead_entries_back_at_their_original_score_with_the_delivery_count_reset,

@@ -238,6 +238,11 @@ impl Model {
         items
             .iter()
             .map(|item| {
+                // No claim key can be made for it: nothing is claimed, the
+                // member stays where it is (the runtime dead-letters it).
+                if !item.generation.is_keyable() {
+                    return ClaimOutcome::NotPending;
+                }
                 let terminal = self.is_terminal(&item.generation, now);
                 let cancelled = self.cancelled(std::slice::from_ref(&item.generation), now)[0];
                 let q = self.q(queue);

@@ -20,6 +20,9 @@ pub(crate) async fn claim(
     owner: &OwnerToken,
     items: &[ClaimRequest],
 ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    if !items.iter().all(|i| i.generation.is_keyable()) {
+        return claim_keyable(store, queue, owner, items).await;
+    }
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
         match claim_chunk(store, queue, owner, chunk).await {
@@ -38,6 +41,34 @@ pub(crate) async fn claim(
         }
     }
     Ok(out)
+}
+
+/// Claims the items whose generation can be keyed
+/// ([`claim_core::Generation::is_keyable`]); the others are answered
+/// `NotPending` and never reach the script, so no claim key with two NULs
+/// (the script's placeholder) can be written.
+async fn claim_keyable(
+    store: &RedisStore,
+    queue: &str,
+    owner: &OwnerToken,
+    items: &[ClaimRequest],
+) -> Result<Vec<ClaimOutcome>, StoreError> {
+    let keyable: Vec<ClaimRequest> = items
+        .iter()
+        .filter(|i| i.generation.is_keyable())
+        .cloned()
+        .collect();
+    let mut answers = if keyable.is_empty() {
+        Vec::new()
+    } else {
+        Box::pin(claim(store, queue, owner, &keyable)).await?
+    }
+    .into_iter();
+    let answer = |i: &ClaimRequest| match i.generation.is_keyable() {
+        true => answers.next().unwrap_or(ClaimOutcome::NotPending),
+        false => ClaimOutcome::NotPending,
+    };
+    Ok(items.iter().map(answer).collect())
 }
 
 /// One script call; the layout is `lua/claim.lua`'s header.
