@@ -99,15 +99,18 @@ async fn one_record_each(rig: &mut common::Rig, ids: &[&str]) {
     );
 }
 
-/// The PX Redis holds for `generation`'s marker: set, and far from overflowing.
-async fn marker_ttl_ms(rig: &mut common::Rig, generation: &Generation) -> i64 {
+/// The expiry (ms) `generation`'s marker holds; Redis keeps the key with an
+/// expiry of its own (PX set, not overflowed).
+async fn marker_expiry_ms(rig: &mut common::Rig, generation: &Generation) -> u64 {
     let key = rig.store.keys().marker(generation);
     let ttl: i64 = rig.raw.pttl(&key).await.unwrap();
     assert!(
         ttl > 0,
         "the marker of {generation} has an expiry, got {ttl}"
     );
-    ttl
+    let value: String = rig.raw.get(&key).await.unwrap();
+    let (expiry, _digest) = value.split_once(':').expect("<expiry>:<digest>");
+    expiry.parse().unwrap()
 }
 
 #[tokio::test]
@@ -131,12 +134,15 @@ async fn a_member_whose_deadline_and_score_are_9223372036854775807_gets_one_reco
     one_record_each(&mut rig, &["huge", "far", "inf", "low"]).await;
     // The markers follow the deadline: the dedup TTL (1 h) past now for the
     // deadline no store can use, past deadline + 30 s for the others.
-    let dedup = common::config().result_dedup_ttl_ms as i64;
-    assert!(marker_ttl_ms(&mut rig, &Generation::new("huge", "t")).await <= dedup + 60_000);
-    let far_ttl = marker_ttl_ms(&mut rig, &Generation::new("far", "t")).await;
-    assert!(far_ttl > 86_400_000, "past the far deadline: {far_ttl}");
+    let dedup = common::config().result_dedup_ttl_ms;
+    let expiry = |deadline_s: i64| (deadline_s as u64) * 1000 + 30_000 + dedup;
+    let huge = marker_expiry_ms(&mut rig, &Generation::new("huge", "t")).await;
+    assert_eq!(huge, T0.0 + dedup);
+    let far = marker_expiry_ms(&mut rig, &Generation::new("far", "t")).await;
+    assert_eq!(far, expiry(T0_S + 86_400));
     for id in ["inf", "low"] {
-        assert!(marker_ttl_ms(&mut rig, &Generation::new(id, "t")).await > 3_600_000);
+        let at = marker_expiry_ms(&mut rig, &Generation::new(id, "t")).await;
+        assert_eq!(at, expiry(T0_S + 3600), "{id}");
     }
     // A second ack (a redelivery's) is suppressed by the markers.
     let again = rig.store.ack(Q, &owner, &items).await.unwrap();
@@ -202,7 +208,7 @@ async fn reclaim_with_an_infinite_score_at_the_head_of_the_expired_index_still_r
     );
     one_record_each(&mut rig, &["head", "r0", "r1", "r2"]).await;
     for id in ["head", "r0", "r1", "r2"] {
-        marker_ttl_ms(&mut rig, &Generation::new(id, "t")).await;
+        marker_expiry_ms(&mut rig, &Generation::new(id, "t")).await;
     }
     let again = rig.store.reclaim_expired(Q, 10).await.unwrap();
     assert_eq!((again.redelivered, again.dead_lettered), (0, 0));
