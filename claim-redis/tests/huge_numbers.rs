@@ -11,7 +11,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, OwnerToken};
 use claim_redis::RedisStore;
 use common::{T0, T0_S};
 use redis::AsyncCommands;
@@ -212,4 +212,73 @@ async fn reclaim_with_an_infinite_score_at_the_head_of_the_expired_index_still_r
     }
     let again = rig.store.reclaim_expired(Q, 10).await.unwrap();
     assert_eq!((again.redelivered, again.dead_lettered), (0, 0));
+}
+
+#[tokio::test]
+async fn claim_and_renew_read_every_odd_deadline_as_claim_core_does() {
+    let mut rig = rig_or_skip!();
+    let owner = OwnerToken::new("w1");
+    // Past: its cap (deadline + 30 s) binds before now + TTL does.
+    let near = T0_S - 5;
+    // data.deadline as a producer may write it: each lease must be
+    // lease_expiry(now, ttl, wire::member_deadline(member)), whether the
+    // Rust caller read it (claim) or the script did (renew).
+    let deadlines = [
+        near.to_string(),
+        format!("{near}.9"),
+        format!("\"{near}\""),
+        "null".to_owned(),
+        "0".to_owned(),
+        "-5".to_owned(),
+        "1e300".to_owned(),
+        "253402300799".to_owned(),
+        "253402300800".to_owned(),
+        format!("{near}, \"deadline\": {}", near + 3),
+        format!("{near}e0"),
+        "[1]".to_owned(),
+    ];
+    let members: Vec<(String, Member)> = deadlines
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (format!("odd{i}"), member(&format!("odd{i}"), d)))
+        .collect();
+    for (_, m) in &members {
+        zadd(&mut rig, m, "0").await;
+    }
+    let refs: Vec<(&str, Member)> = members
+        .iter()
+        .map(|(id, m)| (id.as_str(), m.clone()))
+        .collect();
+    claim_all(&rig.store, &owner, &refs).await;
+    let ttl = common::config().lease_ttl_ms;
+    let want = |now: Millis, m: &Member| {
+        claim_core::lease::lease_expiry(now, ttl, claim_core::wire::member_deadline(m.as_bytes()))
+    };
+    let claims = rig.store.claims(Q).await.unwrap();
+    for (id, m) in &members {
+        let c = claims.iter().find(|c| c.generation.id == *id).unwrap();
+        assert_eq!(
+            c.lease_expiry,
+            want(T0, m),
+            "claim of {}",
+            String::from_utf8_lossy(m.as_bytes())
+        );
+    }
+    rig.clock.set(T0.plus(5_000));
+    let gens: Vec<Generation> = members
+        .iter()
+        .map(|(id, _)| Generation::new(id, "t"))
+        .collect();
+    let renewed = rig.store.renew(Q, &owner, &gens).await.unwrap();
+    for ((_, m), outcome) in members.iter().zip(renewed) {
+        let expected = claim_core::store::RenewOutcome::Renewed {
+            lease_expiry: want(T0.plus(5_000), m),
+        };
+        assert_eq!(
+            outcome,
+            expected,
+            "renew of {}",
+            String::from_utf8_lossy(m.as_bytes())
+        );
+    }
 }
