@@ -282,3 +282,24 @@ async fn claim_and_renew_read_every_odd_deadline_as_claim_core_does() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_submit_due_at_9223372036854775807_writes_every_key_with_an_expiry() {
+    let mut rig = rig_or_skip!();
+    let s = claim_core::store::Submission {
+        member: member("far", &i64::MAX.to_string()),
+        generation: Generation::new("far", "t"),
+        deadline: i64::MAX,
+        payload: Some(Member::from(b"{\"p\":1}".to_vec())),
+    };
+    rig.store
+        .submit(Q, &s)
+        .await
+        .expect("the MULTI lands whole");
+    let keys = rig.store.keys().clone();
+    for key in [keys.active("far"), keys.payload(&s.payload_key())] {
+        let ttl: i64 = rig.raw.pttl(&key).await.unwrap();
+        assert!(ttl > 0, "{key} is written with an expiry, got {ttl}");
+    }
+    assert_eq!(rig.store.depths(Q).await.unwrap().pending, 1);
+}
