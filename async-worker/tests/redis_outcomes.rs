@@ -215,3 +215,86 @@ async fn a_closed_gate_claims_nothing_and_leaves_the_request_pending_without_a_r
     let scores: Vec<(Vec<u8>, f64)> = rig.conn.zrange_withscores(QUEUE, 0, -1).await.unwrap();
     assert_eq!(scores[0].1, deadline as f64, "still at its deadline score");
 }
+
+/// ZADDs the Go producer's member of `id`, due at `deadline`, at `score`
+/// (Redis's text, `+inf` included): a producer that scores as it likes.
+async fn zadd_scored(rig: &mut Rig, id: &str, deadline: i64, score: &str, prompt: &str) {
+    let payload = serde_json::json!({"model": "m", "prompt": prompt});
+    let member =
+        claim_core::wire::Envelope::new(id, common::token(id), deadline, payload).to_bytes();
+    let _: () = redis::cmd("ZADD")
+        .arg(QUEUE)
+        .arg(score)
+        .arg(member)
+        .query_async(&mut rig.conn)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_member_whose_deadline_and_score_are_9223372036854775807_gets_one_invalid_request_record_and_leaves_nothing_claimed()
+ {
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
+    let max = i64::MAX.to_string();
+    let soon = common::unix_now() + 60;
+    zadd_scored(&mut rig, "req-max", i64::MAX, &max, "ok:max").await;
+    zadd_scored(&mut rig, "req-big-score", soon, &max, "ok:big").await;
+    zadd_scored(&mut rig, "req-inf", soon, "+inf", "ok:inf").await;
+    zadd_scored(&mut rig, "req-neg-inf", soon, "-inf", "ok:neg").await;
+    let run = rig.run();
+    let mut records = std::collections::BTreeMap::new();
+    for _ in 0..4 {
+        let record = rig.record().await;
+        assert!(
+            records.insert(record.id.clone(), record).is_none(),
+            "one record per request"
+        );
+    }
+    let report = run.stop().await;
+    assert_error_without_status(&records["req-max"], "req-max", ErrorCode::InvalidRequest);
+    for id in ["req-big-score", "req-inf", "req-neg-inf"] {
+        assert_eq!(
+            records[id].status_code,
+            Some(200),
+            "{id}: {:?}",
+            records[id]
+        );
+    }
+    assert_eq!(
+        rig.gateway.calls.count(),
+        3,
+        "the invalid member is never sent"
+    );
+    assert_eq!((report.records_pushed, report.redelivered), (4, 0));
+    rig.assert_settled().await;
+}
+
+#[tokio::test]
+async fn a_member_scored_zero_keeps_its_lease_while_it_runs_past_it_and_is_delivered_once() {
+    let Some(mut rig) = Rig::start().await else {
+        return;
+    };
+    // The gateway hangs until the 5 s deadline: longer than the 3 s lease,
+    // so the holder must renew a lease that the score 0 must not shorten.
+    zadd_scored(
+        &mut rig,
+        "req-zero",
+        common::unix_now() + 5,
+        "0",
+        "hang:zero",
+    )
+    .await;
+    let run = rig.run();
+    let record = rig.record().await;
+    let report = run.stop().await;
+    assert_error_without_status(&record, "req-zero", ErrorCode::DeadlineExceeded);
+    assert_eq!(rig.gateway.calls.count(), 1, "never redelivered while held");
+    assert_eq!(
+        (report.redelivered, report.lease_lost),
+        (0, 0),
+        "{report:?}"
+    );
+    rig.assert_settled_after_one_record(&report).await;
+}

@@ -102,6 +102,38 @@ mod tests {
     }
 
     #[test]
+    fn the_deadline_is_read_from_data_deadline_alone_floored_and_none_when_out_of_range() {
+        use crate::wire::member_deadline;
+        let with = |d: &str| {
+            let json = format!(r#"{{"internal":{{}},"data":{{"id":"x","deadline":{d}}}}}"#);
+            member_deadline(json.as_bytes())
+        };
+        assert_eq!(with("1700000000"), Some(1_700_000_000));
+        assert_eq!(with("1700000000.9"), Some(1_700_000_000));
+        assert_eq!(with("1, \"deadline\": 2"), Some(2), "the last key wins");
+        assert_eq!(with("253402300799"), Some(MAX_DEADLINE_SECS));
+        for bad in [
+            "253402300800",
+            "9223372036854775807",
+            "1e300",
+            "0",
+            "-5",
+            "null",
+            "\"5\"",
+            "[1]",
+        ] {
+            assert_eq!(with(bad), None, "{bad}");
+        }
+        assert_eq!(member_deadline(b"not json"), None);
+        assert_eq!(member_deadline(br#"{"data":[1]}"#), None);
+        assert_eq!(
+            member_deadline(br#"{"deadline":5}"#),
+            None,
+            "only data.deadline"
+        );
+    }
+
+    #[test]
     fn a_deadline_that_cannot_be_read_or_is_out_of_range_gives_now_plus_ttl() {
         for deadline in [
             None,

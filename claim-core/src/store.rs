@@ -75,7 +75,8 @@ pub enum ClaimOutcome {
         cancelled: bool,
         /// Earlier deliveries of this generation that ended in an expired lease.
         redeliveries: u32,
-        /// The member's score in the pending set (its deadline).
+        /// The member's score in the pending set (its deadline, as the
+        /// producer scored it; the lease follows `data.deadline` instead).
         score: Score,
         lease_expiry: Millis,
     },
@@ -108,9 +109,10 @@ pub struct AckItem {
     /// list is unusable, and removed from pending (a copy of the same
     /// generation the reclaimer put back) when the record lands.
     pub member: Member,
-    /// The member's pending score, from [`ClaimOutcome::Claimed`] (its
-    /// deadline): the terminal marker lives at least until this plus the
-    /// lease cap, so no pending copy can outlive it.
+    /// The member's pending score, from [`ClaimOutcome::Claimed`]. Not
+    /// used for the terminal marker's expiry: that follows the member's
+    /// `data.deadline` ([`crate::lease::marker_expiry`],
+    /// [`wire::member_deadline`]), which a producer's score cannot shorten.
     pub score: Score,
     pub result_list: String,
     /// The result record JSON, pushed as is.

@@ -4,12 +4,16 @@
 --
 -- Correctness: every helper is a pure function of its arguments (clock_ms
 -- may read TIME, which writes nothing), so prepending them changes no
--- script's effects. score_ms, lease_expiry and is_live mirror claim-core's
--- Score::as_millis, lease::lease_expiry, lease::marker_expiry,
--- wire::member_deadline and the model's marker liveness, so the scripts
--- compute the same numbers as the reference model (leases and markers
--- from the member's deadline, never its score, every value clamped in
--- range: see MAX_MS);
+-- script's effects. score_ms, lease_expiry, marker_expiry, member_deadline
+-- and is_live mirror claim-core's Score::as_millis, lease::lease_expiry,
+-- lease::marker_expiry, wire::member_deadline and the model's marker
+-- liveness, so the scripts compute the same numbers as the reference model:
+-- leases and markers from the member's deadline (1..MAX_DEADLINE_SECS, else
+-- "cannot be read"), never its score. ms_arg, deadline_arg and ttl_secs_arg
+-- are the range checks every script runs on its numeric ARGV through
+-- need() before its first write; with them every expiry computed here is a
+-- whole number below 2^53 ms, which PX, PEXPIREAT and ZADD accept, so no
+-- write after the first can fail on a number;
 -- index_score writes a ms value as the seconds text that Redis reads back
 -- to the double ms / 1000, which score_ms turns back into the same ms.
 -- PLACEHOLDER is a constant only claim.lua writes, and removes again in

@@ -11,7 +11,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, OwnerToken};
 use claim_redis::RedisStore;
 use common::{T0, T0_S};
 use redis::AsyncCommands;
@@ -99,15 +99,18 @@ async fn one_record_each(rig: &mut common::Rig, ids: &[&str]) {
     );
 }
 
-/// The PX Redis holds for `generation`'s marker: set, and far from overflowing.
-async fn marker_ttl_ms(rig: &mut common::Rig, generation: &Generation) -> i64 {
+/// The expiry (ms) `generation`'s marker holds; Redis keeps the key with an
+/// expiry of its own (PX set, not overflowed).
+async fn marker_expiry_ms(rig: &mut common::Rig, generation: &Generation) -> u64 {
     let key = rig.store.keys().marker(generation);
     let ttl: i64 = rig.raw.pttl(&key).await.unwrap();
     assert!(
         ttl > 0,
         "the marker of {generation} has an expiry, got {ttl}"
     );
-    ttl
+    let value: String = rig.raw.get(&key).await.unwrap();
+    let (expiry, _digest) = value.split_once(':').expect("<expiry>:<digest>");
+    expiry.parse().unwrap()
 }
 
 #[tokio::test]
@@ -131,12 +134,15 @@ async fn a_member_whose_deadline_and_score_are_9223372036854775807_gets_one_reco
     one_record_each(&mut rig, &["huge", "far", "inf", "low"]).await;
     // The markers follow the deadline: the dedup TTL (1 h) past now for the
     // deadline no store can use, past deadline + 30 s for the others.
-    let dedup = common::config().result_dedup_ttl_ms as i64;
-    assert!(marker_ttl_ms(&mut rig, &Generation::new("huge", "t")).await <= dedup + 60_000);
-    let far_ttl = marker_ttl_ms(&mut rig, &Generation::new("far", "t")).await;
-    assert!(far_ttl > 86_400_000, "past the far deadline: {far_ttl}");
+    let dedup = common::config().result_dedup_ttl_ms;
+    let expiry = |deadline_s: i64| (deadline_s as u64) * 1000 + 30_000 + dedup;
+    let huge = marker_expiry_ms(&mut rig, &Generation::new("huge", "t")).await;
+    assert_eq!(huge, T0.0 + dedup);
+    let far = marker_expiry_ms(&mut rig, &Generation::new("far", "t")).await;
+    assert_eq!(far, expiry(T0_S + 86_400));
     for id in ["inf", "low"] {
-        assert!(marker_ttl_ms(&mut rig, &Generation::new(id, "t")).await > 3_600_000);
+        let at = marker_expiry_ms(&mut rig, &Generation::new(id, "t")).await;
+        assert_eq!(at, expiry(T0_S + 3600), "{id}");
     }
     // A second ack (a redelivery's) is suppressed by the markers.
     let again = rig.store.ack(Q, &owner, &items).await.unwrap();
@@ -202,8 +208,98 @@ async fn reclaim_with_an_infinite_score_at_the_head_of_the_expired_index_still_r
     );
     one_record_each(&mut rig, &["head", "r0", "r1", "r2"]).await;
     for id in ["head", "r0", "r1", "r2"] {
-        marker_ttl_ms(&mut rig, &Generation::new(id, "t")).await;
+        marker_expiry_ms(&mut rig, &Generation::new(id, "t")).await;
     }
     let again = rig.store.reclaim_expired(Q, 10).await.unwrap();
     assert_eq!((again.redelivered, again.dead_lettered), (0, 0));
+}
+
+#[tokio::test]
+async fn claim_and_renew_read_every_odd_deadline_as_claim_core_does() {
+    let mut rig = rig_or_skip!();
+    let owner = OwnerToken::new("w1");
+    // Past: its cap (deadline + 30 s) binds before now + TTL does.
+    let near = T0_S - 5;
+    // data.deadline as a producer may write it: each lease must be
+    // lease_expiry(now, ttl, wire::member_deadline(member)), whether the
+    // Rust caller read it (claim) or the script did (renew).
+    let deadlines = [
+        near.to_string(),
+        format!("{near}.9"),
+        format!("\"{near}\""),
+        "null".to_owned(),
+        "0".to_owned(),
+        "-5".to_owned(),
+        "1e300".to_owned(),
+        "253402300799".to_owned(),
+        "253402300800".to_owned(),
+        format!("{near}, \"deadline\": {}", near + 3),
+        format!("{near}e0"),
+        "[1]".to_owned(),
+    ];
+    let members: Vec<(String, Member)> = deadlines
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (format!("odd{i}"), member(&format!("odd{i}"), d)))
+        .collect();
+    for (_, m) in &members {
+        zadd(&mut rig, m, "0").await;
+    }
+    let refs: Vec<(&str, Member)> = members
+        .iter()
+        .map(|(id, m)| (id.as_str(), m.clone()))
+        .collect();
+    claim_all(&rig.store, &owner, &refs).await;
+    let ttl = common::config().lease_ttl_ms;
+    let want = |now: Millis, m: &Member| {
+        claim_core::lease::lease_expiry(now, ttl, claim_core::wire::member_deadline(m.as_bytes()))
+    };
+    let claims = rig.store.claims(Q).await.unwrap();
+    for (id, m) in &members {
+        let c = claims.iter().find(|c| c.generation.id == *id).unwrap();
+        assert_eq!(
+            c.lease_expiry,
+            want(T0, m),
+            "claim of {}",
+            String::from_utf8_lossy(m.as_bytes())
+        );
+    }
+    rig.clock.set(T0.plus(5_000));
+    let gens: Vec<Generation> = members
+        .iter()
+        .map(|(id, _)| Generation::new(id, "t"))
+        .collect();
+    let renewed = rig.store.renew(Q, &owner, &gens).await.unwrap();
+    for ((_, m), outcome) in members.iter().zip(renewed) {
+        let expected = claim_core::store::RenewOutcome::Renewed {
+            lease_expiry: want(T0.plus(5_000), m),
+        };
+        assert_eq!(
+            outcome,
+            expected,
+            "renew of {}",
+            String::from_utf8_lossy(m.as_bytes())
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_submit_due_at_9223372036854775807_writes_every_key_with_an_expiry() {
+    let mut rig = rig_or_skip!();
+    let s = claim_core::store::Submission {
+        member: member("far", &i64::MAX.to_string()),
+        generation: Generation::new("far", "t"),
+        deadline: i64::MAX,
+        payload: Some(Member::from(b"{\"p\":1}".to_vec())),
+    };
+    rig.store
+        .submit(Q, &s)
+        .await
+        .expect("the MULTI lands whole");
+    let keys = rig.store.keys().clone();
+    for key in [keys.active("far"), keys.payload(&s.payload_key())] {
+        let ttl: i64 = rig.raw.pttl(&key).await.unwrap();
+        assert!(ttl > 0, "{key} is written with an expiry, got {ttl}");
+    }
+    assert_eq!(rig.store.depths(Q).await.unwrap().pending, 1);
 }

@@ -8,9 +8,17 @@ use claim_core::{Millis, Op, Score, StoreError, wire};
 /// A producer key never lives less than this (the model's floor).
 const MIN_ACTIVE_MS: u64 = 1000;
 
+/// A deadline as the producer keys' expiries use it: at most
+/// [`wire::MAX_DEADLINE_SECS`], so a PX computed from it stays valid (a
+/// failing `SET … PX` inside the MULTI would leave the ZADD landed without
+/// its producer keys).
+fn key_deadline(deadline: i64) -> i64 {
+    deadline.min(wire::MAX_DEADLINE_SECS)
+}
+
 /// The active key's logical expiry (the deadline, at least 1 s away) and its PX.
 pub(crate) fn active_expiry(store: &RedisStore, now: Millis, deadline: i64) -> (Millis, u64) {
-    let expiry = Score(deadline as f64)
+    let expiry = Score(key_deadline(deadline) as f64)
         .as_millis()
         .max(now.plus(MIN_ACTIVE_MS));
     (expiry, store.real_ttl(now.until(expiry)))
@@ -19,7 +27,7 @@ pub(crate) fn active_expiry(store: &RedisStore, now: Millis, deadline: i64) -> (
 /// A stored payload's logical expiry (the deadline plus
 /// [`wire::PAYLOAD_GRACE_MS`], at least 1 ms away) and its PX.
 pub(crate) fn payload_expiry(store: &RedisStore, now: Millis, deadline: i64) -> (Millis, u64) {
-    let expiry = Score(deadline as f64)
+    let expiry = Score(key_deadline(deadline) as f64)
         .as_millis()
         .plus(wire::PAYLOAD_GRACE_MS)
         .max(now.plus(1));
