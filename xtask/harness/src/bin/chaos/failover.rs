@@ -35,7 +35,7 @@ pub struct Failover {
     pub killed: u16,
     pub slot: Option<u16>,
     pub list_slot: bool,
-    /// From the SIGKILL until a store call on the queue's slot succeeded.
+    /// From the SIGKILL until a store call on the killed slot succeeded.
     pub served_after: Option<Duration>,
     /// The replica promoted in its place.
     pub promoted: u16,
@@ -86,7 +86,7 @@ async fn kill_one(t: &mut Targets, out: &mut Outcome, list: bool) -> Result<(), 
         "{} primary on port {killed} SIGKILLed ({holds}); waiting for its replica's promotion",
         stamp(t.start)
     );
-    let served_after = served_again(t, at).await;
+    let served_after = served_again(t, at, list).await;
     let promoted = tokio::task::block_in_place(|| match &t.deployment {
         Deployment::Cluster(c) => c.wait_promoted(slot.unwrap_or_default(), killed),
         Deployment::Sentinel(g) => g.wait_failover(killed),
@@ -94,7 +94,7 @@ async fn kill_one(t: &mut Targets, out: &mut Outcome, list: bool) -> Result<(), 
     })
     .map_err(|e| format!("waiting for the promotion: {e}"))?;
     println!(
-        "{} replica on port {promoted} promoted; the store served the queue again {} after the kill",
+        "{} replica on port {promoted} promoted; the store served the killed slot again {} after the kill",
         stamp(t.start),
         served_after.map_or("not within 40 s".to_owned(), |d| format!("{d:.2?}"))
     );
@@ -136,12 +136,20 @@ async fn kill_one(t: &mut Targets, out: &mut Outcome, list: bool) -> Result<(), 
     Ok(())
 }
 
-/// Polls a read of the queue's slot until it succeeds (bounded); the time
-/// since `at`, or `None` when the bound ran out.
-async fn served_again(t: &Targets, at: Instant) -> Option<Duration> {
+/// Polls a read of the killed slot (the queue's, or the result list's
+/// when `list`) until it succeeds (bounded); the time since `at`, or
+/// `None` when the bound ran out.
+async fn served_again(t: &Targets, at: Instant, list: bool) -> Option<Duration> {
     while at.elapsed() < SERVE_BOUND {
-        let call = tokio::time::timeout(Duration::from_secs(2), t.store.depths(QUEUE)).await;
-        if matches!(call, Ok(Ok(_))) {
+        let read = async {
+            if list {
+                t.store.list_len(RESULTS).await.map(drop)
+            } else {
+                t.store.depths(QUEUE).await.map(drop)
+            }
+        };
+        let call = tokio::time::timeout(Duration::from_secs(2), read).await;
+        if matches!(call, Ok(Ok(()))) {
             return Some(at.elapsed());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

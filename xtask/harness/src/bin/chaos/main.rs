@@ -108,15 +108,21 @@ async fn run(plan: Plan) -> Result<bool, String> {
                 plan.replica_acks
             ),
             format!(
-                "one primary SIGKILLed ({}; its replica promoted, the killed node started again as a replica); no proxy cut (standalone only)",
+                "{}; its replica promoted, the killed node started again as a replica); no proxy cut (standalone only)",
                 if plan.layout == plan::Layout::Cluster {
                     match plan.kill {
-                        plan::Kill::Queue => "the one holding the queue's slot",
-                        plan::Kill::List => "the one holding the result list's slot",
-                        plan::Kill::Both => "the queue's, then the result list's",
+                        plan::Kill::Queue => {
+                            "one primary SIGKILLed (the one holding the queue's slot"
+                        }
+                        plan::Kill::List => {
+                            "one primary SIGKILLed (the one holding the result list's slot"
+                        }
+                        plan::Kill::Both => {
+                            "two primaries SIGKILLed in turn (the queue's, then the result list's"
+                        }
                     }
                 } else {
-                    "the Sentinel primary"
+                    "one primary SIGKILLed (the Sentinel primary"
                 }
             ),
         )

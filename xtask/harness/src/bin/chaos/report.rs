@@ -270,7 +270,7 @@ impl Figures<'_> {
                         .map(|f| {
                             let role = if f.list_slot { "result list's" } else { "queue's" };
                             format!(
-                                "port {}{} SIGKILLed; store served the queue again after {}; replica on port {} promoted; killed node back as a synced replica after {:.1} s",
+                                "port {}{} SIGKILLed; store served that slot again after {}; replica on port {} promoted; killed node back as a synced replica after {:.1} s",
                                 f.killed,
                                 f.slot.map_or(String::new(), |s| format!(" ({role} slot {s})")),
                                 ms(f.served_after),
