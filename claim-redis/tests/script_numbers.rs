@@ -212,9 +212,10 @@ async fn reclaim_refuses_an_out_of_range_time_or_ttl_and_writes_the_marker_of_an
         k.cancel.clone(),
     ];
     // now, dedup TTL, slack, explicit; the limit item: claim key, owner
-    // entry, kind, payload flag, token, record, dead entry, reason, digest.
+    // entry, kind, payload flag, token, record, dead entry, reason, digest,
+    // list TTL.
     let args = s(&[
-        NOW, "3600000", "0", "0", "a\0t", "w|inf|2", "l", "0", "t", "{}", "{}", "why ", "d",
+        NOW, "3600000", "0", "0", "a\0t", "w|inf|2", "l", "0", "t", "{}", "{}", "why ", "d", "0",
     ]);
     let setup = async |raw: &mut MultiplexedConnection| held(raw, &k, "inf", 2).await;
     setup(&mut rig.raw).await;
@@ -222,6 +223,7 @@ async fn reclaim_refuses_an_out_of_range_time_or_ttl_and_writes_the_marker_of_an
         (0, Expect::Refused),
         (1, Expect::Refused),
         (2, Expect::Refused),
+        (13, Expect::Refused),
     ];
     each_bad_value(
         &mut rig,
