@@ -55,8 +55,9 @@
 -- member_deadline; now + dedup TTL when it cannot be read), never from the
 -- score the owner entry keeps: a score of inf or 9.2e18 cannot make the
 -- marker's SET fail after the LPUSH. Numbers are range-checked first
--- (time, dedup TTL, slack: whole ms in 0..2^53), so no SET or ZADD of
--- this script can fail on a value it computes; a pending score restored
+-- (time, dedup TTL, slack: whole ms in 0..2^53; list TTLs: whole seconds,
+-- clamped as ttl_secs_arg does), so no SET, EXPIRE or ZADD of this script
+-- can fail on a value it computes; a pending score restored
 -- as the owner entry holds it is one Redis printed, so ZADD takes it back. The record answers the generation, so its payload stored
 -- apart is deleted with it (as the owner's ack does). The caller named
 -- payload keys from the members it read (every item whose member has one:
@@ -97,11 +98,11 @@ while a <= #ARGV do
     need(not tagged and a + 5 <= #ARGV, 'reclaim: truncated limit item')
     item.token, item.record, item.dead = ARGV[a], ARGV[a + 1], ARGV[a + 2]
     item.unusable, item.digest = ARGV[a + 3], ARGV[a + 4]
-    item.expire = tonumber(ARGV[a + 5])
-    -- At most claim_core::routing::MAX_RESULT_TTL_SECONDS (EXPIRE runs after
-    -- the LPUSH, so a TTL it refuses must be caught before any write).
-    need(item.expire and item.expire >= 0 and item.expire <= 315360000,
-      'reclaim: list TTL must be 0..315360000 seconds')
+    -- A whole number of seconds (EXPIRE runs after the LPUSH, so a TTL it
+    -- refuses, a fraction say, must be caught before any write); the
+    -- routing gives at most claim_core::routing::MAX_RESULT_TTL_SECONDS.
+    item.expire = ttl_secs_arg(ARGV[a + 5])
+    need(item.expire, 'reclaim: list TTL must be a whole non-negative number of seconds')
     a = a + 6
     k = k + 4
   elseif item.kind == 'u' then
@@ -264,7 +265,7 @@ check_types({ KEYS[5], KEYS[6], explicit and #dels > 0 and KEYS[7] }, { KEYS[1] 
 for _, list in ipairs(order) do
   redis.call('LPUSH', list, unpack(lists[list]))
   if expires[list] then
-    redis.call('EXPIRE', list, expires[list])
+    redis.call('EXPIRE', list, ms_string(expires[list]))
   end
 end
 finish_generations(markers, marker_value, marker_expiries, dels, KEYS[7], explicit, now, slack)

@@ -223,7 +223,7 @@ async fn reclaim_refuses_an_out_of_range_time_or_ttl_and_writes_the_marker_of_an
         (0, Expect::Refused),
         (1, Expect::Refused),
         (2, Expect::Refused),
-        (13, Expect::Refused),
+        (13, Expect::Clamped),
     ];
     each_bad_value(
         &mut rig,
