@@ -39,6 +39,12 @@ pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Option<i64>) -> Millis {
     }
 }
 
+/// [`lease_expiry`] of a claim of `member`, its deadline read by
+/// [`crate::wire::member_deadline`].
+pub fn member_lease_expiry(now: Millis, ttl_ms: u64, member: &[u8]) -> Millis {
+    lease_expiry(now, ttl_ms, crate::wire::member_deadline(member))
+}
+
 /// Expiry of a terminal marker written at `now` for a request due at
 /// `deadline` (the member's `data.deadline`, not its pending score): the
 /// dedup TTL past the later of now and the last moment any claim of it can

@@ -303,3 +303,24 @@ async fn a_submit_due_at_9223372036854775807_writes_every_key_with_an_expiry() {
     }
     assert_eq!(rig.store.depths(Q).await.unwrap().pending, 1);
 }
+
+#[tokio::test]
+async fn a_repaired_index_entry_of_a_member_scored_zero_gets_the_lease_its_deadline_allows() {
+    let mut rig = rig_or_skip!();
+    let owner = OwnerToken::new("w1");
+    let m = member("zero", &(T0_S + 3600).to_string());
+    zadd(&mut rig, &m, "0").await;
+    claim_all(&rig.store, &owner, &[("zero", m)]).await;
+    // The index entry goes missing (a flush, an operator): the reclaimer
+    // repairs it with the lease a fresh claim would get.
+    let index = rig.store.keys().queue(Q).index;
+    let _: () = rig.raw.del(&index).await.unwrap();
+    rig.clock.set(T0.plus(10_000));
+    let report = rig.store.reclaim_expired(Q, 10).await.unwrap();
+    assert_eq!((report.ghosts_repaired, report.redelivered), (1, 0));
+    let claims = rig.store.claims(Q).await.unwrap();
+    let ttl = common::config().lease_ttl_ms;
+    assert_eq!(claims[0].lease_expiry, T0.plus(10_000 + ttl));
+    let again = rig.store.reclaim_expired(Q, 10).await.unwrap();
+    assert_eq!(again.redelivered, 0, "the repaired lease is live");
+}

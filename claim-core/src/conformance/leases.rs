@@ -164,3 +164,47 @@ pub async fn a_marker_follows_the_deadline_of_a_member_scored_below_it(f: &impl 
     );
     assert_eq!(fx.result_ids().await, vec!["zero"], "one record");
 }
+
+pub async fn a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatever_its_score(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    // Each member's data.deadline is unusable (the runtime answers it
+    // INVALID_REQUEST right after the claim): beyond 9999-12-31, a string,
+    // missing. Its lease is now + TTL, renewable like any other.
+    let bodies = [
+        ("huge", r#""deadline":9223372036854775807"#),
+        ("text", r#""deadline":"soon""#),
+        ("none", r#""created":1"#),
+    ];
+    let reqs: Vec<Req> = bodies
+        .iter()
+        .map(|(id, field)| {
+            let json = format!(
+                r#"{{"internal":{{"request_token":"t"}},"request_kind":"redis","data":{{"id":"{id}",{field},"payload":{{}}}}}}"#
+            );
+            Req {
+                member: crate::types::Member::from(json.into_bytes()),
+                generation: crate::types::Generation::new(*id, "t"),
+                deadline: 0,
+            }
+        })
+        .collect();
+    for r in &reqs {
+        fx.store.submit(Q, &scored(r, 0)).await.expect("submit");
+    }
+    let claimed = fx.claim("w1", &reqs).await;
+    for outcome in &claimed {
+        let ClaimOutcome::Claimed { lease_expiry, .. } = outcome else {
+            panic!("claimed, got {outcome:?}");
+        };
+        assert_eq!(*lease_expiry, at(30));
+    }
+    fx.clock.set(at(20));
+    let want = RenewOutcome::Renewed {
+        lease_expiry: at(50),
+    };
+    assert_eq!(fx.renew("w1", &reqs).await, vec![want; 3]);
+    fx.clock.set(at(40));
+    assert_eq!(fx.reclaim_all().await.redelivered, 0);
+}

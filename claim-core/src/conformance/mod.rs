@@ -141,6 +141,7 @@ macro_rules! conformance_tests {
             leases::a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_holder_renews,
             leases::a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline_caps_the_lease,
             leases::a_marker_follows_the_deadline_of_a_member_scored_below_it,
+            leases::a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatever_its_score,
             claims::renew_by_another_owner_is_lost_and_changes_nothing,
             claims::renew_after_the_claim_was_reclaimed_is_lost,
             claims::members_travel_byte_for_byte_through_claim_release_and_reclaim,

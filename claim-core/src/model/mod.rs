@@ -16,7 +16,7 @@ pub use returns::{
 pub use zset::ZSet;
 
 use crate::error::StoreError;
-use crate::lease::lease_expiry;
+use crate::lease::member_lease_expiry;
 use crate::marker::record_digest;
 use crate::op::Op;
 use crate::store::{
@@ -264,9 +264,7 @@ impl Model {
                     return ClaimOutcome::DuplicateDropped;
                 }
                 let redeliveries = q.redeliveries.remove(&item.generation).unwrap_or(0);
-                // The lease follows the member's deadline, never its score.
-                let deadline = wire::member_deadline(item.member.as_bytes());
-                let expiry = lease_expiry(now, ttl, deadline);
+                let expiry = member_lease_expiry(now, ttl, item.member.as_bytes());
                 q.claims.insert(
                     item.generation.clone(),
                     ClaimInfo {
@@ -301,8 +299,7 @@ impl Model {
             .iter()
             .map(|g| match q.claims.get_mut(g) {
                 Some(c) if c.owner == *owner => {
-                    let deadline = wire::member_deadline(c.member.as_bytes());
-                    c.lease_expiry = lease_expiry(now, ttl, deadline);
+                    c.lease_expiry = member_lease_expiry(now, ttl, c.member.as_bytes());
                     RenewOutcome::Renewed {
                         lease_expiry: c.lease_expiry,
                     }
