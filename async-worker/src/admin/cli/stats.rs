@@ -11,8 +11,15 @@ pub(super) async fn run(
     watch: Option<Duration>,
 ) -> Result<(), AdminError> {
     let queues = ctx.queues(queue)?;
+    // One listener for the whole watch: a SIGINT that lands while the
+    // stats are read (a fresh `ctrl_c()` per sleep would miss it, and the
+    // handler, once installed, keeps the signal from ending the process).
+    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
     loop {
-        let stats = collect(&ctx.store, &queues).await?;
+        let stats = tokio::select! {
+            stats = collect(&ctx.store, &queues) => stats?,
+            _ = &mut interrupted, if watch.is_some() => return Ok(()),
+        };
         match (ctx.json, watch) {
             // One document per line while watching.
             (true, Some(_)) => println!(
@@ -27,7 +34,7 @@ pub(super) async fn run(
         };
         tokio::select! {
             () = tokio::time::sleep(every) => println!(),
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = &mut interrupted => return Ok(()),
         }
     }
 }
