@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Number;
 use serde_json::value::RawValue;
 
@@ -47,6 +47,64 @@ pub(super) fn object(json: &str) -> Result<Entries<'_>, String> {
             Ok(raw) => format!("expected an object, got {}", describe(raw)),
             Err(_) => e.to_string(),
         })
+}
+
+/// The last value of `key` in the JSON object `json` (duplicates: last
+/// wins, `null` read as absent, as [`field`] of [`object`] reads it),
+/// without collecting the entries or allocating their keys: the stores read
+/// one field per member on the hot path this way. `Err` when `json` is not
+/// one JSON object.
+pub(super) fn last_field<'a>(json: &'a str, key: &str) -> Result<Option<&'a RawValue>, ()> {
+    /// Deserializes a map, keeping the last value whose key is `.0`.
+    struct Find<'k>(&'k str);
+    /// Deserializes a key, answering whether it is `.0`.
+    struct IsKey<'k>(&'k str);
+    impl<'de> DeserializeSeed<'de> for IsKey<'_> {
+        type Value = bool;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl Visitor<'_> for IsKey<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<bool, E> {
+            Ok(key == self.0)
+        }
+    }
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(matches) = map.next_key_seed(IsKey(self.0))? {
+                let value: &'de RawValue = map.next_value()?;
+                if matches {
+                    found = Some(value);
+                }
+            }
+            Ok(found.filter(|v| v.get() != "null"))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    let found = de.deserialize_map(Find(key)).map_err(|_| ())?;
+    de.end().map_err(|_| ())?;
+    Ok(found)
+}
+
+/// Unix seconds from a raw JSON number, a fraction floored; `None` for
+/// anything else or outside `range` ([`seconds`] reads a field this way).
+pub(super) fn seconds_of(raw: &RawValue, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
+    let n: Number = serde_json::from_str(raw.get()).ok()?;
+    let secs = n.as_i64().or_else(|| {
+        let f = n.as_f64()?.floor();
+        (f.is_finite() && f.abs() < 9.0e18).then_some(f as i64)
+    })?;
+    range.contains(&secs).then_some(secs)
 }
 
 /// The last value of `key` (duplicates: last wins, as in Go), `null` read as absent.
@@ -124,15 +182,8 @@ pub(super) fn seconds(
     let Some(raw) = field(entries, key(path)) else {
         return Ok(None);
     };
-    let n: Option<Number> = serde_json::from_str(raw.get()).ok();
-    let secs = n.and_then(|n| {
-        n.as_i64().or_else(|| {
-            let f = n.as_f64()?.floor();
-            (f.is_finite() && f.abs() < 9.0e18).then_some(f as i64)
-        })
-    });
-    match secs {
-        Some(s) if range.contains(&s) => Ok(Some(s)),
-        _ => Err(bad(path, expected, raw)),
+    match seconds_of(raw, range) {
+        Some(s) => Ok(Some(s)),
+        None => Err(bad(path, expected, raw)),
     }
 }

@@ -9,7 +9,8 @@ use super::sequence::{payload_key, queue_score};
 use crate::types::Score;
 
 use super::entries::{
-    Check, Entries, bad, field, get, is_object, object, seconds, string_map, text,
+    Check, Entries, bad, field, get, is_object, last_field, object, seconds, seconds_of,
+    string_map, text,
 };
 
 /// The envelope's `request_kind`: which Go request type `data` holds.
@@ -118,12 +119,9 @@ pub const MAX_RESULT_TTL_SECS: u64 = 10 * 365 * 24 * 3600;
 /// cjson reads the same value (`lib.lua`, `member_deadline`).
 pub fn member_deadline(raw: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(raw).ok()?;
-    let top = object(text).ok()?;
-    let data = field(&top, "data").filter(|d| is_object(d))?;
-    let data = object(data.get()).ok()?;
-    seconds(&data, "data.deadline", "", 1..=MAX_DEADLINE_SECS)
-        .ok()
-        .flatten()
+    let data = last_field(text, "data").ok()??;
+    let deadline = last_field(data.get(), "deadline").ok()??;
+    seconds_of(deadline, 1..=MAX_DEADLINE_SECS)
 }
 
 /// Why a member cannot be processed.
