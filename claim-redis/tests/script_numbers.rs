@@ -10,7 +10,9 @@ mod common;
 #[path = "script_numbers/harness.rs"]
 mod harness;
 
-use harness::{DEADLINE, Expect, NOW, each_bad_value, held, keys, member, run, s};
+use harness::{
+    DEADLINE, Expect, NOW, each_bad_value, held, keys, list_ttl_and_marker_set, member, run, s,
+};
 use redis::aio::MultiplexedConnection;
 
 /// The script text the store runs: lib.lua, the prelude, the script.
@@ -131,14 +133,7 @@ async fn ack_refuses_out_of_range_numbers_writing_nothing_and_clamps_a_huge_list
             .await
             .unwrap();
         assert_eq!(len, 1, "list TTL {bad}: one record");
-        let ttl: i64 = redis::cmd("TTL").arg(&list).query_async(raw).await.unwrap();
-        assert!(ttl > 0, "list TTL {bad}: clamped, set");
-        let px: i64 = redis::cmd("PTTL")
-            .arg(&marker)
-            .query_async(raw)
-            .await
-            .unwrap();
-        assert!(px > 0, "list TTL {bad}: the marker is written");
+        list_ttl_and_marker_set(raw, &list, &marker, bad).await;
     };
     let positions = [
         (1, Expect::Refused),
@@ -173,14 +168,7 @@ async fn push_once_refuses_out_of_range_numbers_writing_nothing_and_clamps_a_hug
     let list = k.list.clone();
     let marker = k.marker.clone();
     let check = async |raw: &mut MultiplexedConnection, bad: &str| {
-        let ttl: i64 = redis::cmd("TTL").arg(&list).query_async(raw).await.unwrap();
-        assert!(ttl > 0, "list TTL {bad}: clamped, set");
-        let px: i64 = redis::cmd("PTTL")
-            .arg(&marker)
-            .query_async(raw)
-            .await
-            .unwrap();
-        assert!(px > 0, "list TTL {bad}: the marker is written");
+        list_ttl_and_marker_set(raw, &list, &marker, bad).await;
     };
     let positions = [
         (0, Expect::Refused),

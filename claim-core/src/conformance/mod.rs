@@ -132,7 +132,7 @@ macro_rules! conformance_tests {
             routing::an_unresolved_members_delivery_limit_record_sets_the_queues_list_ttl,
             routing::an_ack_to_a_list_outside_the_allow_list_dead_letters_the_member_and_writes_no_key,
             routing::a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_written,
-            routing::a_members_list_ttl_beyond_any_expire_redis_takes_is_clamped_and_its_record_lands,
+            routing::a_member_whose_list_ttl_is_beyond_ten_years_is_routed_as_unreadable_at_the_delivery_limit,
             routing::an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_with_the_ttl_clamped,
             payloads::a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_deletes_the_payload,
             claims::claim_moves_a_member_from_pending_into_a_claim_of_its_owner,

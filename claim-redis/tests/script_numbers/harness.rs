@@ -185,3 +185,21 @@ pub(crate) async fn held(
         .await
         .unwrap();
 }
+
+/// After a call given the bad list TTL `bad`: the list's TTL was clamped
+/// and set, and the marker written with an expiry.
+pub(crate) async fn list_ttl_and_marker_set(
+    raw: &mut MultiplexedConnection,
+    list: &str,
+    marker: &str,
+    bad: &str,
+) {
+    let ttl: i64 = redis::cmd("TTL").arg(list).query_async(raw).await.unwrap();
+    assert!(ttl > 0, "list TTL {bad}: clamped, set");
+    let px: i64 = redis::cmd("PTTL")
+        .arg(marker)
+        .query_async(raw)
+        .await
+        .unwrap();
+    assert!(px > 0, "list TTL {bad}: the marker is written");
+}

@@ -119,8 +119,16 @@ pub fn check(
             let back = after
                 .queue(queue)
                 .and_then(|q| q.pending.score(&pre.member));
-            // An answered generation is dropped, never returned.
-            let want = (!before.is_terminal(g, now)).then_some(pre.score);
+            // An answered generation is dropped, never returned: pending
+            // holds what it held before (a producer's repeated submit of the
+            // same bytes may have put a copy there, which claim drops).
+            let want = if before.is_terminal(g, now) {
+                before
+                    .queue(queue)
+                    .and_then(|q| q.pending.score(&pre.member))
+            } else {
+                Some(pre.score)
+            };
             (claim_of(after, queue, g).is_none() && back == want).then_some(true)
         })
         .and_then(|owned| expect(owned, |_| false, out)),
