@@ -2,8 +2,9 @@
 //!
 //! One module per part of `claim_core::wire`: reading members, stamping
 //! them for a retry, result records, building members as the Go producer
-//! does. The Go fixtures and helpers they share are here.
+//! does; `arbitrary` feeds the parse arbitrary and hostile bytes. The Go fixtures and helpers they share are here.
 
+mod arbitrary;
 mod member;
 mod producer;
 mod references;
