@@ -8,7 +8,9 @@
 //! sees the first increment and a dashboard shows 0 instead of nothing.
 //! Registering again never resets a value.
 
+use super::record::{millis, unregistered};
 use super::*;
+use crate::config::QueueSpec;
 use metrics::{Counter, Gauge, Histogram, Label, counter, gauge, histogram};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};

@@ -48,6 +48,7 @@
 mod calls;
 mod check;
 mod drain;
+mod draws;
 mod oracle;
 mod sim;
 mod state;

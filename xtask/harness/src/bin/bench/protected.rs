@@ -101,7 +101,7 @@ impl Backend {
                 .expect("enqueue"),
             Backend::Memory => {
                 for seq in seqs {
-                    let (member, payload) = crate::server::member(seq, deadline, set.payloads);
+                    let (member, payload) = crate::members::member(seq, deadline, set.payloads);
                     let submission = Submission {
                         member: member.into(),
                         generation: Generation::new(crate::id_of(seq), crate::token_of(seq)),

@@ -12,7 +12,8 @@
 //! counters per primary.
 
 use crate::Settings;
-use crate::server::{Admin, Delta, Payloads, Snapshot, producer_commands};
+use crate::members::{Payloads, producer_commands};
+use crate::server::{Admin, Delta, Snapshot};
 use async_worker::QueueSpec;
 use claim_core::store::StoreConfig;
 use claim_core::wire::DEFAULT_RETRY_SET;
