@@ -7,7 +7,7 @@
 //! is dead-lettered with the reason and no key of that name is written.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, fixture, limited, owner};
+use super::support::{Q, RESULTS, Req, at, fixture, ids_on, limited, owner};
 use crate::routing::AllowList;
 use crate::store::StoreConfig;
 use crate::types::Member;
@@ -37,18 +37,6 @@ fn with_queue_list() -> StoreConfig {
         .insert(Q.to_owned(), QUEUE_LIST.to_owned());
     cfg.queue_result_ttls.insert(Q.to_owned(), 600);
     cfg
-}
-
-/// The ids of the records on `list`, oldest first.
-async fn ids_on<S: ClaimStore>(store: &S, list: &str) -> Vec<String> {
-    let records = store.results(list).await.unwrap();
-    records
-        .iter()
-        .map(|m| {
-            let v: serde_json::Value = serde_json::from_slice(m.as_bytes()).unwrap();
-            v["id"].as_str().unwrap().to_owned()
-        })
-        .collect()
 }
 
 pub async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_the_default_list_as_its_answer(

@@ -217,11 +217,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
 
     /// Ids of the records in the checks' result list, oldest first.
     pub async fn result_ids(&self) -> Vec<String> {
-        let records = self.results().await;
-        records
-            .iter()
-            .map(|r| r["id"].as_str().unwrap_or_default().to_owned())
-            .collect()
+        ids_on(&self.store, RESULTS).await
     }
 
     pub async fn depths(&self) -> crate::store::QueueDepths {
@@ -269,4 +265,17 @@ impl<S: crate::ClaimStore> Fixture<S> {
             }
         }
     }
+}
+
+/// The ids of the records on `list`, oldest first.
+pub async fn ids_on<S: crate::ClaimStore>(store: &S, list: &str) -> Vec<String> {
+    let records = store.results(list).await.expect("results");
+    records
+        .iter()
+        .map(|m| {
+            let v: serde_json::Value =
+                serde_json::from_slice(m.as_bytes()).expect("record is JSON");
+            v["id"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect()
 }
