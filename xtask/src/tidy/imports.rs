@@ -4,8 +4,8 @@
 //! root is `lib.rs` or `main.rs`. An edge runs from a file to the file of
 //! the longest module prefix of every path it names through `crate::`,
 //! `super::` or `self::`, in a `use` or inline. Not edges: `mod`
-//! declarations and bare `pub use` re-exports (a facade, not a
-//! dependency). Test code is not product code: a file declared as
+//! declarations and re-exports (a `use` with a visibility: a
+//! facade, not a dependency). Test code is not product code: a file declared as
 //! `#[cfg(test)] mod x;` and the body of a `#[cfg(test)] mod x { .. }` are
 //! left out. Comments and string literals are blanked first, so a path in
 //! prose is not an edge. A crate under `src/bin/<name>/` is its own graph.
@@ -153,15 +153,15 @@ fn test_children(module: &Module, text: &str) -> Vec<Module> {
 }
 
 /// The paths a file names through `crate::`, `super::` or `self::`, as
-/// segment lists beginning with that keyword (`use` trees expanded; a bare
-/// `pub use` is a re-export and names nothing).
+/// segment lists beginning with that keyword (`use` trees expanded; a
+/// re-export names nothing).
 fn named_paths(text: &str) -> Vec<Vec<String>> {
     let mut paths = Vec::new();
     let mut inline = String::with_capacity(text.len());
     for statement in text.split_inclusive(';') {
         match use_tree(statement) {
             Some((head, tree)) => {
-                if !head.trim_end().ends_with("pub") {
+                if !is_re_export(head) {
                     expand(&[], tree.trim_end_matches(';'), &mut paths);
                 }
                 inline.push_str(head);
@@ -189,6 +189,18 @@ fn named_paths(text: &str) -> Vec<Vec<String>> {
         }
     }
     paths
+}
+
+/// A `use` with a visibility (`pub`, `pub(crate)`, `pub(super)`) re-exports:
+/// it is a module's facade, not what the module itself depends on.
+fn is_re_export(head: &str) -> bool {
+    let head = head.trim_end();
+    head.ends_with("pub")
+        || (head.ends_with(')')
+            && head
+                .rsplit("pub")
+                .next()
+                .is_some_and(|v| v.trim_start().starts_with('(')))
 }
 
 fn is_path_char(c: char) -> bool {
