@@ -2,7 +2,7 @@
 
 use super::{Settlement, run};
 use crate::runtime::Runtime;
-use crate::runtime::execute::{Claimed, terminal};
+use crate::runtime::settlement::{Claimed, terminal};
 use crate::{Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RuntimeConfig};
 use claim_core::ClaimInspect;
 use claim_core::store::{ClaimOutcome, ClaimRequest, StoreConfig, Submission};
