@@ -66,3 +66,11 @@ impl HandlerOutcome {
 pub trait Handler: Send + Sync + 'static {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome;
 }
+
+/// A shared handler is a handler (the builder takes `Arc<dyn Handler>` too).
+#[async_trait]
+impl<H: Handler + ?Sized> Handler for std::sync::Arc<H> {
+    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
+        (**self).handle(request, cancel).await
+    }
+}

@@ -212,9 +212,12 @@ impl Consumer {
         self.shared.hand_to_writer(settlement).await;
     }
 
-    /// Where a member polled here records its result (Go's routing, see `routing`).
+    /// Where a member polled here records its result (Go's routing, see
+    /// `routing`): by the store's config, which the builder copied into the
+    /// spec, so the store's own records land beside this runtime's.
     fn destination(&self, member: MemberRouting) -> Destination {
-        routing::at_poll(member, &self.spec, &self.shared.config.default_result_list)
+        let default_list = &self.shared.store.config().default_result_list;
+        routing::at_poll(member, &self.spec, default_list)
     }
 }
 

@@ -10,6 +10,7 @@
 //! retries. Shutdown stops claiming, drains, sweeps what is still held and
 //! flushes the writer.
 
+mod builder;
 mod candidate;
 mod consumer;
 mod dispatch;
@@ -30,6 +31,7 @@ mod shutdown;
 mod spread;
 mod writer;
 
+pub use builder::{IntoStore, RuntimeBuilder};
 pub use health::Health;
 
 use crate::config::RuntimeConfig;
@@ -110,7 +112,8 @@ pub(crate) struct Shared {
     pub signals: Arc<Signals>,
 }
 
-/// A worker runtime over one store. Build it, then [`Runtime::run`] it.
+/// A worker runtime over one store. Build it with [`Runtime::builder`],
+/// then [`Runtime::run`] it.
 pub struct Runtime {
     shared: Arc<Shared>,
     receiver: mpsc::Receiver<settlement::Settlement>,
@@ -171,24 +174,14 @@ impl Shared {
 }
 
 impl Runtime {
-    /// A runtime reading time from the system clock.
-    pub fn new(
-        store: Arc<dyn ClaimStore>,
-        handler: Arc<dyn Handler>,
-        gate: Arc<dyn Gate>,
-        config: RuntimeConfig,
-    ) -> Self {
-        Self::with_clock(
-            store,
-            handler,
-            gate,
-            config,
-            Arc::new(crate::clock::SystemClock),
-        )
+    /// A builder over `store`: add queues and a handler, then
+    /// [`RuntimeBuilder::build`] checks the settings once.
+    pub fn builder(store: impl IntoStore) -> RuntimeBuilder {
+        RuntimeBuilder::new(store.into_store())
     }
 
-    /// A runtime reading time from `clock` (deadlines, retry due times).
-    pub fn with_clock(
+    /// The runtime of settings the builder checked.
+    fn assemble(
         store: Arc<dyn ClaimStore>,
         handler: Arc<dyn Handler>,
         gate: Arc<dyn Gate>,
