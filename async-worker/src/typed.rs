@@ -61,13 +61,12 @@ impl<F, Job> std::fmt::Debug for HandlerFn<F, Job> {
 /// });
 /// # let _ = handler;
 /// ```
+// Only the bounds that let the closure's argument and answer types be
+// inferred; the rest is checked where the handler is used.
 pub fn handler_fn<F, Fut, Job, Answer, Error>(function: F) -> HandlerFn<F, Job>
 where
-    F: Fn(Job, JobContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Answer, Error>> + Send,
-    Job: DeserializeOwned + Send + 'static,
-    Answer: Serialize,
-    Error: Display,
+    F: Fn(Job, JobContext) -> Fut,
+    Fut: Future<Output = Result<Answer, Error>>,
 {
     HandlerFn {
         function,

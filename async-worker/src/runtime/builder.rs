@@ -210,3 +210,7 @@ fn disagreement<T: std::fmt::Debug>(
         store: shown(store),
     }
 }
+
+#[cfg(test)]
+#[path = "builder_tests.rs"]
+mod tests;
