@@ -4,7 +4,7 @@ use crate::counting::{Counting, Counts, Latency};
 use crate::server::Delta;
 use crate::target::Target;
 use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
-use async_worker::{Handler, OpenGate, QueueSpec, Runtime, RuntimeConfig};
+use async_worker::{Handler, QueueSpec, Runtime, RuntimeConfig};
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::{ClaimStore, Generation};
 use claim_memory::MemoryStore;
