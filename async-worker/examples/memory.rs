@@ -30,7 +30,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }))
         .build()?;
 
-    // Producer side, as the Go producer shapes requests (`ClaimProducer::push` is coming).
+    // Producer side: jobs in the Go producer's shape, enqueued as it enqueues them.
     let deadline = unix_now() + 60;
     for (i, prompt) in ["hello", "claim", "lease", "ack"].into_iter().enumerate() {
         let job = serde_json::json!({ "prompt": prompt });

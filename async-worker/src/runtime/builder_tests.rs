@@ -5,9 +5,11 @@ use claim_memory::MemoryStore;
 use std::collections::BTreeMap;
 
 fn answering() -> impl Handler {
-    crate::handler_fn(|job: serde_json::Value, _cx: crate::JobContext| async move {
-        Ok::<_, std::convert::Infallible>(job)
-    })
+    crate::handler_fn(
+        |job: serde_json::Value, _cx: crate::JobContext| async move {
+            Ok::<_, std::convert::Infallible>(job)
+        },
+    )
 }
 
 fn store_routing(queue: &str, list: &str, ttl: u64) -> Arc<MemoryStore> {
