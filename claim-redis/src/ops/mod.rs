@@ -52,17 +52,15 @@
 //! by slot).
 
 pub(crate) mod ack;
-pub(crate) mod ack_keys;
-pub(crate) mod ack_split;
-pub(crate) mod answered;
 pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;
 pub(crate) mod claim;
+pub(crate) mod claim_batches;
 pub(crate) mod claims;
+pub(crate) mod cluster;
 pub(crate) mod dead_entries;
 pub(crate) mod dead_letter;
-pub(crate) mod del_if_keys;
 pub(crate) mod depths;
 pub(crate) mod enqueue;
 pub(crate) mod fetch_payloads;
@@ -70,17 +68,16 @@ pub(crate) mod is_terminal;
 pub(crate) mod list_len;
 pub(crate) mod list_ttl;
 pub(crate) mod now;
+pub(crate) mod owner_flags;
 pub(crate) mod park_retry;
 pub(crate) mod paused;
 pub(crate) mod peek;
-pub(crate) mod per_request;
 pub(crate) mod ping;
+pub(crate) mod producer_writes;
 pub(crate) mod promote;
-pub(crate) mod promote_tagged;
 pub(crate) mod purge_dead;
-pub(crate) mod push_once;
 pub(crate) mod reclaim;
-pub(crate) mod reclaim_tagged;
+pub(crate) mod reclaim_passes;
 pub(crate) mod redrive_dead;
 pub(crate) mod release;
 pub(crate) mod release_claim;
@@ -90,74 +87,10 @@ pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod retry_sets;
+pub(crate) mod script_args;
 pub(crate) mod set_paused;
 pub(crate) mod submit;
 
 /// The router finds each method's function by the method's name; these
 /// modules are named after their scripts.
 pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
-
-use self::call::Call;
-use crate::codec::{flag, per_item};
-use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Op, OwnerToken, StoreError};
-use redis::{Cmd, Script};
-
-/// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
-/// hot path (claim, renew, ack) writes its arguments straight into one
-/// command buffer (see docs/PERFORMANCE.md).
-pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -> Cmd {
-    let mut cmd = Cmd::with_capacity(3 + keys + args, 64 + bytes);
-    cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
-    cmd
-}
-
-/// Runs `script` once per [`MAX_BATCH`] items with `keys`, then each
-/// item's terminal marker key (`marker_for` with the pending key: the
-/// marker, or in the hash-tagged layout its copy in the queue's slot), the
-/// owner token, the time, each item's arguments (written by `args`) and,
-/// hash-tagged, each item's marker value read first ([`answered`]); reads
-/// one 0/1 flag per item: the shape of `release` (and `sweep`) and
-/// `park_retry`. `generation` and `member` (when the caller has it) say
-/// whose marker.
-pub(crate) async fn owner_flags<T>(
-    store: &RedisStore,
-    (op, script): (Op, &Script),
-    (queue, keys): (&str, &[&str]),
-    owner: &OwnerToken,
-    items: &[T],
-    (generation, member): (impl Fn(&T) -> &Generation, impl Fn(&T) -> Option<&[u8]>),
-    args: impl Fn(&mut Call<'_>, &T),
-) -> Result<Vec<bool>, StoreError> {
-    let pending = store.keys().queue(queue).pending;
-    let mut out = Vec::with_capacity(items.len());
-    for chunk in items.chunks(MAX_BATCH) {
-        let gens: Vec<&Generation> = chunk.iter().map(&generation).collect();
-        let markers = if store.keys().tagged() {
-            let members: Option<Vec<Vec<u8>>> = chunk
-                .iter()
-                .map(|i| member(i).map(<[u8]>::to_vec))
-                .collect();
-            answered::claimed_markers(store, op, queue, &gens, members).await?
-        } else {
-            Vec::new()
-        };
-        let mut call = Call::new(store, script);
-        for key in keys {
-            call.key(*key);
-        }
-        for g in &gens {
-            call.key(store.keys().marker_for(&pending, g));
-        }
-        call.arg(owner.as_str()).arg(store.time_arg());
-        for item in chunk {
-            args(&mut call, item);
-        }
-        for marker in &markers {
-            call.arg(marker.as_str());
-        }
-        let reply: Vec<i64> = call.run(store, op).await?;
-        out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
-    }
-    Ok(out)
-}
