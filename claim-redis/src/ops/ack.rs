@@ -18,23 +18,16 @@ pub(crate) async fn ack(
     items: &[AckItem],
 ) -> Result<Vec<AckOutcome>, StoreError> {
     match store.layout() {
-        KeyLayout::Plain => plain(store, queue, owner, items).await,
         KeyLayout::HashTagged => cluster::ack::ack(store, queue, owner, items).await,
+        KeyLayout::Plain => {
+            let mut out = Vec::with_capacity(items.len());
+            for chunk in items.chunks(MAX_BATCH) {
+                let reply = one_script(store, (queue, owner), chunk).await?;
+                out.extend(reply.into_iter().map(ack_outcome));
+            }
+            Ok(out)
+        }
     }
-}
-
-async fn plain(
-    store: &RedisStore,
-    queue: &str,
-    owner: &OwnerToken,
-    items: &[AckItem],
-) -> Result<Vec<AckOutcome>, StoreError> {
-    let mut out = Vec::with_capacity(items.len());
-    for chunk in items.chunks(MAX_BATCH) {
-        let reply = one_script(store, queue, owner, chunk).await?;
-        out.extend(reply.into_iter().map(ack_outcome));
-    }
-    Ok(out)
 }
 
 /// Runs ack.lua on at most [`MAX_BATCH`] items, with every key an item
@@ -42,8 +35,7 @@ async fn plain(
 /// code per item.
 async fn one_script(
     store: &RedisStore,
-    queue: &str,
-    owner: &OwnerToken,
+    (queue, owner): (&str, &OwnerToken),
     chunk: &[AckItem],
 ) -> Result<Vec<i64>, StoreError> {
     let q = store.keys().queue(queue);

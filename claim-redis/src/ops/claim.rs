@@ -1,7 +1,7 @@
 //! `claim`: runs `lua/claim.lua`, one call per [`MAX_BATCH`](crate::state::MAX_BATCH) items, arguments written in place; the hash-tagged layout: `cluster::claim`.
 
 use super::call::{self, evalsha};
-use super::claim_batches::{ClaimChunk, answered_payload_keys, claim_in_batches};
+use super::claim_batches::{Chunk, ClaimChunk, Outcomes, answered_payload_keys, claim_in_batches};
 use super::cluster;
 use super::script_args::claim_item_args;
 use crate::codec::claim_outcomes;
@@ -33,13 +33,8 @@ pub(crate) async fn claim(
 struct Plain;
 
 impl ClaimChunk for Plain {
-    fn claim_chunk<'a>(
-        store: &'a RedisStore,
-        queue: &'a str,
-        owner: &'a OwnerToken,
-        chunk: &'a [ClaimRequest],
-    ) -> impl Future<Output = Result<Vec<ClaimOutcome>, StoreError>> + Send + 'a {
-        claim_chunk(store, queue, owner, chunk)
+    fn claim_chunk(chunk: Chunk<'_>) -> impl Future<Output = Outcomes> + Send + '_ {
+        claim_chunk(chunk.store, chunk.queue, chunk.owner, chunk.items)
     }
 }
 
@@ -49,7 +44,7 @@ async fn claim_chunk(
     queue: &str,
     owner: &OwnerToken,
     chunk: &[ClaimRequest],
-) -> Result<Vec<ClaimOutcome>, StoreError> {
+) -> Outcomes {
     let keys = store.keys();
     let q = keys.queue(queue);
     let ttl = store.inner.config.lease_ttl_ms;

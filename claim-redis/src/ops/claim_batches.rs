@@ -7,15 +7,22 @@ use claim_core::{OwnerToken, StoreError, wire};
 use redis::Value;
 use std::future::Future;
 
-/// One layout's claim script call, on at most [`MAX_BATCH`] items whose
-/// generations can be keyed: what [`claim_in_batches`] runs per chunk.
+/// At most [`MAX_BATCH`] items of `queue`, whose generations can be
+/// keyed, to claim for `owner`.
+pub(crate) struct Chunk<'a> {
+    pub store: &'a RedisStore,
+    pub queue: &'a str,
+    pub owner: &'a OwnerToken,
+    pub items: &'a [ClaimRequest],
+}
+
+/// One outcome per item of a chunk.
+pub(crate) type Outcomes = Result<Vec<ClaimOutcome>, StoreError>;
+
+/// One layout's claim script call: what [`claim_in_batches`] runs per
+/// chunk.
 pub(crate) trait ClaimChunk {
-    fn claim_chunk<'a>(
-        store: &'a RedisStore,
-        queue: &'a str,
-        owner: &'a OwnerToken,
-        chunk: &'a [ClaimRequest],
-    ) -> impl Future<Output = Result<Vec<ClaimOutcome>, StoreError>> + Send + 'a;
+    fn claim_chunk(chunk: Chunk<'_>) -> impl Future<Output = Outcomes> + Send + '_;
 }
 
 /// Claims `items` with `L`'s script call in
@@ -61,13 +68,20 @@ async fn batches<L: ClaimChunk>(
 ) -> Result<Vec<ClaimOutcome>, StoreError> {
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
-        match L::claim_chunk(store, queue, owner, chunk).await {
+        let items = chunk;
+        let chunk = Chunk {
+            store,
+            queue,
+            owner,
+            items,
+        };
+        match L::claim_chunk(chunk).await {
             Ok(outcomes) => out.extend(outcomes),
             Err(e) if out.is_empty() => return Err(e),
             Err(e) => {
                 tracing::warn!(queue, error = %e, claimed = out.len(), "a later claim call failed; answering the earlier ones");
                 if e.may_have_happened()
-                    && let Err(e) = release(store, queue, owner, &generations_of(chunk)).await
+                    && let Err(e) = release(store, queue, owner, &generations_of(items)).await
                 {
                     tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
                 }

@@ -13,7 +13,7 @@
 use super::call::Call;
 use super::cluster;
 use super::reclaim_passes::{
-    OwnersAndMembers, ReclaimChosen, owner_and_member_reads, reclaim_in_passes,
+    OwnersAndMembers, Pass, PassCounts, ReclaimChosen, owner_and_member_reads, reclaim_in_passes,
 };
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::Effect;
@@ -47,13 +47,14 @@ pub(crate) async fn reclaim_expired(
 struct Plain;
 
 impl ReclaimChosen for Plain {
-    fn reclaim_chosen<'a>(
-        store: &'a RedisStore,
-        queue: &'a str,
-        q: &'a QueueKeys,
-        now: Millis,
-        chosen: &'a [String],
-    ) -> impl Future<Output = Result<[usize; 3], StoreError>> + Send + 'a {
+    fn reclaim_chosen(pass: Pass<'_>) -> impl Future<Output = PassCounts> + Send + '_ {
+        let Pass {
+            store,
+            queue,
+            q,
+            now,
+            chosen,
+        } = pass;
         reclaim_chosen(store, queue, q, now, chosen)
     }
 }
@@ -66,7 +67,7 @@ async fn reclaim_chosen(
     q: &QueueKeys,
     now: Millis,
     chosen: &[String],
-) -> Result<[usize; 3], StoreError> {
+) -> PassCounts {
     let config = &store.inner.config;
     let reads = owner_and_member_reads(q, chosen);
     let (owners, members): OwnersAndMembers = store.conn().query(OP, Effect::Read, &reads).await?;

@@ -14,17 +14,23 @@ use std::future::Future;
 
 const OP: Op = Op::ReclaimExpired;
 
-/// One layout's second phase of a pass: the chosen expired claims (claim
-/// keys) of `queue` redelivered, dead-lettered or dropped as ghosts, as
-/// `[redelivered, dead-lettered, ghosts repaired]`.
+/// One pass's chosen expired claims (claim keys) of `queue`, at `now`.
+pub(crate) struct Pass<'a> {
+    pub store: &'a RedisStore,
+    pub queue: &'a str,
+    pub q: &'a QueueKeys,
+    pub now: Millis,
+    pub chosen: &'a [String],
+}
+
+/// What a pass's second phase answers: `[redelivered, dead-lettered,
+/// ghosts repaired]`.
+pub(crate) type PassCounts = Result<[usize; 3], StoreError>;
+
+/// One layout's second phase of a pass: the chosen claims redelivered,
+/// dead-lettered or dropped as ghosts.
 pub(crate) trait ReclaimChosen {
-    fn reclaim_chosen<'a>(
-        store: &'a RedisStore,
-        queue: &'a str,
-        q: &'a QueueKeys,
-        now: Millis,
-        chosen: &'a [String],
-    ) -> impl Future<Output = Result<[usize; 3], StoreError>> + Send + 'a;
+    fn reclaim_chosen(pass: Pass<'_>) -> impl Future<Output = PassCounts> + Send + '_;
 }
 
 /// Reclaims up to `limit` expired claims of `queue`, in passes of
@@ -53,7 +59,14 @@ pub(crate) async fn reclaim_in_passes<L: ReclaimChosen>(
         if chosen.is_empty() {
             break;
         }
-        let [redelivered, dead, ghosts] = L::reclaim_chosen(store, queue, &q, now, &chosen).await?;
+        let pass = Pass {
+            store,
+            queue,
+            q: &q,
+            now,
+            chosen: &chosen,
+        };
+        let [redelivered, dead, ghosts] = L::reclaim_chosen(pass).await?;
         report.redelivered += redelivered;
         report.dead_lettered += dead;
         report.ghosts_repaired += ghosts;

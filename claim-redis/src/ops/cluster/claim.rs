@@ -3,11 +3,11 @@
 use super::request_keys;
 use crate::codec::claim_outcomes;
 use crate::ops::call::{self, evalsha};
-use crate::ops::claim_batches::{ClaimChunk, answered_payload_keys};
+use crate::ops::claim_batches::{Chunk, ClaimChunk, Outcomes, answered_payload_keys};
 use crate::ops::script_args::claim_item_args;
 use crate::state::RedisStore;
-use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{Op, OwnerToken, StoreError, wire};
+use claim_core::store::ClaimRequest;
+use claim_core::{Op, OwnerToken, wire};
 use redis::Value;
 use std::future::Future;
 
@@ -15,13 +15,8 @@ use std::future::Future;
 pub(crate) struct HashTagged;
 
 impl ClaimChunk for HashTagged {
-    fn claim_chunk<'a>(
-        store: &'a RedisStore,
-        queue: &'a str,
-        owner: &'a OwnerToken,
-        chunk: &'a [ClaimRequest],
-    ) -> impl Future<Output = Result<Vec<ClaimOutcome>, StoreError>> + Send + 'a {
-        claim_chunk(store, queue, owner, chunk)
+    fn claim_chunk(chunk: Chunk<'_>) -> impl Future<Output = Outcomes> + Send + '_ {
+        claim_chunk(chunk.store, chunk.queue, chunk.owner, chunk.items)
     }
 }
 
@@ -46,7 +41,7 @@ async fn claim_chunk(
     queue: &str,
     owner: &OwnerToken,
     chunk: &[ClaimRequest],
-) -> Result<Vec<ClaimOutcome>, StoreError> {
+) -> Outcomes {
     let keys = store.keys();
     let config = &store.inner.config;
     let q = keys.queue(queue);

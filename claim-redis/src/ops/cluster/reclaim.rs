@@ -49,7 +49,9 @@ use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::{Effect, bad_reply};
 use crate::keys::QueueKeys;
 use crate::ops::call::{Call, check_keys};
-use crate::ops::reclaim_passes::{OwnersAndMembers, ReclaimChosen, owner_and_member_reads};
+use crate::ops::reclaim_passes::{
+    OwnersAndMembers, Pass, PassCounts, ReclaimChosen, owner_and_member_reads,
+};
 use crate::slots::hash_slot;
 use crate::state::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
@@ -86,13 +88,14 @@ struct Item {
 pub(crate) struct HashTagged;
 
 impl ReclaimChosen for HashTagged {
-    fn reclaim_chosen<'a>(
-        store: &'a RedisStore,
-        queue: &'a str,
-        q: &'a QueueKeys,
-        now: Millis,
-        chosen: &'a [String],
-    ) -> impl Future<Output = Result<[usize; 3], StoreError>> + Send + 'a {
+    fn reclaim_chosen(pass: Pass<'_>) -> impl Future<Output = PassCounts> + Send + '_ {
+        let Pass {
+            store,
+            queue,
+            q,
+            now,
+            chosen,
+        } = pass;
         reclaim_chosen(store, queue, q, now, chosen)
     }
 }
@@ -104,7 +107,7 @@ async fn reclaim_chosen(
     q: &QueueKeys,
     now: Millis,
     chosen: &[String],
-) -> Result<[usize; 3], StoreError> {
+) -> PassCounts {
     let config = &store.inner.config;
     let keys = store.keys();
     // Both keys lie in the queue's slot (checked): one MULTI.
