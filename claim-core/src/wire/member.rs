@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::member_error::MemberError;
 use super::sequence::{payload_key, queue_score};
 use crate::types::Score;
 
@@ -122,40 +123,6 @@ pub fn member_deadline(raw: &[u8]) -> Option<i64> {
     let data = last_field(text, "data").ok()??;
     let deadline = last_field(data.get(), "deadline").ok()??;
     seconds_of(deadline, 1..=MAX_DEADLINE_SECS)
-}
-
-/// Why a member cannot be processed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MemberError {
-    /// Not a JSON object at all: the member goes to the dead set.
-    #[error("member is not a JSON object: {reason}")]
-    NotJson { reason: String },
-    /// No record can be keyed: the member goes to the dead set.
-    #[error("member has no request id: expected data.id to be a non-empty string")]
-    MissingId,
-    /// The id or request token holds a NUL byte, so no claim key can be made
-    /// for it (Go keys claims `<id>\0<token>`): the member goes to the dead set.
-    #[error(
-        "request {id:?} cannot be claimed: its {field} contains a NUL byte, which claim keys use as the separator"
-    )]
-    Unkeyable { id: String, field: &'static str },
-    /// The id is known but a field is unusable: answer with `INVALID_REQUEST`.
-    #[error("request {id:?}: invalid {field}: {reason}")]
-    Invalid {
-        id: String,
-        field: &'static str,
-        reason: String,
-    },
-}
-
-impl MemberError {
-    /// The request id, when the member had one.
-    pub fn request_id(&self) -> Option<&str> {
-        match self {
-            MemberError::Invalid { id, .. } | MemberError::Unkeyable { id, .. } => Some(id),
-            _ => None,
-        }
-    }
 }
 
 /// Parses a pending member without changing it.

@@ -34,16 +34,19 @@
 
 mod entries;
 mod go_json;
+mod go_order;
 mod member;
+mod member_error;
 mod producer;
 mod result;
 mod retry;
 mod sequence;
 
 pub use member::{
-    MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, MemberError, ParsedMember, RequestKind,
-    lenient_payload_key, member_deadline, parse_member,
+    MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, RequestKind, lenient_payload_key,
+    member_deadline, parse_member,
 };
+pub use member_error::MemberError;
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};
 pub use retry::stamp_retry;

@@ -4,8 +4,8 @@ use serde_json::value::RawValue;
 
 use super::entries::{field, object};
 use super::go_json::go_json;
-use super::member::MemberError;
-use super::retry::{ENVELOPE_ORDER, INTERNAL_ORDER, Ordered, put};
+use super::go_order::{ENVELOPE_ORDER, INTERNAL_ORDER, Ordered, put};
+use super::member_error::MemberError;
 use crate::types::Score;
 
 /// Sequences at or above this share the last fraction step: `2^21 - 1`.
