@@ -68,20 +68,19 @@ async fn batches<L: ClaimChunk>(
 ) -> Result<Vec<ClaimOutcome>, StoreError> {
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
-        let items = chunk;
-        let chunk = Chunk {
+        let call = Chunk {
             store,
             queue,
             owner,
-            items,
+            items: chunk,
         };
-        match L::claim_chunk(chunk).await {
+        match L::claim_chunk(call).await {
             Ok(outcomes) => out.extend(outcomes),
             Err(e) if out.is_empty() => return Err(e),
             Err(e) => {
                 tracing::warn!(queue, error = %e, claimed = out.len(), "a later claim call failed; answering the earlier ones");
                 if e.may_have_happened()
-                    && let Err(e) = release(store, queue, owner, &generations_of(items)).await
+                    && let Err(e) = release(store, queue, owner, &generations_of(chunk)).await
                 {
                     tracing::warn!(queue, error = %e, "release after an unknown claim outcome failed; the claims lapse after their lease");
                 }
