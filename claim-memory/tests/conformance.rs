@@ -6,8 +6,8 @@
 //! line per check and `N passed, N failed`.
 
 use async_trait::async_trait;
+use claim_conformance::StoreFactory;
 use claim_core::ManualClock;
-use claim_core::conformance::StoreFactory;
 use claim_core::store::StoreConfig;
 use claim_memory::MemoryStore;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ impl StoreFactory for Memory {
     }
 }
 
-claim_core::conformance_tests! {
+claim_conformance::conformance_tests! {
     factory: Some(Memory),
     fault_seeds: &[1, 2, 3, 4, 5, 6, 7, 8],
 }
@@ -33,8 +33,8 @@ claim_core::conformance_tests! {
 /// `PROPTEST_CASES` says so).
 mod model_based {
     use super::Memory;
-    use claim_core::conformance::model_based::{self, FuturesDriver, Options};
-    use claim_core::conformance::unreliable::FaultRates;
+    use claim_conformance::model_based::{self, FuturesDriver, Options};
+    use claim_conformance::unreliable::FaultRates;
 
     #[test]
     fn the_memory_store_follows_the_model_through_random_workloads_and_drains_to_one_record_per_generation()

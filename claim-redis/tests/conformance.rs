@@ -18,7 +18,7 @@ use suite::Redis;
 /// Today's keys, byte for byte.
 const LAYOUT: KeyLayout = KeyLayout::Plain;
 
-claim_core::conformance_tests! {
+claim_conformance::conformance_tests! {
     factory: Redis::start(LAYOUT),
     fault_seeds: &[1, 2],
     server_time: Redis::on_server_time(LAYOUT).await,

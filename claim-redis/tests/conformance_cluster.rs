@@ -2,7 +2,7 @@
 //!
 //! One cluster serves the whole test binary (`RedisCluster::shared`); each
 //! store gets a fresh random key prefix. The factory is `tests/suite`'s
-//! and the lists are `claim_core::conformance_tests!`'s. The servers refuse
+//! and the lists are `claim_conformance::conformance_tests!`'s. The servers refuse
 //! any call whose keys span slots (CROSSSLOT) and the store checks each
 //! call before sending, so a passing check also proves its calls stay in
 //! one slot.
@@ -12,7 +12,7 @@ mod suite;
 
 use suite::Redis;
 
-claim_core::conformance_tests! {
+claim_conformance::conformance_tests! {
     factory: Redis::cluster(),
     fault_seeds: &[1, 2],
     server_time: Redis::cluster_on_server_time().await,

@@ -2,7 +2,7 @@
 //! runs the ClaimStore conformance suite against each chosen store.
 //!
 //! Each store runs the suite as a test target of its crate: `conformance`
-//! (`tests/conformance.rs`, one `claim_core::conformance_tests!` line); the
+//! (`tests/conformance.rs`, one `claim_conformance::conformance_tests!` line); the
 //! Redis store also as `conformance_tagged` (the cluster key layout on one
 //! server) and `conformance_cluster` (a real local Redis Cluster), in
 //! which every check is a test: `plain::<check>`, `through_faults::<check>`,

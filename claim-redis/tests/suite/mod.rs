@@ -4,14 +4,14 @@
 //! `tests/conformance_tagged.rs` on the hash-tagged (cluster) one, where
 //! every call is checked to stay in one slot, and
 //! `tests/conformance_cluster.rs` on a real Redis Cluster. None lists
-//! checks of its own: `claim_core::conformance_tests!` and
+//! checks of its own: `claim_conformance::conformance_tests!` and
 //! [`model_based_tests!`] do.
 
 #![allow(dead_code)]
 
 use crate::common;
 use async_trait::async_trait;
-use claim_core::conformance::{StoreFactory, T0};
+use claim_conformance::{StoreFactory, T0};
 use claim_core::store::StoreConfig;
 use claim_core::{ClaimStore, Clock, ManualClock, Millis};
 use claim_redis::testing::{RedisCluster, RedisServer, RedisServerOptions, require_redis_server};
@@ -130,8 +130,8 @@ macro_rules! model_based_tests {
         mod model_based {
             #[allow(unused_imports)]
             use super::*;
-            use claim_core::conformance::model_based::{self, Driver, Options};
-            use claim_core::conformance::unreliable::FaultRates;
+            use claim_conformance::model_based::{self, Driver, Options};
+            use claim_conformance::unreliable::FaultRates;
             use std::future::Future;
 
             /// One tokio runtime for every case: the stores' pools live on it.

@@ -1,8 +1,8 @@
 //! Shared fixtures of the conformance checks: a start time, members in the Go shape, a store on a manual clock.
 
 use super::StoreFactory;
-use crate::store::{ClaimRequest, StoreConfig, Submission};
-use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
+use claim_core::store::{ClaimRequest, StoreConfig, Submission};
+use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -137,8 +137,8 @@ impl Req {
     }
 
     /// Its ack to `list` with a record saying `text`: no payload key, no list TTL.
-    pub fn ack_item(&self, list: &str, text: &str) -> crate::store::AckItem {
-        crate::store::AckItem {
+    pub fn ack_item(&self, list: &str, text: &str) -> claim_core::store::AckItem {
+        claim_core::store::AckItem {
             generation: self.generation.clone(),
             member: self.member.clone(),
             score: self.score(),
@@ -164,14 +164,14 @@ pub fn reqs(n: usize) -> Vec<Req> {
 }
 
 /// Shorthands the checks use; each unwraps the store's answer.
-impl<S: crate::ClaimStore> Fixture<S> {
+impl<S: claim_core::ClaimStore> Fixture<S> {
     pub async fn submit(&self, reqs: &[Req]) {
         for r in reqs {
             self.store.submit(Q, &r.submission()).await.expect("submit");
         }
     }
 
-    pub async fn claim(&self, who: &str, reqs: &[Req]) -> Vec<crate::store::ClaimOutcome> {
+    pub async fn claim(&self, who: &str, reqs: &[Req]) -> Vec<claim_core::store::ClaimOutcome> {
         let items: Vec<_> = reqs.iter().map(Req::claim_request).collect();
         self.store
             .claim(Q, &owner(who), &items)
@@ -179,12 +179,17 @@ impl<S: crate::ClaimStore> Fixture<S> {
             .expect("claim")
     }
 
-    pub async fn ack(&self, who: &str, reqs: &[Req], text: &str) -> Vec<crate::store::AckOutcome> {
+    pub async fn ack(
+        &self,
+        who: &str,
+        reqs: &[Req],
+        text: &str,
+    ) -> Vec<claim_core::store::AckOutcome> {
         let items: Vec<_> = reqs.iter().map(|r| r.ack_item(RESULTS, text)).collect();
         self.store.ack(Q, &owner(who), &items).await.expect("ack")
     }
 
-    pub async fn renew(&self, who: &str, reqs: &[Req]) -> Vec<crate::store::RenewOutcome> {
+    pub async fn renew(&self, who: &str, reqs: &[Req]) -> Vec<claim_core::store::RenewOutcome> {
         let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
         self.store
             .renew(Q, &owner(who), &gens)
@@ -220,7 +225,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
         ids_on(&self.store, RESULTS).await
     }
 
-    pub async fn depths(&self) -> crate::store::QueueDepths {
+    pub async fn depths(&self) -> claim_core::store::QueueDepths {
         self.store.depths(Q).await.expect("depths")
     }
 
@@ -239,22 +244,27 @@ impl<S: crate::ClaimStore> Fixture<S> {
     }
 
     /// Submits `r`, lets `who` claim it and acks it with record `text`.
-    pub async fn answer(&self, who: &str, r: &Req, text: &str) -> Vec<crate::store::AckOutcome> {
+    pub async fn answer(
+        &self,
+        who: &str,
+        r: &Req,
+        text: &str,
+    ) -> Vec<claim_core::store::AckOutcome> {
         self.submit_and_claim(who, r).await;
         self.ack(who, r.one(), text).await
     }
 
     /// Submits `r`, lets `who` claim it and its lease run out (the clock at
     /// 31 s), and reclaims: one redelivery, or the limit.
-    pub async fn lapse(&self, who: &str, r: &Req) -> crate::store::ReclaimReport {
+    pub async fn lapse(&self, who: &str, r: &Req) -> claim_core::store::ReclaimReport {
         self.submit_and_claim(who, r).await;
         self.clock.set(at(31));
         self.reclaim_all().await
     }
 
     /// Reclaims until nothing expired remains.
-    pub async fn reclaim_all(&self) -> crate::store::ReclaimReport {
-        let mut total = crate::store::ReclaimReport::default();
+    pub async fn reclaim_all(&self) -> claim_core::store::ReclaimReport {
+        let mut total = claim_core::store::ReclaimReport::default();
         loop {
             let r = self.store.reclaim_expired(Q, 100).await.expect("reclaim");
             total.redelivered += r.redelivered;
@@ -268,7 +278,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
 }
 
 /// The ids of the records on `list`, oldest first.
-pub async fn ids_on<S: crate::ClaimStore>(store: &S, list: &str) -> Vec<String> {
+pub async fn ids_on<S: claim_core::ClaimStore>(store: &S, list: &str) -> Vec<String> {
     let records = store.results(list).await.expect("results");
     records
         .iter()

@@ -6,11 +6,11 @@
 //! at the original score, and a reclaimer that leaves live leases alone.
 
 use super::calls::{Answer, Call};
-use crate::lease::lease_expiry;
-use crate::model::Model;
-use crate::store::{ClaimInfo, ClaimOutcome, RenewOutcome, generations_of};
-use crate::types::{Generation, Millis, OwnerToken};
-use crate::wire;
+use claim_core::lease::lease_expiry;
+use claim_core::model::Model;
+use claim_core::store::{ClaimInfo, ClaimOutcome, RenewOutcome, generations_of};
+use claim_core::types::{Generation, Millis, OwnerToken};
+use claim_core::wire;
 use std::fmt::Debug;
 
 fn claim_of(model: &Model, queue: &str, g: &Generation) -> Option<ClaimInfo> {

@@ -2,8 +2,8 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, at, config, fixture, one_claimed, reqs};
-use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
+use claim_core::{ClaimInspect, ClaimStore};
 
 /// An ack outcome that pushed a record or not and dropped the claim or
 /// not, and dead-lettered nothing.

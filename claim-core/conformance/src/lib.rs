@@ -45,9 +45,9 @@ pub mod unreliable;
 
 pub use support::{T0, at, fixture, start};
 
-use crate::store::{ClaimStore, StoreConfig};
-use crate::types::{ManualClock, Millis};
 use async_trait::async_trait;
+use claim_core::store::{ClaimStore, StoreConfig};
+use claim_core::types::{ManualClock, Millis};
 use std::sync::Arc;
 
 /// Builds fresh, empty stores for the checks.
@@ -71,7 +71,7 @@ pub async fn on_server_time<Fut: std::future::Future<Output = ()>>(server_now: M
 /// Makes every check a test of the calling crate: see the module docs.
 ///
 /// ```text
-/// claim_core::conformance_tests! {
+/// claim_conformance::conformance_tests! {
 ///     factory: Memory::new(),            // an expression of Option<F: StoreFactory>; None skips
 ///     fault_seeds: &[1, 2, 3],           // seeds of the through-faults pass
 ///     server_time: Some((factory, now)), // optional: Option<(F, Millis)>, None skips
@@ -219,7 +219,7 @@ macro_rules! __conformance_generate {
             $( #[tokio::test]
             async fn $free() {
                 let Some((factory, now)) = $server else { return };
-                $crate::conformance::on_server_time(now, $crate::conformance::$fm::$free(&factory))
+                $crate::on_server_time(now, $crate::$fm::$free(&factory))
                     .await;
             } )*
         }
@@ -248,7 +248,7 @@ macro_rules! __conformance_admin {
             $( #[tokio::test]
             async fn $check() {
                 let Some(factory) = $factory else { return };
-                $crate::conformance::$module::$check(&factory).await;
+                $crate::$module::$check(&factory).await;
             } )*
         }
     };
@@ -266,7 +266,7 @@ macro_rules! __conformance_each {
             $( #[tokio::test]
             async fn $check() {
                 let Some(factory) = $factory else { return };
-                $crate::conformance::$module::$check(&factory).await;
+                $crate::$module::$check(&factory).await;
             } )*
         }
 
@@ -278,8 +278,8 @@ macro_rules! __conformance_each {
             async fn $check() {
                 let Some(factory) = $factory else { return };
                 let check = stringify!($check);
-                $crate::conformance::faults::through_faults(&factory, check, $seeds, |f| {
-                    Box::pin($crate::conformance::$module::$check(f))
+                $crate::faults::through_faults(&factory, check, $seeds, |f| {
+                    Box::pin($crate::$module::$check(f))
                 })
                 .await;
             } )*

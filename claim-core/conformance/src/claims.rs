@@ -2,9 +2,9 @@
 
 use super::StoreFactory;
 use super::support::{Q, Req, T0, at, config, fixture, one_claimed, owner, reqs};
-use crate::store::{ClaimOutcome, RenewOutcome};
-use crate::types::{Millis, Score};
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::store::{ClaimOutcome, RenewOutcome};
+use claim_core::types::{Millis, Score};
+use claim_core::{ClaimInspect, ClaimStore};
 
 fn claimed(outcome: &ClaimOutcome) -> bool {
     matches!(outcome, ClaimOutcome::Claimed { .. })
@@ -283,7 +283,7 @@ pub async fn a_cancel_after_the_claim_is_seen_by_the_holder(f: &impl StoreFactor
     assert_eq!(fx.store.cancelled(&gens).await.unwrap(), vec![false, false]);
     assert!(fx.store.cancel("b").await.unwrap());
     assert_eq!(fx.store.cancelled(&gens).await.unwrap(), vec![false, true]);
-    let other_generation = [crate::Generation::new("b", "t0")];
+    let other_generation = [claim_core::Generation::new("b", "t0")];
     assert_eq!(
         fx.store.cancelled(&other_generation).await.unwrap(),
         vec![false]

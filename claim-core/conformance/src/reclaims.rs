@@ -5,10 +5,10 @@ use super::returns::{park, redeliveries};
 use super::support::{
     Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs, start,
 };
-use crate::store::Submission;
-use crate::types::{Member, Score};
-use crate::wire::{self, Envelope};
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::store::Submission;
+use claim_core::types::{Member, Score};
+use claim_core::wire::{self, Envelope};
+use claim_core::{ClaimInspect, ClaimStore};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
@@ -196,7 +196,7 @@ pub async fn redelivery_counts_survive_release_and_retry(f: &impl StoreFactory) 
     fx.clock.set(at(40));
     fx.store.promote_due(10).await.unwrap();
     let promoted = fx.store.peek(Q, 0, 1).await.unwrap().remove(0);
-    let item = crate::store::ClaimRequest {
+    let item = claim_core::store::ClaimRequest {
         member: promoted.member,
         generation: r.generation.clone(),
     };

@@ -8,9 +8,9 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, at, config, fixture, owner};
-use crate::store::{AckItem, ClaimOutcome, RenewOutcome, Submission};
-use crate::types::{Millis, Score};
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::store::{AckItem, ClaimOutcome, RenewOutcome, Submission};
+use claim_core::types::{Millis, Score};
+use claim_core::{ClaimInspect, ClaimStore};
 
 /// `r`'s submission with the pending score `score_secs` instead of its
 /// deadline (the member's `data.deadline` is unchanged).
@@ -184,8 +184,8 @@ pub async fn a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatev
                 r#"{{"internal":{{"request_token":"t"}},"request_kind":"redis","data":{{"id":"{id}",{field},"payload":{{}}}}}}"#
             );
             Req {
-                member: crate::types::Member::from(json.into_bytes()),
-                generation: crate::types::Generation::new(*id, "t"),
+                member: claim_core::types::Member::from(json.into_bytes()),
+                generation: claim_core::types::Generation::new(*id, "t"),
                 deadline: 0,
             }
         })

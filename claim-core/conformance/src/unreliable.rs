@@ -16,16 +16,16 @@
 //! next call of one operation whatever the rates. [`UnreliableStore::set_enabled`]
 //! switches both off, for setup and inspection.
 
-use crate::ClaimStore;
-use crate::error::StoreError;
-use crate::layer::{Answer, Forward, StoreLayer};
+use claim_core::ClaimStore;
+use claim_core::error::StoreError;
+use claim_core::layer::{Answer, Forward, StoreLayer};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod kinds;
 
-pub use crate::op::Op;
+pub use claim_core::op::Op;
 use kinds::XorShift;
 pub use kinds::{Fault, FaultRates, Injected, Tally};
 

@@ -15,10 +15,10 @@
 use super::StoreFactory;
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, Injected, Tally, UnreliableStore};
-use crate::layer::BoxFuture;
-use crate::store::StoreConfig;
-use crate::types::ManualClock;
 use async_trait::async_trait;
+use claim_core::layer::BoxFuture;
+use claim_core::store::StoreConfig;
+use claim_core::types::ManualClock;
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

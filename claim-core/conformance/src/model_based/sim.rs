@@ -4,12 +4,12 @@ use super::calls::{Answer, Call, Entry, on_model};
 use super::oracle;
 use super::state::{Held, RefState, tag};
 use super::transitions::Verdict;
-use crate::store::{
+use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, PendingEntry, ReclaimReport, RenewOutcome,
     StoreConfig, Submission,
 };
-use crate::types::{Generation, Member, OwnerToken};
-use crate::wire::{self, ErrorCode, ResultRecord};
+use claim_core::types::{Generation, Member, OwnerToken};
+use claim_core::wire::{self, ErrorCode, ResultRecord};
 
 /// The reference state plus the calls made on it so far.
 #[derive(Debug)]

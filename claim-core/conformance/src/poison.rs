@@ -7,10 +7,10 @@
 use super::StoreFactory;
 use super::acks::pushed_dropped;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
-use crate::store::{AckOutcome, ClaimOutcome, ParkItem};
-use crate::types::Member;
-use crate::wire;
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::store::{AckOutcome, ClaimOutcome, ParkItem};
+use claim_core::types::Member;
+use claim_core::wire;
+use claim_core::{ClaimInspect, ClaimStore};
 
 /// `who`'s ack of `r` to the queue's own pending set: an unusable list.
 async fn ack_to_the_queue<S: ClaimStore>(
@@ -250,7 +250,7 @@ pub async fn a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_par
 
 pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let deadline = crate::conformance::T0.0 / 1000 + 900;
+    let deadline = crate::T0.0 / 1000 + 900;
     let target = format!("{Q}:claims-idx");
     let member = format!(
         r#"{{"internal":{{"retry_count":1,"request_queue_name":"{target}","request_token":"g"}},"request_kind":"redis","data":{{"id":"bk","deadline":{deadline},"payload":{{}}}}}}"#

@@ -4,9 +4,9 @@ use super::calls::{Call, Entry};
 use super::sim::{Sim, ack_item};
 use super::state::{Held, LEASE_TTL_MS, QUEUES, RefState, Shape, Submitted, garbage, member};
 use super::transitions::{Step, Verdict};
-use crate::store::{ParkItem, RenewOutcome, Submission};
-use crate::types::{Generation, OwnerToken};
-use crate::wire;
+use claim_core::store::{ParkItem, RenewOutcome, Submission};
+use claim_core::types::{Generation, OwnerToken};
+use claim_core::wire;
 use std::collections::BTreeMap;
 
 /// Groups generations by the queue their claim lives in.

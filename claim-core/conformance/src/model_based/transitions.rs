@@ -3,8 +3,8 @@
 use super::draws::{deadline_in, one_of, queue, shape, some_of, verdict, worker};
 use super::state::{RefState, Shape};
 use super::step;
-use crate::types::Generation;
-use crate::wire::ErrorCode;
+use claim_core::types::Generation;
+use claim_core::wire::ErrorCode;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::Union;

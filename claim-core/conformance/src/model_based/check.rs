@@ -1,11 +1,11 @@
 //! What is checked: the model's invariants after every step, the store's observable state against the model's, and quiescence at the end.
 
 use super::state::{LISTS, QUEUES, RefState, tagged};
-use crate::ClaimStore;
-use crate::model::Model;
-use crate::store::{ClaimInfo, PendingEntry, QueueDepths};
-use crate::types::{Generation, Member};
-use crate::wire;
+use claim_core::ClaimStore;
+use claim_core::model::Model;
+use claim_core::store::{ClaimInfo, PendingEntry, QueueDepths};
+use claim_core::types::{Generation, Member};
+use claim_core::wire;
 use std::collections::BTreeMap;
 
 /// Everything a store lets one observe, in a canonical order.
@@ -32,7 +32,7 @@ fn json(record: &Member) -> serde_json::Value {
     })
 }
 
-fn dead_view(entries: Vec<crate::store::DeadEntry>) -> Vec<(Member, String)> {
+fn dead_view(entries: Vec<claim_core::store::DeadEntry>) -> Vec<(Member, String)> {
     let mut dead: Vec<_> = entries.into_iter().map(|d| (d.member, d.reason)).collect();
     dead.sort();
     dead
@@ -73,7 +73,7 @@ pub async fn observe_store<S: ClaimStore>(
     store: &S,
     state: &RefState,
 ) -> Result<Observation, String> {
-    fn err(what: &'static str) -> impl Fn(crate::StoreError) -> String {
+    fn err(what: &'static str) -> impl Fn(claim_core::StoreError) -> String {
         move |e| format!("reading {what} from the store failed: {e}")
     }
     let mut o = Observation {

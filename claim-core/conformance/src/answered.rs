@@ -11,11 +11,11 @@
 use super::StoreFactory;
 use super::returns::park;
 use super::support::{Fixture, Q, Req, at, config, fixture, owner};
-use crate::admin::ClaimAdmin;
-use crate::store::ParkItem;
-use crate::types::Member;
-use crate::wire;
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::admin::ClaimAdmin;
+use claim_core::store::ParkItem;
+use claim_core::types::Member;
+use claim_core::wire;
+use claim_core::{ClaimInspect, ClaimStore};
 
 /// `a` answered by `w1`'s stale ack while `w2` holds its claim.
 async fn answered_while_held<F: StoreFactory>(f: &F) -> (Fixture<F::Store>, Req) {

@@ -24,15 +24,15 @@
 //! left to lapse and be reclaimed. That policy is exercised by
 //! async-worker's runtime model test, not here.
 
-use crate::error::StoreError;
-use crate::layer::{Answer, Forward, StoreLayer};
-use crate::op::Op;
-use crate::store::{
+use async_trait::async_trait;
+use claim_core::error::StoreError;
+use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::op::Op;
+use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
     Submission, generations_of,
 };
-use crate::types::{Generation, Member, OwnerToken};
-use async_trait::async_trait;
+use claim_core::types::{Generation, Member, OwnerToken};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

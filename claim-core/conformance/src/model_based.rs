@@ -14,8 +14,8 @@
 //! A store crate calls it from an integration test, with its own factory:
 //!
 //! ```no_run
-//! use claim_core::conformance::StoreFactory;
-//! use claim_core::conformance::model_based::{self, FuturesDriver, Options};
+//! use claim_conformance::StoreFactory;
+//! use claim_conformance::model_based::{self, FuturesDriver, Options};
 //!
 //! fn the_store_follows_the_model<F: StoreFactory>(factory: &F) {
 //!     model_based::run(factory, &FuturesDriver, Options::cases(32));
@@ -58,7 +58,7 @@ mod transitions;
 use super::StoreFactory;
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, UnreliableStore};
-use crate::types::ManualClock;
+use claim_core::types::ManualClock;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use proptest_state_machine::ReferenceStateMachine;
 use state::RefState;
@@ -211,7 +211,7 @@ fn case_seed(initial: &RefState, steps: &[Step]) -> u64 {
 }
 
 /// One case: the store follows the model step by step, then both drain.
-async fn run_case<S: crate::ClaimStore>(
+async fn run_case<S: claim_core::ClaimStore>(
     store: &S,
     clock: &ManualClock,
     initial: RefState,
@@ -240,7 +240,7 @@ async fn run_case<S: crate::ClaimStore>(
 }
 
 /// The model's invariants hold and the store shows what the model shows.
-async fn verify<S: crate::ClaimStore>(
+async fn verify<S: claim_core::ClaimStore>(
     store: &S,
     clock: &ManualClock,
     state: &RefState,

@@ -1,8 +1,8 @@
 //! The reference state: the claim-core model plus what producers and workers believe, and the test's fixed setup.
 
-use crate::model::Model;
-use crate::store::{StoreConfig, Submission};
-use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+use claim_core::model::Model;
+use claim_core::store::{StoreConfig, Submission};
+use claim_core::types::{Generation, Member, Millis, OwnerToken, Score};
 use std::collections::BTreeMap;
 
 /// The two queues; the second has its own result list.

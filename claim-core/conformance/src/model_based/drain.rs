@@ -4,7 +4,7 @@ use super::calls::Entry;
 use super::sim::{Sim, ack_item};
 use super::state::{QUEUES, RefState};
 use super::transitions::Verdict;
-use crate::types::{Millis, OwnerToken};
+use claim_core::types::{Millis, OwnerToken};
 
 /// Rounds after which a drain that still finds work gives up (one is normally enough).
 const MAX_ROUNDS: usize = 8;

@@ -2,10 +2,10 @@
 
 use super::StoreFactory;
 use super::support::{Q, Req, T0, at, config, fixture, limited, one_claimed, owner, reqs};
-use crate::store::{ClaimOutcome, ParkItem};
-use crate::types::{Member, Score};
-use crate::wire;
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::store::{ClaimOutcome, ParkItem};
+use claim_core::types::{Member, Score};
+use claim_core::wire;
+use claim_core::{ClaimInspect, ClaimStore};
 
 pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     match outcome {
@@ -14,7 +14,7 @@ pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     }
 }
 
-pub(super) async fn park<S: crate::ClaimStore>(
+pub(super) async fn park<S: claim_core::ClaimStore>(
     store: &S,
     who: &str,
     r: &Req,

@@ -1,12 +1,12 @@
 //! Store calls as data: each is run on the model to get the expected answer, then replayed on the store.
 
-use crate::model::Model;
-use crate::store::{
+use claim_core::model::Model;
+use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, PendingEntry, ReclaimReport,
     RenewOutcome, Submission,
 };
-use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken};
-use crate::{ClaimStore, Op, StoreError};
+use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken};
+use claim_core::{ClaimStore, Op, StoreError};
 
 /// One mutating `ClaimStore` operation with its arguments; each variant is
 /// named as its [`Op`].

@@ -3,10 +3,10 @@
 use super::StoreFactory;
 use super::returns::park;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, owner, start};
-use crate::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
-use crate::types::{Generation, Member, Score};
-use crate::wire::{self, Envelope};
-use crate::{ClaimInspect, ClaimStore, StoreError};
+use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
+use claim_core::types::{Generation, Member, Score};
+use claim_core::wire::{self, Envelope};
+use claim_core::{ClaimInspect, ClaimStore, StoreError};
 
 /// A request as Go's producer writes it with payload keys on: the member
 /// has `"payload":null` and `internal.payload_ref`; the payload is apart.

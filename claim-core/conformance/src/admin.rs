@@ -5,10 +5,10 @@
 
 use super::StoreFactory;
 use super::support::{Fixture, Q, Req, at, config, fixture, limited, one_claimed, owner};
-use crate::admin::{ClaimAdmin, Redrive};
-use crate::store::{ClaimOutcome, RenewOutcome, StoreConfig, Submission};
-use crate::types::{Generation, Member, Score};
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::admin::{ClaimAdmin, Redrive};
+use claim_core::store::{ClaimOutcome, RenewOutcome, StoreConfig, Submission};
+use claim_core::types::{Generation, Member, Score};
+use claim_core::{ClaimInspect, ClaimStore};
 
 /// The queue whose pending set the checks' unusable result list is.
 const BLOCKING_QUEUE: &str = "conformance-blocking-queue";

@@ -1,13 +1,13 @@
 //! Reconciliation: what the store shows before a call and after its indeterminate failure, and the answer rebuilt from the difference.
 
 use super::{Attempt, Retrying};
-use crate::ClaimStore;
-use crate::error::StoreError;
-use crate::store::{
+use claim_core::ClaimStore;
+use claim_core::error::StoreError;
+use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, Submission,
     generations_of,
 };
-use crate::types::{Generation, Member, OwnerToken};
+use claim_core::types::{Generation, Member, OwnerToken};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
@@ -216,7 +216,7 @@ impl<S: ClaimStore> Retrying<S> {
         self.reconciled(call, || async {
             let after = self.pending_members(queue).await?;
             let landed = after.difference(&before).find(|m| {
-                crate::wire::parse_member(m.as_bytes()).is_ok_and(|p| {
+                claim_core::wire::parse_member(m.as_bytes()).is_ok_and(|p| {
                     p.id == submission.generation.id && p.token == submission.generation.token
                 })
             });

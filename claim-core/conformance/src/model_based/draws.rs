@@ -2,8 +2,8 @@
 
 use super::state::{Held, QUEUES, RefState, Shape, WORKERS};
 use super::transitions::{Step, Verdict};
-use crate::types::Generation;
-use crate::wire::ErrorCode;
+use claim_core::types::Generation;
+use claim_core::wire::ErrorCode;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ pub(super) fn shape() -> impl Strategy<Value = Shape> {
         prop_oneof![
             2 => Just(0i64),
             2 => 1..4i64,
-            1 => Just(crate::wire::MAX_ENQUEUE_SEQ + 5),
+            1 => Just(claim_core::wire::MAX_ENQUEUE_SEQ + 5),
         ],
     )
         .prop_map(

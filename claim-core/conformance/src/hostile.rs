@@ -7,14 +7,14 @@
 
 use super::StoreFactory;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, reqs, start};
-use crate::ClaimStore;
-use crate::store::ClaimOutcome;
-use crate::types::{Generation, Member};
+use claim_core::ClaimStore;
+use claim_core::store::ClaimOutcome;
+use claim_core::types::{Generation, Member};
 
 /// The keys a hostile member names as its `internal.payload_ref`: the
 /// queue's pending set, its bookkeeping, the result list, the retry set.
 fn internal_keys() -> Vec<String> {
-    let retry = crate::store::StoreConfig::default().retry_set;
+    let retry = claim_core::store::StoreConfig::default().retry_set;
     vec![
         Q.to_owned(),
         RESULTS.to_owned(),

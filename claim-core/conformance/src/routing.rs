@@ -1,6 +1,6 @@
-//! Checks of the routing of the records a store writes itself (one function with the runtime's, `crate::routing`) and of the optional result-list allow-list.
+//! Checks of the routing of the records a store writes itself (one function with the runtime's, `claim_core::routing`) and of the optional result-list allow-list.
 //!
-//! Every record of a generation goes where [`crate::routing::route`] says,
+//! Every record of a generation goes where [`claim_core::routing::route`] says,
 //! whoever writes it: the store's `DELIVERY_LIMIT` record lands on the list
 //! (and sets the list TTL) an ack of the runtime would use. With an
 //! allow-list in force, a list outside it is refused by name: the member
@@ -8,10 +8,10 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, at, fixture, ids_on, limited, owner};
-use crate::routing::AllowList;
-use crate::store::StoreConfig;
-use crate::types::Member;
-use crate::{ClaimInspect, ClaimStore};
+use claim_core::routing::AllowList;
+use claim_core::store::StoreConfig;
+use claim_core::types::Member;
+use claim_core::{ClaimInspect, ClaimStore};
 
 /// The queue's configured list in these checks.
 const QUEUE_LIST: &str = "conformance-queue-results";
@@ -49,7 +49,9 @@ pub async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_
     let r = routed(Req::new("resolved", "t", 3600), None, true, 120);
     let route = fx.store.config().route(
         Q,
-        crate::wire::parse_member(r.member.as_bytes()).ok().as_ref(),
+        claim_core::wire::parse_member(r.member.as_bytes())
+            .ok()
+            .as_ref(),
     );
     assert_eq!(
         (route.list.as_str(), route.ttl_seconds),
@@ -173,7 +175,7 @@ pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_w
     let fx = fixture(f, limited(3)).await;
     let r = Req::new("forever", "t", 3600);
     fx.submit_and_claim("w", &r).await;
-    let item = crate::store::AckItem {
+    let item = claim_core::store::AckItem {
         result_ttl_seconds: u64::MAX,
         ..r.ack_item(RESULTS, "ok")
     };
@@ -186,7 +188,7 @@ pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_w
     assert_eq!(ids_on(&fx.store, RESULTS).await, ["forever"]);
     assert_eq!(fx.depths().await.claimed, 0);
     let ttl = fx.store.list_ttl(RESULTS).await.unwrap();
-    let max = crate::routing::MAX_RESULT_TTL_SECONDS;
+    let max = claim_core::routing::MAX_RESULT_TTL_SECONDS;
     assert!(
         ttl.is_some_and(|t| t > max - 60 && t <= max),
         "list TTL {ttl:?}"
