@@ -54,6 +54,7 @@ mod sim;
 mod state;
 mod step;
 mod transitions;
+mod workload;
 
 use super::StoreFactory;
 use super::retrying::Retrying;
@@ -66,7 +67,8 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use transitions::{Machine, Step};
+use transitions::Machine;
+use workload::Step;
 
 /// Runs a future to completion; the caller supplies the executor.
 pub trait Driver {
@@ -253,7 +255,7 @@ async fn verify<S: claim_core::ClaimStore>(
 
 /// `<crate>/proptest-regressions/<file inside the crate>.txt` for the calling
 /// source file, found from the working directory as proptest does.
-fn regressions_file(caller: &str) -> Option<PathBuf> {
+pub(crate) fn regressions_file(caller: &str) -> Option<PathBuf> {
     let caller = Path::new(caller);
     let source = if caller.is_absolute() {
         caller.to_path_buf()

@@ -4,8 +4,8 @@
 //! `tests/conformance_tagged.rs` on the hash-tagged (cluster) one, where
 //! every call is checked to stay in one slot, and
 //! `tests/conformance_cluster.rs` on a real Redis Cluster. None lists
-//! checks of its own: `claim_conformance::conformance_tests!` and
-//! [`model_based_tests!`] do.
+//! checks of its own: each is a `harness = false` target whose main is
+//! `claim_conformance::run`.
 
 #![allow(dead_code)]
 
@@ -112,54 +112,4 @@ impl StoreFactory for Redis {
             .await
             .expect("connect to the test's redis-server")
     }
-}
-
-/// The model-based tests on stores of `Redis::start(LAYOUT)`, `LAYOUT`
-/// being a constant of the invoking test target (or of the factory
-/// expression given): random workloads against the claim-core model (32
-/// cases each, or `cases: N`; more if `PROPTEST_CASES` says so).
-#[macro_export]
-macro_rules! model_based_tests {
-    () => {
-        $crate::model_based_tests!(Redis::start(LAYOUT));
-    };
-    ($factory:expr) => {
-        $crate::model_based_tests!($factory, cases: 32);
-    };
-    ($factory:expr, cases: $cases:expr) => {
-        mod model_based {
-            #[allow(unused_imports)]
-            use super::*;
-            use claim_conformance::model_based::{self, Driver, Options};
-            use claim_conformance::unreliable::FaultRates;
-            use std::future::Future;
-
-            /// One tokio runtime for every case: the stores' pools live on it.
-            struct Tokio(tokio::runtime::Runtime);
-
-            impl Driver for Tokio {
-                fn block_on<Fut: Future>(&self, future: Fut) -> Fut::Output {
-                    self.0.block_on(future)
-                }
-            }
-
-            fn driver() -> Tokio {
-                Tokio(tokio::runtime::Runtime::new().expect("tokio runtime"))
-            }
-
-            #[test]
-            fn the_redis_store_follows_the_model_through_random_workloads_and_drains_to_one_record_per_generation()
-             {
-                let Some(redis) = $factory else { return };
-                model_based::run(&redis, &driver(), Options::cases($cases));
-            }
-
-            #[test]
-            fn the_redis_store_follows_the_model_through_determinate_and_indeterminate_faults() {
-                let Some(redis) = $factory else { return };
-                let options = Options::cases($cases).with_faults(FaultRates::new(0.15, 0.15));
-                model_based::run(&redis, &driver(), options);
-            }
-        }
-    };
 }

@@ -3,7 +3,7 @@
 use super::calls::Entry;
 use super::sim::{Sim, ack_item};
 use super::state::{QUEUES, RefState};
-use super::transitions::Verdict;
+use super::workload::Verdict;
 use claim_core::types::{Millis, OwnerToken};
 
 /// Rounds after which a drain that still finds work gives up (one is normally enough).

@@ -1,7 +1,7 @@
 //! The values the transitions draw: queues, workers, member shapes, deadlines, verdicts, and subsets of what a worker holds.
 
 use super::state::{Held, QUEUES, RefState, Shape, WORKERS};
-use super::transitions::{Step, Verdict};
+use super::workload::{Step, Verdict};
 use claim_core::types::Generation;
 use claim_core::wire::ErrorCode;
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 use super::calls::{Answer, Call, Entry, on_model};
 use super::oracle;
 use super::state::{Held, RefState, tag};
-use super::transitions::Verdict;
+use super::workload::Verdict;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, PendingEntry, ReclaimReport, RenewOutcome,
     StoreConfig, Submission,

@@ -3,7 +3,7 @@
 use super::calls::{Call, Entry};
 use super::sim::{Sim, ack_item};
 use super::state::{Held, LEASE_TTL_MS, QUEUES, RefState, Shape, Submitted, garbage, member};
-use super::transitions::{Step, Verdict};
+use super::workload::{Step, Verdict};
 use claim_core::store::{ParkItem, RenewOutcome, Submission};
 use claim_core::types::{Generation, OwnerToken};
 use claim_core::wire;

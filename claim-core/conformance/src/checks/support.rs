@@ -21,7 +21,7 @@ pub fn start() -> Millis {
     Millis(START_MS.with(Cell::get))
 }
 
-pub(super) fn set_start(at: Millis) {
+pub(crate) fn set_start(at: Millis) {
     START_MS.with(|s| s.set(at.0));
 }
 
