@@ -31,8 +31,8 @@ pub mod faults;
 pub mod model_based;
 mod runner;
 
-pub use checks::support::{T0, at, fixture, start};
+pub use checks::support::fixture;
 pub use checks::{Check, Needs};
-pub use factory::StoreFactory;
+pub use factory::{Started, StoreFactory, T0};
 pub use faults::{retrying, unreliable};
 pub use runner::{MakeFactory, ModelBased, Options, ServerTime, all_admin_checks, all_checks, run};

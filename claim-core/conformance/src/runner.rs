@@ -6,8 +6,8 @@
 //! result:`). Each trial builds its own factory and runs on its own
 //! current-thread tokio runtime.
 
-use crate::StoreFactory;
-use crate::checks::{self, Check, Needs, support};
+use crate::checks::{self, Check, Needs};
+use crate::factory::{Started, StoreFactory, T0};
 use crate::faults::through_faults::{Faulty, through_faults};
 use crate::faults::unreliable::FaultRates;
 use crate::model_based::{self, Driver};
@@ -97,11 +97,11 @@ where
     let caller = std::panic::Location::caller().file();
     let args = Arguments::from_args();
     let mut trials = check_trials(make, &options);
-    trials.extend(all_admin_checks::<F>().into_iter().map(|check| {
+    trials.extend(all_admin_checks::<Started<F>>().into_iter().map(|check| {
         let name = format!("admin::{}", check.name);
         trial(name, move || async move {
             let Some(factory) = make() else { return };
-            (check.run)(&factory).await;
+            (check.run)(&Started { factory, start: T0 }).await;
         })
     }));
     if let Some(model) = options.model_based {
@@ -119,17 +119,19 @@ fn check_trials<F: StoreFactory + 'static>(
     let seeds = options.fault_seeds;
     let server_time = options.server_time;
     let mut trials = Vec::new();
-    for (check, faulty) in all_checks::<F>().into_iter().zip(all_checks::<Faulty<F>>()) {
+    for (check, faulty) in all_checks::<Started<F>>()
+        .into_iter()
+        .zip(all_checks::<Faulty<F>>())
+    {
         let (name, needs) = (check.name, check.needs);
         let check = Arc::new(check);
         if let (Needs::ClockFree, Some(server_time)) = (needs, server_time) {
             let check = check.clone();
             trials.push(trial(format!("server_time::{name}"), move || async move {
-                let Some((factory, now)) = server_time().await else {
+                let Some((factory, start)) = server_time().await else {
                     return;
                 };
-                support::set_start(now);
-                (check.run)(&factory).await;
+                (check.run)(&Started { factory, start }).await;
             }));
         }
         trials.push(trial(
@@ -141,7 +143,7 @@ fn check_trials<F: StoreFactory + 'static>(
         ));
         trials.push(trial(format!("plain::{name}"), move || async move {
             let Some(factory) = make() else { return };
-            (check.run)(&factory).await;
+            (check.run)(&Started { factory, start: T0 }).await;
         }));
     }
     trials

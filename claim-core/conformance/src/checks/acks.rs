@@ -1,7 +1,7 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, config, fixture, one_claimed, reqs};
+use super::support::{Q, RESULTS, config, fixture, one_claimed};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use claim_core::{ClaimInspect, ClaimStore};
 
@@ -33,7 +33,7 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &imp
 
 pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.answer("w1", &r, "first").await;
     // A retried ack after an indeterminate error must be harmless.
     let again = fx.ack("w1", r.one(), "second").await;
@@ -66,7 +66,7 @@ pub async fn ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_cla
 
 pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.lapse("slow", &r).await;
     fx.claim("fast", r.one()).await;
     assert_eq!(fx.renew("slow", r.one()).await, vec![RenewOutcome::Lost]);
@@ -82,9 +82,9 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &
 
 pub async fn ack_clears_producer_keys_only_for_its_own_generation(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let old = Req::new("a", "old", 3600);
+    let old = fx.req("a", "old", 3600);
     fx.submit_and_claim("w1", &old).await;
-    let new = Req::new("a", "new", 3600);
+    let new = fx.req("a", "new", 3600);
     fx.submit(new.one()).await;
     fx.ack("w1", old.one(), "old done").await;
     assert!(
@@ -118,7 +118,7 @@ pub async fn results_come_out_oldest_first(f: &impl StoreFactory) {
 
 pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(4);
+    let rs = fx.reqs(4);
     fx.submit(&rs[..3]).await;
     fx.claim("other", &rs[1..2]).await;
     let out = fx.claim("w1", &rs).await;
@@ -150,7 +150,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
 
 pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     let first = fx.answer("w1", &r, "answer").await;
     assert!(first[0].pushed && !first[0].own_record_landed);
     // The retry after an indeterminate error: the same record.
@@ -166,7 +166,7 @@ pub async fn a_repeated_ack_of_the_same_record_says_its_own_record_landed(f: &im
     let other = fx.ack("w2", r.one(), "other").await;
     assert_eq!(other, vec![AckOutcome::default()]);
     // Two items of one batch: the second sees the first's record.
-    let s = Req::new("b", "t", 3600);
+    let s = fx.req("b", "t", 3600);
     fx.submit(s.one()).await;
     let both = fx.ack("w1", &[s.clone(), s.clone()], "same").await;
     assert!(both[0].pushed && !both[0].own_record_landed);
@@ -180,7 +180,7 @@ pub async fn a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_a
     let first = fx.ack("w1", r.one(), "first").await;
     assert_eq!(first, vec![pushed_dropped(true, true)]);
     // Past deadline + 30 s + the one-hour dedup TTL: the marker is gone.
-    fx.clock.set(at(3600 + 30 + 3600 + 1));
+    fx.clock.set(fx.at(3600 + 30 + 3600 + 1));
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
     // Not claimed, not pending: answered already (or, beside Go
     // processors, held or answered by one, which writes no marker).

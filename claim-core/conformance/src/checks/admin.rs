@@ -4,7 +4,7 @@
 //! are operator commands, run once and reported, not retried by a client.
 
 use super::StoreFactory;
-use super::support::{Fixture, Q, Req, at, config, fixture, limited, one_claimed, owner};
+use super::support::{Fixture, Q, Req, config, fixture, limited, one_claimed, owner};
 use claim_core::admin::{ClaimAdmin, Redrive};
 use claim_core::store::{ClaimOutcome, RenewOutcome, StoreConfig, Submission};
 use claim_core::types::{Generation, Member, Score};
@@ -25,20 +25,20 @@ fn two_deliveries(blocked: bool) -> StoreConfig {
     cfg
 }
 
-fn blocker() -> Req {
-    Req::new("blocker", "t", 7200)
+fn blocker<S>(fx: &Fixture<S>) -> Req {
+    fx.req("blocker", "t", 7200)
 }
 
 /// Makes the result list a zset: a member pending in [`BLOCKING_QUEUE`].
 async fn block<S: ClaimStore>(fx: &Fixture<S>) {
-    let s = blocker().submission();
+    let s = blocker(fx).submission();
     fx.store.submit(BLOCKING_QUEUE, &s).await.unwrap();
 }
 
 /// The operator's fix: the blocking member claimed and answered, so the
 /// result list key is gone.
 async fn unblock<S: ClaimStore>(fx: &Fixture<S>) {
-    let b = blocker();
+    let b = blocker(fx);
     let w = owner("fixer");
     let out = fx
         .store
@@ -56,7 +56,7 @@ async fn unblock<S: ClaimStore>(fx: &Fixture<S>) {
 async fn to_the_limit<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
-    fx.clock.set(at(62));
+    fx.clock.set(fx.at(62));
     let report = fx.reclaim_all().await;
     assert_eq!(report.dead_lettered, 1, "{report:?}");
 }
@@ -80,7 +80,7 @@ pub async fn redrive_moves_dead_entries_back_at_their_original_score_with_the_de
 {
     let fx = fixture(f, two_deliveries(true)).await;
     block(&fx).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     to_the_limit(&fx, &r).await;
     assert_eq!(fx.depths().await.dead, 1);
     assert!(fx.results().await.is_empty(), "no record yet");
@@ -110,7 +110,7 @@ pub async fn redrive_leaves_answered_unparsable_and_missing_entries_where_they_a
     F::Store: ClaimAdmin,
 {
     let fx = fixture(f, two_deliveries(false)).await;
-    let answered = Req::new("answered", "t", 3600);
+    let answered = fx.req("answered", "t", 3600);
     to_the_limit(&fx, &answered).await;
     let garbage = Member::from(b"not json".to_vec());
     let s = Submission {
@@ -126,7 +126,7 @@ pub async fn redrive_leaves_answered_unparsable_and_missing_entries_where_they_a
             .await
             .unwrap()
     );
-    let missing = Req::new("missing", "t", 3600).member;
+    let missing = fx.req("missing", "t", 3600).member;
     let asked = [answered.member.clone(), garbage, missing];
     let out = fx.store.redrive_dead(Q, &asked).await.unwrap();
     assert_eq!(
@@ -143,7 +143,7 @@ where
     F::Store: ClaimAdmin,
 {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.submit(r.one()).await;
     assert!(fx.store.dead_letter(Q, &r.member, "why").await.unwrap());
     let twice = [r.member.clone(), r.member.clone()];
@@ -157,12 +157,12 @@ where
     F::Store: ClaimAdmin,
 {
     let fx = fixture(f, config()).await;
-    let (a, b) = (Req::new("a", "t", 3600), Req::new("b", "t", 3601));
+    let (a, b) = (fx.req("a", "t", 3600), fx.req("b", "t", 3601));
     fx.submit(&[a.clone(), b.clone()]).await;
     for r in [&a, &b] {
         assert!(fx.store.dead_letter(Q, &r.member, "why").await.unwrap());
     }
-    let missing = Req::new("missing", "t", 3600).member;
+    let missing = fx.req("missing", "t", 3600).member;
     let asked = [a.member.clone(), missing, a.member.clone()];
     let out = fx.store.purge_dead(Q, &asked).await.unwrap();
     assert_eq!(out, vec![true, false, false]);
@@ -180,7 +180,7 @@ pub async fn release_claim_ends_any_owners_claim_at_once_without_counting_a_deli
     F::Store: ClaimAdmin,
 {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.lapse("w1", &r).await;
     fx.claim("w2", r.one()).await;
     let g = r.generation.clone();
@@ -237,18 +237,18 @@ where
 {
     let fx = fixture(f, two_deliveries(true)).await;
     block(&fx).await;
-    let (dead, lapsing) = (Req::new("dead", "t", 3600), Req::new("lapsing", "t", 3601));
+    let (dead, lapsing) = (fx.req("dead", "t", 3600), fx.req("lapsing", "t", 3601));
     let both_reqs = [dead.clone(), lapsing.clone()];
     fx.submit(&both_reqs).await;
     fx.claim("w1", &both_reqs).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 2);
     fx.claim("w2", dead.one()).await;
-    fx.clock.set(at(62));
+    fx.clock.set(fx.at(62));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     // `lapsing` reaches its limit in the reclaim racing the redrive.
     fx.claim("w2", lapsing.one()).await;
-    fx.clock.set(at(93));
+    fx.clock.set(fx.at(93));
     let both = [dead.member.clone(), lapsing.member.clone()];
     let (redriven, _) = futures::join!(fx.store.redrive_dead(Q, &both), fx.reclaim_all());
     assert_eq!(redriven.unwrap()[0], Redrive::Moved);
@@ -296,7 +296,7 @@ where
     F::Store: ClaimAdmin,
 {
     let fx = fixture(f, config()).await;
-    let rs = super::support::reqs(10);
+    let rs = fx.reqs(10);
     fx.submit(&rs).await;
     // The store keeps the flag; replicas stop claiming when they read it.
     // A claim racing the pause either landed or left the member pending.
@@ -332,7 +332,7 @@ where
 {
     let fx = fixture(f, config()).await;
     assert_eq!(fx.store.list_len(super::support::RESULTS).await.unwrap(), 0);
-    for r in super::support::reqs(3) {
+    for r in fx.reqs(3) {
         fx.answer("w1", &r, "ok").await;
     }
     assert_eq!(fx.store.list_len(super::support::RESULTS).await.unwrap(), 3);

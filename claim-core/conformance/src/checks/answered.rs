@@ -10,7 +10,7 @@
 
 use super::StoreFactory;
 use super::returns::park;
-use super::support::{Fixture, Q, Req, at, config, fixture, owner};
+use super::support::{Fixture, Q, Req, config, fixture, owner};
 use claim_core::admin::ClaimAdmin;
 use claim_core::store::ParkItem;
 use claim_core::types::Member;
@@ -20,7 +20,7 @@ use claim_core::{ClaimInspect, ClaimStore};
 /// `a` answered by `w1`'s stale ack while `w2` holds its claim.
 async fn answered_while_held<F: StoreFactory>(f: &F) -> (Fixture<F::Store>, Req) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     let report = fx.lapse("w1", &r).await;
     assert_eq!(report.redelivered, 1, "{report:?}");
     fx.claim("w2", r.one()).await;
@@ -45,7 +45,7 @@ async fn nothing_left<S: ClaimStore>(fx: &Fixture<S>, path: &str) {
         0,
         "{path}: not parked"
     );
-    fx.clock.set(at(8000));
+    fx.clock.set(fx.at(8000));
     assert_eq!(fx.reclaim_all().await, Default::default(), "{path}");
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 0, "{path}");
     assert!(fx.pending().await.is_empty(), "{path}");
@@ -79,7 +79,7 @@ pub async fn parking_a_claim_whose_generation_was_answered_drops_it_and_parks_no
 ) {
     let (fx, r) = answered_while_held(f).await;
     assert_eq!(
-        park(&fx.store, "w2", &r, 40).await,
+        park(&fx, "w2", &r, 40).await,
         vec![true],
         "w2's claim ended"
     );
@@ -90,22 +90,22 @@ pub async fn a_due_retry_entry_whose_generation_was_answered_is_dropped_not_prom
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.answer("w1", &r, "done").await;
     // A parked copy of the answered generation (as a Go processor, or this
     // store before the marker check, could leave one): a carrier claim is
     // parked with its bytes, the trait having no raw write to the set.
-    let carrier = Req::new("carrier", "t", 3600);
+    let carrier = fx.req("carrier", "t", 3600);
     fx.submit_and_claim("w1", &carrier).await;
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
     let item = ParkItem {
         generation: carrier.generation.clone(),
         member: Member::from(stamped),
-        due: at(10),
+        due: fx.at(10),
     };
     let parked = fx.store.park_retry(Q, &owner("w1"), &[item]).await;
     assert_eq!(parked.unwrap(), vec![true]);
-    fx.clock.set(at(10));
+    fx.clock.set(fx.at(10));
     assert_eq!(
         fx.store.promote_due(10).await.unwrap(),
         1,

@@ -1,7 +1,7 @@
 //! Checks of peek, claim, cancellation, duplicates, leases and renewal.
 
 use super::StoreFactory;
-use super::support::{Q, Req, T0, at, config, fixture, one_claimed, owner, reqs};
+use super::support::{Q, T0, config, fixture, one_claimed, owner};
 use claim_core::store::{ClaimOutcome, RenewOutcome};
 use claim_core::types::{Millis, Score};
 use claim_core::{ClaimInspect, ClaimStore};
@@ -22,9 +22,9 @@ pub async fn peek_lists_members_earliest_deadline_first_without_removing_them(
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let late = Req::new("late", "t", 7200);
-    let early = Req::new("early", "t", 60);
-    let mid = Req::new("mid", "t", 600);
+    let late = fx.req("late", "t", 7200);
+    let early = fx.req("early", "t", 60);
+    let mid = fx.req("mid", "t", 600);
     fx.submit(&[late.clone(), early.clone(), mid.clone()]).await;
     let first = fx.store.peek(Q, 0, 10).await.unwrap();
     let order: Vec<_> = first.iter().map(|e| e.member.clone()).collect();
@@ -44,7 +44,7 @@ pub async fn peek_lists_members_earliest_deadline_first_without_removing_them(
 
 pub async fn peek_honours_offset_and_limit(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(5);
+    let rs = fx.reqs(5);
     fx.submit(&rs).await;
     let page = fx.store.peek(Q, 1, 2).await.unwrap();
     let got: Vec<_> = page.into_iter().map(|e| e.member).collect();
@@ -61,7 +61,7 @@ pub async fn peek_honours_offset_and_limit(f: &impl StoreFactory) {
 
 pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.submit(r.one()).await;
     let out = fx.claim("w1", r.one()).await;
     assert_eq!(
@@ -84,7 +84,7 @@ pub async fn claim_moves_a_member_from_pending_into_a_claim_of_its_owner(f: &imp
 
 pub async fn claim_of_a_member_no_longer_pending_reports_not_pending(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let never = Req::new("never-submitted", "t", 3600);
+    let never = fx.req("never-submitted", "t", 3600);
     assert_eq!(
         fx.claim("w1", &[never]).await,
         vec![ClaimOutcome::NotPending]
@@ -94,7 +94,7 @@ pub async fn claim_of_a_member_no_longer_pending_reports_not_pending(f: &impl St
 
 pub async fn of_two_owners_claiming_one_member_exactly_one_wins(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.submit(r.one()).await;
     let first = fx.claim("w1", r.one()).await;
     let second = fx.claim("w2", r.one()).await;
@@ -105,7 +105,7 @@ pub async fn of_two_owners_claiming_one_member_exactly_one_wins(f: &impl StoreFa
 
 pub async fn concurrent_claims_never_dispatch_a_member_twice(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(40);
+    let rs = fx.reqs(40);
     fx.submit(&rs).await;
     let owners: Vec<String> = (0..8).map(|i| format!("w{i}")).collect();
     let attempts = owners.iter().map(|w| fx.claim(w, &rs));
@@ -121,8 +121,8 @@ pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t1", 3600);
-    let other = Req::new("b", "t1", 3600);
+    let r = fx.req("a", "t1", 3600);
+    let other = fx.req("b", "t1", 3600);
     fx.submit(&[r.clone(), other.clone()]).await;
     assert!(fx.store.cancel("a").await.unwrap());
     assert!(
@@ -136,10 +136,10 @@ pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(
 
 pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let old = Req::new("a", "old", 3600);
+    let old = fx.req("a", "old", 3600);
     fx.submit(old.one()).await;
     assert!(fx.store.cancel("a").await.unwrap());
-    let new = Req::new("a", "new", 3601);
+    let new = fx.req("a", "new", 3601);
     fx.submit(new.one()).await;
     let out = fx.claim("w1", &[old, new]).await;
     assert_eq!(
@@ -152,7 +152,7 @@ pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &imp
 
 pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.answer("w1", &r, "done").await;
     // The producer (or a stale replica) puts the same generation back.
     fx.submit(r.one()).await;
@@ -172,9 +172,9 @@ pub async fn resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let first = Req::new("a", "gen1", 3600);
+    let first = fx.req("a", "gen1", 3600);
     fx.answer("w1", &first, "one").await;
-    let second = Req::new("a", "gen2", 3600);
+    let second = fx.req("a", "gen2", 3600);
     fx.submit(second.one()).await;
     assert!(claimed(&fx.claim("w1", second.one()).await[0]));
     let acked = fx.ack("w1", second.one(), "two").await;
@@ -186,38 +186,38 @@ pub async fn lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let far = Req::new("far", "t", 3600);
-    let near = Req::new("near", "t", -10);
-    let past = Req::new("past", "t", -100);
+    let far = fx.req("far", "t", 3600);
+    let near = fx.req("near", "t", -10);
+    let past = fx.req("past", "t", -100);
     fx.submit(&[far.clone(), near.clone(), past.clone()]).await;
     fx.claim("w1", &[far, near, past]).await;
     let mut claims = fx.store.claims(Q).await.unwrap();
     claims.sort_by(|a, b| a.generation.id.cmp(&b.generation.id));
     let expiries: Vec<Millis> = claims.iter().map(|c| c.lease_expiry).collect();
-    assert_eq!(expiries, vec![at(30), at(20), Millis(T0.0 - 70_000)]);
+    assert_eq!(expiries, vec![fx.at(30), fx.at(20), Millis(T0.0 - 70_000)]);
 }
 
 pub async fn renew_extends_the_lease_of_the_owner(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    fx.clock.set(at(20));
+    fx.clock.set(fx.at(20));
     assert_eq!(
         fx.renew("w1", r.one()).await,
         vec![RenewOutcome::Renewed {
-            lease_expiry: at(50)
+            lease_expiry: fx.at(50)
         }]
     );
-    fx.clock.set(at(40));
+    fx.clock.set(fx.at(40));
     assert_eq!(
         fx.reclaim_all().await.redelivered,
         0,
         "renewed lease is still live at 40 s"
     );
-    assert_eq!(fx.store.claims(Q).await.unwrap()[0].lease_expiry, at(50));
+    assert_eq!(fx.store.claims(Q).await.unwrap()[0].lease_expiry, fx.at(50));
 }
 
 pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    fx.clock.set(at(20));
+    fx.clock.set(fx.at(20));
     assert_eq!(
         fx.renew("intruder", r.one()).await,
         vec![RenewOutcome::Lost]
@@ -225,7 +225,7 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFa
     let claims = fx.store.claims(Q).await.unwrap();
     assert_eq!(
         claims[0].lease_expiry,
-        at(30),
+        fx.at(30),
         "a stale heartbeat never extends another's lease"
     );
     assert_eq!(claims[0].owner, owner("w1"));
@@ -233,7 +233,7 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFa
 
 pub async fn renew_after_the_claim_was_reclaimed_is_lost(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     assert!(claimed(&fx.claim("w2", r.one()).await[0]));
     assert_eq!(fx.renew("w1", r.one()).await, vec![RenewOutcome::Lost]);
@@ -246,14 +246,14 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim(f: &
         "{{ \"data\" : {{\"deadline\":{},\"id\":\"odd\",\"payload\":{{\"p\":\"\\u00e9\"}},\"x-new\":[1, 2]}},\"internal\":{{\"request_token\":\"t\",\"future\":true}},\"request_kind\":\"redis\",\"extra\":null }}",
         T0.0 / 1000 + 3600
     );
-    let mut r = Req::new("odd", "t", 3600);
+    let mut r = fx.req("odd", "t", 3600);
     r.member = raw.into_bytes().into();
     fx.submit_and_claim("w1", &r).await;
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].member, r.member);
     fx.release("w1", r.one()).await;
     assert_eq!(fx.pending().await, vec![r.member.clone()]);
     fx.claim("w1", r.one()).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     fx.reclaim_all().await;
     assert_eq!(
         fx.pending().await,
@@ -264,10 +264,10 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim(f: &
 
 pub async fn depth_counts_claims_not_bookkeeping_entries(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(6);
+    let rs = fx.reqs(6);
     fx.submit(&rs).await;
     fx.claim("w1", &rs[..4]).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     fx.reclaim_all().await;
     fx.claim("w2", &rs[..2]).await;
     let d = fx.depths().await;
@@ -276,7 +276,7 @@ pub async fn depth_counts_claims_not_bookkeeping_entries(f: &impl StoreFactory) 
 
 pub async fn a_cancel_after_the_claim_is_seen_by_the_holder(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = [Req::new("a", "t1", 3600), Req::new("b", "t1", 3600)];
+    let rs = [fx.req("a", "t1", 3600), fx.req("b", "t1", 3600)];
     fx.submit(&rs).await;
     fx.claim("w1", &rs).await;
     let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();

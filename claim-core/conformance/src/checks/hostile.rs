@@ -6,10 +6,10 @@
 //! hostile one still ends in one place.
 
 use super::StoreFactory;
-use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, reqs, start};
+use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited};
 use claim_core::ClaimStore;
 use claim_core::store::ClaimOutcome;
-use claim_core::types::{Generation, Member};
+use claim_core::types::{Generation, Member, Millis};
 
 /// The keys a hostile member names as its `internal.payload_ref`: the
 /// queue's pending set, its bookkeeping, the result list, the retry set.
@@ -26,8 +26,8 @@ fn internal_keys() -> Vec<String> {
 
 /// A member of generation `id`/`t` in the Go producer's by-reference
 /// shape (`"payload":null`), whose `internal.payload_ref` names `key`.
-fn naming_as_payload(id: &str, key: &str) -> Req {
-    let deadline = (start().0 / 1000) as i64 + 3600;
+fn naming_as_payload(start: Millis, id: &str, key: &str) -> Req {
+    let deadline = (start.0 / 1000) as i64 + 3600;
     let value = serde_json::json!({
         "internal": {"request_token": "t", "retry_count": 0, "payload_ref": key},
         "request_kind": "redis",
@@ -43,9 +43,9 @@ fn naming_as_payload(id: &str, key: &str) -> Req {
 /// Ordinary requests, pending, and one answered ordinary request whose
 /// record sits unread in the list: what a hostile member must not touch.
 async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
-    let answered = Req::new("answered", "t", 7200);
+    let answered = fx.req("answered", "t", 7200);
     fx.answer("w0", &answered, "read me").await;
-    let waiting = reqs(3);
+    let waiting = fx.reqs(3);
     fx.submit(&waiting).await;
     waiting
 }
@@ -72,10 +72,10 @@ pub async fn a_duplicate_of_an_answered_generation_naming_an_internal_key_as_its
     for key in internal_keys() {
         let fx = fixture(f, config()).await;
         let waiting = bystanders(&fx).await;
-        let ordinary = Req::new("h", "t", 3600);
+        let ordinary = fx.req("h", "t", 3600);
         fx.answer("w1", &ordinary, "done").await;
         // The same generation comes back under bytes naming an internal key.
-        let hostile = naming_as_payload("h", &key);
+        let hostile = naming_as_payload(fx.start, "h", &key);
         fx.submit(hostile.one()).await;
         let out = fx.claim("w2", hostile.one()).await;
         assert_eq!(out, vec![ClaimOutcome::DuplicateDropped], "{key}");
@@ -89,9 +89,9 @@ pub async fn a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery
     for key in internal_keys() {
         let fx = fixture(f, limited(1)).await;
         let waiting = bystanders(&fx).await;
-        let hostile = naming_as_payload("h", &key);
+        let hostile = naming_as_payload(fx.start, "h", &key);
         fx.submit_and_claim("crasher", &hostile).await;
-        fx.clock.set(at(31));
+        fx.clock.set(fx.at(31));
         let report = fx.reclaim_all().await;
         assert_eq!(report.dead_lettered, 1, "{key}: the limit ends it");
         assert_untouched(&fx, &waiting, &key).await;
@@ -124,7 +124,7 @@ pub async fn ids_and_tokens_with_odd_bytes_each_get_exactly_one_record(f: &impl 
     let all: Vec<Req> = odd_generations()
         .iter()
         .enumerate()
-        .map(|(i, (id, token))| Req::new(id, token, 3600 + i as i64))
+        .map(|(i, (id, token))| fx.req(id, token, 3600 + i as i64))
         .collect();
     fx.submit(&all).await;
     let claimed = fx.claim("w1", &all).await;
@@ -158,8 +158,8 @@ pub async fn a_generation_whose_id_and_token_split_differently_is_not_suppressed
 ) {
     let fx = fixture(f, config()).await;
     // `a` + `b:c` and `a:b` + `c` share every byte of "id:token".
-    let one = Req::new("a", "b:c", 3600);
-    let other = Req::new("a:b", "c", 3601);
+    let one = fx.req("a", "b:c", 3600);
+    let other = fx.req("a:b", "c", 3601);
     fx.answer("w1", &one, "one").await;
     fx.submit(other.one()).await;
     let out = fx.claim("w1", other.one()).await;
@@ -178,11 +178,8 @@ pub async fn a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothin
     let fx = fixture(f, config()).await;
     // Built so that `<id>\0<token>` is claim-redis's internal placeholder.
     let placeholder = "\u{0}claim-redis encoding hint: never a claim key, longer than 64 bytes~";
-    let hostile = [
-        Req::new("~", placeholder, 3600),
-        Req::new("a\u{0}b", "t", 3600),
-    ];
-    let ordinary = Req::new("ordinary", "t", 3601);
+    let hostile = [fx.req("~", placeholder, 3600), fx.req("a\u{0}b", "t", 3600)];
+    let ordinary = fx.req("ordinary", "t", 3601);
     let all = [hostile[0].clone(), ordinary.clone(), hostile[1].clone()];
     fx.submit(&all).await;
     let out = fx.claim("w1", &all).await;
@@ -199,7 +196,7 @@ pub async fn a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothin
         "only the keyable one is claimed"
     );
     // The reclaimer finds nothing stranded once the lease is over.
-    fx.clock.set(at(3600));
+    fx.clock.set(fx.at(3600));
     fx.reclaim_all().await;
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed), (3, 0));

@@ -7,7 +7,7 @@
 //! dying) nor a terminal marker.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, config, fixture, owner};
+use super::support::{Q, RESULTS, Req, config, fixture, owner};
 use claim_core::store::{AckItem, ClaimOutcome, RenewOutcome, Submission};
 use claim_core::types::{Millis, Score};
 use claim_core::{ClaimInspect, ClaimStore};
@@ -30,9 +30,9 @@ pub async fn a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_h
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let zero = Req::new("zero", "t", 3600);
-    let low = Req::new("low", "t", 3600);
-    let by_creation = Req::new("by-creation", "t", 7200);
+    let zero = fx.req("zero", "t", 3600);
+    let low = fx.req("low", "t", 3600);
+    let by_creation = fx.req("by-creation", "t", 7200);
     for (r, score) in [
         (&zero, 0),
         (&low, i64::MIN / 2),
@@ -46,7 +46,7 @@ pub async fn a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_h
         let ClaimOutcome::Claimed { lease_expiry, .. } = outcome else {
             panic!("every member is claimed, got {outcome:?}");
         };
-        assert_eq!(*lease_expiry, at(30), "now + TTL: the deadlines are far");
+        assert_eq!(*lease_expiry, fx.at(30), "now + TTL: the deadlines are far");
     }
     assert_eq!(
         fx.reclaim_all().await.redelivered,
@@ -54,10 +54,10 @@ pub async fn a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_h
         "a fresh lease is live, whatever the score"
     );
     for step in 1..=4 {
-        fx.clock.set(at(20 * step));
+        fx.clock.set(fx.at(20 * step));
         let renewed = fx.renew("w1", &all).await;
         let want = RenewOutcome::Renewed {
-            lease_expiry: at(20 * step + 30),
+            lease_expiry: fx.at(20 * step + 30),
         };
         assert_eq!(renewed, vec![want; 3], "renewal {step} keeps every lease");
         let report = fx.reclaim_all().await;
@@ -65,7 +65,7 @@ pub async fn a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_h
     }
     let claims = fx.store.claims(Q).await.unwrap();
     assert_eq!(claims.len(), 3);
-    assert!(claims.iter().all(|c| c.lease_expiry == at(110)));
+    assert!(claims.iter().all(|c| c.lease_expiry == fx.at(110)));
     assert!(claims.iter().all(|c| c.redeliveries == 0));
     let acked = fx.ack("w1", &all, "done").await;
     assert!(acked.iter().all(|a| a.pushed && a.claim_dropped));
@@ -76,9 +76,9 @@ pub async fn a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let soon = Req::new("soon", "t", 60);
-    let zero = Req::new("zero", "t", 3600);
-    let overdue = Req::new("overdue", "t", -10);
+    let soon = fx.req("soon", "t", 60);
+    let zero = fx.req("zero", "t", 3600);
+    let overdue = fx.req("overdue", "t", -10);
     fx.submit(soon.one()).await;
     fx.store.submit(Q, &scored(&zero, 0)).await.expect("submit");
     let overdue_score = overdue.deadline + 100_000;
@@ -108,14 +108,14 @@ pub async fn a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline
         .collect();
     assert_eq!(
         leases,
-        vec![at(30), at(20)],
+        vec![fx.at(30), fx.at(20)],
         "the deadline caps the lease (deadline + 30 s), not the score"
     );
-    fx.clock.set(at(15));
+    fx.clock.set(fx.at(15));
     assert_eq!(
         fx.renew("w1", overdue.one()).await,
         vec![RenewOutcome::Renewed {
-            lease_expiry: at(20)
+            lease_expiry: fx.at(20)
         }],
         "a renewal keeps the deadline's cap, however high the score"
     );
@@ -132,7 +132,7 @@ pub async fn a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline
 pub async fn a_marker_follows_the_deadline_of_a_member_scored_below_it(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let days = 3 * 86_400;
-    let zero = Req::new("zero", "t", days);
+    let zero = fx.req("zero", "t", days);
     fx.store.submit(Q, &scored(&zero, 0)).await.expect("submit");
     let claimed = fx.claim("w1", zero.one()).await;
     let ClaimOutcome::Claimed { score, .. } = claimed[0] else {
@@ -149,14 +149,14 @@ pub async fn a_marker_follows_the_deadline_of_a_member_scored_below_it(f: &impl 
     // The marker lives the dedup TTL (1 h) past deadline + 30 s; from the
     // score it would have lived 1 h from now.
     for secs in [3_601, days as u64, days as u64 + 30 + 3_599] {
-        fx.clock.set(at(secs));
+        fx.clock.set(fx.at(secs));
         assert!(
             fx.store.is_terminal(&zero.generation).await.unwrap(),
             "answered at {secs} s"
         );
     }
     // A copy of the answered generation that comes back is a duplicate.
-    fx.clock.set(at(days as u64));
+    fx.clock.set(fx.at(days as u64));
     fx.store.submit(Q, &scored(&zero, 0)).await.expect("submit");
     assert_eq!(
         fx.claim("w2", zero.one()).await,
@@ -198,14 +198,14 @@ pub async fn a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatev
         let ClaimOutcome::Claimed { lease_expiry, .. } = outcome else {
             panic!("claimed, got {outcome:?}");
         };
-        assert_eq!(*lease_expiry, at(30));
+        assert_eq!(*lease_expiry, fx.at(30));
     }
-    fx.clock.set(at(20));
+    fx.clock.set(fx.at(20));
     let want = RenewOutcome::Renewed {
-        lease_expiry: at(50),
+        lease_expiry: fx.at(50),
     };
     assert_eq!(fx.renew("w1", &reqs).await, vec![want; 3]);
-    fx.clock.set(at(40));
+    fx.clock.set(fx.at(40));
     assert_eq!(fx.reclaim_all().await.redelivered, 0);
 }
 

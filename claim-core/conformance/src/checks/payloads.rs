@@ -2,16 +2,16 @@
 
 use super::StoreFactory;
 use super::returns::park;
-use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, owner, start};
+use super::support::{Fixture, Q, RESULTS, Req, config, fixture, owner};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
-use claim_core::types::{Generation, Member, Score};
+use claim_core::types::{Generation, Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
 use claim_core::{ClaimInspect, ClaimStore, StoreError};
 
 /// A request as Go's producer writes it with payload keys on: the member
 /// has `"payload":null` and `internal.payload_ref`; the payload is apart.
-fn by_reference(id: &str, deadline_in: i64) -> (Req, Member) {
-    let deadline = (start().0 / 1000) as i64 + deadline_in;
+fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Member) {
+    let deadline = (start.0 / 1000) as i64 + deadline_in;
     let payload = serde_json::json!({"model": "m", "prompt": id});
     let (envelope, bytes) = Envelope::new(id, "t", deadline, payload).by_reference();
     let req = Req {
@@ -51,7 +51,7 @@ async fn ack<S: ClaimStore>(fx: &Fixture<S>, who: &str, item: AckItem) -> AckOut
 /// A fresh store where `who` holds `r`, whose payload is stored apart.
 async fn claimed_by_reference<F: StoreFactory>(f: &F, who: &str) -> (Fixture<F::Store>, Req) {
     let fx = fixture(f, config()).await;
-    let (r, payload) = by_reference("a", 3600);
+    let (r, payload) = by_reference(fx.start, "a", 3600);
     fx.store.submit(Q, &submission(&r, payload)).await.unwrap();
     fx.claim(who, r.one()).await;
     (fx, r)
@@ -64,9 +64,9 @@ async fn stored<S: ClaimStore>(store: &S, r: &Req) -> bool {
 
 pub async fn fetch_returns_stored_payloads_in_order_and_none_where_missing(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let (a, pa) = by_reference("a", 3600);
-    let (b, _) = by_reference("b", 3600);
-    let (c, _) = by_reference("c", 3601);
+    let (a, pa) = by_reference(fx.start, "a", 3600);
+    let (b, _) = by_reference(fx.start, "b", 3600);
+    let (c, _) = by_reference(fx.start, "c", 3601);
     fx.store
         .submit(Q, &submission(&a, pa.clone()))
         .await
@@ -115,7 +115,7 @@ pub async fn a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_delet
 ) {
     let (fx, r) = claimed_by_reference(f, "w1").await;
     // The lease runs out and the reclaimer puts the request back in pending.
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     assert!(
         stored(&fx.store, &r).await,
@@ -170,13 +170,13 @@ pub async fn a_dead_lettered_ack_leaves_the_payload_for_a_redrive(f: &impl Store
 
 pub async fn retry_parking_leaves_the_payload(f: &impl StoreFactory) {
     let (fx, r) = claimed_by_reference(f, "w1").await;
-    assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
+    assert_eq!(park(&fx, "w1", &r, 10).await, vec![true]);
     assert!(stored(&fx.store, &r).await);
 }
 
 pub async fn a_result_ttl_expires_the_list_only_when_a_record_is_pushed(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r1 = Req::new("r1", "t", 3600);
+    let r1 = fx.req("r1", "t", 3600);
     fx.submit_and_claim("w1", &r1).await;
     let first = ack(&fx, "w1", ack_item(&r1, RESULTS, 0)).await;
     assert!(first.pushed);
@@ -188,7 +188,7 @@ pub async fn a_result_ttl_expires_the_list_only_when_a_record_is_pushed(f: &impl
         None,
         "a suppressed record sets no expiry"
     );
-    let r2 = Req::new("r2", "t", 3600);
+    let r2 = fx.req("r2", "t", 3600);
     fx.submit_and_claim("w1", &r2).await;
     let pushed = ack(&fx, "w1", ack_item(&r2, RESULTS, 600)).await;
     assert!(pushed.pushed);
@@ -202,13 +202,13 @@ pub async fn enqueue_stamps_one_two_three_per_queue_and_deadline_and_ties_keep_s
     let fx = fixture(f, config()).await;
     let mut stamped = Vec::new();
     for id in ["c", "a", "b"] {
-        let r = Req::new(id, "t", 3600);
+        let r = fx.req(id, "t", 3600);
         stamped.push(fx.store.enqueue(Q, &r.submission()).await.unwrap());
     }
     let seqs: Vec<_> = stamped.iter().map(seq_of).collect();
     assert_eq!(seqs, vec![Some(1), Some(2), Some(3)]);
-    let later = Req::new("d", "t", 3601);
-    let other = Req::new("e", "t", 3600);
+    let later = fx.req("d", "t", 3601);
+    let other = fx.req("e", "t", 3600);
     let d = fx.store.enqueue(Q, &later.submission()).await.unwrap();
     let e = fx.store.enqueue("other-queue", &other.submission()).await;
     assert_eq!(seq_of(&d), Some(1), "a new deadline counts from 1");
@@ -220,7 +220,7 @@ pub async fn enqueue_stamps_one_two_three_per_queue_and_deadline_and_ties_keep_s
         members, stamped,
         "ties keep submission order, bytes as returned"
     );
-    let deadline = Req::new("x", "t", 3600).deadline;
+    let deadline = fx.req("x", "t", 3600).deadline;
     let scores: Vec<_> = pending.iter().map(|p| p.score).collect();
     let want: Vec<_> = [
         (deadline, 1),
@@ -239,7 +239,7 @@ fn seq_of(m: &Member) -> Option<i64> {
 
 pub async fn members_are_scored_by_deadline_plus_their_sequence_fraction(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let (r, payload) = by_reference("p", 3600);
+    let (r, payload) = by_reference(fx.start, "p", 3600);
     let enqueued = fx.store.enqueue(Q, &submission(&r, payload.clone())).await;
     let enqueued = enqueued.unwrap();
     let parsed = wire::parse_member(enqueued.as_bytes()).unwrap();
@@ -252,7 +252,7 @@ pub async fn members_are_scored_by_deadline_plus_their_sequence_fraction(f: &imp
     assert_eq!(got_payload(&fx.store, &r).await, payload, "payload stored");
     // A member submitted as is with no sequence scores its bare deadline,
     // ahead of its stamped peers; one carrying a sequence scores by it.
-    let bare = Req::new("bare", "t", 3600);
+    let bare = fx.req("bare", "t", 3600);
     fx.submit(bare.one()).await;
     let mut seq7 = Envelope::new("s7", "t", r.deadline, serde_json::json!({}));
     seq7.internal.enqueue_seq = 7;
@@ -282,7 +282,7 @@ pub async fn enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing(
     let fx = fixture(f, config()).await;
     let bad = Submission {
         member: Member::from("[1,2]"),
-        ..Req::new("x", "t", 3600).submission()
+        ..fx.req("x", "t", 3600).submission()
     };
     let err = fx.store.enqueue(Q, &bad).await.unwrap_err();
     assert!(matches!(err, StoreError::InvalidInput { .. }), "{err}");
@@ -291,15 +291,15 @@ pub async fn enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing(
 
 pub async fn a_promoted_retry_returns_at_its_deadline_plus_sequence_score(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     let enqueued = fx.store.enqueue(Q, &r.submission()).await.unwrap();
     let r = Req {
         member: enqueued,
         ..r
     };
     fx.claim("w1", r.one()).await;
-    assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
-    fx.clock.set(at(11));
+    assert_eq!(park(&fx, "w1", &r, 10).await, vec![true]);
+    fx.clock.set(fx.at(11));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
@@ -309,11 +309,11 @@ pub async fn a_promoted_retry_returns_at_its_deadline_plus_sequence_score(f: &im
 
 pub async fn a_stored_payload_expires_ten_minutes_after_the_deadline(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let (r, payload) = by_reference("a", 60);
+    let (r, payload) = by_reference(fx.start, "a", 60);
     fx.store.enqueue(Q, &submission(&r, payload)).await.unwrap();
-    fx.clock.set(at(60 + 599));
+    fx.clock.set(fx.at(60 + 599));
     assert!(stored(&fx.store, &r).await, "kept through the grace period");
-    fx.clock.set(at(60 + 600));
+    fx.clock.set(fx.at(60 + 600));
     assert!(
         !stored(&fx.store, &r).await,
         "gone ten minutes after the deadline"
@@ -326,14 +326,14 @@ pub async fn released_and_reclaimed_members_keep_their_sequence_score_exactly(
     let fx = fixture(f, config()).await;
     let mut rs = Vec::new();
     for id in ["a", "b"] {
-        let r = Req::new(id, "t", 3600);
+        let r = fx.req(id, "t", 3600);
         let member = fx.store.enqueue(Q, &r.submission()).await.unwrap();
         rs.push(Req { member, ..r });
     }
     fx.claim("w1", &rs[..1]).await;
     fx.claim("w2", &rs[1..]).await;
     assert_eq!(fx.release("w1", &rs[..1]).await, vec![true]);
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     let report = fx.reclaim_all().await;
     assert_eq!(report.redelivered, 1, "w2's lease lapsed");
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
@@ -354,11 +354,11 @@ pub async fn the_sequence_restarts_once_its_counter_expires_an_hour_after_the_de
 ) {
     let fx = fixture(f, config()).await;
     // Three requests with one deadline (distinct, so each enqueue adds a member).
-    let [a, b, c] = ["a", "b", "c"].map(|id| Req::new(id, "t", 60).submission());
+    let [a, b, c] = ["a", "b", "c"].map(|id| fx.req(id, "t", 60).submission());
     let first = fx.store.enqueue(Q, &a).await.unwrap();
-    fx.clock.set(at(60 + 3599));
+    fx.clock.set(fx.at(60 + 3599));
     let kept = fx.store.enqueue(Q, &b).await.unwrap();
-    fx.clock.set(at(60 + 3600));
+    fx.clock.set(fx.at(60 + 3600));
     let restarted = fx.store.enqueue(Q, &c).await.unwrap();
     let seqs: Vec<_> = [&first, &kept, &restarted].map(seq_of).into();
     assert_eq!(seqs, vec![Some(1), Some(2), Some(1)]);

@@ -6,7 +6,7 @@
 
 use super::StoreFactory;
 use super::acks::pushed_dropped;
-use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
+use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
 use claim_core::store::{AckOutcome, ClaimOutcome, ParkItem};
 use claim_core::types::Member;
 use claim_core::wire;
@@ -53,7 +53,7 @@ async fn lapse_then_park<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
     let park = ParkItem {
         generation: r.generation.clone(),
         member: Member::from(stamped),
-        due: at(40),
+        due: fx.at(40),
     };
     let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
     assert_eq!(parked, vec![true]);
@@ -66,15 +66,15 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
     let rs: Vec<Req> = ["own", "zset", "claims", "fine"]
         .iter()
         .enumerate()
-        .map(|(i, id)| Req::new(id, "t", 3600 + i as i64))
+        .map(|(i, id)| fx.req(id, "t", 3600 + i as i64))
         .collect();
-    let other = Req::new("elsewhere", "t", 7200);
+    let other = fx.req("elsewhere", "t", 7200);
     fx.store
         .submit("other-queue", &other.submission())
         .await
         .unwrap();
     // Keeps Q's pending set non-empty while the batch is acked.
-    let waiting = Req::new("waiting", "t", 9000);
+    let waiting = fx.req("waiting", "t", 9000);
     fx.submit(&rs).await;
     fx.submit(waiting.one()).await;
     fx.claim("w1", &rs).await;
@@ -130,7 +130,7 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.answer("w1", &r, "first").await;
     let out = ack_to_the_queue(&fx, "w1", &r, "again").await;
     assert!(!out[0].pushed && !out[0].dead_lettered, "{out:?}");
@@ -144,18 +144,18 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
     cfg.queue_result_lists
         .insert(Q.to_owned(), "other-queue".to_owned());
     let fx = fixture(f, cfg).await;
-    let blocker = Req::new("blocker", "t", 7200);
+    let blocker = fx.req("blocker", "t", 7200);
     fx.store
         .submit("other-queue", &blocker.submission())
         .await
         .unwrap();
-    let (poison, next) = (Req::new("poison", "t", 3600), Req::new("next", "t", 3601));
+    let (poison, next) = (fx.req("poison", "t", 3600), fx.req("next", "t", 3601));
     fx.submit_and_claim("w1", &poison).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     fx.submit(next.one()).await;
     fx.claim("w2", &[poison.clone(), next.clone()]).await;
-    fx.clock.set(at(62));
+    fx.clock.set(fx.at(62));
     let report = fx.reclaim_all().await;
     assert_eq!(
         (report.dead_lettered, report.redelivered, report.more),
@@ -184,13 +184,13 @@ pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_s
     f: &impl StoreFactory,
 ) {
     let (fx, r) = one_claimed(f, "w1", 86_400).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     let out = fx.ack("w1", r.one(), "late").await;
     assert!(out[0].pushed && !out[0].claim_dropped, "{out:?}");
     assert_eq!(fx.depths().await.pending, 0, "the pending copy went too");
     // Long after the dedup TTL (one hour here), a backlog reaches the copy.
-    fx.clock.set(at(7200));
+    fx.clock.set(fx.at(7200));
     let again = fx.claim("w2", r.one()).await;
     assert_eq!(again, vec![ClaimOutcome::NotPending]);
     assert_eq!(fx.result_ids().await, vec!["a"]);
@@ -200,21 +200,21 @@ pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap(
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let far = Req::new("far", "t", 30_000);
-    let past = Req::new("past", "t", -100);
+    let far = fx.req("far", "t", 30_000);
+    let past = fx.req("past", "t", -100);
     fx.submit(&[far.clone(), past.clone()]).await;
     fx.claim("w1", &[far.clone(), past.clone()]).await;
     fx.ack("w1", &[far.clone(), past.clone()], "x").await;
-    fx.clock.set(at(3599));
+    fx.clock.set(fx.at(3599));
     assert!(fx.store.is_terminal(&past.generation).await.unwrap());
-    fx.clock.set(at(3601));
+    fx.clock.set(fx.at(3601));
     assert!(
         !fx.store.is_terminal(&past.generation).await.unwrap(),
         "a past deadline: the dedup TTL from now"
     );
-    fx.clock.set(at(30_000 + 30 + 3599));
+    fx.clock.set(fx.at(30_000 + 30 + 3599));
     assert!(fx.store.is_terminal(&far.generation).await.unwrap());
-    fx.clock.set(at(30_000 + 30 + 3601));
+    fx.clock.set(fx.at(30_000 + 30 + 3601));
     assert!(
         !fx.store.is_terminal(&far.generation).await.unwrap(),
         "a far deadline: the dedup TTL past deadline + 30 s"
@@ -225,14 +225,14 @@ pub async fn a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_par
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     lapse_then_park(&fx, &r).await;
     // Parked under new bytes: not ours to answer from the stale owner's
     // copy (it may as well be a Go processor's by now); the parked copy is.
     let out = fx.ack("w1", r.one(), "stale").await;
     assert_eq!(out, vec![pushed_dropped(false, false)]);
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
-    fx.clock.set(at(41));
+    fx.clock.set(fx.at(41));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
     let back = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(back.len(), 1, "the parked copy is served again");
@@ -255,15 +255,15 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl S
     let member = format!(
         r#"{{"internal":{{"retry_count":1,"request_queue_name":"{target}","request_token":"g"}},"request_kind":"redis","data":{{"id":"bk","deadline":{deadline},"payload":{{}}}}}}"#
     );
-    let carrier = Req::new("carrier", "t", 3600);
+    let carrier = fx.req("carrier", "t", 3600);
     fx.submit_and_claim("w1", &carrier).await;
     let item = ParkItem {
         generation: carrier.generation.clone(),
         member: Member::from(member.clone().into_bytes()),
-        due: at(1),
+        due: fx.at(1),
     };
     fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap();
-    fx.clock.set(at(2));
+    fx.clock.set(fx.at(2));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
     let default_queue = fx.store.config().default_queue.clone();
@@ -280,7 +280,7 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl S
 
 pub async fn a_stale_owner_leaves_an_unusable_list_to_the_claim_holder(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.lapse("w1", &r).await;
     fx.claim("w2", r.one()).await;
     assert_stale_ack_does_nothing(&fx, &r).await;
@@ -293,7 +293,7 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_i
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     lapse_then_park(&fx, &r).await;
     assert_stale_ack_does_nothing(&fx, &r).await;
     assert_depths(&fx, (0, 0, 0), "never both parked and dead").await;
@@ -304,7 +304,7 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await;
-    let r = Req::new("a", "t", 3600);
+    let r = fx.req("a", "t", 3600);
     fx.lapse("w1", &r).await;
     assert_stale_ack_does_nothing(&fx, &r).await;
     assert_depths(&fx, (1, 0, 0), "never both pending and dead").await;

@@ -2,18 +2,16 @@
 
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
-use super::support::{
-    Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs, start,
-};
+use super::support::{Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
 use claim_core::store::Submission;
-use claim_core::types::{Member, Score};
+use claim_core::types::{Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
 use claim_core::{ClaimInspect, ClaimStore};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     fx.claim_batch("w1", 3).await;
-    fx.clock.set(at(29));
+    fx.clock.set(fx.at(29));
     let report = fx.store.reclaim_expired(Q, 100).await.unwrap();
     assert_eq!(
         (report.redelivered, report.dead_lettered, report.more),
@@ -26,7 +24,7 @@ pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelive
     f: &impl StoreFactory,
 ) {
     let (fx, r) = one_claimed(f, "dead-worker", 3600).await;
-    fx.clock.set(at(30));
+    fx.clock.set(fx.at(30));
     assert_eq!(
         fx.reclaim_all().await.redelivered,
         1,
@@ -46,13 +44,13 @@ pub async fn reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelive
 
 pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let rs = reqs(10);
+    let rs = fx.reqs(10);
     fx.submit(&rs).await;
     fx.claim("crashed", &rs[..6]).await;
     fx.claim("alive", &rs[6..]).await;
-    fx.clock.set(at(15));
+    fx.clock.set(fx.at(15));
     fx.renew("alive", &rs[6..]).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 6);
     let again = fx.claim("alive", &rs).await;
     assert_eq!(
@@ -71,11 +69,11 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, config()).await; // max_deliveries = 3
-    let r = Req::new("poison", "t", 100_000);
+    let r = fx.req("poison", "t", 100_000);
     fx.submit(r.one()).await;
     for round in 1..=3u64 {
         fx.claim("crasher", r.one()).await;
-        fx.clock.set(at(31 * round));
+        fx.clock.set(fx.at(31 * round));
         fx.reclaim_all().await;
     }
     let d = fx.depths().await;
@@ -104,9 +102,9 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl S
     cfg.queue_result_lists
         .insert(Q.to_owned(), "queue-specific-results".to_owned());
     let fx = fixture(f, cfg).await;
-    let r = Req::new("poison", "t", 3600);
+    let r = fx.req("poison", "t", 3600);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     assert_eq!(
         fx.store
@@ -129,7 +127,7 @@ pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_r
     // Go's routing: a member stamped resolved keeps its own list; an
     // unresolved one takes the queue's configured list over its own.
     let routed = |id: &str, resolved: bool| {
-        let mut r = Req::new(id, "t", 3600);
+        let mut r = fx.req(id, "t", 3600);
         let mut value: serde_json::Value = serde_json::from_slice(r.member.as_bytes()).unwrap();
         value["internal"]["result_queue_name"] = "own-results".into();
         value["internal"]["result_routing_resolved"] = resolved.into();
@@ -139,7 +137,7 @@ pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_r
     let (resolved, unresolved) = (routed("resolved", true), routed("unresolved", false));
     fx.submit(&[resolved.clone(), unresolved.clone()]).await;
     fx.claim("crasher", &[resolved, unresolved]).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
     let ids = |records: Vec<Member>| -> Vec<String> {
         records
@@ -162,11 +160,11 @@ pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_r
 
 pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
     let fx = fixture(f, limited(0)).await;
-    let r = Req::new("a", "t", 100_000);
+    let r = fx.req("a", "t", 100_000);
     fx.submit(r.one()).await;
     for round in 1..=12u64 {
         fx.claim("crasher", r.one()).await;
-        fx.clock.set(at(31 * round));
+        fx.clock.set(fx.at(31 * round));
         assert_eq!(fx.reclaim_all().await.dead_lettered, 0);
     }
     assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(12));
@@ -175,7 +173,7 @@ pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
 pub async fn reclaim_works_in_batches_and_says_when_more_remain(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     fx.claim_batch("gone", 25).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     let first = fx.store.reclaim_expired(Q, 10).await.unwrap();
     assert_eq!((first.redelivered, first.more), (10, true));
     let second = fx.store.reclaim_expired(Q, 10).await.unwrap();
@@ -187,13 +185,13 @@ pub async fn reclaim_works_in_batches_and_says_when_more_remain(f: &impl StoreFa
 
 pub async fn redelivery_counts_survive_release_and_retry(f: &impl StoreFactory) {
     let fx = fixture(f, limited(0)).await;
-    let r = Req::new("a", "t", 100_000);
+    let r = fx.req("a", "t", 100_000);
     fx.lapse("crasher", &r).await;
     fx.claim("w", r.one()).await;
     fx.release("w", r.one()).await;
     assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(1));
-    park(&fx.store, "w", &r, 40).await;
-    fx.clock.set(at(40));
+    park(&fx, "w", &r, 40).await;
+    fx.clock.set(fx.at(40));
     fx.store.promote_due(10).await.unwrap();
     let promoted = fx.store.peek(Q, 0, 1).await.unwrap().remove(0);
     let item = claim_core::store::ClaimRequest {
@@ -212,12 +210,12 @@ pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redeliver
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, limited(2)).await;
-    let r = Req::new("a", "t", 100_000);
+    let r = fx.req("a", "t", 100_000);
     fx.lapse("slow", &r).await;
     fx.claim("next", r.one()).await;
     // The stale owner answers; then the new owner dies without acking.
     fx.ack("slow", r.one(), "answered").await;
-    fx.clock.set(at(62));
+    fx.clock.set(fx.at(62));
     let report = fx.reclaim_all().await;
     assert_eq!(
         (report.redelivered, report.dead_lettered),
@@ -231,8 +229,8 @@ pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redeliver
 
 /// `id` as Go's producer submits it with payload keys on: the member has
 /// `"payload":null` and `internal.payload_ref`; the payload is stored apart.
-fn by_reference(id: &str) -> (Req, Submission) {
-    let deadline = (start().0 / 1000) as i64 + 3600;
+fn by_reference(start: Millis, id: &str) -> (Req, Submission) {
+    let deadline = (start.0 / 1000) as i64 + 3600;
     let payload = serde_json::json!({"model": "m", "prompt": id});
     let mut envelope = Envelope::new(id, "t", deadline, payload);
     envelope.internal.request_queue_name = Q.to_owned();
@@ -256,16 +254,16 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, limited(2)).await;
-    let (poison, poison_sub) = by_reference("p-ref");
-    let (survivor, survivor_sub) = by_reference("s-ref");
+    let (poison, poison_sub) = by_reference(fx.start, "p-ref");
+    let (survivor, survivor_sub) = by_reference(fx.start, "s-ref");
     // Inline payload, at the limit in the same batch, ahead of `poison`.
-    let inline = Req::new("a-inline", "t", 3600);
+    let inline = fx.req("a-inline", "t", 3600);
     fx.store.submit(Q, &poison_sub).await.unwrap();
     fx.store.submit(Q, &survivor_sub).await.unwrap();
     fx.submit(inline.one()).await;
     let crashers = [inline.clone(), poison.clone()];
     fx.claim("crasher", &crashers).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 2);
     assert!(
         payload_kept(&fx.store, &poison).await,
@@ -273,7 +271,7 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     );
     let all = [inline.clone(), poison.clone(), survivor.clone()];
     fx.claim("crasher", &all).await;
-    fx.clock.set(at(62));
+    fx.clock.set(fx.at(62));
     let report = fx.reclaim_all().await;
     assert_eq!((report.redelivered, report.dead_lettered), (1, 2));
     assert!(
@@ -294,11 +292,11 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, limited(2)).await;
-    let (at_limit, at_limit_sub) = by_reference("a-limit");
-    let (below, below_sub) = by_reference("b-below");
+    let (at_limit, at_limit_sub) = by_reference(fx.start, "a-limit");
+    let (below, below_sub) = by_reference(fx.start, "b-below");
     fx.store.submit(Q, &at_limit_sub).await.unwrap();
     fx.claim("slow", at_limit.one()).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.redelivered, 1);
     fx.store.submit(Q, &below_sub).await.unwrap();
     let both = [at_limit.clone(), below.clone()];
@@ -308,7 +306,7 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     fx.ack("slow", &both, "answered").await;
     assert!(payload_kept(&fx.store, &at_limit).await);
     assert!(payload_kept(&fx.store, &below).await);
-    fx.clock.set(at(62));
+    fx.clock.set(fx.at(62));
     let report = fx.reclaim_all().await;
     assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
     assert!(

@@ -1,7 +1,7 @@
 //! Checks of the return paths other than reclaim: release, sweep, retry parking and promotion, dead letters.
 
 use super::StoreFactory;
-use super::support::{Q, Req, T0, at, config, fixture, limited, one_claimed, owner, reqs};
+use super::support::{Fixture, Q, Req, T0, config, fixture, limited, one_claimed, owner};
 use claim_core::store::{ClaimOutcome, ParkItem};
 use claim_core::types::{Member, Score};
 use claim_core::wire;
@@ -15,7 +15,7 @@ pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
 }
 
 pub(super) async fn park<S: claim_core::ClaimStore>(
-    store: &S,
+    fx: &Fixture<S>,
     who: &str,
     r: &Req,
     due_in: u64,
@@ -24,9 +24,9 @@ pub(super) async fn park<S: claim_core::ClaimStore>(
     let item = ParkItem {
         generation: r.generation.clone(),
         member: Member::from(stamped),
-        due: at(due_in),
+        due: fx.at(due_in),
     };
-    store
+    fx.store
         .park_retry(Q, &owner(who), &[item])
         .await
         .expect("park")
@@ -77,7 +77,7 @@ pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl Stor
 
 pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    assert_eq!(park(&fx.store, "w1", &r, 10).await, vec![true]);
+    assert_eq!(park(&fx, "w1", &r, 10).await, vec![true]);
     let d = fx.depths().await;
     assert_eq!(
         (d.pending, d.claimed),
@@ -86,13 +86,13 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &
     );
     let parked = fx.store.retry_entries().await.unwrap();
     assert_eq!(parked.len(), 1);
-    assert_eq!(parked[0].score, at(10).as_score());
+    assert_eq!(parked[0].score, fx.at(10).as_score());
     let p = wire::parse_member(parked[0].member.as_bytes()).unwrap();
     assert_eq!(
         (p.retry_count, p.request_queue_name.as_deref()),
         (1, Some(Q))
     );
-    fx.clock.set(at(100));
+    fx.clock.set(fx.at(100));
     assert_eq!(
         fx.reclaim_all().await.redelivered,
         0,
@@ -102,22 +102,22 @@ pub async fn park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else(f: &
 
 pub async fn park_retry_by_a_non_owner_is_refused(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    assert_eq!(park(&fx.store, "w2", &r, 10).await, vec![false]);
+    assert_eq!(park(&fx, "w2", &r, 10).await, vec![false]);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);
     assert_eq!(fx.depths().await.claimed, 1);
 }
 
 pub async fn promote_due_returns_only_due_retries_at_their_deadline_score(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
-    let soon = Req::new("soon", "t", 3600);
-    let later = Req::new("later", "t", 1800);
+    let soon = fx.req("soon", "t", 3600);
+    let later = fx.req("later", "t", 1800);
     fx.submit(&[soon.clone(), later.clone()]).await;
     fx.claim("w1", &[soon.clone(), later.clone()]).await;
-    park(&fx.store, "w1", &soon, 10).await;
-    park(&fx.store, "w1", &later, 60).await;
-    fx.clock.set(at(5));
+    park(&fx, "w1", &soon, 10).await;
+    park(&fx, "w1", &later, 60).await;
+    fx.clock.set(fx.at(5));
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 0);
-    fx.clock.set(at(10));
+    fx.clock.set(fx.at(10));
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 1);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
@@ -127,7 +127,7 @@ pub async fn promote_due_returns_only_due_retries_at_their_deadline_score(f: &im
         "back at the deadline, not the due time"
     );
     assert_eq!(fx.store.retry_depth().await.unwrap(), 1);
-    fx.clock.set(at(60));
+    fx.clock.set(fx.at(60));
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 1);
     let order: Vec<_> = fx
         .store
@@ -154,20 +154,20 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl S
     );
     // The trait has no raw write to the retry set, so a carrier claim is
     // parked with the foreign member: promotion must go by the member alone.
-    let carrier = Req::new("carrier", "t", 3600);
+    let carrier = fx.req("carrier", "t", 3600);
     for (member, due) in [(go_parked.clone(), 1), (unnamed.clone(), 2)] {
         fx.submit_and_claim("w1", &carrier).await;
         let item = ParkItem {
             generation: carrier.generation.clone(),
             member: Member::from(member.into_bytes()),
-            due: at(due),
+            due: fx.at(due),
         };
         assert_eq!(
             fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap(),
             vec![true]
         );
     }
-    fx.clock.set(at(3));
+    fx.clock.set(fx.at(3));
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 2);
     let other = fx.store.peek("other-queue", 0, 10).await.unwrap();
     assert_eq!(other.len(), 1);
@@ -187,14 +187,14 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl S
 
 pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending(f: &impl StoreFactory) {
     let fx = fixture(f, limited(0)).await;
-    let rs = reqs(6);
+    let rs = fx.reqs(6);
     fx.submit(&rs).await;
     fx.claim("w1", &[rs[0].clone(), rs[2].clone(), rs[4].clone()])
         .await;
     fx.release("w1", &rs[4..5]).await;
     let gens = [rs[2].generation.clone()];
     fx.store.sweep(Q, &owner("w1"), &gens).await.unwrap();
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     fx.reclaim_all().await;
     let members: Vec<_> = rs.iter().map(|r| r.member.clone()).collect();
     assert_eq!(fx.pending().await, members);
@@ -204,7 +204,7 @@ pub async fn dead_letter_moves_an_unparsable_member_with_its_reason(f: &impl Sto
     let fx = fixture(f, config()).await;
     let garbage = Req {
         member: Member::from("{not json"),
-        ..Req::new("g", "t", 60)
+        ..fx.req("g", "t", 60)
     };
     fx.submit(garbage.one()).await;
     let moved = fx

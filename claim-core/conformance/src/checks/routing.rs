@@ -7,7 +7,7 @@
 //! is dead-lettered with the reason and no key of that name is written.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, at, fixture, ids_on, limited, owner};
+use super::support::{Q, RESULTS, Req, fixture, ids_on, limited, owner};
 use claim_core::routing::AllowList;
 use claim_core::store::StoreConfig;
 use claim_core::types::Member;
@@ -46,7 +46,7 @@ pub async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_
     // Resolved, no list of its own, a TTL of its own: the runtime answers
     // it on the transport default with that TTL (Go's row (a)); so must
     // the store's own record.
-    let r = routed(Req::new("resolved", "t", 3600), None, true, 120);
+    let r = routed(fx.req("resolved", "t", 3600), None, true, 120);
     let route = fx.store.config().route(
         Q,
         claim_core::wire::parse_member(r.member.as_bytes())
@@ -58,7 +58,7 @@ pub async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_
         (RESULTS, Some(120))
     );
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, RESULTS).await, ["resolved"]);
     assert!(ids_on(&fx.store, QUEUE_LIST).await.is_empty());
@@ -70,9 +70,9 @@ pub async fn an_unresolved_members_delivery_limit_record_sets_the_queues_list_tt
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, with_queue_list()).await;
-    let r = routed(Req::new("unresolved", "t", 3600), Some("own"), false, 5);
+    let r = routed(fx.req("unresolved", "t", 3600), Some("own"), false, 5);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, QUEUE_LIST).await, ["unresolved"]);
     let ttl = fx.store.list_ttl(QUEUE_LIST).await.unwrap();
@@ -90,7 +90,7 @@ pub async fn an_ack_to_a_list_outside_the_allow_list_dead_letters_the_member_and
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, allowing()).await;
-    let [inside, outside, default] = ["in", "out", "default"].map(|id| Req::new(id, "t", 3600));
+    let [inside, outside, default] = ["in", "out", "default"].map(|id| fx.req(id, "t", 3600));
     for r in [&inside, &outside, &default] {
         fx.submit_and_claim("w", r).await;
     }
@@ -134,11 +134,11 @@ pub async fn a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_wr
         AllowList::new(vec!["tenant-b:*".into()]).unwrap(),
     );
     let fx = fixture(f, cfg).await;
-    let refused = routed(Req::new("refused", "t", 3600), Some("tenant-a:x"), true, 0);
-    let allowed = routed(Req::new("allowed", "t", 3600), Some("tenant-b:x"), true, 0);
+    let refused = routed(fx.req("refused", "t", 3600), Some("tenant-a:x"), true, 0);
+    let allowed = routed(fx.req("allowed", "t", 3600), Some("tenant-b:x"), true, 0);
     fx.submit(&[refused.clone(), allowed.clone()]).await;
     fx.claim("crasher", &[refused.clone(), allowed]).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
     assert_eq!(ids_on(&fx.store, "tenant-b:x").await, ["allowed"]);
     assert_eq!(fx.store.list_len("tenant-a:x").await.unwrap(), 0);
@@ -159,9 +159,9 @@ pub async fn a_member_whose_list_ttl_is_beyond_ten_years_is_routed_as_unreadable
     // Above `wire::MAX_RESULT_TTL_SECS` the member does not parse (the
     // runtime answers it INVALID_REQUEST): its own routing is not trusted,
     // and its DELIVERY_LIMIT record takes the queue's list and TTL.
-    let r = routed(Req::new("forever", "t", 3600), Some("own"), true, u64::MAX);
+    let r = routed(fx.req("forever", "t", 3600), Some("own"), true, u64::MAX);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(at(31));
+    fx.clock.set(fx.at(31));
     assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, QUEUE_LIST).await, ["forever"]);
     assert_eq!(fx.store.list_len("own").await.unwrap(), 0);
@@ -173,7 +173,7 @@ pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_w
     f: &impl StoreFactory,
 ) {
     let fx = fixture(f, limited(3)).await;
-    let r = Req::new("forever", "t", 3600);
+    let r = fx.req("forever", "t", 3600);
     fx.submit_and_claim("w", &r).await;
     let item = claim_core::store::AckItem {
         result_ttl_seconds: u64::MAX,

@@ -1,52 +1,37 @@
-//! Shared fixtures of the conformance checks: a start time, members in the Go shape, a store on a manual clock.
+//! Shared fixtures of the conformance checks: members in the Go shape, a store on a manual clock starting where its factory says.
 
 use super::StoreFactory;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
-use std::cell::Cell;
 use std::sync::Arc;
 
-/// The suite's start time: 2023-11-14T22:13:20Z.
-pub const T0: Millis = Millis(1_700_000_000_000);
-
-thread_local! {
-    /// Where this thread's fixtures start: [`T0`], or the server's own time
-    /// in a server-time test (see [`super::on_server_time`]). Per thread:
-    /// every test runs on its own thread, on a current-thread runtime.
-    static START_MS: Cell<u64> = const { Cell::new(T0.0) };
-}
-
-/// The start time of the check running on this thread.
-pub fn start() -> Millis {
-    Millis(START_MS.with(Cell::get))
-}
-
-pub(crate) fn set_start(at: Millis) {
-    START_MS.with(|s| s.set(at.0));
-}
-
-/// The time `secs` seconds after the start.
-pub fn at(secs: u64) -> Millis {
-    start().plus(secs * 1000)
-}
+pub use crate::factory::T0;
 
 /// The queue the checks use.
 pub const Q: &str = "conformance-queue";
 /// The result list the checks use.
 pub const RESULTS: &str = "conformance-results";
 
-/// A store and the clock it reads.
+/// A store, the clock it reads and where that clock started.
 #[derive(Debug)]
 pub struct Fixture<S> {
     pub store: S,
     pub clock: Arc<ManualClock>,
+    /// The factory's start: [`T0`], or the server's own time in the
+    /// server-time pass.
+    pub start: Millis,
 }
 
-/// A fresh store at the start time with `config`.
+/// A fresh store at the factory's start time with `config`.
 pub async fn fixture<F: StoreFactory>(factory: &F, config: StoreConfig) -> Fixture<F::Store> {
-    let clock = ManualClock::new(start());
+    let start = factory.start();
+    let clock = ManualClock::new(start);
     let store = factory.make(config, clock.clone()).await;
-    Fixture { store, clock }
+    Fixture {
+        store,
+        clock,
+        start,
+    }
 }
 
 /// A fresh store (the default config) where `who` holds one claim: of
@@ -57,7 +42,7 @@ pub async fn one_claimed<F: StoreFactory>(
     deadline_in: i64,
 ) -> (Fixture<F::Store>, Req) {
     let fx = fixture(factory, config()).await;
-    let r = Req::new("a", "t", deadline_in);
+    let r = fx.req("a", "t", deadline_in);
     fx.submit_and_claim(who, &r).await;
     (fx, r)
 }
@@ -86,7 +71,7 @@ pub fn owner(name: &str) -> OwnerToken {
 }
 
 /// A request as the Go producer shapes it, with a deadline `deadline_in`
-/// seconds after T0.
+/// seconds after a fixture's start ([`Fixture::req`]).
 #[derive(Debug, Clone)]
 pub struct Req {
     pub member: Member,
@@ -95,8 +80,8 @@ pub struct Req {
 }
 
 impl Req {
-    pub fn new(id: &str, token: &str, deadline_in: i64) -> Req {
-        let deadline = (start().0 / 1000) as i64 + deadline_in;
+    pub fn new(start: Millis, id: &str, token: &str, deadline_in: i64) -> Req {
+        let deadline = (start.0 / 1000) as i64 + deadline_in;
         let value = serde_json::json!({
             "internal": {"request_token": token, "retry_count": 0},
             "request_kind": "redis",
@@ -156,11 +141,24 @@ impl Req {
     }
 }
 
-/// `n` requests `r0..rn` with token `t`, deadlines one second apart.
-pub fn reqs(n: usize) -> Vec<Req> {
-    (0..n)
-        .map(|i| Req::new(&format!("r{i}"), "t", 3600 + i as i64))
-        .collect()
+/// Times and requests relative to the fixture's start.
+impl<S> Fixture<S> {
+    /// The time `secs` seconds after the start.
+    pub fn at(&self, secs: u64) -> Millis {
+        self.start.plus(secs * 1000)
+    }
+
+    /// Request `id` of generation `token`, due `deadline_in` seconds after the start.
+    pub fn req(&self, id: &str, token: &str, deadline_in: i64) -> Req {
+        Req::new(self.start, id, token, deadline_in)
+    }
+
+    /// `n` requests `r0..rn` with token `t`, deadlines one second apart.
+    pub fn reqs(&self, n: usize) -> Vec<Req> {
+        (0..n)
+            .map(|i| self.req(&format!("r{i}"), "t", 3600 + i as i64))
+            .collect()
+    }
 }
 
 /// Shorthands the checks use; each unwraps the store's answer.
@@ -231,7 +229,7 @@ impl<S: claim_core::ClaimStore> Fixture<S> {
 
     /// Submits `n` requests ([`reqs`]) and lets `who` claim them all.
     pub async fn claim_batch(&self, who: &str, n: usize) -> Vec<Req> {
-        let rs = reqs(n);
+        let rs = self.reqs(n);
         self.submit(&rs).await;
         self.claim(who, &rs).await;
         rs
@@ -258,7 +256,7 @@ impl<S: claim_core::ClaimStore> Fixture<S> {
     /// 31 s), and reclaims: one redelivery, or the limit.
     pub async fn lapse(&self, who: &str, r: &Req) -> claim_core::store::ReclaimReport {
         self.submit_and_claim(who, r).await;
-        self.clock.set(at(31));
+        self.clock.set(self.at(31));
         self.reclaim_all().await
     }
 
