@@ -13,7 +13,6 @@
 mod common;
 mod suite;
 
-use claim_conformance::{ModelBased, Options};
 use claim_redis::KeyLayout;
 use suite::Redis;
 
@@ -21,16 +20,6 @@ use suite::Redis;
 const LAYOUT: KeyLayout = KeyLayout::Plain;
 
 fn main() {
-    claim_conformance::run(
-        || Redis::start(LAYOUT),
-        Options {
-            fault_seeds: &[1, 2],
-            server_time: Some(|| Box::pin(Redis::on_server_time(LAYOUT))),
-            // 32 cases each, more if `PROPTEST_CASES` says so.
-            model_based: Some(ModelBased {
-                store: "redis",
-                cases: 32,
-            }),
-        },
-    )
+    let options = suite::options(|| Box::pin(Redis::on_server_time(LAYOUT)), 32);
+    claim_conformance::run(|| Redis::start(LAYOUT), options)
 }

@@ -10,23 +10,13 @@
 mod common;
 mod suite;
 
-use claim_conformance::{ModelBased, Options};
 use suite::Redis;
 
 fn main() {
-    claim_conformance::run(
-        Redis::cluster,
-        Options {
-            fault_seeds: &[1, 2],
-            server_time: Some(|| Box::pin(Redis::cluster_on_server_time())),
-            // Fewer cases than on one server (32): every call crosses the
-            // network to three primaries, and the same walks run in full on
-            // the hash-tagged layout (`conformance_tagged.rs`); these
-            // confirm the real cluster agrees.
-            model_based: Some(ModelBased {
-                store: "redis",
-                cases: 10,
-            }),
-        },
-    )
+    // Fewer model-based cases than on one server (32): every call crosses
+    // the network to three primaries, and the same walks run in full on the
+    // hash-tagged layout (`conformance_tagged.rs`); these confirm the real
+    // cluster agrees.
+    let options = suite::options(|| Box::pin(Redis::cluster_on_server_time()), 10);
+    claim_conformance::run(Redis::cluster, options)
 }

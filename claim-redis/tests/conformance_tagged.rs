@@ -11,7 +11,6 @@
 mod common;
 mod suite;
 
-use claim_conformance::{ModelBased, Options};
 use claim_redis::KeyLayout;
 use suite::Redis;
 
@@ -19,15 +18,6 @@ use suite::Redis;
 const LAYOUT: KeyLayout = KeyLayout::HashTagged;
 
 fn main() {
-    claim_conformance::run(
-        || Redis::start(LAYOUT),
-        Options {
-            fault_seeds: &[1, 2],
-            server_time: Some(|| Box::pin(Redis::on_server_time(LAYOUT))),
-            model_based: Some(ModelBased {
-                store: "redis",
-                cases: 32,
-            }),
-        },
-    )
+    let options = suite::options(|| Box::pin(Redis::on_server_time(LAYOUT)), 32);
+    claim_conformance::run(|| Redis::start(LAYOUT), options)
 }

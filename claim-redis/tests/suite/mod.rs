@@ -11,7 +11,7 @@
 
 use crate::common;
 use async_trait::async_trait;
-use claim_conformance::{StoreFactory, T0};
+use claim_conformance::{ModelBased, Options, ServerTime, StoreFactory, T0};
 use claim_core::store::StoreConfig;
 use claim_core::{ClaimStore, Clock, ManualClock, Millis};
 use claim_redis::testing::{RedisCluster, RedisServer, RedisServerOptions, require_redis_server};
@@ -111,5 +111,20 @@ impl StoreFactory for Redis {
         RedisStore::connect(options)
             .await
             .expect("connect to the test's redis-server")
+    }
+}
+
+/// What every Redis target runs besides the plain and admin passes: two
+/// fault seeds, the server-time pass on `server_time`'s stores, and the
+/// model-based tests with `cases` cases each (more if `PROPTEST_CASES`
+/// says so).
+pub fn options(server_time: ServerTime<Redis>, cases: u32) -> Options<Redis> {
+    Options {
+        fault_seeds: &[1, 2],
+        server_time: Some(server_time),
+        model_based: Some(ModelBased {
+            store: "redis",
+            cases,
+        }),
     }
 }
