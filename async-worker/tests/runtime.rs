@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use async_worker::{
     Handler, HandlerOutcome, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
-use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
+use claim_conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::Submission;
 use claim_core::wire::{Envelope, ErrorCode};
 use claim_core::{ClaimInspect, ClaimStore, Generation};

@@ -20,9 +20,6 @@ pub mod store;
 pub mod types;
 pub mod wire;
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
-
 pub use admin::{ClaimAdmin, Redrive};
 pub use clock::{Clock, ManualClock, SystemClock, unix_now, unix_now_ms};
 pub use error::StoreError;

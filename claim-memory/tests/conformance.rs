@@ -1,13 +1,14 @@
-//! The claim-core conformance suite on the memory store: every check plainly and through faults (8 seeds), and the model-based test.
+//! The claim-core conformance suite on the memory store: every check plainly and through faults (8 seeds), and the model-based tests.
 //!
+//! A `harness = false` target: `main` is `claim_conformance::run`.
 //! `cargo test -p claim-memory --test conformance -- --list` lists every
-//! check (`plain::<check>`, `through_faults::<check>`); a name filter runs
-//! the matching ones. `cargo xtask conformance --store memory` prints one
-//! line per check and `N passed, N failed`.
+//! trial (`plain::<file>::<check>`, `through_faults::<file>::<check>`,
+//! `admin::`, `model_based::`); a name filter runs the matching ones.
+//! `cargo xtask conformance --store memory` runs it with a summary per pass.
 
 use async_trait::async_trait;
+use claim_conformance::{ModelBased, Options, StoreFactory};
 use claim_core::ManualClock;
-use claim_core::conformance::StoreFactory;
 use claim_core::store::StoreConfig;
 use claim_memory::MemoryStore;
 use std::sync::Arc;
@@ -24,27 +25,17 @@ impl StoreFactory for Memory {
     }
 }
 
-claim_core::conformance_tests! {
-    factory: Some(Memory),
-    fault_seeds: &[1, 2, 3, 4, 5, 6, 7, 8],
-}
-
-/// Random workloads against the claim-core model (256 cases each, more if
-/// `PROPTEST_CASES` says so).
-mod model_based {
-    use super::Memory;
-    use claim_core::conformance::model_based::{self, FuturesDriver, Options};
-    use claim_core::conformance::unreliable::FaultRates;
-
-    #[test]
-    fn the_memory_store_follows_the_model_through_random_workloads_and_drains_to_one_record_per_generation()
-     {
-        model_based::run(&Memory, &FuturesDriver, Options::cases(256));
-    }
-
-    #[test]
-    fn the_memory_store_follows_the_model_through_determinate_and_indeterminate_faults() {
-        let options = Options::cases(256).with_faults(FaultRates::new(0.15, 0.15));
-        model_based::run(&Memory, &FuturesDriver, options);
-    }
+fn main() {
+    claim_conformance::run(
+        || Some(Memory),
+        Options {
+            fault_seeds: &[1, 2, 3, 4, 5, 6, 7, 8],
+            server_time: None,
+            // 256 cases each, more if `PROPTEST_CASES` says so.
+            model_based: Some(ModelBased {
+                store: "memory",
+                cases: 256,
+            }),
+        },
+    )
 }

@@ -1,7 +1,7 @@
 //! The fault wrapper's own promises, and the retrying client's, on the memory store.
 
-use claim_core::conformance::retrying::Retrying;
-use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
+use claim_conformance::retrying::Retrying;
+use claim_conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::{
     ClaimInspect, ClaimStore, Generation, ManualClock, Millis, OwnerToken, StoreError,

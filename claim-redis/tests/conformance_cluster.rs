@@ -2,7 +2,7 @@
 //!
 //! One cluster serves the whole test binary (`RedisCluster::shared`); each
 //! store gets a fresh random key prefix. The factory is `tests/suite`'s
-//! and the lists are `claim_core::conformance_tests!`'s. The servers refuse
+//! and the lists are `claim_conformance::run`'s. The servers refuse
 //! any call whose keys span slots (CROSSSLOT) and the store checks each
 //! call before sending, so a passing check also proves its calls stay in
 //! one slot.
@@ -12,13 +12,11 @@ mod suite;
 
 use suite::Redis;
 
-claim_core::conformance_tests! {
-    factory: Redis::cluster(),
-    fault_seeds: &[1, 2],
-    server_time: Redis::cluster_on_server_time().await,
+fn main() {
+    // Fewer model-based cases than on one server (32): every call crosses
+    // the network to three primaries, and the same walks run in full on the
+    // hash-tagged layout (`conformance_tagged.rs`); these confirm the real
+    // cluster agrees.
+    let options = suite::options(|| Box::pin(Redis::cluster_on_server_time()), 10);
+    claim_conformance::run(Redis::cluster, options)
 }
-
-// Fewer cases than on one server (32): every call crosses the network to
-// three primaries, and the same walks run in full on the hash-tagged
-// layout (`conformance_tagged.rs`); these confirm the real cluster agrees.
-model_based_tests!(Redis::cluster(), cases: 10);

@@ -14,8 +14,8 @@ const LAYOUT: KeyLayout = KeyLayout::HashTagged;
 /// naming the keys and their slots.
 #[tokio::test]
 async fn a_call_whose_keys_would_cross_slots_is_refused_before_it_is_sent_naming_the_keys() {
+    use claim_conformance::{StoreFactory, T0};
     use claim_core::ClaimStore;
-    use claim_core::conformance::{StoreFactory, T0};
     use claim_core::store::{ClaimRequest, StoreConfig};
     use claim_core::{Generation, ManualClock, OwnerToken};
 

@@ -1,10 +1,11 @@
 //! `cargo xtask ci`: the whole check a change must pass, in order, stopping
 //! at the first failing step.
 //!
-//! Steps: fmt check, clippy (`-D warnings`), every test (the conformance
-//! suite runs there on every store and layout, each check a test; `cargo
-//! xtask conformance` prints the same suites with per-store counts, and is
-//! not repeated here, to keep CI under 15 minutes), the usage examples build
+//! Steps: fmt check, clippy (`-D warnings`, on all targets and then on the
+//! conformance targets, which `--all-targets` leaves out), every test but
+//! the conformance suite, the conformance suite on every store and layout
+//! through `cargo xtask conformance` (per-store summary lines), the usage
+//! examples build
 //! (`async-worker/examples`), the harness build (`xtask/harness`: the
 //! `bench` and `chaos` binaries), then the short chaos run (`cargo xtask
 //! chaos --short`) and the same short run on a Redis Cluster with a primary
@@ -12,14 +13,27 @@
 //! unless `CI` is set). `CI` is passed
 //! through (tests that need `redis-server` fail instead of skipping when it
 //! is set); `PROPTEST_CASES` is removed so tests choose their own case counts.
+//!
+//! Nothing runs twice: the conformance targets (`tests/conformance*.rs` of
+//! claim-memory and claim-redis) are `harness = false` and `test = false`
+//! in their crates' manifests, so `cargo test --workspace` neither builds
+//! nor runs them, while `cargo test -p claim-memory --test conformance`
+//! (an explicit target) still does, for developers. The `conformance` step
+//! builds them with `cargo test --workspace --no-run` (the workspace's
+//! features, so the test step's artifacts are reused) and runs each
+//! store's binary once. Clippy's `--all-targets` skips `test = false`
+//! targets, hence its second command with `--test 'conformance*'`.
 
 use std::{env, path::Path, time::Instant};
 
-use crate::{Error, Shown, cargo, chaos, elapsed, run_inherit};
+use crate::{Error, Shown, cargo, chaos, conformance, elapsed, run_inherit};
 
 /// One step: a name for messages and what to run.
 enum Step {
-    Cargo(&'static str, &'static [&'static str]),
+    /// Cargo commands, run in order.
+    Cargo(&'static str, &'static [&'static [&'static str]]),
+    /// `cargo xtask conformance` over every store, `--locked`.
+    Conformance(&'static str),
     /// A chaos run: a name, and the flags of `cargo xtask chaos`.
     Chaos(&'static str, &'static [&'static str]),
 }
@@ -30,26 +44,42 @@ enum Step {
 /// kill no room clear of the failover's window, and the plan drops it.
 const CLUSTER_CHAOS: &[&str] = &["--short", "--topology", "cluster"];
 
-const STEPS: [Step; 7] = [
-    Step::Cargo("fmt", &["fmt", "--all", "--", "--check"]),
+const STEPS: [Step; 8] = [
+    Step::Cargo("fmt", &[&["fmt", "--all", "--", "--check"]]),
     Step::Cargo(
         "clippy",
         &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[
+                "clippy",
+                "--workspace",
+                "--test",
+                "conformance*",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
         ],
     ),
-    Step::Cargo("test", &["test", "--workspace", "--locked"]),
+    Step::Cargo("test", &[&["test", "--workspace", "--locked"]]),
+    Step::Conformance("conformance"),
     Step::Cargo(
         "examples",
-        &["build", "--workspace", "--examples", "--locked"],
+        &[&["build", "--workspace", "--examples", "--locked"]],
     ),
-    Step::Cargo("harness", &["build", "-p", "harness", "--bins", "--locked"]),
+    Step::Cargo(
+        "harness",
+        &[&["build", "-p", "harness", "--bins", "--locked"]],
+    ),
     Step::Chaos("chaos", &["--short"]),
     Step::Chaos("chaos-cluster", CLUSTER_CHAOS),
 ];
@@ -77,11 +107,27 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     for (i, step) in STEPS.iter().enumerate() {
         let step_start = Instant::now();
         let (name, result) = match step {
-            Step::Cargo(name, args) => {
-                let mut cmd = cargo(args);
-                cmd.env_remove("PROPTEST_CASES");
-                println!("\n==> [{}/{}] {name}: {}", i + 1, STEPS.len(), Shown(&cmd));
-                (*name, run_inherit(&mut cmd))
+            Step::Cargo(name, commands) => {
+                let mut result = Ok(());
+                for args in commands.iter() {
+                    let mut cmd = cargo(args);
+                    cmd.env_remove("PROPTEST_CASES");
+                    println!("\n==> [{}/{}] {name}: {}", i + 1, STEPS.len(), Shown(&cmd));
+                    result = run_inherit(&mut cmd);
+                    if result.is_err() {
+                        break;
+                    }
+                }
+                (*name, result)
+            }
+            Step::Conformance(name) => {
+                println!(
+                    "\n==> [{}/{}] {name}: cargo xtask conformance",
+                    i + 1,
+                    STEPS.len()
+                );
+                let stores = conformance::existing();
+                (*name, conformance::run(&stores, &["--locked"], &[]))
             }
             Step::Chaos(name, flags) => {
                 println!(

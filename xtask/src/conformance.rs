@@ -1,27 +1,38 @@
-//! `cargo xtask conformance [--store memory|redis|redis-tagged|redis-cluster|all]`:
-//! runs the ClaimStore conformance suite against each chosen store.
+//! `cargo xtask conformance [--store memory|redis|redis-tagged|redis-cluster|all] [-- <test args>]`:
+//! the ClaimStore conformance suite on each chosen store, as `cargo test`
+//! runs it, with a summary line per store.
 //!
-//! Each store runs the suite as a test target of its crate: `conformance`
-//! (`tests/conformance.rs`, one `claim_core::conformance_tests!` line); the
-//! Redis store also as `conformance_tagged` (the cluster key layout on one
-//! server) and `conformance_cluster` (a real local Redis Cluster), in
-//! which every check is a test: `plain::<check>`, `through_faults::<check>`,
-//! `admin::<check>` (the operator's operations), and on Redis
-//! `server_time::<check>`. This reads libtest's output as it
-//! streams and prints `ok   <check>` or `FAIL <check>` per check, the
-//! failures' messages as libtest gives them, one `<pass>: N passed, N
-//! failed` line per other pass, and closes with the plain pass's `N passed,
-//! N failed` (the count that must be equal across stores). A store exists
-//! once its crate has that file. Arguments after `--` go to the test binary
-//! (a name filter, say); a run in which no plain check executed fails.
+//! Each store runs the suite as a `harness = false` test target of its
+//! crate (`claim_conformance::run` is its main): `conformance`; the Redis
+//! store also `conformance_tagged` (the cluster key layout on one server)
+//! and `conformance_cluster` (a real local Redis Cluster). The targets are
+//! `test = false`, so `cargo test --workspace` leaves them to this command
+//! and `cargo test -p <crate> --test <target>` runs one by hand.
+//!
+//! A thin wrapper: one `cargo test --workspace --no-run --test <target>…`
+//! builds every chosen target at once with the workspace's features (the
+//! artifacts `cargo test --workspace` already built, so nothing rebuilds),
+//! then each store's test binary runs as `cargo test -p <crate> --test
+//! <target>` would run it (from its crate's directory), its output passed
+//! through. Its `test <pass>::<file>::<check> ... ok` lines are counted per
+//! pass (`plain`, `through_faults`, `server_time`, `admin`,
+//! `model_based`), and each store closes with `<store>: N passed, N failed`
+//! (all its trials) after one line per pass; the plain pass's count must
+//! be equal across stores. Arguments after `--` go to the test binaries (a
+//! name filter, say); a store on which no plain check ran fails.
 
 use std::{
     collections::BTreeMap,
     io::{BufRead, BufReader},
+    path::PathBuf,
     process::{Command, Stdio},
 };
 
 use crate::{Error, Shown, cargo, project_root};
+
+mod output;
+
+use output::{parse_artifact, parse_outcome};
 
 /// A backend with a conformance test target.
 #[derive(Debug)]
@@ -93,10 +104,10 @@ pub(crate) fn existing() -> Vec<&'static Store> {
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
     let mut which = None;
     let mut args = args.into_iter();
-    let mut passed = Vec::new();
+    let mut test_args = Vec::new();
     while let Some(arg) = args.next() {
         if arg == "--" {
-            passed.extend(args.by_ref());
+            test_args.extend(args.by_ref());
             break;
         }
         let value = match arg.strip_prefix("--store=") {
@@ -116,12 +127,7 @@ pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
         which = Some(value);
     }
     let stores = select(which.as_deref().unwrap_or("all"))?;
-    let mut extra: Vec<&str> = Vec::new();
-    if !passed.is_empty() {
-        extra.push("--");
-        extra.extend(passed.iter().map(String::as_str));
-    }
-    run(&stores, &extra)
+    run(&stores, &[], &test_args)
 }
 
 fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
@@ -149,14 +155,22 @@ fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
 }
 
 /// Runs the suite for every store (all of them, even after a failure), with
-/// `extra` cargo arguments such as `--locked`; fails if any store failed.
-pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
+/// `cargo_args` for the build (such as `--locked`) and `test_args` for the
+/// test binaries; fails if any store failed.
+pub(crate) fn run(
+    stores: &[&Store],
+    cargo_args: &[&str],
+    test_args: &[String],
+) -> Result<(), Error> {
+    let to_run: Vec<&Store> = stores.iter().copied().filter(|s| !s.skips()).collect();
+    let binaries = build(&to_run, cargo_args)?;
     let mut failures = Vec::new();
     let mut total = Tally::default();
     for store in stores {
-        let mut cmd = cargo(&["test", "-p", store.krate, "--test", store.target]);
-        cmd.args(extra).env_remove("PROPTEST_CASES");
-        println!("== conformance: {} ({})", store.name, Shown(&cmd));
+        println!(
+            "== conformance: {} (as `cargo test -p {} --test {}`)",
+            store.name, store.krate, store.target
+        );
         if store.skips() {
             println!(
                 "skipped: {} not on PATH",
@@ -164,9 +178,19 @@ pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
             );
             continue;
         }
-        let (plain, verdict) = run_store(&mut cmd);
-        total.passed += plain.passed;
-        total.failed += plain.failed;
+        let Some(binary) = binaries.get(&(store.krate, store.target)) else {
+            failures.push(format!("{}: cargo built no test binary", store.name));
+            continue;
+        };
+        let mut cmd = Command::new(binary);
+        let dir = project_root().join(store.krate);
+        cmd.args(test_args)
+            .current_dir(&dir)
+            .env("CARGO_MANIFEST_DIR", &dir)
+            .env_remove("PROPTEST_CASES");
+        let (all, verdict) = run_store(store.name, &mut cmd);
+        total.passed += all.passed;
+        total.failed += all.failed;
         if let Err(reason) = verdict {
             failures.push(format!("{}: {reason}", store.name));
         }
@@ -186,6 +210,55 @@ pub(crate) fn run(stores: &[&Store], extra: &[&str]) -> Result<(), Error> {
     }
 }
 
+/// Builds the stores' test targets in one `cargo test --workspace --no-run`
+/// (the workspace's features, as the test step builds them) and reads
+/// where cargo put each binary from its JSON messages.
+fn build(
+    stores: &[&Store],
+    cargo_args: &[&str],
+) -> Result<BTreeMap<(&'static str, &'static str), PathBuf>, Error> {
+    let mut binaries = BTreeMap::new();
+    if stores.is_empty() {
+        return Ok(binaries);
+    }
+    let mut cmd = cargo(&["test", "--workspace", "--no-run"]);
+    let mut targets: Vec<&str> = stores.iter().map(|s| s.target).collect();
+    targets.dedup();
+    for target in targets {
+        cmd.args(["--test", target]);
+    }
+    cmd.args(cargo_args)
+        .arg("--message-format=json-render-diagnostics")
+        .stdout(Stdio::piped());
+    println!("== conformance: building ({})", Shown(&cmd));
+    let output = cmd
+        .spawn()
+        .and_then(|child| child.wait_with_output())
+        .map_err(|e| Error::Failed(format!("could not run `{}`: {e}", Shown(&cmd))))?;
+    if !output.status.success() {
+        return Err(Error::Failed(format!(
+            "`{}` failed ({})",
+            Shown(&cmd),
+            output.status
+        )));
+    }
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Some(built) = parse_artifact(line) else {
+            continue;
+        };
+        let store = stores.iter().find(|s| {
+            s.target == built.target
+                && built
+                    .manifest
+                    .ends_with(&format!("/{}/Cargo.toml", s.krate))
+        });
+        if let Some(store) = store {
+            binaries.insert((store.krate, store.target), PathBuf::from(built.executable));
+        }
+    }
+    Ok(binaries)
+}
+
 /// Checks passed and failed in one pass.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Tally {
@@ -193,130 +266,75 @@ struct Tally {
     failed: u64,
 }
 
-/// Streams one store's test output as per-check lines; returns the plain
-/// pass's counts and whether the store passed.
-fn run_store(cmd: &mut Command) -> (Tally, Result<(), String>) {
+/// Passes one store's test output through, counting its results per pass;
+/// returns the counts over all passes and whether the store passed.
+fn run_store(store: &str, cmd: &mut Command) -> (Tally, Result<(), String>) {
     let mut passes: BTreeMap<String, Tally> = BTreeMap::new();
     let mut child = match cmd.stdout(Stdio::piped()).spawn() {
         Ok(child) => child,
         Err(e) => {
-            let why = format!("could not start `{}`: {e}", Shown(cmd));
-            return (Tally::default(), Err(why));
+            return (
+                Tally::default(),
+                Err(format!("could not start the test: {e}")),
+            );
         }
     };
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-    let mut line = Vec::new();
-    let mut in_failures = false;
-    loop {
-        line.clear();
-        match stdout.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
+    let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut read_error = None;
+    for line in stdout.split(b'\n') {
+        let line = match line {
+            Ok(line) => line,
             Err(e) => {
+                read_error = Some(format!("reading test output: {e}"));
                 let _ = child.kill();
-                let _ = child.wait();
-                let plain = passes.get(PLAIN).copied().unwrap_or_default();
-                return (plain, Err(format!("reading test output: {e}")));
+                break;
             }
-        }
+        };
         let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\n', '\r']);
+        let text = text.trim_end_matches('\r');
+        println!("{text}");
         if let Some(outcome) = parse_outcome(text) {
             let tally = passes.entry(outcome.pass.to_owned()).or_default();
-            let (mark, note) = match outcome.passed {
-                true => ("ok  ", ""),
-                false => ("FAIL", " (message below)"),
-            };
             match outcome.passed {
                 true => tally.passed += 1,
                 false => tally.failed += 1,
             }
-            let pass = match outcome.pass {
-                PLAIN => String::new(),
-                other => format!(" [{}]", other.replace('_', " ")),
-            };
-            println!("{mark} {}{pass}{note}", outcome.check);
-        } else {
-            // libtest's failure messages follow `failures:`; keep them whole.
-            in_failures |= text == "failures:";
-            if in_failures || text.starts_with("error") || text.starts_with("test result") {
-                println!("{text}");
-            }
         }
     }
-    let plain = passes.get(PLAIN).copied().unwrap_or_default();
-    for (pass, tally) in passes.iter().filter(|(p, _)| p.as_str() != PLAIN) {
+    let mut all = Tally::default();
+    for (pass, tally) in &passes {
         let name = pass.replace('_', " ");
-        println!("{name}: {} passed, {} failed", tally.passed, tally.failed);
+        println!(
+            "{store} {name}: {} passed, {} failed",
+            tally.passed, tally.failed
+        );
+        all.passed += tally.passed;
+        all.failed += tally.failed;
     }
-    println!("{} passed, {} failed", plain.passed, plain.failed);
-    let failed: u64 = passes.values().map(|t| t.failed).sum();
-    let verdict = match child.wait() {
-        Err(e) => Err(format!("waiting for the test: {e}")),
-        Ok(_) if plain.passed + plain.failed == 0 => {
-            Err("no check ran (a filter that matches nothing?)".into())
+    println!("{store}: {} passed, {} failed", all.passed, all.failed);
+    let plain = passes.get(PLAIN).copied().unwrap_or_default();
+    let status = child.wait();
+    let verdict = match (read_error, status) {
+        (Some(why), _) => Err(why),
+        (None, Err(e)) => Err(format!("waiting for the test: {e}")),
+        (None, Ok(_)) if plain.passed + plain.failed == 0 => {
+            Err("no plain check ran (a filter that matches nothing?)".into())
         }
-        Ok(status) if failed > 0 => Err(format!("{failed} check(s) failed ({status})")),
-        Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(format!(
-            "the test did not build or did not run to the end ({status})"
-        )),
+        (None, Ok(status)) if all.failed > 0 => {
+            Err(format!("{} trial(s) failed ({status})", all.failed))
+        }
+        (None, Ok(status)) if status.success() => Ok(()),
+        (None, Ok(status)) => Err(format!("the test did not run to the end ({status})")),
     };
-    (plain, verdict)
+    (all, verdict)
 }
 
 /// The pass whose count must match across stores.
 const PLAIN: &str = "plain";
 
-/// One libtest result line of the conformance target.
-#[derive(Debug, PartialEq)]
-struct Outcome<'a> {
-    /// `plain`, `through_faults`, `admin`, `server_time` or `model_based`.
-    pass: &'a str,
-    check: &'a str,
-    passed: bool,
-}
-
-/// Parses `test <pass>::<check> ... ok` (or `FAILED`); other lines, and
-/// tests outside a pass module, are not check results.
-fn parse_outcome(line: &str) -> Option<Outcome<'_>> {
-    let (name, result) = line.strip_prefix("test ")?.split_once(" ... ")?;
-    let (pass, check) = name.split_once("::")?;
-    let passed = match result.trim() {
-        "ok" => true,
-        "FAILED" => false,
-        _ => return None,
-    };
-    Some(Outcome {
-        pass,
-        check,
-        passed,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn check_lines_are_read_from_libtest_output() {
-        assert_eq!(
-            parse_outcome("test plain::acking_twice_pushes_exactly_one_record ... ok"),
-            Some(Outcome {
-                pass: "plain",
-                check: "acking_twice_pushes_exactly_one_record",
-                passed: true
-            })
-        );
-        let failed = parse_outcome("test through_faults::peek_honours_offset_and_limit ... FAILED");
-        assert_eq!(
-            failed.map(|o| (o.pass, o.passed)),
-            Some(("through_faults", false))
-        );
-        assert_eq!(parse_outcome("test result: ok. 106 passed; 0 failed"), None);
-        assert_eq!(parse_outcome("running 106 tests"), None);
-        assert_eq!(parse_outcome("test plain::x ... ignored"), None);
-    }
 
     #[test]
     fn store_selection() {

@@ -24,7 +24,7 @@ usage: cargo xtask <subcommand> [options]
 
 subcommands:
   ci                                   fmt check, clippy, tests, conformance, examples, harness, short chaos
-  conformance [--store memory|redis|all]
+  conformance [--store memory|redis|redis-tagged|redis-cluster|all] [-- <test args>]
                                        run the ClaimStore conformance suite (default: all)
   bench [--requests N] [--runs a,b] …  protected vs unprotected throughput on a private redis-server
   chaos [--workers N] [--requests M] [--seed S] [--short]

@@ -1,7 +1,7 @@
 //! The transitions, generated from the reference state so that most of them can happen.
 
 use super::reference::{Act, GateMode, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict};
-use claim_core::conformance::unreliable::{Fault, Op};
+use claim_conformance::unreliable::{Fault, Op};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::Union;

@@ -1,6 +1,6 @@
 //! The reference side: what the test knows about the fleet (which replicas run, which requests wait for a nudge), the steps, and which step may follow which.
 
-use claim_core::conformance::unreliable::{Fault, Op};
+use claim_conformance::unreliable::{Fault, Op};
 
 /// Replica slots; a slot runs at most one runtime at a time.
 pub const SLOTS: usize = 3;

@@ -12,7 +12,7 @@
 //! - peek and claim right after the gate refused are a violation.
 
 use async_trait::async_trait;
-use claim_core::conformance::unreliable::{Op, Tally, UnreliableStore};
+use claim_conformance::unreliable::{Op, Tally, UnreliableStore};
 use claim_core::layer::{Answer, Forward, StoreLayer};
 use claim_core::store::{ClaimOutcome, ClaimRequest};
 use claim_core::{ClaimStore, Clock, Generation, Millis, OwnerToken, StoreError};

@@ -5,7 +5,7 @@ use super::pace::Pace;
 use super::reference::{GateMode, SLOTS};
 use super::tap::{Tap, Watch};
 use async_worker::{QueueSpec, RunReport, Runtime, RuntimeConfig};
-use claim_core::conformance::unreliable::{FaultRates, Op, UnreliableStore};
+use claim_conformance::unreliable::{FaultRates, Op, UnreliableStore};
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken};
 use futures::FutureExt;

@@ -4,14 +4,14 @@
 //! `tests/conformance_tagged.rs` on the hash-tagged (cluster) one, where
 //! every call is checked to stay in one slot, and
 //! `tests/conformance_cluster.rs` on a real Redis Cluster. None lists
-//! checks of its own: `claim_core::conformance_tests!` and
-//! [`model_based_tests!`] do.
+//! checks of its own: each is a `harness = false` target whose main is
+//! `claim_conformance::run`.
 
 #![allow(dead_code)]
 
 use crate::common;
 use async_trait::async_trait;
-use claim_core::conformance::{StoreFactory, T0};
+use claim_conformance::{ModelBased, Options, ServerTime, StoreFactory, T0};
 use claim_core::store::StoreConfig;
 use claim_core::{ClaimStore, Clock, ManualClock, Millis};
 use claim_redis::testing::{RedisCluster, RedisServer, RedisServerOptions, require_redis_server};
@@ -114,52 +114,17 @@ impl StoreFactory for Redis {
     }
 }
 
-/// The model-based tests on stores of `Redis::start(LAYOUT)`, `LAYOUT`
-/// being a constant of the invoking test target (or of the factory
-/// expression given): random workloads against the claim-core model (32
-/// cases each, or `cases: N`; more if `PROPTEST_CASES` says so).
-#[macro_export]
-macro_rules! model_based_tests {
-    () => {
-        $crate::model_based_tests!(Redis::start(LAYOUT));
-    };
-    ($factory:expr) => {
-        $crate::model_based_tests!($factory, cases: 32);
-    };
-    ($factory:expr, cases: $cases:expr) => {
-        mod model_based {
-            #[allow(unused_imports)]
-            use super::*;
-            use claim_core::conformance::model_based::{self, Driver, Options};
-            use claim_core::conformance::unreliable::FaultRates;
-            use std::future::Future;
-
-            /// One tokio runtime for every case: the stores' pools live on it.
-            struct Tokio(tokio::runtime::Runtime);
-
-            impl Driver for Tokio {
-                fn block_on<Fut: Future>(&self, future: Fut) -> Fut::Output {
-                    self.0.block_on(future)
-                }
-            }
-
-            fn driver() -> Tokio {
-                Tokio(tokio::runtime::Runtime::new().expect("tokio runtime"))
-            }
-
-            #[test]
-            fn the_redis_store_follows_the_model_through_random_workloads_and_drains_to_one_record_per_generation()
-             {
-                let Some(redis) = $factory else { return };
-                model_based::run(&redis, &driver(), Options::cases($cases));
-            }
-
-            #[test]
-            fn the_redis_store_follows_the_model_through_determinate_and_indeterminate_faults() {
-                let Some(redis) = $factory else { return };
-                let options = Options::cases($cases).with_faults(FaultRates::new(0.15, 0.15));
-                model_based::run(&redis, &driver(), options);
-            }
-        }
-    };
+/// What every Redis target runs besides the plain and admin passes: two
+/// fault seeds, the server-time pass on `server_time`'s stores, and the
+/// model-based tests with `cases` cases each (more if `PROPTEST_CASES`
+/// says so).
+pub fn options(server_time: ServerTime<Redis>, cases: u32) -> Options<Redis> {
+    Options {
+        fault_seeds: &[1, 2],
+        server_time: Some(server_time),
+        model_based: Some(ModelBased {
+            store: "redis",
+            cases,
+        }),
+    }
 }

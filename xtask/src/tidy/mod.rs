@@ -13,8 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Where product and harness code lives.
-const SOURCE_DIRS: [&str; 7] = [
+const SOURCE_DIRS: [&str; 8] = [
     "claim-core/src",
+    "claim-core/conformance/src",
     "claim-memory/src",
     "claim-redis/src",
     "claim-redis/lua",

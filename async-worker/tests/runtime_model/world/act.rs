@@ -2,8 +2,8 @@
 
 use super::World;
 use crate::reference::Step;
+use claim_conformance::unreliable::{FaultRates, Op};
 use claim_core::ClaimStore;
-use claim_core::conformance::unreliable::{FaultRates, Op};
 
 impl<S: ClaimStore + Clone> World<S> {
     /// Acts out one step.
