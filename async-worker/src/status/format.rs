@@ -1,4 +1,4 @@
-//! Text for the status page: HTML escaping, durations and UTC times.
+//! Text for the status page: HTML escaping, durations and UTC times (the calendar date of a day, also the admin commands').
 
 /// `text` with `& < > " '` escaped, safe in element content and in quoted
 /// attribute values. Everything read from Redis goes through it.
@@ -48,13 +48,27 @@ pub fn age(ms: Option<u64>) -> String {
 pub fn utc(unix_ms: u64) -> String {
     let secs = unix_ms / 1000;
     let (days, rest) = (secs / 86400, secs % 86400);
-    let (y, m, d) = crate::admin::cli::output::civil_from_days(days as i64);
+    let (y, m, d) = civil_from_days(days as i64);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
         rest / 3600,
         rest % 3600 / 60,
         rest % 60
     )
+}
+
+/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 #[cfg(test)]

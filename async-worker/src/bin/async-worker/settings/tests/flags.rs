@@ -1,25 +1,22 @@
 //! The processor's flags and transport config: defaults, precedence, Go durations, and every refusal.
 
-mod settings_support;
-
 use std::time::Duration;
 
-use async_worker::settings::{
-    BareUnit, Cli, Command, DurationError, ProcessorSettings, SettingsError, parse_flag_duration,
-    parse_go_duration,
-};
+use super::{GATEWAY, REDIS, assert_says};
+use crate::cli::{Cli, Command};
+use crate::settings::duration::{DurationError, parse_go_duration};
+use crate::settings::{BareUnit, ProcessorSettings, SettingsError, parse_flag_duration};
 use clap::{CommandFactory, Parser};
-use settings_support::{GATEWAY, REDIS, assert_says};
 
 /// Parses a command line the way the binary does, ignoring any `REDIS_URL`
 /// in the test's environment.
 fn cli(args: &[&str]) -> Result<Cli, clap::Error> {
-    settings_support::cli(args, None)
+    super::cli(args, None)
 }
 
 /// Resolves a command line, ignoring any `REDIS_URL` in the test's environment.
 fn resolve(args: &[&str]) -> Result<ProcessorSettings, SettingsError> {
-    settings_support::resolve_env(args, None)
+    super::resolve_env(args, None)
 }
 
 /// Resolves with a Redis URL and gateway given, plus `args`.
