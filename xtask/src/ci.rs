@@ -1,7 +1,10 @@
 //! `cargo xtask ci`: the whole check a change must pass, in order, stopping
 //! at the first failing step.
 //!
-//! Steps: fmt check, clippy (`-D warnings`), every test (the conformance
+//! Steps: fmt check, clippy (`-D warnings`), the library's feature matrix
+//! (`cargo check -p async-worker` with no default features, then with each
+//! feature alone: [`FEATURE_MATRIX`]; clippy's all-targets build covers the
+//! default set), every test (the conformance
 //! suite runs there on every store and layout, each check a test; `cargo
 //! xtask conformance` prints the same suites with per-store counts, and is
 //! not repeated here, to keep CI under 15 minutes), the usage examples build
@@ -20,6 +23,9 @@ use crate::{Error, Shown, cargo, chaos, elapsed, run_inherit};
 /// One step: a name for messages and what to run.
 enum Step {
     Cargo(&'static str, &'static [&'static str]),
+    /// `cargo check` of a package without its default features, then with
+    /// each of the listed features alone, stopping at the first failure.
+    Features(&'static str, &'static str, &'static [&'static str]),
     /// A chaos run: a name, and the flags of `cargo xtask chaos`.
     Chaos(&'static str, &'static [&'static str]),
 }
@@ -30,7 +36,13 @@ enum Step {
 /// kill no room clear of the failover's window, and the plan drops it.
 const CLUSTER_CHAOS: &[&str] = &["--short", "--topology", "cluster"];
 
-const STEPS: [Step; 7] = [
+/// The `features` step: `cargo check -p async-worker --no-default-features`
+/// (the library a user gets with `default-features = false`, as the README
+/// promises), then the same with each of these features alone. A check
+/// reuses the build of the clippy step before it.
+const LIBRARY_FEATURES: &[&str] = &["cli", "http-handler", "serve", "test-support"];
+
+const STEPS: [Step; 8] = [
     Step::Cargo("fmt", &["fmt", "--all", "--", "--check"]),
     Step::Cargo(
         "clippy",
@@ -44,6 +56,7 @@ const STEPS: [Step; 7] = [
             "warnings",
         ],
     ),
+    Step::Features("features", "async-worker", LIBRARY_FEATURES),
     Step::Cargo("test", &["test", "--workspace", "--locked"]),
     Step::Cargo(
         "examples",
@@ -83,6 +96,15 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
                 println!("\n==> [{}/{}] {name}: {}", i + 1, STEPS.len(), Shown(&cmd));
                 (*name, run_inherit(&mut cmd))
             }
+            Step::Features(name, package, features) => {
+                println!(
+                    "\n==> [{}/{}] {name}: cargo check -p {package} --no-default-features, then with each of {}",
+                    i + 1,
+                    STEPS.len(),
+                    features.join(", ")
+                );
+                (*name, check_features(package, features))
+            }
             Step::Chaos(name, flags) => {
                 println!(
                     "\n==> [{}/{}] {name}: cargo xtask chaos {}",
@@ -120,6 +142,28 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         elapsed(start.elapsed()),
         timings.join(", ")
     );
+    Ok(())
+}
+
+/// `cargo check -p package --no-default-features`, then with each feature
+/// alone; the first failure names its feature set.
+fn check_features(package: &str, features: &[&str]) -> Result<(), Error> {
+    let base = ["check", "-p", package, "--locked", "--no-default-features"];
+    let sets = std::iter::once(None).chain(features.iter().copied().map(Some));
+    for feature in sets {
+        let mut args = base.to_vec();
+        if let Some(feature) = feature {
+            args.extend(["--features", feature]);
+        }
+        let mut cmd = cargo(&args);
+        println!("--> {}", Shown(&cmd));
+        if let Err(Error::Failed(msg) | Error::Usage(msg) | Error::Invalid(msg)) =
+            run_inherit(&mut cmd)
+        {
+            let set = feature.map_or("no default features".to_owned(), |f| format!("only `{f}`"));
+            return Err(Error::Failed(format!("{package} with {set}: {msg}")));
+        }
+    }
     Ok(())
 }
 
