@@ -1,7 +1,7 @@
 //! How admin commands print: aligned tables, JSON, durations and UTC times.
 
 use super::AdminError;
-use async_worker::status::format::civil_from_days;
+use async_worker::status::format::UtcTime;
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
@@ -88,15 +88,9 @@ pub fn lease_left(ms: i64) -> String {
 
 /// Unix ms as UTC, `2026-12-02T01:02:03Z`.
 pub fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    let t = UtcTime::of(ms);
+    let (y, mo, d, h, mi, s) = (t.year, t.month, t.day, t.hour, t.minute, t.second);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 #[cfg(test)]

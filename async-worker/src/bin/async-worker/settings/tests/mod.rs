@@ -8,9 +8,11 @@ use clap::{CommandFactory, FromArgMatches};
 
 mod bounds;
 mod chart;
+mod commands;
 mod flags;
 mod go_config;
 mod go_flags;
+mod refusals;
 
 pub use chart::CHART_SINGLE_QUEUE;
 
