@@ -1,26 +1,12 @@
-//! The same handler on Redis: the production store, shared by any number of replicas.
+//! The same typed handler on Redis: the production store, shared by any number of replicas.
 //!
 //! `cargo run -p async-worker --example redis -- redis://127.0.0.1:6379/0`
 //! drains `request-sortedset` into `result-list` until Ctrl-C.
 
-use async_trait::async_trait;
-use async_worker::{Handler, HandlerOutcome, OpenGate, Request, Runtime, RuntimeConfig};
-use claim_core::store::StoreConfig;
-use claim_redis::{RedisStore, RedisStoreOptions};
-use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
+use async_worker::prelude::*;
 
-struct Echo;
-
-#[async_trait]
-impl Handler for Echo {
-    async fn handle(&self, request: &Request, _cancel: CancellationToken) -> HandlerOutcome {
-        HandlerOutcome::Success {
-            status: 200,
-            body: request.parsed.payload.get().to_owned(),
-        }
-    }
-}
+/// Any JSON payload, echoed back into the success record.
+type Echo = serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,12 +17,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for problem in store.check_durability().await?.problems() {
         eprintln!("warning: {problem}");
     }
-    let runtime = Runtime::new(
-        Arc::new(store),
-        Arc::new(Echo),
-        Arc::new(OpenGate),
-        RuntimeConfig::default(),
-    );
+    let runtime = Runtime::builder(store)
+        .queue("request-sortedset")
+        .handler(handler_fn(|job: Echo, _cx: JobContext| async move {
+            Ok::<_, std::convert::Infallible>(job)
+        }))
+        .build()?;
     let stop = CancellationToken::new();
     let on_signal = stop.clone();
     tokio::spawn(async move {

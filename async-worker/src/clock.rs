@@ -7,16 +7,9 @@ use claim_core::{Clock, Millis};
 /// wall-clock reading, re-exported where the runtime's users look).
 pub use claim_core::unix_now;
 
-/// Wall-clock time from the operating system: what [`crate::Runtime::new`]
-/// reads deadlines and retry due times from.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Millis {
-        claim_core::unix_now_ms()
-    }
-}
+/// The runtime's default clock (claim-core's one system clock, shared with
+/// the memory store).
+pub use claim_core::SystemClock;
 
 /// Wall-clock milliseconds derived from tokio's [`tokio::time::Instant`]:
 /// `start` at creation, advancing exactly as tokio time does (including

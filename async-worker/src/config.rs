@@ -1,4 +1,4 @@
-//! Runtime settings: which queues to drain and how hard.
+//! Runtime settings: which queues to drain and how hard, and the typed error naming a bad one.
 
 use std::time::Duration;
 
@@ -12,10 +12,17 @@ pub struct QueueSpec {
     pub id: String,
     /// The pending sorted set (Go: `queue_name`).
     pub queue_name: String,
-    /// Result list override (Go: queue `result_queue_name`).
+    /// Result list override (Go: queue `result_queue_name`). The store's
+    /// [`StoreConfig`](claim_core::store::StoreConfig) is the one source of
+    /// routing (`queue_result_lists`): leave this `None` and the runtime's
+    /// builder fills it from there; a value that differs is refused
+    /// ([`BuildError::RouteDisagrees`]), so handler records and the store's
+    /// own `DELIVERY_LIMIT` records always share a list.
     pub result_queue_name: Option<String>,
     /// `EXPIRE` set on the result list after each push, in seconds (Go:
-    /// queue `result_ttl_seconds`); `None` sets no expiry.
+    /// queue `result_ttl_seconds`); `None` sets no expiry. Like the list,
+    /// it comes from the store's `queue_result_ttls`; a value that differs
+    /// is refused.
     pub result_ttl_seconds: Option<u64>,
     /// The worker pool the queue belongs to (Go: `worker_pool_id`, default
     /// `default`); labels metrics as `pool_name`.
@@ -35,8 +42,16 @@ impl QueueSpec {
     }
 }
 
-/// How the runtime works. Lease TTL, dedup TTL and the delivery limit belong
-/// to the store's [`claim_core::store::StoreConfig`].
+impl From<&str> for QueueSpec {
+    /// The queue of that name, with no overrides.
+    fn from(queue_name: &str) -> Self {
+        QueueSpec::new(queue_name)
+    }
+}
+
+/// How the runtime works. Lease TTL, dedup TTL, the delivery limit and the
+/// result routing (default list, per-queue lists and TTLs) belong to the
+/// store's [`claim_core::store::StoreConfig`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeConfig {
     pub queues: Vec<QueueSpec>,
@@ -56,8 +71,6 @@ pub struct RuntimeConfig {
     pub promote_interval: Duration,
     /// Terminal records per ack call at most.
     pub ack_batch_size: usize,
-    /// Result list when neither the queue nor the member names one.
-    pub default_result_list: String,
     /// How often each queue's backlog (pending members) and claim depth are
     /// read into gauges (Go: `--metrics-backlog-poll-interval`, 15 s); zero
     /// turns the reads off and those gauges stay unset.
@@ -76,7 +89,6 @@ impl Default for RuntimeConfig {
             reclaim_interval: Duration::from_millis(15_000),
             promote_interval: Duration::from_millis(1000),
             ack_batch_size: 256,
-            default_result_list: claim_core::wire::DEFAULT_RESULT_LIST.to_owned(),
             backlog_poll_interval: Duration::from_secs(15),
         }
     }
@@ -84,29 +96,55 @@ impl Default for RuntimeConfig {
 
 impl RuntimeConfig {
     /// Checks the settings, naming the first bad one and its fix.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BuildError> {
         if self.queues.is_empty() {
-            return Err("no queues configured: add at least one entry to queues[]".into());
+            return Err(BuildError::NoQueues);
         }
-        for (what, value) in [
+        for (setting, value) in [
             ("concurrency", self.concurrency),
             ("batch_size", self.batch_size),
             ("ack batch size", self.ack_batch_size),
         ] {
             if value == 0 {
-                return Err(format!("{what} is 0: it must be at least 1"));
+                return Err(BuildError::Zero { setting });
             }
         }
-        for (what, value) in [
+        for (setting, value) in [
             ("poll_interval_ms", self.poll_interval),
             ("request timeout", self.request_timeout),
             ("claim_reclaim_interval_ms", self.reclaim_interval),
             ("promote interval", self.promote_interval),
         ] {
             if value.is_zero() {
-                return Err(format!("{what} is zero: give it a positive duration"));
+                return Err(BuildError::ZeroDuration { setting });
             }
         }
         Ok(())
     }
+}
+
+/// Why a runtime cannot be built: the bad setting, and its fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    #[error("no queues configured: add at least one entry to queues[] (the builder's .queue(..))")]
+    NoQueues,
+    #[error("{setting} is 0: it must be at least 1")]
+    Zero { setting: &'static str },
+    #[error("{setting} is zero: give it a positive duration")]
+    ZeroDuration { setting: &'static str },
+    #[error("no handler: give the builder one with .handler(..)")]
+    NoHandler,
+    /// A queue spec names routing the store does not: the store would write
+    /// its own records (`DELIVERY_LIMIT`) elsewhere than the runtime's.
+    #[error(
+        "queue {queue}: {setting} is {runtime} in its QueueSpec but {store} in the store's \
+         StoreConfig: routing has one source, the store's config; set it there and leave \
+         the QueueSpec's None"
+    )]
+    RouteDisagrees {
+        queue: String,
+        setting: &'static str,
+        runtime: String,
+        store: String,
+    },
 }

@@ -28,3 +28,11 @@ impl Gate for OpenGate {
         Ok(GateDecision::Open(1.0))
     }
 }
+
+/// A shared gate is a gate (the builder takes `Arc<dyn Gate>` too).
+#[async_trait]
+impl<G: Gate + ?Sized> Gate for std::sync::Arc<G> {
+    async fn decide(&self, queue_id: &str) -> Result<GateDecision, String> {
+        (**self).decide(queue_id).await
+    }
+}

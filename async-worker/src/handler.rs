@@ -21,8 +21,12 @@ pub struct Request {
     pub score: Score,
     /// The fields parsed from it. `parsed.payload` is the request's payload:
     /// the member's own, or the one fetched from `parsed.payload_ref`.
+    /// `parsed.deadline` is the wire's copy, in whole Unix seconds as the
+    /// producer wrote it; read [`Request::deadline`] instead.
     pub parsed: ParsedMember,
-    /// The request's deadline.
+    /// The request's deadline in Unix milliseconds: the one deadline the
+    /// runtime bounds handling, retries and records by (its clock reads
+    /// milliseconds), derived once at claim from `parsed.deadline`.
     pub deadline: Millis,
     /// Earlier deliveries that ended with an expired lease.
     pub redeliveries: u32,
@@ -65,4 +69,12 @@ impl HandlerOutcome {
 #[async_trait]
 pub trait Handler: Send + Sync + 'static {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome;
+}
+
+/// A shared handler is a handler (the builder takes `Arc<dyn Handler>` too).
+#[async_trait]
+impl<H: Handler + ?Sized> Handler for std::sync::Arc<H> {
+    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
+        (**self).handle(request, cancel).await
+    }
 }

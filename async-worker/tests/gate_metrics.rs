@@ -51,16 +51,15 @@ async fn a_closed_gate_counts_gate_closed_only_while_requests_wait_and_a_failing
     let config = RuntimeConfig {
         queues: [HELD_BACK, IDLE, BROKEN].map(QueueSpec::new).to_vec(),
         poll_interval: Duration::from_millis(100),
-        default_result_list: RESULTS.into(),
         ..RuntimeConfig::default()
     };
-    let runtime = Runtime::with_clock(
-        Arc::new(s.store.clone()),
-        Arc::new(Answering),
-        Arc::new(Gates),
-        config,
-        s.clock.clone(),
-    );
+    let runtime = Runtime::builder(Arc::new(s.store.clone()))
+        .handler(Arc::new(Answering))
+        .gate(Arc::new(Gates))
+        .config(config)
+        .clock(s.clock.clone())
+        .build()
+        .expect("valid runtime settings");
     let page = recorder.render();
     for queue in [HELD_BACK, IDLE, BROKEN] {
         for reason in ["gate_closed", "quota_exhausted", "dropped", "error"] {

@@ -5,7 +5,7 @@
 //! nothing is left pending or claimed, and no payload but a member's own
 //! is read or deleted.
 
-use async_worker::{OpenGate, QueueSpec, Runtime};
+use async_worker::{QueueSpec, Runtime};
 use claim_core::store::Submission;
 use claim_core::wire::{self, ErrorCode, ResultRecord};
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member};
@@ -62,14 +62,13 @@ async fn other_payload_stored(s: &Setup) -> bool {
 }
 
 fn runtime(s: &Setup) -> Runtime {
-    let config = rig::runtime_config(vec![QueueSpec::new(A)], RESULTS);
-    Runtime::with_clock(
-        Arc::new(s.store.clone()),
-        Arc::new(rig::Answering),
-        Arc::new(OpenGate),
-        config,
-        s.clock.clone(),
-    )
+    let config = rig::runtime_config(vec![QueueSpec::new(A)]);
+    Runtime::builder(Arc::new(s.store.clone()))
+        .handler(Arc::new(rig::Answering))
+        .config(config)
+        .clock(s.clock.clone())
+        .build()
+        .expect("valid runtime settings")
 }
 
 /// Every record in the lists a member can reach, by generation.

@@ -1,9 +1,7 @@
 //! The runtime on the memory store with payloads stored apart, under tokio's paused time: one fetch per claim call and never for work that ends without a handler, `PAYLOAD_UNAVAILABLE` for a missing payload, a failed fetch released, retries parking the envelope only, and Go's result routing in every ack.
 
 use async_trait::async_trait;
-use async_worker::{
-    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, TokioClock,
-};
+use async_worker::{Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime, TokioClock};
 use claim_core::layer::StoreLayer;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
@@ -107,7 +105,12 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let (inner, clock) = rig::paused_memory(RESULTS);
+    setup_with_ttl(None)
+}
+
+/// A store routing `Q`'s records to `RESULTS` with list TTL `ttl`.
+fn setup_with_ttl(ttl: Option<u64>) -> Setup {
+    let (inner, clock) = rig::paused_memory_routed(RESULTS, Q, ttl);
     let tap = Tap {
         inner,
         seen: Arc::default(),
@@ -117,13 +120,12 @@ fn setup() -> Setup {
 
 fn runtime(s: &Setup, spec: QueueSpec) -> Runtime {
     let store: Arc<dyn ClaimStore> = Arc::new(s.tap.clone());
-    Runtime::with_clock(
-        store,
-        Arc::new(Echo),
-        Arc::new(OpenGate),
-        rig::runtime_config(vec![spec], RESULTS),
-        s.clock.clone(),
-    )
+    Runtime::builder(store)
+        .handler(Arc::new(Echo))
+        .config(rig::runtime_config(vec![spec]))
+        .clock(s.clock.clone())
+        .build()
+        .expect("valid runtime settings")
 }
 
 async fn finish(stop: CancellationToken, handle: JoinHandle<RunReport>) -> RunReport {
@@ -369,7 +371,7 @@ async fn a_retry_parks_the_envelope_only_and_the_payload_key_stays_until_the_ans
 
 #[tokio::test(start_paused = true)]
 async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
-    let s = setup();
+    let s = setup_with_ttl(Some(120));
     let resolved = |id: &str, ttl: i64| {
         let mut e = envelope(id, 3600);
         e.internal.result_queue_name = ROUTED.into();

@@ -5,7 +5,7 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
-use async_worker::{OpenGate, QueueSpec, Runtime, TokioClock};
+use async_worker::{QueueSpec, Runtime, TokioClock};
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
 use claim_core::{ClaimInspect, ClaimStore, Generation, OwnerToken};
@@ -73,13 +73,12 @@ async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_the_
         result_queue_name: Some(QUEUE_LIST.to_owned()),
         ..QueueSpec::new(A)
     };
-    let runtime = Runtime::with_clock(
-        Arc::new(memory.clone()),
-        Arc::new(Answering),
-        Arc::new(OpenGate),
-        runtime_config(vec![spec], RESULTS),
-        clock.clone(),
-    );
+    let runtime = Runtime::builder(Arc::new(memory.clone()))
+        .handler(Arc::new(Answering))
+        .config(runtime_config(vec![spec]))
+        .clock(clock.clone())
+        .build()
+        .expect("valid runtime settings");
     let (token, handle) = start(runtime);
     within(Duration::from_secs(120), "both records", async || {
         ids_on(&memory, RESULTS).await.len() + ids_on(&memory, QUEUE_LIST).await.len() == 2

@@ -7,7 +7,7 @@ mod rig;
 
 use async_trait::async_trait;
 use async_worker::{
-    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
+    Handler, HandlerOutcome, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
 use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::Submission;
@@ -57,7 +57,7 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let (store, clock) = rig::paused_memory(RESULTS);
+    let (store, clock) = rig::paused_memory_routed(RESULTS, Q, None);
     Setup { store, clock }
 }
 
@@ -74,12 +74,17 @@ fn runtime_over(
         result_queue_name: Some(RESULTS.into()),
         ..QueueSpec::new(Q)
     };
-    let mut config = rig::runtime_config(vec![spec], RESULTS);
+    let mut config = rig::runtime_config(vec![spec]);
     tweak(&mut config);
     let handler = Arc::new(Scripted {
         calls: AtomicUsize::new(0),
     });
-    Runtime::with_clock(store, handler, Arc::new(OpenGate), config, s.clock.clone())
+    Runtime::builder(store)
+        .handler(handler)
+        .config(config)
+        .clock(s.clock.clone())
+        .build()
+        .expect("valid runtime settings")
 }
 
 async fn submit(store: &MemoryStore, id: &str, deadline_in_secs: i64) {

@@ -1,7 +1,8 @@
 //! Time: the `Clock` seam stores read, the manual clock tests move, and the wall clock in Unix time, written once.
 //!
-//! claim-core only defines the seam and the wall-clock reading; each user
-//! owns its system clock (claim-memory's default, the runtime's own).
+//! claim-core defines the seam and the one wall-clock reading; [`SystemClock`]
+//! is that reading behind the seam, the default of the memory store and the
+//! runtime alike (reading a clock is the caller's act, never the model's).
 
 use crate::types::Millis;
 use std::fmt;
@@ -25,9 +26,20 @@ pub fn unix_now() -> i64 {
 
 /// Where a store's sense of "now" comes from.
 ///
-/// claim-core only defines the seam; system clocks live in the stores.
+/// The model never calls it: stores and the runtime read it and pass `now` in.
 pub trait Clock: Send + Sync + fmt::Debug {
     fn now(&self) -> Millis;
+}
+
+/// Wall-clock time from the operating system ([`unix_now_ms`]): the default
+/// clock of the memory store and of the worker runtime.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Millis {
+        unix_now_ms()
+    }
 }
 
 /// A clock that moves only when told to: tests and the conformance suite.

@@ -24,7 +24,7 @@ pub mod wire;
 pub mod conformance;
 
 pub use admin::{ClaimAdmin, Redrive};
-pub use clock::{Clock, ManualClock, unix_now, unix_now_ms};
+pub use clock::{Clock, ManualClock, SystemClock, unix_now, unix_now_ms};
 pub use error::StoreError;
 pub use op::Op;
 pub use store::{ClaimInspect, ClaimStore};

@@ -12,16 +12,8 @@ use claim_core::store::StoreConfig;
 use claim_core::{Clock, Generation, Member, Millis, OwnerToken, StoreError, route_store};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Wall-clock time from the operating system: the memory store's default
-/// clock. (The worker runtime keeps its own.)
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Millis {
-        claim_core::unix_now_ms()
-    }
-}
+/// The memory store's default clock (claim-core's one system clock).
+pub use claim_core::SystemClock;
 
 /// The memory store. Cheap to clone; clones share state.
 #[derive(Debug, Clone)]

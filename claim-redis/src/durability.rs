@@ -1,7 +1,7 @@
 //! The durability check the worker runs at start: AOF, fsync policy, eviction policy, replicas.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::Op;
 use claim_core::StoreError;
 use std::collections::HashMap;

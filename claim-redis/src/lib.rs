@@ -17,6 +17,7 @@ mod options;
 mod replicas;
 mod scripts;
 pub mod slots;
+mod state;
 mod store;
 mod tls;
 
@@ -27,4 +28,4 @@ pub use durability::DurabilityReport;
 pub use keys::KeyLayout;
 pub use options::{ConnectError, RedisStoreOptions, TimeSource, TlsOptions, Topology, redact};
 pub use replicas::ReplicaAckStats;
-pub use store::RedisStore;
+pub use state::RedisStore;

@@ -18,22 +18,15 @@
 //! blocked while its `WAIT` lasts.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// How long one `WAIT` may block at most (also bounded by half the call
 /// timeout).
 pub(crate) const MAX_WAIT: Duration = Duration::from_secs(1);
-
-/// The counters a caller can read.
-#[derive(Debug, Default)]
-pub(crate) struct ReplicaCounters {
-    pub waits: AtomicU64,
-    pub shortfalls: AtomicU64,
-}
 
 /// What the `WAIT`s of a store have seen so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

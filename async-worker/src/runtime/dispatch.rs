@@ -6,43 +6,21 @@
 //! back to pending. Payloads stored apart are fetched only for the members
 //! about to go to a worker (see `payloads`).
 
+use super::candidate::{Candidate, Plan, lenient_payload_ref};
 use super::consumer::Consumer;
-use super::execute::{Claimed, execute, terminal};
+use super::execute::execute;
 use super::held::Flight;
 use super::release::release;
 use super::routing::{self, Destination, MemberRouting};
+use super::settlement::{Claimed, terminal};
 use crate::handler::Request;
 use crate::metrics;
-use claim_core::Generation;
 use claim_core::Millis;
-use claim_core::store::{ClaimOutcome, PendingEntry};
+use claim_core::store::ClaimOutcome;
 use claim_core::wire::{ErrorCode, ParsedMember, ResultRecord};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
-
-/// What the consumer decided about one peeked member before claiming it.
-pub(super) enum Plan {
-    Dispatch(Box<ParsedMember>),
-    /// Parsable as far as its id, but invalid: claim it and record why.
-    Invalid(String),
-}
-
-pub(super) struct Candidate {
-    pub entry: PendingEntry,
-    pub generation: Generation,
-    pub plan: Plan,
-}
-
-impl Candidate {
-    /// Its `data.created`, when it is dispatchable and has one.
-    fn created(&self) -> Option<i64> {
-        match &self.plan {
-            Plan::Dispatch(parsed) => parsed.created,
-            Plan::Invalid(_) => None,
-        }
-    }
-}
 
 /// A claimed member with a worker permit, about to go to a worker once its
 /// payload (when stored apart) is attached.
@@ -113,10 +91,8 @@ impl Consumer {
                     // Unreadable, so a first attempt as far as anyone can tell.
                     first_attempts += 1;
                     let destination = self.destination(MemberRouting::default());
-                    let payload_ref = super::consumer::lenient_payload_ref(
-                        &candidate.generation,
-                        &candidate.entry.member,
-                    );
+                    let payload_ref =
+                        lenient_payload_ref(&candidate.generation, &candidate.entry.member);
                     let claimed = Claimed {
                         generation: candidate.generation,
                         member: candidate.entry.member,
@@ -236,9 +212,12 @@ impl Consumer {
         self.shared.hand_to_writer(settlement).await;
     }
 
-    /// Where a member polled here records its result (Go's routing, see `routing`).
+    /// Where a member polled here records its result (Go's routing, see
+    /// `routing`): by the store's config, which the builder copied into the
+    /// spec, so the store's own records land beside this runtime's.
     fn destination(&self, member: MemberRouting) -> Destination {
-        routing::at_poll(member, &self.spec, &self.shared.config.default_result_list)
+        let default_list = &self.shared.store.config().default_result_list;
+        routing::at_poll(member, &self.spec, default_list)
     }
 }
 

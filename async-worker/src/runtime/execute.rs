@@ -3,10 +3,10 @@
 use super::Shared;
 use super::held::{Flight, StopReason};
 use super::routing::Destination;
-use super::writer::Settlement;
+use super::settlement::{Claimed, Settlement, terminal};
 use crate::handler::{HandlerOutcome, Request};
 use crate::metrics;
-use claim_core::store::{AckItem, ParkItem};
+use claim_core::store::ParkItem;
 use claim_core::wire::{self, ErrorCode, ResultRecord};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,8 +48,8 @@ pub async fn execute(
         // Lease lost: the new owner answers. Shutdown: the sweep returns it.
         (None, _) => return,
     };
-    let settlement = settle(&shared, &queue, &request, destination, outcome);
-    flight.settle();
+    let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
+    flight.mark_handed_over();
     // The writer outlives every worker; a closed channel means the process
     // is going down hard, and the claim lapses to be redelivered. Past
     // shutdown's bound the send is abandoned and the sweep returns the claim.
@@ -87,10 +87,10 @@ fn timed_out(shared: &Shared, request: &Request) -> HandlerOutcome {
     }
 }
 
-/// Turns a handler outcome into what the writer settles: a terminal record,
+/// Turns a handler outcome into the settlement the writer carries out: a terminal record,
 /// or a retry parked until it is due (a retry that cannot be due before the
 /// deadline becomes `DEADLINE_EXCEEDED`).
-pub fn settle(
+pub fn settlement_of(
     shared: &Shared,
     queue: &Arc<str>,
     request: &Request,
@@ -147,47 +147,4 @@ pub fn settle(
         payload_ref: request.parsed.payload_ref.clone(),
     };
     terminal(queue, claimed, destination, record, code)
-}
-
-/// A held claim as its ack names it.
-#[derive(Debug)]
-pub struct Claimed {
-    pub generation: claim_core::Generation,
-    /// The member exactly as claimed (`"payload":null` when stored apart).
-    pub member: claim_core::Member,
-    pub score: claim_core::Score,
-    /// The member's `internal.payload_ref`: the owner's ack deletes it.
-    pub payload_ref: Option<String>,
-}
-
-/// A settlement of one terminal record; the record names the generation's
-/// token, and the ack carries the routing's TTL and the payload key.
-pub fn terminal(
-    queue: &Arc<str>,
-    claimed: Claimed,
-    destination: Destination,
-    record: ResultRecord,
-    code: &'static str,
-) -> Settlement {
-    let Claimed {
-        generation,
-        member,
-        score,
-        payload_ref,
-    } = claimed;
-    let record = record.with_token(generation.token.as_str());
-    let item = AckItem {
-        generation,
-        member,
-        score,
-        result_list: destination.list,
-        record: record.to_json_bytes().into(),
-        payload_ref,
-        result_ttl_seconds: destination.ttl_seconds.unwrap_or(0),
-    };
-    Settlement::Ack {
-        queue: queue.clone(),
-        item,
-        code,
-    }
 }

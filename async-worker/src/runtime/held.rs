@@ -23,7 +23,7 @@ pub struct Flight {
     reason: OnceLock<StopReason>,
     /// Its outcome is with the writer: the claim is about to leave the
     /// store by this runtime's own ack or park.
-    settling: std::sync::atomic::AtomicBool,
+    handed_over: std::sync::atomic::AtomicBool,
     /// The request's `data.created` (Unix seconds), when it had one: the
     /// message latency is measured from it when the record lands.
     created: Option<i64>,
@@ -40,13 +40,15 @@ impl Flight {
         self.reason.get().copied()
     }
 
-    pub fn settle(&self) {
-        self.settling
+    /// Marks its outcome as handed to the writer: a renewal that finds the
+    /// claim gone from now on is this runtime's own ack, not a lost lease.
+    pub fn mark_handed_over(&self) {
+        self.handed_over
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    pub fn is_settling(&self) -> bool {
-        self.settling.load(std::sync::atomic::Ordering::Relaxed)
+    pub fn is_handed_over(&self) -> bool {
+        self.handed_over.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The request's `data.created`, when it had one.

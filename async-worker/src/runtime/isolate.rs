@@ -1,8 +1,8 @@
 //! Claiming a batch the store refused for good in halves, so one bad member cannot hold up the rest of its poll.
 
 use super::Shared;
+use super::candidate::Candidate;
 use super::consumer::Consumer;
-use super::dispatch::Candidate;
 use claim_core::StoreError;
 use claim_core::store::{ClaimOutcome, ClaimRequest};
 

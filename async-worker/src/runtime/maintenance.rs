@@ -55,9 +55,9 @@ pub async fn renew_all(shared: &Shared) {
                                 let Some(flight) = shared.held.remove(&queue, generation) else {
                                     continue;
                                 };
-                                // Settled by this runtime's own ack or park
+                                // Ended by this runtime's own ack or park
                                 // between the snapshot and the renewal.
-                                if !flight.is_settling() {
+                                if !flight.is_handed_over() {
                                     lost += 1;
                                     flight.stop(StopReason::LeaseLost);
                                 }

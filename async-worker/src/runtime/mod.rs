@@ -10,6 +10,8 @@
 //! retries. Shutdown stops claiming, drains, sweeps what is still held and
 //! flushes the writer.
 
+mod builder;
+mod candidate;
 mod consumer;
 mod dispatch;
 mod execute;
@@ -20,13 +22,16 @@ mod maintenance;
 mod outcomes;
 mod pause;
 mod payloads;
+mod poll;
 mod release;
 mod retry;
 mod routing;
+mod settlement;
 mod shutdown;
 mod spread;
 mod writer;
 
+pub use builder::{IntoStore, RuntimeBuilder};
 pub use health::Health;
 
 use crate::config::RuntimeConfig;
@@ -82,7 +87,7 @@ run_counters! {
     pending_duplicates_dropped,
     /// Acks resent after an `Indeterminate` error whose first attempt had landed.
     retried_acks_landed,
-    /// Settlements the store refused on their own for good (claims left to lapse).
+    /// Acks and parks the store refused on their own for good (claims left to lapse).
     given_up,
 }
 
@@ -103,14 +108,15 @@ pub(crate) struct Shared {
     /// Fires when shutdown's bound is reached: workers stop waiting to hand
     /// their outcome to the writer (the claim stays held and is swept).
     pub abandon: CancellationToken,
-    pub settlements: mpsc::Sender<writer::Settlement>,
+    pub settlements: mpsc::Sender<settlement::Settlement>,
     pub signals: Arc<Signals>,
 }
 
-/// A worker runtime over one store. Build it, then [`Runtime::run`] it.
+/// A worker runtime over one store. Build it with [`Runtime::builder`],
+/// then [`Runtime::run`] it.
 pub struct Runtime {
     shared: Arc<Shared>,
-    receiver: mpsc::Receiver<writer::Settlement>,
+    receiver: mpsc::Receiver<settlement::Settlement>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -123,21 +129,21 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Shared {
-    /// Hands an outcome to the writer, marking its claim as settling so a
+    /// Hands an outcome to the writer, marking its claim as handed over so a
     /// renewal racing the ack does not count it as a lost lease. A closed
     /// channel means the process is going down hard: the claim lapses and
     /// is redelivered.
-    pub async fn hand_to_writer(&self, settlement: writer::Settlement) {
+    pub async fn hand_to_writer(&self, settlement: settlement::Settlement) {
         let (queue, generation) = settlement.claim();
         if let Some(flight) = self.held.flight(queue, generation) {
-            flight.settle();
+            flight.mark_handed_over();
         }
         self.send_to_writer(settlement).await;
     }
 
     /// Sends to the writer unless shutdown's bound passes first; then the
     /// claim stays held and the sweep returns it to pending.
-    pub async fn send_to_writer(&self, settlement: writer::Settlement) {
+    pub async fn send_to_writer(&self, settlement: settlement::Settlement) {
         tokio::select! {
             _ = self.settlements.send(settlement) => {}
             () = self.abandon.cancelled() => {}
@@ -168,24 +174,14 @@ impl Shared {
 }
 
 impl Runtime {
-    /// A runtime reading time from the system clock.
-    pub fn new(
-        store: Arc<dyn ClaimStore>,
-        handler: Arc<dyn Handler>,
-        gate: Arc<dyn Gate>,
-        config: RuntimeConfig,
-    ) -> Self {
-        Self::with_clock(
-            store,
-            handler,
-            gate,
-            config,
-            Arc::new(crate::clock::SystemClock),
-        )
+    /// A builder over `store`: add queues and a handler, then
+    /// [`RuntimeBuilder::build`] checks the settings once.
+    pub fn builder(store: impl IntoStore) -> RuntimeBuilder {
+        RuntimeBuilder::new(store.into_store())
     }
 
-    /// A runtime reading time from `clock` (deadlines, retry due times).
-    pub fn with_clock(
+    /// The runtime of settings the builder checked.
+    fn assemble(
         store: Arc<dyn ClaimStore>,
         handler: Arc<dyn Handler>,
         gate: Arc<dyn Gate>,

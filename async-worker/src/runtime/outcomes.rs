@@ -1,4 +1,4 @@
-//! What the writer does with the store's per-item answers: counters, metrics, logs, and letting go of settled claims.
+//! What the writer does with the store's per-item answers: counters, metrics, logs, and forgetting the claims whose call was answered.
 //!
 //! An ack answered `pushed: false` means a terminal record already existed.
 //! When an earlier call carrying the same item failed `Indeterminate` and
@@ -10,20 +10,20 @@
 //! another replica's record after our uncertain call failed before running.)
 
 use super::Shared;
-use super::writer::{Group, Settlement};
+use super::settlement::{Group, Settlement};
 use crate::metrics;
 use claim_core::store::AckOutcome;
 use std::sync::atomic::Ordering;
 
-/// The store's answer to one writer call, item by item.
+/// The store's reply to one writer call, item by item.
 #[derive(Debug)]
-pub(super) enum Answer {
+pub(super) enum StoreReply {
     Acks(Vec<AckOutcome>),
     Parks(Vec<bool>),
 }
 
 /// Accounts for every item of an answered call and forgets its claim.
-pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
+pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
     let queue = &group.lane.0;
     let stats = &shared.stats;
     let mut suppressed = 0;
@@ -33,8 +33,8 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
     for (i, owed) in group.items.iter().enumerate() {
         let (_, generation) = owed.settlement.claim();
         let flight = shared.held.remove(queue, generation);
-        match (&owed.settlement, &answer) {
-            (Settlement::Ack { code, .. }, Answer::Acks(outcomes)) => {
+        match (&owed.settlement, &reply) {
+            (Settlement::Ack { code, .. }, StoreReply::Acks(outcomes)) => {
                 let outcome = outcomes.get(i).copied().unwrap_or_default();
                 if outcome.dead_lettered {
                     tracing::warn!(%queue, request = %generation, "result list cannot take a record; the request moved to the dead set with the reason");
@@ -53,12 +53,12 @@ pub(super) fn account(shared: &Shared, group: &Group, answer: Answer) {
                     suppressed += 1;
                 }
             }
-            (Settlement::Park { .. }, Answer::Parks(outcomes))
+            (Settlement::Park { .. }, StoreReply::Parks(outcomes))
                 if outcomes.get(i).copied().unwrap_or(false) =>
             {
                 parked += 1;
             }
-            // A group holds one kind; its call answers in that kind.
+            // A group holds one kind; its call replies in that kind.
             _ => {}
         }
     }

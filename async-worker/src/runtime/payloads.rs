@@ -16,8 +16,8 @@
 
 use super::consumer::Consumer;
 use super::dispatch::Ready;
-use super::execute::Claimed;
 use super::release::release;
+use super::settlement::Claimed;
 use claim_core::Member;
 use claim_core::wire::{ErrorCode, PAYLOAD_MISSING_MESSAGE};
 use serde_json::value::RawValue;

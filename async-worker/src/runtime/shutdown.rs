@@ -8,6 +8,7 @@
 //! sweep returns it to pending or its lease lapses and it is redelivered.
 //! The bounds after the drain add up to [`AFTER_DRAIN`].
 
+use super::settlement::Settlement;
 use super::{Shared, maintenance, writer};
 use crate::runtime::held::StopReason;
 use std::sync::Arc;
@@ -84,7 +85,7 @@ impl Parts {
     /// Spawns the writer, one consumer per queue and the background loops.
     pub fn start(
         shared: &Arc<Shared>,
-        receiver: mpsc::Receiver<writer::Settlement>,
+        receiver: mpsc::Receiver<Settlement>,
         shutdown: &CancellationToken,
     ) -> Parts {
         let writer = Part::new(shared, CancellationToken::new());
@@ -96,7 +97,7 @@ impl Parts {
         for spec in &shared.config.queues {
             consumers.spawn(
                 shared,
-                super::consumer::run(shared.clone(), spec.clone(), consumers.stop.clone()),
+                super::poll::run(shared.clone(), spec.clone(), consumers.stop.clone()),
             );
         }
         let background = Part::new(shared, CancellationToken::new());

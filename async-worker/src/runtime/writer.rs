@@ -31,10 +31,10 @@
 //! into one call.
 
 use super::Shared;
-use super::outcomes::{Answer, account};
+use super::outcomes::{StoreReply, account};
 use super::retry::{Step, next_step};
+use super::settlement::{Group, Kind, Lane, Owed, Settlement};
 use claim_core::StoreError;
-use claim_core::store::{AckItem, ParkItem};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,95 +43,6 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// Something the writer must settle for a held claim.
-#[derive(Debug)]
-pub enum Settlement {
-    Ack {
-        queue: Arc<str>,
-        item: AckItem,
-        /// The record's error code, or "OK": labels the results metric.
-        code: &'static str,
-    },
-    Park {
-        queue: Arc<str>,
-        item: ParkItem,
-    },
-}
-
-impl Settlement {
-    /// The ack item, when this is an ack.
-    fn ack_item(&self) -> Option<&AckItem> {
-        match self {
-            Settlement::Ack { item, .. } => Some(item),
-            Settlement::Park { .. } => None,
-        }
-    }
-
-    /// The park item, when this is a park.
-    fn park_item(&self) -> Option<&ParkItem> {
-        match self {
-            Settlement::Park { item, .. } => Some(item),
-            Settlement::Ack { .. } => None,
-        }
-    }
-
-    /// The held claim this settlement is for.
-    pub fn claim(&self) -> (&Arc<str>, &claim_core::Generation) {
-        match self {
-            Settlement::Ack { queue, item, .. } => (queue, &item.generation),
-            Settlement::Park { queue, item } => (queue, &item.generation),
-        }
-    }
-
-    fn lane(&self) -> Lane {
-        match self {
-            Settlement::Ack { queue, .. } => (queue.clone(), Kind::Ack),
-            Settlement::Park { queue, .. } => (queue.clone(), Kind::Park),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Kind {
-    Ack,
-    Park,
-}
-
-/// Fresh settlements of one queue and kind share a lane: one call at a time.
-type Lane = (Arc<str>, Kind);
-
-/// A settlement the writer still owes, and what its attempts so far showed.
-#[derive(Debug)]
-pub(super) struct Owed {
-    pub settlement: Settlement,
-    /// A call carrying it failed with `Indeterminate`: it may have landed.
-    pub uncertain: bool,
-    /// When a call carrying it first failed.
-    pub failing_since: Option<Instant>,
-}
-
-/// Items sent (or to be resent) together in one call.
-#[derive(Debug)]
-pub(super) struct Group {
-    pub lane: Lane,
-    pub items: Vec<Owed>,
-    /// Failed calls so far; drives the backoff.
-    pub attempts: u32,
-    /// Whether this group came straight from its lane (which it then frees).
-    fresh: bool,
-}
-
-impl Group {
-    /// The store items `pick` finds in this group's settlements (all of its lane's kind).
-    fn items_of<T: Clone>(&self, pick: fn(&Settlement) -> Option<&T>) -> Vec<T> {
-        self.items
-            .iter()
-            .filter_map(|o| pick(&o.settlement))
-            .cloned()
-            .collect()
-    }
-}
 
 /// Yields to the workers at most this often while settlements keep arriving.
 const GATHER_YIELDS: usize = 8;
@@ -152,9 +63,9 @@ struct Writer {
     lease: Duration,
 }
 
-type CallResult = (u64, Group, Result<Answer, StoreError>);
+type CallResult = (u64, Group, Result<StoreReply, StoreError>);
 
-/// Runs until `stop` fires and everything sent before it is settled (the
+/// Runs until `stop` fires and everything sent before it is written (the
 /// caller bounds that wait by dropping this future).
 pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: CancellationToken) {
     let max = shared.config.ack_batch_size;
@@ -172,7 +83,7 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: 
     let mut calls = FuturesUnordered::new();
     let mut received = Vec::with_capacity(max);
     // `stopping`: shutdown closed the channel to new sends; what is already
-    // queued in it is still received and settled. `drained`: the channel
+    // queued in it is still received and written. `drained`: the channel
     // is closed and empty, so nothing more can arrive.
     let mut stopping = false;
     let mut drained = false;
@@ -276,19 +187,19 @@ impl Writer {
             let answer = match group.lane.1 {
                 Kind::Ack => {
                     let items = group.items_of(Settlement::ack_item);
-                    store.ack(queue, owner, &items).await.map(Answer::Acks)
+                    store.ack(queue, owner, &items).await.map(StoreReply::Acks)
                 }
                 Kind::Park => {
                     let parks = group.items_of(Settlement::park_item);
                     let parked = store.park_retry(queue, owner, &parks).await;
-                    parked.map(Answer::Parks)
+                    parked.map(StoreReply::Parks)
                 }
             };
             (call, group, answer)
         }
     }
 
-    fn answered(&mut self, call: u64, mut group: Group, answer: Result<Answer, StoreError>) {
+    fn answered(&mut self, call: u64, mut group: Group, answer: Result<StoreReply, StoreError>) {
         self.in_flight_failing.remove(&call);
         if group.fresh {
             self.busy.remove(&group.lane);

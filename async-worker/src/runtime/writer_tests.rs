@@ -2,8 +2,8 @@
 
 use super::{Settlement, run};
 use crate::runtime::Runtime;
-use crate::runtime::execute::{Claimed, terminal};
-use crate::{Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RuntimeConfig};
+use crate::runtime::settlement::{Claimed, terminal};
+use crate::{Handler, HandlerOutcome, QueueSpec, Request, RuntimeConfig};
 use claim_core::ClaimInspect;
 use claim_core::store::{ClaimOutcome, ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::ResultRecord;
@@ -78,7 +78,11 @@ async fn settlements_queued_when_shutdown_closes_the_channel_are_still_acked_and
         queues: vec![QueueSpec::new(Q)],
         ..RuntimeConfig::default()
     };
-    let runtime = Runtime::new(store.clone(), Arc::new(Unused), Arc::new(OpenGate), config);
+    let runtime = Runtime::builder(store.clone())
+        .handler(Arc::new(Unused))
+        .config(config)
+        .build()
+        .expect("valid runtime settings");
     let settlements = claimed(&store, &runtime, 5).await;
     let Runtime { shared, receiver } = runtime;
     for settlement in settlements {

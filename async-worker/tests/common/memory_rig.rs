@@ -7,8 +7,7 @@ use claim_core::ClaimInspect;
 
 use async_trait::async_trait;
 use async_worker::{
-    Handler, HandlerOutcome, OpenGate, QueueSpec, Request, RunReport, Runtime, RuntimeConfig,
-    TokioClock,
+    Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime, RuntimeConfig, TokioClock,
 };
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::wire::{Envelope, ErrorCode};
@@ -74,19 +73,39 @@ pub fn setup() -> Setup {
 /// A memory store with a 30 s lease and `results` for members that name no
 /// result list, on a clock at [`START`] that follows tokio's paused time.
 pub fn paused_memory(results: &str) -> (MemoryStore, Arc<TokioClock>) {
-    let clock = Arc::new(TokioClock::starting_at(START));
-    let config = StoreConfig {
+    paused_memory_over(StoreConfig {
         lease_ttl_ms: 30_000,
         default_result_list: results.into(),
         ..StoreConfig::default()
-    };
+    })
+}
+
+/// [`paused_memory`] whose config also routes `queue`'s records to
+/// `results` with list TTL `ttl` (queue config `result_queue_name` and
+/// `result_ttl_seconds`): the runtime takes its routing from there.
+pub fn paused_memory_routed(
+    results: &str,
+    queue: &str,
+    ttl: Option<u64>,
+) -> (MemoryStore, Arc<TokioClock>) {
+    paused_memory_over(StoreConfig {
+        lease_ttl_ms: 30_000,
+        default_result_list: results.into(),
+        queue_result_lists: [(queue.to_owned(), results.to_owned())].into(),
+        queue_result_ttls: ttl.map(|t| (queue.to_owned(), t)).into_iter().collect(),
+        ..StoreConfig::default()
+    })
+}
+
+fn paused_memory_over(config: StoreConfig) -> (MemoryStore, Arc<TokioClock>) {
+    let clock = Arc::new(TokioClock::starting_at(START));
     (MemoryStore::with_clock(config, clock.clone()), clock)
 }
 
 /// The runtime settings of the memory-store tests: `queues`, 8 workers,
 /// batches of 10, a 100 ms poll, a 5 s reclaim interval, the [`DRAIN`]
-/// timeout, and `results` for members that name no result list.
-pub fn runtime_config(queues: Vec<QueueSpec>, results: &str) -> RuntimeConfig {
+/// timeout (the store's config routes the records).
+pub fn runtime_config(queues: Vec<QueueSpec>) -> RuntimeConfig {
     RuntimeConfig {
         queues,
         concurrency: 8,
@@ -94,7 +113,6 @@ pub fn runtime_config(queues: Vec<QueueSpec>, results: &str) -> RuntimeConfig {
         poll_interval: Duration::from_millis(100),
         reclaim_interval: Duration::from_secs(5),
         drain_timeout: DRAIN,
-        default_result_list: results.into(),
         ..RuntimeConfig::default()
     }
 }
@@ -102,14 +120,13 @@ pub fn runtime_config(queues: Vec<QueueSpec>, results: &str) -> RuntimeConfig {
 /// A runtime over the faulty store draining `queues` (no result list override: members name theirs).
 pub fn runtime(s: &Setup, queues: &[&str]) -> Runtime {
     let specs = queues.iter().map(|q| QueueSpec::new(*q)).collect();
-    let config = runtime_config(specs, RESULTS);
-    Runtime::with_clock(
-        Arc::new(s.store.clone()),
-        Arc::new(Answering),
-        Arc::new(OpenGate),
-        config,
-        s.clock.clone(),
-    )
+    let config = runtime_config(specs);
+    Runtime::builder(Arc::new(s.store.clone()))
+        .handler(Arc::new(Answering))
+        .config(config)
+        .clock(s.clock.clone())
+        .build()
+        .expect("valid runtime settings")
 }
 
 /// Submits request `id` to `queue`, its record aimed at `list`.

@@ -4,7 +4,7 @@
 //! [`answer`]), `reject:` (400), `throttle:` (429 with `Retry-After: 1`, then
 //! 200), `flaky:` (500, then 200), `hang:` (never answers).
 
-use super::{Depths, QUEUE, RESULTS};
+use super::{Depths, QUEUE};
 use async_trait::async_trait;
 use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget};
 use async_worker::{Gate, GateDecision, OpenGate, QueueSpec, RunReport, Runtime, RuntimeConfig};
@@ -179,11 +179,15 @@ impl Rig {
             drain_timeout: Duration::from_secs(5),
             reclaim_interval: Duration::from_millis(500),
             promote_interval: Duration::from_millis(100),
-            default_result_list: RESULTS.to_owned(),
             ..RuntimeConfig::default()
         };
         let store: Arc<dyn ClaimStore> = Arc::new(self.store.clone());
-        let runtime = Runtime::new(store, Arc::new(handler), gate, config);
+        let runtime = Runtime::builder(store)
+            .handler(Arc::new(handler))
+            .gate(gate)
+            .config(config)
+            .build()
+            .expect("valid runtime settings");
         let stop = CancellationToken::new();
         let task = tokio::spawn(runtime.run(stop.clone()));
         Running { stop, task }

@@ -79,7 +79,6 @@ pub fn runtime_config(
         reclaim_interval: ms(reclaim),
         promote_interval: ms(promote),
         ack_batch_size: 4,
-        default_result_list: RESULTS.to_owned(),
         backlog_poll_interval: RuntimeConfig::default().backlog_poll_interval,
     }
 }
@@ -172,13 +171,13 @@ impl<S: ClaimStore + Clone> World<S> {
             switch: self.gate.clone(),
             refused,
         });
-        let runtime = Runtime::with_clock(
-            tap.clone(),
-            self.handler.clone(),
-            gate,
-            self.setting.runtime.clone(),
-            self.clock.clone(),
-        );
+        let runtime = Runtime::builder(tap.clone())
+            .handler(self.handler.clone())
+            .gate(gate)
+            .config(self.setting.runtime.clone())
+            .clock(self.clock.clone())
+            .build()
+            .expect("valid runtime settings");
         let owner = runtime.owner().clone();
         let stop = CancellationToken::new();
         let handle = tokio::spawn(runtime.run(stop.clone()));

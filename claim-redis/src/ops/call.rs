@@ -1,7 +1,7 @@
 //! The one place script calls and multi-key commands are sent through: with the hash-tagged layout, each is checked to stay in one cluster slot first.
 //!
 //! Every script call is built here ([`Call`], run with [`Call::run`]) or,
-//! on the hot path, as an `EVALSHA` command ([`super::evalsha`]) sent with
+//! on the hot path, as an `EVALSHA` command ([`evalsha`]) sent with
 //! [`run`]; both check their keys ([`crate::slots::check_one_slot`]) when the layout is
 //! [`KeyLayout::HashTagged`](crate::keys::KeyLayout): a call whose keys
 //! span two slots is refused before it is sent, naming the keys and their
@@ -10,9 +10,18 @@
 //! layout checks nothing (no cost on its hot path).
 
 use crate::slots::check_one_slot;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 use redis::{Cmd, FromRedisValue, Script, ScriptInvocation, ToRedisArgs};
+
+/// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
+/// hot path (claim, renew, ack) writes its arguments straight into one
+/// command buffer (see docs/PERFORMANCE.md).
+pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -> Cmd {
+    let mut cmd = Cmd::with_capacity(3 + keys + args, 64 + bytes);
+    cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
+    cmd
+}
 
 /// A script call being built, as a `redis::ScriptInvocation` (run as
 /// before, by SHA, loaded on NOSCRIPT) whose keys are also kept, to be
@@ -27,7 +36,7 @@ impl<'a> Call<'a> {
     pub(crate) fn new(store: &RedisStore, script: &'a Script) -> Self {
         Call {
             invocation: script.prepare_invoke(),
-            keys: store.keys().tagged().then(Vec::new),
+            keys: store.checks_slots().then(Vec::new),
         }
     }
 
@@ -63,7 +72,7 @@ impl<'a> Call<'a> {
     }
 }
 
-/// Runs an `EVALSHA` command of `script` (built by [`super::evalsha`] and
+/// Runs an `EVALSHA` command of `script` (built by [`evalsha`] and
 /// filled with its keys and arguments), after checking that its keys stay
 /// in one slot when the layout is hash-tagged.
 pub(crate) async fn run<T: FromRedisValue>(
@@ -72,7 +81,7 @@ pub(crate) async fn run<T: FromRedisValue>(
     script: &Script,
     cmd: &Cmd,
 ) -> Result<T, StoreError> {
-    if store.keys().tagged() {
+    if store.checks_slots() {
         check_evalsha(op, cmd)?;
     }
     store.conn().evalsha(op, script, cmd).await
@@ -100,7 +109,7 @@ pub(crate) fn check_keys<K: AsRef<[u8]>>(
     what: &str,
     keys: &[K],
 ) -> Result<(), StoreError> {
-    if !store.keys().tagged() {
+    if !store.checks_slots() {
         return Ok(());
     }
     check_one_slot(op, what, keys.iter().map(AsRef::as_ref))
@@ -108,7 +117,6 @@ pub(crate) fn check_keys<K: AsRef<[u8]>>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::evalsha;
     use super::*;
 
     #[test]

@@ -1,19 +1,25 @@
-//! `cancel`: runs `lua/cancel.lua`, as the Go producer cancels.
+//! `cancel`: runs `lua/cancel.lua`, as the Go producer cancels; the hash-tagged layout: `cluster::cancel`.
 
-use super::per_request;
+use super::call::Call;
+use super::cluster;
 use crate::codec::flag;
-use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::keys::KeyLayout;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError, wire};
 
 /// As Go: the active token, if any, becomes the cancel marker for 7 days.
 pub(crate) async fn cancel(store: &RedisStore, id: &str) -> Result<bool, StoreError> {
-    let keys = store.keys();
     let ttl = wire::CANCEL_MARKER_TTL_SECS * 1000;
-    if keys.tagged() {
-        return cancel_tagged(store, id, ttl).await;
+    match store.layout() {
+        KeyLayout::Plain => plain(store, id, ttl).await,
+        KeyLayout::HashTagged => cluster::cancel::cancel(store, id, ttl).await,
     }
-    let mut call = super::call::Call::new(store, &store.scripts().cancel);
+}
+
+/// One script call on the active key, the cancel key and the side hash.
+async fn plain(store: &RedisStore, id: &str, ttl: u64) -> Result<bool, StoreError> {
+    let keys = store.keys();
+    let mut call = Call::new(store, &store.scripts().cancel);
     call.key(keys.active(id))
         .key(keys.cancel(id))
         .key(keys.clock_side());
@@ -21,52 +27,4 @@ pub(crate) async fn cancel(store: &RedisStore, id: &str) -> Result<bool, StoreEr
         .arg(store.real_ttl(ttl))
         .arg(store.producer_now().plus(ttl).0);
     Ok(flag(call.run(store, Op::Cancel).await?))
-}
-
-/// Hash-tagged layout, as Go's cluster producer: GET `request-active:<id>`
-/// (and, in explicit-time mode, its logical expiry), then SET
-/// `request-cancel:<id>` to that token: two keys in two slots, two steps.
-///
-/// Correctness of the split: a resubmission landing between the two
-/// (it deletes the cancel key and sets a new token) is not cancelled: the
-/// marker written holds the old token, which the new generation does not
-/// carry, so a cancel still never lands on a generation it did not read.
-/// A crash between the steps writes nothing.
-async fn cancel_tagged(store: &RedisStore, id: &str, ttl: u64) -> Result<bool, StoreError> {
-    let keys = store.keys();
-    let (active, cancel) = (keys.active(id), keys.cancel(id));
-    let token: Option<Vec<u8>> = store
-        .conn()
-        .query(Op::Cancel, Effect::Read, &redis::Cmd::get(&active))
-        .await?;
-    let Some(token) = token else {
-        return Ok(false);
-    };
-    let explicit = store.explicit_now();
-    if let Some(now) = explicit {
-        let expiry = per_request::side_expiries(store, Op::Cancel, &[active]).await?;
-        if expiry[0].is_some_and(|e| e <= now.0) {
-            return Ok(false);
-        }
-    }
-    let mut pipe = redis::pipe();
-    pipe.cmd("SET")
-        .arg(&cancel)
-        .arg(token)
-        .arg("PX")
-        .arg(store.real_ttl(ttl))
-        .ignore();
-    if explicit.is_some() {
-        pipe.hset(
-            keys.clock_side_for(&cancel),
-            &cancel,
-            store.producer_now().plus(ttl).0,
-        )
-        .ignore();
-    }
-    store
-        .conn()
-        .query::<()>(Op::Cancel, Effect::Transaction, &pipe)
-        .await?;
-    Ok(true)
 }

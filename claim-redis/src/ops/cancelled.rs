@@ -1,8 +1,9 @@
 //! `cancelled`: reads the generations' cancel markers (and their logical expiries) in one round trip.
 
-use super::per_request;
+use super::cluster::request_keys;
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::keys::KeyLayout;
+use crate::state::RedisStore;
 use claim_core::{Generation, Op, StoreError};
 
 /// Whether each generation's cancel marker holds its token (as the claim
@@ -18,20 +19,27 @@ pub(crate) async fn cancelled(
         .iter()
         .map(|g| store.keys().cancel(&g.id))
         .collect();
-    if store.keys().tagged() {
+    let (tokens, expiries) = match store.layout() {
+        KeyLayout::Plain => plain_reads(store, &keys).await?,
         // Cancel keys lie in slots of their own: per-slot reads.
-        let tokens = per_request::mget(store, Op::Cancelled, &keys).await?;
-        let expiries = match store.explicit_now() {
-            Some(_) => per_request::side_expiries(store, Op::Cancelled, &keys).await?,
-            None => Vec::new(),
-        };
-        return Ok(answer(generations, tokens, expiries, store.explicit_now()));
-    }
+        KeyLayout::HashTagged => {
+            request_keys::values_and_expiries(store, Op::Cancelled, &keys).await?
+        }
+    };
+    Ok(answer(generations, tokens, expiries, store.explicit_now()))
+}
+
+/// The cancel markers and (explicit time) their logical expiries, in one
+/// MULTI.
+async fn plain_reads(
+    store: &RedisStore,
+    keys: &[String],
+) -> Result<(Vec<Option<Vec<u8>>>, Vec<Option<u64>>), StoreError> {
     let mut pipe = redis::pipe();
-    pipe.atomic().cmd("MGET").arg(&keys);
+    pipe.atomic().cmd("MGET").arg(keys);
     let now = store.explicit_now();
     if now.is_some() {
-        pipe.cmd("HMGET").arg(store.keys().clock_side()).arg(&keys);
+        pipe.cmd("HMGET").arg(store.keys().clock_side()).arg(keys);
     } else {
         pipe.cmd("PING");
     }
@@ -44,7 +52,7 @@ pub(crate) async fn cancelled(
             .map_err(|e| crate::conn::bad_reply(Op::Cancelled, Effect::Read, e))?,
         None => Vec::new(),
     };
-    Ok(answer(generations, tokens, expiries, now))
+    Ok((tokens, expiries))
 }
 
 /// Whether each generation's cancel marker holds its token and, in

@@ -2,7 +2,7 @@
 
 use crate::codec::parse_owner;
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::store::ClaimInfo;
 use claim_core::{Generation, Member, Millis, Op, OwnerToken, Score, StoreError, wire};
 use std::collections::HashMap;

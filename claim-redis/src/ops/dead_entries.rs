@@ -2,7 +2,7 @@
 
 use crate::codec::parse_dead;
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::store::DeadEntry;
 use claim_core::{Op, StoreError};
 

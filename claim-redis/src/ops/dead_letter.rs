@@ -1,7 +1,7 @@
 //! `dead_letter`: runs `lua/dead_letter.lua`, moving one pending member to the dead hash with its reason.
 
 use crate::codec::{dead_json, flag};
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Member, Op, StoreError};
 
 pub(crate) async fn dead_letter(

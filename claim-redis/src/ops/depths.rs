@@ -1,7 +1,7 @@
 //! `depths`: the sizes of a queue's pending set, live claims and dead hash, in one MULTI.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::store::QueueDepths;
 use claim_core::{Op, StoreError};
 

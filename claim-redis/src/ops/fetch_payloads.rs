@@ -1,8 +1,9 @@
 //! `fetch_payloads`: reads the payloads stored apart for a batch, one MGET (with their logical expiries in explicit-time mode).
 
-use super::per_request;
+use super::cluster::request_keys;
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::keys::KeyLayout;
+use crate::state::RedisStore;
 use claim_core::{Member, Millis, Op, StoreError};
 
 /// The values at the (prefixed) payload keys, in order; `None` where missing.
@@ -14,35 +15,40 @@ pub(crate) async fn fetch_payloads(
         return Ok(Vec::new());
     }
     let keys: Vec<String> = refs.iter().map(|r| store.keys().payload(r)).collect();
-    if store.keys().tagged() {
+    let (values, expiries) = match store.layout() {
+        KeyLayout::Plain => plain_reads(store, &keys).await?,
         // Payload keys lie in slots of their own: per-slot reads.
-        let op = Op::FetchPayloads;
-        let values = per_request::mget(store, op, &keys).await?;
-        let now = store.explicit_now();
-        let expiries = match now {
-            Some(_) => per_request::side_expiries(store, op, &keys).await?,
-            None => Vec::new(),
-        };
-        return answer(refs, values, expiries, now);
-    }
-    let Some(now) = store.explicit_now() else {
-        let mget = redis::cmd("MGET").arg(&keys).to_owned();
+        KeyLayout::HashTagged => {
+            request_keys::values_and_expiries(store, Op::FetchPayloads, &keys).await?
+        }
+    };
+    answer(refs, values, expiries, store.explicit_now())
+}
+
+/// The payloads and (explicit time) their logical expiries: one MGET, or
+/// one MULTI with the side hash.
+async fn plain_reads(
+    store: &RedisStore,
+    keys: &[String],
+) -> Result<(Vec<Option<Vec<u8>>>, Vec<Option<u64>>), StoreError> {
+    if store.explicit_now().is_none() {
+        let mget = redis::cmd("MGET").arg(keys).to_owned();
         let values = store
             .conn()
             .query(Op::FetchPayloads, Effect::Read, &mget)
             .await?;
-        return answer(refs, values, Vec::new(), None);
-    };
+        return Ok((values, Vec::new()));
+    }
     // Explicit time: a key lives until its logical expiry on the store's
     // clock, kept beside it (Redis expires on its own clock).
     let mut pipe = redis::pipe();
-    pipe.atomic().cmd("MGET").arg(&keys);
-    pipe.cmd("HMGET").arg(store.keys().clock_side()).arg(&keys);
+    pipe.atomic().cmd("MGET").arg(keys);
+    pipe.cmd("HMGET").arg(store.keys().clock_side()).arg(keys);
     let (values, expiries): (Vec<Option<Vec<u8>>>, Vec<Option<u64>>) = store
         .conn()
         .query(Op::FetchPayloads, Effect::Read, &pipe)
         .await?;
-    answer(refs, values, expiries, Some(now))
+    Ok((values, expiries))
 }
 
 /// The values, each only while its logical expiry (explicit time) is ahead.

@@ -1,7 +1,7 @@
 //! `list_len`: the number of records in a result list.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 
 /// `LLEN` of the (prefixed) list; 0 when there is no key.

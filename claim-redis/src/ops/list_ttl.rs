@@ -1,7 +1,7 @@
 //! `list_ttl`: the TTL of a result list, in seconds.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 
 /// `TTL` of the (prefixed) list: `None` when it has no expiry or no key.

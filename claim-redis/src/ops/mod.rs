@@ -1,68 +1,69 @@
-//! One module per store operation, named after the Lua script it runs (or the trait method, for plain commands).
+//! One module per store operation, named after the Lua script it runs (or the trait method, for plain commands); the hash-tagged (cluster) layout's counterparts in `cluster`, and shared leaves.
 //!
-//! Each module holds one free function, with the trait method's name,
-//! taking the store first; `store.rs` routes every `ClaimStore` and
+//! Each operation module holds one entry point, with the trait method's
+//! name, taking the store first; `store.rs` routes every `ClaimStore` and
 //! `ClaimInspect` method to the function of its name here, generated from
-//! `claim_core::store_methods!`. Script replies and argument tags are read and written in
+//! `claim_core::store_methods!`. An operation that runs differently in the
+//! hash-tagged layout matches the store's layout (`RedisStore::layout`,
+//! fixed at construction) once, at the top of its entry point, and runs
+//! its plain half there or its `cluster::<op>` counterpart; helpers take no
+//! layout flag. Script replies and argument tags are read and written in
 //! [`crate::codec`] only.
 //!
 //! | module | runs | answers |
 //! |---|---|---|
 //! | `now` | the injected clock, or TIME | `now` |
 //! | `ping` | PING | `ping` |
-//! | `submit` | one MULTI, as the Go producer | `submit` |
-//! | `enqueue` | `lua/enqueue.lua` | `enqueue` |
-//! | `fetch_payloads` | MGET of payload keys | `fetch_payloads` |
-//! | `cancel` | `lua/cancel.lua` | `cancel` |
-//! | `cancelled` | MGET of cancel markers | `cancelled` |
+//! | `submit` | one MULTI, as the Go producer; hash-tagged: `cluster::submit` | `submit` |
+//! | `enqueue` | `lua/enqueue.lua`; hash-tagged: `cluster::enqueue` | `enqueue` |
+//! | `fetch_payloads` | MGET of payload keys; hash-tagged: per slot | `fetch_payloads` |
+//! | `cancel` | `lua/cancel.lua`; hash-tagged: `cluster::cancel` | `cancel` |
+//! | `cancelled` | MGET of cancel markers; hash-tagged: per slot | `cancelled` |
 //! | `peek` | ZRANGE of the pending set | `peek` |
-//! | `claim` | `lua/claim.lua` | `claim` |
+//! | `claim` | `lua/claim.lua`; hash-tagged: `cluster::claim` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
-//! | `ack` | `lua/ack.lua`; hash-tagged: `ack_split` | `ack` |
-//! | `ack_split` | `ack_tagged`, or `ack_fence`, `push_once`, `ack_drop` | `ack` (hash-tagged) |
-//! | `ack_keys` | `lua/del_if.lua` per producer or payload key | after a hash-tagged `ack` |
-//! | `push_once` | `lua/push_once.lua` | `ack`, `reclaim_expired` (hash-tagged) |
-//! | `release` | hash-tagged: marker reads; `lua/release.lua` | `release`, `sweep` |
-//! | `park_retry` | hash-tagged: marker reads; `lua/park_retry.lua` | `park_retry` |
-//! | `promote` | read, then `lua/promote.lua` | `promote_due` |
-//! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
+//! | `ack` | `lua/ack.lua`; hash-tagged: `cluster::ack` | `ack` |
+//! | `release` | `lua/release.lua`; hash-tagged: marker reads first (`cluster::answered`) | `release`, `sweep` |
+//! | `park_retry` | `lua/park_retry.lua`; hash-tagged: `cluster::park_retry` | `park_retry` |
+//! | `promote` | read, then `lua/promote.lua`; hash-tagged: `cluster::promote` | `promote_due` |
+//! | `reclaim` | reads, then `lua/reclaim.lua`; hash-tagged: `cluster::reclaim` | `reclaim_expired` |
 //! | `repair_index` | `lua/repair_index.lua` | part of `reclaim_expired` |
 //! | `dead_letter` | `lua/dead_letter.lua` | `dead_letter` |
 //! | `depths` | ZCARD and HLENs in one MULTI | `depths` |
-//! | `retry_depth` | ZCARD of the retry set | `retry_depth` |
+//! | `retry_depth` | ZCARD of each retry set | `retry_depth` |
 //! | `claims` | the claim hashes and index in one MULTI | `claims` |
 //! | `dead_entries` | HGETALL of the dead hash | `dead_entries` |
-//! | `retry_entries` | ZRANGE of the retry set | `retry_entries` |
+//! | `retry_entries` | ZRANGE of each retry set | `retry_entries` |
 //! | `results` | LRANGE of a result list | `results` |
-//! | `is_terminal` | GET of the terminal marker | `is_terminal` |
+//! | `is_terminal` | GET of the terminal marker; hash-tagged: `cluster::is_terminal` | `is_terminal` |
 //! | `list_ttl` | TTL of a result list | `list_ttl` |
 //! | `list_len` | LLEN of a result list | `list_len` |
 //! | `paused` | EXISTS of `<queue>:paused` | `paused` |
 //! | `redrive_dead` | marker reads, then `lua/redrive_dead.lua` | `ClaimAdmin::redrive_dead` |
 //! | `purge_dead` | `lua/purge_dead.lua` | `ClaimAdmin::purge_dead` |
-//! | `release_claim` | hash-tagged: marker reads; `lua/release_claim.lua` | `ClaimAdmin::release_claim` |
+//! | `release_claim` | `lua/release_claim.lua`; hash-tagged: marker reads first | `ClaimAdmin::release_claim` |
 //! | `set_paused` | SET .. GET or DEL of `<queue>:paused` | `ClaimAdmin::set_paused` |
 //!
-//! Hash-tagged (cluster) layout helpers: `call` (every script call and
-//! multi-key command, slot-checked), `per_request` (per-request keys read
-//! and deleted per slot), `answered` (the markers of claimed generations,
-//! read before release, sweep, admin release and parking), `retry_sets`
-//! (the shared and per-queue retry
-//! sets), `promote_tagged` and `reclaim_tagged` (those operations split
-//! by slot).
+//! Shared leaves (imported by an operation and its cluster counterpart,
+//! importing neither): `call` (every script call and multi-key command,
+//! slot-checked in the hash-tagged layout; `evalsha`), `script_args` (the
+//! arguments ack.lua, claim.lua and enqueue.lua take alike in both
+//! layouts), `owner_flags` (the owner-checked call of release, sweep and
+//! parking), `claim_batches` (claim's batches and failure handling),
+//! `reclaim_passes` (reclaim's passes in the model's order),
+//! `producer_writes` (the producer's per-request writes), `retry_sets`
+//! (the retry sets to read, by layout).
 
 pub(crate) mod ack;
-pub(crate) mod ack_keys;
-pub(crate) mod ack_split;
-pub(crate) mod answered;
 pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;
 pub(crate) mod claim;
+pub(crate) mod claim_batches;
 pub(crate) mod claims;
+pub(crate) mod cluster;
 pub(crate) mod dead_entries;
 pub(crate) mod dead_letter;
-pub(crate) mod del_if_keys;
 pub(crate) mod depths;
 pub(crate) mod enqueue;
 pub(crate) mod fetch_payloads;
@@ -70,17 +71,16 @@ pub(crate) mod is_terminal;
 pub(crate) mod list_len;
 pub(crate) mod list_ttl;
 pub(crate) mod now;
+pub(crate) mod owner_flags;
 pub(crate) mod park_retry;
 pub(crate) mod paused;
 pub(crate) mod peek;
-pub(crate) mod per_request;
 pub(crate) mod ping;
+pub(crate) mod producer_writes;
 pub(crate) mod promote;
-pub(crate) mod promote_tagged;
 pub(crate) mod purge_dead;
-pub(crate) mod push_once;
 pub(crate) mod reclaim;
-pub(crate) mod reclaim_tagged;
+pub(crate) mod reclaim_passes;
 pub(crate) mod redrive_dead;
 pub(crate) mod release;
 pub(crate) mod release_claim;
@@ -90,74 +90,10 @@ pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod retry_sets;
+pub(crate) mod script_args;
 pub(crate) mod set_paused;
 pub(crate) mod submit;
 
 /// The router finds each method's function by the method's name; these
 /// modules are named after their scripts.
 pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
-
-use self::call::Call;
-use crate::codec::{flag, per_item};
-use crate::store::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Op, OwnerToken, StoreError};
-use redis::{Cmd, Script};
-
-/// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
-/// hot path (claim, renew, ack) writes its arguments straight into one
-/// command buffer (see docs/PERFORMANCE.md).
-pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -> Cmd {
-    let mut cmd = Cmd::with_capacity(3 + keys + args, 64 + bytes);
-    cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
-    cmd
-}
-
-/// Runs `script` once per [`MAX_BATCH`] items with `keys`, then each
-/// item's terminal marker key (`marker_for` with the pending key: the
-/// marker, or in the hash-tagged layout its copy in the queue's slot), the
-/// owner token, the time, each item's arguments (written by `args`) and,
-/// hash-tagged, each item's marker value read first ([`answered`]); reads
-/// one 0/1 flag per item: the shape of `release` (and `sweep`) and
-/// `park_retry`. `generation` and `member` (when the caller has it) say
-/// whose marker.
-pub(crate) async fn owner_flags<T>(
-    store: &RedisStore,
-    (op, script): (Op, &Script),
-    (queue, keys): (&str, &[&str]),
-    owner: &OwnerToken,
-    items: &[T],
-    (generation, member): (impl Fn(&T) -> &Generation, impl Fn(&T) -> Option<&[u8]>),
-    args: impl Fn(&mut Call<'_>, &T),
-) -> Result<Vec<bool>, StoreError> {
-    let pending = store.keys().queue(queue).pending;
-    let mut out = Vec::with_capacity(items.len());
-    for chunk in items.chunks(MAX_BATCH) {
-        let gens: Vec<&Generation> = chunk.iter().map(&generation).collect();
-        let markers = if store.keys().tagged() {
-            let members: Option<Vec<Vec<u8>>> = chunk
-                .iter()
-                .map(|i| member(i).map(<[u8]>::to_vec))
-                .collect();
-            answered::claimed_markers(store, op, queue, &gens, members).await?
-        } else {
-            Vec::new()
-        };
-        let mut call = Call::new(store, script);
-        for key in keys {
-            call.key(*key);
-        }
-        for g in &gens {
-            call.key(store.keys().marker_for(&pending, g));
-        }
-        call.arg(owner.as_str()).arg(store.time_arg());
-        for item in chunk {
-            args(&mut call, item);
-        }
-        for marker in &markers {
-            call.arg(marker.as_str());
-        }
-        let reply: Vec<i64> = call.run(store, op).await?;
-        out.extend(per_item(op, reply, chunk.len())?.into_iter().map(flag));
-    }
-    Ok(out)
-}

@@ -1,7 +1,7 @@
 //! `paused`: whether an operator has paused claiming from a queue (`<queue>:paused` exists).
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 
 pub(crate) async fn paused(store: &RedisStore, queue: &str) -> Result<bool, StoreError> {

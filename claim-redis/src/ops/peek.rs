@@ -2,7 +2,7 @@
 
 use crate::codec::pending_entries;
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::store::PendingEntry;
 use claim_core::{Op, StoreError};
 

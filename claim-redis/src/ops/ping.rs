@@ -1,7 +1,7 @@
 //! `ping`: a PING, to check the server answers.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 
 pub(crate) async fn ping(store: &RedisStore) -> Result<(), StoreError> {

@@ -1,17 +1,25 @@
-//! `promote_due`: reads the due retries, then runs `lua/promote.lua` to move them to their queues.
+//! `promote_due`: reads the due retries, then runs `lua/promote.lua` to move them to their queues; the hash-tagged layout: `cluster::promote`.
 
+use super::call::Call;
+use super::cluster;
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::keys::KeyLayout;
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Generation, Op, StoreError, wire};
 
 /// Two phases, since each member names its destination queue: read the
 /// due entries, parse them here, then move them in one script that
 /// re-checks each is still parked and due.
 pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
-    if store.keys().tagged() {
-        return super::promote_tagged::promote_due(store, limit).await;
+    match store.layout() {
+        KeyLayout::Plain => plain(store, limit).await,
+        KeyLayout::HashTagged => cluster::promote::promote_due(store, limit).await,
     }
+}
+
+/// The shared retry set's due entries, read and moved in batches.
+async fn plain(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
     let now = store.now_ms(Op::PromoteDue).await?;
     let due_by = score_arg(now.as_score());
     let default_queue = &store.inner.config.default_queue;
@@ -35,7 +43,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
         if due.is_empty() {
             break;
         }
-        let mut call = super::call::Call::new(store, &store.scripts().promote);
+        let mut call = Call::new(store, &store.scripts().promote);
         call.key(store.keys().retry()).key(&fallback);
         call.arg(&due_by)
             .arg(now.0)

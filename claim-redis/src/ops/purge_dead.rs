@@ -1,7 +1,7 @@
 //! `purge_dead`: runs `lua/purge_dead.lua`, deleting dead entries of one queue, one call per [`MAX_BATCH`] members.
 
 use crate::codec::{flag, per_item};
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Member, Op, StoreError};
 
 pub(crate) async fn purge_dead(

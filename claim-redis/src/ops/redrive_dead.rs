@@ -3,7 +3,7 @@
 use super::is_terminal::is_terminal;
 use crate::codec::{flag, per_item, score_arg};
 use crate::conn::Effect;
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::admin::Redrive;
 use claim_core::{Generation, Member, Op, StoreError, wire};
 

@@ -1,7 +1,9 @@
-//! `release` and `sweep`: run `lua/release.lua` (neither counts as a delivery; an answered generation's claim is dropped, not returned), one call per [`MAX_BATCH`](crate::store::MAX_BATCH) generations; hash-tagged, after reading the markers (`ops/answered.rs`).
+//! `release` and `sweep`: run `lua/release.lua` (neither counts as a delivery; an answered generation's claim is dropped, not returned), one call per [`MAX_BATCH`](crate::state::MAX_BATCH) generations; hash-tagged, after reading the markers (`cluster::answered`).
 
-use super::owner_flags;
-use crate::store::RedisStore;
+use super::cluster;
+use super::owner_flags::OwnerScript;
+use crate::keys::KeyLayout;
+use crate::state::RedisStore;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 
 /// Writes the two trait methods that run `lua/release.lua`, told apart
@@ -32,17 +34,20 @@ async fn return_claims(
 ) -> Result<Vec<bool>, StoreError> {
     let q = store.keys().queue(queue);
     let keys: [&str; 5] = [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries];
-    let script = &store.scripts().release;
-    owner_flags(
-        store,
-        (op, script),
-        (queue, &keys),
-        owner,
-        generations,
-        (|g: &Generation| g, |_: &Generation| None),
-        |call, g| {
+    let release = OwnerScript {
+        op,
+        script: &store.scripts().release,
+        queue,
+        keys: &keys,
+        generation: |g: &Generation| g,
+        args: |call, g| {
             call.arg(g.claim_key());
         },
-    )
-    .await
+    };
+    match store.layout() {
+        KeyLayout::Plain => release.run(store, owner, generations).await,
+        KeyLayout::HashTagged => {
+            cluster::answered::owner_flags(store, &release, owner, generations, |_| None).await
+        }
+    }
 }

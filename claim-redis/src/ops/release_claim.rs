@@ -1,7 +1,8 @@
-//! `release_claim`: runs `lua/release_claim.lua`, ending one generation's claim now whoever holds it (dropped, not returned, when the generation is answered; hash-tagged, its markers are read first: `ops/answered.rs`).
+//! `release_claim`: runs `lua/release_claim.lua`, ending one generation's claim now whoever holds it (dropped, not returned, when the generation is answered; hash-tagged, its markers are read first: `cluster::answered`).
 
-use super::answered::claimed_markers;
-use crate::store::RedisStore;
+use super::cluster::answered::claimed_markers;
+use crate::keys::KeyLayout;
+use crate::state::RedisStore;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 
 pub(crate) async fn release_claim(
@@ -11,12 +12,15 @@ pub(crate) async fn release_claim(
 ) -> Result<Option<OwnerToken>, StoreError> {
     let keys = store.keys();
     let q = keys.queue(queue);
-    let marker = if keys.tagged() {
-        let gens = [generation];
-        let values = claimed_markers(store, Op::ReleaseClaim, queue, &gens, None).await?;
-        values.into_iter().next()
-    } else {
-        None
+    // Hash-tagged: the marker value to decide by, read from the slots it
+    // may lie in (plain: the script reads the marker in KEYS itself).
+    let marker = match store.layout() {
+        KeyLayout::Plain => None,
+        KeyLayout::HashTagged => {
+            let gens = [generation];
+            let values = claimed_markers(store, Op::ReleaseClaim, queue, &gens, None).await?;
+            values.into_iter().next()
+        }
     };
     let mut call = store.scripts().release_claim.prepare_invoke();
     for key in [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries] {

@@ -1,8 +1,8 @@
 //! `renew`: runs `lua/renew.lua`, one call per [`MAX_BATCH`] generations.
 
-use super::evalsha;
+use super::call::{self, evalsha};
 use crate::codec::{per_item, renew_outcome};
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::ClaimKey;
 use claim_core::store::RenewOutcome;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
@@ -27,7 +27,7 @@ pub(crate) async fn renew(
         for g in chunk {
             cmd.write_arg_fmt(ClaimKey(g));
         }
-        let reply: Vec<i64> = super::call::run(store, Op::Renew, script, &cmd).await?;
+        let reply: Vec<i64> = call::run(store, Op::Renew, script, &cmd).await?;
         let reply = per_item(Op::Renew, reply, chunk.len())?;
         out.extend(reply.into_iter().map(renew_outcome));
     }

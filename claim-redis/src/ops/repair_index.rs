@@ -3,7 +3,7 @@
 use super::depths::sizes;
 use crate::conn::Effect;
 use crate::keys::QueueKeys;
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Op, StoreError};
 use std::collections::HashSet;
 

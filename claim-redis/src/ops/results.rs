@@ -1,7 +1,7 @@
 //! `results`: a result list's records, oldest first (the order BRPOP yields).
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Member, Op, StoreError};
 
 pub(crate) async fn results(store: &RedisStore, list: &str) -> Result<Vec<Member>, StoreError> {

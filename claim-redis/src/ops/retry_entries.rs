@@ -1,16 +1,16 @@
 //! `retry_entries`: a ZRANGE of each whole retry set (the shared one; hash-tagged, also each queue's own), earliest due first.
 
-use super::retry_sets::retry_sets;
+use super::retry_sets::retry_set_keys;
 use crate::codec::pending_entries;
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::store::PendingEntry;
 use claim_core::{Op, StoreError};
 
 pub(crate) async fn retry_entries(store: &RedisStore) -> Result<Vec<PendingEntry>, StoreError> {
-    let sets = retry_sets(store, Op::RetryEntries).await?;
+    let sets = retry_set_keys(store, Op::RetryEntries).await?;
     let mut pipe = redis::pipe();
-    for (_, set) in &sets {
+    for set in &sets {
         pipe.cmd("ZRANGE").arg(set).arg(0).arg(-1).arg("WITHSCORES");
     }
     let per_set: Vec<Vec<(Vec<u8>, f64)>> = store

@@ -1,30 +1,18 @@
-//! The retry sets a store reads: the shared one, plus, in the hash-tagged layout, each registered queue's own.
+//! The retry sets a store reads, by layout: the shared one (plain), or the shared one and each registered queue's own (hash-tagged: `cluster::retry_sets`).
 
-use crate::conn::Effect;
-use crate::store::RedisStore;
+use super::cluster;
+use crate::keys::KeyLayout;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 
-/// Every retry set to inspect or drain: the shared (Go's) one first, then,
-/// hash-tagged, `<base>:retry` of each queue in
-/// [`crate::keys::Keys::retry_queues`] and of the default queue, as (queue
-/// name, key); the shared set has no queue (`None`).
-pub(crate) async fn retry_sets(
-    store: &RedisStore,
-    op: Op,
-) -> Result<Vec<(Option<String>, String)>, StoreError> {
-    let keys = store.keys();
-    let mut sets = vec![(None, keys.retry().to_owned())];
-    if !keys.tagged() {
-        return Ok(sets);
+/// The keys of every retry set to inspect, the shared (Go's) one first.
+pub(crate) async fn retry_set_keys(store: &RedisStore, op: Op) -> Result<Vec<String>, StoreError> {
+    match store.layout() {
+        KeyLayout::Plain => Ok(vec![store.keys().retry().to_owned()]),
+        KeyLayout::HashTagged => Ok(cluster::retry_sets::retry_sets(store, op)
+            .await?
+            .into_iter()
+            .map(|(_, set)| set)
+            .collect()),
     }
-    let cmd = redis::Cmd::smembers(keys.retry_queues());
-    let mut queues: Vec<String> = store.conn().query(op, Effect::Read, &cmd).await?;
-    queues.push(store.inner.config.default_queue.clone());
-    queues.sort();
-    queues.dedup();
-    for queue in queues {
-        let retry = keys.queue(&queue).retry;
-        sets.push((Some(queue), retry));
-    }
-    Ok(sets)
 }

@@ -6,7 +6,7 @@
 //! number of keys deleted.
 
 use crate::conn::Effect;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
 
 pub(crate) async fn set_paused(

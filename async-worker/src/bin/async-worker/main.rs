@@ -9,12 +9,12 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use async_worker::Runtime;
 use async_worker::http_handler::HttpHandler;
 use async_worker::runtime::Health;
 use async_worker::serve::{self, HealthProbe, Server};
 use async_worker::status::StatusSource;
 use async_worker::status::route::status_router;
-use async_worker::{OpenGate, Runtime};
 use claim_redis::RedisStore;
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
@@ -164,12 +164,14 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         Ok(h) => h,
         Err(e) => return fail(&e),
     };
-    let runtime = Runtime::new(
-        Arc::new(store),
-        Arc::new(handler),
-        Arc::new(OpenGate),
-        settings.runtime.clone(),
-    );
+    let runtime = match Runtime::builder(Arc::new(store))
+        .handler(Arc::new(handler))
+        .config(settings.runtime.clone())
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&e),
+    };
     // Operators (and the chaos run) match `<queue>:claim-owners` entries to this process by it.
     tracing::info!(owner = %runtime.owner(), "claims are held under this owner token");
     let probe: Arc<dyn HealthProbe> = Arc::new(RuntimeHealth(runtime.health()));

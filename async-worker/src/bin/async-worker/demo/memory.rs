@@ -7,8 +7,8 @@ use super::{
     DEMO_QUEUE, DEMO_RESULTS, DemoError, count_new_records, demo_deadline, payload_keys_left,
     replica_config, submit_requests,
 };
+use async_worker::Runtime;
 use async_worker::http_handler::{HttpHandler, HttpTarget};
-use async_worker::{OpenGate, Runtime};
 use claim_core::ClaimInspect;
 use claim_core::store::StoreConfig;
 use claim_memory::MemoryStore;
@@ -22,6 +22,8 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
     let store_config = StoreConfig {
         lease_ttl_ms: args.claim_lease_ttl.as_millis() as u64,
         default_result_list: DEMO_RESULTS.into(),
+        // The replicas' queue routes to the demo's list (see `replica_config`).
+        queue_result_lists: [(DEMO_QUEUE.to_owned(), DEMO_RESULTS.to_owned())].into(),
         ..StoreConfig::default()
     };
     let store = MemoryStore::new(store_config);
@@ -41,12 +43,11 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
     let mut replicas = Vec::new();
     for _ in 0..args.replicas {
         let config = replica_config(args);
-        let runtime = Runtime::new(
-            Arc::new(store.clone()),
-            handler.clone(),
-            Arc::new(OpenGate),
-            config,
-        );
+        let runtime = Runtime::builder(Arc::new(store.clone()))
+            .handler(handler.clone())
+            .config(config)
+            .build()
+            .expect("the demo's settings are valid");
         let stop = CancellationToken::new();
         replicas.push((stop.clone(), tokio::spawn(runtime.run(stop))));
     }

@@ -208,7 +208,6 @@ pub fn replica_config(args: &DemoArgs) -> RuntimeConfig {
         reclaim_interval: Duration::from_millis(500),
         promote_interval: Duration::from_millis(200),
         drain_timeout: Duration::from_secs(10),
-        default_result_list: DEMO_RESULTS.into(),
         ..RuntimeConfig::default()
     }
 }

@@ -177,7 +177,6 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         drain_timeout,
         reclaim_interval: reclaim,
         promote_interval: poll_interval,
-        default_result_list: result_list.to_owned(),
         backlog_poll_interval: backlog_poll,
         ..RuntimeConfig::default()
     };
@@ -191,7 +190,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     runtime.validate().map_err(|detail| {
         SettingsError::invalid(
             "runtime settings",
-            detail,
+            detail.to_string(),
             "adjust the flags or config fields named",
         )
     })?;

@@ -4,7 +4,7 @@ use crate::counting::{Counting, Counts, Latency};
 use crate::server::Delta;
 use crate::target::Target;
 use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
-use async_worker::{Handler, OpenGate, QueueSpec, Runtime, RuntimeConfig};
+use async_worker::{Handler, QueueSpec, Runtime, RuntimeConfig};
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::{ClaimStore, Generation};
 use claim_memory::MemoryStore;
@@ -127,7 +127,6 @@ fn config(set: &Settings, backend: &Backend, concurrency: usize) -> RuntimeConfi
         batch_size: set.batch,
         ack_batch_size: set.ack_batch,
         poll_interval: set.poll,
-        default_result_list: set.list.clone(),
         ..RuntimeConfig::default()
     }
 }
@@ -138,7 +137,11 @@ fn start(
     config: RuntimeConfig,
     stop: &CancellationToken,
 ) -> JoinHandle<async_worker::RunReport> {
-    let runtime = Runtime::new(store, handler, Arc::new(OpenGate), config);
+    let runtime = Runtime::builder(store)
+        .handler(handler)
+        .config(config)
+        .build()
+        .expect("the bench's runtime settings are valid");
     tokio::spawn(runtime.run(stop.clone()))
 }
 

@@ -132,11 +132,20 @@ impl Target {
             .unwrap_or_else(|| panic!("bench: no primary serves slot {slot} of `{key}`"))
     }
 
-    /// A fresh store's options: this target's URL and topology.
+    /// A fresh store's options: this target's URL and topology, and each
+    /// queue's own result list (the routing the runtime takes from the store).
     pub fn store_options(&self) -> RedisStoreOptions {
+        let config = StoreConfig {
+            queue_result_lists: self
+                .queues
+                .iter()
+                .map(|q| (q.name.clone(), q.list.clone()))
+                .collect(),
+            ..StoreConfig::default()
+        };
         RedisStoreOptions {
             topology: self.topology.clone(),
-            ..RedisStoreOptions::new(self.url.clone(), StoreConfig::default())
+            ..RedisStoreOptions::new(self.url.clone(), config)
         }
     }
 

@@ -194,7 +194,6 @@ fn queue_entries_carry_the_go_fields() {
     );
     assert_eq!(s.store.retry_set, "retries");
     assert_eq!(s.store.default_result_list, "results");
-    assert_eq!(s.runtime.default_result_list, "results");
     assert_eq!(s.store.default_queue, "qa");
     assert_eq!(
         s.store.queue_result_lists.get("qa").map(String::as_str),

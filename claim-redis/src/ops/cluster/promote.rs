@@ -21,11 +21,12 @@
 //! parked in the default queue's own set, else written there before it
 //! leaves its set, with the same crash argument.
 
-use super::per_request;
+use super::request_keys;
 use super::retry_sets::retry_sets;
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::ops::call::Call;
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Generation, Millis, Op, StoreError, wire};
 
 const OP: Op = Op::PromoteDue;
@@ -37,7 +38,7 @@ enum Plan {
         member: Vec<u8>,
         score: f64,
         generation: Generation,
-        /// Where its marker may be ([`per_request::marker_candidates`]).
+        /// Where its marker may be ([`request_keys::marker_candidates`]).
         markers: Vec<String>,
     },
     /// Handed over to another queue's retry set at `due`.
@@ -138,7 +139,7 @@ fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan
     }
     let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
     Plan::Here {
-        markers: per_request::marker_candidates(store, &queue, Some(&parsed), &generation),
+        markers: request_keys::marker_candidates(store, &queue, Some(&parsed), &generation),
         score: parsed.score().0,
         generation,
         member,
@@ -220,10 +221,10 @@ async fn settle(
             _ => None,
         })
         .collect();
-    let mut values = per_request::markers(store, OP, &candidates)
+    let mut values = request_keys::markers(store, OP, &candidates)
         .await?
         .into_iter();
-    let mut call = super::call::Call::new(store, &store.scripts().promote);
+    let mut call = Call::new(store, &store.scripts().promote);
     // The script's dead hash is the home queue's, in the set's slot: only
     // the default queue's own set buries there by plan (`here` holds no
     // burial otherwise); a pending key of the wrong type found by the

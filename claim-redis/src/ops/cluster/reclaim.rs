@@ -3,12 +3,12 @@
 //! Steps for the chosen expired claims:
 //! 1. read their owner entries and members (the queue's slot, one MULTI),
 //!    then each generation's marker in its result list's slot
-//!    ([`per_request`]);
+//!    ([`request_keys`]);
 //! 2. for each claim at the delivery limit whose generation is not
 //!    answered and whose list (and list TTL: `StoreConfig::route`) is not
 //!    refused by name (`RedisStore::list_refusal`), push the
 //!    `DELIVERY_LIMIT` record, per list and TTL, with the "ack" helper's
-//!    [`push_once`](super::push_once::push_once) (marker check, push,
+//!    [`push_once`] (marker check, push,
 //!    marker, one script in the list's slot);
 //! 3. run `reclaim.lua` on the queue's keys: it re-checks each claim
 //!    (owner entry unchanged, lease expired) and redelivers it, drops it
@@ -16,7 +16,7 @@
 //!    in step 2 (`x`), or with the reason its list cannot take one (`u`);
 //! 4. delete the payload key and the producer keys holding this token of
 //!    each generation the script ended answered, one compare-and-delete
-//!    per key (`del_if.lua`, [`del_if_keys`](super::del_if_keys)), best
+//!    per key (`del_if.lua`, [`request_keys::delete`]), best
 //!    effort.
 //!
 //! Isolation. Steps 1 and 2 reach slots other than the queue's (each
@@ -43,17 +43,22 @@
 //! keys at it). Every step is safe to run twice: push once recognises its
 //! own record, the script re-checks every claim, deletes are idempotent.
 
-use super::per_request;
 use super::push_once::{PushItem, Pushed, push_once};
+use super::request_keys;
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::{Effect, bad_reply};
 use crate::keys::QueueKeys;
+use crate::ops::call::{Call, check_keys};
+use crate::ops::reclaim_passes::{
+    OwnersAndMembers, Pass, PassCounts, ReclaimChosen, owner_and_member_reads,
+};
 use crate::slots::hash_slot;
-use crate::store::RedisStore;
+use crate::state::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
 use claim_core::model::{delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason};
 use claim_core::{Generation, Member, Millis, Op, StoreError, wire};
 use redis::Value;
+use std::future::Future;
 
 const OP: Op = Op::ReclaimExpired;
 
@@ -79,16 +84,37 @@ struct Item {
     limit: Option<(ReclaimAs, String)>,
 }
 
-pub(crate) async fn reclaim_chosen(
+/// The hash-tagged layout's second phase ([`reclaim_chosen`]).
+pub(crate) struct HashTagged;
+
+impl ReclaimChosen for HashTagged {
+    fn reclaim_chosen(pass: Pass<'_>) -> impl Future<Output = PassCounts> + Send + '_ {
+        let Pass {
+            store,
+            queue,
+            q,
+            now,
+            chosen,
+        } = pass;
+        reclaim_chosen(store, queue, q, now, chosen)
+    }
+}
+
+/// Steps 1 to 4 for the chosen claims.
+async fn reclaim_chosen(
     store: &RedisStore,
     queue: &str,
     q: &QueueKeys,
     now: Millis,
     chosen: &[String],
-) -> Result<[usize; 3], StoreError> {
+) -> PassCounts {
     let config = &store.inner.config;
     let keys = store.keys();
-    let (owners, members) = super::reclaim::owners_and_members(store, q, chosen).await?;
+    // Both keys lie in the queue's slot (checked): one MULTI.
+    let mut reads = owner_and_member_reads(q, chosen);
+    reads.atomic();
+    check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
+    let (owners, members): OwnersAndMembers = store.conn().query(OP, Effect::Read, &reads).await?;
     let mut items: Vec<Item> = chosen
         .iter()
         .zip(owners)
@@ -110,7 +136,7 @@ pub(crate) async fn reclaim_chosen(
     let candidates: Vec<Vec<String>> = items
         .iter()
         .map(|item| {
-            per_request::marker_candidates(store, queue, item.parsed.as_ref(), &item.generation)
+            request_keys::marker_candidates(store, queue, item.parsed.as_ref(), &item.generation)
         })
         .collect();
     let mut failed = read_markers(store, queue, &mut items, &candidates).await;
@@ -123,7 +149,7 @@ pub(crate) async fn reclaim_chosen(
         };
     }
 
-    let mut call = super::call::Call::new(store, &store.scripts().reclaim);
+    let mut call = Call::new(store, &store.scripts().reclaim);
     for key in q.all() {
         call.key(key);
     }
@@ -172,7 +198,7 @@ async fn read_markers(
     items: &mut [Item],
     candidates: &[Vec<String>],
 ) -> Option<StoreError> {
-    let err = match per_request::markers(store, OP, candidates).await {
+    let err = match request_keys::markers(store, OP, candidates).await {
         Ok(values) => {
             for (item, value) in items.iter_mut().zip(values) {
                 item.marker = value;
@@ -187,7 +213,7 @@ async fn read_markers(
         .collect();
     for group in isolated(&slots, &err) {
         let asked: Vec<Vec<String>> = group.iter().map(|&i| candidates[i].clone()).collect();
-        match per_request::markers(store, OP, &asked).await {
+        match request_keys::markers(store, OP, &asked).await {
             Ok(values) => {
                 for (&i, value) in group.iter().zip(values) {
                     items[i].marker = value;
@@ -364,5 +390,5 @@ async fn forget_ended(store: &RedisStore, items: &[Item], ended: &[String]) {
             targets.push((keys.payload(payload_ref), String::new()));
         }
     }
-    super::del_if_keys::delete(store, OP, targets).await;
+    request_keys::delete(store, OP, targets).await;
 }

@@ -1,15 +1,15 @@
 //! `push_once`: runs `lua/push_once.lua`, terminal records pushed to one result list at most once per generation, in the list's slot.
 //!
-//! The cross-slot half of an ack (`ops/ack_split.rs`) and of the
+//! The cross-slot half of an ack (`ops/cluster/ack.rs`) and of the
 //! reclaimer's `DELIVERY_LIMIT` record when the result list hashes to
 //! another slot than the queue: the terminal marker lives in the list's
 //! slot ([`crate::keys::Keys::marker_for`]), so marker check, push, marker
 //! and expiry are one script there.
 
-use super::evalsha;
 use crate::conn::Effect;
 use crate::conn::bad_reply;
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::ops::call::{self, evalsha};
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Generation, Op, StoreError};
 use redis::Value;
 
@@ -112,7 +112,7 @@ pub(crate) async fn push_checked(
                 .arg(item.deadline)
                 .arg(if may { "1" } else { "0" });
         }
-        let reply: Vec<Value> = super::call::run(store, op, script, &cmd).await?;
+        let reply: Vec<Value> = call::run(store, op, script, &cmd).await?;
         out.extend(decode(op, &reply, n)?);
     }
     Ok(out)

@@ -53,22 +53,18 @@
 //! Every script here is safe to run twice (see each header), so a cluster
 //! client that resends a call after a connection drop changes nothing.
 
-use super::ack::one_script;
-use super::ack_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
 use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
+use super::request_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
 use crate::codec::{ack_outcome, per_item};
 use crate::keys::QueueKeys;
+use crate::ops::call::{self, evalsha};
+use crate::ops::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
 use crate::slots::hash_slot;
-use crate::store::{MAX_BATCH, RedisStore};
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::marker::record_digest;
 use claim_core::store::{AckItem, AckOutcome};
 use claim_core::{ClaimKey, Op, OwnerToken, StoreError, wire};
 use redis::RedisWrite;
-
-use super::evalsha;
-
-/// Bit of ack.lua's and ack_drop.lua's codes: the payload key goes.
-const PAYLOAD_GOES: i64 = 16;
 /// ack_fence.lua's bits: ours somewhere (may push), answered (a live
 /// queue-slot marker), by this very record.
 const OURS_SOMEWHERE: i64 = 2;
@@ -97,7 +93,7 @@ pub(crate) async fn ack(
         let near_codes = if near.is_empty() {
             Vec::new()
         } else {
-            let codes = one_script(store, queue, owner, &near).await?;
+            let codes = same_slot(store, queue, owner, &near).await?;
             after_ack(store, &near, &codes, PRODUCER_KEYS | PAYLOAD_KEYS).await;
             codes
         };
@@ -119,6 +115,42 @@ pub(crate) async fn ack(
         out.extend(codes.into_iter().map(ack_outcome));
     }
     Ok(out)
+}
+
+/// Runs `ack_tagged` (ack.lua's same-slot variant) on items whose list
+/// shares the queue's slot and answers its code per item: only the
+/// queue's slot's keys (the lists, the queue-slot markers), no producer or
+/// payload keys: the caller deletes those from bits 1 and 16.
+async fn same_slot(
+    store: &RedisStore,
+    queue: &str,
+    owner: &OwnerToken,
+    chunk: &[&AckItem],
+) -> Result<Vec<i64>, StoreError> {
+    let keys = store.keys();
+    let q = keys.queue(queue);
+    let n = chunk.len();
+    let runs = ack_runs(chunk);
+    let script = &store.scripts().ack_tagged;
+    let mut cmd = evalsha(
+        script,
+        7 + runs.len() + n,
+        6 + 3 * runs.len() + 6 * n,
+        ack_bytes(chunk),
+    );
+    for key in q.all() {
+        cmd.arg(key);
+    }
+    cmd.arg(keys.clock_side_for(&q.pending));
+    ack_list_keys(&mut cmd, store, &runs);
+    // The queue-slot marker (every list here shares that slot, so it is
+    // the list's marker too): the one the split path reads and writes.
+    for item in chunk {
+        cmd.write_arg_fmt(keys.marker_key_for(&q.pending, &item.generation));
+    }
+    ack_args(&mut cmd, store, (queue, owner), &runs, chunk);
+    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
+    per_item(Op::Ack, reply, n)
 }
 
 /// Steps (a) to (c) for items whose list lies in another slot than the
@@ -270,7 +302,7 @@ async fn fence(
         cmd.write_arg_fmt(ClaimKey(&item.generation));
         cmd.arg(item.member.as_bytes()).arg(digest.as_str());
     }
-    let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
+    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
     per_item(Op::Ack, reply, n)
 }
 
@@ -308,7 +340,7 @@ async fn drop_claims(
         cmd.arg(answer.marker.as_str());
         cmd.arg(if *answered { "1" } else { "0" });
     }
-    let reply: Vec<i64> = super::call::run(store, Op::Ack, script, &cmd).await?;
+    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
     per_item(Op::Ack, reply, n)
 }
 
@@ -346,9 +378,4 @@ async fn replicated_lists<'a>(
         .into_iter()
         .flatten()
         .collect()
-}
-
-/// Whether ack.lua's or ack_drop.lua's `code` says the item's payload key goes.
-pub(crate) fn payload_goes(code: i64) -> bool {
-    code & PAYLOAD_GOES != 0
 }

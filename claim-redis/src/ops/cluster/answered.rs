@@ -1,21 +1,46 @@
-//! Hash-tagged layout: the terminal markers of claimed generations, read before a script that must not return an answered generation to pending (release, sweep, admin release, retry parking).
+//! Hash-tagged layout: the terminal markers of claimed generations, read before a script that must not return an answered generation to pending (release, sweep, admin release, retry parking), and the owner-checked loop of release, sweep and parking that passes them in.
 //!
 //! Those scripts run in the queue's slot and read the queue-slot copy of
 //! each marker themselves (`marker_for` with the pending key, in KEYS).
 //! The marker itself lies in its result list's slot, and the copy is
 //! missing inside the split ack's crash window and for a record the
 //! reclaimer pushed; so the candidates
-//! ([`per_request::marker_candidates`], from the claimed member's
+//! ([`request_keys::marker_candidates`], from the claimed member's
 //! routing) are read first, per slot, and passed in as values. A marker
 //! written between this read and the script is missed: the copy goes back
 //! to pending (or the retry set), where the claim script drops it as
 //! answered (promotion too), or its holder's record is suppressed by the
 //! marker: never a second record.
 
-use super::per_request;
+use super::request_keys;
 use crate::conn::{Effect, bad_reply};
-use crate::store::RedisStore;
-use claim_core::{Generation, Op, StoreError, wire};
+use crate::ops::owner_flags::OwnerScript;
+use crate::state::{MAX_BATCH, RedisStore};
+use claim_core::{Generation, Op, OwnerToken, StoreError, wire};
+
+/// Runs `script` (release, sweep, parking) per [`MAX_BATCH`] items, each
+/// chunk's marker values read first ([`claimed_markers`]); `member` gives
+/// an item's claimed member when the caller has it (parking), else the
+/// members are read from the claimed hash.
+pub(crate) async fn owner_flags<T: Sync>(
+    store: &RedisStore,
+    script: &OwnerScript<'_, T>,
+    owner: &OwnerToken,
+    items: &[T],
+    member: fn(&T) -> Option<&[u8]>,
+) -> Result<Vec<bool>, StoreError> {
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(MAX_BATCH) {
+        let gens: Vec<&Generation> = chunk.iter().map(script.generation).collect();
+        let members: Option<Vec<Vec<u8>>> = chunk
+            .iter()
+            .map(|i| member(i).map(<[u8]>::to_vec))
+            .collect();
+        let markers = claimed_markers(store, script.op, script.queue, &gens, members).await?;
+        out.extend(script.run_chunk(store, owner, chunk, &markers).await?);
+    }
+    Ok(out)
+}
 
 /// Per generation, the marker value to decide by (`""` when none), read
 /// from its candidate keys; `members` are the claimed members when the
@@ -48,9 +73,9 @@ pub(crate) async fn claimed_markers(
         .zip(&members)
         .map(|(g, member)| {
             let parsed = member.as_deref().and_then(|m| wire::parse_member(m).ok());
-            per_request::marker_candidates(store, queue, parsed.as_ref(), g)
+            request_keys::marker_candidates(store, queue, parsed.as_ref(), g)
         })
         .collect();
-    let markers = per_request::markers(store, op, &candidates).await?;
+    let markers = request_keys::markers(store, op, &candidates).await?;
     Ok(markers.into_iter().map(Option::unwrap_or_default).collect())
 }

@@ -1,0 +1,216 @@
+//! Building a runtime: the store, its queues, handler, gate and clock, checked once, with routing taken from the store's config.
+//!
+//! Routing has one source, the store's [`StoreConfig`]: the store writes
+//! some records itself (`DELIVERY_LIMIT`) and routes them by its config, so
+//! the runtime must route its own by the same values. The builder fills a
+//! queue spec's `result_queue_name` and `result_ttl_seconds` from the
+//! store's config and refuses a spec that names different ones.
+
+use super::Runtime;
+use crate::config::{BuildError, QueueSpec, RuntimeConfig};
+use crate::gate::{Gate, OpenGate};
+use crate::handler::Handler;
+use claim_core::store::StoreConfig;
+use claim_core::{ClaimStore, Clock, SystemClock};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What [`Runtime::builder`] takes as its store: a shared `Arc<dyn
+/// ClaimStore>`, an `Arc` of a concrete store, or (with the `memory` and
+/// `redis` features) a store by value.
+pub trait IntoStore {
+    fn into_store(self) -> Arc<dyn ClaimStore>;
+}
+
+impl IntoStore for Arc<dyn ClaimStore> {
+    fn into_store(self) -> Arc<dyn ClaimStore> {
+        self
+    }
+}
+
+impl<S: ClaimStore + 'static> IntoStore for Arc<S> {
+    fn into_store(self) -> Arc<dyn ClaimStore> {
+        self
+    }
+}
+
+#[cfg(feature = "memory")]
+impl IntoStore for claim_memory::MemoryStore {
+    fn into_store(self) -> Arc<dyn ClaimStore> {
+        Arc::new(self)
+    }
+}
+
+#[cfg(feature = "redis")]
+impl IntoStore for claim_redis::RedisStore {
+    fn into_store(self) -> Arc<dyn ClaimStore> {
+        Arc::new(self)
+    }
+}
+
+/// A runtime under construction; [`RuntimeBuilder::build`] checks it.
+///
+/// Defaults: [`RuntimeConfig::default`]'s knobs, the open gate, the system
+/// clock. The queues are the ones given with [`RuntimeBuilder::queue`]
+/// (or in a whole [`RuntimeConfig`]); a handler is required.
+#[must_use = "a builder does nothing until .build()"]
+pub struct RuntimeBuilder {
+    store: Arc<dyn ClaimStore>,
+    config: RuntimeConfig,
+    handler: Option<Arc<dyn Handler>>,
+    gate: Arc<dyn Gate>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("config", &self.config)
+            .field("handler", &self.handler.is_some())
+            .finish()
+    }
+}
+
+impl RuntimeBuilder {
+    pub(super) fn new(store: Arc<dyn ClaimStore>) -> Self {
+        RuntimeBuilder {
+            store,
+            config: RuntimeConfig {
+                queues: Vec::new(),
+                ..RuntimeConfig::default()
+            },
+            handler: None,
+            gate: Arc::new(OpenGate),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Drains this queue too (a name, or a [`QueueSpec`]).
+    pub fn queue(mut self, spec: impl Into<QueueSpec>) -> Self {
+        self.config.queues.push(spec.into());
+        self
+    }
+
+    /// Every setting at once, queues included (replacing those given so far).
+    pub fn config(mut self, config: RuntimeConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The application's handler: a [`Handler`], an `Arc` of one, or a
+    /// typed handler ([`crate::handler_fn`]).
+    pub fn handler(mut self, handler: impl Handler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The admission gate consulted before each claim (default: always open).
+    pub fn gate(mut self, gate: impl Gate) -> Self {
+        self.gate = Arc::new(gate);
+        self
+    }
+
+    /// Where the runtime reads time (deadlines, retry due times); default
+    /// the system clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Requests handled at once (default 64).
+    pub fn concurrency(mut self, requests: usize) -> Self {
+        self.config.concurrency = requests;
+        self
+    }
+
+    /// Members peeked and claimed per poll (default 10).
+    pub fn batch_size(mut self, members: usize) -> Self {
+        self.config.batch_size = members;
+        self
+    }
+
+    /// Pause between polls when the last batch was not full (default 1 s).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.config.poll_interval = interval;
+        self
+    }
+
+    /// Upper bound of one handler call (default 300 s; the deadline bounds it too).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
+    /// How long shutdown waits for in-flight work (default 120 s).
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.config.drain_timeout = timeout;
+        self
+    }
+
+    /// Checks every setting and takes each queue's routing from the store's
+    /// config; the first problem comes back as a [`BuildError`] naming the
+    /// setting and its fix.
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let RuntimeBuilder {
+            store,
+            mut config,
+            handler,
+            gate,
+            clock,
+        } = self;
+        config.validate()?;
+        let handler = handler.ok_or(BuildError::NoHandler)?;
+        for spec in &mut config.queues {
+            route_from_store(spec, store.config())?;
+        }
+        Ok(Runtime::assemble(store, handler, gate, config, clock))
+    }
+}
+
+/// Fills `spec`'s routing from the store's config, refusing a spec that
+/// names another list or TTL than the store routes its queue by.
+fn route_from_store(spec: &mut QueueSpec, store: &StoreConfig) -> Result<(), BuildError> {
+    let queue = spec.queue_name.as_str();
+    let list_of_store = store.queue_result_lists.get(queue).cloned();
+    let named_list = spec.result_queue_name.take().filter(|l| !l.is_empty());
+    if named_list.is_some() && named_list != list_of_store {
+        return Err(disagreement(
+            queue,
+            "result_queue_name",
+            &named_list,
+            &list_of_store,
+        ));
+    }
+    spec.result_queue_name = list_of_store;
+    let ttl_of_store = store.queue_result_ttls.get(queue).copied();
+    if spec.result_ttl_seconds.is_some() && spec.result_ttl_seconds != ttl_of_store {
+        let named = spec.result_ttl_seconds;
+        return Err(disagreement(
+            queue,
+            "result_ttl_seconds",
+            &named,
+            &ttl_of_store,
+        ));
+    }
+    spec.result_ttl_seconds = ttl_of_store;
+    Ok(())
+}
+
+fn disagreement<T: std::fmt::Debug>(
+    queue: &str,
+    setting: &'static str,
+    runtime: &Option<T>,
+    store: &Option<T>,
+) -> BuildError {
+    let shown = |v: &Option<T>| v.as_ref().map_or("unset".to_owned(), |v| format!("{v:?}"));
+    BuildError::RouteDisagrees {
+        queue: queue.to_owned(),
+        setting,
+        runtime: shown(runtime),
+        store: shown(store),
+    }
+}
+
+#[cfg(test)]
+#[path = "builder_tests.rs"]
+mod tests;

@@ -1,0 +1,96 @@
+//! What a peeked member becomes before it is claimed: a candidate with its generation and a plan (dispatch it, or record why it is invalid).
+//!
+//! A leaf: the consumer builds candidates, the claim calls carry them, and
+//! dispatch reads their plans.
+
+use claim_core::Generation;
+use claim_core::store::PendingEntry;
+use claim_core::wire::{self, MemberError, ParsedMember};
+
+/// What the consumer decided about one peeked member before claiming it.
+pub(super) enum Plan {
+    Dispatch(Box<ParsedMember>),
+    /// Parsable as far as its id, but invalid: claim it and record why.
+    Invalid(String),
+}
+
+/// A peeked member on its way to a claim call.
+pub(super) struct Candidate {
+    pub entry: PendingEntry,
+    pub generation: Generation,
+    pub plan: Plan,
+}
+
+impl Candidate {
+    /// Its `data.created`, when it is dispatchable and has one.
+    pub fn created(&self) -> Option<i64> {
+        match &self.plan {
+            Plan::Dispatch(parsed) => parsed.created,
+            Plan::Invalid(_) => None,
+        }
+    }
+}
+
+impl Candidate {
+    /// What `entry` becomes: dispatchable when it parses, invalid (claimed,
+    /// then answered `INVALID_REQUEST`) when only its id and token can be
+    /// read; a member with no usable generation is the caller's to
+    /// dead-letter, with the returned reason.
+    pub fn of(entry: PendingEntry) -> Result<Candidate, (PendingEntry, MemberError)> {
+        match wire::parse_member(entry.member.as_bytes()) {
+            Ok(parsed) => {
+                let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
+                Ok(Candidate {
+                    entry,
+                    generation,
+                    plan: Plan::Dispatch(Box::new(parsed)),
+                })
+            }
+            Err(MemberError::Invalid { id, field, reason }) => {
+                let token = lenient_token(entry.member.as_bytes());
+                if token.contains('\0') {
+                    // No claim key can be made for it (see MemberError::Unkeyable).
+                    let field = "internal.request_token";
+                    return Err((entry, MemberError::Unkeyable { id, field }));
+                }
+                let generation = Generation::new(id, token);
+                let why = format!("invalid {field}: {reason}");
+                Ok(Candidate {
+                    entry,
+                    generation,
+                    plan: Plan::Invalid(why),
+                })
+            }
+            Err(e) => Err((entry, e)),
+        }
+    }
+}
+
+/// The request token of a member that failed validation, read as loosely as
+/// possible so its INVALID_REQUEST record is keyed to the right generation.
+fn lenient_token(raw: &[u8]) -> String {
+    lenient_internal(raw, "request_token").unwrap_or_default()
+}
+
+/// The payload key of a member that failed validation, so its
+/// INVALID_REQUEST ack deletes it: only the generation's own
+/// `request-payload:<id>:<token>`, and only when the member names it (a
+/// member naming any other key gets no key read or deleted).
+pub(super) fn lenient_payload_ref(
+    generation: &Generation,
+    member: &claim_core::Member,
+) -> Option<String> {
+    let named = lenient_internal(member.as_bytes(), "payload_ref");
+    wire::lenient_payload_key(&generation.id, &generation.token, named.as_deref())
+}
+
+fn lenient_internal(raw: &[u8], field: &str) -> Option<String> {
+    serde_json::from_slice::<serde_json::Value>(raw)
+        .ok()
+        .and_then(|v| {
+            v.get("internal")
+                .and_then(|i| i.get(field))
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
+        })
+}

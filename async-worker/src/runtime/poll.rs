@@ -1,0 +1,209 @@
+//! One queue's poll loop: peek, sort out what cannot run, claim in batches, hand to workers.
+//!
+//! With the gate fully open a poll peeks [`PREFETCH`] batches and sends
+//! their claims together: Redis runs them back to back while the first
+//! batch is handed out, so it never waits for this consumer's next round
+//! trip, and one peek serves several claims.
+//!
+//! Several replicas peek the same head of the queue. A replica that lost
+//! most of a poll to a faster one does not peek that head again: it moves
+//! to another window of the first few (see [`Spread`]), so replicas spread
+//! over different windows instead of turning every lost race into two wasted
+//! round trips.
+
+use super::Shared;
+use super::candidate::Candidate;
+use super::consumer::Consumer;
+use super::isolate::{Poll, isolate};
+use super::pause::PauseFlag;
+use super::spread::Spread;
+use crate::config::QueueSpec;
+use crate::gate::GateDecision;
+use crate::metrics;
+use claim_core::Generation;
+use claim_core::store::{ClaimRequest, PendingEntry};
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Claim calls sent together per poll when the gate is fully open.
+const PREFETCH: usize = 2;
+
+/// Polls until `stop` fires. Returns claims taken but not handed over
+/// (hand-off cancelled) to the caller by releasing them itself.
+pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
+    let queue: Arc<str> = spec.queue_name.as_str().into();
+    let consumer = Consumer {
+        shared,
+        spec,
+        queue,
+        stop,
+    };
+    consumer.poll_until_stopped().await;
+}
+
+impl Consumer {
+    async fn poll_until_stopped(&self) {
+        let Consumer {
+            shared,
+            spec,
+            queue,
+            stop,
+        } = self;
+        let batch_size = shared.config.batch_size;
+        let mut spread = Spread::new();
+        let mut pause = PauseFlag::new(shared.config.poll_interval);
+        while !stop.is_cancelled() {
+            if pause.paused(shared, spec, queue).await {
+                self.idle().await;
+                continue;
+            }
+            let free = shared.permits.available_permits();
+            if free == 0 {
+                tokio::select! {
+                    permit = shared.permits.clone().acquire_owned() => drop(permit),
+                    () = stop.cancelled() => break,
+                }
+                continue;
+            }
+            let (want, depth) = match shared.gate.decide(&spec.id).await {
+                Ok(GateDecision::Open(fraction)) if fraction > 0.0 => {
+                    let want = ((batch_size as f64 * fraction.min(1.0)).ceil() as usize)
+                        .clamp(1, batch_size)
+                        .min(free);
+                    // Prefetch only what the gate allows in full.
+                    let depth = if fraction >= 1.0 { PREFETCH } else { 1 };
+                    (want, depth)
+                }
+                Ok(_) => {
+                    count_gate_closed(shared, queue).await;
+                    self.idle().await;
+                    continue;
+                }
+                Err(e) => {
+                    metrics::gate_decision(queue, metrics::GateReason::Error);
+                    tracing::warn!(queue = %spec.id, error = %e, "gate error; not claiming");
+                    self.idle().await;
+                    continue;
+                }
+            };
+            let window = (want * depth).min(free);
+            let offset = spread.slot * window;
+            let entries = match shared.store.peek(queue, offset, window).await {
+                Ok(entries) => entries,
+                Err(e) => {
+                    shared.note_store_error(&e);
+                    tracing::warn!(queue = %spec.id, error = %e, "peek failed");
+                    self.idle().await;
+                    continue;
+                }
+            };
+            if entries.is_empty() {
+                if offset == 0 {
+                    self.idle().await;
+                }
+                // Past the end of a short queue: back to its head at once.
+                spread.slot = 0;
+                continue;
+            }
+            let peeked = entries.len();
+            let poll = self.claim_and_dispatch(entries, want).await;
+            spread.after(peeked, poll.lost);
+            if poll.failed || (peeked < window && poll.lost * 2 <= peeked) {
+                self.idle().await;
+            }
+        }
+    }
+
+    /// Claims what can be claimed, in calls of at most `batch` sent together,
+    /// and hands each call's claims on as it answers. A batch the store refuses
+    /// for good is claimed in halves so one bad member cannot hold up the rest.
+    async fn claim_and_dispatch(&self, entries: Vec<PendingEntry>, batch: usize) -> Poll {
+        let Consumer {
+            shared,
+            spec,
+            queue,
+            ..
+        } = self;
+        let mut candidates = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match Candidate::of(entry) {
+                Ok(candidate) => candidates.push(candidate),
+                Err((entry, e)) => self.dead_letter(&entry, &e).await,
+            }
+        }
+        let mut calls = FuturesOrdered::new();
+        while !candidates.is_empty() {
+            let rest = candidates.split_off(batch.min(candidates.len()));
+            let mut chunk = std::mem::replace(&mut candidates, rest);
+            // The generations travel in the claim requests and come back after.
+            let items: Vec<ClaimRequest> = chunk
+                .iter_mut()
+                .map(|c| ClaimRequest {
+                    member: c.entry.member.clone(),
+                    generation: std::mem::replace(&mut c.generation, Generation::new("", "")),
+                })
+                .collect();
+            calls.push_back(async move {
+                let outcomes = shared.store.claim(queue, &shared.owner, &items).await;
+                for (c, item) in chunk.iter_mut().zip(items) {
+                    c.generation = item.generation;
+                }
+                (chunk, outcomes)
+            });
+        }
+        let mut poll = Poll::default();
+        while let Some((chunk, outcomes)) = calls.next().await {
+            match outcomes {
+                Ok(outcomes) => poll.dispatch(self, chunk, outcomes).await,
+                Err(e) if e.may_have_happened() => {
+                    poll.store_failed(shared, &e);
+                    // The claim may have happened without this runtime knowing it
+                    // holds the members: nobody would renew them, and they would
+                    // wait a whole lease and count a delivery. Release them now;
+                    // release is owner-checked, so members not claimed are untouched.
+                    tracing::warn!(queue = %spec.id, error = %e, "claim outcome unknown; releasing the batch");
+                    self.release_unknown(chunk).await;
+                }
+                Err(e) if !e.is_transient() => {
+                    shared.note_store_error(&e);
+                    tracing::warn!(queue = %spec.id, error = %e, members = chunk.len(), "claim refused; claiming the batch in halves to isolate the cause");
+                    isolate(self, chunk, e, &mut poll).await;
+                }
+                Err(e) => {
+                    // Nothing was claimed; the members stay pending and the
+                    // next poll, after a pause, tries again.
+                    poll.store_failed(shared, &e);
+                    tracing::warn!(queue = %spec.id, error = %e, "claim failed")
+                }
+            }
+        }
+        // A member the store refuses on its own while it serves the others is
+        // unservable: it goes to the dead set with the reason (nothing is lost;
+        // an operator can redrive it). When nothing was served the refusal is
+        // about the store, not the member: everything stays pending.
+        for (candidate, error) in std::mem::take(&mut poll.refused) {
+            if poll.answered {
+                let reason = format!("claim refused: {error}");
+                tracing::error!(queue = %spec.id, request = %candidate.generation, %reason, "claim refused for this member alone; moving it to the dead set");
+                if self.park_dead(&candidate.entry, &reason).await {
+                    metrics::dead_lettered(queue, "claim_refused", 1);
+                }
+            } else {
+                poll.failed = true;
+            }
+        }
+        poll
+    }
+}
+
+/// Counts a poll the gate held back, as Go does: only while requests are
+/// pending (an idle queue was not held back).
+async fn count_gate_closed(shared: &Shared, queue: &str) {
+    if let Ok(d) = shared.store.depths(queue).await
+        && d.pending > 0
+    {
+        metrics::gate_decision(queue, metrics::GateReason::GateClosed);
+    }
+}

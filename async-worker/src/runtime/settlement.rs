@@ -1,0 +1,143 @@
+//! How a claimed request ends: the settlement (ack a terminal record, or park a retry) the writer carries out, and the groups it sends them in.
+//!
+//! A leaf: workers and the consumer's dispatch build settlements, the
+//! writer and its accounting read them, and nothing here calls back.
+
+use super::routing::Destination;
+use claim_core::store::{AckItem, ParkItem};
+use claim_core::wire::ResultRecord;
+use std::sync::Arc;
+use tokio::time::Instant;
+
+/// How a held claim ends, as the writer carries it out: a terminal record
+/// acked, or a retry parked.
+#[derive(Debug)]
+pub enum Settlement {
+    Ack {
+        queue: Arc<str>,
+        item: AckItem,
+        /// The record's error code, or "OK": labels the results metric.
+        code: &'static str,
+    },
+    Park {
+        queue: Arc<str>,
+        item: ParkItem,
+    },
+}
+
+impl Settlement {
+    /// The ack item, when this is an ack.
+    pub(super) fn ack_item(&self) -> Option<&AckItem> {
+        match self {
+            Settlement::Ack { item, .. } => Some(item),
+            Settlement::Park { .. } => None,
+        }
+    }
+
+    /// The park item, when this is a park.
+    pub(super) fn park_item(&self) -> Option<&ParkItem> {
+        match self {
+            Settlement::Park { item, .. } => Some(item),
+            Settlement::Ack { .. } => None,
+        }
+    }
+
+    /// The held claim this settlement is for.
+    pub fn claim(&self) -> (&Arc<str>, &claim_core::Generation) {
+        match self {
+            Settlement::Ack { queue, item, .. } => (queue, &item.generation),
+            Settlement::Park { queue, item } => (queue, &item.generation),
+        }
+    }
+
+    pub(super) fn lane(&self) -> Lane {
+        match self {
+            Settlement::Ack { queue, .. } => (queue.clone(), Kind::Ack),
+            Settlement::Park { queue, .. } => (queue.clone(), Kind::Park),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Kind {
+    Ack,
+    Park,
+}
+
+/// Fresh settlements of one queue and kind share a lane: one call at a time.
+pub(super) type Lane = (Arc<str>, Kind);
+
+/// A settlement the writer still owes, and what its attempts so far showed.
+#[derive(Debug)]
+pub(super) struct Owed {
+    pub settlement: Settlement,
+    /// A call carrying it failed with `Indeterminate`: it may have landed.
+    pub uncertain: bool,
+    /// When a call carrying it first failed.
+    pub failing_since: Option<Instant>,
+}
+
+/// Items sent (or to be resent) together in one call.
+#[derive(Debug)]
+pub(super) struct Group {
+    pub lane: Lane,
+    pub items: Vec<Owed>,
+    /// Failed calls so far; drives the backoff.
+    pub attempts: u32,
+    /// Whether this group came straight from its lane (which it then frees).
+    pub fresh: bool,
+}
+
+impl Group {
+    /// The store items `pick` finds in this group's settlements (all of its lane's kind).
+    pub(super) fn items_of<T: Clone>(&self, pick: fn(&Settlement) -> Option<&T>) -> Vec<T> {
+        self.items
+            .iter()
+            .filter_map(|o| pick(&o.settlement))
+            .cloned()
+            .collect()
+    }
+}
+
+/// A held claim as its ack names it.
+#[derive(Debug)]
+pub struct Claimed {
+    pub generation: claim_core::Generation,
+    /// The member exactly as claimed (`"payload":null` when stored apart).
+    pub member: claim_core::Member,
+    pub score: claim_core::Score,
+    /// The member's `internal.payload_ref`: the owner's ack deletes it.
+    pub payload_ref: Option<String>,
+}
+
+/// The settlement of one terminal record; the record names the generation's
+/// token, and the ack carries the routing's TTL and the payload key.
+pub fn terminal(
+    queue: &Arc<str>,
+    claimed: Claimed,
+    destination: Destination,
+    record: ResultRecord,
+    code: &'static str,
+) -> Settlement {
+    let Claimed {
+        generation,
+        member,
+        score,
+        payload_ref,
+    } = claimed;
+    let record = record.with_token(generation.token.as_str());
+    let item = AckItem {
+        generation,
+        member,
+        score,
+        result_list: destination.list,
+        record: record.to_json_bytes().into(),
+        payload_ref,
+        result_ttl_seconds: destination.ttl_seconds.unwrap_or(0),
+    };
+    Settlement::Ack {
+        queue: queue.clone(),
+        item,
+        code,
+    }
+}
