@@ -40,7 +40,14 @@ const CLUSTER_CHAOS: &[&str] = &["--short", "--topology", "cluster"];
 /// (the library a user gets with `default-features = false`, as the README
 /// promises), then the same with each of these features alone. A check
 /// reuses the build of the clippy step before it.
-const LIBRARY_FEATURES: &[&str] = &["cli", "http-handler", "serve", "test-support"];
+const LIBRARY_FEATURES: &[&str] = &[
+    "cli",
+    "memory",
+    "redis",
+    "http-handler",
+    "serve",
+    "test-support",
+];
 
 const STEPS: [Step; 8] = [
     Step::Cargo("fmt", &["fmt", "--all", "--", "--check"]),
