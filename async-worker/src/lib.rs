@@ -64,8 +64,6 @@ pub mod prelude;
 pub mod runtime;
 #[cfg(feature = "serve")]
 pub mod serve;
-#[cfg(feature = "cli")]
-pub mod settings;
 pub mod status;
 #[cfg(feature = "test-support")]
 pub mod test_support;

@@ -1,14 +1,15 @@
 //! The real binary started with the upstream Go chart's argv and environment (deprecated flags, REDIS_URL, LOG_LEVEL) drains a queue and stops cleanly.
 
+#[path = "../src/bin/async-worker/settings/tests/chart.rs"]
+mod chart;
 mod common;
-mod settings_support;
 
 use std::process::Command;
 use std::time::Duration;
 
 use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
+use chart::CHART_SINGLE_QUEUE;
 use common::worker::{BINARY, Worker};
-use settings_support::CHART_SINGLE_QUEUE;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upstream_charts_argv_and_environment_run_a_working_processor() {

@@ -5,7 +5,7 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
-use async_worker::status::html;
+use async_worker::status::{StatusSource, html};
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
 use claim_core::{ClaimInspect, ClaimStore, Generation};
@@ -57,7 +57,7 @@ async fn a_snapshot_shows_the_runtimes_claims_pending_and_dead_entries_and_no_pa
         .await;
     assert_eq!(moved, Ok(true));
     let rt = runtime(&s, &[A]);
-    let source = rt.status_source();
+    let source = StatusSource::of(&rt);
     let owner = rt.owner().as_str().to_owned();
     let (token, handle) = start(rt);
     within(Duration::from_secs(5), "every worker busy", async || {

@@ -2,10 +2,12 @@
 //! at the first failing step.
 //!
 //! Steps: fmt check, clippy (`-D warnings`, on all targets and then on the
-//! conformance targets, which `--all-targets` leaves out), every test but
-//! the conformance suite, the conformance suite on every store and layout
-//! through `cargo xtask conformance` (per-store summary lines), the usage
-//! examples build
+//! conformance targets, which `--all-targets` leaves out), the library's
+//! feature matrix (`cargo check -p async-worker` with no default features,
+//! then with each feature alone: [`LIBRARY_FEATURES`]; clippy's all-targets
+//! build covers the default set), every test but the conformance suite, the
+//! conformance suite on every store and layout through `cargo xtask
+//! conformance` (per-store summary lines), the usage examples build
 //! (`async-worker/examples`), the harness build (`xtask/harness`: the
 //! `bench` and `chaos` binaries), then the short chaos run (`cargo xtask
 //! chaos --short`) and the same short run on a Redis Cluster with a primary
@@ -32,6 +34,9 @@ use crate::{Error, Shown, cargo, chaos, conformance, elapsed, run_inherit};
 enum Step {
     /// Cargo commands, run in order.
     Cargo(&'static str, &'static [&'static [&'static str]]),
+    /// `cargo check` of a package without its default features, then with
+    /// each of the listed features alone, stopping at the first failure.
+    Features(&'static str, &'static str, &'static [&'static str]),
     /// `cargo xtask conformance` over every store, `--locked`.
     Conformance(&'static str),
     /// A chaos run: a name, and the flags of `cargo xtask chaos`.
@@ -44,7 +49,20 @@ enum Step {
 /// kill no room clear of the failover's window, and the plan drops it.
 const CLUSTER_CHAOS: &[&str] = &["--short", "--topology", "cluster"];
 
-const STEPS: [Step; 8] = [
+/// The `features` step: `cargo check -p async-worker --no-default-features`
+/// (the library a user gets with `default-features = false`, as the README
+/// promises), then the same with each of these features alone. A check
+/// reuses the build of the clippy step before it.
+const LIBRARY_FEATURES: &[&str] = &[
+    "cli",
+    "memory",
+    "redis",
+    "http-handler",
+    "serve",
+    "test-support",
+];
+
+const STEPS: [Step; 9] = [
     Step::Cargo("fmt", &[&["fmt", "--all", "--", "--check"]]),
     Step::Cargo(
         "clippy",
@@ -70,6 +88,7 @@ const STEPS: [Step; 8] = [
             ],
         ],
     ),
+    Step::Features("features", "async-worker", LIBRARY_FEATURES),
     Step::Cargo("test", &[&["test", "--workspace", "--locked"]]),
     Step::Conformance("conformance"),
     Step::Cargo(
@@ -129,6 +148,15 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
                 let stores = conformance::existing();
                 (*name, conformance::run(&stores, &["--locked"], &[]))
             }
+            Step::Features(name, package, features) => {
+                println!(
+                    "\n==> [{}/{}] {name}: cargo check -p {package} --no-default-features, then with each of {}",
+                    i + 1,
+                    STEPS.len(),
+                    features.join(", ")
+                );
+                (*name, check_features(package, features))
+            }
             Step::Chaos(name, flags) => {
                 println!(
                     "\n==> [{}/{}] {name}: cargo xtask chaos {}",
@@ -166,6 +194,28 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         elapsed(start.elapsed()),
         timings.join(", ")
     );
+    Ok(())
+}
+
+/// `cargo check -p package --no-default-features`, then with each feature
+/// alone; the first failure names its feature set.
+fn check_features(package: &str, features: &[&str]) -> Result<(), Error> {
+    let base = ["check", "-p", package, "--locked", "--no-default-features"];
+    let sets = std::iter::once(None).chain(features.iter().copied().map(Some));
+    for feature in sets {
+        let mut args = base.to_vec();
+        if let Some(feature) = feature {
+            args.extend(["--features", feature]);
+        }
+        let mut cmd = cargo(&args);
+        println!("--> {}", Shown(&cmd));
+        if let Err(Error::Failed(msg) | Error::Usage(msg) | Error::Invalid(msg)) =
+            run_inherit(&mut cmd)
+        {
+            let set = feature.map_or("no default features".to_owned(), |f| format!("only `{f}`"));
+            return Err(Error::Failed(format!("{package} with {set}: {msg}")));
+        }
+    }
     Ok(())
 }
 

@@ -1,5 +1,3 @@
-//! Operator tools: the stats every view shares (`stats`) and, with the `cli` feature, the `async-worker admin` commands (`cli`).
+//! Operator views: the stats the status page and the binary's `async-worker admin` commands share (`stats`).
 
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod stats;

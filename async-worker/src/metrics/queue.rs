@@ -8,13 +8,12 @@
 //! sees the first increment and a dashboard shows 0 instead of nothing.
 //! Registering again never resets a value.
 
-use super::record::{millis, unregistered};
-use super::*;
+use super::names::*;
 use crate::config::QueueSpec;
 use metrics::{Counter, Gauge, Histogram, Label, counter, gauge, histogram};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The handles of one queue.
 pub(super) struct QueueMetrics {
@@ -24,6 +23,9 @@ pub(super) struct QueueMetrics {
     pub successful: Counter,
     pub failed: Counter,
     pub exceeded_deadline: Counter,
+    // Only the gateway client (`http_handler`) counts 429s; without it the
+    // series is still created at 0, so the chart's queries find it.
+    #[cfg_attr(not(feature = "http-handler"), allow(dead_code))]
     pub shedded: Counter,
     pub dispatched: Counter,
     /// Indexed by [`GateReason`] as `usize`.
@@ -137,7 +139,7 @@ fn table() -> &'static Table {
 
 /// Builds a queue's handles with its labels and creates all its series.
 /// The runtime calls it for each configured queue when it is built.
-pub fn register_queue(spec: &QueueSpec) {
+pub(crate) fn register_queue(spec: &QueueSpec) {
     // The store-wide gauges are created with the first queue's series.
     for name in [STORE_OUT_OF_MEMORY, STORE_UP, WRITER_FAILING] {
         gauge!(name).increment(0.0);
@@ -145,6 +147,19 @@ pub fn register_queue(spec: &QueueSpec) {
     let metrics = Arc::new(QueueMetrics::new(spec));
     let mut table = table().write().unwrap_or_else(|p| p.into_inner());
     table.insert(spec.queue_name.clone(), metrics);
+}
+
+/// Labels of a queue that was never registered (Go leaves `pool_name` empty then).
+pub(super) fn unregistered(queue: &str) -> QueueSpec {
+    QueueSpec {
+        pool_name: String::new(),
+        ..QueueSpec::new(queue)
+    }
+}
+
+/// A duration in milliseconds, as the histograms record it.
+pub(super) fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }
 
 /// Runs `record` on the handles of queue `name` (registering it with
@@ -171,7 +186,7 @@ fn handles(name: &str) -> Arc<QueueMetrics> {
 
 /// A claimed request handed to a worker task that has not started: counted
 /// in `queue_depth` until [`Buffered::picked_up`] or drop.
-pub struct Buffered {
+pub(crate) struct Buffered {
     queue: Arc<QueueMetrics>,
     since: Instant,
 }
@@ -185,7 +200,7 @@ impl std::fmt::Debug for Buffered {
 }
 
 /// Counts a claimed request as buffered in-process (Go's `queue_depth`).
-pub fn handed_off(queue: &str) -> Buffered {
+pub(crate) fn handed_off(queue: &str) -> Buffered {
     let queue = handles(queue);
     queue.queue_depth.increment(1.0);
     Buffered {

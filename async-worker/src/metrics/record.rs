@@ -1,40 +1,32 @@
 //! The recording helpers: one function per metric event, each looking up its queue's labelled handles.
 
-use super::queue::with_queue;
-use super::*;
-use crate::config::QueueSpec;
+use super::names::*;
+use super::queue::{millis, with_queue};
 use std::time::Duration;
 
-/// Labels of a queue that was never registered (Go leaves `pool_name` empty then).
-pub(super) fn unregistered(queue: &str) -> QueueSpec {
-    QueueSpec {
-        pool_name: String::new(),
-        ..QueueSpec::new(queue)
-    }
-}
-
 /// First attempts claimed.
-pub fn requests(queue: &str, n: usize) {
+pub(crate) fn requests(queue: &str, n: usize) {
     with_queue(queue, |q| q.requests.increment(n as u64));
 }
 
 /// Requests handed to the handler, retries included.
-pub fn dispatched(queue: &str, n: usize) {
+pub(crate) fn dispatched(queue: &str, n: usize) {
     with_queue(queue, |q| q.dispatched.increment(n as u64));
 }
 
 /// Retries parked.
-pub fn retries(queue: &str, n: usize) {
+pub(crate) fn retries(queue: &str, n: usize) {
     with_queue(queue, |q| q.retries.increment(n as u64));
 }
 
-/// One gateway answer 429.
-pub fn shedded(queue: &str) {
+/// One gateway answer 429 (counted by `http_handler` only).
+#[cfg_attr(not(feature = "http-handler"), allow(dead_code))]
+pub(crate) fn shedded(queue: &str) {
     with_queue(queue, |q| q.shedded.increment(1));
 }
 
 /// One gate decision that held the queue back.
-pub fn gate_decision(queue: &str, reason: GateReason) {
+pub(crate) fn gate_decision(queue: &str, reason: GateReason) {
     with_queue(queue, |q| q.gate[reason as usize].increment(1));
 }
 
@@ -42,13 +34,13 @@ pub fn gate_decision(queue: &str, reason: GateReason) {
 /// by code, and in Go's outcome counter for it. `CANCELLED` has none (Go
 /// counts a cancelled request in none); `GATE_DROPPED` and `GATE_ERROR`
 /// count as gate decisions, as Go counts them.
-pub fn result(queue: &str, code: &'static str) {
+pub(crate) fn result(queue: &str, code: &'static str) {
     results(queue, code, 1);
 }
 
 /// `n` terminal records the store wrote itself with `code` (the reclaimer's
 /// `DELIVERY_LIMIT` records), counted as [`result`] counts one.
-pub fn results_by_store(queue: &str, code: &'static str, n: usize) {
+pub(crate) fn results_by_store(queue: &str, code: &'static str, n: usize) {
     results(queue, code, n);
 }
 
@@ -68,12 +60,12 @@ fn results(queue: &str, code: &'static str, n: usize) {
 }
 
 /// One more (or, with a negative `delta`, fewer) request in the handler.
-pub fn in_flight(queue: &str, delta: f64) {
+pub(crate) fn in_flight(queue: &str, delta: f64) {
     with_queue(queue, |q| q.in_flight.increment(delta));
 }
 
 /// The sampled sizes of a queue: pending members and live claims.
-pub fn depths(queue: &str, pending: usize, claimed: usize) {
+pub(crate) fn depths(queue: &str, pending: usize, claimed: usize) {
     with_queue(queue, |q| {
         q.backlog.set(pending as f64);
         q.backlog_available.set(1.0);
@@ -82,7 +74,7 @@ pub fn depths(queue: &str, pending: usize, claimed: usize) {
 }
 
 /// The depth read failed: backlog 0 and its source unavailable, as Go reports it.
-pub fn depths_unavailable(queue: &str) {
+pub(crate) fn depths_unavailable(queue: &str) {
     with_queue(queue, |q| {
         q.backlog.set(0.0);
         q.backlog_available.set(0.0);
@@ -90,53 +82,49 @@ pub fn depths_unavailable(queue: &str) {
 }
 
 /// One handler call's duration.
-pub fn inference_latency(queue: &str, took: Duration) {
+pub(crate) fn inference_latency(queue: &str, took: Duration) {
     with_queue(queue, |q| q.inference_latency.record(millis(took)));
 }
 
 /// A record landed `ms` after its request was created.
-pub fn message_latency(queue: &str, ms: f64) {
+pub(crate) fn message_latency(queue: &str, ms: f64) {
     with_queue(queue, |q| q.message_latency.record(ms.max(0.0)));
 }
 
-pub(super) fn millis(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-pub fn pending_duplicates_dropped(queue: &str, n: usize) {
+pub(crate) fn pending_duplicates_dropped(queue: &str, n: usize) {
     with_queue(queue, |q| q.pending_duplicates_dropped.increment(n as u64));
 }
 
-pub fn retried_acks_landed(queue: &str, n: usize) {
+pub(crate) fn retried_acks_landed(queue: &str, n: usize) {
     with_queue(queue, |q| q.retried_acks_landed.increment(n as u64));
 }
 
-pub fn claims_expired(queue: &str, n: usize) {
+pub(crate) fn claims_expired(queue: &str, n: usize) {
     with_queue(queue, |q| q.claims_expired.increment(n as u64));
 }
 
-pub fn duplicates_suppressed(queue: &str, n: usize) {
+pub(crate) fn duplicates_suppressed(queue: &str, n: usize) {
     with_queue(queue, |q| q.duplicates_suppressed.increment(n as u64));
 }
 
-pub fn lease_lost(queue: &str, n: usize) {
+pub(crate) fn lease_lost(queue: &str, n: usize) {
     with_queue(queue, |q| q.lease_lost.increment(n as u64));
 }
 
 /// `n` members moved to the dead set for `reason` (one of [`DEAD_LETTER_REASONS`]).
-pub fn dead_lettered(queue: &str, reason: &'static str, n: usize) {
+pub(crate) fn dead_lettered(queue: &str, reason: &'static str, n: usize) {
     debug_assert!(DEAD_LETTER_REASONS.contains(&reason), "{reason}");
     with_queue(queue, |q| q.with_label(DEAD_LETTERED, "reason", reason, n));
 }
 
 /// One settlement (`op` = "ack" or "park_retry") given up on after a permanent refusal.
-pub fn given_up(queue: &str, op: &'static str) {
+pub(crate) fn given_up(queue: &str, op: &'static str) {
     debug_assert!(GIVEN_UP_OPS.contains(&op), "{op}");
     with_queue(queue, |q| q.with_label(GIVEN_UP, "op", op, 1));
 }
 
 /// One store error, labelled by operation and kind (store-wide, no queue).
-pub fn store_error(error: &claim_core::StoreError) {
+pub(crate) fn store_error(error: &claim_core::StoreError) {
     use claim_core::StoreError as E;
     let kind = match error {
         E::Failed { .. } => "failed",
@@ -148,21 +136,21 @@ pub fn store_error(error: &claim_core::StoreError) {
     metrics::counter!(STORE_ERRORS, "op" => error.op().name(), "kind" => kind).increment(1);
 }
 
-pub fn store_out_of_memory(on: bool) {
+pub(crate) fn store_out_of_memory(on: bool) {
     metrics::gauge!(STORE_OUT_OF_MEMORY).set(if on { 1.0 } else { 0.0 });
 }
 
 /// Whether the queue is paused, as the consumer last read its flag.
-pub fn queue_paused(queue: &str, paused: bool) {
+pub(crate) fn queue_paused(queue: &str, paused: bool) {
     with_queue(queue, |q| q.paused.set(if paused { 1.0 } else { 0.0 }));
 }
 
 /// Whether the store answered the last readiness ping.
-pub fn store_up(on: bool) {
+pub(crate) fn store_up(on: bool) {
     metrics::gauge!(STORE_UP).set(if on { 1.0 } else { 0.0 });
 }
 
 /// How long the writer's oldest unlanded settlement has been failing (zero when none).
-pub fn writer_failing(for_: Duration) {
+pub(crate) fn writer_failing(for_: Duration) {
     metrics::gauge!(WRITER_FAILING).set(for_.as_secs_f64());
 }

@@ -219,32 +219,19 @@ impl Runtime {
         &self.shared.owner
     }
 
-    /// What the `/status` page reads: this runtime's store, queues, owner
-    /// token, readiness and in-flight count.
-    pub fn status_source(&self) -> crate::status::StatusSource {
-        use crate::admin::stats::QueueRef;
-        let store = self.shared.store.clone();
-        let queues = self
-            .shared
-            .config
-            .queues
-            .iter()
-            .map(|spec| match &spec.result_queue_name {
-                Some(list) => QueueRef {
-                    queue: spec.queue_name.clone(),
-                    result_lists: vec![list.clone()],
-                },
-                None => QueueRef::from_config(store.as_ref(), &spec.queue_name),
-            })
-            .collect();
-        let held = self.shared.held.clone();
-        crate::status::StatusSource {
-            store,
-            queues,
-            owner: self.shared.owner.clone(),
-            health: self.health(),
-            in_flight: std::sync::Arc::new(move || held.len()),
-        }
+    /// The store this runtime works on.
+    pub(crate) fn store(&self) -> &Arc<dyn ClaimStore> {
+        &self.shared.store
+    }
+
+    /// The configuration this runtime was built with.
+    pub(crate) fn config(&self) -> &RuntimeConfig {
+        &self.shared.config
+    }
+
+    /// The claims this runtime holds now.
+    pub(crate) fn held(&self) -> &Held {
+        &self.shared.held
     }
 
     pub fn health(&self) -> Health {

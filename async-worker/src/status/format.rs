@@ -1,4 +1,4 @@
-//! Text for the status page: HTML escaping, durations and UTC times.
+//! Text for the status page: HTML escaping, durations and UTC times (`UtcTime`, which the admin commands also print).
 
 /// `text` with `& < > " '` escaped, safe in element content and in quoted
 /// attribute values. Everything read from Redis goes through it.
@@ -46,15 +46,52 @@ pub fn age(ms: Option<u64>) -> String {
 
 /// Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rest) = (secs / 86400, secs % 86400);
-    let (y, m, d) = crate::admin::cli::output::civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    let t = UtcTime::of(unix_ms);
+    let (y, mo, d, h, mi, s) = (t.year, t.month, t.day, t.hour, t.minute, t.second);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
+}
+
+/// A Unix time as a UTC calendar date and time of day, for pages and
+/// command output to lay out as each needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UtcTime {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u64,
+    pub minute: u64,
+    pub second: u64,
+}
+
+impl UtcTime {
+    /// The UTC date and time `unix_ms` milliseconds after the epoch.
+    pub fn of(unix_ms: u64) -> UtcTime {
+        let secs = unix_ms / 1000;
+        let (days, rest) = (secs / 86_400, secs % 86_400);
+        let (year, month, day) = civil_from_days(days as i64);
+        UtcTime {
+            year,
+            month,
+            day,
+            hour: rest / 3600,
+            minute: rest % 3600 / 60,
+            second: rest % 60,
+        }
+    }
+}
+
+/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 #[cfg(test)]

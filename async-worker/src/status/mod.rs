@@ -11,7 +11,7 @@ pub mod html;
 pub mod route;
 
 use crate::admin::stats::{self, ClaimRow, DeadRow, QueueRef, QueueStats};
-use crate::runtime::Health;
+use crate::runtime::{Health, Runtime};
 use claim_core::{ClaimStore, OwnerToken, StoreError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +72,33 @@ pub struct StoreView {
 }
 
 impl StatusSource {
+    /// What the page reads of `runtime`: its store, queues (each with its
+    /// configured result list, else the store's), owner token, readiness
+    /// and in-flight count.
+    pub fn of(runtime: &Runtime) -> StatusSource {
+        let store = runtime.store().clone();
+        let queues = runtime
+            .config()
+            .queues
+            .iter()
+            .map(|spec| match &spec.result_queue_name {
+                Some(list) => QueueRef {
+                    queue: spec.queue_name.clone(),
+                    result_lists: vec![list.clone()],
+                },
+                None => QueueRef::from_config(store.as_ref(), &spec.queue_name),
+            })
+            .collect();
+        let held = runtime.held().clone();
+        StatusSource {
+            store,
+            queues,
+            owner: runtime.owner().clone(),
+            health: runtime.health(),
+            in_flight: Arc::new(move || held.len()),
+        }
+    }
+
     /// Reads a snapshot; a store that errors or takes longer than
     /// [`READ_BOUND`] leaves the store part an error (the replica part is
     /// always there).

@@ -13,7 +13,6 @@ use async_worker::Runtime;
 use async_worker::http_handler::HttpHandler;
 use async_worker::runtime::Health;
 use async_worker::serve::{self, HealthProbe, Server};
-use async_worker::settings::{Cli, Command, DemoArgs, ProcessorSettings, redact_url};
 use async_worker::status::StatusSource;
 use async_worker::status::route::status_router;
 use claim_redis::RedisStore;
@@ -21,7 +20,14 @@ use clap::Parser;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;
 
+use cli::{Cli, Command};
+use demo::DemoArgs;
+use settings::{ProcessorSettings, redact_url};
+
+mod admin;
+mod cli;
 mod demo;
+mod settings;
 
 /// Exit code of a second signal during the drain (128 + SIGINT).
 const EXIT_SECOND_SIGNAL: i32 = 130;
@@ -52,7 +58,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => tokio.block_on(demo(args)),
         Command::Admin(args) => {
             init_tracing("warn");
-            tokio.block_on(async_worker::admin::cli::run(args))
+            tokio.block_on(admin::run(args))
         }
     }
 }
@@ -169,7 +175,7 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     // Operators (and the chaos run) match `<queue>:claim-owners` entries to this process by it.
     tracing::info!(owner = %runtime.owner(), "claims are held under this owner token");
     let probe: Arc<dyn HealthProbe> = Arc::new(RuntimeHealth(runtime.health()));
-    let status = runtime.status_source();
+    let status = StatusSource::of(&runtime);
     let servers = match start_endpoints(&settings, metrics, probe, status, &endpoints).await {
         Ok(servers) => servers,
         Err(e) => return fail(&e),

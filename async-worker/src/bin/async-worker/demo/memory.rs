@@ -1,5 +1,6 @@
 //! The demo on the in-process memory store: replicas as tasks, one hard-stopped mid-run.
 
+use super::DemoArgs;
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::tally::print_table;
 use super::{
@@ -8,7 +9,6 @@ use super::{
 };
 use async_worker::Runtime;
 use async_worker::http_handler::{HttpHandler, HttpTarget};
-use async_worker::settings::DemoArgs;
 use claim_core::ClaimInspect;
 use claim_core::store::StoreConfig;
 use claim_memory::MemoryStore;

@@ -16,6 +16,7 @@
 // files, compiled in here too: the demo needs them in the default build,
 // where the library does not offer them. Gateway behaviours only the tests
 // and the chaos run use are unused here.
+mod args;
 #[allow(dead_code)]
 #[path = "../../../test_support/gateway.rs"]
 mod gateway;
@@ -25,13 +26,14 @@ mod redis;
 mod scrape;
 mod tally;
 
-use async_worker::settings::DemoArgs;
 use async_worker::{QueueSpec, RuntimeConfig};
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
 use claim_core::{ClaimInspect, ClaimStore, Generation};
 use std::time::{Duration, Instant};
 use tally::Tally;
+
+pub use args::DemoArgs;
 
 /// The queue the demo fills.
 pub const DEMO_QUEUE: &str = "demo-requests";

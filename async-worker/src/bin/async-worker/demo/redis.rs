@@ -4,11 +4,11 @@
 //! can run against a shared server without touching anyone's queue, and its
 //! keys are deleted at the end (terminal markers expire on their own).
 
+use super::DemoArgs;
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::scrape::{metric_sum, scrape};
 use super::tally::print_table;
 use super::{DemoError, count_new_records, demo_deadline, payload_keys_left, submit_requests};
-use async_worker::settings::DemoArgs;
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};
 use std::net::TcpListener;

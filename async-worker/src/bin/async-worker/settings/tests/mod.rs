@@ -1,32 +1,23 @@
-//! Helpers of the settings tests (settings, settings_go_config, settings_go_flags): parse an argv as the binary does, resolve it, and read notes and errors.
+//! The settings tests (flags, bounds, Go config, Go flags) and their helpers: parse an argv as the binary does, resolve it, and read notes and errors.
 
 #![allow(dead_code)]
 
-use async_worker::settings::{Cli, Command, ProcessorSettings, SettingsError};
+use crate::cli::{Cli, Command};
+use crate::settings::{ProcessorSettings, SettingsError};
 use clap::{CommandFactory, FromArgMatches};
+
+mod bounds;
+mod chart;
+mod commands;
+mod flags;
+mod go_config;
+mod go_flags;
+mod refusals;
+
+pub use chart::CHART_SINGLE_QUEUE;
 
 pub const REDIS: &str = "redis://10.0.0.1:6380";
 pub const GATEWAY: &str = "http://gateway:8000";
-
-/// The upstream chart's argv on main for redis-sortedset, single-queue
-/// form (charts/llm-d-async ap-deployments.yaml with default values and
-/// `ap.otel.redisTracing`); `REDIS_URL` comes from the chart's secret.
-#[rustfmt::skip]
-pub const CHART_SINGLE_QUEUE: &[&str] = &[
-    "--message-queue-impl=redis-sortedset",
-    "--redis.ss.igw-base-url=http://igw:80",
-    "--redis.ss.request-path-url", "/v1/completions",
-    "--redis.ss.request-queue-name", "request-sortedset",
-    "--redis.ss.result-queue-name", "result-list",
-    "--redis.ss.poll-interval-ms", "1000",
-    "--redis.ss.batch-size", "10",
-    "--concurrency=64",
-    "--drain-timeout=2m",
-    "--health-port=8081",
-    "--metrics-endpoint-auth=false",
-    "--metrics-port=9090",
-    "--redis-tracing=true",
-];
 
 /// One queue, enough for a transport config to resolve.
 pub const QUEUE: &str = r#"{"queue_name":"q","igw_base_url":"http://gw"}"#;

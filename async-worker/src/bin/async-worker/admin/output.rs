@@ -1,10 +1,11 @@
 //! How admin commands print: aligned tables, JSON, durations and UTC times.
 
 use super::AdminError;
+use async_worker::status::format::UtcTime;
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
-pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), AdminError> {
+pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), AdminError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| AdminError::BadInput(format!("cannot write JSON: {e}")))?;
     println!("{text}");
@@ -13,7 +14,7 @@ pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), AdminError> {
 
 /// A table: a header row and rows of cells, printed with aligned columns.
 #[derive(Debug)]
-pub(crate) struct Table {
+pub struct Table {
     rows: Vec<Vec<String>>,
 }
 
@@ -64,7 +65,7 @@ impl Table {
 }
 
 /// A duration in ms, short: `850ms`, `12.3s`, `4m05s`, `2h03m`; `-` for none.
-pub(crate) fn duration(ms: Option<u64>) -> String {
+pub fn duration(ms: Option<u64>) -> String {
     let Some(ms) = ms else {
         return "-".into();
     };
@@ -77,7 +78,7 @@ pub(crate) fn duration(ms: Option<u64>) -> String {
 }
 
 /// A signed duration (lease left): negative ones as `expired 1.2s ago`.
-pub(crate) fn lease_left(ms: i64) -> String {
+pub fn lease_left(ms: i64) -> String {
     if ms >= 0 {
         duration(Some(ms as u64))
     } else {
@@ -86,30 +87,10 @@ pub(crate) fn lease_left(ms: i64) -> String {
 }
 
 /// Unix ms as UTC, `2026-12-02T01:02:03Z`.
-pub(crate) fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
-/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+pub fn utc(ms: u64) -> String {
+    let t = UtcTime::of(ms);
+    let (y, mo, d, h, mi, s) = (t.year, t.month, t.day, t.hour, t.minute, t.second);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 #[cfg(test)]

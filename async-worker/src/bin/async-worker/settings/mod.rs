@@ -1,4 +1,4 @@
-//! The `async-worker` command line and transport config, resolved into [`ProcessorSettings`].
+//! The processor's flags (`run`, and `admin` before its command) and transport config, resolved into [`ProcessorSettings`].
 //!
 //! Flags and config fields carry the Go processor's names (DESIGN.md, "Flags
 //! and metrics"). Decisions:
@@ -30,63 +30,25 @@ mod legacy;
 mod mode;
 mod queues;
 mod resolve;
+#[cfg(test)]
+mod tests;
 mod transport;
 
-pub use bounds::{MAX_BATCH, MAX_CONCURRENCY, MAX_DEDUP_TTL_MS, MIN_LEASE_MS};
-pub use duration::{
-    BareUnit, DurationError, format_duration, parse_flag_duration, parse_go_duration,
-};
+pub use duration::{BareUnit, format_duration, parse_flag_duration};
 pub use error::SettingsError;
 pub use go_flags::{GoFlags, LegacyFlags};
 pub use mode::{RedisMode, RedisTls};
 pub use resolve::redact_url;
-pub use transport::{QueueConfig, TransportConfig};
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 
-use crate::config::RuntimeConfig;
-use crate::http_handler::HttpTarget;
+use async_worker::config::RuntimeConfig;
+use async_worker::http_handler::HttpTarget;
 use claim_core::store::StoreConfig;
-
-/// The `async-worker` command line.
-#[derive(Debug, Clone, Parser)]
-#[command(
-    name = "async-worker",
-    version,
-    about = "Drains redis-sortedset request queues into an inference gateway, with claim/lease/ack so no accepted request is lost",
-    args_conflicts_with_subcommands = true
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    /// Flags of `run`, which is also what runs without a subcommand.
-    #[command(flatten)]
-    pub run: RunArgs,
-}
-
-impl Cli {
-    /// The subcommand to run; no subcommand means `run` with the top-level flags.
-    pub fn into_command(self) -> Command {
-        self.command
-            .unwrap_or_else(|| Command::Run(Box::new(self.run)))
-    }
-}
-
-/// What the binary does.
-#[derive(Debug, Clone, Subcommand)]
-pub enum Command {
-    /// Run the processor (the default).
-    Run(Box<RunArgs>),
-    /// Run the demo: replicas, a stand-in gateway, one replica hard-stopped mid-run.
-    Demo(DemoArgs),
-    /// Look at and steer the queues: stats, claims, dead entries, release, pause.
-    Admin(crate::admin::cli::AdminArgs),
-}
 
 /// The processor's flags.
 #[derive(Debug, Clone, Args)]
@@ -200,64 +162,6 @@ pub struct RunArgs {
     pub legacy: LegacyFlags,
 }
 
-/// The demo's flags (the demo itself lives with the binary, `src/bin/async-worker/demo/`).
-#[derive(Debug, Clone, Args)]
-pub struct DemoArgs {
-    /// Run on this Redis, replicas as child processes killed with SIGKILL; default: the in-process memory store.
-    #[arg(long, value_name = "URL")]
-    pub redis: Option<String>,
-
-    /// Requests to submit.
-    #[arg(long, value_name = "N", default_value_t = 5000)]
-    pub requests: usize,
-
-    /// Worker replicas.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub replicas: usize,
-
-    /// Hard-stop one replica once this fraction of the requests has a terminal record.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.3, value_parser = fraction)]
-    pub kill_after: f64,
-
-    /// Claim lease of the replicas: how soon the stopped replica's claims are redelivered [bare number = seconds].
-    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = lease)]
-    pub claim_lease_ttl: Duration,
-
-    /// Requests each replica handles at once.
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub concurrency: usize,
-
-    /// Share of the requests submitted by reference, as Go's producer does with `WithPayloadKeys`: payload stored apart at `request-payload:<id>:<token>`, `"payload":null` in the member.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.5, value_parser = share)]
-    pub payload_ref: f64,
-
-    /// Of the requests submitted by reference, how many have no payload stored: each must end `PAYLOAD_UNAVAILABLE`.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub missing_payloads: usize,
-}
-
-fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-        _ => Err("expected a fraction from 0 to 1, such as 0.5".into()),
-    }
-}
-
-fn fraction(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
-        _ => Err("expected a fraction from 0 up to (not including) 1, such as 0.3".into()),
-    }
-}
-
-fn lease(s: &str) -> Result<Duration, String> {
-    match parse_flag_duration(s, BareUnit::Seconds) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => Err("it is zero; give a positive duration such as 2s".into()),
-        Err(e) => Err(format!("{e}; use Go syntax such as 2s or 1500ms")),
-    }
-}
-
 /// Where one queue's requests go.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueSettings {
@@ -327,7 +231,7 @@ impl ProcessorSettings {
         }
     }
 
-    /// The gateway target per queue id, for [`crate::http_handler::HttpHandler::new`].
+    /// The gateway target per queue id, for [`HttpHandler::new`](async_worker::http_handler::HttpHandler::new).
     pub fn targets(&self) -> BTreeMap<String, HttpTarget> {
         self.queues
             .iter()

@@ -18,7 +18,7 @@ use super::RunArgs;
 use super::error::SettingsError;
 use super::go_flags::LegacyFlags;
 use super::transport::{QueueConfig, TransportConfig};
-use crate::config::DEFAULT_POOL;
+use async_worker::config::DEFAULT_POOL;
 
 /// How messages name a config built from the deprecated flags.
 pub(super) const ORIGIN: &str = "the deprecated --redis.ss.* flags";

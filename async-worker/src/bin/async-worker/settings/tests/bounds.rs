@@ -1,21 +1,18 @@
 //! Startup bounds on every setting and the key-name collision check: one-line errors, exit code 2.
 
-use async_worker::settings::{Cli, Command, MAX_BATCH, MAX_CONCURRENCY, SettingsError};
-use clap::{CommandFactory, FromArgMatches};
+use crate::settings::bounds::{MAX_BATCH, MAX_CONCURRENCY};
+use crate::settings::{ProcessorSettings, SettingsError};
 
 const REDIS: &str = "redis://10.0.0.1:6380";
 const GATEWAY: &str = "http://gw:8000";
 
-fn resolve(args: &[&str]) -> Result<async_worker::settings::ProcessorSettings, SettingsError> {
-    let command = Cli::command().mut_arg("redis_url", |a| a.env("ASYNC_WORKER_TEST_NO_SUCH_VAR"));
-    let argv = ["async-worker", "--redis-url", REDIS]
+/// Resolves `args` after `--redis-url`, ignoring any `REDIS_URL` in the test's environment.
+fn resolve(args: &[&str]) -> Result<ProcessorSettings, SettingsError> {
+    let argv: Vec<&str> = ["--redis-url", REDIS]
         .into_iter()
-        .chain(args.iter().copied());
-    let cli = Cli::from_arg_matches(&command.try_get_matches_from(argv).unwrap()).unwrap();
-    match cli.into_command() {
-        Command::Run(run) => run.resolve(),
-        Command::Demo(_) | Command::Admin(_) => panic!("expected the run command"),
-    }
+        .chain(args.iter().copied())
+        .collect();
+    super::resolve_env(&argv, None)
 }
 
 /// The one-line message of a refused command line.

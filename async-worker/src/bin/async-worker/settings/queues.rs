@@ -7,11 +7,11 @@ use claim_core::wire;
 use super::error::SettingsError;
 use super::transport::{QueueConfig, gate_params, positive, set};
 use super::{QueueSettings, RunArgs};
-use crate::config::QueueSpec;
-use crate::http_handler::HttpTarget;
+use async_worker::config::QueueSpec;
+use async_worker::http_handler::HttpTarget;
 
 const DEFAULT_REQUEST_PATH: &str = "/v1/completions";
-use crate::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
+use async_worker::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
 
 pub(super) fn default_queue(args: &RunArgs) -> Result<(QueueSpec, QueueSettings), SettingsError> {
     let fix = "pass --igw-base-url http://gateway:80, or give a transport config whose queues[] set igw_base_url";

@@ -2,7 +2,7 @@
 
 use super::output::{Table, json, utc};
 use super::{AdminError, Ctx};
-use crate::admin::stats::dead_rows;
+use async_worker::admin::stats::dead_rows;
 
 pub(super) async fn run(ctx: &Ctx, queue: Option<&str>) -> Result<(), AdminError> {
     let mut rows = Vec::new();

@@ -1,12 +1,10 @@
 //! The Go transport config: every field accepted, unknown fields warned about (or refused with --strict-config), Go's mode and URL rules.
 
-mod settings_support;
-
-use async_worker::settings::{RedisMode, RedisTls};
-use settings_support::{
+use super::{
     GATEWAY, QUEUE, REDIS, assert_one_note, assert_says, config, config_refused, ok, refused,
     resolve_env,
 };
+use crate::settings::{RedisMode, RedisTls};
 
 /// A config of `fields` (JSON members, without braces) plus one queue.
 fn with_queue(fields: &str) -> String {

@@ -13,7 +13,7 @@ use super::error::SettingsError;
 use super::queues::{configured_queues, default_queue};
 use super::transport::{TransportConfig, positive, set};
 use super::{ProcessorSettings, RunArgs};
-use crate::config::RuntimeConfig;
+use async_worker::config::RuntimeConfig;
 
 const TRANSPORT: &str = "redis-sortedset";
 

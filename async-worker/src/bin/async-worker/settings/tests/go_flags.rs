@@ -1,10 +1,8 @@
 //! The Go processor's flags: the argv the upstream chart passes, the deprecated flags mapped onto the config, and every current Go flag honoured, noted or refused.
 
-mod settings_support;
-
 use std::time::Duration;
 
-use settings_support::{
+use super::{
     CHART_SINGLE_QUEUE, QUEUE, REDIS, assert_one_note, assert_says, cli, notes_about, ok, refused,
     resolve_env,
 };

@@ -2,7 +2,7 @@
 
 use super::output::{Table, duration, json};
 use super::{AdminError, Ctx};
-use crate::admin::stats::{QueueStats, collect};
+use async_worker::admin::stats::{QueueStats, collect};
 use std::time::Duration;
 
 pub(super) async fn run(

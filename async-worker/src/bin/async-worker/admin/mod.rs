@@ -10,13 +10,13 @@ mod dead_list;
 mod dead_purge;
 mod dead_redrive;
 mod inspect;
-pub(crate) mod output;
+mod output;
 mod pause;
 mod release;
 mod stats;
 
-use crate::admin::stats::QueueRef;
-use crate::settings::{ProcessorSettings, RunArgs, SettingsError, parse_flag_duration};
+use crate::settings::{BareUnit, ProcessorSettings, RunArgs, SettingsError, parse_flag_duration};
+use async_worker::admin::stats::QueueRef;
 use claim_core::StoreError;
 use claim_redis::{ConnectError, RedisStore};
 use clap::{Args, Subcommand};
@@ -139,7 +139,7 @@ pub struct Which {
 }
 
 fn watch_interval(s: &str) -> Result<Duration, String> {
-    match parse_flag_duration(s, crate::settings::BareUnit::Seconds) {
+    match parse_flag_duration(s, BareUnit::Seconds) {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err("it is zero; give a positive duration such as 2s".into()),
         Err(e) => Err(format!("{e}; use Go syntax such as 2s or 500ms")),
@@ -175,7 +175,7 @@ impl AdminError {
 
 /// What every command works with.
 #[derive(Debug)]
-pub(crate) struct Ctx {
+pub struct Ctx {
     pub store: RedisStore,
     pub settings: ProcessorSettings,
     pub json: bool,

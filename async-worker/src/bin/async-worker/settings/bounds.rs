@@ -6,7 +6,7 @@
 //! and the config field an operator sets.
 
 use super::error::SettingsError;
-use crate::config::RuntimeConfig;
+use async_worker::config::RuntimeConfig;
 use claim_core::store::StoreConfig;
 pub use claim_core::store::{
     MAX_BATCH, MAX_RESULT_DEDUP_TTL_MS as MAX_DEDUP_TTL_MS, MIN_LEASE_TTL_MS as MIN_LEASE_MS,

@@ -2,7 +2,7 @@
 
 use super::output::{Table, duration, json, lease_left};
 use super::{AdminError, Ctx};
-use crate::admin::stats::claim_rows;
+use async_worker::admin::stats::claim_rows;
 use claim_core::ClaimStore;
 
 pub(super) async fn run(

@@ -1,0 +1,148 @@
+//! Go duration syntax, the subcommands (`run` by default, `demo` with the README's defaults) and the help text.
+
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+
+use super::flags::cli;
+use crate::cli::{Cli, Command};
+use crate::settings::duration::{DurationError, parse_go_duration};
+use crate::settings::{BareUnit, parse_flag_duration};
+
+#[test]
+fn go_duration_forms_parse_as_go_parses_them() {
+    let cases = [
+        ("300s", Duration::from_secs(300)),
+        ("1m", Duration::from_secs(60)),
+        ("500ms", Duration::from_millis(500)),
+        ("1h30m", Duration::from_secs(5400)),
+        ("1.5s", Duration::from_millis(1500)),
+        (".5s", Duration::from_millis(500)),
+        ("1.s", Duration::from_secs(1)),
+        ("+2s", Duration::from_secs(2)),
+        ("2h45m30.5s", Duration::from_millis(9_930_500)),
+        ("1µs", Duration::from_micros(1)),
+        ("1μs", Duration::from_micros(1)),
+        ("3us", Duration::from_micros(3)),
+        ("7ns", Duration::from_nanos(7)),
+        ("0.000000001s", Duration::from_nanos(1)),
+        ("0", Duration::ZERO),
+        ("-0", Duration::ZERO),
+        ("0s", Duration::ZERO),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse_go_duration(text), Ok(want), "{text}");
+    }
+}
+
+#[test]
+fn strings_go_refuses_are_refused() {
+    for text in [
+        "1", "", "s", ".s", "1d", "1 s", "1h 30m", "2 hours", "1.5.5s", "-",
+    ] {
+        assert!(parse_go_duration(text).is_err(), "{text} should be refused");
+    }
+    assert_eq!(parse_go_duration("-1s"), Err(DurationError::Negative));
+    assert_eq!(parse_go_duration("9999999h"), Err(DurationError::Overflow));
+}
+
+#[test]
+fn bare_numbers_take_the_given_unit_and_suffixed_values_keep_theirs() {
+    let secs = |s| parse_flag_duration(s, BareUnit::Seconds);
+    let ms = |s| parse_flag_duration(s, BareUnit::Milliseconds);
+    assert_eq!(secs("300"), Ok(Duration::from_secs(300)));
+    assert_eq!(secs("1.5"), Ok(Duration::from_millis(1500)));
+    assert_eq!(ms("15000"), Ok(Duration::from_secs(15)));
+    assert_eq!(ms("2s"), Ok(Duration::from_secs(2)));
+    assert_eq!(secs("-3"), Err(DurationError::Negative));
+}
+
+#[test]
+fn no_subcommand_and_run_both_run_the_processor() {
+    for args in [
+        vec!["--concurrency", "5"],
+        vec!["run", "--concurrency", "5"],
+    ] {
+        match cli(&args).unwrap().into_command() {
+            Command::Run(run) => assert_eq!(run.concurrency, 5),
+            Command::Demo(_) | Command::Admin(_) => panic!("expected run"),
+        }
+    }
+    let error = cli(&["--concurrency", "5", "demo"]).unwrap_err();
+    assert_eq!(error.exit_code(), 2);
+}
+
+#[test]
+fn demo_flags_have_the_readme_defaults() {
+    let Command::Demo(demo) = cli(&["demo"]).unwrap().into_command() else {
+        panic!("expected demo");
+    };
+    assert_eq!(demo.redis, None);
+    assert_eq!(demo.requests, 5000);
+    assert_eq!(demo.replicas, 3);
+    assert!((0.0..1.0).contains(&demo.kill_after));
+    assert_eq!(demo.claim_lease_ttl, Duration::from_secs(3));
+    assert_eq!((demo.payload_ref, demo.missing_payloads), (0.5, 5));
+    let Command::Demo(demo) = cli(&[
+        "demo",
+        "--redis",
+        "redis://127.0.0.1:7000",
+        "--requests",
+        "10",
+        "--replicas",
+        "2",
+        "--kill-after",
+        "0.5",
+        "--claim-lease-ttl",
+        "500ms",
+    ])
+    .unwrap()
+    .into_command() else {
+        panic!("expected demo");
+    };
+    assert_eq!(demo.redis.as_deref(), Some("redis://127.0.0.1:7000"));
+    assert_eq!(
+        (demo.requests, demo.replicas, demo.kill_after),
+        (10, 2, 0.5)
+    );
+    assert_eq!(demo.claim_lease_ttl, Duration::from_millis(500));
+    for share in ["1.5", "-0.1"] {
+        let error = cli(&["demo", "--payload-ref", share]).unwrap_err();
+        assert_eq!(error.exit_code(), 2, "--payload-ref {share}");
+    }
+    assert_eq!(
+        cli(&["demo", "--kill-after", "1.5"])
+            .unwrap_err()
+            .exit_code(),
+        2
+    );
+}
+
+#[test]
+fn the_help_text_names_every_design_flag() {
+    let help = Cli::command().render_long_help().to_string();
+    for flag in [
+        "--transport <NAME>",
+        "--transport-config <JSON>",
+        "--transport-config-file <PATH>",
+        "--claim-lease-ttl <DURATION>",
+        "--claim-reclaim-interval <DURATION>",
+        "--result-dedup-ttl <DURATION>",
+        "--max-deliveries <N>",
+        "--concurrency <N>",
+        "--request-timeout <DURATION>",
+        "--drain-timeout <DURATION>",
+        "--metrics-port <PORT>",
+        "--health-port <PORT>",
+        "--redis-url <URL>",
+        "--igw-base-url <URL>",
+        "--require-durability",
+        "--strict-config",
+        "--metrics-backlog-poll-interval <DURATION>",
+        "--redis.ss.queues-config <JSON>",
+        "REDIS_URL",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
+    }
+    assert!(Cli::try_parse_from(["async-worker", "--help"]).is_err());
+}
