@@ -1,9 +1,9 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
-use super::StoreFactory;
+use super::{ListReads, StoreFactory};
 use super::support::{Q, RESULTS, Req, at, config, fixture, one_claimed, reqs};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
-use crate::{ClaimInspect, ClaimStore};
+use crate::{ClaimInspect, ClaimProducer, ClaimStore};
 
 /// An ack outcome that pushed a record or not and dropped the claim or
 /// not, and dead-lettered nothing.

@@ -3,12 +3,12 @@
 //! Each runs once per store (`admin::<check>`), not through faults: these
 //! are operator commands, run once and reported, not retried by a client.
 
-use super::StoreFactory;
+use super::{CheckedStore, StoreFactory};
 use super::support::{Fixture, Q, Req, at, config, fixture, limited, one_claimed, owner};
 use crate::admin::{ClaimAdmin, Redrive};
 use crate::store::{ClaimOutcome, RenewOutcome, StoreConfig, Submission};
 use crate::types::{Generation, Member, Score};
-use crate::{ClaimInspect, ClaimStore};
+use crate::{ClaimInspect, ClaimProducer, ClaimStore};
 
 /// The queue whose pending set the checks' unusable result list is.
 const BLOCKING_QUEUE: &str = "conformance-blocking-queue";
@@ -30,14 +30,14 @@ fn blocker() -> Req {
 }
 
 /// Makes the result list a zset: a member pending in [`BLOCKING_QUEUE`].
-async fn block<S: ClaimStore>(fx: &Fixture<S>) {
+async fn block<S: CheckedStore>(fx: &Fixture<S>) {
     let s = blocker().submission();
     fx.store.submit(BLOCKING_QUEUE, &s).await.unwrap();
 }
 
 /// The operator's fix: the blocking member claimed and answered, so the
 /// result list key is gone.
-async fn unblock<S: ClaimStore>(fx: &Fixture<S>) {
+async fn unblock<S: CheckedStore>(fx: &Fixture<S>) {
     let b = blocker();
     let w = owner("fixer");
     let out = fx
@@ -53,7 +53,7 @@ async fn unblock<S: ClaimStore>(fx: &Fixture<S>) {
 /// `r` lapses twice (the limit of [`two_deliveries`]): with the result list
 /// blocked it lands in the dead set without a record; otherwise with its
 /// `DELIVERY_LIMIT` record.
-async fn to_the_limit<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn to_the_limit<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
     fx.clock.set(at(62));
@@ -62,7 +62,7 @@ async fn to_the_limit<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
 }
 
 /// Claims `r` (wherever it is pending) as `who` and acks it: the drain.
-async fn serve<S: ClaimStore>(fx: &Fixture<S>, who: &str, r: &Req) -> Option<u32> {
+async fn serve<S: CheckedStore>(fx: &Fixture<S>, who: &str, r: &Req) -> Option<u32> {
     let out = fx.claim(who, r.one()).await;
     let ClaimOutcome::Claimed { redeliveries, .. } = out[0] else {
         return None;

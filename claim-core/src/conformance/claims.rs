@@ -1,10 +1,11 @@
 //! Checks of peek, claim, cancellation, duplicates, leases and renewal.
 
 use super::StoreFactory;
-use super::support::{Q, Req, T0, at, config, fixture, one_claimed, owner, reqs};
-use crate::store::{ClaimOutcome, RenewOutcome};
+use super::support::{Q, Req, T0, at, config, fixture, one_claimed, owner, reqs, start};
+use crate::store::{ClaimOutcome, ClaimRequest, RenewOutcome};
 use crate::types::{Millis, Score};
-use crate::{ClaimInspect, ClaimStore};
+use crate::wire;
+use crate::{ClaimInspect, ClaimProducer, ClaimStore};
 
 fn claimed(outcome: &ClaimOutcome) -> bool {
     matches!(outcome, ClaimOutcome::Claimed { .. })
@@ -115,6 +116,37 @@ pub async fn concurrent_claims_never_dispatch_a_member_twice(f: &impl StoreFacto
         assert_eq!(winners, 1, "{} claimed by {winners} owners", r.generation);
     }
     assert_eq!(fx.depths().await.claimed, 40);
+}
+
+pub async fn a_pushed_job_is_peeked_and_claimed_with_its_payload(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let deadline = (start().0 / 1000) as i64 + 3600;
+    let payload = serde_json::json!({"model": "m", "prompt": "pushed"});
+    let first = fx.store.push(Q, "job-1", payload.clone(), deadline).await;
+    let first = first.expect("push");
+    let second = fx.store.push(Q, "job-2", serde_json::json!({}), deadline).await;
+    let second = second.expect("push");
+    assert_eq!((first.id.as_str(), second.id.as_str()), ("job-1", "job-2"));
+    assert_ne!(first.token, second.token, "every push draws its own token");
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    let head = wire::parse_member(pending[0].member.as_bytes()).expect("a Go-shaped member");
+    assert_eq!(
+        (head.id.as_str(), head.token.as_str(), head.deadline),
+        ("job-1", first.token.as_str(), deadline),
+        "equal deadlines keep push order"
+    );
+    assert_eq!(head.request_queue_name.as_deref(), Some(Q));
+    let request = ClaimRequest {
+        member: pending[0].member.clone(),
+        generation: first.clone(),
+    };
+    let out = fx.store.claim(Q, &owner("w1"), &[request]).await.unwrap();
+    assert!(claimed(&out[0]), "{out:?}");
+    let claims = fx.store.claims(Q).await.unwrap();
+    assert_eq!(claims[0].generation, first);
+    let member: serde_json::Value = serde_json::from_slice(claims[0].member.as_bytes()).unwrap();
+    assert_eq!(member["data"]["payload"], payload, "the payload travels in the member");
 }
 
 pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(

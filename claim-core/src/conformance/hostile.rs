@@ -5,9 +5,8 @@
 //! still in the list) whatever the hostile member names, and that the
 //! hostile one still ends in one place.
 
-use super::StoreFactory;
+use super::{CheckedStore, StoreFactory};
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, reqs, start};
-use crate::ClaimStore;
 use crate::store::ClaimOutcome;
 use crate::types::{Generation, Member};
 
@@ -42,7 +41,7 @@ fn naming_as_payload(id: &str, key: &str) -> Req {
 
 /// Ordinary requests, pending, and one answered ordinary request whose
 /// record sits unread in the list: what a hostile member must not touch.
-async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
+async fn bystanders<S: CheckedStore>(fx: &Fixture<S>) -> Vec<Req> {
     let answered = Req::new("answered", "t", 7200);
     fx.answer("w0", &answered, "read me").await;
     let waiting = reqs(3);
@@ -51,7 +50,7 @@ async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
 }
 
 /// The bystanders are where [`bystanders`] left them.
-async fn assert_untouched<S: ClaimStore>(fx: &Fixture<S>, waiting: &[Req], what: &str) {
+async fn assert_untouched<S: CheckedStore>(fx: &Fixture<S>, waiting: &[Req], what: &str) {
     let pending = fx.pending().await;
     for r in waiting {
         assert!(

@@ -10,7 +10,7 @@ use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, at, config, fixture, owner};
 use crate::store::{AckItem, ClaimOutcome, RenewOutcome, Submission};
 use crate::types::{Millis, Score};
-use crate::{ClaimInspect, ClaimStore};
+use crate::{ClaimInspect, ClaimProducer, ClaimStore};
 
 /// `r`'s submission with the pending score `score_secs` instead of its
 /// deadline (the member's `data.deadline` is unchanged).

@@ -33,6 +33,7 @@ pub mod claims;
 pub mod faults;
 pub mod hostile;
 pub mod leases;
+pub mod lists;
 pub mod model_based;
 pub mod payloads;
 pub mod poison;
@@ -45,19 +46,29 @@ pub mod unreliable;
 
 pub use support::{T0, at, fixture, start};
 
+pub use lists::ListReads;
+
+use crate::producer::ClaimProducer;
 use crate::store::{ClaimStore, StoreConfig};
 use crate::types::{ManualClock, Millis};
 use async_trait::async_trait;
 use std::sync::Arc;
 
+/// What the checks ask of a store: work the queue ([`ClaimStore`]),
+/// produce into it ([`ClaimProducer`]) and read result lists whole
+/// ([`ListReads`]). Every type with the three is one.
+pub trait CheckedStore: ClaimStore + ClaimProducer + ListReads {}
+
+impl<S: ClaimStore + ClaimProducer + ListReads + ?Sized> CheckedStore for S {}
+
 /// Builds fresh, empty stores for the checks.
 ///
 /// Each call must return a store that shares nothing with earlier ones (a
 /// Redis factory gives each a random key prefix), with `config` and time
-/// taken from `clock`.
+/// taken from `clock`. The `admin` checks also ask for `ClaimAdmin`.
 #[async_trait]
 pub trait StoreFactory: Send + Sync {
-    type Store: ClaimStore;
+    type Store: CheckedStore;
     async fn make(&self, config: StoreConfig, clock: Arc<ManualClock>) -> Self::Store;
 }
 
@@ -92,6 +103,7 @@ macro_rules! conformance_tests {
             claims::claim_of_a_member_no_longer_pending_reports_not_pending,
             claims::of_two_owners_claiming_one_member_exactly_one_wins,
             claims::concurrent_claims_never_dispatch_a_member_twice,
+            claims::a_pushed_job_is_peeked_and_claimed_with_its_payload,
             claims::claim_reports_cancelled_when_the_cancel_marker_holds_this_token,
             claims::cancelling_an_old_generation_does_not_cancel_a_resubmission,
             claims::claim_drops_a_pending_duplicate_of_a_terminal_generation,
@@ -108,7 +120,7 @@ macro_rules! conformance_tests {
             poison::an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering,
             returns::release_returns_a_claim_to_pending_at_its_original_score,
             returns::release_by_a_non_owner_changes_nothing,
-            returns::sweep_returns_held_claims_without_counting_a_delivery,
+            returns::a_release_of_a_whole_batch_returns_every_claim_in_order_without_counting_a_delivery,
             returns::park_retry_by_a_non_owner_is_refused,
             reclaims::reclaim_leaves_live_leases_alone,
             returns::dead_letter_of_a_member_no_longer_pending_is_refused,
@@ -159,7 +171,6 @@ macro_rules! conformance_tests {
             returns::park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
             returns::promote_due_returns_only_due_retries_at_their_deadline_score,
             returns::promote_due_moves_go_parked_entries_to_their_named_queue,
-            answered::a_sweep_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
             answered::a_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
             answered::parking_a_claim_whose_generation_was_answered_drops_it_and_parks_nothing,
             answered::a_due_retry_entry_whose_generation_was_answered_is_dropped_not_promoted,

@@ -55,7 +55,7 @@ mod state;
 mod step;
 mod transitions;
 
-use super::StoreFactory;
+use super::{CheckedStore, StoreFactory};
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, UnreliableStore};
 use crate::types::ManualClock;
@@ -211,7 +211,7 @@ fn case_seed(initial: &RefState, steps: &[Step]) -> u64 {
 }
 
 /// One case: the store follows the model step by step, then both drain.
-async fn run_case<S: crate::ClaimStore>(
+async fn run_case<S: CheckedStore>(
     store: &S,
     clock: &ManualClock,
     initial: RefState,
@@ -240,7 +240,7 @@ async fn run_case<S: crate::ClaimStore>(
 }
 
 /// The model's invariants hold and the store shows what the model shows.
-async fn verify<S: crate::ClaimStore>(
+async fn verify<S: CheckedStore>(
     store: &S,
     clock: &ManualClock,
     state: &RefState,

@@ -1,6 +1,6 @@
 //! Checks of reclaim: expired leases back to pending, the delivery limit (and the payload it ends), and what a redelivery counts.
 
-use super::StoreFactory;
+use super::{CheckedStore, ListReads, StoreFactory};
 use super::returns::{park, redeliveries};
 use super::support::{
     Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs, start,
@@ -8,7 +8,7 @@ use super::support::{
 use crate::store::Submission;
 use crate::types::{Member, Score};
 use crate::wire::{self, Envelope};
-use crate::{ClaimInspect, ClaimStore};
+use crate::{ClaimInspect, ClaimProducer, ClaimStore};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
@@ -247,7 +247,7 @@ fn by_reference(id: &str) -> (Req, Submission) {
 }
 
 /// Whether the payload of `r`, stored apart, is still there.
-async fn payload_kept<S: ClaimStore>(store: &S, r: &Req) -> bool {
+async fn payload_kept<S: CheckedStore>(store: &S, r: &Req) -> bool {
     let key = wire::payload_key(&r.generation.id, &r.generation.token);
     store.fetch_payloads(&[key]).await.unwrap()[0].is_some()
 }

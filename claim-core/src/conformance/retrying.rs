@@ -8,7 +8,7 @@
 //! - an **indeterminate** failure of an idempotent operation (submit, cancel,
 //!   renew, every read) is retried: doing it twice is doing it once;
 //! - an **indeterminate** failure of an operation whose answer says what it
-//!   changed (claim, ack, release, sweep, park, promote, reclaim,
+//!   changed (claim, ack, release, park, promote, reclaim,
 //!   dead-letter, enqueue) is reconciled: the store is inspected before the call and
 //!   again after the failure; if the inspection shows the call took effect,
 //!   the answer is rebuilt from what changed, otherwise the call is retried.
@@ -24,11 +24,12 @@
 //! left to lapse and be reclaimed. That policy is exercised by
 //! async-worker's runtime model test, not here.
 
+use super::CheckedStore;
 use crate::error::StoreError;
 use crate::layer::{Answer, Forward, StoreLayer};
 use crate::op::Op;
 use crate::store::{
-    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
+    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, ReclaimReport,
     Submission, generations_of,
 };
 use crate::types::{Generation, Member, OwnerToken};
@@ -75,7 +76,7 @@ impl<T> Attempt<T> {
     }
 }
 
-impl<S: ClaimStore> Retrying<S> {
+impl<S: CheckedStore> Retrying<S> {
     pub fn new(inner: S) -> Self {
         Retrying {
             inner,
@@ -156,7 +157,7 @@ impl<S: ClaimStore> Retrying<S> {
 /// [`Retrying::again`]; the calls whose answer says what they changed are
 /// overridden with their reconciliation.
 #[async_trait]
-impl<S: ClaimStore> StoreLayer for Retrying<S> {
+impl<S: CheckedStore> StoreLayer for Retrying<S> {
     type Inner = S;
 
     fn inner(&self) -> &S {
@@ -197,16 +198,6 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
         let call = || self.inner.release(queue, owner, generations);
-        self.owner_checked(queue, owner, generations, call).await
-    }
-
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.sweep(queue, owner, generations);
         self.owner_checked(queue, owner, generations, call).await
     }
 

@@ -6,7 +6,7 @@
 //! allow-list in force, a list outside it is refused by name: the member
 //! is dead-lettered with the reason and no key of that name is written.
 
-use super::StoreFactory;
+use super::{ListReads, StoreFactory};
 use super::support::{Q, RESULTS, Req, at, fixture, ids_on, limited, owner};
 use crate::routing::AllowList;
 use crate::store::StoreConfig;

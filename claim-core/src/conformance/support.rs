@@ -1,6 +1,6 @@
 //! Shared fixtures of the conformance checks: a start time, members in the Go shape, a store on a manual clock.
 
-use super::StoreFactory;
+use super::{CheckedStore, StoreFactory};
 use crate::store::{ClaimRequest, StoreConfig, Submission};
 use crate::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::cell::Cell;
@@ -164,7 +164,7 @@ pub fn reqs(n: usize) -> Vec<Req> {
 }
 
 /// Shorthands the checks use; each unwraps the store's answer.
-impl<S: crate::ClaimStore> Fixture<S> {
+impl<S: CheckedStore> Fixture<S> {
     pub async fn submit(&self, reqs: &[Req]) {
         for r in reqs {
             self.store.submit(Q, &r.submission()).await.expect("submit");
@@ -268,7 +268,7 @@ impl<S: crate::ClaimStore> Fixture<S> {
 }
 
 /// The ids of the records on `list`, oldest first.
-pub async fn ids_on<S: crate::ClaimStore>(store: &S, list: &str) -> Vec<String> {
+pub async fn ids_on<S: CheckedStore>(store: &S, list: &str) -> Vec<String> {
     let records = store.results(list).await.expect("results");
     records
         .iter()

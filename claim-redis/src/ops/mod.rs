@@ -1,9 +1,9 @@
 //! One module per store operation, named after the Lua script it runs (or the trait method, for plain commands).
 //!
 //! Each module holds one free function, with the trait method's name,
-//! taking the store first; `store.rs` routes every `ClaimStore` and
-//! `ClaimInspect` method to the function of its name here, generated from
-//! `claim_core::store_methods!`. Script replies and argument tags are read and written in
+//! taking the store first; `store/roles.rs` calls it from the trait method
+//! (`ClaimStore`, `ClaimInspect`, `ClaimProducer`, `ClaimAdmin`, and the
+//! tests' `ListReads`). Script replies and argument tags are read and written in
 //! [`crate::codec`] only.
 //!
 //! | module | runs | answers |
@@ -22,7 +22,7 @@
 //! | `ack_split` | `ack_tagged`, or `ack_fence`, `push_once`, `ack_drop` | `ack` (hash-tagged) |
 //! | `ack_keys` | `lua/del_if.lua` per producer or payload key | after a hash-tagged `ack` |
 //! | `push_once` | `lua/push_once.lua` | `ack`, `reclaim_expired` (hash-tagged) |
-//! | `release` | hash-tagged: marker reads; `lua/release.lua` | `release`, `sweep` |
+//! | `release` | hash-tagged: marker reads; `lua/release.lua` | `release` |
 //! | `park_retry` | hash-tagged: marker reads; `lua/park_retry.lua` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua` | `promote_due` |
 //! | `reclaim` | reads, then `lua/reclaim.lua` | `reclaim_expired` |
@@ -33,9 +33,9 @@
 //! | `claims` | the claim hashes and index in one MULTI | `claims` |
 //! | `dead_entries` | HGETALL of the dead hash | `dead_entries` |
 //! | `retry_entries` | ZRANGE of the retry set | `retry_entries` |
-//! | `results` | LRANGE of a result list | `results` |
+//! | `results` | LRANGE of a result list | `ListReads::results` (tests) |
 //! | `is_terminal` | GET of the terminal marker | `is_terminal` |
-//! | `list_ttl` | TTL of a result list | `list_ttl` |
+//! | `list_ttl` | TTL of a result list | `ListReads::list_ttl` (tests) |
 //! | `list_len` | LLEN of a result list | `list_len` |
 //! | `paused` | EXISTS of `<queue>:paused` | `paused` |
 //! | `redrive_dead` | marker reads, then `lua/redrive_dead.lua` | `ClaimAdmin::redrive_dead` |
@@ -46,7 +46,7 @@
 //! Hash-tagged (cluster) layout helpers: `call` (every script call and
 //! multi-key command, slot-checked), `per_request` (per-request keys read
 //! and deleted per slot), `answered` (the markers of claimed generations,
-//! read before release, sweep, admin release and parking), `retry_sets`
+//! read before release, admin release and parking), `retry_sets`
 //! (the shared and per-queue retry
 //! sets), `promote_tagged` and `reclaim_tagged` (those operations split
 //! by slot).
@@ -68,6 +68,7 @@ pub(crate) mod enqueue;
 pub(crate) mod fetch_payloads;
 pub(crate) mod is_terminal;
 pub(crate) mod list_len;
+#[cfg(feature = "test-support")]
 pub(crate) mod list_ttl;
 pub(crate) mod now;
 pub(crate) mod park_retry;
@@ -86,16 +87,13 @@ pub(crate) mod release;
 pub(crate) mod release_claim;
 pub(crate) mod renew;
 pub(crate) mod repair_index;
+#[cfg(feature = "test-support")]
 pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod retry_sets;
 pub(crate) mod set_paused;
 pub(crate) mod submit;
-
-/// The router finds each method's function by the method's name; these
-/// modules are named after their scripts.
-pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};
 
 use self::call::Call;
 use crate::codec::{flag, per_item};
@@ -117,7 +115,7 @@ pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -
 /// marker, or in the hash-tagged layout its copy in the queue's slot), the
 /// owner token, the time, each item's arguments (written by `args`) and,
 /// hash-tagged, each item's marker value read first ([`answered`]); reads
-/// one 0/1 flag per item: the shape of `release` (and `sweep`) and
+/// one 0/1 flag per item: the shape of `release` and
 /// `park_retry`. `generation` and `member` (when the caller has it) say
 /// whose marker.
 pub(crate) async fn owner_flags<T>(

@@ -1,11 +1,11 @@
-//! `release` and `sweep`: run `lua/release.lua` (neither counts as a delivery; an answered generation's claim is dropped, not returned), one call per [`MAX_BATCH`](crate::store::MAX_BATCH) generations; hash-tagged, after reading the markers (`ops/answered.rs`).
+//! `release`: runs `lua/release.lua` (not a delivery; an answered generation's claim is dropped, not returned), one call per [`MAX_BATCH`](crate::store::MAX_BATCH) generations; hash-tagged, after reading the markers (`ops/answered.rs`).
 
 use super::owner_flags;
 use crate::store::RedisStore;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 
-/// Writes the two trait methods that run `lua/release.lua`, told apart
-/// only by their [`Op`] (named in errors).
+/// Writes the trait method that runs `lua/release.lua`, with the [`Op`]
+/// its errors name.
 macro_rules! returning_claims {
     ($($name:ident = $op:ident),*) => {$(
         pub(crate) async fn $name(
@@ -19,10 +19,10 @@ macro_rules! returning_claims {
     )*};
 }
 
-returning_claims!(release = Release, sweep = Sweep);
+returning_claims!(release = Release);
 
-/// Returns the claims `owner` holds to pending; `op` says which of the
-/// two trait methods asked (`Release` or `Sweep`), for errors.
+/// Returns the claims `owner` holds to pending; `op` names the trait
+/// method that asked, for errors.
 async fn return_claims(
     store: &RedisStore,
     op: Op,

@@ -1,7 +1,7 @@
 //! Reconciliation: what the store shows before a call and after its indeterminate failure, and the answer rebuilt from the difference.
 
+use crate::conformance::CheckedStore;
 use super::{Attempt, Retrying};
-use crate::ClaimStore;
 use crate::error::StoreError;
 use crate::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, Submission,
@@ -14,7 +14,7 @@ use std::future::Future;
 /// Enough to read a whole test queue in one peek.
 const ALL: usize = 1_000_000;
 
-impl<S: ClaimStore> Retrying<S> {
+impl<S: CheckedStore> Retrying<S> {
     async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
         let entries = self.again(|| self.inner.peek(queue, 0, ALL)).await?;
         Ok(entries.into_iter().map(|e| e.member).collect())
@@ -55,7 +55,7 @@ impl<S: ClaimStore> Retrying<S> {
         Ok(out)
     }
 
-    /// An owner-checked return (release, sweep, park): it took effect if a
+    /// An owner-checked return (release, park): it took effect if a
     /// claim the owner held before is gone; each item then answers whether
     /// the owner held it (a generation repeated in the batch: its first time).
     pub(super) async fn owner_checked<F, Fut>(
