@@ -4,9 +4,10 @@
 
 use async_trait::async_trait;
 use async_worker::{Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig};
+use claim_core::conformance::ListReads;
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore, Generation};
+use claim_core::{ClaimProducer, Generation};
 use claim_memory::MemoryStore;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

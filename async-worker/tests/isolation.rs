@@ -5,6 +5,7 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
+use claim_core::conformance::ListReads;
 use claim_core::ClaimInspect;
 use rig::*;
 use std::sync::atomic::Ordering;

@@ -9,10 +9,11 @@ use async_trait::async_trait;
 use async_worker::{
     Handler, HandlerOutcome, OpenGate, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
+use claim_core::conformance::ListReads;
 use claim_core::conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::Submission;
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimInspect, ClaimStore, Generation};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation};
 use claim_memory::MemoryStore;
 use rig::{START, start};
 use std::sync::Arc;

@@ -66,7 +66,7 @@ impl FaultyStore {
 }
 
 impl FaultyStore {
-    /// Acks `items`, dead-lettering those aimed at `list` (sweep, then dead_letter).
+    /// Acks `items`, dead-lettering those aimed at `list` (release, then dead_letter).
     async fn ack_dead_lettering(
         &self,
         queue: &str,
@@ -90,7 +90,7 @@ impl FaultyStore {
             if let Some(claim) = held {
                 dropped = self
                     .inner
-                    .sweep(queue, owner, std::slice::from_ref(&item.generation))
+                    .release(queue, owner, std::slice::from_ref(&item.generation))
                     .await?[0];
                 let reason = format!("result list \"{list}\" holds a zset");
                 self.inner

@@ -3,6 +3,7 @@
 
 use super::faulty::FaultyStore;
 use async_worker::runtime::Health;
+use claim_core::conformance::ListReads;
 use claim_core::ClaimInspect;
 
 use async_trait::async_trait;
@@ -12,7 +13,7 @@ use async_worker::{
 };
 use claim_core::store::{StoreConfig, Submission};
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimStore, Generation, Millis};
+use claim_core::{ClaimProducer, Generation, Millis};
 use claim_memory::MemoryStore;
 use std::sync::Arc;
 use std::time::Duration;

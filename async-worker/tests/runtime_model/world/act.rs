@@ -2,10 +2,10 @@
 
 use super::World;
 use crate::reference::Step;
-use claim_core::ClaimStore;
+use claim_core::conformance::CheckedStore;
 use claim_core::conformance::unreliable::{FaultRates, Op};
 
-impl<S: ClaimStore + Clone> World<S> {
+impl<S: CheckedStore + Clone> World<S> {
     /// Acts out one step.
     pub async fn apply(&mut self, step: &Step) {
         let pace = self.setting.pace.clone();
