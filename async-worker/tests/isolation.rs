@@ -5,8 +5,8 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
-use claim_core::conformance::ListReads;
 use claim_core::ClaimInspect;
+use claim_core::conformance::ListReads;
 use rig::*;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -6,7 +6,8 @@ use claim_core::conformance::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::{self, ErrorCode, MemberError, ResultRecord};
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken,
+    Score,
 };
 use claim_redis::RedisStore;
 use common::T0;

@@ -20,8 +20,8 @@ use claim_core::conformance::ListReads;
 use claim_core::model::Model;
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, Score,
-    wire,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, Millis,
+    OwnerToken, Score, wire,
 };
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};

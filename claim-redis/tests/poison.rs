@@ -9,7 +9,9 @@ mod common;
 use claim_core::conformance::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken, Score, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken, Score, StoreError,
+};
 use claim_redis::RedisStore;
 use common::T0;
 use redis::aio::MultiplexedConnection;

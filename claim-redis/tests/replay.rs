@@ -11,7 +11,9 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::wire::{Envelope, stamp_retry};
-use claim_core::{ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score};
+use claim_core::{
+    ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score,
+};
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
 use common::replay::ReplayProxy;

@@ -3,8 +3,8 @@
 
 use super::faulty::FaultyStore;
 use async_worker::runtime::Health;
-use claim_core::conformance::ListReads;
 use claim_core::ClaimInspect;
+use claim_core::conformance::ListReads;
 
 use async_trait::async_trait;
 use async_worker::{

@@ -95,7 +95,10 @@ pub async fn observe<S: CheckedStore + Clone>(world: &World<S>) -> Snapshot {
 }
 
 /// The invariants after every step; the first broken one.
-pub fn invariants<S: CheckedStore + Clone>(world: &World<S>, snap: &Snapshot) -> Result<(), String> {
+pub fn invariants<S: CheckedStore + Clone>(
+    world: &World<S>,
+    snap: &Snapshot,
+) -> Result<(), String> {
     if let Some(why) = world.watch.violation.lock().unwrap().clone() {
         return Err(why);
     }

@@ -1,7 +1,7 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
-use super::{ListReads, StoreFactory};
 use super::support::{Q, RESULTS, Req, at, config, fixture, one_claimed, reqs};
+use super::{ListReads, StoreFactory};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use crate::{ClaimInspect, ClaimProducer, ClaimStore};
 

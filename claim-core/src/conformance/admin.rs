@@ -3,8 +3,8 @@
 //! Each runs once per store (`admin::<check>`), not through faults: these
 //! are operator commands, run once and reported, not retried by a client.
 
-use super::{CheckedStore, StoreFactory};
 use super::support::{Fixture, Q, Req, at, config, fixture, limited, one_claimed, owner};
+use super::{CheckedStore, StoreFactory};
 use crate::admin::{ClaimAdmin, Redrive};
 use crate::store::{ClaimOutcome, RenewOutcome, StoreConfig, Submission};
 use crate::types::{Generation, Member, Score};

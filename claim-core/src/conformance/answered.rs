@@ -8,9 +8,9 @@
 //! second record. So each path ends `w2`'s claim with nothing left
 //! anywhere, and the one record stays the only one.
 
-use super::{CheckedStore, StoreFactory};
 use super::returns::park;
 use super::support::{Fixture, Q, Req, at, config, fixture, owner};
+use super::{CheckedStore, StoreFactory};
 use crate::admin::ClaimAdmin;
 use crate::store::ParkItem;
 use crate::types::Member;

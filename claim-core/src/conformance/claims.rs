@@ -124,7 +124,10 @@ pub async fn a_pushed_job_is_peeked_and_claimed_with_its_payload(f: &impl StoreF
     let payload = serde_json::json!({"model": "m", "prompt": "pushed"});
     let first = fx.store.push(Q, "job-1", payload.clone(), deadline).await;
     let first = first.expect("push");
-    let second = fx.store.push(Q, "job-2", serde_json::json!({}), deadline).await;
+    let second = fx
+        .store
+        .push(Q, "job-2", serde_json::json!({}), deadline)
+        .await;
     let second = second.expect("push");
     assert_eq!((first.id.as_str(), second.id.as_str()), ("job-1", "job-2"));
     assert_ne!(first.token, second.token, "every push draws its own token");
@@ -146,7 +149,10 @@ pub async fn a_pushed_job_is_peeked_and_claimed_with_its_payload(f: &impl StoreF
     let claims = fx.store.claims(Q).await.unwrap();
     assert_eq!(claims[0].generation, first);
     let member: serde_json::Value = serde_json::from_slice(claims[0].member.as_bytes()).unwrap();
-    assert_eq!(member["data"]["payload"], payload, "the payload travels in the member");
+    assert_eq!(
+        member["data"]["payload"], payload,
+        "the payload travels in the member"
+    );
 }
 
 pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(

@@ -5,8 +5,8 @@
 //! still in the list) whatever the hostile member names, and that the
 //! hostile one still ends in one place.
 
-use super::{CheckedStore, StoreFactory};
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, reqs, start};
+use super::{CheckedStore, StoreFactory};
 use crate::store::ClaimOutcome;
 use crate::types::{Generation, Member};
 

@@ -55,9 +55,9 @@ mod state;
 mod step;
 mod transitions;
 
-use super::{CheckedStore, StoreFactory};
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, UnreliableStore};
+use super::{CheckedStore, StoreFactory};
 use crate::types::ManualClock;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use proptest_state_machine::ReferenceStateMachine;

@@ -1,8 +1,8 @@
 //! Checks of payloads stored apart, the enqueue sequence and the result list's TTL: what the Go producer and consumer rely on.
 
-use super::{CheckedStore, ListReads, StoreFactory};
 use super::returns::park;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, owner, start};
+use super::{CheckedStore, ListReads, StoreFactory};
 use crate::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
 use crate::types::{Generation, Member, Score};
 use crate::wire::{self, Envelope};

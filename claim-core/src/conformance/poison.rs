@@ -4,9 +4,9 @@
 //! like a queue that has pending members, or like `<queue>:claimed` while a
 //! claim is held), so the memory model and Redis run the same checks.
 
-use super::{CheckedStore, StoreFactory};
 use super::acks::pushed_dropped;
 use super::support::{Fixture, Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner};
+use super::{CheckedStore, StoreFactory};
 use crate::store::{AckOutcome, ClaimOutcome, ParkItem};
 use crate::types::Member;
 use crate::wire;

@@ -1,10 +1,10 @@
 //! Checks of reclaim: expired leases back to pending, the delivery limit (and the payload it ends), and what a redelivery counts.
 
-use super::{CheckedStore, ListReads, StoreFactory};
 use super::returns::{park, redeliveries};
 use super::support::{
     Q, RESULTS, Req, at, config, fixture, limited, one_claimed, owner, reqs, start,
 };
+use super::{CheckedStore, ListReads, StoreFactory};
 use crate::store::Submission;
 use crate::types::{Member, Score};
 use crate::wire::{self, Envelope};

@@ -29,8 +29,8 @@ use crate::error::StoreError;
 use crate::layer::{Answer, Forward, StoreLayer};
 use crate::op::Op;
 use crate::store::{
-    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, ReclaimReport,
-    Submission, generations_of,
+    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, ReclaimReport, Submission,
+    generations_of,
 };
 use crate::types::{Generation, Member, OwnerToken};
 use async_trait::async_trait;

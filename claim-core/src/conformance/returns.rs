@@ -1,7 +1,7 @@
 //! Checks of the return paths other than reclaim: release (the shutdown sweep's too), retry parking and promotion, dead letters.
 
-use super::{CheckedStore, StoreFactory};
 use super::support::{Q, Req, T0, at, config, fixture, limited, one_claimed, owner, reqs};
+use super::{CheckedStore, StoreFactory};
 use crate::store::{ClaimOutcome, ParkItem};
 use crate::types::{Member, Score};
 use crate::wire;
@@ -14,12 +14,7 @@ pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     }
 }
 
-pub(super) async fn park<S: CheckedStore>(
-    store: &S,
-    who: &str,
-    r: &Req,
-    due_in: u64,
-) -> Vec<bool> {
+pub(super) async fn park<S: CheckedStore>(store: &S, who: &str, r: &Req, due_in: u64) -> Vec<bool> {
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
     let item = ParkItem {
         generation: r.generation.clone(),

@@ -6,8 +6,8 @@
 //! allow-list in force, a list outside it is refused by name: the member
 //! is dead-lettered with the reason and no key of that name is written.
 
-use super::{ListReads, StoreFactory};
 use super::support::{Q, RESULTS, Req, at, fixture, ids_on, limited, owner};
+use super::{ListReads, StoreFactory};
 use crate::routing::AllowList;
 use crate::store::StoreConfig;
 use crate::types::Member;

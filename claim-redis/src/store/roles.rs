@@ -9,8 +9,7 @@ use claim_core::store::{
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, Op, OwnerToken,
-    StoreError,
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError,
 };
 
 #[async_trait]

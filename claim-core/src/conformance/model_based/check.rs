@@ -1,7 +1,7 @@
 //! What is checked: the model's invariants after every step, the store's observable state against the model's, and quiescence at the end.
 
-use crate::conformance::CheckedStore;
 use super::state::{LISTS, QUEUES, RefState, tagged};
+use crate::conformance::CheckedStore;
 use crate::model::Model;
 use crate::store::{ClaimInfo, PendingEntry, QueueDepths};
 use crate::types::{Generation, Member};

@@ -1,7 +1,7 @@
 //! Reconciliation: what the store shows before a call and after its indeterminate failure, and the answer rebuilt from the difference.
 
-use crate::conformance::CheckedStore;
 use super::{Attempt, Retrying};
+use crate::conformance::CheckedStore;
 use crate::error::StoreError;
 use crate::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, Submission,
