@@ -26,12 +26,13 @@ use std::pin::Pin;
 /// A boxed, sendable future: what every store method returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What a forwarded call answers.
-pub type Answer<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+/// A store call in flight: the boxed future of its result, what every
+/// forwarded call returns.
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
 
 /// One forwarded call: each invocation runs the operation once more on the
 /// wrapped store (a layer that retries invokes it again).
-pub type Forward<'a, T> = dyn Fn() -> Answer<'a, T> + Send + Sync + 'a;
+pub type Forward<'a, T> = dyn Fn() -> StoreFuture<'a, T> + Send + Sync + 'a;
 
 /// Writes [`StoreLayer`] and its blanket impls from the methods of each
 /// trait it forwards, each with its [`Op`], so what forwards is listed once.
@@ -57,7 +58,7 @@ macro_rules! layer {
             /// Every forwarded call passes here: `call` runs `op` on the
             /// inner store, and may be invoked again (a retry) or not at all
             /// (a fault that never reached the store). By default, once.
-            fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+            fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
                 let _ = op;
                 call()
             }

@@ -4,7 +4,7 @@
 //! is exact and may never heal, which is what the isolation tests need.
 
 use async_trait::async_trait;
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
 use claim_core::{ClaimInspect, ClaimStore, Generation, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
@@ -132,7 +132,7 @@ impl StoreLayer for FaultyStore {
         &self.inner
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         Box::pin(async move {
             if hangs(op) {
                 self.gate().await;

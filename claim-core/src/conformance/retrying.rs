@@ -24,13 +24,14 @@
 //! left to lapse and be reclaimed. That policy is exercised by
 //! async-worker's runtime model test, not here.
 
-use super::CheckedStore;
+use super::lists::ListReads;
 use crate::error::StoreError;
-use crate::layer::{Answer, Forward, StoreLayer};
+use crate::layer::{Forward, StoreFuture, StoreLayer};
 use crate::op::Op;
+use crate::producer::ClaimProducer;
 use crate::store::{
-    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, ReclaimReport, Submission,
-    generations_of,
+    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
+    Submission, generations_of,
 };
 use crate::types::{Generation, Member, OwnerToken};
 use async_trait::async_trait;
@@ -76,7 +77,7 @@ impl<T> Attempt<T> {
     }
 }
 
-impl<S: CheckedStore> Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     pub fn new(inner: S) -> Self {
         Retrying {
             inner,
@@ -157,14 +158,14 @@ impl<S: CheckedStore> Retrying<S> {
 /// [`Retrying::again`]; the calls whose answer says what they changed are
 /// overridden with their reconciliation.
 #[async_trait]
-impl<S: CheckedStore> StoreLayer for Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
     type Inner = S;
 
     fn inner(&self) -> &S {
         &self.inner
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         debug_assert!(!reconciled(op), "{op} is reconciled, not retried");
         Box::pin(self.again(call))
     }

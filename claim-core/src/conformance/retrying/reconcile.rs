@@ -1,8 +1,10 @@
 //! Reconciliation: what the store shows before a call and after its indeterminate failure, and the answer rebuilt from the difference.
 
 use super::{Attempt, Retrying};
-use crate::conformance::CheckedStore;
+use crate::conformance::lists::ListReads;
 use crate::error::StoreError;
+use crate::producer::ClaimProducer;
+use crate::store::ClaimStore;
 use crate::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, Submission,
     generations_of,
@@ -14,7 +16,7 @@ use std::future::Future;
 /// Enough to read a whole test queue in one peek.
 const ALL: usize = 1_000_000;
 
-impl<S: CheckedStore> Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
         let entries = self.again(|| self.inner.peek(queue, 0, ALL)).await?;
         Ok(entries.into_iter().map(|e| e.member).collect())

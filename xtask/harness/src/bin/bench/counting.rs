@@ -6,7 +6,7 @@
 //! the queue is drained without polling Redis itself.
 
 use async_trait::async_trait;
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
 use claim_core::{Op, OwnerToken, Store, StoreError};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -122,7 +122,7 @@ impl StoreLayer for Counting {
         &*self.inner
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         if !UNCOUNTED.contains(&op) {
             self.call();
         }
