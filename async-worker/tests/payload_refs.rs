@@ -2,10 +2,11 @@
 
 use async_trait::async_trait;
 use async_worker::{Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime, TokioClock};
+use claim_core::ListReads;
 use claim_core::layer::StoreLayer;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimInspect, ClaimStore, Member, Op, OwnerToken, StoreError};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,9 +6,10 @@ mod faulty;
 mod rig;
 
 use async_worker::{QueueSpec, Runtime, TokioClock};
+use claim_core::ListReads;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore, Generation, OwnerToken};
+use claim_core::{ClaimProducer, ClaimStore, Generation, OwnerToken};
 use claim_memory::MemoryStore;
 use rig::{A, Answering, RESULTS, START, runtime_config, start, stop_within_bound, within};
 use std::collections::BTreeMap;

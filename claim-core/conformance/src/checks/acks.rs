@@ -4,6 +4,7 @@ use super::StoreFactory;
 use super::support::{Q, RESULTS, config, fixture, one_claimed};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimProducer, ListReads};
 
 /// An ack outcome that pushed a record or not and dropped the claim or
 /// not, and dead-lettered nothing.

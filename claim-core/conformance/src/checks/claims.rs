@@ -2,6 +2,7 @@
 
 use super::StoreFactory;
 use super::support::{Q, T0, config, fixture, one_claimed, owner};
+use claim_core::ClaimProducer;
 use claim_core::store::{ClaimOutcome, RenewOutcome};
 use claim_core::types::{Millis, Score};
 use claim_core::{ClaimInspect, ClaimStore};
@@ -115,6 +116,44 @@ pub async fn concurrent_claims_never_dispatch_a_member_twice(f: &impl StoreFacto
         assert_eq!(winners, 1, "{} claimed by {winners} owners", r.generation);
     }
     assert_eq!(fx.depths().await.claimed, 40);
+}
+
+pub async fn a_pushed_job_is_peeked_and_claimed_with_its_payload(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let deadline = (fx.start.0 / 1000) as i64 + 3600;
+    let payload = serde_json::json!({"model": "m", "prompt": "pushed"});
+    let first = fx.store.push(Q, "job-1", payload.clone(), deadline).await;
+    let first = first.expect("push");
+    let second = fx
+        .store
+        .push(Q, "job-2", serde_json::json!({}), deadline)
+        .await;
+    let second = second.expect("push");
+    assert_eq!((first.id.as_str(), second.id.as_str()), ("job-1", "job-2"));
+    assert_ne!(first.token, second.token, "every push draws its own token");
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    let head =
+        claim_core::wire::parse_member(pending[0].member.as_bytes()).expect("a Go-shaped member");
+    assert_eq!(
+        (head.id.as_str(), head.token.as_str(), head.deadline),
+        ("job-1", first.token.as_str(), deadline),
+        "equal deadlines keep push order"
+    );
+    assert_eq!(head.request_queue_name.as_deref(), Some(Q));
+    let request = claim_core::store::ClaimRequest {
+        member: pending[0].member.clone(),
+        generation: first.clone(),
+    };
+    let out = fx.store.claim(Q, &owner("w1"), &[request]).await.unwrap();
+    assert!(claimed(&out[0]), "{out:?}");
+    let claims = fx.store.claims(Q).await.unwrap();
+    assert_eq!(claims[0].generation, first);
+    let member: serde_json::Value = serde_json::from_slice(claims[0].member.as_bytes()).unwrap();
+    assert_eq!(
+        member["data"]["payload"], payload,
+        "the payload travels in the member"
+    );
 }
 
 pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(
@@ -295,6 +334,7 @@ pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
     use super::Check;
     vec![
         Check::clock_free(peek_lists_members_earliest_deadline_first_without_removing_them),
+        Check::clock_free(a_pushed_job_is_peeked_and_claimed_with_its_payload),
         Check::clock_free(peek_honours_offset_and_limit),
         Check::clock_free(claim_of_a_member_no_longer_pending_reports_not_pending),
         Check::clock_free(of_two_owners_claiming_one_member_exactly_one_wins),

@@ -7,7 +7,7 @@
 
 use super::StoreFactory;
 use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited};
-use claim_core::ClaimStore;
+use crate::CheckedStore;
 use claim_core::store::ClaimOutcome;
 use claim_core::types::{Generation, Member, Millis};
 
@@ -42,7 +42,7 @@ fn naming_as_payload(start: Millis, id: &str, key: &str) -> Req {
 
 /// Ordinary requests, pending, and one answered ordinary request whose
 /// record sits unread in the list: what a hostile member must not touch.
-async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
+async fn bystanders<S: CheckedStore>(fx: &Fixture<S>) -> Vec<Req> {
     let answered = fx.req("answered", "t", 7200);
     fx.answer("w0", &answered, "read me").await;
     let waiting = fx.reqs(3);
@@ -51,7 +51,7 @@ async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
 }
 
 /// The bystanders are where [`bystanders`] left them.
-async fn assert_untouched<S: ClaimStore>(fx: &Fixture<S>, waiting: &[Req], what: &str) {
+async fn assert_untouched<S: CheckedStore>(fx: &Fixture<S>, waiting: &[Req], what: &str) {
     let pending = fx.pending().await;
     for r in waiting {
         assert!(

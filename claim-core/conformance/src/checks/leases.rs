@@ -8,6 +8,7 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, config, fixture, owner};
+use claim_core::ClaimProducer;
 use claim_core::store::{AckItem, ClaimOutcome, RenewOutcome, Submission};
 use claim_core::types::{Millis, Score};
 use claim_core::{ClaimInspect, ClaimStore};

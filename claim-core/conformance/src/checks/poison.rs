@@ -7,13 +7,15 @@
 use super::StoreFactory;
 use super::acks::pushed_dropped;
 use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
+use crate::CheckedStore;
+use claim_core::ClaimProducer;
 use claim_core::store::{AckOutcome, ClaimOutcome, ParkItem};
 use claim_core::types::Member;
 use claim_core::wire;
 use claim_core::{ClaimInspect, ClaimStore};
 
 /// `who`'s ack of `r` to the queue's own pending set: an unusable list.
-async fn ack_to_the_queue<S: ClaimStore>(
+async fn ack_to_the_queue<S: CheckedStore>(
     fx: &Fixture<S>,
     who: &str,
     r: &Req,
@@ -26,19 +28,19 @@ async fn ack_to_the_queue<S: ClaimStore>(
 }
 
 /// w1's stale ack of `r` to an unusable list, which must do nothing.
-async fn assert_stale_ack_does_nothing<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn assert_stale_ack_does_nothing<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     let stale = ack_to_the_queue(fx, "w1", r, "stale").await;
     assert_eq!(stale, vec![Default::default()], "nothing done");
 }
 
 /// The queue's (pending, claimed, dead) depths are `want`.
-async fn assert_depths<S: ClaimStore>(fx: &Fixture<S>, want: (usize, usize, usize), why: &str) {
+async fn assert_depths<S: CheckedStore>(fx: &Fixture<S>, want: (usize, usize, usize), why: &str) {
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), want, "{why}");
 }
 
 /// w2, holding `r`, acks it to an unusable list: `r` alone is dead-lettered.
-async fn assert_holders_ack_dead_letters<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn assert_holders_ack_dead_letters<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     let holder = ack_to_the_queue(fx, "w2", r, "holder").await;
     assert!(holder[0].dead_lettered && holder[0].claim_dropped);
     let d = fx.depths().await;
@@ -46,7 +48,7 @@ async fn assert_holders_ack_dead_letters<S: ClaimStore>(fx: &Fixture<S>, r: &Req
 }
 
 /// `r`'s claim lapses from w1 and w2 claims it and parks a retry copy due at 40 s.
-async fn lapse_then_park<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn lapse_then_park<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");

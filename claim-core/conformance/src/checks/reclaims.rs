@@ -3,10 +3,12 @@
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
 use super::support::{Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
+use crate::CheckedStore;
 use claim_core::store::Submission;
 use claim_core::types::{Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
 use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimProducer, ListReads};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
@@ -245,7 +247,7 @@ fn by_reference(start: Millis, id: &str) -> (Req, Submission) {
 }
 
 /// Whether the payload of `r`, stored apart, is still there.
-async fn payload_kept<S: ClaimStore>(store: &S, r: &Req) -> bool {
+async fn payload_kept<S: CheckedStore>(store: &S, r: &Req) -> bool {
     let key = wire::payload_key(&r.generation.id, &r.generation.token);
     store.fetch_payloads(&[key]).await.unwrap()[0].is_some()
 }

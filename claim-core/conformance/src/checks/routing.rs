@@ -8,6 +8,7 @@
 
 use super::StoreFactory;
 use super::support::{Q, RESULTS, Req, fixture, ids_on, limited, owner};
+use claim_core::ListReads;
 use claim_core::routing::AllowList;
 use claim_core::store::StoreConfig;
 use claim_core::types::Member;

@@ -1,6 +1,7 @@
 //! Shared fixtures of the conformance checks: members in the Go shape, a store on a manual clock starting where its factory says.
 
 use super::StoreFactory;
+use crate::CheckedStore;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
@@ -162,7 +163,7 @@ impl<S> Fixture<S> {
 }
 
 /// Shorthands the checks use; each unwraps the store's answer.
-impl<S: claim_core::ClaimStore> Fixture<S> {
+impl<S: CheckedStore> Fixture<S> {
     pub async fn submit(&self, reqs: &[Req]) {
         for r in reqs {
             self.store.submit(Q, &r.submission()).await.expect("submit");
@@ -276,7 +277,7 @@ impl<S: claim_core::ClaimStore> Fixture<S> {
 }
 
 /// The ids of the records on `list`, oldest first.
-pub async fn ids_on<S: claim_core::ClaimStore>(store: &S, list: &str) -> Vec<String> {
+pub async fn ids_on<S: CheckedStore>(store: &S, list: &str) -> Vec<String> {
     let records = store.results(list).await.expect("results");
     records
         .iter()

@@ -8,7 +8,7 @@
 //! - an **indeterminate** failure of an idempotent operation (submit, cancel,
 //!   renew, every read) is retried: doing it twice is doing it once;
 //! - an **indeterminate** failure of an operation whose answer says what it
-//!   changed (claim, ack, release, sweep, park, promote, reclaim,
+//!   changed (claim, ack, release, park, promote, reclaim,
 //!   dead-letter, enqueue) is reconciled: the store is inspected before the call and
 //!   again after the failure; if the inspection shows the call took effect,
 //!   the answer is rebuilt from what changed, otherwise the call is retried.
@@ -26,13 +26,14 @@
 
 use async_trait::async_trait;
 use claim_core::error::StoreError;
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::op::Op;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
     Submission, generations_of,
 };
 use claim_core::types::{Generation, Member, OwnerToken};
+use claim_core::{ClaimProducer, ListReads};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -75,7 +76,7 @@ impl<T> Attempt<T> {
     }
 }
 
-impl<S: ClaimStore> Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     pub fn new(inner: S) -> Self {
         Retrying {
             inner,
@@ -156,14 +157,14 @@ impl<S: ClaimStore> Retrying<S> {
 /// [`Retrying::again`]; the calls whose answer says what they changed are
 /// overridden with their reconciliation.
 #[async_trait]
-impl<S: ClaimStore> StoreLayer for Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
     type Inner = S;
 
     fn inner(&self) -> &S {
         &self.inner
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         debug_assert!(!reconciled(op), "{op} is reconciled, not retried");
         Box::pin(self.again(call))
     }
@@ -197,16 +198,6 @@ impl<S: ClaimStore> StoreLayer for Retrying<S> {
         generations: &[Generation],
     ) -> Result<Vec<bool>, StoreError> {
         let call = || self.inner.release(queue, owner, generations);
-        self.owner_checked(queue, owner, generations, call).await
-    }
-
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.sweep(queue, owner, generations);
         self.owner_checked(queue, owner, generations, call).await
     }
 

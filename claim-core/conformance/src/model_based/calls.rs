@@ -1,12 +1,13 @@
 //! Store calls as data: each is run on the model to get the expected answer, then replayed on the store.
 
+use crate::CheckedStore;
 use claim_core::model::Model;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, PendingEntry, ReclaimReport,
     RenewOutcome, Submission,
 };
 use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken};
-use claim_core::{ClaimStore, Op, StoreError};
+use claim_core::{Op, StoreError};
 
 /// One mutating `ClaimStore` operation with its arguments; each variant is
 /// named as its [`Op`].
@@ -44,11 +45,6 @@ pub enum Call {
         owner: OwnerToken,
         generations: Vec<Generation>,
     },
-    Sweep {
-        queue: String,
-        owner: OwnerToken,
-        generations: Vec<Generation>,
-    },
     ParkRetry {
         queue: String,
         owner: OwnerToken,
@@ -79,7 +75,6 @@ impl Call {
             Call::Renew { .. } => Op::Renew,
             Call::Ack { .. } => Op::Ack,
             Call::Release { .. } => Op::Release,
-            Call::Sweep { .. } => Op::Sweep,
             Call::ParkRetry { .. } => Op::ParkRetry,
             Call::PromoteDue { .. } => Op::PromoteDue,
             Call::ReclaimExpired { .. } => Op::ReclaimExpired,
@@ -143,11 +138,6 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
             owner,
             generations,
         } => Answer::Flags(model.release(queue, owner, generations, now)),
-        Call::Sweep {
-            queue,
-            owner,
-            generations,
-        } => Answer::Flags(model.sweep(queue, owner, generations, now)),
         Call::ParkRetry {
             queue,
             owner,
@@ -166,7 +156,7 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
 }
 
 /// Runs a call on the store under test.
-pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, StoreError> {
+pub async fn on_store<S: CheckedStore>(store: &S, call: &Call) -> Result<Answer, StoreError> {
     Ok(match call {
         Call::Submit { queue, submission } => {
             store.submit(queue, submission).await?;
@@ -198,11 +188,6 @@ pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, S
             owner,
             generations,
         } => Answer::Flags(store.release(queue, owner, generations).await?),
-        Call::Sweep {
-            queue,
-            owner,
-            generations,
-        } => Answer::Flags(store.sweep(queue, owner, generations).await?),
         Call::ParkRetry {
             queue,
             owner,
@@ -222,7 +207,7 @@ pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, S
 
 /// Replays the model's calls on the store, each at its time, and checks
 /// every answer equals the model's.
-pub async fn replay<S: ClaimStore>(
+pub async fn replay<S: CheckedStore>(
     store: &S,
     clock: &ManualClock,
     trace: &[Entry],

@@ -108,11 +108,6 @@ pub fn check(
                 queue,
                 owner,
                 generations,
-            }
-            | Call::Sweep {
-                queue,
-                owner,
-                generations,
             },
             Answer::Flags(out),
         ) => owned(before, after, queue, owner, generations, |g, pre| {

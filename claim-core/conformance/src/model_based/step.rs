@@ -21,23 +21,15 @@ fn let_go(sim: &mut Sim, worker: usize, generations: &[Generation]) -> (OwnerTok
     (owner, groups)
 }
 
-/// One release call (a sweep call if `sweep`) per queue of `groups`.
-fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups, sweep: bool) {
+/// One release call per queue of `groups` (a shutdown sweep is releases).
+fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups) {
     for (queue, claims) in groups {
         let generations = claims.into_iter().map(|(g, _)| g).collect();
         let owner = owner.clone();
-        sim.call(if sweep {
-            Call::Sweep {
-                queue,
-                owner,
-                generations,
-            }
-        } else {
-            Call::Release {
-                queue,
-                owner,
-                generations,
-            }
+        sim.call(Call::Release {
+            queue,
+            owner,
+            generations,
         });
     }
 }
@@ -162,7 +154,7 @@ fn run(sim: &mut Sim, step: &Step) {
             generations,
         } => {
             let (owner, groups) = let_go(sim, *worker, generations);
-            return_per_queue(sim, &owner, groups, false);
+            return_per_queue(sim, &owner, groups);
         }
         Step::Park {
             worker,
@@ -196,7 +188,7 @@ fn run(sim: &mut Sim, step: &Step) {
             let gens: Vec<_> = w.held.keys().cloned().collect();
             let (owner, groups) = (w.owner(), by_queue(&gens, &w.held));
             w.restart();
-            return_per_queue(sim, &owner, groups, true);
+            return_per_queue(sim, &owner, groups);
         }
         Step::Crash { worker } => sim.state.workers[*worker].restart(),
         Step::Promote { limit } => {

@@ -8,13 +8,14 @@ use claim_core::store::{
     generations_of,
 };
 use claim_core::types::{Generation, Member, OwnerToken};
+use claim_core::{ClaimProducer, ListReads};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
 /// Enough to read a whole test queue in one peek.
 const ALL: usize = 1_000_000;
 
-impl<S: ClaimStore> Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
         let entries = self.again(|| self.inner.peek(queue, 0, ALL)).await?;
         Ok(entries.into_iter().map(|e| e.member).collect())
@@ -55,7 +56,7 @@ impl<S: ClaimStore> Retrying<S> {
         Ok(out)
     }
 
-    /// An owner-checked return (release, sweep, park): it took effect if a
+    /// An owner-checked return (release, park): it took effect if a
     /// claim the owner held before is gone; each item then answers whether
     /// the owner held it (a generation repeated in the batch: its first time).
     pub(super) async fn owner_checked<F, Fut>(

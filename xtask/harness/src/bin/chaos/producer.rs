@@ -18,7 +18,7 @@ use crate::raw::{Raw, Target};
 use crate::{QUEUE, RESULTS};
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use claim_core::{ClaimStore, Generation, StoreError};
+use claim_core::{ClaimProducer, Generation, StoreError};
 use claim_redis::RedisStore;
 use futures::TryStreamExt;
 use rand::rngs::StdRng;
