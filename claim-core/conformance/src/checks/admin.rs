@@ -58,8 +58,7 @@ async fn unblock<S: CheckedStore>(fx: &Fixture<S>) {
 async fn to_the_limit<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!(report.dead_lettered, 1, "{report:?}");
 }
 
@@ -243,11 +242,9 @@ where
     let both_reqs = [dead.clone(), lapsing.clone()];
     fx.submit(&both_reqs).await;
     fx.claim("w1", &both_reqs).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 2);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 2);
     fx.claim("w2", dead.one()).await;
-    fx.clock.set(fx.at(62));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(62).await.dead_lettered, 1);
     // `lapsing` reaches its limit in the reclaim racing the redrive.
     fx.claim("w2", lapsing.one()).await;
     fx.clock.set(fx.at(93));

@@ -46,8 +46,7 @@ async fn nothing_left<S: CheckedStore>(fx: &Fixture<S>, path: &str) {
         0,
         "{path}: not parked"
     );
-    fx.clock.set(fx.at(8000));
-    assert_eq!(fx.reclaim_all().await, Default::default(), "{path}");
+    assert_eq!(fx.reclaim_at(8000).await, Default::default(), "{path}");
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 0, "{path}");
     assert!(fx.pending().await.is_empty(), "{path}");
     assert_eq!(fx.result_ids().await, vec!["a"], "{path}: one record");

@@ -272,8 +272,7 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFa
 
 pub async fn renew_after_the_claim_was_reclaimed_is_lost(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     assert!(claimed(&fx.claim("w2", r.one()).await[0]));
     assert_eq!(fx.renew("w1", r.one()).await, vec![RenewOutcome::Lost]);
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w2"));
@@ -292,8 +291,7 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim(f: &
     fx.release("w1", r.one()).await;
     assert_eq!(fx.pending().await, vec![r.member.clone()]);
     fx.claim("w1", r.one()).await;
-    fx.clock.set(fx.at(31));
-    fx.reclaim_all().await;
+    fx.reclaim_at(31).await;
     assert_eq!(
         fx.pending().await,
         vec![r.member.clone()],
@@ -306,8 +304,7 @@ pub async fn depth_counts_claims_not_bookkeeping_entries(f: &impl StoreFactory) 
     let rs = fx.reqs(6);
     fx.submit(&rs).await;
     fx.claim("w1", &rs[..4]).await;
-    fx.clock.set(fx.at(31));
-    fx.reclaim_all().await;
+    fx.reclaim_at(31).await;
     fx.claim("w2", &rs[..2]).await;
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (4, 2, 0));

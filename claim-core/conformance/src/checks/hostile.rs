@@ -91,8 +91,7 @@ pub async fn a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery
         let waiting = bystanders(&fx).await;
         let hostile = naming_as_payload(fx.start, "h", &key);
         fx.submit_and_claim("crasher", &hostile).await;
-        fx.clock.set(fx.at(31));
-        let report = fx.reclaim_all().await;
+        let report = fx.reclaim_at(31).await;
         assert_eq!(report.dead_lettered, 1, "{key}: the limit ends it");
         assert_untouched(&fx, &waiting, &key).await;
         let d = fx.depths().await;
@@ -196,8 +195,7 @@ pub async fn a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothin
         "only the keyable one is claimed"
     );
     // The reclaimer finds nothing stranded once the lease is over.
-    fx.clock.set(fx.at(3600));
-    fx.reclaim_all().await;
+    fx.reclaim_at(3600).await;
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed), (3, 0));
 }

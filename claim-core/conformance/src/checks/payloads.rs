@@ -117,8 +117,7 @@ pub async fn a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_delet
 ) {
     let (fx, r) = claimed_by_reference(f, "w1").await;
     // The lease runs out and the reclaimer puts the request back in pending.
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     assert!(
         stored(&fx.store, &r).await,
         "a redelivered request keeps it"
@@ -335,8 +334,7 @@ pub async fn released_and_reclaimed_members_keep_their_sequence_score_exactly(
     fx.claim("w1", &rs[..1]).await;
     fx.claim("w2", &rs[1..]).await;
     assert_eq!(fx.release("w1", &rs[..1]).await, vec![true]);
-    fx.clock.set(fx.at(31));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(31).await;
     assert_eq!(report.redelivered, 1, "w2's lease lapsed");
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     let got: Vec<_> = pending

@@ -153,12 +153,10 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
         .unwrap();
     let (poison, next) = (fx.req("poison", "t", 3600), fx.req("next", "t", 3601));
     fx.submit_and_claim("w1", &poison).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     fx.submit(next.one()).await;
     fx.claim("w2", &[poison.clone(), next.clone()]).await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!(
         (report.dead_lettered, report.redelivered, report.more),
         (1, 1, false),
@@ -186,8 +184,7 @@ pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_s
     f: &impl StoreFactory,
 ) {
     let (fx, r) = one_claimed(f, "w1", 86_400).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     let out = fx.ack("w1", r.one(), "late").await;
     assert!(out[0].pushed && !out[0].claim_dropped, "{out:?}");
     assert_eq!(fx.depths().await.pending, 0, "the pending copy went too");

@@ -52,8 +52,7 @@ pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once(f: &
     fx.claim("alive", &rs[6..]).await;
     fx.clock.set(fx.at(15));
     fx.renew("alive", &rs[6..]).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 6);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 6);
     let again = fx.claim("alive", &rs).await;
     assert_eq!(
         again.iter().filter(|o| redeliveries(o) == Some(1)).count(),
@@ -75,8 +74,7 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
     fx.submit(r.one()).await;
     for round in 1..=3u64 {
         fx.claim("crasher", r.one()).await;
-        fx.clock.set(fx.at(31 * round));
-        fx.reclaim_all().await;
+        fx.reclaim_at(31 * round).await;
     }
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
@@ -106,8 +104,7 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl S
     let fx = fixture(f, cfg).await;
     let r = fx.req("poison", "t", 3600);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(
         fx.store
             .results("queue-specific-results")
@@ -139,8 +136,7 @@ pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_r
     let (resolved, unresolved) = (routed("resolved", true), routed("unresolved", false));
     fx.submit(&[resolved.clone(), unresolved.clone()]).await;
     fx.claim("crasher", &[resolved, unresolved]).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 2);
     let ids = |records: Vec<Member>| -> Vec<String> {
         records
             .iter()
@@ -166,8 +162,7 @@ pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
     fx.submit(r.one()).await;
     for round in 1..=12u64 {
         fx.claim("crasher", r.one()).await;
-        fx.clock.set(fx.at(31 * round));
-        assert_eq!(fx.reclaim_all().await.dead_lettered, 0);
+        assert_eq!(fx.reclaim_at(31 * round).await.dead_lettered, 0);
     }
     assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(12));
 }
@@ -217,8 +212,7 @@ pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redeliver
     fx.claim("next", r.one()).await;
     // The stale owner answers; then the new owner dies without acking.
     fx.ack("slow", r.one(), "answered").await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!(
         (report.redelivered, report.dead_lettered),
         (0, 0),
@@ -265,16 +259,14 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     fx.submit(inline.one()).await;
     let crashers = [inline.clone(), poison.clone()];
     fx.claim("crasher", &crashers).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 2);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 2);
     assert!(
         payload_kept(&fx.store, &poison).await,
         "a redelivered request keeps its payload"
     );
     let all = [inline.clone(), poison.clone(), survivor.clone()];
     fx.claim("crasher", &all).await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (1, 2));
     assert!(
         !payload_kept(&fx.store, &poison).await,
@@ -298,8 +290,7 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     let (below, below_sub) = by_reference(fx.start, "b-below");
     fx.store.submit(Q, &at_limit_sub).await.unwrap();
     fx.claim("slow", at_limit.one()).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     fx.store.submit(Q, &below_sub).await.unwrap();
     let both = [at_limit.clone(), below.clone()];
     fx.claim("next", &both).await;
@@ -308,8 +299,7 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     fx.ack("slow", &both, "answered").await;
     assert!(payload_kept(&fx.store, &at_limit).await);
     assert!(payload_kept(&fx.store, &below).await);
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
     assert!(
         !payload_kept(&fx.store, &at_limit).await,

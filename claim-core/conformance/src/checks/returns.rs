@@ -193,8 +193,7 @@ pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending(f: &
         .await;
     fx.release("w1", &rs[4..5]).await;
     fx.release("w1", &rs[2..3]).await;
-    fx.clock.set(fx.at(31));
-    fx.reclaim_all().await;
+    fx.reclaim_at(31).await;
     let members: Vec<_> = rs.iter().map(|r| r.member.clone()).collect();
     assert_eq!(fx.pending().await, members);
 }

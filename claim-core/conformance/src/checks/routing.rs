@@ -59,8 +59,7 @@ pub async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_
         (RESULTS, Some(120))
     );
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, RESULTS).await, ["resolved"]);
     assert!(ids_on(&fx.store, QUEUE_LIST).await.is_empty());
     let ttl = fx.store.list_ttl(RESULTS).await.unwrap();
@@ -73,8 +72,7 @@ pub async fn an_unresolved_members_delivery_limit_record_sets_the_queues_list_tt
     let fx = fixture(f, with_queue_list()).await;
     let r = routed(fx.req("unresolved", "t", 3600), Some("own"), false, 5);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, QUEUE_LIST).await, ["unresolved"]);
     let ttl = fx.store.list_ttl(QUEUE_LIST).await.unwrap();
     assert!(ttl.is_some_and(|t| t > 5 && t <= 600), "list TTL {ttl:?}");
@@ -139,8 +137,7 @@ pub async fn a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_wr
     let allowed = routed(fx.req("allowed", "t", 3600), Some("tenant-b:x"), true, 0);
     fx.submit(&[refused.clone(), allowed.clone()]).await;
     fx.claim("crasher", &[refused.clone(), allowed]).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 2);
     assert_eq!(ids_on(&fx.store, "tenant-b:x").await, ["allowed"]);
     assert_eq!(fx.store.list_len("tenant-a:x").await.unwrap(), 0);
     assert!(!fx.store.is_terminal(&refused.generation).await.unwrap());
@@ -162,8 +159,7 @@ pub async fn a_member_whose_list_ttl_is_beyond_ten_years_is_routed_as_unreadable
     // and its DELIVERY_LIMIT record takes the queue's list and TTL.
     let r = routed(fx.req("forever", "t", 3600), Some("own"), true, u64::MAX);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, QUEUE_LIST).await, ["forever"]);
     assert_eq!(fx.store.list_len("own").await.unwrap(), 0);
     let ttl = fx.store.list_ttl(QUEUE_LIST).await.unwrap();

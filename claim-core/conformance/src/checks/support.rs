@@ -257,7 +257,13 @@ impl<S: CheckedStore> Fixture<S> {
     /// 31 s), and reclaims: one redelivery, or the limit.
     pub async fn lapse(&self, who: &str, r: &Req) -> claim_core::store::ReclaimReport {
         self.submit_and_claim(who, r).await;
-        self.clock.set(self.at(31));
+        self.reclaim_at(31).await
+    }
+
+    /// Sets the clock `secs` seconds after the start and reclaims until
+    /// nothing expired remains.
+    pub async fn reclaim_at(&self, secs: u64) -> claim_core::store::ReclaimReport {
+        self.clock.set(self.at(secs));
         self.reclaim_all().await
     }
 
