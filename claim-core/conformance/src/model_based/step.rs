@@ -1,6 +1,6 @@
 //! Applying a transition to the reference state: the calls each participant makes, recorded for replay.
 
-use super::calls::{Call, Entry};
+use super::calls::{Batch, Call, Entry};
 use super::sim::{Sim, ack_item};
 use super::state::{Held, LEASE_TTL_MS, QUEUES, RefState, Shape, Submitted, garbage, member};
 use super::workload::{Step, Verdict};
@@ -25,12 +25,7 @@ fn let_go(sim: &mut Sim, worker: usize, generations: &[Generation]) -> (OwnerTok
 fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups) {
     for (queue, claims) in groups {
         let generations = claims.into_iter().map(|(g, _)| g).collect();
-        let owner = owner.clone();
-        sim.call(Call::Release {
-            queue,
-            owner,
-            generations,
-        });
+        sim.call(Call::Release(Batch::new(&queue, owner, generations)));
     }
 }
 
@@ -176,11 +171,7 @@ fn run(sim: &mut Sim, step: &Step) {
                         }
                     })
                     .collect();
-                sim.call(Call::ParkRetry {
-                    queue,
-                    owner: owner.clone(),
-                    items,
-                });
+                sim.call(Call::ParkRetry(Batch::new(&queue, &owner, items)));
             }
         }
         Step::Sweep { worker } => {
