@@ -6,7 +6,9 @@
 
 use super::StoreFactory;
 use super::acks::pushed_dropped;
-use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
+use super::support::{
+    Fixture, Q, RESULTS, Req, config, fixture, limited_with_list, one_claimed, owner,
+};
 use crate::CheckedStore;
 use claim_core::ClaimProducer;
 use claim_core::store::{AckOutcome, ClaimOutcome, ParkItem};
@@ -142,10 +144,7 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
 pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest(
     f: &impl StoreFactory,
 ) {
-    let mut cfg = limited(2);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "other-queue".to_owned());
-    let fx = fixture(f, cfg).await;
+    let fx = fixture(f, limited_with_list(2, "other-queue")).await;
     let blocker = fx.req("blocker", "t", 7200);
     fx.store
         .submit("other-queue", &blocker.submission())

@@ -2,7 +2,9 @@
 
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
-use super::support::{Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
+use super::support::{
+    Q, RESULTS, Req, config, fixture, limited, limited_with_list, one_claimed, owner,
+};
 use crate::CheckedStore;
 use claim_core::store::Submission;
 use claim_core::types::{Member, Millis, Score};
@@ -98,10 +100,7 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
 }
 
 pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl StoreFactory) {
-    let mut cfg = limited(1);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "queue-specific-results".to_owned());
-    let fx = fixture(f, cfg).await;
+    let fx = fixture(f, limited_with_list(1, "queue-specific-results")).await;
     let r = fx.req("poison", "t", 3600);
     fx.submit_and_claim("crasher", &r).await;
     assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
@@ -119,10 +118,7 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl S
 pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes(
     f: &impl StoreFactory,
 ) {
-    let mut cfg = limited(1);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "queue-specific-results".to_owned());
-    let fx = fixture(f, cfg).await;
+    let fx = fixture(f, limited_with_list(1, "queue-specific-results")).await;
     // Go's routing: a member stamped resolved keeps its own list; an
     // unresolved one takes the queue's configured list over its own.
     let routed = |id: &str, resolved: bool| {

@@ -7,7 +7,7 @@
 //! is dead-lettered with the reason and no key of that name is written.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, fixture, ids_on, limited, owner};
+use super::support::{Q, RESULTS, Req, fixture, ids_on, limited, limited_with_list, owner};
 use claim_core::ListReads;
 use claim_core::routing::AllowList;
 use claim_core::store::StoreConfig;
@@ -33,9 +33,7 @@ fn routed(mut r: Req, list: Option<&str>, resolved: bool, ttl: u64) -> Req {
 
 /// A one-delivery config whose queue has [`QUEUE_LIST`] and a 600 s TTL.
 fn with_queue_list() -> StoreConfig {
-    let mut cfg = limited(1);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), QUEUE_LIST.to_owned());
+    let mut cfg = limited_with_list(1, QUEUE_LIST);
     cfg.queue_result_ttls.insert(Q.to_owned(), 600);
     cfg
 }

@@ -67,6 +67,13 @@ pub fn limited(max_deliveries: u32) -> StoreConfig {
     }
 }
 
+/// [`limited`], with queue [`Q`]'s result list configured as `list`.
+pub fn limited_with_list(max_deliveries: u32, list: &str) -> StoreConfig {
+    let mut cfg = limited(max_deliveries);
+    cfg.queue_result_lists.insert(Q.to_owned(), list.to_owned());
+    cfg
+}
+
 pub fn owner(name: &str) -> OwnerToken {
     OwnerToken::new(name)
 }
