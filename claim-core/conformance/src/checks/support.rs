@@ -235,6 +235,14 @@ impl<S: CheckedStore> Fixture<S> {
         self.store.depths(Q).await.expect("depths")
     }
 
+    /// Asserts the one record on the checks' list is `id`'s and nothing is
+    /// left pending or claimed: the request was answered exactly once.
+    pub async fn assert_answered_once(&self, id: &str) {
+        assert_eq!(self.result_ids().await, vec![id]);
+        let d = self.depths().await;
+        assert_eq!((d.pending, d.claimed), (0, 0));
+    }
+
     /// Submits `n` requests ([`reqs`]) and lets `who` claim them all.
     pub async fn claim_batch(&self, who: &str, n: usize) -> Vec<Req> {
         let rs = self.reqs(n);
