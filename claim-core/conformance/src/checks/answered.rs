@@ -10,7 +10,7 @@
 
 use super::StoreFactory;
 use super::returns::park;
-use super::support::{Fixture, Q, Req, config, fixture, owner};
+use super::support::{Fixture, Q, Req, config, fixture, one_answered, owner};
 use crate::CheckedStore;
 use claim_core::admin::ClaimAdmin;
 use claim_core::store::ParkItem;
@@ -79,9 +79,7 @@ pub async fn parking_a_claim_whose_generation_was_answered_drops_it_and_parks_no
 pub async fn a_due_retry_entry_whose_generation_was_answered_is_dropped_not_promoted(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    fx.answer("w1", &r, "done").await;
+    let (fx, r) = one_answered(f, "done").await;
     // A parked copy of the answered generation (as a Go processor, or this
     // store before the marker check, could leave one): a carrier claim is
     // parked with its bytes, the trait having no raw write to the set.

@@ -1,7 +1,7 @@
 //! Checks of peek, claim, cancellation, duplicates, leases and renewal.
 
 use super::StoreFactory;
-use super::support::{Q, T0, config, fixture, one_claimed, owner};
+use super::support::{Q, T0, config, fixture, one_answered, one_claimed, owner};
 use claim_core::ClaimProducer;
 use claim_core::store::{ClaimOutcome, RenewOutcome};
 use claim_core::types::{Millis, Score};
@@ -190,9 +190,7 @@ pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &imp
 }
 
 pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    fx.answer("w1", &r, "done").await;
+    let (fx, r) = one_answered(f, "done").await;
     // The producer (or a stale replica) puts the same generation back.
     fx.submit(r.one()).await;
     assert_eq!(

@@ -7,7 +7,7 @@
 use super::StoreFactory;
 use super::acks::pushed_dropped;
 use super::support::{
-    Fixture, Q, RESULTS, Req, config, fixture, limited_with_list, one_claimed, owner,
+    Fixture, Q, RESULTS, Req, config, fixture, limited_with_list, one_answered, one_claimed, owner,
 };
 use crate::CheckedStore;
 use claim_core::ClaimProducer;
@@ -133,9 +133,7 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
 pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    fx.answer("w1", &r, "first").await;
+    let (fx, r) = one_answered(f, "first").await;
     let out = ack_to_the_queue(&fx, "w1", &r, "again").await;
     assert!(!out[0].pushed && !out[0].dead_lettered, "{out:?}");
     assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");

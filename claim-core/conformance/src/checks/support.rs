@@ -48,6 +48,15 @@ pub async fn one_claimed<F: StoreFactory>(
     (fx, r)
 }
 
+/// A fresh store (the default config) where `w1` answered request `a`
+/// (token `t`, due an hour after the start) with record `text`.
+pub async fn one_answered<F: StoreFactory>(factory: &F, text: &str) -> (Fixture<F::Store>, Req) {
+    let fx = fixture(factory, config()).await;
+    let r = fx.req("a", "t", 3600);
+    fx.answer("w1", &r, text).await;
+    (fx, r)
+}
+
 /// Config with a short lease (30 s) so expiry is easy to reach.
 pub fn config() -> StoreConfig {
     StoreConfig {
