@@ -10,18 +10,14 @@ mod common;
 use claim_core::ListReads;
 use claim_core::lease::marker_expiry;
 use claim_core::marker::{marker_value, record_digest};
-use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
-use claim_core::wire::Envelope;
-use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score,
-};
+use claim_core::store::{ClaimOutcome, StoreConfig, Submission};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken};
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
+use common::{ack_item, evalsha_calls};
 use redis::AsyncCommands;
 use std::sync::Arc;
-
-const DEADLINE: i64 = common::T0_S + 3600;
 
 struct Rig {
     _server: RedisServer,
@@ -52,41 +48,15 @@ async fn rig() -> Option<Rig> {
 }
 
 fn submission(queue: &str, id: &str, list: &str) -> Submission {
-    let mut e = Envelope::new(
-        id,
-        format!("tok-{id}"),
-        DEADLINE,
-        serde_json::json!({"p": id}),
-    );
-    e.internal.request_queue_name = queue.to_owned();
+    let mut e = common::envelope(queue, id);
     e.internal.result_queue_name = list.to_owned();
     e.submission()
-}
-
-fn ack_item(s: &Submission, list: &str, text: &str) -> AckItem {
-    let record = format!(r#"{{"id":"{}","payload":"{text}"}}"#, s.generation.id);
-    AckItem {
-        generation: s.generation.clone(),
-        member: s.member.clone(),
-        score: Score(DEADLINE as f64),
-        result_list: list.to_owned(),
-        record: Member::from(record.as_str()),
-        result_ttl_seconds: 0,
-        payload_ref: None,
-    }
-}
-
-fn request(s: &Submission) -> ClaimRequest {
-    ClaimRequest {
-        member: s.member.clone(),
-        generation: s.generation.clone(),
-    }
 }
 
 /// Submits and claims `s` for `owner`.
 async fn claimed(rig: &Rig, queue: &str, owner: &OwnerToken, s: &Submission) {
     rig.store.submit(queue, s).await.expect("submit");
-    let out = rig.store.claim(queue, owner, &[request(s)]).await;
+    let out = rig.store.claim(queue, owner, &[s.claim_request()]).await;
     assert!(
         matches!(out.unwrap()[..], [ClaimOutcome::Claimed { .. }]),
         "claimed"
@@ -108,19 +78,6 @@ async fn acked_once(
         "{out:?}"
     );
     evalsha_calls(raw).await - before
-}
-
-/// EVALSHA calls the server ran so far.
-async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(raw)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 async fn records(rig: &Rig, list: &str) -> Vec<Member> {
@@ -263,7 +220,12 @@ async fn crash_between_push_and_drop(routed: &str, list: &str) -> Option<bool> {
     let report = rig.store.reclaim_expired(queue, 10).await.unwrap();
     assert_eq!(report.redelivered + report.ghosts_repaired, 1, "{report:?}");
     if report.redelivered == 1 {
-        match rig.store.claim(queue, &w2, &[request(&s)]).await.unwrap()[..] {
+        match rig
+            .store
+            .claim(queue, &w2, &[s.claim_request()])
+            .await
+            .unwrap()[..]
+        {
             [ClaimOutcome::Claimed { .. }] => {
                 let second = ack_item(&s, list, "w2's answer");
                 let out = rig.store.ack(queue, &w2, &[second]).await.unwrap()[0];
