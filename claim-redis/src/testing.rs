@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod acl;
 mod cluster;
@@ -19,6 +19,7 @@ pub mod go;
 mod ping;
 mod process;
 mod sentinel;
+mod startup;
 mod tls;
 
 pub use acl::add_acl_user;
@@ -187,21 +188,16 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         self.child = Some(cmd.spawn()?);
-        let started = Instant::now();
-        while started.elapsed() < START_TIMEOUT {
-            if let Some(child) = self.child.as_mut()
-                && let Some(status) = child.try_wait()?
-            {
-                self.child = None;
-                return Err(std::io::Error::other(format!(
-                    "redis-server exited at start ({status}); log: {}",
-                    self.log_tail()
-                )));
-            }
-            if ping(self.port) {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let log = self.dir.join("redis.log");
+        let port = self.port;
+        let started = startup::wait_ready(
+            &mut self.child,
+            ("redis-server", &log),
+            START_TIMEOUT,
+            || ping(port),
+        )?;
+        if started {
+            return Ok(());
         }
         self.kill();
         Err(std::io::Error::other(format!(
@@ -212,9 +208,7 @@ impl RedisServer {
     }
 
     fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().rev().take(5).collect();
-        lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        startup::log_tail(&self.dir.join("redis.log"))
     }
 }
 

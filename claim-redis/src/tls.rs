@@ -104,27 +104,31 @@ mod tests {
         );
     }
 
+    /// Options naming `path` as the CA file, nothing else.
+    fn ca_file(path: impl Into<PathBuf>) -> TlsOptions {
+        TlsOptions {
+            ca_file: Some(path.into()),
+            ..TlsOptions::default()
+        }
+    }
+
+    /// Asserts `certificates(tls, rediss)` fails naming every one of `names`.
+    fn refused_naming(tls: &TlsOptions, rediss: bool, names: &[&str]) {
+        let err = certificates(tls, rediss).unwrap_err().to_string();
+        for name in names {
+            assert!(err.contains(name), "{name} in {err}");
+        }
+    }
+
     #[test]
     fn tls_files_with_a_plain_url_are_refused_naming_rediss() {
-        let tls = TlsOptions {
-            ca_file: Some(PathBuf::from("/nonexistent/ca.pem")),
-            ..TlsOptions::default()
-        };
-        let err = certificates(&tls, false).unwrap_err().to_string();
-        assert!(err.contains("rediss://"), "{err}");
+        refused_naming(&ca_file("/nonexistent/ca.pem"), false, &["rediss://"]);
     }
 
     #[test]
     fn a_missing_ca_file_is_refused_naming_the_field_and_path() {
-        let tls = TlsOptions {
-            ca_file: Some(PathBuf::from("/nonexistent/ca.pem")),
-            ..TlsOptions::default()
-        };
-        let err = certificates(&tls, true).unwrap_err().to_string();
-        assert!(
-            err.contains("tls.ca_file") && err.contains("/nonexistent/ca.pem"),
-            "{err}"
-        );
+        let names = ["tls.ca_file", "/nonexistent/ca.pem"];
+        refused_naming(&ca_file("/nonexistent/ca.pem"), true, &names);
     }
 
     #[test]
@@ -133,8 +137,7 @@ mod tests {
             client_cert: Some(PathBuf::from("/x/cert.pem")),
             ..TlsOptions::default()
         };
-        let err = certificates(&tls, true).unwrap_err().to_string();
-        assert!(err.contains("tls.client_key"), "{err}");
+        refused_naming(&tls, true, &["tls.client_key"]);
     }
 
     #[test]
@@ -143,12 +146,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("empty.pem");
         std::fs::write(&path, "not pem").unwrap();
-        let tls = TlsOptions {
-            ca_file: Some(path),
-            ..TlsOptions::default()
-        };
-        let err = certificates(&tls, true).unwrap_err().to_string();
-        assert!(err.contains("no certificate"), "{err}");
+        refused_naming(&ca_file(path), true, &["no certificate"]);
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -10,18 +10,14 @@ mod common;
 use claim_core::ListReads;
 use claim_core::lease::marker_expiry;
 use claim_core::marker::{marker_value, record_digest};
-use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
-use claim_core::wire::Envelope;
-use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score,
-};
+use claim_core::store::{ClaimOutcome, StoreConfig, Submission};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken};
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
+use common::{ack_item, evalsha_calls};
 use redis::AsyncCommands;
 use std::sync::Arc;
-
-const DEADLINE: i64 = common::T0_S + 3600;
 
 struct Rig {
     _server: RedisServer,
@@ -52,75 +48,40 @@ async fn rig() -> Option<Rig> {
 }
 
 fn submission(queue: &str, id: &str, list: &str) -> Submission {
-    let mut e = Envelope::new(
-        id,
-        format!("tok-{id}"),
-        DEADLINE,
-        serde_json::json!({"p": id}),
-    );
-    e.internal.request_queue_name = queue.to_owned();
+    let mut e = common::envelope(queue, id);
     e.internal.result_queue_name = list.to_owned();
     e.submission()
 }
 
-fn ack_item(s: &Submission, list: &str, text: &str) -> AckItem {
-    let record = format!(r#"{{"id":"{}","payload":"{text}"}}"#, s.generation.id);
-    AckItem {
-        generation: s.generation.clone(),
-        member: s.member.clone(),
-        score: Score(DEADLINE as f64),
-        result_list: list.to_owned(),
-        record: Member::from(record.as_str()),
-        result_ttl_seconds: 0,
-        payload_ref: None,
-    }
-}
-
-fn request(s: &Submission) -> ClaimRequest {
-    ClaimRequest {
-        member: s.member.clone(),
-        generation: s.generation.clone(),
-    }
-}
-
 /// Submits and claims `s` for `owner`.
-async fn claimed(rig: &Rig, queue: &str, owner: &OwnerToken, s: &Submission) {
-    rig.store.submit(queue, s).await.expect("submit");
-    let out = rig.store.claim(queue, owner, &[request(s)]).await;
+async fn claimed(store: &RedisStore, queue: &str, owner: &OwnerToken, s: &Submission) {
+    store.submit(queue, s).await.expect("submit");
+    let out = store.claim(queue, owner, &[s.claim_request()]).await;
     assert!(
         matches!(out.unwrap()[..], [ClaimOutcome::Claimed { .. }]),
         "claimed"
     );
 }
 
-/// `owner`'s ack of `s` as one success into `list`, checked to have pushed
-/// and dropped the claim; returns the scripts (EVALSHA calls) it took.
+/// `a`, submitted to `queue` naming `list`, claimed by `w1` and acked as
+/// one success into `list`, checked to have pushed and dropped the claim;
+/// returns the submission and the scripts (EVALSHA calls) the ack took.
 async fn acked_once(
     store: &RedisStore,
     raw: &mut redis::aio::MultiplexedConnection,
-    (queue, owner, s, list): (&str, &OwnerToken, &Submission, &str),
-) -> u64 {
+    (queue, list): (&str, &str),
+) -> (Submission, u64) {
+    let w1 = OwnerToken::new("w1");
+    let s = submission(queue, "a", list);
+    claimed(store, queue, &w1, &s).await;
     let before = evalsha_calls(raw).await;
-    let out = store.ack(queue, owner, &[ack_item(s, list, "one")]).await;
+    let out = store.ack(queue, &w1, &[ack_item(&s, list, "one")]).await;
     let out = out.unwrap()[0];
     assert!(
         out.pushed && out.claim_dropped && !out.dead_lettered,
         "{out:?}"
     );
-    evalsha_calls(raw).await - before
-}
-
-/// EVALSHA calls the server ran so far.
-async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(raw)
-        .await
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next()?.parse().ok())
-        .unwrap_or(0)
+    (s, evalsha_calls(raw).await - before)
 }
 
 async fn records(rig: &Rig, list: &str) -> Vec<Member> {
@@ -136,14 +97,9 @@ async fn an_ack_to_a_list_in_the_queues_slot_is_one_atomic_script() {
         hash_slot(keys.list(list).as_bytes()),
         hash_slot(keys.queue(queue).pending.as_bytes())
     );
-    let w1 = OwnerToken::new("w1");
-    let s = submission(queue, "a", list);
-    claimed(&rig, queue, &w1, &s).await;
+    let (s, scripts) = acked_once(&rig.store, &mut rig.raw, (queue, list)).await;
     // ack.lua once, then one del_if per producer key (active, cancel).
-    assert_eq!(
-        acked_once(&rig.store, &mut rig.raw, (queue, &w1, &s, list)).await,
-        1 + 2
-    );
+    assert_eq!(scripts, 1 + 2);
     assert_eq!(records(&rig, list).await.len(), 1);
     assert!(rig.store.claims(queue).await.unwrap().is_empty());
     let marker = keys.marker_for(&keys.queue(queue).pending, &s.generation);
@@ -164,14 +120,10 @@ async fn an_ack_to_a_list_in_another_slot_pushes_once_drops_the_claim_and_fences
     let slot = hash_slot(keys.queue(queue).pending.as_bytes());
     assert_ne!(hash_slot(keys.list(list).as_bytes()), slot);
     assert_ne!(hash_slot(keys.list(other).as_bytes()), slot);
-    let w1 = OwnerToken::new("w1");
-    let s = submission(queue, "a", list);
-    claimed(&rig, queue, &w1, &s).await;
+    let (s, scripts) = acked_once(&rig.store, &mut rig.raw, (queue, list)).await;
     // fence, push_once, drop, then one del_if per producer key.
-    assert_eq!(
-        acked_once(&rig.store, &mut rig.raw, (queue, &w1, &s, list)).await,
-        3 + 2
-    );
+    assert_eq!(scripts, 3 + 2);
+    let w1 = OwnerToken::new("w1");
     assert!(rig.store.claims(queue).await.unwrap().is_empty());
     // The marker in the list's slot and its copy in the queue's slot.
     let list_marker = keys.marker_for(&keys.list(list), &s.generation);
@@ -226,7 +178,7 @@ async fn crash_between_push_and_drop(routed: &str, list: &str) -> Option<bool> {
     let keys = rig.store.keys().clone();
     let (w1, w2) = (OwnerToken::new("w1"), OwnerToken::new("w2"));
     let s = submission(queue, "a", routed);
-    claimed(&rig, queue, &w1, &s).await;
+    claimed(&rig.store, queue, &w1, &s).await;
     // w1's ack runs step (b) alone, exactly as push_once.lua writes it
     // (record, marker in the list's slot), and w1 dies before the drop.
     let first = ack_item(&s, list, "w1's answer");
@@ -263,7 +215,12 @@ async fn crash_between_push_and_drop(routed: &str, list: &str) -> Option<bool> {
     let report = rig.store.reclaim_expired(queue, 10).await.unwrap();
     assert_eq!(report.redelivered + report.ghosts_repaired, 1, "{report:?}");
     if report.redelivered == 1 {
-        match rig.store.claim(queue, &w2, &[request(&s)]).await.unwrap()[..] {
+        match rig
+            .store
+            .claim(queue, &w2, &[s.claim_request()])
+            .await
+            .unwrap()[..]
+        {
             [ClaimOutcome::Claimed { .. }] => {
                 let second = ack_item(&s, list, "w2's answer");
                 let out = rig.store.ack(queue, &w2, &[second]).await.unwrap()[0];

@@ -10,78 +10,37 @@
 mod common;
 
 use claim_core::ListReads;
-use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
-use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score,
-};
+use claim_core::store::{AckOutcome, ClaimOutcome, Submission};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, OwnerToken};
 use claim_redis::slots::hash_slot;
+use claim_redis::testing::RedisServerOptions;
 use claim_redis::testing::go::{self, GoQueue};
-use claim_redis::testing::{RedisCluster, RedisServerOptions, require_redis_server};
-use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource, Topology};
+use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
+use common::{DEADLINE, ack_item, evalsha_calls};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const QUEUE: &str = "jobs";
-const DEADLINE: i64 = common::T0_S + 3600;
-
-fn request(s: &Submission) -> ClaimRequest {
-    ClaimRequest {
-        member: s.member.clone(),
-        generation: s.generation.clone(),
-    }
-}
-
-fn ack_item(s: &Submission, list: &str, text: &str) -> AckItem {
-    let record = format!(r#"{{"id":"{}","payload":"{text}"}}"#, s.generation.id);
-    AckItem {
-        generation: s.generation.clone(),
-        member: s.member.clone(),
-        score: Score(DEADLINE as f64),
-        result_list: list.to_owned(),
-        record: Member::from(record.as_str()),
-        result_ttl_seconds: 0,
-        payload_ref: None,
-    }
-}
 
 async fn claimed(store: &RedisStore, owner: &OwnerToken, s: &Submission) {
-    let out = store.claim(QUEUE, owner, &[request(s)]).await.unwrap();
-    assert!(matches!(out[..], [ClaimOutcome::Claimed { .. }]), "{out:?}");
-}
-
-/// EVALSHA calls a node ran so far.
-async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(raw)
+    let out = store
+        .claim(QUEUE, owner, &[s.claim_request()])
         .await
         .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-        .and_then(|rest| rest.split(',').next()?.parse().ok())
-        .unwrap_or(0)
+    assert!(matches!(out[..], [ClaimOutcome::Claimed { .. }]), "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_returned_before_its_drop()
  {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    let Some(cluster) = common::cluster::private(0).await else {
         return;
-    }
-    let cluster = tokio::task::spawn_blocking(|| RedisCluster::start_with_replicas(0))
-        .await
-        .unwrap()
-        .expect("start a private cluster");
+    };
     let clock = ManualClock::new(common::T0);
     let options = RedisStoreOptions {
-        key_prefix: claim_redis::testing::random_prefix(),
         call_timeout: Duration::from_secs(10),
-        topology: Topology::Cluster {
-            seeds: cluster.seeds(),
-        },
         time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
-        ..RedisStoreOptions::new(cluster.url(), common::config())
+        ..common::cluster::options(&cluster, common::config())
     };
     let store = RedisStore::connect(options).await.expect("connect");
     let keys = store.keys().clone();

@@ -3,8 +3,7 @@
 mod common;
 
 use claim_core::store::StoreConfig;
-use claim_redis::testing::{RedisCluster, require_redis_server};
-use claim_redis::{RedisStore, RedisStoreOptions, Topology};
+use claim_redis::{RedisStore, RedisStoreOptions};
 use std::time::Duration;
 
 const DEADLINE: i64 = 4_000_000_000;
@@ -15,21 +14,12 @@ const RECOVERY: Duration = Duration::from_secs(30);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_primary_fails_calls_transiently_until_its_replica_is_promoted_and_runs_the_scripts()
  {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    let Some(cluster) = common::cluster::private(1).await else {
         return;
-    }
-    let cluster = tokio::task::spawn_blocking(RedisCluster::start)
-        .await
-        .unwrap()
-        .expect("start a private cluster");
+    };
     let options = RedisStoreOptions {
-        key_prefix: claim_redis::testing::random_prefix(),
         call_timeout: Duration::from_secs(2),
-        topology: Topology::Cluster {
-            seeds: cluster.seeds(),
-        },
-        ..RedisStoreOptions::new(cluster.url(), StoreConfig::default())
+        ..common::cluster::options(&cluster, StoreConfig::default())
     };
     let store = RedisStore::connect(options).await.expect("connect");
     common::round::round_trip(&store, "q", "results", "before", DEADLINE)

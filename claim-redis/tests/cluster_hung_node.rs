@@ -4,8 +4,8 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
 use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Member, OwnerToken};
-use claim_redis::testing::{RedisCluster, require_redis_server};
-use claim_redis::{RedisStore, RedisStoreOptions, Topology};
+use claim_redis::testing::RedisCluster;
+use claim_redis::{RedisStore, RedisStoreOptions};
 use std::time::{Duration, Instant};
 
 const DEADLINE: i64 = 4_000_000_000;
@@ -14,21 +14,10 @@ const DEADLINE: i64 = 4_000_000_000;
 /// primary is not failed over, it only hangs) and a store on it with a
 /// short call timeout; `None` when `redis-server` is missing outside CI.
 async fn hung_node_rig() -> Option<(RedisCluster, RedisStore)> {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
-        return None;
-    }
-    let cluster = tokio::task::spawn_blocking(|| RedisCluster::start_with_replicas(0))
-        .await
-        .unwrap()
-        .expect("start a private cluster");
+    let cluster = common::cluster::private(0).await?;
     let options = RedisStoreOptions {
-        key_prefix: claim_redis::testing::random_prefix(),
         call_timeout: Duration::from_millis(300),
-        topology: Topology::Cluster {
-            seeds: cluster.seeds(),
-        },
-        ..RedisStoreOptions::new(cluster.url(), StoreConfig::default())
+        ..common::cluster::options(&cluster, StoreConfig::default())
     };
     let store = RedisStore::connect(options).await.expect("connect");
     Some((cluster, store))

@@ -3,18 +3,16 @@
 mod common;
 
 use claim_core::store::{AckItem, ClaimRequest, StoreConfig, Submission};
-use claim_core::wire::Envelope;
 use claim_core::{
     ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken,
 };
 use claim_redis::keys::Keys;
 use claim_redis::slots::hash_slot;
-use claim_redis::testing::{RedisCluster, random_prefix, require_redis_server};
-use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource, Topology};
+use claim_redis::testing::RedisCluster;
+use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
 use std::sync::Arc;
 use std::time::Duration;
 
-const DEADLINE: i64 = common::T0_S + 3600;
 const Q: &str = "q";
 const RESULTS: &str = "results";
 
@@ -22,14 +20,6 @@ const RESULTS: &str = "results";
 const NASTY: [&str; 12] = [
     "a}b", "{}x", "x{y", "}{", "{a}}", "{}{a}", "{", "}", "{{}}", "}}{{", "x{}y{z}", "{t}.r",
 ];
-
-fn cluster() -> Option<&'static RedisCluster> {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
-        return None;
-    }
-    Some(RedisCluster::shared().expect("start the shared test cluster"))
-}
 
 /// A store on `cluster` at [`common::T0`] (manual clock) with `config`.
 async fn store_on(
@@ -39,24 +29,16 @@ async fn store_on(
 ) -> (RedisStore, Arc<ManualClock>) {
     let clock = ManualClock::new(common::T0);
     let options = RedisStoreOptions {
-        key_prefix: random_prefix(),
         call_timeout: timeout,
         time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
-        topology: Topology::Cluster {
-            seeds: cluster.seeds(),
-        },
-        ..RedisStoreOptions::new(cluster.url(), config)
+        ..common::cluster::options(cluster, config)
     };
     (RedisStore::connect(options).await.expect("connect"), clock)
 }
 
 /// `id` naming `list` as a producer that resolved its routing.
 fn submission(id: &str, list: &str) -> Submission {
-    let mut e = Envelope::new(id, format!("tok-{id}"), DEADLINE, serde_json::json!({}));
-    e.internal.request_queue_name = Q.to_owned();
-    e.internal.result_queue_name = list.to_owned();
-    e.internal.result_routing_resolved = true;
-    e.submission()
+    common::routed_submission(Q, id, list)
 }
 
 async fn claim(store: &RedisStore, owner: &str, subs: &[&Submission]) {
@@ -67,7 +49,9 @@ async fn claim(store: &RedisStore, owner: &str, subs: &[&Submission]) {
 
 #[test]
 fn every_marker_hashes_to_its_lists_slot_as_the_clusters_keyslot_answers() {
-    let Some(cluster) = cluster() else { return };
+    let Some(cluster) = common::cluster::shared() else {
+        return;
+    };
     let keys = Keys::with_layout("", "retry-sortedset", KeyLayout::HashTagged);
     let g = Generation::new("i{d}", "}t{");
     for list in NASTY.into_iter().chain(["result-list"]) {
@@ -86,7 +70,9 @@ fn every_marker_hashes_to_its_lists_slot_as_the_clusters_keyslot_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acks_and_delivery_limit_records_to_lists_with_stray_braces_land_and_the_reclaim_scan_goes_on()
  {
-    let Some(cluster) = cluster() else { return };
+    let Some(cluster) = common::cluster::shared() else {
+        return;
+    };
     let config = StoreConfig {
         max_deliveries: 2,
         default_result_list: RESULTS.into(),

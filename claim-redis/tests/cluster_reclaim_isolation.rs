@@ -3,24 +3,18 @@
 mod common;
 
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
-use claim_core::wire::Envelope;
 use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, OwnerToken};
 use claim_redis::keys::Keys;
 use claim_redis::slots::hash_slot;
-use claim_redis::testing::{RedisCluster, random_prefix, require_redis_server};
-use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource, Topology};
+use claim_redis::testing::{RedisCluster, random_prefix};
+use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const DEADLINE: i64 = common::T0_S + 3600;
 const Q: &str = "q";
 
 fn submission(id: &str, list: &str) -> Submission {
-    let mut e = Envelope::new(id, format!("tok-{id}"), DEADLINE, serde_json::json!({}));
-    e.internal.request_queue_name = Q.to_owned();
-    e.internal.result_queue_name = list.to_owned();
-    e.internal.result_routing_resolved = true;
-    e.submission()
+    common::routed_submission(Q, id, list)
 }
 
 async fn claim(store: &RedisStore, subs: &[&Submission]) {
@@ -45,14 +39,9 @@ fn name_off(cluster: &RedisCluster, keys: &Keys, stem: &str, taken: &[u16]) -> (
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poison_claim_whose_lists_node_hangs_leaves_the_ordinary_expired_claims_to_come_back() {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    let Some(cluster) = common::cluster::private(0).await else {
         return;
-    }
-    let cluster = tokio::task::spawn_blocking(|| RedisCluster::start_with_replicas(0))
-        .await
-        .unwrap()
-        .expect("start a private cluster");
+    };
     let prefix = random_prefix();
     let keys = Keys::with_layout(&prefix, "retry-sortedset", KeyLayout::HashTagged);
     let queue_primary = cluster
@@ -71,10 +60,7 @@ async fn a_poison_claim_whose_lists_node_hangs_leaves_the_ordinary_expired_claim
         key_prefix: prefix,
         call_timeout: Duration::from_millis(300),
         time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
-        topology: Topology::Cluster {
-            seeds: cluster.seeds(),
-        },
-        ..RedisStoreOptions::new(cluster.url(), config)
+        ..common::cluster::options(&cluster, config)
     };
     let store = RedisStore::connect(options).await.expect("connect");
 

@@ -49,6 +49,18 @@ async fn redelivered_by_us(rig: &mut common::Rig, r: &ClaimRequest) {
     assert_eq!(report.redelivered, 1);
 }
 
+/// Claims `r` as `w`, which must take it with `redeliveries` earlier
+/// deliveries counted.
+async fn claimed_after(rig: &mut common::Rig, r: &ClaimRequest, redeliveries: u32) {
+    let w = OwnerToken::new("w");
+    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(r));
+    let out = out.await.unwrap();
+    assert!(
+        matches!(out[0], ClaimOutcome::Claimed { redeliveries: n, .. } if n == redeliveries),
+        "{out:?}"
+    );
+}
+
 /// A Go processor claims `r` from pending and answers it.
 async fn answered_by_go(rig: &mut common::Rig, r: &ClaimRequest) {
     let gq = GoQueue::new(rig.store.keys().queue(QUEUE));
@@ -100,19 +112,7 @@ async fn a_count_left_by_a_go_answer_stays_one_entry_that_reclaims_neither_grow_
     let next = request("a", "t2");
     let sub = common::submission("a", "t2", DEADLINE);
     rig.store.submit(QUEUE, &sub).await.unwrap();
-    let w = OwnerToken::new("w");
-    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&next));
-    let out = out.await.unwrap();
-    assert!(
-        matches!(
-            out[0],
-            ClaimOutcome::Claimed {
-                redeliveries: 0,
-                ..
-            }
-        ),
-        "{out:?}"
-    );
+    claimed_after(&mut rig, &next, 0).await;
     assert_eq!(deliveries(&mut rig).await, leftover, "still the one entry");
 }
 
@@ -129,19 +129,7 @@ async fn leftover_counts_are_one_per_generation_go_answered_after_our_redelivery
         answered_by_go(&mut rig, r).await;
     }
     // Ours claims its generation again: the count moves into the claim.
-    let w = OwnerToken::new("w");
-    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&by_us));
-    let out = out.await.unwrap();
-    assert!(
-        matches!(
-            out[0],
-            ClaimOutcome::Claimed {
-                redeliveries: 1,
-                ..
-            }
-        ),
-        "{out:?}"
-    );
+    claimed_after(&mut rig, &by_us, 1).await;
     let mut left: Vec<String> = deliveries(&mut rig).await.into_keys().collect();
     left.sort();
     assert_eq!(left, vec!["g0\0t", "g1\0t", "g2\0t"]);

@@ -13,7 +13,7 @@ use claim_core::{
     ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken, Score, StoreError,
 };
 use claim_redis::RedisStore;
-use common::T0;
+use common::{T0, snapshot};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 
@@ -94,8 +94,6 @@ async fn raw_cmd(raw: &mut MultiplexedConnection, args: &[&str]) {
     let _: redis::Value = cmd.query_async(raw).await.unwrap();
 }
 
-/// Every key under the store's prefix with its DUMP: equal snapshots mean
-/// nothing was written.
 /// Asserts every key under `prefix` is as `before` captured it.
 async fn assert_nothing_written(
     raw: &mut MultiplexedConnection,
@@ -103,20 +101,6 @@ async fn assert_nothing_written(
     before: &BTreeMap<Vec<u8>, Vec<u8>>,
 ) {
     assert_eq!(*before, snapshot(raw, prefix).await, "nothing was written");
-}
-
-async fn snapshot(raw: &mut MultiplexedConnection, prefix: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS")
-        .arg(format!("{prefix}*"))
-        .query_async(raw)
-        .await
-        .unwrap();
-    let mut out = BTreeMap::new();
-    for key in keys {
-        let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query_async(raw).await.unwrap();
-        out.insert(key, dump);
-    }
-    out
 }
 
 fn rejected(result: Result<impl std::fmt::Debug, StoreError>, what: &str) {

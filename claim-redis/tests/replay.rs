@@ -11,9 +11,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::wire::{Envelope, stamp_retry};
-use claim_core::{
-    ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score,
-};
+use claim_core::{ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken};
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
 use common::replay::ReplayProxy;
@@ -27,7 +25,7 @@ const QUEUE: &str = "{q}jobs";
 const NEAR: &str = "{q}results";
 /// In another slot (hash-tagged: fence, push once, drop).
 const FAR: &str = "results";
-const DEADLINE: i64 = common::T0_S + 3600;
+use common::DEADLINE;
 
 /// The same store twice: on a server of its own, and on another server
 /// behind the replaying proxy; one clock for both.
@@ -96,36 +94,16 @@ macro_rules! both {
 }
 
 fn envelope(id: &str) -> Envelope {
-    let mut e = Envelope::new(
-        id,
-        format!("tok-{id}"),
-        DEADLINE,
-        serde_json::json!({"p": id}),
-    );
-    e.internal.request_queue_name = QUEUE.to_owned();
-    e
-}
-
-fn request(s: &Submission) -> ClaimRequest {
-    ClaimRequest {
-        member: s.member.clone(),
-        generation: s.generation.clone(),
-    }
+    common::envelope(QUEUE, id)
 }
 
 fn ack_item(s: &Submission, list: &str) -> AckItem {
-    let record = format!(r#"{{"id":"{}","payload":"done"}}"#, s.generation.id);
     AckItem {
-        generation: s.generation.clone(),
-        member: s.member.clone(),
-        score: Score(DEADLINE as f64),
-        result_list: list.to_owned(),
-        record: Member::from(record.as_str()),
-        result_ttl_seconds: 0,
         payload_ref: s
             .payload
             .as_ref()
             .map(|_| format!("request-payload:{}:{}", s.generation.id, s.generation.token)),
+        ..common::ack_item(s, list, "done")
     }
 }
 
@@ -201,7 +179,7 @@ async fn replay_everything(layout: KeyLayout) {
     }
     both!(p, |s| s.cancel("b").await);
     both!(p, |s| s.peek(QUEUE, 0, 20).await);
-    let requests: Vec<ClaimRequest> = subs.iter().map(request).collect();
+    let requests: Vec<ClaimRequest> = subs.iter().map(Submission::claim_request).collect();
     let claimed = both!(p, |s| s.claim(QUEUE, &w1, &requests).await);
     assert!(claimed.contains("Claimed"), "{claimed}");
     let gens: Vec<Generation> = subs.iter().map(|s| s.generation.clone()).collect();
@@ -236,7 +214,7 @@ async fn replay_everything(layout: KeyLayout) {
     both!(p, |s| s.reclaim_expired(QUEUE, 10).await);
     let again: Vec<ClaimRequest> = ["d", "f", "i"]
         .iter()
-        .map(|id| request(by_id(id)))
+        .map(|id| by_id(id).claim_request())
         .collect();
     both!(p, |s| s.claim(QUEUE, &w2, &again).await);
     // A stale owner answers d, which w2 holds: one record, w2 keeps its claim.
@@ -257,7 +235,7 @@ async fn replay_everything(layout: KeyLayout) {
     let junk = Member::from("not json");
     both!(p, |s| s.dead_letter(QUEUE, &junk, "unparsable").await);
     let claimed_e = both!(p, |s| s
-        .claim(QUEUE, &w2, &[request(&parked_request(&parked))])
+        .claim(QUEUE, &w2, &[parked_request(&parked).claim_request()])
         .await);
     assert!(claimed_e.contains("Claimed"), "{claimed_e}");
 

@@ -3,26 +3,20 @@
 mod common;
 
 use claim_core::store::StoreConfig;
-use claim_redis::testing::{RedisCluster, RedisServerOptions, require_redis_server};
-use claim_redis::{RedisStore, RedisStoreOptions, Topology};
+use claim_redis::testing::RedisServerOptions;
+use claim_redis::{RedisStore, RedisStoreOptions};
 use std::time::Duration;
 
 const DEADLINE: i64 = 4_000_000_000;
 
 #[tokio::test]
 async fn on_a_cluster_each_claim_and_ack_waits_for_one_replica_without_shortfall() {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    let Some(cluster) = common::cluster::shared() else {
         return;
-    }
-    let cluster = RedisCluster::shared().expect("the shared cluster");
+    };
     let options = RedisStoreOptions {
-        key_prefix: claim_redis::testing::random_prefix(),
         replica_acks: 1,
-        topology: Topology::Cluster {
-            seeds: cluster.seeds(),
-        },
-        ..RedisStoreOptions::new(cluster.url(), StoreConfig::default())
+        ..common::cluster::options(cluster, StoreConfig::default())
     };
     let store = RedisStore::connect(options).await.expect("connect");
     // The list in another slot than the queue: the ack waits on both.

@@ -3,7 +3,7 @@
 mod common;
 
 use claim_core::store::StoreConfig;
-use claim_redis::testing::{MASTER_NAME, SentinelGroup, require_redis_server};
+use claim_redis::testing::{MASTER_NAME, SentinelGroup};
 use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, Topology};
 use std::time::Duration;
 
@@ -26,20 +26,15 @@ fn options(group: &SentinelGroup, master_name: &str) -> RedisStoreOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_primary_is_sigkilled_the_store_claims_and_acks_on_the_promoted_replica() {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    if common::redis_server_missing() {
         return;
     }
     let mut group = tokio::task::spawn_blocking(SentinelGroup::start)
         .await
         .unwrap()
         .expect("start a Sentinel group");
-    let store = RedisStore::connect(options(&group, MASTER_NAME))
-        .await
-        .expect("connect through the sentinels");
-    common::round::round_trip(&store, "q", "results", "before", DEADLINE)
-        .await
-        .expect("the protocol before the failover");
+    let over = "through the sentinels, before the failover";
+    let store = common::round::connected(options(&group, MASTER_NAME), "before", over).await;
     let old = group.primary_port().unwrap();
 
     let (group, new) = tokio::task::spawn_blocking(move || {

@@ -3,13 +3,12 @@
 mod common;
 
 use claim_core::store::StoreConfig;
-use claim_redis::testing::{TlsServer, require_redis_server};
+use claim_redis::testing::TlsServer;
 use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, TlsOptions};
 use std::time::Duration;
 
 fn tls_server(require_client_cert: bool) -> Option<TlsServer> {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    if common::redis_server_missing() {
         return None;
     }
     Some(TlsServer::start(require_client_cert).expect("start a TLS redis-server"))
@@ -24,23 +23,28 @@ fn options(server: &TlsServer, tls: TlsOptions) -> RedisStoreOptions {
     }
 }
 
-const DEADLINE: i64 = 4_000_000_000;
+/// Options trusting the CA at `ca_file`, with no client certificate.
+fn trusting(ca_file: std::path::PathBuf) -> TlsOptions {
+    TlsOptions {
+        ca_file: Some(ca_file),
+        ..TlsOptions::default()
+    }
+}
+
+/// How connecting to `server` with `tls` is refused.
+async fn refused(server: &TlsServer, tls: TlsOptions, why: &str) -> ConnectError {
+    RedisStore::connect(options(server, tls))
+        .await
+        .expect_err(why)
+}
 
 #[tokio::test]
 async fn a_store_reaches_a_tls_server_through_a_private_ca_and_runs_the_protocol() {
     let Some(server) = tls_server(false) else {
         return;
     };
-    let tls = TlsOptions {
-        ca_file: Some(server.ca_file()),
-        ..TlsOptions::default()
-    };
-    let store = RedisStore::connect(options(&server, tls))
-        .await
-        .expect("connect over TLS");
-    common::round::round_trip(&store, "q", "results", "a", DEADLINE)
-        .await
-        .expect("submit, claim and ack over TLS");
+    let tls = trusting(server.ca_file());
+    common::round::connected(options(&server, tls), "a", "over TLS").await;
 }
 
 #[tokio::test]
@@ -53,21 +57,12 @@ async fn a_server_that_requires_client_certificates_accepts_ours_and_refuses_non
         client_cert: Some(server.client_cert()),
         client_key: Some(server.client_key()),
     };
-    let store = RedisStore::connect(options(&server, with_cert))
-        .await
-        .expect("connect with a client certificate");
-    common::round::round_trip(&store, "q", "results", "a", DEADLINE)
-        .await
-        .expect("the protocol over mutual TLS");
+    common::round::connected(options(&server, with_cert), "a", "over mutual TLS").await;
 
-    let without = TlsOptions {
-        ca_file: Some(server.ca_file()),
-        ..TlsOptions::default()
-    };
-    let err = RedisStore::connect(options(&server, without))
+    let without = trusting(server.ca_file());
+    let text = refused(&server, without, "no client certificate")
         .await
-        .expect_err("no client certificate");
-    let text = err.to_string();
+        .to_string();
     assert!(text.contains(&server.url()), "{text}");
 }
 
@@ -76,13 +71,8 @@ async fn trusting_the_wrong_ca_is_refused_with_a_handshake_error_naming_the_ca_f
     let Some(server) = tls_server(false) else {
         return;
     };
-    let tls = TlsOptions {
-        ca_file: Some(server.other_ca_file()),
-        ..TlsOptions::default()
-    };
-    let err = RedisStore::connect(options(&server, tls))
-        .await
-        .expect_err("a server certificate our CA did not sign");
+    let tls = trusting(server.other_ca_file());
+    let err = refused(&server, tls, "a server certificate our CA did not sign").await;
     assert!(matches!(err, ConnectError::Handshake { .. }), "{err}");
     let text = err.to_string();
     assert!(
@@ -94,10 +84,7 @@ async fn trusting_the_wrong_ca_is_refused_with_a_handshake_error_naming_the_ca_f
 #[tokio::test]
 async fn tls_files_on_a_plain_url_are_refused_before_connecting() {
     let options = RedisStoreOptions {
-        tls: TlsOptions {
-            ca_file: Some("/nonexistent/ca.pem".into()),
-            ..TlsOptions::default()
-        },
+        tls: trusting("/nonexistent/ca.pem".into()),
         ..RedisStoreOptions::new("redis://127.0.0.1:1", StoreConfig::default())
     };
     let err = RedisStore::connect(options).await.expect_err("plain URL");

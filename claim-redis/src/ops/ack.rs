@@ -1,11 +1,12 @@
-//! `ack`: runs `lua/ack.lua`, one call per [`MAX_BATCH`] items, arguments written in place; the hash-tagged layout: `cluster::ack`.
+//! `ack`: runs `lua/ack.lua`, one call per [`MAX_BATCH`](crate::state::MAX_BATCH) items, arguments written in place; the hash-tagged layout: `cluster::ack`.
 
+use super::batches::in_batches;
 use super::call::{self, evalsha};
 use super::cluster;
 use super::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
 use crate::codec::{ack_outcome, per_item};
 use crate::keys::KeyLayout;
-use crate::state::{MAX_BATCH, RedisStore};
+use crate::state::RedisStore;
 use claim_core::store::{AckItem, AckOutcome};
 use claim_core::{Op, OwnerToken, StoreError};
 use redis::RedisWrite;
@@ -17,20 +18,20 @@ pub(crate) async fn ack(
     owner: &OwnerToken,
     items: &[AckItem],
 ) -> Result<Vec<AckOutcome>, StoreError> {
-    match store.layout() {
-        KeyLayout::HashTagged => cluster::ack::ack(store, queue, owner, items).await,
-        KeyLayout::Plain => {
-            let mut out = Vec::with_capacity(items.len());
-            for chunk in items.chunks(MAX_BATCH) {
-                let reply = one_script(store, (queue, owner), chunk).await?;
-                out.extend(reply.into_iter().map(ack_outcome));
-            }
-            Ok(out)
+    let codes = match store.layout() {
+        KeyLayout::HashTagged => {
+            let q = store.keys().queue(queue);
+            let chunk_acks = |chunk| cluster::ack::ack_chunk(store, (queue, &q), owner, chunk);
+            in_batches(items, chunk_acks).await?
         }
-    }
+        KeyLayout::Plain => {
+            in_batches(items, |chunk| one_script(store, (queue, owner), chunk)).await?
+        }
+    };
+    Ok(codes.into_iter().map(ack_outcome).collect())
 }
 
-/// Runs ack.lua on at most [`MAX_BATCH`] items, with every key an item
+/// Runs ack.lua on at most [`MAX_BATCH`](crate::state::MAX_BATCH) items, with every key an item
 /// touches (its marker, producer keys and payload key), and answers its
 /// code per item.
 async fn one_script(

@@ -11,7 +11,6 @@ use crate::state::RedisStore;
 use claim_core::store::{ClaimOutcome, ClaimRequest};
 use claim_core::{Op, OwnerToken, StoreError};
 use redis::{RedisWrite, Value};
-use std::future::Future;
 
 /// Claims in calls of [`MAX_BATCH`](crate::state::MAX_BATCH)
 /// ([`claim_in_batches`] says what a failing later call answers).
@@ -33,46 +32,37 @@ pub(crate) async fn claim(
 struct Plain;
 
 impl ClaimChunk for Plain {
-    fn claim_chunk(chunk: Chunk<'_>) -> impl Future<Output = Outcomes> + Send + '_ {
-        claim_chunk(chunk.store, chunk.queue, chunk.owner, chunk.items)
+    /// One script call; the layout is `lua/claim.lua`'s header.
+    async fn claim_chunk((store, queue, owner, chunk): Chunk<'_>) -> Outcomes {
+        let keys = store.keys();
+        let q = keys.queue(queue);
+        let ttl = store.inner.config.lease_ttl_ms;
+        let time = store.time_arg();
+        let n = chunk.len();
+        let bytes: usize = chunk.iter().map(|i| i.member.len() + 160).sum();
+        let script = &store.scripts().claim;
+        let mut cmd = evalsha(script, 7 + 2 * n, 4 + 4 * n, bytes);
+        cmd.arg(&q.pending)
+            .arg(&q.claimed)
+            .arg(&q.owners)
+            .arg(&q.index)
+            .arg(&q.deliveries)
+            .arg(keys.clock_side())
+            .arg(&q.dead);
+        for item in chunk {
+            cmd.write_arg_fmt(keys.marker_key(&item.generation));
+            cmd.write_arg_fmt(keys.cancel_key(&item.generation.id));
+        }
+        cmd.arg(owner.as_str())
+            .arg(&time)
+            .arg(ttl)
+            .arg(keys.prefix().len());
+        claim_item_args(&mut cmd, chunk);
+        let reply: Vec<Value> = call::run(store, Op::Claim, script, &cmd).await?;
+        let outcomes = claim_outcomes(&reply, n)?;
+        forget_answered_payloads(store, chunk, &reply).await;
+        Ok(outcomes)
     }
-}
-
-/// One script call; the layout is `lua/claim.lua`'s header.
-async fn claim_chunk(
-    store: &RedisStore,
-    queue: &str,
-    owner: &OwnerToken,
-    chunk: &[ClaimRequest],
-) -> Outcomes {
-    let keys = store.keys();
-    let q = keys.queue(queue);
-    let ttl = store.inner.config.lease_ttl_ms;
-    let time = store.time_arg();
-    let n = chunk.len();
-    let bytes: usize = chunk.iter().map(|i| i.member.len() + 160).sum();
-    let script = &store.scripts().claim;
-    let mut cmd = evalsha(script, 7 + 2 * n, 4 + 4 * n, bytes);
-    cmd.arg(&q.pending)
-        .arg(&q.claimed)
-        .arg(&q.owners)
-        .arg(&q.index)
-        .arg(&q.deliveries)
-        .arg(keys.clock_side())
-        .arg(&q.dead);
-    for item in chunk {
-        cmd.write_arg_fmt(keys.marker_key(&item.generation));
-        cmd.write_arg_fmt(keys.cancel_key(&item.generation.id));
-    }
-    cmd.arg(owner.as_str())
-        .arg(&time)
-        .arg(ttl)
-        .arg(keys.prefix().len());
-    claim_item_args(&mut cmd, chunk);
-    let reply: Vec<Value> = call::run(store, Op::Claim, script, &cmd).await?;
-    let outcomes = claim_outcomes(&reply, n)?;
-    forget_answered_payloads(store, chunk, &reply).await;
-    Ok(outcomes)
 }
 
 /// Deletes the payloads stored apart of the copies `claim.lua` dropped as

@@ -7,14 +7,9 @@ use claim_core::{OwnerToken, StoreError, wire};
 use redis::Value;
 use std::future::Future;
 
-/// At most [`MAX_BATCH`] items of `queue`, whose generations can be
-/// keyed, to claim for `owner`.
-pub(crate) struct Chunk<'a> {
-    pub store: &'a RedisStore,
-    pub queue: &'a str,
-    pub owner: &'a OwnerToken,
-    pub items: &'a [ClaimRequest],
-}
+/// `(store, queue, owner, items)`: at most [`MAX_BATCH`] items of
+/// `queue`, whose generations can be keyed, to claim for `owner`.
+pub(crate) type Chunk<'a> = (&'a RedisStore, &'a str, &'a OwnerToken, &'a [ClaimRequest]);
 
 /// One outcome per item of a chunk.
 pub(crate) type Outcomes = Result<Vec<ClaimOutcome>, StoreError>;
@@ -68,13 +63,7 @@ async fn batches<L: ClaimChunk>(
 ) -> Result<Vec<ClaimOutcome>, StoreError> {
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
-        let call = Chunk {
-            store,
-            queue,
-            owner,
-            items: chunk,
-        };
-        match L::claim_chunk(call).await {
+        match L::claim_chunk((store, queue, owner, chunk)).await {
             Ok(outcomes) => out.extend(outcomes),
             Err(e) if out.is_empty() => return Err(e),
             Err(e) => {

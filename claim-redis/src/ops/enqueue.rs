@@ -17,25 +17,32 @@ pub(crate) async fn enqueue(
 ) -> Result<Member, StoreError> {
     let template = wire::seq_template(s.member.as_bytes())
         .map_err(|e| StoreError::invalid(Op::Enqueue, e.to_string()))?;
-    let seq = match store.layout() {
-        KeyLayout::Plain => plain(store, queue, s, &template).await?,
-        KeyLayout::HashTagged => cluster::enqueue::enqueue(store, queue, s, &template).await?,
+    let now = store.producer_now();
+    let mut call = Call::new(store, &store.scripts().enqueue);
+    let payload_in_script = match store.layout() {
+        KeyLayout::Plain => {
+            plain_keys(&mut call, store, queue, s);
+            true
+        }
+        KeyLayout::HashTagged => {
+            cluster::enqueue::producer_keys_then_keys(store, &mut call, queue, s).await?;
+            false
+        }
     };
+    enqueue_args(&mut call, store, s, &template, now);
+    if payload_in_script {
+        enqueue_payload_args(&mut call, store, s, now);
+    }
+    let seq: i64 = call.run(store, Op::Enqueue).await?;
     Ok(Member::from(template.stamp(seq)))
 }
 
-/// One script call with every key: the sequence, the producer keys, the
-/// pending set, the side hash and the payload key; answers the sequence.
-async fn plain(
-    store: &RedisStore,
-    queue: &str,
-    s: &Submission,
-    template: &wire::SeqTemplate,
-) -> Result<i64, StoreError> {
+/// The plain layout's keys, every one in the script call: the sequence,
+/// the producer keys, the pending set, the side hash and the payload key
+/// (its arguments follow the member's).
+fn plain_keys(call: &mut Call<'_>, store: &RedisStore, queue: &str, s: &Submission) {
     let keys = store.keys();
     let id = &s.generation.id;
-    let now = store.producer_now();
-    let mut call = Call::new(store, &store.scripts().enqueue);
     call.key(keys.seq(queue, s.deadline))
         .key(keys.cancel(id))
         .key(keys.active(id))
@@ -44,7 +51,4 @@ async fn plain(
     if s.payload.is_some() {
         call.key(keys.payload(&s.payload_key()));
     }
-    enqueue_args(&mut call, store, s, template, now);
-    enqueue_payload_args(&mut call, store, s, now);
-    call.run(store, Op::Enqueue).await
 }

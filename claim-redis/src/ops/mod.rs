@@ -45,7 +45,7 @@
 //! | `set_paused` | SET .. GET or DEL of `<queue>:paused` | `ClaimAdmin::set_paused` |
 //!
 //! Shared leaves (imported by an operation and its cluster counterpart,
-//! importing neither): `call` (every script call and multi-key command,
+//! importing neither): `batches` (the chunk loop of batched calls), `call` (every script call and multi-key command,
 //! slot-checked in the hash-tagged layout; `evalsha`), `script_args` (the
 //! arguments ack.lua, claim.lua and enqueue.lua take alike in both
 //! layouts), `owner_flags` (the owner-checked call of release and
@@ -55,6 +55,7 @@
 //! (the retry sets to read, by layout).
 
 pub(crate) mod ack;
+pub(crate) mod batches;
 pub(crate) mod call;
 pub(crate) mod cancel;
 pub(crate) mod cancelled;

@@ -1,8 +1,9 @@
-//! The call shape `release` (and `sweep`) and `park_retry` share: an owner-checked script per [`MAX_BATCH`] items answering one 0/1 flag per item; the plain layout's loop here, the hash-tagged one (markers read first) in `cluster::answered`.
+//! The call shape `release` (and `sweep`) and `park_retry` share: an owner-checked script per [`MAX_BATCH`](crate::state::MAX_BATCH) items answering one 0/1 flag per item; the plain layout's loop here, the hash-tagged one (markers read first) in `cluster::answered`.
 
+use super::batches::in_batches;
 use super::call::Call;
 use crate::codec::{flag, per_item};
-use crate::state::{MAX_BATCH, RedisStore};
+use crate::state::RedisStore;
 use claim_core::{Generation, Op, OwnerToken, StoreError};
 use redis::Script;
 
@@ -34,14 +35,10 @@ impl<T: Sync> OwnerScript<'_, T> {
         owner: &OwnerToken,
         items: &[T],
     ) -> Result<Vec<bool>, StoreError> {
-        let mut out = Vec::with_capacity(items.len());
-        for chunk in items.chunks(MAX_BATCH) {
-            out.extend(self.run_chunk(store, owner, chunk, &[]).await?);
-        }
-        Ok(out)
+        in_batches(items, |chunk| self.run_chunk(store, owner, chunk, &[])).await
     }
 
-    /// One call on at most [`MAX_BATCH`] items, `markers` (one per item,
+    /// One call on at most [`MAX_BATCH`](crate::state::MAX_BATCH) items, `markers` (one per item,
     /// or none) after their arguments; one flag per item.
     pub(crate) async fn run_chunk(
         &self,

@@ -17,7 +17,7 @@ use super::reclaim_passes::{
 };
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::Effect;
-use crate::keys::{KeyLayout, QueueKeys};
+use crate::keys::KeyLayout;
 use crate::state::RedisStore;
 use claim_core::Op;
 use claim_core::marker::record_digest;
@@ -25,8 +25,7 @@ use claim_core::model::{
     delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason, unusable_list_reason,
 };
 use claim_core::store::ReclaimReport;
-use claim_core::{Generation, Millis, StoreError, wire};
-use std::future::Future;
+use claim_core::{Generation, StoreError, wire};
 
 const OP: Op = Op::ReclaimExpired;
 
@@ -43,118 +42,102 @@ pub(crate) async fn reclaim_expired(
     }
 }
 
-/// The plain layout's second phase ([`reclaim_chosen`]).
+/// The plain layout's second phase.
 struct Plain;
 
 impl ReclaimChosen for Plain {
-    fn reclaim_chosen(pass: Pass<'_>) -> impl Future<Output = PassCounts> + Send + '_ {
-        let Pass {
-            store,
-            queue,
-            q,
-            now,
-            chosen,
-        } = pass;
-        reclaim_chosen(store, queue, q, now, chosen)
-    }
-}
-
-/// Phase two: `reclaim.lua` on the chosen claims, with every key each
-/// item touches.
-async fn reclaim_chosen(
-    store: &RedisStore,
-    queue: &str,
-    q: &QueueKeys,
-    now: Millis,
-    chosen: &[String],
-) -> PassCounts {
-    let config = &store.inner.config;
-    let reads = owner_and_member_reads(q, chosen);
-    let (owners, members): OwnersAndMembers = store.conn().query(OP, Effect::Read, &reads).await?;
-    let at_limit = |entry: Option<&[u8]>| {
-        let parsed = entry.and_then(parse_owner);
-        parsed.is_some_and(|e| {
-            config.max_deliveries > 0 && e.redeliveries + 1 >= config.max_deliveries
-        })
-    };
-    // Payload keys of every item whose member names one: KEYS after every
-    // item's own keys, in item order, so the script's MGET never reads
-    // them; the script deletes only those of generations that end answered.
-    let mut payload_keys: Vec<String> = Vec::new();
-
-    let dedup = config.result_dedup_ttl_ms;
-    let mut call = Call::new(store, &store.scripts().reclaim);
-    for key in q.all() {
-        call.key(key);
-    }
-    call.key(store.keys().clock_side());
-    call.arg(now.0)
-        .arg(dedup)
-        .arg(store.ttl_slack())
-        .arg(explicit_time_arg(store.explicit_now().is_some()));
-    for ((key, entry), member) in chosen.iter().zip(&owners).zip(members) {
-        let Some(entry) = entry else {
-            call.arg(key.as_str()).arg("").arg(ReclaimAs::Ghost.tag());
-            continue;
+    /// Phase two: `reclaim.lua` on the chosen claims, with every key each
+    /// item touches.
+    async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts {
+        let config = &store.inner.config;
+        let reads = owner_and_member_reads(q, chosen);
+        let (owners, members): OwnersAndMembers =
+            store.conn().query(OP, Effect::Read, &reads).await?;
+        let at_limit = |entry: Option<&[u8]>| {
+            let parsed = entry.and_then(parse_owner);
+            parsed.is_some_and(|e| {
+                config.max_deliveries > 0 && e.redeliveries + 1 >= config.max_deliveries
+            })
         };
-        let g = Generation::from_claim_key(key);
-        let parsed = member.as_deref().and_then(|m| wire::parse_member(m).ok());
-        let payload = parsed.as_ref().and_then(|p| p.payload_ref.as_deref());
-        if let Some(payload_ref) = payload {
-            payload_keys.push(store.keys().payload(payload_ref));
+        // Payload keys of every item whose member names one: KEYS after every
+        // item's own keys, in item order, so the script's MGET never reads
+        // them; the script deletes only those of generations that end answered.
+        let mut payload_keys: Vec<String> = Vec::new();
+
+        let dedup = config.result_dedup_ttl_ms;
+        let mut call = Call::new(store, &store.scripts().reclaim);
+        for key in q.all() {
+            call.key(key);
         }
-        let payload_flag = if payload.is_some() { "1" } else { "0" };
-        if !at_limit(Some(entry)) {
-            call.key(store.keys().marker(&g));
+        call.key(store.keys().clock_side());
+        call.arg(now.0)
+            .arg(dedup)
+            .arg(store.ttl_slack())
+            .arg(explicit_time_arg(store.explicit_now().is_some()));
+        for ((key, entry), member) in chosen.iter().zip(&owners).zip(members) {
+            let Some(entry) = entry else {
+                call.arg(key.as_str()).arg("").arg(ReclaimAs::Ghost.tag());
+                continue;
+            };
+            let g = Generation::from_claim_key(key);
+            let parsed = member.as_deref().and_then(|m| wire::parse_member(m).ok());
+            let payload = parsed.as_ref().and_then(|p| p.payload_ref.as_deref());
+            if let Some(payload_ref) = payload {
+                payload_keys.push(store.keys().payload(payload_ref));
+            }
+            let payload_flag = if payload.is_some() { "1" } else { "0" };
+            if !at_limit(Some(entry)) {
+                call.key(store.keys().marker(&g));
+                call.arg(key.as_str())
+                    .arg(entry.as_slice())
+                    .arg(ReclaimAs::Redeliver.tag())
+                    .arg(payload_flag);
+                continue;
+            }
+            let redeliveries = parse_owner(entry).map_or(0, |e| e.redeliveries) + 1;
+            let route = config.route(queue, parsed.as_ref());
+            let list = route.list.as_str();
+            tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
+            if let Some(why) = store.list_refusal(queue, list) {
+                call.key(store.keys().marker(&g));
+                call.arg(key.as_str())
+                    .arg(entry.as_slice())
+                    .arg(ReclaimAs::Unusable.tag())
+                    .arg(payload_flag)
+                    .arg(dead_json(
+                        &undeliverable_limit_reason(redeliveries, &why),
+                        now,
+                    ));
+                continue;
+            }
+            let holds = unusable_list_reason(list, "");
+            let record = delivery_limit_record(&g, redeliveries, queue);
+            call.key(store.keys().marker(&g))
+                .key(store.keys().list(list))
+                .key(store.keys().active(&g.id))
+                .key(store.keys().cancel(&g.id));
             call.arg(key.as_str())
                 .arg(entry.as_slice())
-                .arg(ReclaimAs::Redeliver.tag())
-                .arg(payload_flag);
-            continue;
-        }
-        let redeliveries = parse_owner(entry).map_or(0, |e| e.redeliveries) + 1;
-        let route = config.route(queue, parsed.as_ref());
-        let list = route.list.as_str();
-        tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
-        if let Some(why) = store.list_refusal(queue, list) {
-            call.key(store.keys().marker(&g));
-            call.arg(key.as_str())
-                .arg(entry.as_slice())
-                .arg(ReclaimAs::Unusable.tag())
+                .arg(ReclaimAs::Limit.tag())
                 .arg(payload_flag)
-                .arg(dead_json(
-                    &undeliverable_limit_reason(redeliveries, &why),
-                    now,
-                ));
-            continue;
+                .arg(&g.token)
+                .arg(record.as_bytes())
+                .arg(dead_json(&delivery_limit_reason(redeliveries), now))
+                .arg(undeliverable_limit_reason(redeliveries, &holds))
+                .arg(record_digest(record.as_bytes()))
+                .arg(route.ttl_or_zero());
         }
-        let holds = unusable_list_reason(list, "");
-        let record = delivery_limit_record(&g, redeliveries, queue);
-        call.key(store.keys().marker(&g))
-            .key(store.keys().list(list))
-            .key(store.keys().active(&g.id))
-            .key(store.keys().cancel(&g.id));
-        call.arg(key.as_str())
-            .arg(entry.as_slice())
-            .arg(ReclaimAs::Limit.tag())
-            .arg(payload_flag)
-            .arg(&g.token)
-            .arg(record.as_bytes())
-            .arg(dead_json(&delivery_limit_reason(redeliveries), now))
-            .arg(undeliverable_limit_reason(redeliveries, &holds))
-            .arg(record_digest(record.as_bytes()))
-            .arg(route.ttl_or_zero());
-    }
-    for key in &payload_keys {
-        call.key(key);
-    }
-    let counts: Vec<usize> = call.run(store, OP).await?;
-    match counts[..] {
-        [r, d, g] => Ok([r, d, g]),
-        _ => Err(crate::conn::bad_reply(
-            OP,
-            Effect::Write,
-            format!("{counts:?}"),
-        )),
+        for key in &payload_keys {
+            call.key(key);
+        }
+        let counts: Vec<usize> = call.run(store, OP).await?;
+        match counts[..] {
+            [r, d, g] => Ok([r, d, g]),
+            _ => Err(crate::conn::bad_reply(
+                OP,
+                Effect::Write,
+                format!("{counts:?}"),
+            )),
+        }
     }
 }

@@ -14,14 +14,9 @@ use std::future::Future;
 
 const OP: Op = Op::ReclaimExpired;
 
-/// One pass's chosen expired claims (claim keys) of `queue`, at `now`.
-pub(crate) struct Pass<'a> {
-    pub store: &'a RedisStore,
-    pub queue: &'a str,
-    pub q: &'a QueueKeys,
-    pub now: Millis,
-    pub chosen: &'a [String],
-}
+/// `(store, queue, q, now, chosen)`: one pass's chosen expired claims
+/// (claim keys) of `queue` (its keys `q`), at `now`.
+pub(crate) type Pass<'a> = (&'a RedisStore, &'a str, &'a QueueKeys, Millis, &'a [String]);
 
 /// What a pass's second phase answers: `[redelivered, dead-lettered,
 /// ghosts repaired]`.
@@ -59,13 +54,7 @@ pub(crate) async fn reclaim_in_passes<L: ReclaimChosen>(
         if chosen.is_empty() {
             break;
         }
-        let pass = Pass {
-            store,
-            queue,
-            q: &q,
-            now,
-            chosen: &chosen,
-        };
+        let pass = (store, queue, &q, now, chosen.as_slice());
         let [redelivered, dead, ghosts] = L::reclaim_chosen(pass).await?;
         report.redelivered += redelivered;
         report.dead_lettered += dead;

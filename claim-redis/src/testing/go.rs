@@ -9,7 +9,7 @@
 
 use crate::keys::QueueKeys;
 use redis::aio::MultiplexedConnection;
-use redis::{RedisResult, Script};
+use redis::{RedisResult, Script, ScriptInvocation};
 use std::sync::OnceLock;
 
 /// Go's claim. KEYS: pending, claimed, owners, idx. ARGV: member, claim
@@ -158,6 +158,15 @@ pub fn record(id: &str, token: &str, status: u16, payload: &str) -> String {
     r
 }
 
+/// A call of `script` with `keys`, ready for its arguments.
+fn invocation<'a>(script: &'a Script, keys: &[&str]) -> ScriptInvocation<'a> {
+    let mut call = script.prepare_invoke();
+    for key in keys {
+        call.key(*key);
+    }
+    call
+}
+
 /// One Go processor's view of a queue's claim keys.
 #[derive(Debug, Clone)]
 pub struct GoQueue {
@@ -167,6 +176,13 @@ pub struct GoQueue {
 impl GoQueue {
     pub fn new(keys: QueueKeys) -> Self {
         GoQueue { keys }
+    }
+
+    /// The keys Go's claim, release and reclaim scripts take, in their
+    /// order: pending, claimed, owners, index.
+    fn queue_keys(&self) -> [&str; 4] {
+        let k = &self.keys;
+        [&k.pending, &k.claimed, &k.owners, &k.index]
     }
 
     /// The n lowest pending members with their scores (Go's peek).
@@ -193,13 +209,7 @@ impl GoQueue {
         owner: &str,
         expiry_s: i64,
     ) -> RedisResult<bool> {
-        let k = &self.keys;
-        let won: i64 = scripts()
-            .claim
-            .key(&k.pending)
-            .key(&k.claimed)
-            .key(&k.owners)
-            .key(&k.index)
+        let won: i64 = invocation(&scripts().claim, &self.queue_keys())
             .arg(member)
             .arg(key)
             .arg(owner)
@@ -218,11 +228,7 @@ impl GoQueue {
         expiry_s: i64,
     ) -> RedisResult<i64> {
         let k = &self.keys;
-        scripts()
-            .renew
-            .key(&k.claimed)
-            .key(&k.index)
-            .key(&k.owners)
+        invocation(&scripts().renew, &[&k.claimed, &k.index, &k.owners])
             .arg(key)
             .arg(owner)
             .arg(expiry_s)
@@ -238,13 +244,7 @@ impl GoQueue {
         owner: &str,
         score: f64,
     ) -> RedisResult<bool> {
-        let k = &self.keys;
-        let done: i64 = scripts()
-            .release
-            .key(&k.pending)
-            .key(&k.claimed)
-            .key(&k.owners)
-            .key(&k.index)
+        let done: i64 = invocation(&scripts().release, &self.queue_keys())
             .arg(key)
             .arg(owner)
             .arg(score_text(score))
@@ -263,12 +263,7 @@ impl GoQueue {
         record: &str,
     ) -> RedisResult<bool> {
         let k = &self.keys;
-        let pushed: i64 = scripts()
-            .ack
-            .key(&k.owners)
-            .key(&k.claimed)
-            .key(&k.index)
-            .key(list)
+        let pushed: i64 = invocation(&scripts().ack, &[&k.owners, &k.claimed, &k.index, list])
             .arg(key)
             .arg(owner)
             .arg(record)
@@ -303,12 +298,7 @@ impl GoQueue {
                 .query_async(conn)
                 .await?;
             let s = member.as_deref().map_or(0.0, score);
-            let n: i64 = scripts()
-                .reclaim_one
-                .key(&k.pending)
-                .key(&k.claimed)
-                .key(&k.owners)
-                .key(&k.index)
+            let n: i64 = invocation(&scripts().reclaim_one, &self.queue_keys())
                 .arg(&key)
                 .arg(now_s)
                 .arg(score_text(s))

@@ -1,6 +1,7 @@
 //! One test `redis-server` process (a cluster node, a sentinel, a TLS server): spawned with given arguments, waited for with a bound, SIGKILLed on drop; plus `redis-cli` calls for setup and polling.
 
 use super::ping::ping;
+use super::startup;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -108,27 +109,16 @@ impl Process {
             .stderr(Stdio::null())
             .spawn()?;
         self.child = Some(child);
-        let started = Instant::now();
-        while started.elapsed() < READY_TIMEOUT {
-            if let Some(child) = self.child.as_mut()
-                && let Some(status) = child.try_wait()?
-            {
-                self.child = None;
-                return Err(std::io::Error::other(format!(
-                    "redis-server on port {port} exited at start ({status}); log: {}",
-                    self.log_tail()
-                )));
-            }
-            let up = match self.ready {
-                Ready::Ping => ping(port),
-                Ready::LogLine(line) => std::fs::read_to_string(&log)
-                    .map(|l| l.contains(line))
-                    .unwrap_or(false),
-            };
-            if up {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let what = format!("redis-server on port {port}");
+        let ready = self.ready;
+        let up = || match ready {
+            Ready::Ping => ping(port),
+            Ready::LogLine(line) => std::fs::read_to_string(&log)
+                .map(|l| l.contains(line))
+                .unwrap_or(false),
+        };
+        if startup::wait_ready(&mut self.child, (&what, &log), READY_TIMEOUT, up)? {
+            return Ok(());
         }
         self.kill();
         Err(std::io::Error::other(format!(
@@ -156,9 +146,7 @@ impl Process {
 
     /// The last lines of the log, for error messages.
     pub(crate) fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().rev().take(5).collect();
-        lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        startup::log_tail(&self.dir.join("redis.log"))
     }
 }
 
@@ -186,13 +174,32 @@ pub(crate) fn redis_cli_path() -> std::io::Result<PathBuf> {
 /// `redis-cli -h 127.0.0.1 -p <port> <args>`: its stdout, or an error with
 /// its stderr. Bounded by redis-cli's own connect timeout.
 pub(crate) fn cli(port: u16, args: &[&str]) -> std::io::Result<String> {
+    let stdout = run_cli(port, "--no-raw", args)?;
+    if stdout.starts_with("(error)") {
+        return Err(std::io::Error::other(format!(
+            "redis-cli -p {port} {}: {}",
+            args.join(" "),
+            stdout.trim(),
+        )));
+    }
+    Ok(stdout)
+}
+
+/// `redis-cli … <args>` in raw mode (one reply element per line).
+pub(crate) fn cli_raw(port: u16, args: &[&str]) -> std::io::Result<String> {
+    run_cli(port, "--raw", args)
+}
+
+/// `redis-cli -h 127.0.0.1 -p <port> <mode> <args>`: its stdout, or, when
+/// it exits with a failure, an error with its stdout and stderr.
+fn run_cli(port: u16, mode: &str, args: &[&str]) -> std::io::Result<String> {
     let out = Command::new(redis_cli_path()?)
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "--no-raw"])
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), mode])
         .args(args)
         .stdin(Stdio::null())
         .output()?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() || stdout.starts_with("(error)") {
+    if !out.status.success() {
         return Err(std::io::Error::other(format!(
             "redis-cli -p {port} {}: {}{}",
             args.join(" "),
@@ -201,23 +208,6 @@ pub(crate) fn cli(port: u16, args: &[&str]) -> std::io::Result<String> {
         )));
     }
     Ok(stdout)
-}
-
-/// `redis-cli … <args>` in raw mode (one reply element per line).
-pub(crate) fn cli_raw(port: u16, args: &[&str]) -> std::io::Result<String> {
-    let out = Command::new(redis_cli_path()?)
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "--raw"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()?;
-    if !out.status.success() {
-        return Err(std::io::Error::other(format!(
-            "redis-cli -p {port} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Polls `check` every 50 ms until it answers `Some`, at most `bound`;

@@ -1,10 +1,12 @@
 //! Shared helpers for the Redis integration tests: a private server or a skip, stores, raw connections.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod replay;
 
-use claim_core::store::{StoreConfig, Submission};
-use claim_core::{Clock, Generation, ManualClock, Member, Millis};
+use claim_core::store::{AckItem, StoreConfig, Submission};
+use claim_core::wire::Envelope;
+use claim_core::{Clock, Generation, ManualClock, Member, Millis, Score};
 use claim_redis::testing::{RedisServer, RedisServerOptions, random_prefix, require_redis_server};
 use claim_redis::{RedisStore, RedisStoreOptions, TimeSource};
 use std::sync::Arc;
@@ -13,11 +15,20 @@ use std::time::Duration;
 /// A private server, or `None` (after printing why) when `redis-server` is
 /// missing outside CI. In CI a missing binary fails the test.
 pub fn server(options: RedisServerOptions) -> Option<RedisServer> {
-    if require_redis_server().is_none() {
-        eprintln!("skipped: redis-server not on PATH");
+    if redis_server_missing() {
         return None;
     }
     Some(RedisServer::start(options).expect("start a private redis-server"))
+}
+
+/// Whether `redis-server` is missing (outside CI; in CI that fails the
+/// test), after printing that the test is skipped.
+pub fn redis_server_missing() -> bool {
+    let missing = require_redis_server().is_none();
+    if missing {
+        eprintln!("skipped: redis-server not on PATH");
+    }
+    missing
 }
 
 /// What most tests start from: a private server, a store on a manual clock
@@ -75,6 +86,9 @@ pub const T0: Millis = Millis(1_700_000_000_000);
 /// [`T0`] in Unix seconds.
 pub const T0_S: i64 = 1_700_000_000;
 
+/// A request deadline an hour after [`T0`], in Unix seconds.
+pub const DEADLINE: i64 = T0_S + 3600;
+
 /// Config with a 30 s lease, like the conformance suite.
 pub fn config() -> StoreConfig {
     StoreConfig {
@@ -129,6 +143,25 @@ pub async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
 
 pub mod round;
 
+/// Every key under `prefix` with its DUMP: equal snapshots mean nothing
+/// was written between them.
+pub async fn snapshot(
+    raw: &mut redis::aio::MultiplexedConnection,
+    prefix: &str,
+) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
+    let keys: Vec<Vec<u8>> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(raw)
+        .await
+        .unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for key in keys {
+        let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query_async(raw).await.unwrap();
+        out.insert(key, dump);
+    }
+    out
+}
+
 /// A submission of `id`/`token` with a member shaped like the Go producer's.
 pub fn submission(id: &str, token: &str, deadline: i64) -> Submission {
     Submission {
@@ -137,6 +170,57 @@ pub fn submission(id: &str, token: &str, deadline: i64) -> Submission {
         deadline,
         payload: None,
     }
+}
+
+/// `id` (token `tok-<id>`, deadline [`DEADLINE`], payload `{"p": id}`)
+/// produced to `queue`.
+pub fn envelope(queue: &str, id: &str) -> Envelope {
+    let mut e = Envelope::new(
+        id,
+        format!("tok-{id}"),
+        DEADLINE,
+        serde_json::json!({"p": id}),
+    );
+    e.internal.request_queue_name = queue.to_owned();
+    e
+}
+
+/// `id` (token `tok-<id>`, deadline [`DEADLINE`]) produced to `queue`
+/// naming `list`, as a producer that resolved its routing.
+pub fn routed_submission(queue: &str, id: &str, list: &str) -> Submission {
+    let mut e = Envelope::new(id, format!("tok-{id}"), DEADLINE, serde_json::json!({}));
+    e.internal.request_queue_name = queue.to_owned();
+    e.internal.result_queue_name = list.to_owned();
+    e.internal.result_routing_resolved = true;
+    e.submission()
+}
+
+/// The ack of `s`'s claim (scored at [`DEADLINE`]) with the record
+/// `{"id":<id>,"payload":<text>}` into `list`, no payload stored apart.
+pub fn ack_item(s: &Submission, list: &str, text: &str) -> AckItem {
+    let record = format!(r#"{{"id":"{}","payload":"{text}"}}"#, s.generation.id);
+    AckItem {
+        generation: s.generation.clone(),
+        member: s.member.clone(),
+        score: Score(DEADLINE as f64),
+        result_list: list.to_owned(),
+        record: Member::from(record.as_str()),
+        result_ttl_seconds: 0,
+        payload_ref: None,
+    }
+}
+
+/// EVALSHA calls the server (or node) ran so far.
+pub async fn evalsha_calls(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(raw)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// A member shaped like the Go producer's, with a deadline in Unix seconds.

@@ -47,6 +47,23 @@ pub async fn round_trip(
     Ok(())
 }
 
+/// A store connected with `options` that has run one [`round_trip`] of
+/// `id` (queue `q`, list `results`, a deadline far ahead); panics naming
+/// `over` (how it connected) when either fails.
+pub async fn connected(
+    options: claim_redis::RedisStoreOptions,
+    id: &str,
+    over: &str,
+) -> RedisStore {
+    let store = RedisStore::connect(options)
+        .await
+        .unwrap_or_else(|e| panic!("connect {over}: {e}"));
+    round_trip(&store, "q", "results", id, 4_000_000_000)
+        .await
+        .unwrap_or_else(|e| panic!("submit, claim and ack {over}: {e}"));
+    store
+}
+
 /// Round trips (ids `after-1`, `after-2`, …) until one succeeds, across a
 /// failover: every failure must be transient, no call may hang past 15 s,
 /// and one must succeed within `recovery`. Returns how many failed.

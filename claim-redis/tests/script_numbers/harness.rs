@@ -1,38 +1,22 @@
-//! The harness of `script_numbers.rs`: the bad values, a prefix's DUMP snapshot, a raw script call, and one run per bad value and position.
+//! The harness of `script_numbers.rs`: the bad values, a script's case (its keys, arguments, state and checks), a raw script call, and one run per bad value and position.
 
+use crate::common::snapshot;
 use redis::aio::MultiplexedConnection;
-use std::collections::BTreeMap;
 
-pub(crate) const BAD: [&str; 7] = [
-    "9223372036854775807",
-    "1e300",
-    "inf",
-    "-inf",
-    "nan",
-    "-5",
-    "1.5",
-];
+pub(crate) const BAD: [&str; 7] = [I64_MAX, "1e300", "inf", "-inf", "nan", "-5", "1.5"];
 
 /// A deadline the scripts take, and the ms of now, both well inside range.
 pub(crate) const DEADLINE: &str = "1700003600";
 pub(crate) const NOW: &str = "1700000000000";
 
-pub(crate) async fn snapshot(
-    raw: &mut MultiplexedConnection,
-    prefix: &str,
-) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS")
-        .arg(format!("{prefix}*"))
-        .query_async(raw)
-        .await
-        .unwrap();
-    let mut out = BTreeMap::new();
-    for key in keys {
-        let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query_async(raw).await.unwrap();
-        out.insert(key, dump);
-    }
-    out
-}
+/// The member of `a` (token `t`) with [`DEADLINE`], as the scripts read it.
+pub(crate) const MEMBER: &str = r#"{"internal":{"request_token":"t"},"request_kind":"redis","data":{"id":"a","deadline":1700003600,"payload":{}}}"#;
+
+/// An expiry (EXPIREAT seconds) well inside range.
+pub(crate) const EXPIRE_AT: &str = "1700007200";
+
+/// The largest i64, the first of [`BAD`], as a score or entry field.
+pub(crate) const I64_MAX: &str = "9223372036854775807";
 
 pub(crate) async fn run(
     raw: &mut MultiplexedConnection,
@@ -66,63 +50,158 @@ pub(crate) enum Expect {
     FiniteWhole,
 }
 
-/// Runs `script` once per bad value at each `(position, expect)`, on state
-/// `setup` writes afresh under `p` (every key is deleted first); a refusal
-/// must leave the snapshot equal, a clamped success must pass `check`.
-pub(crate) async fn each_bad_value<S, C>(
-    rig: &mut crate::common::Rig,
-    script: &redis::Script,
-    keys: &[String],
-    args: &[String],
-    positions: &[(usize, Expect)],
-    setup: S,
-    check: C,
-) where
-    S: AsyncFn(&mut MultiplexedConnection),
-    C: AsyncFn(&mut MultiplexedConnection, &str),
-{
+/// One script's table row: what it must do with a bad number at each
+/// position of `args`, on the state `setup` writes.
+pub(crate) struct Case {
+    /// The script's file under `lua/`, and what runs before it after
+    /// lib.lua (the store's prelude).
+    pub(crate) script: &'static str,
+    pub(crate) prelude: &'static str,
+    /// KEYS, in the script's header order.
+    pub(crate) keys: &'static [Key],
+    /// A valid ARGV; each position in `expect` is replaced in turn.
+    pub(crate) args: &'static [&'static str],
+    pub(crate) expect: &'static [(Expect, &'static [usize])],
+    pub(crate) setup: Setup,
+    /// What a clamped success must leave.
+    pub(crate) check: Check,
+}
+
+/// The state a case's calls run on.
+#[derive(Clone, Copy)]
+pub(crate) enum Setup {
+    /// Nothing under the prefix.
+    Nothing,
+    /// `a`'s member pending at +inf.
+    Pending,
+    /// [`held`] with this owner-entry score and redeliveries.
+    Held(&'static str, u32),
+    /// `a`'s active key set (a key the script must not touch).
+    Active,
+}
+
+/// What a case's clamped successes must leave.
+#[derive(Clone, Copy)]
+pub(crate) enum Check {
+    /// Nothing is clamped.
+    Nothing,
+    /// [`list_ttl_and_marker_set`].
+    ListTtlAndMarker,
+    /// One record in the list, and [`list_ttl_and_marker_set`].
+    OneRecordListTtlAndMarker,
+    /// The sequence counter and the active key both have an expiry.
+    SequenceAndActiveExpire,
+}
+
+impl Case {
+    /// The script text the store runs: lib.lua, the prelude, the script.
+    pub(crate) fn script(&self) -> redis::Script {
+        let lua = |file: &str| {
+            let path = format!("{}/lua/{file}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        };
+        let text = format!("{}{}{}", lua("lib.lua"), self.prelude, lua(self.script));
+        redis::Script::new(&text)
+    }
+
+    pub(crate) fn keys(&self, p: &str) -> Vec<String> {
+        self.keys.iter().map(|&k| key(p, k)).collect()
+    }
+
+    pub(crate) fn args(&self) -> Vec<String> {
+        s(self.args)
+    }
+
+    async fn setup(&self, raw: &mut MultiplexedConnection, p: &str) {
+        let (command, args) = match self.setup {
+            Setup::Nothing => return,
+            Setup::Held(score, redeliveries) => return held(raw, p, score, redeliveries).await,
+            Setup::Pending => (
+                "ZADD",
+                vec![key(p, Key::Pending), "+inf".into(), MEMBER.into()],
+            ),
+            Setup::Active => ("SET", vec![key(p, Key::Active), "keep".into()]),
+        };
+        let _: () = redis::cmd(command)
+            .arg(args)
+            .query_async(raw)
+            .await
+            .unwrap();
+    }
+
+    async fn check(&self, raw: &mut MultiplexedConnection, p: &str, bad: &str) {
+        let (list, marker) = (key(p, Key::List), key(p, Key::Marker));
+        match self.check {
+            Check::Nothing => {}
+            Check::ListTtlAndMarker => list_ttl_and_marker_set(raw, &list, &marker, bad).await,
+            Check::OneRecordListTtlAndMarker => {
+                let len = int_reply(raw, "LLEN", &list).await;
+                assert_eq!(len, 1, "list TTL {bad}: one record");
+                list_ttl_and_marker_set(raw, &list, &marker, bad).await;
+            }
+            Check::SequenceAndActiveExpire => {
+                let ttl = int_reply(raw, "TTL", &key(p, Key::Seq)).await;
+                assert!(ttl != -1, "expiry {bad}: the counter never lives forever");
+                let px = int_reply(raw, "PTTL", &key(p, Key::Active)).await;
+                assert!(px != -1, "expiry {bad}: the active key has an expiry");
+            }
+        }
+    }
+}
+
+/// Runs `case`'s script once valid, then once per bad value at each of
+/// its positions, on its state written afresh (every key under the
+/// prefix deleted first); a refusal must be clean and leave the snapshot
+/// equal, a clamped success must pass the case's check.
+pub(crate) async fn each_bad_value(rig: &mut crate::common::Rig, case: &Case) {
     let p = rig.store.keys().prefix().to_owned();
-    let ok = run(&mut rig.raw, script, keys, args).await;
-    assert!(ok.is_ok(), "the valid call runs: {ok:?}");
-    for &(pos, expect) in positions {
-        for bad in BAD {
-            let mut cleared: Vec<Vec<u8>> = snapshot(&mut rig.raw, &p).await.into_keys().collect();
-            if !cleared.is_empty() {
-                let _: () = redis::cmd("DEL")
-                    .arg(std::mem::take(&mut cleared))
-                    .query_async(&mut rig.raw)
-                    .await
-                    .unwrap();
-            }
-            setup(&mut rig.raw).await;
-            let before = snapshot(&mut rig.raw, &p).await;
-            let mut argv = args.to_vec();
-            argv[pos] = bad.to_owned();
-            let result = run(&mut rig.raw, script, keys, &argv).await;
-            let accept = match expect {
-                Expect::Refused => false,
-                Expect::Clamped => matches!(bad, "9223372036854775807" | "1e300" | "inf"),
-                Expect::AnyNumber => bad != "nan",
-                Expect::FiniteWhole => matches!(bad, "9223372036854775807" | "1e300" | "-5"),
-            };
-            match result {
-                Ok(_) if accept => check(&mut rig.raw, bad).await,
-                Err(e) if !accept => {
-                    assert!(
-                        e.to_string().contains("claim-redis:"),
-                        "ARGV[{}] = {bad}: a clean refusal, got {e}",
-                        pos + 1
-                    );
-                    assert_eq!(
-                        before,
-                        snapshot(&mut rig.raw, &p).await,
-                        "ARGV[{}] = {bad}: nothing written",
-                        pos + 1
-                    );
+    let (script, keys, args) = (case.script(), case.keys(&p), case.args());
+    case.setup(&mut rig.raw, &p).await;
+    let ok = run(&mut rig.raw, &script, &keys, &args).await;
+    assert!(ok.is_ok(), "{}: the valid call runs: {ok:?}", case.script);
+    for &(expect, positions) in case.expect {
+        for &pos in positions {
+            for bad in BAD {
+                let cleared: Vec<Vec<u8>> = snapshot(&mut rig.raw, &p).await.into_keys().collect();
+                if !cleared.is_empty() {
+                    let _: () = redis::cmd("DEL")
+                        .arg(cleared)
+                        .query_async(&mut rig.raw)
+                        .await
+                        .unwrap();
                 }
-                Err(e) => panic!("ARGV[{}] = {bad} must be clamped, got {e}", pos + 1),
-                Ok(v) => panic!("ARGV[{}] = {bad} was accepted: {v:?}", pos + 1),
+                case.setup(&mut rig.raw, &p).await;
+                let before = snapshot(&mut rig.raw, &p).await;
+                let mut argv = args.clone();
+                argv[pos] = bad.to_owned();
+                let result = run(&mut rig.raw, &script, &keys, &argv).await;
+                let at = format!("{} ARGV[{}] = {bad}", case.script, pos + 1);
+                match result {
+                    Ok(_) if expect.accepts(bad) => case.check(&mut rig.raw, &p, bad).await,
+                    Err(e) if !expect.accepts(bad) => {
+                        assert!(
+                            e.to_string().contains("claim-redis:"),
+                            "{at}: a clean refusal, got {e}"
+                        );
+                        let after = snapshot(&mut rig.raw, &p).await;
+                        assert_eq!(before, after, "{at}: nothing written");
+                    }
+                    Err(e) => panic!("{at} must be clamped, got {e}"),
+                    Ok(v) => panic!("{at} was accepted: {v:?}"),
+                }
             }
+        }
+    }
+}
+
+impl Expect {
+    /// Whether the bad value `bad` is to be clamped (the call succeeds).
+    fn accepts(self, bad: &str) -> bool {
+        match self {
+            Expect::Refused => false,
+            Expect::Clamped => matches!(bad, I64_MAX | "1e300" | "inf"),
+            Expect::AnyNumber => bad != "nan",
+            Expect::FiniteWhole => matches!(bad, I64_MAX | "1e300" | "-5"),
         }
     }
 }
@@ -131,56 +210,54 @@ pub(crate) fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
-pub(crate) fn member(id: &str, deadline: &str) -> String {
-    format!(
-        r#"{{"internal":{{"request_token":"t"}},"request_kind":"redis","data":{{"id":"{id}","deadline":{deadline},"payload":{{}}}}}}"#
-    )
+/// A key the scripts take, under the prefix.
+#[derive(Clone, Copy)]
+pub(crate) enum Key {
+    Pending,
+    Claimed,
+    Owners,
+    Index,
+    Deliveries,
+    Dead,
+    Side,
+    Marker,
+    Active,
+    Cancel,
+    List,
+    /// The sequence counter of queue `q` and deadline `x`.
+    Seq,
 }
 
-/// The queue's keys and a generation's per-request keys under prefix `p`.
-pub(crate) struct Keys {
-    pub(crate) pending: String,
-    pub(crate) claimed: String,
-    pub(crate) owners: String,
-    pub(crate) index: String,
-    pub(crate) deliveries: String,
-    pub(crate) dead: String,
-    pub(crate) side: String,
-    pub(crate) marker: String,
-    pub(crate) active: String,
-    pub(crate) cancel: String,
-    pub(crate) list: String,
-}
-
-pub(crate) fn keys(p: &str) -> Keys {
-    Keys {
-        pending: format!("{p}q"),
-        claimed: format!("{p}q:claimed"),
-        owners: format!("{p}q:claim-owners"),
-        index: format!("{p}q:claims-idx"),
-        deliveries: format!("{p}q:deliveries"),
-        dead: format!("{p}q:dead"),
-        side: format!("{p}clock-side"),
-        marker: format!("{p}marker:a"),
-        active: format!("{p}request-active:a"),
-        cancel: format!("{p}request-cancel:a"),
-        list: format!("{p}list"),
-    }
+/// `key`'s name under prefix `p` (queue `q`, generation `a`/`t`).
+pub(crate) fn key(p: &str, key: Key) -> String {
+    let name = match key {
+        Key::Pending => "q",
+        Key::Claimed => "q:claimed",
+        Key::Owners => "q:claim-owners",
+        Key::Index => "q:claims-idx",
+        Key::Deliveries => "q:deliveries",
+        Key::Dead => "q:dead",
+        Key::Side => "clock-side",
+        Key::Marker => "marker:a",
+        Key::Active => "request-active:a",
+        Key::Cancel => "request-cancel:a",
+        Key::List => "list",
+        Key::Seq => "request-seq:q:x",
+    };
+    format!("{p}{name}")
 }
 
 /// A claim of `a` held by `w` at score `score`, lease expired at NOW - 1 s,
 /// `redeliveries` earlier deliveries.
-pub(crate) async fn held(
-    raw: &mut MultiplexedConnection,
-    k: &Keys,
-    score: &str,
-    redeliveries: u32,
-) {
-    let m = member("a", DEADLINE);
+pub(crate) async fn held(raw: &mut MultiplexedConnection, p: &str, score: &str, redeliveries: u32) {
     let _: () = redis::pipe()
-        .hset(&k.claimed, "a\0t", &m)
-        .hset(&k.owners, "a\0t", format!("w|{score}|{redeliveries}"))
-        .zadd(&k.index, "a\0t", 1_699_999_999.0)
+        .hset(key(p, Key::Claimed), "a\0t", MEMBER)
+        .hset(
+            key(p, Key::Owners),
+            "a\0t",
+            format!("w|{score}|{redeliveries}"),
+        )
+        .zadd(key(p, Key::Index), "a\0t", 1_699_999_999.0)
         .query_async(raw)
         .await
         .unwrap();
@@ -188,18 +265,19 @@ pub(crate) async fn held(
 
 /// After a call given the bad list TTL `bad`: the list's TTL was clamped
 /// and set, and the marker written with an expiry.
+/// `command key`'s integer reply (LLEN, TTL, PTTL).
+pub(crate) async fn int_reply(raw: &mut MultiplexedConnection, command: &str, key: &str) -> i64 {
+    redis::cmd(command).arg(key).query_async(raw).await.unwrap()
+}
+
 pub(crate) async fn list_ttl_and_marker_set(
     raw: &mut MultiplexedConnection,
     list: &str,
     marker: &str,
     bad: &str,
 ) {
-    let ttl: i64 = redis::cmd("TTL").arg(list).query_async(raw).await.unwrap();
+    let ttl = int_reply(raw, "TTL", list).await;
     assert!(ttl > 0, "list TTL {bad}: clamped, set");
-    let px: i64 = redis::cmd("PTTL")
-        .arg(marker)
-        .query_async(raw)
-        .await
-        .unwrap();
+    let px = int_reply(raw, "PTTL", marker).await;
     assert!(px > 0, "list TTL {bad}: the marker is written");
 }

@@ -55,14 +55,14 @@
 
 use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
 use super::request_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
-use crate::codec::{ack_outcome, per_item};
+use crate::codec::per_item;
 use crate::keys::QueueKeys;
 use crate::ops::call::{self, evalsha};
 use crate::ops::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
 use crate::slots::hash_slot;
-use crate::state::{MAX_BATCH, RedisStore};
+use crate::state::RedisStore;
 use claim_core::marker::record_digest;
-use claim_core::store::{AckItem, AckOutcome};
+use claim_core::store::AckItem;
 use claim_core::{ClaimKey, Op, OwnerToken, StoreError, wire};
 use redis::RedisWrite;
 /// ack_fence.lua's bits: ours somewhere (may push), answered (a live
@@ -71,50 +71,48 @@ const OURS_SOMEWHERE: i64 = 2;
 const ANSWERED: i64 = 4;
 const OWN_RECORD: i64 = 8;
 
-pub(crate) async fn ack(
+/// Acks one chunk of at most [`MAX_BATCH`](crate::state::MAX_BATCH) items
+/// of `queue` (its keys `q`): those whose list shares the queue's slot in
+/// one script, the others across slots; answers ack.lua's code per item.
+pub(crate) async fn ack_chunk(
     store: &RedisStore,
-    queue: &str,
+    (queue, q): (&str, &QueueKeys),
     owner: &OwnerToken,
-    items: &[AckItem],
-) -> Result<Vec<AckOutcome>, StoreError> {
+    chunk: &[AckItem],
+) -> Result<Vec<i64>, StoreError> {
     let keys = store.keys();
-    let q = keys.queue(queue);
     let slot = hash_slot(q.pending.as_bytes());
-    let mut out = Vec::with_capacity(items.len());
-    for chunk in items.chunks(MAX_BATCH) {
-        let same: Vec<bool> = chunk
-            .iter()
-            .map(|i| hash_slot(keys.list(&i.result_list).as_bytes()) == slot)
-            .collect();
-        let (mut near, mut far): (Vec<&AckItem>, Vec<&AckItem>) = (Vec::new(), Vec::new());
-        for (item, s) in chunk.iter().zip(&same) {
-            if *s { near.push(item) } else { far.push(item) }
-        }
-        let near_codes = if near.is_empty() {
-            Vec::new()
-        } else {
-            let codes = same_slot(store, queue, owner, &near).await?;
-            after_ack(store, &near, &codes, PRODUCER_KEYS | PAYLOAD_KEYS).await;
-            codes
-        };
-        let far_codes = if far.is_empty() {
-            Vec::new()
-        } else {
-            across(store, queue, &q, owner, &far).await?
-        };
-        let (mut near_codes, mut far_codes) = (near_codes.into_iter(), far_codes.into_iter());
-        let mut codes = Vec::with_capacity(chunk.len());
-        for same in &same {
-            let code = if *same {
-                near_codes.next()
-            } else {
-                far_codes.next()
-            };
-            codes.push(code.unwrap_or_default());
-        }
-        out.extend(codes.into_iter().map(ack_outcome));
+    let same: Vec<bool> = chunk
+        .iter()
+        .map(|i| hash_slot(keys.list(&i.result_list).as_bytes()) == slot)
+        .collect();
+    let (mut near, mut far): (Vec<&AckItem>, Vec<&AckItem>) = (Vec::new(), Vec::new());
+    for (item, s) in chunk.iter().zip(&same) {
+        if *s { near.push(item) } else { far.push(item) }
     }
-    Ok(out)
+    let near_codes = if near.is_empty() {
+        Vec::new()
+    } else {
+        let codes = same_slot(store, queue, owner, &near).await?;
+        after_ack(store, &near, &codes, PRODUCER_KEYS | PAYLOAD_KEYS).await;
+        codes
+    };
+    let far_codes = if far.is_empty() {
+        Vec::new()
+    } else {
+        across(store, queue, q, owner, &far).await?
+    };
+    let (mut near_codes, mut far_codes) = (near_codes.into_iter(), far_codes.into_iter());
+    let mut codes = Vec::with_capacity(chunk.len());
+    for same in &same {
+        let code = if *same {
+            near_codes.next()
+        } else {
+            far_codes.next()
+        };
+        codes.push(code.unwrap_or_default());
+    }
+    Ok(codes)
 }
 
 /// Runs `ack_tagged` (ack.lua's same-slot variant) on items whose list

@@ -71,6 +71,11 @@ fn items(owned: &[Owned]) -> Vec<PushItem<'_>> {
         .collect()
 }
 
+/// Push once of `owned` into `list` (list TTL `ttl`), which must not fail.
+async fn pushed(store: &RedisStore, list: &str, ttl: u64, owned: &[Owned]) {
+    push_once(store, list, ttl, &items(owned)).await.unwrap();
+}
+
 async fn records(rig: &mut Rig, list: &str) -> Vec<String> {
     let key = rig.store.keys().list(list);
     rig.raw.lrange(key, 0, -1).await.expect("LRANGE")
@@ -108,9 +113,7 @@ async fn a_generation_repeated_in_one_batch_is_pushed_once() {
 async fn the_marker_lies_in_the_lists_slot_and_expires_after_the_deadline_grace_and_dedup_ttl() {
     let Some(mut rig) = rig().await else { return };
     let one = [owned("a", "rec-a")];
-    push_once(&rig.store, "{elsewhere}results", 0, &items(&one))
-        .await
-        .unwrap();
+    pushed(&rig.store, "{elsewhere}results", 0, &one).await;
     let keys = rig.store.keys();
     let list_key = keys.list("{elsewhere}results");
     let marker = keys.marker_for(&list_key, &one[0].generation);
@@ -147,19 +150,14 @@ async fn a_list_holding_another_type_is_unusable_and_nothing_is_written() {
 async fn the_list_gets_its_ttl_only_when_something_was_pushed() {
     let Some(mut rig) = rig().await else { return };
     let one = [owned("a", "rec-a")];
-    push_once(&rig.store, "results", 600, &items(&one))
-        .await
-        .unwrap();
+    pushed(&rig.store, "results", 600, &one).await;
     let key = rig.store.keys().list("results");
     let _: () = rig.raw.persist(&key).await.unwrap();
     let answer = push_once(&rig.store, "results", 600, &items(&one)).await;
     assert_eq!(answer.unwrap(), [Pushed::OwnRecordLanded]);
     let ttl: i64 = rig.raw.ttl(&key).await.unwrap();
     assert_eq!(ttl, -1, "a call that pushed nothing sets no EXPIRE");
-    let two = [owned("b", "rec-b")];
-    push_once(&rig.store, "results", 600, &items(&two))
-        .await
-        .unwrap();
+    pushed(&rig.store, "results", 600, &[owned("b", "rec-b")]).await;
     let ttl: i64 = rig.raw.ttl(&key).await.unwrap();
     assert!((1..=600).contains(&ttl), "{ttl}");
 }
