@@ -17,10 +17,9 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
-use rig::{START, Setup, start};
+use rig::{A, RESULTS, START, Setup, start};
 
-const Q: &str = "payload-queue";
-const RESULTS: &str = "payload-results";
+/// The list the routed tests' producer names (the queue is the rig's [`A`], its list [`RESULTS`]).
 const ROUTED: &str = "routed-results";
 
 /// Echoes the payload it was given; `retry-*` asks for a retry on its first attempt.
@@ -46,9 +45,9 @@ fn setup() -> Setup {
     setup_with_ttl(None)
 }
 
-/// A store routing `Q`'s records to `RESULTS` with list TTL `ttl`.
+/// A store routing `A`'s records to `RESULTS` with list TTL `ttl`.
 fn setup_with_ttl(ttl: Option<u64>) -> Setup {
-    let (memory, clock) = rig::paused_memory_routed(RESULTS, Q, ttl);
+    let (memory, clock) = rig::paused_memory_routed(RESULTS, A, ttl);
     Setup::over(memory, clock)
 }
 
@@ -103,7 +102,7 @@ async fn submit(s: &Setup, envelope: Envelope, how: Payload) -> (Option<String>,
         .payload
         .as_ref()
         .map_or(inline, |p| p.as_bytes().to_vec());
-    s.memory.submit(Q, &submission).await.unwrap();
+    s.memory.submit(A, &submission).await.unwrap();
     (payload_ref, expected)
 }
 
@@ -135,7 +134,7 @@ async fn stored(s: &Setup, refs: &[String]) -> Vec<bool> {
 fn spec() -> QueueSpec {
     QueueSpec {
         result_queue_name: Some(RESULTS.into()),
-        ..QueueSpec::new(Q)
+        ..QueueSpec::new(A)
     }
 }
 
@@ -322,7 +321,7 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
     let spec = QueueSpec {
         result_queue_name: Some(RESULTS.into()),
         result_ttl_seconds: Some(120),
-        ..QueueSpec::new(Q)
+        ..QueueSpec::new(A)
     };
     let (stop, handle) = start(runtime(&s, spec));
     until("three records", async || {
