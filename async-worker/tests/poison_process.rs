@@ -179,15 +179,12 @@ async fn assert_final_state(conn: &mut MultiplexedConnection, ids: &BTreeSet<Str
 
 /// The process id of a redis-server, from `INFO server`.
 async fn redis_pid(conn: &mut MultiplexedConnection) -> u32 {
-    let info: String = redis::cmd("INFO")
+    let info: redis::InfoDict = redis::cmd("INFO")
         .arg("server")
         .query_async(conn)
         .await
         .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("process_id:"))
-        .and_then(|p| p.trim().parse().ok())
-        .expect("process_id in INFO server")
+    info.get("process_id").expect("process_id in INFO server")
 }
 
 fn signal_pid(pid: u32, name: &str) {
