@@ -30,13 +30,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }))
         .build()?;
 
-    // Producer side: jobs in the Go producer's shape, enqueued as it enqueues them.
+    // Producer side: each job pushed as the Go producer enqueues it.
     let deadline = unix_now() + 60;
     for (i, prompt) in ["hello", "claim", "lease", "ack"].into_iter().enumerate() {
         let job = serde_json::json!({ "prompt": prompt });
-        let envelope = Envelope::new(format!("req-{i}"), format!("token-{i}"), deadline, job);
         store
-            .enqueue("example-queue", &envelope.submission())
+            .push("example-queue", &format!("req-{i}"), job, deadline)
             .await?;
     }
 

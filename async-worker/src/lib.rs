@@ -27,9 +27,8 @@
 //!     }))
 //!     .build()?;
 //!
-//! // Produce one job (as the Go producer shapes it), run until its record lands.
-//! let job = Envelope::new("job-1", "token-1", unix_now() + 60, serde_json::json!({"a": 2, "b": 3}));
-//! store.enqueue("sums", &job.submission()).await?;
+//! // Push one job (as the Go producer enqueues it), run until its record lands.
+//! store.push("sums", "job-1", serde_json::json!({"a": 2, "b": 3}), unix_now() + 60).await?;
 //! let stop = CancellationToken::new();
 //! let running = tokio::spawn(runtime.run(stop.clone()));
 //! while store.results("result-list").await?.is_empty() {

@@ -1,7 +1,8 @@
 //! What an application needs, in one import: `use async_worker::prelude::*;`.
 //!
 //! The runtime and its builder, the handler vocabulary (raw and typed), the
-//! store traits and the types their calls name, and, behind the `memory`
+//! store traits (the worker's, the producer's with `push`, the read-only
+//! views and whole-list reads) and the types their calls name, and, behind the `memory`
 //! and `redis` features, the stores themselves.
 
 pub use crate::config::{BuildError, QueueSpec, RuntimeConfig};
@@ -12,7 +13,8 @@ pub use crate::typed::{HandlerFn, JobContext, handler_fn};
 pub use claim_core::store::{StoreConfig, Submission};
 pub use claim_core::wire::{Envelope, ErrorCode};
 pub use claim_core::{
-    ClaimInspect, ClaimStore, Clock, Generation, Member, Millis, StoreError, SystemClock, unix_now,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ListReads, Member, Millis,
+    StoreError, SystemClock, unix_now,
 };
 pub use tokio_util::sync::CancellationToken;
 

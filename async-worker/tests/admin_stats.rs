@@ -3,7 +3,9 @@
 use async_worker::admin::stats::{QueueRef, claim_rows, collect, dead_rows};
 use claim_core::store::{ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::wire::{self, Envelope};
-use claim_core::{ClaimAdmin, ClaimStore, Generation, ManualClock, Member, Millis, OwnerToken};
+use claim_core::{
+    ClaimAdmin, ClaimProducer, ClaimStore, Generation, ManualClock, Member, Millis, OwnerToken,
+};
 use claim_memory::MemoryStore;
 
 const A: &str = "queue-a";

@@ -6,9 +6,10 @@
 //! is read or deleted.
 
 use async_worker::{QueueSpec, Runtime};
+use claim_core::ListReads;
 use claim_core::store::Submission;
 use claim_core::wire::{self, ErrorCode, ResultRecord};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation, Member};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;

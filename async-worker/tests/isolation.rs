@@ -6,6 +6,7 @@ mod faulty;
 mod rig;
 
 use claim_core::ClaimInspect;
+use claim_core::ListReads;
 use rig::*;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -2,9 +2,10 @@
 
 use async_trait::async_trait;
 use async_worker::{Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime};
+use claim_core::ListReads;
 use claim_core::store::Submission;
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -8,7 +8,7 @@ mod rig;
 use async_worker::{QueueSpec, Runtime, TokioClock};
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimStore, OwnerToken};
+use claim_core::{ClaimProducer, ClaimStore, OwnerToken};
 use claim_memory::MemoryStore;
 use rig::{A, Answering, RESULTS, START, ids_on, runtime_config, start, stop_within_bound, within};
 use std::collections::BTreeMap;

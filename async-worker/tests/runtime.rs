@@ -10,9 +10,10 @@ use async_worker::{
     Handler, HandlerOutcome, QueueSpec, Request, Runtime, RuntimeConfig, TokioClock,
 };
 use claim_conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
+use claim_core::ListReads;
 use claim_core::store::Submission;
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimInspect, ClaimStore, Generation};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation};
 use claim_memory::MemoryStore;
 use rig::{START, start};
 use std::sync::Arc;

@@ -8,7 +8,7 @@ mod rig;
 use async_worker::status::{StatusSource, html};
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore, Generation};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation};
 use rig::*;
 use std::time::Duration;
 

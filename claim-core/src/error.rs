@@ -2,12 +2,12 @@
 
 use crate::op::Op;
 
-/// An error from a [`crate::ClaimStore`] operation.
+/// An error from a store operation (of any of the store traits).
 ///
 /// The variant tells the caller two things. Whether the operation may have
 /// happened: only an `Indeterminate` one may (a timeout after the script
-/// ran), so the caller must only repeat it if it is idempotent (ack, renew,
-/// release and sweep are). And whether repeating it can help: `Failed`,
+/// ran), so the caller must only repeat it if it is idempotent (ack, renew and
+/// release are). And whether repeating it can help: `Failed`,
 /// `Indeterminate` and `OutOfMemory` are transient (connection loss,
 /// timeouts, a server loading, busy, failing over or full) and are retried
 /// with capped backoff; `Rejected` and `InvalidInput` are permanent (the

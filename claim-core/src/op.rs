@@ -4,8 +4,10 @@
 /// `Variant = "method_name"`, so a new operation is named once.
 macro_rules! operations {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
-        /// One `ClaimStore` (or `ClaimInspect`) operation: the trait method of the
-        /// same name. `config` is not an operation: it never reaches the store.
+        /// One store operation: the trait method of the same name (of
+        /// `ClaimStore`, `ClaimInspect`, `ClaimProducer`, `ClaimAdmin`, or the
+        /// conformance suite's `ListReads`). `config` is not an operation: it
+        /// never reaches the store.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Op {
             $( $(#[$doc])* $variant, )*
@@ -38,7 +40,6 @@ operations! {
     Cancelled = "cancelled",
     Ack = "ack",
     Release = "release",
-    Sweep = "sweep",
     ParkRetry = "park_retry",
     PromoteDue = "promote_due",
     ReclaimExpired = "reclaim_expired",
@@ -74,7 +75,6 @@ impl Op {
                 | Op::Renew
                 | Op::Ack
                 | Op::Release
-                | Op::Sweep
                 | Op::ParkRetry
                 | Op::PromoteDue
                 | Op::ReclaimExpired
@@ -86,7 +86,8 @@ impl Op {
         )
     }
 
-    /// True for the read-only inspection methods of `ClaimInspect`.
+    /// True for the read-only inspection methods (`ClaimInspect`, and the
+    /// conformance suite's `ListReads`).
     pub fn inspects(self) -> bool {
         matches!(
             self,

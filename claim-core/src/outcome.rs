@@ -51,7 +51,7 @@ pub const OUTCOMES: [Outcome; 10] = [
         path: ExitPath::GracefulShutdown,
         exit_path: "Graceful shutdown, claims still held after the drain timeout",
         claim_outcome: "swept to pending at the original score; not a delivery; dropped instead when its generation is answered (live marker)",
-        store_operation: "`sweep`",
+        store_operation: "`release` (the shutdown sweep)",
     },
     Outcome {
         path: ExitPath::OwnerDied,

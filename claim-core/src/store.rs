@@ -1,4 +1,4 @@
-//! The `ClaimStore` trait the worker runtime programs against, its read-only `ClaimInspect` half, and their request and report types.
+//! The `ClaimStore` trait the worker runtime programs against (the hot path), its read-only `ClaimInspect` half, and the request and report types every store trait speaks.
 //!
 //! Batch operations answer item by item, in the order asked. Every claim
 //! mutation names its owner and is owner-checked inside the store, atomically.
@@ -244,16 +244,8 @@ pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
     /// The retry set, earliest due first.
     async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError>;
 
-    /// The records in a result list, oldest first (the order BRPOP yields).
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError>;
-
     /// True when the generation has a live terminal marker.
     async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError>;
-
-    /// The expiry an ack set on a result list (`result_ttl_seconds`), in
-    /// seconds: what remains of it on Redis (`TTL`), the value set in the
-    /// model; `None` when the list has none.
-    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError>;
 
     /// The number of records in a result list (`LLEN`).
     async fn list_len(&self, list: &str) -> Result<usize, StoreError>;
@@ -264,12 +256,15 @@ pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
     async fn paused(&self, queue: &str) -> Result<bool, StoreError>;
 }
 
-/// Durable claim bookkeeping for one or more pending sorted sets.
+/// Durable claim bookkeeping for one or more pending sorted sets: the
+/// worker's calls, every one the runtime makes on its hot path.
 ///
 /// Time comes from the store's own clock (the Redis server's `TIME`, or an
 /// injected clock), so replicas never disagree about lease expiry. Every
 /// store can also be inspected ([`ClaimInspect`]), so one
-/// `Arc<dyn ClaimStore>` serves both the hot path and metrics.
+/// `Arc<dyn ClaimStore>` serves both the hot path and metrics. What a
+/// producer asks is [`crate::ClaimProducer`]; what an operator asks,
+/// [`crate::ClaimAdmin`].
 #[async_trait]
 pub trait ClaimStore: ClaimInspect {
     /// The settings this store was built with.
@@ -281,31 +276,11 @@ pub trait ClaimStore: ClaimInspect {
     /// Checks the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Enqueues the member bytes as given, atomically: clears the id's cancel
-    /// marker, marks this token active until the deadline, stores
-    /// [`Submission::payload`] when present (until the deadline plus
-    /// [`wire::PAYLOAD_GRACE_MS`]), adds the member at [`Submission::score`].
-    /// Tests that need exact bytes use this; producers use [`Self::enqueue`].
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError>;
-
-    /// Enqueues as the Go producer does, in one atomic step: `INCR`s
-    /// `request-seq:<queue>:<deadline>` (expiring an hour after the
-    /// deadline), stamps the count into the member's `internal.enqueue_seq`
-    /// ([`wire::seq_template`]), then does what [`Self::submit`] does, at
-    /// score [`wire::queue_score`]`(deadline, seq)`. Returns the member as
-    /// enqueued. `InvalidInput` when the member is not a JSON object (or its
-    /// `internal` is not one); nothing happened then.
-    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError>;
-
     /// The payloads stored apart at `refs` (members' `internal.payload_ref`,
     /// unprefixed; the store applies its key prefix), in order, `None` where
     /// none is stored (expired, deleted, never written). One round trip per
     /// call. An empty value is a `null` payload.
     async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError>;
-
-    /// Cancels as the Go producer does: the active token becomes the cancel
-    /// marker. False when the id has no active generation.
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError>;
 
     /// Up to `limit` pending members from rank `offset`, earliest score first.
     async fn peek(
@@ -348,21 +323,13 @@ pub trait ClaimStore: ClaimInspect {
     ) -> Result<Vec<AckOutcome>, StoreError>;
 
     /// Returns claims `owner` holds to pending at their original score
-    /// (a hand-off the consumer cancelled). A claim whose generation is
-    /// answered (a live terminal marker) is dropped instead, with its
-    /// redelivery count: returned, it would be served again once the
-    /// marker expired. True where a claim of `owner`'s ended, false where
-    /// `owner` held none.
+    /// (a hand-off the consumer cancelled, or the shutdown sweep of every
+    /// claim still held after the drain). Not a delivery: redelivery counts
+    /// are unchanged. A claim whose generation is answered (a live terminal
+    /// marker) is dropped instead, with its redelivery count: returned, it
+    /// would be served again once the marker expired. True where a claim of
+    /// `owner`'s ended, false where `owner` held none.
     async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError>;
-
-    /// Shutdown sweep: like release, for every claim still held after the
-    /// drain. Not a delivery: redelivery counts are unchanged.
-    async fn sweep(
         &self,
         queue: &str,
         owner: &OwnerToken,

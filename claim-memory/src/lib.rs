@@ -1,15 +1,21 @@
-//! In-process `ClaimStore`: the claim-core model made shared behind a lock.
+//! In-process store: the claim-core model made shared behind a lock, in every role (`ClaimStore`, `ClaimInspect`, `ClaimProducer`, `ClaimAdmin`).
 //!
-//! This is not a second implementation: every operation is one call into
-//! [`claim_core::model::Model`] under a mutex, with `now` read from the
-//! store's clock, routed from the one list of methods,
-//! `claim_core::store_methods!`. Use it for tests, single-process deployments and the demo.
-//! Nothing survives the process.
+//! This is not a second implementation: every operation is one call of the
+//! [`claim_core::model::Model`] method of its name under a mutex, with
+//! `now` read from the store's clock. Use it for tests, single-process
+//! deployments and the demo. Nothing survives the process.
 
+use async_trait::async_trait;
 use claim_core::admin::{ClaimAdmin, Redrive};
 use claim_core::model::Model;
-use claim_core::store::StoreConfig;
-use claim_core::{Clock, Generation, Member, Millis, OwnerToken, StoreError, route_store};
+use claim_core::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
+    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, Member, Millis, OwnerToken,
+    StoreError,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The memory store's default clock (claim-core's one system clock).
@@ -57,33 +63,173 @@ impl MemoryStore {
     }
 }
 
-/// One call of the model: `now` and `ping` answer from the store itself;
-/// every other method is the model's method of its name, given the clock's
-/// time when the list marks it `[now]` (`enqueue`'s answer is already a
-/// `Result`).
-macro_rules! model_call {
-    ($store:ident, now()) => {
-        Ok($store.clock.now())
-    };
-    ($store:ident, ping()) => {
-        Ok(())
-    };
-    // The model's enqueue may refuse its input: its answer is already a Result.
-    ($store:ident, enqueue($($arg:ident),*) now) => {
-        $store.with(|m, now| m.enqueue($($arg,)* now))?
-    };
-    ($store:ident, $name:ident($($arg:ident),*) now) => {
-        $store.with(|m, now| m.$name($($arg,)* now))
-    };
-    ($store:ident, $name:ident($($arg:ident),*)) => {
-        $store.with(|m, _| m.$name($($arg),*))
-    };
+/// The reads: the model's, under the lock.
+#[async_trait]
+impl ClaimInspect for MemoryStore {
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+        self.with(|m, _| m.depths(queue))
+    }
+
+    async fn retry_depth(&self) -> Result<usize, StoreError> {
+        self.with(|m, _| m.retry_depth())
+    }
+
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+        self.with(|m, _| m.claims(queue))
+    }
+
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+        self.with(|m, _| m.dead_entries(queue))
+    }
+
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        self.with(|m, _| m.retry_entries())
+    }
+
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+        self.with(|m, now| m.is_terminal(generation, now))
+    }
+
+    async fn list_len(&self, list: &str) -> Result<usize, StoreError> {
+        self.with(|m, _| m.list_len(list))
+    }
+
+    async fn paused(&self, queue: &str) -> Result<bool, StoreError> {
+        self.with(|m, _| m.paused(queue))
+    }
 }
 
-claim_core::store_methods!(route_store MemoryStore => config, model_call;);
+/// The hot path: the model's transitions, under the lock, at the clock's
+/// time; `now` and `ping` answer from the store itself.
+#[async_trait]
+impl ClaimStore for MemoryStore {
+    fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    async fn now(&self) -> Result<Millis, StoreError> {
+        Ok(self.clock.now())
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
+        self.with(|m, now| m.fetch_payloads(refs, now))
+    }
+
+    async fn peek(
+        &self,
+        queue: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError> {
+        self.with(|m, _| m.peek(queue, offset, limit))
+    }
+
+    async fn claim(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        self.with(|m, now| m.claim(queue, owner, items, now))
+    }
+
+    async fn renew(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError> {
+        self.with(|m, now| m.renew(queue, owner, generations, now))
+    }
+
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, now| m.cancelled(generations, now))
+    }
+
+    async fn ack(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        self.with(|m, now| m.ack(queue, owner, items, now))
+    }
+
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, now| m.release(queue, owner, generations, now))
+    }
+
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        self.with(|m, now| m.park_retry(queue, owner, items, now))
+    }
+
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+        self.with(|m, now| m.promote_due(limit, now))
+    }
+
+    async fn reclaim_expired(
+        &self,
+        queue: &str,
+        limit: usize,
+    ) -> Result<ReclaimReport, StoreError> {
+        self.with(|m, now| m.reclaim_expired(queue, limit, now))
+    }
+
+    async fn dead_letter(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        self.with(|m, now| m.dead_letter(queue, member, reason, now))
+    }
+}
+
+/// The producer's calls: the model's, under the lock.
+#[async_trait]
+impl ClaimProducer for MemoryStore {
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+        self.with(|m, now| m.submit(queue, submission, now))
+    }
+
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
+        // The model refuses a member it cannot stamp: its answer is a Result.
+        self.with(|m, now| m.enqueue(queue, submission, now))?
+    }
+
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        self.with(|m, now| m.cancel(id, now))
+    }
+}
+
+/// Whole-list reads for tests, tools and the demo: the model's, under the lock.
+#[async_trait]
+impl claim_core::ListReads for MemoryStore {
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+        self.with(|m, _| m.results(list))
+    }
+
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError> {
+        self.with(|m, _| m.list_ttl(list))
+    }
+}
 
 /// The operator's operations: the model's, under the same lock.
-#[claim_core::layer::async_trait]
+#[async_trait]
 impl ClaimAdmin for MemoryStore {
     async fn redrive_dead(
         &self,

@@ -4,7 +4,8 @@ use claim_conformance::retrying::Retrying;
 use claim_conformance::unreliable::{Fault, FaultRates, Op, UnreliableStore};
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::{
-    ClaimInspect, ClaimStore, Generation, ManualClock, Millis, OwnerToken, StoreError,
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, ManualClock, Millis, OwnerToken,
+    StoreError,
 };
 use claim_memory::MemoryStore;
 

@@ -1,7 +1,7 @@
 //! Measures claim + ack latency on a private test cluster with `replica_acks` 0 and 1 (the numbers quoted in docs/OPERATIONS.md, "Topologies"): `cargo run -p claim-redis --example replica_acks_latency --release`.
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
-use claim_core::{ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimProducer, ClaimStore, Generation, Member, OwnerToken};
 use claim_redis::testing::{RedisCluster, random_prefix};
 use claim_redis::{RedisStore, RedisStoreOptions, Topology};
 use std::time::{Duration, Instant};

@@ -72,7 +72,7 @@ pub(crate) fn ack_outcome(code: i64) -> AckOutcome {
     }
 }
 
-/// A 1/0 answer per item (release, sweep, park, dead letter, cancel).
+/// A 1/0 answer per item (release, park, dead letter, cancel).
 pub(crate) fn flag(value: i64) -> bool {
     value == 1
 }

@@ -7,11 +7,14 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::lease::marker_expiry;
 use claim_core::marker::{marker_value, record_digest};
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score,
+};
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};

@@ -9,8 +9,11 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
-use claim_core::{ClaimInspect, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken, Score,
+};
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::go::{self, GoQueue};
 use claim_redis::testing::{RedisCluster, RedisServerOptions, require_redis_server};

@@ -2,10 +2,12 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::{self, ErrorCode, MemberError, ResultRecord};
 use claim_core::{
-    ClaimInspect, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken,
+    Score,
 };
 use claim_redis::RedisStore;
 use common::T0;

@@ -3,7 +3,7 @@
 mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
-use claim_core::{ClaimInspect, ClaimStore, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Member, OwnerToken};
 use claim_redis::testing::{RedisCluster, require_redis_server};
 use claim_redis::{RedisStore, RedisStoreOptions, Topology};
 use std::time::{Duration, Instant};

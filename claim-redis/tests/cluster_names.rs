@@ -4,7 +4,9 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken,
+};
 use claim_redis::keys::Keys;
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::{RedisCluster, random_prefix, require_redis_server};

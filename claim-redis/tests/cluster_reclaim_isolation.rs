@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore, Clock, ManualClock, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, OwnerToken};
 use claim_redis::keys::Keys;
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::{RedisCluster, random_prefix, require_redis_server};

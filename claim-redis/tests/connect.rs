@@ -2,7 +2,7 @@
 
 mod common;
 
-use claim_core::ClaimStore;
+use claim_core::ClaimProducer;
 use claim_core::store::StoreConfig;
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, TimeSource};

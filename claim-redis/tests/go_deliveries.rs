@@ -15,7 +15,7 @@
 mod common;
 
 use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, OwnerToken};
 use claim_redis::testing::go::{self, GoQueue};
 use redis::AsyncCommands;
 use std::collections::HashMap;

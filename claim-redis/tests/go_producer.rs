@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimStore, Generation, Member, OwnerToken, unix_now};
+use claim_core::{ClaimProducer, ClaimStore, Generation, Member, OwnerToken, unix_now};
 use claim_redis::RedisStore;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;

@@ -6,9 +6,10 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken, Score};
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{RedisStore, TimeSource};
 use redis::AsyncCommands;

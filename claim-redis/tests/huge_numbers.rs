@@ -9,9 +9,10 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Millis, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, OwnerToken};
 use claim_redis::RedisStore;
 use common::{T0, T0_S};
 use redis::AsyncCommands;

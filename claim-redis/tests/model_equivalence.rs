@@ -16,11 +16,12 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::model::Model;
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::{
-    ClaimInspect, ClaimStore, Clock, Generation, ManualClock, Member, Millis, OwnerToken, Score,
-    wire,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, Millis,
+    OwnerToken, Score, wire,
 };
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
@@ -196,18 +197,9 @@ impl Walk {
             }
             8 => {
                 let g = self.rng.some(&gens, 3);
-                let (got, want) = if self.rng.below(2) == 0 {
-                    (
-                        self.store.release(Q, &owner, &g).await.unwrap(),
-                        self.model.release(Q, &owner, &g, now),
-                    )
-                } else {
-                    (
-                        self.store.sweep(Q, &owner, &g).await.unwrap(),
-                        self.model.sweep(Q, &owner, &g, now),
-                    )
-                };
-                assert_eq!(got, want, "{ctx}: release/sweep");
+                let got = self.store.release(Q, &owner, &g).await.unwrap();
+                let want = self.model.release(Q, &owner, &g, now);
+                assert_eq!(got, want, "{ctx}: release");
                 "release".into()
             }
             9 => {

@@ -3,7 +3,9 @@
 mod common;
 
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken, StoreError,
+};
 use claim_redis::testing::RedisServerOptions;
 use claim_redis::{ConnectError, RedisStore, RedisStoreOptions, TimeSource};
 use std::time::Duration;

@@ -6,9 +6,12 @@
 
 mod common;
 
+use claim_core::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, ParkItem, Submission};
 use claim_core::wire::ResultRecord;
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, Score, StoreError};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken, Score, StoreError,
+};
 use claim_redis::RedisStore;
 use common::T0;
 use redis::aio::MultiplexedConnection;
@@ -222,7 +225,6 @@ async fn every_script_that_fails_writes_nothing_and_the_error_is_permanent() {
     );
     rejected(rig.store.renew(Q, &owner, g).await, "renew");
     rejected(rig.store.release(Q, &owner, g).await, "release");
-    rejected(rig.store.sweep(Q, &owner, g).await, "sweep");
     let park = ParkItem {
         generation: held.generation.clone(),
         member: held.member.clone(),

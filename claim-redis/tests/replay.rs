@@ -4,14 +4,16 @@
 //! script may run twice. The sequence touches every script: submit,
 //! enqueue (with and without a payload stored apart), cancel, claim, renew,
 //! ack (to a list in the queue's slot, to one in another slot, by a stale
-//! owner, to an unusable list), release, sweep, retry parking, promotion,
+//! owner, to an unusable list), releases, retry parking, promotion,
 //! reclaim up to the delivery limit, and dead letters.
 
 mod common;
 
 use claim_core::store::{AckItem, ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::wire::{Envelope, stamp_retry};
-use claim_core::{ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score};
+use claim_core::{
+    ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken, Score,
+};
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
 use common::replay::ReplayProxy;
@@ -244,7 +246,7 @@ async fn replay_everything(layout: KeyLayout) {
         .ack(QUEUE, &w2, &[ack_item(by_id("f"), QUEUE)])
         .await);
     both!(p, |s| s
-        .sweep(QUEUE, &w2, &[by_id("d").generation.clone()])
+        .release(QUEUE, &w2, &[by_id("d").generation.clone()])
         .await);
     // i lapses a second time: the delivery limit (2), a DELIVERY_LIMIT record.
     p.clock.advance(40_000);

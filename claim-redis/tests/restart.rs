@@ -3,7 +3,7 @@
 mod common;
 
 use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, OwnerToken};
 use claim_redis::testing::RedisServerOptions;
 use common::T0;
 

@@ -3,6 +3,7 @@
 mod common;
 mod suite;
 
+use claim_core::ClaimProducer;
 use claim_redis::KeyLayout;
 use suite::Redis;
 

@@ -184,11 +184,12 @@ impl Parts {
     }
 }
 
-/// Returns every claim still held to pending (outcome: swept, not a delivery).
+/// Returns every claim still held to pending (outcome: swept, not a
+/// delivery): releases, counted and logged here as the sweep.
 async fn sweep(shared: &Shared) {
     for (queue, generations) in shared.held.by_queue() {
         for chunk in generations.chunks(500) {
-            match shared.store.sweep(&queue, &shared.owner, chunk).await {
+            match shared.store.release(&queue, &shared.owner, chunk).await {
                 Ok(swept) => {
                     let n = swept.iter().filter(|s| **s).count();
                     shared.stats.swept.fetch_add(n, Ordering::Relaxed);

@@ -4,7 +4,7 @@
 //! is exact and may never heal, which is what the isolation tests need.
 
 use async_trait::async_trait;
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
 use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
@@ -72,7 +72,7 @@ impl FaultyStore {
 }
 
 impl FaultyStore {
-    /// Acks `items`, dead-lettering those aimed at `list` (sweep, then dead_letter).
+    /// Acks `items`, dead-lettering those aimed at `list` (release, then dead_letter).
     async fn ack_dead_lettering(
         &self,
         queue: &str,
@@ -96,7 +96,7 @@ impl FaultyStore {
             if let Some(claim) = held {
                 dropped = self
                     .inner
-                    .sweep(queue, owner, std::slice::from_ref(&item.generation))
+                    .release(queue, owner, std::slice::from_ref(&item.generation))
                     .await?[0];
                 let reason = format!("result list \"{list}\" holds a zset");
                 self.inner
@@ -138,7 +138,7 @@ impl StoreLayer for FaultyStore {
         &self.inner
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         Box::pin(async move {
             if hangs(op) {
                 self.gate().await;

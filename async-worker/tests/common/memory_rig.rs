@@ -4,6 +4,7 @@
 use super::faulty::FaultyStore;
 use async_worker::runtime::Health;
 use claim_core::ClaimInspect;
+use claim_core::ListReads;
 
 use async_trait::async_trait;
 use async_worker::{
@@ -11,7 +12,7 @@ use async_worker::{
 };
 use claim_core::store::StoreConfig;
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimStore, Millis};
+use claim_core::{ClaimProducer, Millis};
 use claim_memory::MemoryStore;
 use std::sync::Arc;
 use std::time::Duration;

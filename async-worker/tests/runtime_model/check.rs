@@ -3,9 +3,10 @@
 use super::handler::{Returned, error_message, success_body};
 use super::reference::Verdict;
 use super::world::{Kind, Q, RESULTS, World};
+use claim_conformance::CheckedStore;
 use claim_core::store::{ClaimInfo, DeadEntry, PendingEntry};
 use claim_core::wire::{self, ErrorCode, ResultRecord};
-use claim_core::{ClaimStore, Generation, Millis};
+use claim_core::{Generation, Millis};
 use std::collections::BTreeMap;
 
 /// The store as the test sees it at one moment (runtimes' calls held off).
@@ -71,7 +72,7 @@ fn generation_of(member: &[u8]) -> Option<Generation> {
 }
 
 /// Reads the store while every replica's calls wait.
-pub async fn observe<S: ClaimStore + Clone>(world: &World<S>) -> Snapshot {
+pub async fn observe<S: CheckedStore + Clone>(world: &World<S>) -> Snapshot {
     let _frozen = world.watch.freeze.write().await;
     let s = &world.base;
     let mut terminal = Vec::new();
@@ -94,7 +95,10 @@ pub async fn observe<S: ClaimStore + Clone>(world: &World<S>) -> Snapshot {
 }
 
 /// The invariants after every step; the first broken one.
-pub fn invariants<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> Result<(), String> {
+pub fn invariants<S: CheckedStore + Clone>(
+    world: &World<S>,
+    snap: &Snapshot,
+) -> Result<(), String> {
     if let Some(why) = world.watch.violation.lock().unwrap().clone() {
         return Err(why);
     }
@@ -160,7 +164,7 @@ pub fn invariants<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> R
 
 /// A record must come from something that happened: a handler answer, the
 /// producer's cancel, a passed deadline, a timeout, or the delivery limit.
-fn earned<S: ClaimStore + Clone>(
+fn earned<S: CheckedStore + Clone>(
     world: &World<S>,
     snap: &Snapshot,
     record: &ResultRecord,
@@ -202,7 +206,7 @@ fn earned<S: ClaimStore + Clone>(
 /// healthy replica (running, fault-free, untrapped since before the lease
 /// ran out) is there to reclaim it: a dead replica's claims come back in
 /// time. A claim born with its lease already run out counts from its birth.
-fn reclaimed_in_time<S: ClaimStore + Clone>(
+fn reclaimed_in_time<S: CheckedStore + Clone>(
     world: &World<S>,
     snap: &Snapshot,
 ) -> Result<(), String> {
@@ -235,7 +239,7 @@ fn reclaimed_in_time<S: ClaimStore + Clone>(
 /// After the finale: every request has exactly one record, nothing is
 /// pending, claimed or parked, unparsable members are dead, and the dead
 /// set holds no other request but delivery-limit victims.
-pub fn settled<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> Result<(), String> {
+pub fn settled<S: CheckedStore + Clone>(world: &World<S>, snap: &Snapshot) -> Result<(), String> {
     if !snap.idle() {
         return Err(format!("work left behind: {}", snap.summary()));
     }
@@ -278,7 +282,7 @@ pub fn settled<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> Resu
 }
 
 /// Whether the finale may stop: idle and every request answered.
-pub fn done<S: ClaimStore + Clone>(world: &World<S>, snap: &Snapshot) -> bool {
+pub fn done<S: CheckedStore + Clone>(world: &World<S>, snap: &Snapshot) -> bool {
     let answered = world
         .requests
         .iter()

@@ -40,8 +40,7 @@ fn trap_op() -> impl Strategy<Value = Op> {
         4 => Just(Op::Ack),
         2 => Just(Op::ParkRetry),
         2 => Just(Op::Renew),
-        1 => Just(Op::Release),
-        1 => Just(Op::Sweep),
+        2 => Just(Op::Release),
         1 => Just(Op::ReclaimExpired),
         1 => Just(Op::PromoteDue),
     ]
@@ -50,10 +49,9 @@ fn trap_op() -> impl Strategy<Value = Op> {
 /// The operations a draining replica still makes.
 fn drain_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => Just(Op::Sweep),
+        4 => Just(Op::Release),
         2 => Just(Op::Ack),
         1 => Just(Op::ParkRetry),
-        1 => Just(Op::Release),
         1 => Just(Op::Renew),
     ]
 }
@@ -68,7 +66,6 @@ fn fault_op() -> impl Strategy<Value = Op> {
         Op::Renew,
         Op::Cancelled,
         Op::Release,
-        Op::Sweep,
         Op::ReclaimExpired,
         Op::PromoteDue,
     ])

@@ -4,7 +4,7 @@ use super::check;
 use super::reference::{RefState, Slot, Step};
 use super::stats;
 use super::world::World;
-use claim_core::ClaimStore;
+use claim_conformance::CheckedStore;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub type Seen = Option<Arc<AtomicUsize>>;
 
 /// Plays one case on `world`: the steps, then the finale.
-pub async fn play<S: ClaimStore + Clone>(
+pub async fn play<S: CheckedStore + Clone>(
     mut world: World<S>,
     initial: &RefState,
     steps: &[Step],
@@ -32,7 +32,7 @@ pub async fn play<S: ClaimStore + Clone>(
 }
 
 /// Adds what the case exercised to the test's sums.
-fn tally<S: ClaimStore + Clone>(world: &World<S>, snap: &check::Snapshot, steps: usize) {
+fn tally<S: CheckedStore + Clone>(world: &World<S>, snap: &check::Snapshot, steps: usize) {
     stats::add(|s| {
         s.cases += 1;
         s.steps += steps;
@@ -64,7 +64,7 @@ fn tally<S: ClaimStore + Clone>(world: &World<S>, snap: &check::Snapshot, steps:
     });
 }
 
-async fn steps_then_finale<S: ClaimStore + Clone>(
+async fn steps_then_finale<S: CheckedStore + Clone>(
     world: &mut World<S>,
     steps: &[Step],
     seen: Seen,
@@ -89,7 +89,7 @@ async fn steps_then_finale<S: ClaimStore + Clone>(
 
 /// Peace: faults healed, traps and handlers released, gate open, every slot
 /// running. Everything must settle, and every replica must drain cleanly.
-async fn finale<S: ClaimStore + Clone>(world: &mut World<S>) -> Result<(), String> {
+async fn finale<S: CheckedStore + Clone>(world: &mut World<S>) -> Result<(), String> {
     world.make_peace();
     let s = world.setting.clone();
     let at = |e: String, snap: &check::Snapshot| {

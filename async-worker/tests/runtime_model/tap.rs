@@ -13,7 +13,7 @@
 
 use async_trait::async_trait;
 use claim_conformance::unreliable::{Op, Tally, UnreliableStore};
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{ClaimOutcome, ClaimRequest};
 use claim_core::{ClaimStore, Clock, Generation, Millis, OwnerToken, StoreError};
 use std::collections::BTreeMap;
@@ -205,7 +205,7 @@ impl<S: ClaimStore> StoreLayer for Tap<S> {
         &self.faulty
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         Box::pin(self.call(op, call))
     }
 

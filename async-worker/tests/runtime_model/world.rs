@@ -5,9 +5,10 @@ use super::pace::Pace;
 use super::reference::{GateMode, SLOTS};
 use super::tap::{Tap, Watch};
 use async_worker::{QueueSpec, RunReport, Runtime, RuntimeConfig};
+use claim_conformance::CheckedStore;
 use claim_conformance::unreliable::{FaultRates, Op, UnreliableStore};
 use claim_core::store::{StoreConfig, Submission};
-use claim_core::{ClaimStore, Clock, Generation, Member, Millis, OwnerToken};
+use claim_core::{Clock, Generation, Member, Millis, OwnerToken};
 use futures::FutureExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -134,7 +135,7 @@ pub struct World<S> {
     pub reports: Vec<RunReport>,
 }
 
-impl<S: ClaimStore + Clone> World<S> {
+impl<S: CheckedStore + Clone> World<S> {
     pub fn new(setting: Setting, base: S, clock: Arc<dyn Clock>, seed: u64) -> Self {
         let handler = Arc::new(Scripted::new(setting.handler_divisor));
         World {

@@ -3,10 +3,18 @@
 use async_trait::async_trait;
 use claim_core::store::{ClaimStore, StoreConfig};
 use claim_core::types::{ManualClock, Millis};
+use claim_core::{ClaimProducer, ListReads};
 use std::sync::Arc;
 
 /// The suite's start time: 2023-11-14T22:13:20Z.
 pub const T0: Millis = Millis(1_700_000_000_000);
+
+/// What a check needs of a store: the worker's calls ([`ClaimStore`]), a
+/// producer's ([`ClaimProducer`]) to fill it, and whole-list reads
+/// ([`ListReads`]) to see what it wrote. Every type with the three is one.
+pub trait CheckedStore: ClaimStore + ClaimProducer + ListReads {}
+
+impl<S: ClaimStore + ClaimProducer + ListReads + ?Sized> CheckedStore for S {}
 
 /// Builds fresh, empty stores for the checks.
 ///
@@ -15,7 +23,7 @@ pub const T0: Millis = Millis(1_700_000_000_000);
 /// taken from `clock`.
 #[async_trait]
 pub trait StoreFactory: Send + Sync {
-    type Store: ClaimStore;
+    type Store: CheckedStore;
     async fn make(&self, config: StoreConfig, clock: Arc<ManualClock>) -> Self::Store;
 
     /// Where the checks' fixtures start their clocks: [`T0`], unless the

@@ -33,6 +33,6 @@ mod runner;
 
 pub use checks::support::fixture;
 pub use checks::{Check, Needs};
-pub use factory::{Started, StoreFactory, T0};
+pub use factory::{CheckedStore, Started, StoreFactory, T0};
 pub use faults::{retrying, unreliable};
 pub use runner::{MakeFactory, ModelBased, Options, ServerTime, all_admin_checks, all_checks, run};

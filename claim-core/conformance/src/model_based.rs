@@ -56,9 +56,9 @@ mod step;
 mod transitions;
 mod workload;
 
-use super::StoreFactory;
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, UnreliableStore};
+use crate::{CheckedStore, StoreFactory};
 use claim_core::types::ManualClock;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use proptest_state_machine::ReferenceStateMachine;
@@ -213,7 +213,7 @@ fn case_seed(initial: &RefState, steps: &[Step]) -> u64 {
 }
 
 /// One case: the store follows the model step by step, then both drain.
-async fn run_case<S: claim_core::ClaimStore>(
+async fn run_case<S: CheckedStore>(
     store: &S,
     clock: &ManualClock,
     initial: RefState,
@@ -242,7 +242,7 @@ async fn run_case<S: claim_core::ClaimStore>(
 }
 
 /// The model's invariants hold and the store shows what the model shows.
-async fn verify<S: claim_core::ClaimStore>(
+async fn verify<S: CheckedStore>(
     store: &S,
     clock: &ManualClock,
     state: &RefState,

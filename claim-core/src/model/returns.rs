@@ -1,4 +1,4 @@
-//! The model's returns to pending and to the dead set: release and sweep, retry parking, promotion of due retries, reclaim of expired claims, dead-lettering.
+//! The model's returns to pending and to the dead set: release (the shutdown sweep is one), retry parking, promotion of due retries, reclaim of expired claims, dead-lettering.
 
 use super::Model;
 use crate::store::{DeadEntry, ParkItem, ReclaimReport};
@@ -6,8 +6,9 @@ use crate::types::{Generation, Member, Millis, OwnerToken};
 use crate::wire::{self, ErrorCode, ResultRecord};
 
 impl Model {
-    /// Returns the claims `owner` holds to pending at their original score;
-    /// true where a claim of the caller's ended. A claim whose generation
+    /// Returns the claims `owner` holds to pending at their original score
+    /// (not a delivery: the shutdown sweep is a release too); true where a
+    /// claim of the caller's ended. A claim whose generation
     /// is answered (a live marker: a stale owner's ack landed while this
     /// one held it) is dropped instead, with its redelivery count: back in
     /// pending it would be served again once the marker expired.
@@ -30,17 +31,6 @@ impl Model {
                 None => false,
             })
             .collect()
-    }
-
-    /// The shutdown sweep is a release: neither counts as a delivery.
-    pub fn sweep(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-        now: Millis,
-    ) -> Vec<bool> {
-        self.release(queue, owner, generations, now)
     }
 
     /// Parks the claims `owner` holds in the retry set; true where a claim

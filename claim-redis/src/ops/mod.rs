@@ -1,9 +1,9 @@
 //! One module per store operation, named after the Lua script it runs (or the trait method, for plain commands); the hash-tagged (cluster) layout's counterparts in `cluster`, and shared leaves.
 //!
 //! Each operation module holds one entry point, with the trait method's
-//! name, taking the store first; `store.rs` routes every `ClaimStore` and
-//! `ClaimInspect` method to the function of its name here, generated from
-//! `claim_core::store_methods!`. An operation that runs differently in the
+//! name, taking the store first; `store/roles.rs` calls it from the trait
+//! method (`ClaimStore`, `ClaimInspect`, `ClaimProducer`, `ClaimAdmin`,
+//! `ListReads`). An operation that runs differently in the
 //! hash-tagged layout matches the store's layout (`RedisStore::layout`,
 //! fixed at construction) once, at the top of its entry point, and runs
 //! its plain half there or its `cluster::<op>` counterpart; helpers take no
@@ -23,7 +23,7 @@
 //! | `claim` | `lua/claim.lua`; hash-tagged: `cluster::claim` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
 //! | `ack` | `lua/ack.lua`; hash-tagged: `cluster::ack` | `ack` |
-//! | `release` | `lua/release.lua`; hash-tagged: marker reads first (`cluster::answered`) | `release`, `sweep` |
+//! | `release` | `lua/release.lua`; hash-tagged: marker reads first (`cluster::answered`) | `release` (the runtime's shutdown sweep too) |
 //! | `park_retry` | `lua/park_retry.lua`; hash-tagged: `cluster::park_retry` | `park_retry` |
 //! | `promote` | read, then `lua/promote.lua`; hash-tagged: `cluster::promote` | `promote_due` |
 //! | `reclaim` | reads, then `lua/reclaim.lua`; hash-tagged: `cluster::reclaim` | `reclaim_expired` |
@@ -34,9 +34,9 @@
 //! | `claims` | the claim hashes and index in one MULTI | `claims` |
 //! | `dead_entries` | HGETALL of the dead hash | `dead_entries` |
 //! | `retry_entries` | ZRANGE of each retry set | `retry_entries` |
-//! | `results` | LRANGE of a result list | `results` |
+//! | `results` | LRANGE of a result list | `ListReads::results` |
 //! | `is_terminal` | GET of the terminal marker; hash-tagged: `cluster::is_terminal` | `is_terminal` |
-//! | `list_ttl` | TTL of a result list | `list_ttl` |
+//! | `list_ttl` | TTL of a result list | `ListReads::list_ttl` |
 //! | `list_len` | LLEN of a result list | `list_len` |
 //! | `paused` | EXISTS of `<queue>:paused` | `paused` |
 //! | `redrive_dead` | marker reads, then `lua/redrive_dead.lua` | `ClaimAdmin::redrive_dead` |
@@ -48,7 +48,7 @@
 //! importing neither): `call` (every script call and multi-key command,
 //! slot-checked in the hash-tagged layout; `evalsha`), `script_args` (the
 //! arguments ack.lua, claim.lua and enqueue.lua take alike in both
-//! layouts), `owner_flags` (the owner-checked call of release, sweep and
+//! layouts), `owner_flags` (the owner-checked call of release and
 //! parking), `claim_batches` (claim's batches and failure handling),
 //! `reclaim_passes` (reclaim's passes in the model's order),
 //! `producer_writes` (the producer's per-request writes), `retry_sets`
@@ -93,7 +93,3 @@ pub(crate) mod retry_sets;
 pub(crate) mod script_args;
 pub(crate) mod set_paused;
 pub(crate) mod submit;
-
-/// The router finds each method's function by the method's name; these
-/// modules are named after their scripts.
-pub(crate) use self::{promote as promote_due, reclaim as reclaim_expired, release as sweep};

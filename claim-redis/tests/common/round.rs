@@ -1,7 +1,8 @@
 //! One request through the whole protocol (submit, claim, ack, read the record back), for the topology tests.
 
+use claim_core::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, OwnerToken, StoreError};
+use claim_core::{ClaimProducer, ClaimStore, Generation, Member, OwnerToken, StoreError};
 use claim_redis::RedisStore;
 
 /// Submits `id` to `queue`, claims it as `owner`, acks it into `list` and

@@ -2,10 +2,10 @@
 
 use super::World;
 use crate::reference::Step;
+use claim_conformance::CheckedStore;
 use claim_conformance::unreliable::{FaultRates, Op};
-use claim_core::ClaimStore;
 
-impl<S: ClaimStore + Clone> World<S> {
+impl<S: CheckedStore + Clone> World<S> {
     /// Acts out one step.
     pub async fn apply(&mut self, step: &Step) {
         let pace = self.setting.pace.clone();

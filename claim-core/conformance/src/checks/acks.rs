@@ -1,9 +1,10 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, config, fixture, one_claimed};
+use super::support::{Q, RESULTS, config, fixture, one_answered, one_claimed};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
 use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimProducer, ListReads};
 
 /// An ack outcome that pushed a record or not and dropped the claim or
 /// not, and dead-lettered nothing.
@@ -32,9 +33,7 @@ pub async fn ack_pushes_the_record_writes_the_marker_and_drops_the_claim(f: &imp
 }
 
 pub async fn acking_twice_pushes_exactly_one_record(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    fx.answer("w1", &r, "first").await;
+    let (fx, r) = one_answered(f, "first").await;
     // A retried ack after an indeterminate error must be harmless.
     let again = fx.ack("w1", r.one(), "second").await;
     assert_eq!(again, vec![pushed_dropped(false, false)]);
@@ -75,9 +74,7 @@ pub async fn ack_after_the_lease_was_lost_still_delivers_exactly_one_record(f: &
     assert_eq!(late, vec![pushed_dropped(true, false)]);
     let fast = fx.ack("fast", r.one(), "fast result").await;
     assert_eq!(fast, vec![pushed_dropped(false, true)]);
-    assert_eq!(fx.result_ids().await, vec!["a"]);
-    let d = fx.depths().await;
-    assert_eq!((d.pending, d.claimed), (0, 0));
+    fx.assert_answered_once("a").await;
 }
 
 pub async fn ack_clears_producer_keys_only_for_its_own_generation(f: &impl StoreFactory) {

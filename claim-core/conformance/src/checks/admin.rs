@@ -5,6 +5,8 @@
 
 use super::StoreFactory;
 use super::support::{Fixture, Q, Req, config, fixture, limited, one_claimed, owner};
+use crate::CheckedStore;
+use claim_core::ClaimProducer;
 use claim_core::admin::{ClaimAdmin, Redrive};
 use claim_core::store::{ClaimOutcome, RenewOutcome, StoreConfig, Submission};
 use claim_core::types::{Generation, Member, Score};
@@ -30,14 +32,14 @@ fn blocker<S>(fx: &Fixture<S>) -> Req {
 }
 
 /// Makes the result list a zset: a member pending in [`BLOCKING_QUEUE`].
-async fn block<S: ClaimStore>(fx: &Fixture<S>) {
+async fn block<S: CheckedStore>(fx: &Fixture<S>) {
     let s = blocker(fx).submission();
     fx.store.submit(BLOCKING_QUEUE, &s).await.unwrap();
 }
 
 /// The operator's fix: the blocking member claimed and answered, so the
 /// result list key is gone.
-async fn unblock<S: ClaimStore>(fx: &Fixture<S>) {
+async fn unblock<S: CheckedStore>(fx: &Fixture<S>) {
     let b = blocker(fx);
     let w = owner("fixer");
     let out = fx
@@ -53,16 +55,15 @@ async fn unblock<S: ClaimStore>(fx: &Fixture<S>) {
 /// `r` lapses twice (the limit of [`two_deliveries`]): with the result list
 /// blocked it lands in the dead set without a record; otherwise with its
 /// `DELIVERY_LIMIT` record.
-async fn to_the_limit<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn to_the_limit<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!(report.dead_lettered, 1, "{report:?}");
 }
 
 /// Claims `r` (wherever it is pending) as `who` and acks it: the drain.
-async fn serve<S: ClaimStore>(fx: &Fixture<S>, who: &str, r: &Req) -> Option<u32> {
+async fn serve<S: CheckedStore>(fx: &Fixture<S>, who: &str, r: &Req) -> Option<u32> {
     let out = fx.claim(who, r.one()).await;
     let ClaimOutcome::Claimed { redeliveries, .. } = out[0] else {
         return None;
@@ -241,11 +242,9 @@ where
     let both_reqs = [dead.clone(), lapsing.clone()];
     fx.submit(&both_reqs).await;
     fx.claim("w1", &both_reqs).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 2);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 2);
     fx.claim("w2", dead.one()).await;
-    fx.clock.set(fx.at(62));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(62).await.dead_lettered, 1);
     // `lapsing` reaches its limit in the reclaim racing the redrive.
     fx.claim("w2", lapsing.one()).await;
     fx.clock.set(fx.at(93));

@@ -1,7 +1,8 @@
 //! Checks of peek, claim, cancellation, duplicates, leases and renewal.
 
 use super::StoreFactory;
-use super::support::{Q, T0, config, fixture, one_claimed, owner};
+use super::support::{Q, T0, config, fixture, one_answered, one_claimed, owner};
+use claim_core::ClaimProducer;
 use claim_core::store::{ClaimOutcome, RenewOutcome};
 use claim_core::types::{Millis, Score};
 use claim_core::{ClaimInspect, ClaimStore};
@@ -117,6 +118,44 @@ pub async fn concurrent_claims_never_dispatch_a_member_twice(f: &impl StoreFacto
     assert_eq!(fx.depths().await.claimed, 40);
 }
 
+pub async fn a_pushed_job_is_peeked_and_claimed_with_its_payload(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let deadline = (fx.start.0 / 1000) as i64 + 3600;
+    let payload = serde_json::json!({"model": "m", "prompt": "pushed"});
+    let first = fx.store.push(Q, "job-1", payload.clone(), deadline).await;
+    let first = first.expect("push");
+    let second = fx
+        .store
+        .push(Q, "job-2", serde_json::json!({}), deadline)
+        .await;
+    let second = second.expect("push");
+    assert_eq!((first.id.as_str(), second.id.as_str()), ("job-1", "job-2"));
+    assert_ne!(first.token, second.token, "every push draws its own token");
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    let head =
+        claim_core::wire::parse_member(pending[0].member.as_bytes()).expect("a Go-shaped member");
+    assert_eq!(
+        (head.id.as_str(), head.token.as_str(), head.deadline),
+        ("job-1", first.token.as_str(), deadline),
+        "equal deadlines keep push order"
+    );
+    assert_eq!(head.request_queue_name.as_deref(), Some(Q));
+    let request = claim_core::store::ClaimRequest {
+        member: pending[0].member.clone(),
+        generation: first.clone(),
+    };
+    let out = fx.store.claim(Q, &owner("w1"), &[request]).await.unwrap();
+    assert!(claimed(&out[0]), "{out:?}");
+    let claims = fx.store.claims(Q).await.unwrap();
+    assert_eq!(claims[0].generation, first);
+    let member: serde_json::Value = serde_json::from_slice(claims[0].member.as_bytes()).unwrap();
+    assert_eq!(
+        member["data"]["payload"], payload,
+        "the payload travels in the member"
+    );
+}
+
 pub async fn claim_reports_cancelled_when_the_cancel_marker_holds_this_token(
     f: &impl StoreFactory,
 ) {
@@ -151,9 +190,7 @@ pub async fn cancelling_an_old_generation_does_not_cancel_a_resubmission(f: &imp
 }
 
 pub async fn claim_drops_a_pending_duplicate_of_a_terminal_generation(f: &impl StoreFactory) {
-    let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    fx.answer("w1", &r, "done").await;
+    let (fx, r) = one_answered(f, "done").await;
     // The producer (or a stale replica) puts the same generation back.
     fx.submit(r.one()).await;
     assert_eq!(
@@ -233,8 +270,7 @@ pub async fn renew_by_another_owner_is_lost_and_changes_nothing(f: &impl StoreFa
 
 pub async fn renew_after_the_claim_was_reclaimed_is_lost(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     assert!(claimed(&fx.claim("w2", r.one()).await[0]));
     assert_eq!(fx.renew("w1", r.one()).await, vec![RenewOutcome::Lost]);
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w2"));
@@ -253,8 +289,7 @@ pub async fn members_travel_byte_for_byte_through_claim_release_and_reclaim(f: &
     fx.release("w1", r.one()).await;
     assert_eq!(fx.pending().await, vec![r.member.clone()]);
     fx.claim("w1", r.one()).await;
-    fx.clock.set(fx.at(31));
-    fx.reclaim_all().await;
+    fx.reclaim_at(31).await;
     assert_eq!(
         fx.pending().await,
         vec![r.member.clone()],
@@ -267,8 +302,7 @@ pub async fn depth_counts_claims_not_bookkeeping_entries(f: &impl StoreFactory) 
     let rs = fx.reqs(6);
     fx.submit(&rs).await;
     fx.claim("w1", &rs[..4]).await;
-    fx.clock.set(fx.at(31));
-    fx.reclaim_all().await;
+    fx.reclaim_at(31).await;
     fx.claim("w2", &rs[..2]).await;
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (4, 2, 0));
@@ -295,6 +329,7 @@ pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
     use super::Check;
     vec![
         Check::clock_free(peek_lists_members_earliest_deadline_first_without_removing_them),
+        Check::clock_free(a_pushed_job_is_peeked_and_claimed_with_its_payload),
         Check::clock_free(peek_honours_offset_and_limit),
         Check::clock_free(claim_of_a_member_no_longer_pending_reports_not_pending),
         Check::clock_free(of_two_owners_claiming_one_member_exactly_one_wins),

@@ -7,7 +7,7 @@
 
 use super::StoreFactory;
 use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited};
-use claim_core::ClaimStore;
+use crate::CheckedStore;
 use claim_core::store::ClaimOutcome;
 use claim_core::types::{Generation, Member, Millis};
 
@@ -42,7 +42,7 @@ fn naming_as_payload(start: Millis, id: &str, key: &str) -> Req {
 
 /// Ordinary requests, pending, and one answered ordinary request whose
 /// record sits unread in the list: what a hostile member must not touch.
-async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
+async fn bystanders<S: CheckedStore>(fx: &Fixture<S>) -> Vec<Req> {
     let answered = fx.req("answered", "t", 7200);
     fx.answer("w0", &answered, "read me").await;
     let waiting = fx.reqs(3);
@@ -51,7 +51,7 @@ async fn bystanders<S: ClaimStore>(fx: &Fixture<S>) -> Vec<Req> {
 }
 
 /// The bystanders are where [`bystanders`] left them.
-async fn assert_untouched<S: ClaimStore>(fx: &Fixture<S>, waiting: &[Req], what: &str) {
+async fn assert_untouched<S: CheckedStore>(fx: &Fixture<S>, waiting: &[Req], what: &str) {
     let pending = fx.pending().await;
     for r in waiting {
         assert!(
@@ -91,8 +91,7 @@ pub async fn a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery
         let waiting = bystanders(&fx).await;
         let hostile = naming_as_payload(fx.start, "h", &key);
         fx.submit_and_claim("crasher", &hostile).await;
-        fx.clock.set(fx.at(31));
-        let report = fx.reclaim_all().await;
+        let report = fx.reclaim_at(31).await;
         assert_eq!(report.dead_lettered, 1, "{key}: the limit ends it");
         assert_untouched(&fx, &waiting, &key).await;
         let d = fx.depths().await;
@@ -196,8 +195,7 @@ pub async fn a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothin
         "only the keyable one is claimed"
     );
     // The reclaimer finds nothing stranded once the lease is over.
-    fx.clock.set(fx.at(3600));
-    fx.reclaim_all().await;
+    fx.reclaim_at(3600).await;
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed), (3, 0));
 }

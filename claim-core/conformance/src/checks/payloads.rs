@@ -3,10 +3,12 @@
 use super::StoreFactory;
 use super::returns::park;
 use super::support::{Fixture, Q, RESULTS, Req, config, fixture, owner};
+use crate::CheckedStore;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
 use claim_core::types::{Generation, Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
-use claim_core::{ClaimInspect, ClaimStore, StoreError};
+use claim_core::{ClaimProducer, ListReads};
+use claim_core::{ClaimStore, StoreError};
 
 /// A request as Go's producer writes it with payload keys on: the member
 /// has `"payload":null` and `internal.payload_ref`; the payload is apart.
@@ -43,7 +45,7 @@ fn ack_item(r: &Req, list: &str, ttl: u64) -> AckItem {
 }
 
 /// `who`'s ack of one item.
-async fn ack<S: ClaimStore>(fx: &Fixture<S>, who: &str, item: AckItem) -> AckOutcome {
+async fn ack<S: CheckedStore>(fx: &Fixture<S>, who: &str, item: AckItem) -> AckOutcome {
     let out = fx.store.ack(Q, &owner(who), &[item]).await.unwrap();
     out[0]
 }
@@ -57,7 +59,7 @@ async fn claimed_by_reference<F: StoreFactory>(f: &F, who: &str) -> (Fixture<F::
     (fx, r)
 }
 
-async fn stored<S: ClaimStore>(store: &S, r: &Req) -> bool {
+async fn stored<S: CheckedStore>(store: &S, r: &Req) -> bool {
     let got = store.fetch_payloads(&[payload_ref(r)]).await.unwrap();
     got[0].is_some()
 }
@@ -87,7 +89,7 @@ pub async fn fetch_returns_stored_payloads_in_order_and_none_where_missing(f: &i
     );
 }
 
-async fn got_payload<S: ClaimStore>(store: &S, r: &Req) -> Member {
+async fn got_payload<S: CheckedStore>(store: &S, r: &Req) -> Member {
     let got = store.fetch_payloads(&[payload_ref(r)]).await.unwrap();
     got.into_iter().next().flatten().expect("a payload")
 }
@@ -115,8 +117,7 @@ pub async fn a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_delet
 ) {
     let (fx, r) = claimed_by_reference(f, "w1").await;
     // The lease runs out and the reclaimer puts the request back in pending.
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     assert!(
         stored(&fx.store, &r).await,
         "a redelivered request keeps it"
@@ -333,8 +334,7 @@ pub async fn released_and_reclaimed_members_keep_their_sequence_score_exactly(
     fx.claim("w1", &rs[..1]).await;
     fx.claim("w2", &rs[1..]).await;
     assert_eq!(fx.release("w1", &rs[..1]).await, vec![true]);
-    fx.clock.set(fx.at(31));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(31).await;
     assert_eq!(report.redelivered, 1, "w2's lease lapsed");
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     let got: Vec<_> = pending

@@ -6,14 +6,18 @@
 
 use super::StoreFactory;
 use super::acks::pushed_dropped;
-use super::support::{Fixture, Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
+use super::support::{
+    Fixture, Q, RESULTS, Req, config, fixture, limited_with_list, one_answered, one_claimed, owner,
+};
+use crate::CheckedStore;
+use claim_core::ClaimProducer;
 use claim_core::store::{AckOutcome, ClaimOutcome, ParkItem};
 use claim_core::types::Member;
 use claim_core::wire;
 use claim_core::{ClaimInspect, ClaimStore};
 
 /// `who`'s ack of `r` to the queue's own pending set: an unusable list.
-async fn ack_to_the_queue<S: ClaimStore>(
+async fn ack_to_the_queue<S: CheckedStore>(
     fx: &Fixture<S>,
     who: &str,
     r: &Req,
@@ -26,19 +30,19 @@ async fn ack_to_the_queue<S: ClaimStore>(
 }
 
 /// w1's stale ack of `r` to an unusable list, which must do nothing.
-async fn assert_stale_ack_does_nothing<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn assert_stale_ack_does_nothing<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     let stale = ack_to_the_queue(fx, "w1", r, "stale").await;
     assert_eq!(stale, vec![Default::default()], "nothing done");
 }
 
 /// The queue's (pending, claimed, dead) depths are `want`.
-async fn assert_depths<S: ClaimStore>(fx: &Fixture<S>, want: (usize, usize, usize), why: &str) {
+async fn assert_depths<S: CheckedStore>(fx: &Fixture<S>, want: (usize, usize, usize), why: &str) {
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), want, "{why}");
 }
 
 /// w2, holding `r`, acks it to an unusable list: `r` alone is dead-lettered.
-async fn assert_holders_ack_dead_letters<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn assert_holders_ack_dead_letters<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     let holder = ack_to_the_queue(fx, "w2", r, "holder").await;
     assert!(holder[0].dead_lettered && holder[0].claim_dropped);
     let d = fx.depths().await;
@@ -46,7 +50,7 @@ async fn assert_holders_ack_dead_letters<S: ClaimStore>(fx: &Fixture<S>, r: &Req
 }
 
 /// `r`'s claim lapses from w1 and w2 claims it and parks a retry copy due at 40 s.
-async fn lapse_then_park<S: ClaimStore>(fx: &Fixture<S>, r: &Req) {
+async fn lapse_then_park<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
@@ -129,9 +133,7 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
 pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering(
     f: &impl StoreFactory,
 ) {
-    let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    fx.answer("w1", &r, "first").await;
+    let (fx, r) = one_answered(f, "first").await;
     let out = ack_to_the_queue(&fx, "w1", &r, "again").await;
     assert!(!out[0].pushed && !out[0].dead_lettered, "{out:?}");
     assert_eq!(fx.depths().await.dead, 0, "answered once is not poison");
@@ -140,10 +142,7 @@ pub async fn an_unusable_result_list_of_an_answered_generation_suppresses_withou
 pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest(
     f: &impl StoreFactory,
 ) {
-    let mut cfg = limited(2);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "other-queue".to_owned());
-    let fx = fixture(f, cfg).await;
+    let fx = fixture(f, limited_with_list(2, "other-queue")).await;
     let blocker = fx.req("blocker", "t", 7200);
     fx.store
         .submit("other-queue", &blocker.submission())
@@ -151,12 +150,10 @@ pub async fn reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with
         .unwrap();
     let (poison, next) = (fx.req("poison", "t", 3600), fx.req("next", "t", 3601));
     fx.submit_and_claim("w1", &poison).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     fx.submit(next.one()).await;
     fx.claim("w2", &[poison.clone(), next.clone()]).await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!(
         (report.dead_lettered, report.redelivered, report.more),
         (1, 1, false),
@@ -184,8 +181,7 @@ pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_s
     f: &impl StoreFactory,
 ) {
     let (fx, r) = one_claimed(f, "w1", 86_400).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     let out = fx.ack("w1", r.one(), "late").await;
     assert!(out[0].pushed && !out[0].claim_dropped, "{out:?}");
     assert_eq!(fx.depths().await.pending, 0, "the pending copy went too");
@@ -243,9 +239,7 @@ pub async fn a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_par
     fx.claim("w3", again.one()).await;
     let out = fx.ack("w3", again.one(), "parked copy").await;
     assert_eq!(out, vec![pushed_dropped(true, true)]);
-    assert_eq!(fx.result_ids().await, vec!["a"]);
-    let d = fx.depths().await;
-    assert_eq!((d.pending, d.claimed), (0, 0));
+    fx.assert_answered_once("a").await;
 }
 
 pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl StoreFactory) {

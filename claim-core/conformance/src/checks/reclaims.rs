@@ -2,11 +2,15 @@
 
 use super::StoreFactory;
 use super::returns::{park, redeliveries};
-use super::support::{Q, RESULTS, Req, config, fixture, limited, one_claimed, owner};
+use super::support::{
+    Q, RESULTS, Req, config, fixture, limited, limited_with_list, one_claimed, owner,
+};
+use crate::CheckedStore;
 use claim_core::store::Submission;
 use claim_core::types::{Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
 use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimProducer, ListReads};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
@@ -50,8 +54,7 @@ pub async fn a_crashed_owners_request_is_redelivered_and_acked_exactly_once(f: &
     fx.claim("alive", &rs[6..]).await;
     fx.clock.set(fx.at(15));
     fx.renew("alive", &rs[6..]).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 6);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 6);
     let again = fx.claim("alive", &rs).await;
     assert_eq!(
         again.iter().filter(|o| redeliveries(o) == Some(1)).count(),
@@ -73,8 +76,7 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
     fx.submit(r.one()).await;
     for round in 1..=3u64 {
         fx.claim("crasher", r.one()).await;
-        fx.clock.set(fx.at(31 * round));
-        fx.reclaim_all().await;
+        fx.reclaim_at(31 * round).await;
     }
     let d = fx.depths().await;
     assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 1));
@@ -98,14 +100,10 @@ pub async fn reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters(
 }
 
 pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl StoreFactory) {
-    let mut cfg = limited(1);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "queue-specific-results".to_owned());
-    let fx = fixture(f, cfg).await;
+    let fx = fixture(f, limited_with_list(1, "queue-specific-results")).await;
     let r = fx.req("poison", "t", 3600);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(
         fx.store
             .results("queue-specific-results")
@@ -120,10 +118,7 @@ pub async fn delivery_limit_record_goes_to_the_queues_configured_list(f: &impl S
 pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes(
     f: &impl StoreFactory,
 ) {
-    let mut cfg = limited(1);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), "queue-specific-results".to_owned());
-    let fx = fixture(f, cfg).await;
+    let fx = fixture(f, limited_with_list(1, "queue-specific-results")).await;
     // Go's routing: a member stamped resolved keeps its own list; an
     // unresolved one takes the queue's configured list over its own.
     let routed = |id: &str, resolved: bool| {
@@ -137,8 +132,7 @@ pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_r
     let (resolved, unresolved) = (routed("resolved", true), routed("unresolved", false));
     fx.submit(&[resolved.clone(), unresolved.clone()]).await;
     fx.claim("crasher", &[resolved, unresolved]).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 2);
     let ids = |records: Vec<Member>| -> Vec<String> {
         records
             .iter()
@@ -164,8 +158,7 @@ pub async fn unlimited_deliveries_never_dead_letter(f: &impl StoreFactory) {
     fx.submit(r.one()).await;
     for round in 1..=12u64 {
         fx.claim("crasher", r.one()).await;
-        fx.clock.set(fx.at(31 * round));
-        assert_eq!(fx.reclaim_all().await.dead_lettered, 0);
+        assert_eq!(fx.reclaim_at(31 * round).await.dead_lettered, 0);
     }
     assert_eq!(redeliveries(&fx.claim("w", r.one()).await[0]), Some(12));
 }
@@ -215,8 +208,7 @@ pub async fn an_expired_claim_of_an_answered_generation_is_dropped_not_redeliver
     fx.claim("next", r.one()).await;
     // The stale owner answers; then the new owner dies without acking.
     fx.ack("slow", r.one(), "answered").await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!(
         (report.redelivered, report.dead_lettered),
         (0, 0),
@@ -245,7 +237,7 @@ fn by_reference(start: Millis, id: &str) -> (Req, Submission) {
 }
 
 /// Whether the payload of `r`, stored apart, is still there.
-async fn payload_kept<S: ClaimStore>(store: &S, r: &Req) -> bool {
+async fn payload_kept<S: CheckedStore>(store: &S, r: &Req) -> bool {
     let key = wire::payload_key(&r.generation.id, &r.generation.token);
     store.fetch_payloads(&[key]).await.unwrap()[0].is_some()
 }
@@ -263,16 +255,14 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     fx.submit(inline.one()).await;
     let crashers = [inline.clone(), poison.clone()];
     fx.claim("crasher", &crashers).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 2);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 2);
     assert!(
         payload_kept(&fx.store, &poison).await,
         "a redelivered request keeps its payload"
     );
     let all = [inline.clone(), poison.clone(), survivor.clone()];
     fx.claim("crasher", &all).await;
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (1, 2));
     assert!(
         !payload_kept(&fx.store, &poison).await,
@@ -296,8 +286,7 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     let (below, below_sub) = by_reference(fx.start, "b-below");
     fx.store.submit(Q, &at_limit_sub).await.unwrap();
     fx.claim("slow", at_limit.one()).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.redelivered, 1);
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1);
     fx.store.submit(Q, &below_sub).await.unwrap();
     let both = [at_limit.clone(), below.clone()];
     fx.claim("next", &both).await;
@@ -306,8 +295,7 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     fx.ack("slow", &both, "answered").await;
     assert!(payload_kept(&fx.store, &at_limit).await);
     assert!(payload_kept(&fx.store, &below).await);
-    fx.clock.set(fx.at(62));
-    let report = fx.reclaim_all().await;
+    let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
     assert!(
         !payload_kept(&fx.store, &at_limit).await,

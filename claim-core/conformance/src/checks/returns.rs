@@ -1,7 +1,8 @@
-//! Checks of the return paths other than reclaim: release, sweep, retry parking and promotion, dead letters.
+//! Checks of the return paths other than reclaim: release (the shutdown sweep's too), retry parking and promotion, dead letters.
 
 use super::StoreFactory;
 use super::support::{Fixture, Q, Req, T0, config, fixture, limited, one_claimed, owner};
+use crate::CheckedStore;
 use claim_core::store::{ClaimOutcome, ParkItem};
 use claim_core::types::{Member, Score};
 use claim_core::wire;
@@ -14,7 +15,7 @@ pub(super) fn redeliveries(outcome: &ClaimOutcome) -> Option<u32> {
     }
 }
 
-pub(super) async fn park<S: claim_core::ClaimStore>(
+pub(super) async fn park<S: CheckedStore>(
     fx: &Fixture<S>,
     who: &str,
     r: &Req,
@@ -52,21 +53,20 @@ pub async fn release_returns_a_claim_to_pending_at_its_original_score(f: &impl S
 pub async fn release_by_a_non_owner_changes_nothing(f: &impl StoreFactory) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
     assert_eq!(fx.release("w2", r.one()).await, vec![false]);
-    let gens = [r.generation.clone()];
-    assert_eq!(
-        fx.store.sweep(Q, &owner("w2"), &gens).await.unwrap(),
-        vec![false]
-    );
     assert!(fx.pending().await.is_empty());
     assert_eq!(fx.store.claims(Q).await.unwrap()[0].owner, owner("w1"));
 }
 
-pub async fn sweep_returns_held_claims_without_counting_a_delivery(f: &impl StoreFactory) {
+/// What the runtime's shutdown sweep does: one release of every claim
+/// still held.
+pub async fn a_release_of_a_whole_batch_returns_every_claim_in_order_without_counting_a_delivery(
+    f: &impl StoreFactory,
+) {
     let fx = fixture(f, config()).await;
     let rs = fx.claim_batch("w1", 3).await;
     let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();
     assert_eq!(
-        fx.store.sweep(Q, &owner("w1"), &gens).await.unwrap(),
+        fx.store.release(Q, &owner("w1"), &gens).await.unwrap(),
         vec![true; 3]
     );
     let members: Vec<_> = rs.iter().map(|r| r.member.clone()).collect();
@@ -192,10 +192,8 @@ pub async fn earliest_deadline_first_is_restored_on_every_return_to_pending(f: &
     fx.claim("w1", &[rs[0].clone(), rs[2].clone(), rs[4].clone()])
         .await;
     fx.release("w1", &rs[4..5]).await;
-    let gens = [rs[2].generation.clone()];
-    fx.store.sweep(Q, &owner("w1"), &gens).await.unwrap();
-    fx.clock.set(fx.at(31));
-    fx.reclaim_all().await;
+    fx.release("w1", &rs[2..3]).await;
+    fx.reclaim_at(31).await;
     let members: Vec<_> = rs.iter().map(|r| r.member.clone()).collect();
     assert_eq!(fx.pending().await, members);
 }
@@ -239,7 +237,9 @@ pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
     vec![
         Check::clock_free(release_returns_a_claim_to_pending_at_its_original_score),
         Check::clock_free(release_by_a_non_owner_changes_nothing),
-        Check::clock_free(sweep_returns_held_claims_without_counting_a_delivery),
+        Check::clock_free(
+            a_release_of_a_whole_batch_returns_every_claim_in_order_without_counting_a_delivery,
+        ),
         Check::clock_free(park_retry_by_a_non_owner_is_refused),
         Check::clock_free(dead_letter_of_a_member_no_longer_pending_is_refused),
         Check::clocked(park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else),

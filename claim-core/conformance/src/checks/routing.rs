@@ -7,7 +7,8 @@
 //! is dead-lettered with the reason and no key of that name is written.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, Req, fixture, ids_on, limited, owner};
+use super::support::{Q, RESULTS, Req, fixture, ids_on, limited, limited_with_list, owner};
+use claim_core::ListReads;
 use claim_core::routing::AllowList;
 use claim_core::store::StoreConfig;
 use claim_core::types::Member;
@@ -32,9 +33,7 @@ fn routed(mut r: Req, list: Option<&str>, resolved: bool, ttl: u64) -> Req {
 
 /// A one-delivery config whose queue has [`QUEUE_LIST`] and a 600 s TTL.
 fn with_queue_list() -> StoreConfig {
-    let mut cfg = limited(1);
-    cfg.queue_result_lists
-        .insert(Q.to_owned(), QUEUE_LIST.to_owned());
+    let mut cfg = limited_with_list(1, QUEUE_LIST);
     cfg.queue_result_ttls.insert(Q.to_owned(), 600);
     cfg
 }
@@ -58,8 +57,7 @@ pub async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_
         (RESULTS, Some(120))
     );
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, RESULTS).await, ["resolved"]);
     assert!(ids_on(&fx.store, QUEUE_LIST).await.is_empty());
     let ttl = fx.store.list_ttl(RESULTS).await.unwrap();
@@ -72,8 +70,7 @@ pub async fn an_unresolved_members_delivery_limit_record_sets_the_queues_list_tt
     let fx = fixture(f, with_queue_list()).await;
     let r = routed(fx.req("unresolved", "t", 3600), Some("own"), false, 5);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, QUEUE_LIST).await, ["unresolved"]);
     let ttl = fx.store.list_ttl(QUEUE_LIST).await.unwrap();
     assert!(ttl.is_some_and(|t| t > 5 && t <= 600), "list TTL {ttl:?}");
@@ -138,8 +135,7 @@ pub async fn a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_wr
     let allowed = routed(fx.req("allowed", "t", 3600), Some("tenant-b:x"), true, 0);
     fx.submit(&[refused.clone(), allowed.clone()]).await;
     fx.claim("crasher", &[refused.clone(), allowed]).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 2);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 2);
     assert_eq!(ids_on(&fx.store, "tenant-b:x").await, ["allowed"]);
     assert_eq!(fx.store.list_len("tenant-a:x").await.unwrap(), 0);
     assert!(!fx.store.is_terminal(&refused.generation).await.unwrap());
@@ -161,8 +157,7 @@ pub async fn a_member_whose_list_ttl_is_beyond_ten_years_is_routed_as_unreadable
     // and its DELIVERY_LIMIT record takes the queue's list and TTL.
     let r = routed(fx.req("forever", "t", 3600), Some("own"), true, u64::MAX);
     fx.submit_and_claim("crasher", &r).await;
-    fx.clock.set(fx.at(31));
-    assert_eq!(fx.reclaim_all().await.dead_lettered, 1);
+    assert_eq!(fx.reclaim_at(31).await.dead_lettered, 1);
     assert_eq!(ids_on(&fx.store, QUEUE_LIST).await, ["forever"]);
     assert_eq!(fx.store.list_len("own").await.unwrap(), 0);
     let ttl = fx.store.list_ttl(QUEUE_LIST).await.unwrap();

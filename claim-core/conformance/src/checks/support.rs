@@ -1,6 +1,7 @@
 //! Shared fixtures of the conformance checks: members in the Go shape, a store on a manual clock starting where its factory says.
 
 use super::StoreFactory;
+use crate::CheckedStore;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
@@ -47,6 +48,15 @@ pub async fn one_claimed<F: StoreFactory>(
     (fx, r)
 }
 
+/// A fresh store (the default config) where `w1` answered request `a`
+/// (token `t`, due an hour after the start) with record `text`.
+pub async fn one_answered<F: StoreFactory>(factory: &F, text: &str) -> (Fixture<F::Store>, Req) {
+    let fx = fixture(factory, config()).await;
+    let r = fx.req("a", "t", 3600);
+    fx.answer("w1", &r, text).await;
+    (fx, r)
+}
+
 /// Config with a short lease (30 s) so expiry is easy to reach.
 pub fn config() -> StoreConfig {
     StoreConfig {
@@ -64,6 +74,13 @@ pub fn limited(max_deliveries: u32) -> StoreConfig {
         max_deliveries,
         ..config()
     }
+}
+
+/// [`limited`], with queue [`Q`]'s result list configured as `list`.
+pub fn limited_with_list(max_deliveries: u32, list: &str) -> StoreConfig {
+    let mut cfg = limited(max_deliveries);
+    cfg.queue_result_lists.insert(Q.to_owned(), list.to_owned());
+    cfg
 }
 
 pub fn owner(name: &str) -> OwnerToken {
@@ -162,7 +179,7 @@ impl<S> Fixture<S> {
 }
 
 /// Shorthands the checks use; each unwraps the store's answer.
-impl<S: claim_core::ClaimStore> Fixture<S> {
+impl<S: CheckedStore> Fixture<S> {
     pub async fn submit(&self, reqs: &[Req]) {
         for r in reqs {
             self.store.submit(Q, &r.submission()).await.expect("submit");
@@ -227,6 +244,14 @@ impl<S: claim_core::ClaimStore> Fixture<S> {
         self.store.depths(Q).await.expect("depths")
     }
 
+    /// Asserts the one record on the checks' list is `id`'s and nothing is
+    /// left pending or claimed: the request was answered exactly once.
+    pub async fn assert_answered_once(&self, id: &str) {
+        assert_eq!(self.result_ids().await, vec![id]);
+        let d = self.depths().await;
+        assert_eq!((d.pending, d.claimed), (0, 0));
+    }
+
     /// Submits `n` requests ([`reqs`]) and lets `who` claim them all.
     pub async fn claim_batch(&self, who: &str, n: usize) -> Vec<Req> {
         let rs = self.reqs(n);
@@ -256,7 +281,13 @@ impl<S: claim_core::ClaimStore> Fixture<S> {
     /// 31 s), and reclaims: one redelivery, or the limit.
     pub async fn lapse(&self, who: &str, r: &Req) -> claim_core::store::ReclaimReport {
         self.submit_and_claim(who, r).await;
-        self.clock.set(self.at(31));
+        self.reclaim_at(31).await
+    }
+
+    /// Sets the clock `secs` seconds after the start and reclaims until
+    /// nothing expired remains.
+    pub async fn reclaim_at(&self, secs: u64) -> claim_core::store::ReclaimReport {
+        self.clock.set(self.at(secs));
         self.reclaim_all().await
     }
 
@@ -276,7 +307,7 @@ impl<S: claim_core::ClaimStore> Fixture<S> {
 }
 
 /// The ids of the records on `list`, oldest first.
-pub async fn ids_on<S: claim_core::ClaimStore>(store: &S, list: &str) -> Vec<String> {
+pub async fn ids_on<S: CheckedStore>(store: &S, list: &str) -> Vec<String> {
     let records = store.results(list).await.expect("results");
     records
         .iter()

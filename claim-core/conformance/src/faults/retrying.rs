@@ -8,7 +8,7 @@
 //! - an **indeterminate** failure of an idempotent operation (submit, cancel,
 //!   renew, every read) is retried: doing it twice is doing it once;
 //! - an **indeterminate** failure of an operation whose answer says what it
-//!   changed (claim, ack, release, sweep, park, promote, reclaim,
+//!   changed (claim, ack, release, park, promote, reclaim,
 //!   dead-letter, enqueue) is reconciled: the store is inspected before the call and
 //!   again after the failure; if the inspection shows the call took effect,
 //!   the answer is rebuilt from what changed, otherwise the call is retried.
@@ -24,15 +24,9 @@
 //! left to lapse and be reclaimed. That policy is exercised by
 //! async-worker's runtime model test, not here.
 
-use async_trait::async_trait;
 use claim_core::error::StoreError;
-use claim_core::layer::{Answer, Forward, StoreLayer};
-use claim_core::op::Op;
-use claim_core::store::{
-    AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ClaimStore, ParkItem, ReclaimReport,
-    Submission, generations_of,
-};
-use claim_core::types::{Generation, Member, OwnerToken};
+use claim_core::store::ClaimStore;
+use claim_core::{ClaimProducer, ListReads};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -75,7 +69,7 @@ impl<T> Attempt<T> {
     }
 }
 
-impl<S: ClaimStore> Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     pub fn new(inner: S) -> Self {
         Retrying {
             inner,
@@ -150,101 +144,4 @@ impl<S: ClaimStore> Retrying<S> {
             self.retried.fetch_add(1, Ordering::Relaxed);
         }
     }
-}
-
-/// Idempotent calls (reads, submit, cancel, renew) forward through
-/// [`Retrying::again`]; the calls whose answer says what they changed are
-/// overridden with their reconciliation.
-#[async_trait]
-impl<S: ClaimStore> StoreLayer for Retrying<S> {
-    type Inner = S;
-
-    fn inner(&self) -> &S {
-        &self.inner
-    }
-
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
-        debug_assert!(!reconciled(op), "{op} is reconciled, not retried");
-        Box::pin(self.again(call))
-    }
-
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        self.claim_reconciled(queue, owner, items).await
-    }
-
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        self.ack_reconciled(queue, owner, items).await
-    }
-
-    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
-        self.enqueue_reconciled(queue, submission).await
-    }
-
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.release(queue, owner, generations);
-        self.owner_checked(queue, owner, generations, call).await
-    }
-
-    async fn sweep(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.sweep(queue, owner, generations);
-        self.owner_checked(queue, owner, generations, call).await
-    }
-
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.park_retry(queue, owner, items);
-        self.owner_checked(queue, owner, &generations_of(items), call)
-            .await
-    }
-
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
-        self.promote_due_reconciled(limit).await
-    }
-
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
-        self.reclaim_expired_reconciled(queue, limit).await
-    }
-
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
-        self.dead_letter_reconciled(queue, member, reason).await
-    }
-}
-
-/// True for the operations [`Retrying`] overrides with a reconciliation:
-/// every change but the idempotent ones.
-fn reconciled(op: Op) -> bool {
-    op.mutates() && !matches!(op, Op::Submit | Op::Cancel | Op::Renew)
 }

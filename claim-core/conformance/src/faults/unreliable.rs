@@ -18,7 +18,7 @@
 
 use claim_core::ClaimStore;
 use claim_core::error::StoreError;
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -172,7 +172,7 @@ impl<S: ClaimStore> StoreLayer for UnreliableStore<S> {
     }
 
     /// Runs one call through the dice.
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         Box::pin(async move {
             match self.roll(op) {
                 None => call().await,

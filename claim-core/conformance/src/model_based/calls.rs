@@ -1,12 +1,13 @@
 //! Store calls as data: each is run on the model to get the expected answer, then replayed on the store.
 
+use crate::CheckedStore;
 use claim_core::model::Model;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, PendingEntry, ReclaimReport,
     RenewOutcome, Submission,
 };
 use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken};
-use claim_core::{ClaimStore, Op, StoreError};
+use claim_core::{Op, StoreError};
 
 /// One mutating `ClaimStore` operation with its arguments; each variant is
 /// named as its [`Op`].
@@ -24,36 +25,11 @@ pub enum Call {
         offset: usize,
         limit: usize,
     },
-    Claim {
-        queue: String,
-        owner: OwnerToken,
-        items: Vec<ClaimRequest>,
-    },
-    Renew {
-        queue: String,
-        owner: OwnerToken,
-        generations: Vec<Generation>,
-    },
-    Ack {
-        queue: String,
-        owner: OwnerToken,
-        items: Vec<AckItem>,
-    },
-    Release {
-        queue: String,
-        owner: OwnerToken,
-        generations: Vec<Generation>,
-    },
-    Sweep {
-        queue: String,
-        owner: OwnerToken,
-        generations: Vec<Generation>,
-    },
-    ParkRetry {
-        queue: String,
-        owner: OwnerToken,
-        items: Vec<ParkItem>,
-    },
+    Claim(Batch<ClaimRequest>),
+    Renew(Batch<Generation>),
+    Ack(Batch<AckItem>),
+    Release(Batch<Generation>),
+    ParkRetry(Batch<ParkItem>),
     PromoteDue {
         limit: usize,
     },
@@ -75,16 +51,39 @@ impl Call {
             Call::Submit { .. } => Op::Submit,
             Call::Cancel { .. } => Op::Cancel,
             Call::Peek { .. } => Op::Peek,
-            Call::Claim { .. } => Op::Claim,
-            Call::Renew { .. } => Op::Renew,
-            Call::Ack { .. } => Op::Ack,
-            Call::Release { .. } => Op::Release,
-            Call::Sweep { .. } => Op::Sweep,
-            Call::ParkRetry { .. } => Op::ParkRetry,
+            Call::Claim(_) => Op::Claim,
+            Call::Renew(_) => Op::Renew,
+            Call::Ack(_) => Op::Ack,
+            Call::Release(_) => Op::Release,
+            Call::ParkRetry(_) => Op::ParkRetry,
             Call::PromoteDue { .. } => Op::PromoteDue,
             Call::ReclaimExpired { .. } => Op::ReclaimExpired,
             Call::DeadLetter { .. } => Op::DeadLetter,
         }
+    }
+}
+
+/// An owner's batch on one queue: what claim, renew, ack, release and
+/// park_retry each take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch<T> {
+    pub queue: String,
+    pub owner: OwnerToken,
+    pub items: Vec<T>,
+}
+
+impl<T> Batch<T> {
+    pub fn new(queue: &str, owner: &OwnerToken, items: Vec<T>) -> Self {
+        Batch {
+            queue: queue.to_owned(),
+            owner: owner.clone(),
+            items,
+        }
+    }
+
+    /// Its queue, owner and items, borrowed.
+    pub fn parts(&self) -> (&str, &OwnerToken, &[T]) {
+        (&self.queue, &self.owner, &self.items)
     }
 }
 
@@ -123,36 +122,11 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
             offset,
             limit,
         } => Answer::Pending(model.peek(queue, *offset, *limit)),
-        Call::Claim {
-            queue,
-            owner,
-            items,
-        } => Answer::Claimed(model.claim(queue, owner, items, now)),
-        Call::Renew {
-            queue,
-            owner,
-            generations,
-        } => Answer::Renewed(model.renew(queue, owner, generations, now)),
-        Call::Ack {
-            queue,
-            owner,
-            items,
-        } => Answer::Acked(model.ack(queue, owner, items, now)),
-        Call::Release {
-            queue,
-            owner,
-            generations,
-        } => Answer::Flags(model.release(queue, owner, generations, now)),
-        Call::Sweep {
-            queue,
-            owner,
-            generations,
-        } => Answer::Flags(model.sweep(queue, owner, generations, now)),
-        Call::ParkRetry {
-            queue,
-            owner,
-            items,
-        } => Answer::Flags(model.park_retry(queue, owner, items, now)),
+        Call::Claim(b) => Answer::Claimed(model.claim(&b.queue, &b.owner, &b.items, now)),
+        Call::Renew(b) => Answer::Renewed(model.renew(&b.queue, &b.owner, &b.items, now)),
+        Call::Ack(b) => Answer::Acked(model.ack(&b.queue, &b.owner, &b.items, now)),
+        Call::Release(b) => Answer::Flags(model.release(&b.queue, &b.owner, &b.items, now)),
+        Call::ParkRetry(b) => Answer::Flags(model.park_retry(&b.queue, &b.owner, &b.items, now)),
         Call::PromoteDue { limit } => Answer::Moved(model.promote_due(*limit, now)),
         Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(model.reclaim_expired(queue, *limit, now))
@@ -166,7 +140,7 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
 }
 
 /// Runs a call on the store under test.
-pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, StoreError> {
+pub async fn on_store<S: CheckedStore>(store: &S, call: &Call) -> Result<Answer, StoreError> {
     Ok(match call {
         Call::Submit { queue, submission } => {
             store.submit(queue, submission).await?;
@@ -178,36 +152,11 @@ pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, S
             offset,
             limit,
         } => Answer::Pending(store.peek(queue, *offset, *limit).await?),
-        Call::Claim {
-            queue,
-            owner,
-            items,
-        } => Answer::Claimed(store.claim(queue, owner, items).await?),
-        Call::Renew {
-            queue,
-            owner,
-            generations,
-        } => Answer::Renewed(store.renew(queue, owner, generations).await?),
-        Call::Ack {
-            queue,
-            owner,
-            items,
-        } => Answer::Acked(store.ack(queue, owner, items).await?),
-        Call::Release {
-            queue,
-            owner,
-            generations,
-        } => Answer::Flags(store.release(queue, owner, generations).await?),
-        Call::Sweep {
-            queue,
-            owner,
-            generations,
-        } => Answer::Flags(store.sweep(queue, owner, generations).await?),
-        Call::ParkRetry {
-            queue,
-            owner,
-            items,
-        } => Answer::Flags(store.park_retry(queue, owner, items).await?),
+        Call::Claim(b) => Answer::Claimed(store.claim(&b.queue, &b.owner, &b.items).await?),
+        Call::Renew(b) => Answer::Renewed(store.renew(&b.queue, &b.owner, &b.items).await?),
+        Call::Ack(b) => Answer::Acked(store.ack(&b.queue, &b.owner, &b.items).await?),
+        Call::Release(b) => Answer::Flags(store.release(&b.queue, &b.owner, &b.items).await?),
+        Call::ParkRetry(b) => Answer::Flags(store.park_retry(&b.queue, &b.owner, &b.items).await?),
         Call::PromoteDue { limit } => Answer::Moved(store.promote_due(*limit).await?),
         Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(store.reclaim_expired(queue, *limit).await?)
@@ -222,7 +171,7 @@ pub async fn on_store<S: ClaimStore>(store: &S, call: &Call) -> Result<Answer, S
 
 /// Replays the model's calls on the store, each at its time, and checks
 /// every answer equals the model's.
-pub async fn replay<S: ClaimStore>(
+pub async fn replay<S: CheckedStore>(
     store: &S,
     clock: &ManualClock,
     trace: &[Entry],

@@ -1,7 +1,7 @@
 //! What is checked: the model's invariants after every step, the store's observable state against the model's, and quiescence at the end.
 
 use super::state::{LISTS, QUEUES, RefState, tagged};
-use claim_core::ClaimStore;
+use crate::CheckedStore;
 use claim_core::model::Model;
 use claim_core::store::{ClaimInfo, PendingEntry, QueueDepths};
 use claim_core::types::{Generation, Member};
@@ -69,7 +69,7 @@ pub fn observe_model(state: &RefState) -> Observation {
 }
 
 /// What the store shows (its clock must read the state's time).
-pub async fn observe_store<S: ClaimStore>(
+pub async fn observe_store<S: CheckedStore>(
     store: &S,
     state: &RefState,
 ) -> Result<Observation, String> {

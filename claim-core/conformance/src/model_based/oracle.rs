@@ -27,29 +27,19 @@ pub fn check(
 ) -> Option<String> {
     let ttl = before.config().lease_ttl_ms;
     let verdict = match (call, answer) {
-        (
-            Call::Renew {
-                queue,
-                owner,
-                generations,
-            },
-            Answer::Renewed(out),
-        ) => owned(before, after, queue, owner, generations, |g, pre| {
-            let expiry = lease_expiry(now, ttl, wire::member_deadline(pre.member.as_bytes()));
-            let post = claim_of(after, queue, g).map(|c| c.lease_expiry);
-            (post == Some(expiry)).then_some(RenewOutcome::Renewed {
-                lease_expiry: expiry,
+        (Call::Renew(batch), Answer::Renewed(out)) => {
+            let (queue, owner, generations) = batch.parts();
+            owned(before, after, queue, owner, generations, |g, pre| {
+                let expiry = lease_expiry(now, ttl, wire::member_deadline(pre.member.as_bytes()));
+                let post = claim_of(after, queue, g).map(|c| c.lease_expiry);
+                (post == Some(expiry)).then_some(RenewOutcome::Renewed {
+                    lease_expiry: expiry,
+                })
             })
-        })
-        .and_then(|owned| expect(owned, |_| RenewOutcome::Lost, out)),
-        (
-            Call::Ack {
-                queue,
-                owner,
-                items,
-            },
-            Answer::Acked(out),
-        ) => {
+            .and_then(|owned| expect(owned, |_| RenewOutcome::Lost, out))
+        }
+        (Call::Ack(batch), Answer::Acked(out)) => {
+            let (queue, owner, items) = batch.parts();
             let gens = generations_of(items);
             // An unanswered generation whose result list cannot take a
             // record is dead-lettered, by the claim's holder only.
@@ -103,100 +93,83 @@ pub fn check(
                 .and_then(|owned| expect(owned, |i| (pushed[i], false, dead[i]), &out)),
             }
         }
-        (
-            Call::Release {
-                queue,
-                owner,
-                generations,
-            }
-            | Call::Sweep {
-                queue,
-                owner,
-                generations,
-            },
-            Answer::Flags(out),
-        ) => owned(before, after, queue, owner, generations, |g, pre| {
-            let back = after
-                .queue(queue)
-                .and_then(|q| q.pending.score(&pre.member));
-            // An answered generation is dropped, never returned: pending
-            // holds what it held before (a producer's repeated submit of the
-            // same bytes may have put a copy there, which claim drops).
-            let want = if before.is_terminal(g, now) {
-                before
+        (Call::Release(batch), Answer::Flags(out)) => {
+            let (queue, owner, generations) = batch.parts();
+            owned(before, after, queue, owner, generations, |g, pre| {
+                let back = after
                     .queue(queue)
-                    .and_then(|q| q.pending.score(&pre.member))
-            } else {
-                Some(pre.score)
-            };
-            (claim_of(after, queue, g).is_none() && back == want).then_some(true)
-        })
-        .and_then(|owned| expect(owned, |_| false, out)),
-        (
-            Call::ParkRetry {
-                queue,
-                owner,
-                items,
-            },
-            Answer::Flags(out),
-        ) => owned(
-            before,
-            after,
-            queue,
-            owner,
-            &generations_of(items),
-            |g, _| {
-                let item = items.iter().find(|i| i.generation == *g)?;
-                let retry = after.retry_entries();
-                let parked = retry
-                    .iter()
-                    .any(|e| e.member == item.member && e.score == item.due.as_score());
-                // An answered generation is dropped, never parked.
-                let want = !before.is_terminal(g, now);
-                (claim_of(after, queue, g).is_none() && parked == want).then_some(true)
-            },
-        )
-        .and_then(|owned| expect(owned, |_| false, out)),
-        (
-            Call::Claim {
-                queue,
-                owner,
-                items,
-            },
-            Answer::Claimed(out),
-        ) => items
-            .iter()
-            .zip(out)
-            .try_for_each(|(item, outcome)| match outcome {
-                ClaimOutcome::Claimed {
-                    score,
-                    lease_expiry: expiry,
-                    ..
-                } => {
-                    let pending = before
+                    .and_then(|q| q.pending.score(&pre.member));
+                // An answered generation is dropped, never returned: pending
+                // holds what it held before (a producer's repeated submit of the
+                // same bytes may have put a copy there, which claim drops).
+                let want = if before.is_terminal(g, now) {
+                    before
                         .queue(queue)
-                        .and_then(|q| q.pending.score(&item.member));
-                    let held =
-                        claim_of(after, queue, &item.generation).is_some_and(|c| c.owner == *owner);
-                    let ok = pending == Some(*score)
-                        && *expiry
-                            == lease_expiry(
-                                now,
-                                ttl,
-                                wire::member_deadline(item.member.as_bytes()),
+                        .and_then(|q| q.pending.score(&pre.member))
+                } else {
+                    Some(pre.score)
+                };
+                (claim_of(after, queue, g).is_none() && back == want).then_some(true)
+            })
+            .and_then(|owned| expect(owned, |_| false, out))
+        }
+        (Call::ParkRetry(batch), Answer::Flags(out)) => {
+            let (queue, owner, items) = batch.parts();
+            owned(
+                before,
+                after,
+                queue,
+                owner,
+                &generations_of(items),
+                |g, _| {
+                    let item = items.iter().find(|i| i.generation == *g)?;
+                    let retry = after.retry_entries();
+                    let parked = retry
+                        .iter()
+                        .any(|e| e.member == item.member && e.score == item.due.as_score());
+                    // An answered generation is dropped, never parked.
+                    let want = !before.is_terminal(g, now);
+                    (claim_of(after, queue, g).is_none() && parked == want).then_some(true)
+                },
+            )
+            .and_then(|owned| expect(owned, |_| false, out))
+        }
+        (Call::Claim(batch), Answer::Claimed(out)) => {
+            let (queue, owner, items) = batch.parts();
+            items
+                .iter()
+                .zip(out)
+                .try_for_each(|(item, outcome)| match outcome {
+                    ClaimOutcome::Claimed {
+                        score,
+                        lease_expiry: expiry,
+                        ..
+                    } => {
+                        let pending = before
+                            .queue(queue)
+                            .and_then(|q| q.pending.score(&item.member));
+                        let held = claim_of(after, queue, &item.generation)
+                            .is_some_and(|c| c.owner == *owner);
+                        let ok = pending == Some(*score)
+                            && *expiry
+                                == lease_expiry(
+                                    now,
+                                    ttl,
+                                    wire::member_deadline(item.member.as_bytes()),
+                                )
+                            && held;
+                        ok.then_some(()).ok_or_else(|| {
+                            format!(
+                                "claim of {} answered {outcome:?}: wrong score, lease or holder",
+                                item.generation
                             )
-                        && held;
-                    ok.then_some(()).ok_or_else(|| {
-                        format!(
-                            "claim of {} answered {outcome:?}: wrong score, lease or holder",
-                            item.generation
-                        )
-                    })
-                }
-                ClaimOutcome::NotPending
-                | ClaimOutcome::DuplicateDropped
-                | ClaimOutcome::DeadLettered => Ok(()),
-            }),
+                        })
+                    }
+                    ClaimOutcome::NotPending
+                    | ClaimOutcome::DuplicateDropped
+                    | ClaimOutcome::DeadLettered => Ok(()),
+                })
+        }
         (Call::ReclaimExpired { queue, .. }, Answer::Reclaimed(_)) => {
             let live = |m: &Model| -> Vec<ClaimInfo> {
                 m.claims(queue)

@@ -1,6 +1,6 @@
 //! The recorder every transition runs through: each store call is made on the model and logged with its answer.
 
-use super::calls::{Answer, Call, Entry, on_model};
+use super::calls::{Answer, Batch, Call, Entry, on_model};
 use super::oracle;
 use super::state::{Held, RefState, tag};
 use super::workload::Verdict;
@@ -79,12 +79,11 @@ impl Sim {
         owner: &OwnerToken,
         generations: Vec<Generation>,
     ) -> Vec<RenewOutcome> {
-        let call = Call::Renew {
-            queue: queue.to_owned(),
-            owner: owner.clone(),
-            generations,
-        };
-        answer!(self, call, Renewed)
+        answer!(
+            self,
+            Call::Renew(Batch::new(queue, owner, generations)),
+            Renewed
+        )
     }
 
     pub fn reclaim(&mut self, queue: &str, limit: usize) -> ReclaimReport {
@@ -99,15 +98,7 @@ impl Sim {
     }
 
     pub fn ack(&mut self, queue: &str, owner: &OwnerToken, items: Vec<AckItem>) -> Vec<AckOutcome> {
-        answer!(
-            self,
-            Call::Ack {
-                queue: queue.to_owned(),
-                owner: owner.clone(),
-                items
-            },
-            Acked
-        )
+        answer!(self, Call::Ack(Batch::new(queue, owner, items)), Acked)
     }
 
     /// Claims members seen pending, as a worker does: an unparsable one goes
@@ -138,11 +129,7 @@ impl Sim {
         if items.is_empty() {
             return Vec::new();
         }
-        let call = Call::Claim {
-            queue: queue.to_owned(),
-            owner: owner.clone(),
-            items: items.clone(),
-        };
+        let call = Call::Claim(Batch::new(queue, owner, items.clone()));
         let outcomes = answer!(self, call, Claimed);
         items
             .into_iter()

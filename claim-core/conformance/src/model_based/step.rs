@@ -1,6 +1,6 @@
 //! Applying a transition to the reference state: the calls each participant makes, recorded for replay.
 
-use super::calls::{Call, Entry};
+use super::calls::{Batch, Call, Entry};
 use super::sim::{Sim, ack_item};
 use super::state::{Held, LEASE_TTL_MS, QUEUES, RefState, Shape, Submitted, garbage, member};
 use super::workload::{Step, Verdict};
@@ -21,24 +21,11 @@ fn let_go(sim: &mut Sim, worker: usize, generations: &[Generation]) -> (OwnerTok
     (owner, groups)
 }
 
-/// One release call (a sweep call if `sweep`) per queue of `groups`.
-fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups, sweep: bool) {
+/// One release call per queue of `groups` (a shutdown sweep is releases).
+fn return_per_queue(sim: &mut Sim, owner: &OwnerToken, groups: Groups) {
     for (queue, claims) in groups {
         let generations = claims.into_iter().map(|(g, _)| g).collect();
-        let owner = owner.clone();
-        sim.call(if sweep {
-            Call::Sweep {
-                queue,
-                owner,
-                generations,
-            }
-        } else {
-            Call::Release {
-                queue,
-                owner,
-                generations,
-            }
-        });
+        sim.call(Call::Release(Batch::new(&queue, owner, generations)));
     }
 }
 
@@ -162,7 +149,7 @@ fn run(sim: &mut Sim, step: &Step) {
             generations,
         } => {
             let (owner, groups) = let_go(sim, *worker, generations);
-            return_per_queue(sim, &owner, groups, false);
+            return_per_queue(sim, &owner, groups);
         }
         Step::Park {
             worker,
@@ -184,11 +171,7 @@ fn run(sim: &mut Sim, step: &Step) {
                         }
                     })
                     .collect();
-                sim.call(Call::ParkRetry {
-                    queue,
-                    owner: owner.clone(),
-                    items,
-                });
+                sim.call(Call::ParkRetry(Batch::new(&queue, &owner, items)));
             }
         }
         Step::Sweep { worker } => {
@@ -196,7 +179,7 @@ fn run(sim: &mut Sim, step: &Step) {
             let gens: Vec<_> = w.held.keys().cloned().collect();
             let (owner, groups) = (w.owner(), by_queue(&gens, &w.held));
             w.restart();
-            return_per_queue(sim, &owner, groups, true);
+            return_per_queue(sim, &owner, groups);
         }
         Step::Crash { worker } => sim.state.workers[*worker].restart(),
         Step::Promote { limit } => {

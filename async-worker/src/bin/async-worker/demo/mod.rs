@@ -29,9 +29,10 @@ mod scrape;
 mod tally;
 
 use async_worker::{QueueSpec, RuntimeConfig};
+use claim_core::ListReads;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimProducer, ClaimStore};
 use payload_shape::PayloadShape;
 use std::time::{Duration, Instant};
 use tally::Tally;
@@ -107,7 +108,7 @@ pub fn envelope(i: usize, deadline: i64, shape: PayloadShape) -> (Submission, St
 /// store, `replicas` what a replica is); a tally that knows each one's
 /// submission time and payload key.
 pub async fn submit_requests(
-    store: &impl ClaimStore,
+    store: &impl ClaimProducer,
     queue: &str,
     args: &DemoArgs,
     deadline: i64,
@@ -159,7 +160,7 @@ pub async fn payload_keys_left(store: &impl ClaimStore, tally: &Tally) -> Result
 /// Counts in `tally` the records of `list` after the first `seen` (the ones
 /// counted before); how many records the list holds now.
 pub async fn count_new_records(
-    store: &impl ClaimInspect,
+    store: &impl ListReads,
     list: &str,
     seen: usize,
     tally: &mut Tally,

@@ -1,20 +1,24 @@
-//! Reconciliation: what the store shows before a call and after its indeterminate failure, and the answer rebuilt from the difference.
+//! Retrying's layer: idempotent calls retried, the others reconciled from what the store shows before a call and after its indeterminate failure.
 
 use super::{Attempt, Retrying};
+use async_trait::async_trait;
 use claim_core::ClaimStore;
 use claim_core::error::StoreError;
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
+use claim_core::op::Op;
 use claim_core::store::{
-    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ReclaimReport, Submission,
-    generations_of,
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ParkItem, ReclaimReport,
+    Submission, generations_of,
 };
 use claim_core::types::{Generation, Member, OwnerToken};
+use claim_core::{ClaimProducer, ListReads};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
 /// Enough to read a whole test queue in one peek.
 const ALL: usize = 1_000_000;
 
-impl<S: ClaimStore> Retrying<S> {
+impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
         let entries = self.again(|| self.inner.peek(queue, 0, ALL)).await?;
         Ok(entries.into_iter().map(|e| e.member).collect())
@@ -55,10 +59,10 @@ impl<S: ClaimStore> Retrying<S> {
         Ok(out)
     }
 
-    /// An owner-checked return (release, sweep, park): it took effect if a
+    /// An owner-checked return (release, park): it took effect if a
     /// claim the owner held before is gone; each item then answers whether
     /// the owner held it (a generation repeated in the batch: its first time).
-    pub(super) async fn owner_checked<F, Fut>(
+    async fn owner_checked<F, Fut>(
         &self,
         queue: &str,
         owner: &OwnerToken,
@@ -79,11 +83,28 @@ impl<S: ClaimStore> Retrying<S> {
         })
         .await
     }
+}
+
+/// Idempotent calls (reads, submit, cancel, renew) forward through
+/// [`Retrying::again`]; the calls whose answer says what they changed are
+/// overridden with their reconciliation.
+#[async_trait]
+impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
+    type Inner = S;
+
+    fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
+        debug_assert!(!reconciled(op), "{op} is reconciled, not retried");
+        Box::pin(self.again(call))
+    }
 
     /// Took effect if a member that was pending is gone. Then each item is
     /// `Claimed` if its owner holds it now, `NotPending` if it was not
     /// pending (or another owner took it), else `DuplicateDropped`.
-    pub(super) async fn claim_reconciled(
+    async fn claim(
         &self,
         queue: &str,
         owner: &OwnerToken,
@@ -130,7 +151,7 @@ impl<S: ClaimStore> Retrying<S> {
 
     /// Idempotent in effect; its answer is rebuilt from the state before
     /// once a marker or a dropped claim shows it took effect.
-    pub(super) async fn ack_reconciled(
+    async fn ack(
         &self,
         queue: &str,
         owner: &OwnerToken,
@@ -206,11 +227,7 @@ impl<S: ClaimStore> Retrying<S> {
     /// would stamp a second sequence and enqueue a second copy). Exact
     /// unless the very bytes were pending already (the same generation
     /// enqueued again after its counter restarted): then it retries.
-    pub(super) async fn enqueue_reconciled(
-        &self,
-        queue: &str,
-        submission: &Submission,
-    ) -> Result<Member, StoreError> {
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
         let before = self.pending_members(queue).await?;
         let call = || self.inner.enqueue(queue, submission);
         self.reconciled(call, || async {
@@ -229,7 +246,7 @@ impl<S: ClaimStore> Retrying<S> {
     }
 
     /// Took effect if the retry set shrank; the answer is by how much.
-    pub(super) async fn promote_due_reconciled(&self, limit: usize) -> Result<usize, StoreError> {
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
         let before = self.again(|| self.inner.retry_depth()).await?;
         let call = || self.inner.promote_due(limit);
         self.reconciled(call, || async {
@@ -242,7 +259,7 @@ impl<S: ClaimStore> Retrying<S> {
     /// Took effect if an expired claim is gone. Each one gone was a ghost if
     /// it was terminal before, dead-lettered if it became terminal, and
     /// redelivered otherwise; more remain if an expired claim is left.
-    pub(super) async fn reclaim_expired_reconciled(
+    async fn reclaim_expired(
         &self,
         queue: &str,
         limit: usize,
@@ -293,7 +310,7 @@ impl<S: ClaimStore> Retrying<S> {
         .await
     }
 
-    pub(super) async fn dead_letter_reconciled(
+    async fn dead_letter(
         &self,
         queue: &str,
         member: &Member,
@@ -307,6 +324,33 @@ impl<S: ClaimStore> Retrying<S> {
         })
         .await
     }
+
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        let call = || self.inner.release(queue, owner, generations);
+        self.owner_checked(queue, owner, generations, call).await
+    }
+
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        let call = || self.inner.park_retry(queue, owner, items);
+        self.owner_checked(queue, owner, &generations_of(items), call)
+            .await
+    }
+}
+
+/// True for the operations [`Retrying`] overrides with a reconciliation:
+/// every change but the idempotent ones.
+fn reconciled(op: Op) -> bool {
+    op.mutates() && !matches!(op, Op::Submit | Op::Cancel | Op::Renew)
 }
 
 /// `flags`, false where an item repeats an earlier one of the batch.

@@ -1,4 +1,4 @@
-//! A `ClaimStore` wrapper that counts what the runtime asks of its store: calls (round trips), claims won and lost, records pushed, and enqueue→result latency.
+//! A store wrapper that counts what the runtime asks of its store: calls (round trips), claims won and lost, records pushed, and enqueue→result latency.
 //!
 //! Every hot-path call of the Redis store (peek, claim, ack, renew) is one
 //! script or command call, so one call here is one round trip. Records
@@ -6,9 +6,9 @@
 //! the queue is drained without polling Redis itself.
 
 use async_trait::async_trait;
-use claim_core::layer::{Answer, Forward, StoreLayer};
+use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimStore, Op, OwnerToken, StoreError};
+use claim_core::{Op, OwnerToken, Store, StoreError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -79,12 +79,12 @@ impl Counts {
 /// The wrapper.
 #[derive(Debug, Clone)]
 pub struct Counting {
-    inner: Arc<dyn ClaimStore>,
+    inner: Arc<dyn Store>,
     pub counts: Arc<Counts>,
 }
 
 impl Counting {
-    pub fn new(inner: Arc<dyn ClaimStore>, counts: Arc<Counts>) -> Self {
+    pub fn new(inner: Arc<dyn Store>, counts: Arc<Counts>) -> Self {
         Counting { inner, counts }
     }
 
@@ -116,13 +116,13 @@ const UNCOUNTED: [Op; 10] = [
 /// also counted by kind.
 #[async_trait]
 impl StoreLayer for Counting {
-    type Inner = dyn ClaimStore;
+    type Inner = dyn Store;
 
-    fn inner(&self) -> &dyn ClaimStore {
+    fn inner(&self) -> &dyn Store {
         &*self.inner
     }
 
-    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> Answer<'a, T> {
+    fn around<'a, T: Send + 'a>(&'a self, op: Op, call: &'a Forward<'a, T>) -> StoreFuture<'a, T> {
         if !UNCOUNTED.contains(&op) {
             self.call();
         }

@@ -6,7 +6,7 @@ use crate::target::Target;
 use crate::{Hold, NoOp, Settings, send_at_rate, sorted_micros};
 use async_worker::{Handler, QueueSpec, Runtime, RuntimeConfig};
 use claim_core::store::{StoreConfig, Submission};
-use claim_core::{ClaimStore, Generation};
+use claim_core::{ClaimProducer, ClaimStore, Generation, Store};
 use claim_memory::MemoryStore;
 use claim_redis::RedisStore;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ pub struct Held {
 }
 
 impl Backend {
-    async fn fresh_store(&self) -> Arc<dyn ClaimStore> {
+    async fn fresh_store(&self) -> Arc<dyn Store> {
         match self {
             Backend::Redis(target) => Arc::new(
                 RedisStore::connect(target.store_options())
@@ -84,7 +84,7 @@ impl Backend {
     async fn enqueue(
         &self,
         set: &Settings,
-        store: &dyn ClaimStore,
+        store: &dyn ClaimProducer,
         seqs: std::ops::Range<usize>,
         latency: Option<&Latency>,
     ) {
@@ -265,8 +265,7 @@ pub async fn latency(set: &Settings, backend: &Backend, rate: f64) -> Vec<u32> {
         latency: Some(Latency::new(count)),
         ..Counts::default()
     });
-    let store: Arc<dyn ClaimStore> =
-        Arc::new(Counting::new(backend.fresh_store().await, counts.clone()));
+    let store = Arc::new(Counting::new(backend.fresh_store().await, counts.clone()));
     let stop = CancellationToken::new();
     let run = start(
         store.clone(),

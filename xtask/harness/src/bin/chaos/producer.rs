@@ -19,7 +19,7 @@ use crate::{QUEUE, RESULTS};
 use async_worker::test_support::payload_shape::PayloadShape;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use claim_core::{ClaimStore, Generation, StoreError};
+use claim_core::{ClaimProducer, Generation, StoreError};
 use claim_redis::RedisStore;
 use futures::TryStreamExt;
 use rand::rngs::StdRng;

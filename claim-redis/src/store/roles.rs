@@ -1,0 +1,221 @@
+//! The store's traits, written out: every method is one call of its function in `ops/` (the store first), and claims and acks then wait for `replica_acks` replicas here, in sight.
+
+use super::RedisStore;
+use crate::ops;
+use async_trait::async_trait;
+use claim_core::admin::{ClaimAdmin, Redrive};
+use claim_core::store::{
+    AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
+    QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
+};
+use claim_core::{
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError,
+};
+
+#[async_trait]
+impl ClaimInspect for RedisStore {
+    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+        ops::depths::depths(self, queue).await
+    }
+
+    async fn retry_depth(&self) -> Result<usize, StoreError> {
+        ops::retry_depth::retry_depth(self).await
+    }
+
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+        ops::claims::claims(self, queue).await
+    }
+
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+        ops::dead_entries::dead_entries(self, queue).await
+    }
+
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        ops::retry_entries::retry_entries(self).await
+    }
+
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+        ops::is_terminal::is_terminal(self, generation).await
+    }
+
+    async fn list_len(&self, list: &str) -> Result<usize, StoreError> {
+        ops::list_len::list_len(self, list).await
+    }
+
+    async fn paused(&self, queue: &str) -> Result<bool, StoreError> {
+        ops::paused::paused(self, queue).await
+    }
+}
+
+#[async_trait]
+impl ClaimStore for RedisStore {
+    fn config(&self) -> &StoreConfig {
+        &self.inner.config
+    }
+
+    async fn now(&self) -> Result<Millis, StoreError> {
+        ops::now::now(self).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        ops::ping::ping(self).await
+    }
+
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
+        ops::fetch_payloads::fetch_payloads(self, refs).await
+    }
+
+    async fn peek(
+        &self,
+        queue: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>, StoreError> {
+        ops::peek::peek(self, queue, offset, limit).await
+    }
+
+    /// A claimed batch is handed to workers only once `replica_acks`
+    /// replicas have the claims (on the queue's slot), so a failover
+    /// cannot hand the same members out again.
+    async fn claim(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ClaimRequest],
+    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+        let outcomes = ops::claim::claim(self, queue, owner, items).await?;
+        if self.inner.replica_acks > 0 {
+            let pending = self.keys().queue(queue).pending;
+            self.wait_replicas(Op::Claim, &[pending.as_str()]).await;
+        }
+        Ok(outcomes)
+    }
+
+    async fn renew(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<RenewOutcome>, StoreError> {
+        ops::renew::renew(self, queue, owner, generations).await
+    }
+
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+        ops::cancelled::cancelled(self, generations).await
+    }
+
+    /// Acks wait for `replica_acks` replicas on the queue's slot and, in
+    /// the plain layout, on each result list's. In the hash-tagged layout a
+    /// list in another slot was waited for inside the ack, before its
+    /// claims were dropped (`ops/ack_split.rs`).
+    async fn ack(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[AckItem],
+    ) -> Result<Vec<AckOutcome>, StoreError> {
+        let outcomes = ops::ack::ack(self, queue, owner, items).await?;
+        if self.inner.replica_acks > 0 {
+            let mut keys = vec![self.keys().queue(queue).pending];
+            if !self.keys().tagged() {
+                keys.extend(items.iter().map(|i| self.keys().list(&i.result_list)));
+            }
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            self.wait_replicas(Op::Ack, &keys).await;
+        }
+        Ok(outcomes)
+    }
+
+    async fn release(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        generations: &[Generation],
+    ) -> Result<Vec<bool>, StoreError> {
+        ops::release::release(self, queue, owner, generations).await
+    }
+
+    async fn park_retry(
+        &self,
+        queue: &str,
+        owner: &OwnerToken,
+        items: &[ParkItem],
+    ) -> Result<Vec<bool>, StoreError> {
+        ops::park_retry::park_retry(self, queue, owner, items).await
+    }
+
+    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+        ops::promote::promote_due(self, limit).await
+    }
+
+    async fn reclaim_expired(
+        &self,
+        queue: &str,
+        limit: usize,
+    ) -> Result<ReclaimReport, StoreError> {
+        ops::reclaim::reclaim_expired(self, queue, limit).await
+    }
+
+    async fn dead_letter(
+        &self,
+        queue: &str,
+        member: &Member,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        ops::dead_letter::dead_letter(self, queue, member, reason).await
+    }
+}
+
+#[async_trait]
+impl ClaimProducer for RedisStore {
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+        ops::submit::submit(self, queue, submission).await
+    }
+
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
+        ops::enqueue::enqueue(self, queue, submission).await
+    }
+
+    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+        ops::cancel::cancel(self, id).await
+    }
+}
+
+#[async_trait]
+impl ClaimAdmin for RedisStore {
+    async fn redrive_dead(
+        &self,
+        queue: &str,
+        members: &[Member],
+    ) -> Result<Vec<Redrive>, StoreError> {
+        ops::redrive_dead::redrive_dead(self, queue, members).await
+    }
+
+    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>, StoreError> {
+        ops::purge_dead::purge_dead(self, queue, members).await
+    }
+
+    async fn release_claim(
+        &self,
+        queue: &str,
+        generation: &Generation,
+    ) -> Result<Option<OwnerToken>, StoreError> {
+        ops::release_claim::release_claim(self, queue, generation).await
+    }
+
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError> {
+        ops::set_paused::set_paused(self, queue, paused).await
+    }
+}
+
+/// Whole-list reads for tests, tools and the demo (`LRANGE`, `TTL`).
+#[async_trait]
+impl claim_core::ListReads for RedisStore {
+    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+        ops::results::results(self, list).await
+    }
+
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError> {
+        ops::list_ttl::list_ttl(self, list).await
+    }
+}
