@@ -23,10 +23,12 @@
 //! each takes the queue name and looks up the queue's handles (`queue`).
 //! Install the recorder before building a `Runtime`.
 
+mod counted;
 mod names;
 mod queue;
 mod record;
 
+pub(crate) use counted::QueueCount;
 pub use names::*;
 pub(crate) use queue::{handed_off, register_queue};
 pub(crate) use record::*;

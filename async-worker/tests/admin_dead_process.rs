@@ -5,10 +5,10 @@
 
 mod common;
 
-use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use claim_core::wire::{Envelope, ErrorCode};
 use common::QUEUE;
 use common::admin::admin;
+use common::stage::Stage;
 use common::worker::Worker;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
@@ -19,12 +19,6 @@ const LEASE: &str = "3s";
 const FLAGS: &[&str] = &["--max-deliveries", "2"];
 /// The poison requests' result list, a sorted set until the operator fixes it.
 const ZSET_LIST: &str = "poison-zset";
-
-async fn gateway(latency: Duration) -> StandInGateway {
-    StandInGateway::start(GatewayBehaviour::answering_after(latency))
-        .await
-        .expect("start the stand-in gateway")
-}
 
 /// `ids`, their records aimed at `list`.
 async fn submit_to(conn: &mut MultiplexedConnection, ids: &[&str], list: &str) {
@@ -61,6 +55,17 @@ async fn held_after(conn: &mut MultiplexedConnection, earlier: u32) -> usize {
         .count()
 }
 
+/// `dead redrive --all --json`: each entry's outcome.
+fn redrive_all(url: &str) -> Vec<String> {
+    let outcomes = admin(url, &["--json", "dead", "redrive", "--all"]).json();
+    outcomes
+        .as_array()
+        .expect("an array of redrive outcomes")
+        .iter()
+        .map(|m| m["outcome"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// `dead list --json`: request id → reason.
 fn dead_list(url: &str) -> BTreeMap<String, String> {
     let rows = admin(url, &["--json", "dead", "list"]).json();
@@ -77,89 +82,75 @@ fn dead_list(url: &str) -> BTreeMap<String, String> {
 #[tokio::test]
 async fn requests_whose_result_list_is_not_a_list_are_listed_dead_and_after_the_fix_a_redrive_gets_each_one_record()
  {
-    let Some(server) = common::redis_server() else {
+    let Some(mut stage) = Stage::answering_after(Duration::from_millis(10)).await else {
         return;
     };
-    let url = server.url();
-    let gateway = gateway(Duration::from_millis(10)).await;
-    let mut conn = common::connect(&url).await;
-    let _: () = conn.zadd(ZSET_LIST, "occupied", 1).await.unwrap();
+    let _: () = stage.conn.zadd(ZSET_LIST, "occupied", 1).await.unwrap();
     let poisons = ["poison-0", "poison-1", "poison-2"];
-    submit_to(&mut conn, &poisons, ZSET_LIST).await;
-    let ordinary = common::go_submit_numbered(&mut conn, 5).await;
-    let mut worker = Worker::start_with(&url, &gateway.base_url(), LEASE, "5s", FLAGS);
+    submit_to(&mut stage.conn, &poisons, ZSET_LIST).await;
+    let ordinary = common::go_submit_numbered(&mut stage.conn, 5).await;
+    let mut worker = Worker::start_with(&stage.url, &stage.gateway.base_url(), LEASE, "5s", FLAGS);
 
     common::eventually("3 dead, 5 records", Duration::from_secs(30), async || {
-        let d = common::depths(&mut conn).await;
+        let d = common::depths(&mut stage.conn).await;
         d.dead == 3 && d.results == 5
     })
     .await;
-    let dead = dead_list(&url);
+    let dead = dead_list(&stage.url);
     assert_eq!(dead.keys().map(String::as_str).collect::<Vec<_>>(), poisons);
     for reason in dead.values() {
         assert!(reason.contains("\"poison-zset\" holds a zset"), "{reason}");
     }
 
     // The operator fixes the list, then redrives.
-    let _: () = conn.del(ZSET_LIST).await.unwrap();
-    let moved = admin(&url, &["--json", "dead", "redrive", "--all"]).json();
-    let outcomes: Vec<&str> = moved
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(outcomes, ["moved"; 3]);
+    let _: () = stage.conn.del(ZSET_LIST).await.unwrap();
+    assert_eq!(redrive_all(&stage.url), ["moved"; 3]);
     common::eventually(
         "the redriven records",
         Duration::from_secs(15),
-        async || records_in(&mut conn, ZSET_LIST).await.len() == 3,
+        async || records_in(&mut stage.conn, ZSET_LIST).await.len() == 3,
     )
     .await;
-    let records = records_in(&mut conn, ZSET_LIST).await;
+    let records = records_in(&mut stage.conn, ZSET_LIST).await;
     assert!(
         records.values().all(|r| r == &[""]),
         "one success each: {records:?}"
     );
-    let d = common::depths(&mut conn).await;
+    let d = common::depths(&mut stage.conn).await;
     assert!(
         d.dead == 0 && d.pending == 0 && d.nothing_claimed(),
         "{d:?}"
     );
-    let counts = common::records_per_id(&common::records(&mut conn).await);
+    let counts = common::records_per_id(&common::records(&mut stage.conn).await);
     assert!(counts.values().all(|n| *n == 1) && counts.len() == ordinary.len());
-    worker.signal("TERM");
-    assert!(worker.exit_within(Duration::from_secs(15)).await.success());
+    worker.stop_within(Duration::from_secs(15)).await;
 }
 
 #[tokio::test]
 async fn requests_past_their_delivery_limit_after_worker_crashes_are_listed_dead_keep_their_one_record_and_purge_needs_yes()
  {
-    let Some(server) = common::redis_server() else {
+    // Slower than a lease: a worker holds each claim until it is killed.
+    let Some(mut stage) = Stage::answering_after(Duration::from_secs(30)).await else {
         return;
     };
-    let url = server.url();
-    // Slower than a lease: a worker holds each claim until it is killed.
-    let gateway = gateway(Duration::from_secs(30)).await;
-    let mut conn = common::connect(&url).await;
     let crashing = ["crash-0", "crash-1"];
-    submit_to(&mut conn, &crashing, common::RESULTS).await;
+    submit_to(&mut stage.conn, &crashing, common::RESULTS).await;
     // Two deliveries, each ended by a SIGKILL while the claims are held.
     for delivery in 0..2 {
-        let worker = Worker::start_with(&url, &gateway.base_url(), LEASE, "5s", FLAGS);
+        let worker = Worker::start_with(&stage.url, &stage.gateway.base_url(), LEASE, "5s", FLAGS);
         common::eventually("both claimed", Duration::from_secs(20), async || {
-            held_after(&mut conn, delivery).await == 2
+            held_after(&mut stage.conn, delivery).await == 2
         })
         .await;
         worker.signal("KILL");
     }
     // A third worker's reclaimer meets the limit.
-    let mut worker = Worker::start_with(&url, &gateway.base_url(), LEASE, "5s", FLAGS);
+    let mut worker = Worker::start_with(&stage.url, &stage.gateway.base_url(), LEASE, "5s", FLAGS);
     common::eventually("both dead", Duration::from_secs(20), async || {
-        common::depths(&mut conn).await.dead == 2
+        common::depths(&mut stage.conn).await.dead == 2
     })
     .await;
-    let dead = dead_list(&url);
+    let dead = dead_list(&stage.url);
     assert_eq!(
         dead.keys().map(String::as_str).collect::<Vec<_>>(),
         crashing
@@ -172,36 +163,28 @@ async fn requests_past_their_delivery_limit_after_worker_crashes_are_listed_dead
     }
     let delivery_limit = ErrorCode::DeliveryLimit.as_str().to_owned();
     let one_each = BTreeMap::from(crashing.map(|id| (id.to_owned(), vec![delivery_limit.clone()])));
-    assert_eq!(records_in(&mut conn, common::RESULTS).await, one_each);
+    assert_eq!(records_in(&mut stage.conn, common::RESULTS).await, one_each);
 
     // Their DELIVERY_LIMIT records answered them: a redrive keeps them.
-    let kept = admin(&url, &["--json", "dead", "redrive", "--all"]).json();
-    let outcomes: Vec<&str> = kept
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(outcomes, ["answered"; 2]);
-    assert_eq!(common::depths(&mut conn).await.dead, 2);
+    assert_eq!(redrive_all(&stage.url), ["answered"; 2]);
+    assert_eq!(common::depths(&mut stage.conn).await.dead, 2);
 
-    let unconfirmed = admin(&url, &["dead", "purge", "--all"]);
+    let unconfirmed = admin(&stage.url, &["dead", "purge", "--all"]);
     assert_eq!(unconfirmed.code, 2, "{}", unconfirmed.stderr);
     assert!(
         unconfirmed.stderr.contains("--yes"),
         "{}",
         unconfirmed.stderr
     );
-    let purged = admin(&url, &["dead", "purge", "crash-0", "--yes"]);
+    let purged = admin(&stage.url, &["dead", "purge", "crash-0", "--yes"]);
     assert!(
         purged.ok().contains("deleted 1 dead entries"),
         "{}",
         purged.stdout
     );
-    assert_eq!(dead_list(&url).len(), 1);
-    assert_eq!(records_in(&mut conn, common::RESULTS).await, one_each);
-    worker.signal("TERM");
-    assert!(worker.exit_within(Duration::from_secs(15)).await.success());
+    assert_eq!(dead_list(&stage.url).len(), 1);
+    assert_eq!(records_in(&mut stage.conn, common::RESULTS).await, one_each);
+    worker.stop_within(Duration::from_secs(15)).await;
 }
 
 #[tokio::test]

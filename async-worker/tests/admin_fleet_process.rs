@@ -5,8 +5,8 @@
 
 mod common;
 
-use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use common::admin::admin;
+use common::stage::Stage;
 use common::worker::Worker;
 use std::time::{Duration, Instant};
 
@@ -14,12 +14,6 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_secs(1);
 /// Slack for a process on a busy machine to act on what it read.
 const SLACK: Duration = Duration::from_secs(2);
-
-async fn gateway(latency: Duration) -> StandInGateway {
-    StandInGateway::start(GatewayBehaviour::answering_after(latency))
-        .await
-        .expect("start the stand-in gateway")
-}
 
 /// Waits until both workers' logs say `what` (a pause flag they read).
 async fn both_logged(workers: &[Worker; 2], what: &str, bound: Duration) {
@@ -32,59 +26,56 @@ async fn both_logged(workers: &[Worker; 2], what: &str, bound: Duration) {
 #[tokio::test]
 async fn pause_stops_claiming_on_both_replicas_within_one_poll_interval_while_in_flight_work_finishes_and_resume_restarts_it()
  {
-    let Some(server) = common::redis_server() else {
+    let Some(mut stage) = Stage::answering_after(Duration::from_secs(2)).await else {
         return;
     };
-    let url = server.url();
-    let gateway = gateway(Duration::from_secs(2)).await;
-    let mut conn = common::connect(&url).await;
-    let workers = [(); 2].map(|_| Worker::start(&url, &gateway.base_url(), "30s"));
-    let mut first = common::go_submit_numbered(&mut conn, 4).await;
+    let workers = [(); 2].map(|_| Worker::start(&stage.url, &stage.gateway.base_url(), "30s"));
+    let mut first = common::go_submit_numbered(&mut stage.conn, 4).await;
     common::eventually("in-flight claims", Duration::from_secs(10), async || {
-        common::depths(&mut conn).await.claimed == 4
+        common::depths(&mut stage.conn).await.claimed == 4
     })
     .await;
 
-    let paused = admin(&url, &["pause", common::QUEUE]);
+    let paused = admin(&stage.url, &["pause", common::QUEUE]);
     assert!(paused.ok().contains("paused"), "{}", paused.stdout);
     both_logged(&workers, "queue paused by an operator", POLL + SLACK).await;
     let deadline = common::unix_now() + 600;
     for i in 0..6 {
         let id = format!("later-{i}");
-        common::go_submit(&mut conn, &id, deadline, serde_json::json!({})).await;
+        common::go_submit(&mut stage.conn, &id, deadline, serde_json::json!({})).await;
     }
     // The in-flight requests finish and are answered while paused.
     common::eventually("in-flight records", Duration::from_secs(10), async || {
-        common::depths(&mut conn).await.results == 4
+        common::depths(&mut stage.conn).await.results == 4
     })
     .await;
     // Nothing more is claimed over three poll intervals.
     let watched = Instant::now();
     while watched.elapsed() < 3 * POLL {
-        let d = common::depths(&mut conn).await;
+        let d = common::depths(&mut stage.conn).await;
         assert!(
             d.pending == 6 && d.nothing_claimed(),
             "claimed while paused: {d:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let stats = admin(&url, &["--json", "stats"]).json();
+    let stats = admin(&stage.url, &["--json", "stats"]).json();
     assert_eq!(stats[0]["paused"], true);
     assert_eq!(stats[0]["pending"], 6);
 
-    let resumed = admin(&url, &["resume", common::QUEUE]);
+    let resumed = admin(&stage.url, &["resume", common::QUEUE]);
     assert!(resumed.ok().contains("resumed"), "{}", resumed.stdout);
     common::eventually("claims after the resume", POLL + SLACK, async || {
-        common::depths(&mut conn).await.pending == 0
+        common::depths(&mut stage.conn).await.pending == 0
     })
     .await;
     both_logged(&workers, "queue resumed by an operator", POLL + SLACK).await;
     common::eventually("every record", Duration::from_secs(10), async || {
-        common::depths(&mut conn).await.results == 10
+        common::depths(&mut stage.conn).await.results == 10
     })
     .await;
     first.extend((0..6).map(|i| format!("later-{i}")));
-    let counts = common::records_per_id(&common::records(&mut conn).await);
+    let counts = common::records_per_id(&common::records(&mut stage.conn).await);
     assert!(counts.values().all(|n| *n == 1), "{counts:?}");
     assert_eq!(
         counts
@@ -93,35 +84,31 @@ async fn pause_stops_claiming_on_both_replicas_within_one_poll_interval_while_in
         first
     );
     for mut w in workers {
-        w.signal("TERM");
-        assert!(w.exit_within(Duration::from_secs(15)).await.success());
+        w.stop_within(Duration::from_secs(15)).await;
     }
 }
 
 #[tokio::test]
 async fn release_of_a_claim_held_by_a_stalled_worker_gets_it_redelivered_at_once_and_one_record_in_the_end()
  {
-    let Some(server) = common::redis_server() else {
+    let Some(mut stage) = Stage::answering_after(Duration::from_secs(2)).await else {
         return;
     };
-    let url = server.url();
-    let gateway = gateway(Duration::from_secs(2)).await;
-    let mut conn = common::connect(&url).await;
     // A 60 s lease: only the release can bring the claim back this soon.
-    let mut stalled = Worker::start(&url, &gateway.base_url(), "60s");
-    let ids = common::go_submit_numbered(&mut conn, 1).await;
+    let mut stalled = Worker::start(&stage.url, &stage.gateway.base_url(), "60s");
+    let ids = common::go_submit_numbered(&mut stage.conn, 1).await;
     let id = ids.first().unwrap().clone();
     common::eventually("the claim", Duration::from_secs(10), async || {
-        common::depths(&mut conn).await.claimed == 1
+        common::depths(&mut stage.conn).await.claimed == 1
     })
     .await;
     stalled.signal("STOP");
-    let mut healthy = Worker::start(&url, &gateway.base_url(), "60s");
+    let mut healthy = Worker::start(&stage.url, &stage.gateway.base_url(), "60s");
 
-    let claims = admin(&url, &["--json", "claims"]).json();
+    let claims = admin(&stage.url, &["--json", "claims"]).json();
     let owner = claims[0]["owner"].as_str().unwrap().to_owned();
     assert_eq!(claims[0]["id"], id.as_str());
-    let released = admin(&url, &["--json", "release", &id]).json();
+    let released = admin(&stage.url, &["--json", "release", &id]).json();
     assert_eq!(released[0]["owner"], owner.as_str());
     // Redelivered at once: the healthy worker's next poll claims it and the
     // gateway (2 s) answers, long before the 60 s lease would have ended.
@@ -129,21 +116,19 @@ async fn release_of_a_claim_held_by_a_stalled_worker_gets_it_redelivered_at_once
     common::eventually(
         "the redelivered record",
         Duration::from_secs(10),
-        async || common::depths(&mut conn).await.results == 1,
+        async || common::depths(&mut stage.conn).await.results == 1,
     )
     .await;
     assert!(started.elapsed() < Duration::from_secs(10));
-    let d = common::depths(&mut conn).await;
+    let d = common::depths(&mut stage.conn).await;
     assert!(d.pending == 0 && d.nothing_claimed(), "{d:?}");
 
     // The stalled worker wakes, finishes its call and offers its late
     // result: suppressed. It drains and exits cleanly.
     stalled.signal("CONT");
-    stalled.signal("TERM");
-    assert!(stalled.exit_within(Duration::from_secs(20)).await.success());
-    healthy.signal("TERM");
-    assert!(healthy.exit_within(Duration::from_secs(15)).await.success());
-    let counts = common::records_per_id(&common::records(&mut conn).await);
+    stalled.stop_within(Duration::from_secs(20)).await;
+    healthy.stop_within(Duration::from_secs(15)).await;
+    let counts = common::records_per_id(&common::records(&mut stage.conn).await);
     assert_eq!(counts.get(&id), Some(&1), "{counts:?}");
     assert_eq!(counts.len(), 1);
 }

@@ -109,64 +109,23 @@ async fn submit(
 async fn submit_mixed(conn: &mut MultiplexedConnection) {
     let now = unix_now();
     let payload = serde_json::json!({"model": "m", "prompt": "p"});
-    for i in 0..OK {
-        submit(
-            conn,
-            FAST,
-            &format!("ok-{i}"),
-            now + 600,
-            payload.clone(),
-            false,
-        )
-        .await;
-    }
-    for i in 0..EXPIRED {
-        submit(
-            conn,
-            FAST,
-            &format!("late-{i}"),
-            now - 5,
-            payload.clone(),
-            false,
-        )
-        .await;
-    }
-    for i in 0..INVALID {
-        let not_an_object = serde_json::json!(["not", "an", "object"]);
-        submit(
-            conn,
-            FAST,
-            &format!("bad-{i}"),
-            now + 600,
-            not_an_object,
-            false,
-        )
-        .await;
-    }
-    for i in 0..CANCELLED {
-        submit(
-            conn,
-            FAST,
-            &format!("gone-{i}"),
-            now + 600,
-            payload.clone(),
-            true,
-        )
-        .await;
-    }
-    // Shed (429), retried until the deadline: several attempts each (the
-    // first retry is due within 4 s, each later one within the time left),
-    // then DEADLINE_EXCEEDED.
-    for i in 0..SHED {
-        submit(
-            conn,
-            BUSY,
-            &format!("shed-{i}"),
-            now + 12,
-            payload.clone(),
-            false,
-        )
-        .await;
+    let not_an_object = serde_json::json!(["not", "an", "object"]);
+    // Per kind: queue, id prefix, how many, deadline, payload, cancelled.
+    let kinds = [
+        (FAST, "ok", OK, now + 600, &payload, false),
+        (FAST, "late", EXPIRED, now - 5, &payload, false),
+        (FAST, "bad", INVALID, now + 600, &not_an_object, false),
+        (FAST, "gone", CANCELLED, now + 600, &payload, true),
+        // Shed (429), retried until the deadline: several attempts each (the
+        // first retry is due within 4 s, each later one within the time
+        // left), then DEADLINE_EXCEEDED.
+        (BUSY, "shed", SHED, now + 12, &payload, false),
+    ];
+    for (queue, prefix, n, deadline, payload, cancelled) in kinds {
+        for i in 0..n {
+            let id = format!("{prefix}-{i}");
+            submit(conn, queue, &id, deadline, payload.clone(), cancelled).await;
+        }
     }
 }
 

@@ -11,8 +11,9 @@ use std::time::Duration;
 /// Far more than the demo needs (a few seconds); the bound on a hung run.
 const DEMO_BOUND: Duration = Duration::from_secs(120);
 
-/// Runs `async-worker demo` with `args`; success, and what it printed.
-async fn demo(args: &[&str]) -> (bool, String) {
+/// Runs `async-worker demo` with `args`, which must pass (every request
+/// has exactly one terminal record); what it printed.
+async fn passing_demo(args: &[&str]) -> String {
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_async-worker"))
         .arg("demo")
         .args(args)
@@ -26,12 +27,12 @@ async fn demo(args: &[&str]) -> (bool, String) {
         .await
         .expect("the demo finishes within its bound")
         .expect("the demo runs");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let text = common::printed(&output, "\n");
+    assert!(
+        output.status.success() && text.contains("PASS"),
+        "every request has exactly one terminal record; demo said:\n{text}"
     );
-    (output.status.success(), text)
+    text
 }
 
 /// The demo's `by reference` row says `refs` requests went by reference,
@@ -46,7 +47,7 @@ fn assert_payload_row(text: &str, refs: usize, missing: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_demo_with_a_hard_stopped_replica_loses_nothing() {
-    let (ok, text) = demo(&[
+    let text = passing_demo(&[
         "--requests",
         "600",
         "--replicas",
@@ -59,10 +60,6 @@ async fn memory_demo_with_a_hard_stopped_replica_loses_nothing() {
         "16",
     ])
     .await;
-    assert!(
-        ok && text.contains("PASS"),
-        "every request has exactly one terminal record; demo said:\n{text}"
-    );
     assert_payload_row(&text, 300, 5);
 }
 
@@ -72,7 +69,7 @@ async fn redis_demo_answers_missing_payloads_unavailable_and_leaves_no_payload_k
         return;
     };
     let url = server.url();
-    let (ok, text) = demo(&[
+    let text = passing_demo(&[
         "--redis",
         &url,
         "--requests",
@@ -91,10 +88,6 @@ async fn redis_demo_answers_missing_payloads_unavailable_and_leaves_no_payload_k
         "7",
     ])
     .await;
-    assert!(
-        ok && text.contains("PASS"),
-        "every request has exactly one terminal record; demo said:\n{text}"
-    );
     assert_payload_row(&text, 100, 7);
     // Only the terminal markers remain (they expire on their own): no
     // payload, active or sequence key, no queue bookkeeping.

@@ -26,21 +26,6 @@ fn deploy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/prometheus")
 }
 
-/// `promtool <args>` in `deploy/prometheus`: its output, and whether it passed.
-fn promtool(promtool: &Path, args: &[&str]) -> (bool, String) {
-    let output = Command::new(promtool)
-        .args(args)
-        .current_dir(deploy_dir())
-        .output()
-        .expect("run promtool");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
-
 /// Every `llm_d_async_async_…` name in `text`, as written (`_bucket` kept).
 fn metric_names(text: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -106,9 +91,10 @@ fn the_alert_rules_pass_promtool_check_rules_and_every_unit_test() {
     let Some(path) = promtool::find_or_skip() else {
         return;
     };
-    let (ok, output) = promtool(&path, &["check", "rules", "alerts.yaml"]);
+    let (ok, output) = promtool::run_in(&path, &deploy_dir(), &["check", "rules", "alerts.yaml"]);
     assert!(ok, "promtool check rules:\n{output}");
-    let (ok, output) = promtool(&path, &["test", "rules", "alerts_test.yaml"]);
+    let (ok, output) =
+        promtool::run_in(&path, &deploy_dir(), &["test", "rules", "alerts_test.yaml"]);
     assert!(
         ok && output.contains("SUCCESS"),
         "promtool test rules:\n{output}"

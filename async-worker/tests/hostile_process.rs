@@ -79,6 +79,11 @@ fn with_internal(id: &str, field: &str, value: serde_json::Value, end: End) -> H
     hostile(id, member, end)
 }
 
+/// Request `id` whose record is aimed at `list` (`internal.result_queue_name`).
+fn aimed_at(id: &str, list: &str, end: End) -> Hostile {
+    with_internal(id, "result_queue_name", list.into(), end)
+}
+
 fn hostile(id: &str, member: Vec<u8>, end: End) -> Hostile {
     Hostile {
         id: id.to_owned(),
@@ -147,34 +152,22 @@ fn hostiles() -> Vec<Hostile> {
         with_internal("h-seq-max", "enqueue_seq", i64::MAX.into(), End::Answered),
         ordinary("h-{braces}}{"),
         ordinary(&format!("h-long-{}", "x".repeat(5000))),
-        with_internal(
-            "h-list-queue",
-            "result_queue_name",
-            QUEUE.into(),
-            End::Dead("pending set"),
-        ),
-        with_internal(
+        aimed_at("h-list-queue", QUEUE, End::Dead("pending set")),
+        aimed_at(
             "h-list-claimed",
-            "result_queue_name",
-            format!("{QUEUE}:claimed").into(),
+            &format!("{QUEUE}:claimed"),
             End::Dead("claimed key"),
         ),
-        with_internal(
-            "h-list-retry",
-            "result_queue_name",
-            RETRIES.into(),
-            End::Dead("retry set"),
-        ),
+        aimed_at("h-list-retry", RETRIES, End::Dead("retry set")),
         hostile(
             "not json {",
             b"not json {".to_vec(),
             End::Dead("not a JSON object"),
         ),
         // Another fleet's queue, empty now: an LPUSH would make it a list.
-        with_internal(
+        aimed_at(
             "h-list-other-fleet",
-            "result_queue_name",
-            OTHER_FLEET_QUEUE.into(),
+            OTHER_FLEET_QUEUE,
             End::Dead("is not allowed"),
         ),
     ]

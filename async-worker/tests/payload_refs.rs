@@ -1,16 +1,14 @@
 //! The runtime on the memory store with payloads stored apart, under tokio's paused time: one fetch per claim call and never for work that ends without a handler, `PAYLOAD_UNAVAILABLE` for a missing payload, a failed fetch released, retries parking the envelope only, and Go's result routing in every ack.
 
 use async_trait::async_trait;
-use async_worker::{Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime, TokioClock};
+use async_worker::{Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime};
 use claim_core::ListReads;
-use claim_core::layer::StoreLayer;
-use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest, Submission};
+use claim_core::store::Submission;
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Member, Op, OwnerToken, StoreError};
-use claim_memory::MemoryStore;
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -20,66 +18,10 @@ mod faulty;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
-use rig::{START, start};
+use rig::{A, RESULTS, START, Setup, start};
 
-const Q: &str = "payload-queue";
-const RESULTS: &str = "payload-results";
+/// The list the routed tests' producer names (the queue is the rig's [`A`], its list [`RESULTS`]).
 const ROUTED: &str = "routed-results";
-
-/// What the runtime asked of the store, and fetch failures to inject.
-#[derive(Debug, Default)]
-struct Seen {
-    claim_calls: AtomicUsize,
-    /// The refs of every fetch call, in order.
-    fetches: Mutex<Vec<Vec<String>>>,
-    acks: Mutex<Vec<AckItem>>,
-    /// This many fetch calls fail (`Failed`) before fetches work again.
-    failing_fetches: AtomicUsize,
-}
-
-/// The memory store, watched.
-#[derive(Debug, Clone)]
-struct Tap {
-    inner: MemoryStore,
-    seen: Arc<Seen>,
-}
-
-#[async_trait]
-impl StoreLayer for Tap {
-    type Inner = MemoryStore;
-
-    fn inner(&self) -> &MemoryStore {
-        &self.inner
-    }
-
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        self.seen.claim_calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.claim(queue, owner, items).await
-    }
-
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
-        self.seen.fetches.lock().unwrap().push(refs.to_vec());
-        if faulty::take_one(&self.seen.failing_fetches) {
-            return Err(StoreError::failed(Op::FetchPayloads, "connection refused"));
-        }
-        self.inner.fetch_payloads(refs).await
-    }
-
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        self.seen.acks.lock().unwrap().extend_from_slice(items);
-        self.inner.ack(queue, owner, items).await
-    }
-}
 
 /// Echoes the payload it was given; `retry-*` asks for a retry on its first attempt.
 struct Echo;
@@ -100,27 +42,18 @@ impl Handler for Echo {
     }
 }
 
-struct Setup {
-    tap: Tap,
-    clock: Arc<TokioClock>,
-}
-
 fn setup() -> Setup {
     setup_with_ttl(None)
 }
 
-/// A store routing `Q`'s records to `RESULTS` with list TTL `ttl`.
+/// A store routing `A`'s records to `RESULTS` with list TTL `ttl`.
 fn setup_with_ttl(ttl: Option<u64>) -> Setup {
-    let (inner, clock) = rig::paused_memory_routed(RESULTS, Q, ttl);
-    let tap = Tap {
-        inner,
-        seen: Arc::default(),
-    };
-    Setup { tap, clock }
+    let (memory, clock) = rig::paused_memory_routed(RESULTS, A, ttl);
+    Setup::over(memory, clock)
 }
 
 fn runtime(s: &Setup, spec: QueueSpec) -> Runtime {
-    let store: Arc<dyn ClaimStore> = Arc::new(s.tap.clone());
+    let store: Arc<dyn ClaimStore> = Arc::new(s.store.clone());
     Runtime::builder(store)
         .handler(Arc::new(Echo))
         .config(rig::runtime_config(vec![spec]))
@@ -170,7 +103,7 @@ async fn submit(s: &Setup, envelope: Envelope, how: Payload) -> (Option<String>,
         .payload
         .as_ref()
         .map_or(inline, |p| p.as_bytes().to_vec());
-    s.tap.inner.submit(Q, &submission).await.unwrap();
+    s.memory.submit(A, &submission).await.unwrap();
     (payload_ref, expected)
 }
 
@@ -182,7 +115,7 @@ async fn until(what: &str, done: impl AsyncFnMut() -> bool) {
 /// The records in `list`, by request id; fails on a second record for an id.
 async fn records(s: &Setup, list: &str) -> BTreeMap<String, ResultRecord> {
     let mut out = BTreeMap::new();
-    for raw in s.tap.inner.results(list).await.unwrap() {
+    for raw in s.memory.results(list).await.unwrap() {
         let record = ResultRecord::from_json(raw.as_bytes()).expect("a Go-readable record");
         let id = record.id.clone();
         assert!(
@@ -195,14 +128,14 @@ async fn records(s: &Setup, list: &str) -> BTreeMap<String, ResultRecord> {
 
 /// Whether the store still holds a payload at each of `refs`.
 async fn stored(s: &Setup, refs: &[String]) -> Vec<bool> {
-    let fetched = s.tap.inner.fetch_payloads(refs).await.unwrap();
+    let fetched = s.memory.fetch_payloads(refs).await.unwrap();
     fetched.iter().map(Option::is_some).collect()
 }
 
 fn spec() -> QueueSpec {
     QueueSpec {
         result_queue_name: Some(RESULTS.into()),
-        ..QueueSpec::new(Q)
+        ..QueueSpec::new(A)
     }
 }
 
@@ -249,8 +182,8 @@ async fn payloads_stored_apart_reach_the_handler_in_one_fetch_per_claim_call_and
             );
         }
     }
-    let fetches = s.tap.seen.fetches.lock().unwrap().clone();
-    let claim_calls = s.tap.seen.claim_calls.load(Ordering::SeqCst);
+    let fetches = s.store.faults.fetches.lock().unwrap().clone();
+    let claim_calls = s.store.faults.claim_calls.load(Ordering::SeqCst);
     assert!(
         !fetches.is_empty() && fetches.len() <= claim_calls,
         "{} fetches for {claim_calls} claim calls",
@@ -263,7 +196,7 @@ async fn payloads_stored_apart_reach_the_handler_in_one_fetch_per_claim_call_and
         "each ref fetched once, no inline member fetched"
     );
     assert_eq!(report.redelivered, 0);
-    for item in s.tap.seen.acks.lock().unwrap().iter() {
+    for item in s.store.faults.acks.lock().unwrap().iter() {
         let apart = expected[&item.generation.id].0 != Payload::Inline;
         assert_eq!(item.payload_ref.is_some(), apart, "{}", item.generation);
     }
@@ -279,7 +212,7 @@ async fn work_that_ends_without_a_handler_never_fetches_its_payload_and_its_ack_
     let s = setup();
     let (late_ref, _) = submit(&s, envelope("late", 1), Payload::Apart).await;
     let (cancelled_ref, _) = submit(&s, envelope("cancelled", 3600), Payload::Apart).await;
-    assert!(s.tap.inner.cancel("cancelled").await.unwrap());
+    assert!(s.memory.cancel("cancelled").await.unwrap());
     tokio::time::advance(Duration::from_secs(3)).await;
     let (stop, handle) = start(runtime(&s, spec()));
     until("two records", async || {
@@ -298,7 +231,7 @@ async fn work_that_ends_without_a_handler_never_fetches_its_payload_and_its_ack_
         Some(wire::ErrorCode::Cancelled)
     );
     assert!(
-        s.tap.seen.fetches.lock().unwrap().is_empty(),
+        s.store.faults.fetches.lock().unwrap().is_empty(),
         "nothing was fetched"
     );
     let refs = [late_ref.unwrap(), cancelled_ref.unwrap()];
@@ -308,7 +241,7 @@ async fn work_that_ends_without_a_handler_never_fetches_its_payload_and_its_ack_
 #[tokio::test(start_paused = true)]
 async fn a_failed_fetch_releases_its_claims_and_a_later_poll_answers_each_request_once() {
     let s = setup();
-    s.tap.seen.failing_fetches.store(2, Ordering::SeqCst);
+    s.store.faults.failing_fetches.store(2, Ordering::SeqCst);
     let mut refs = Vec::new();
     for i in 0..5 {
         let (payload_ref, _) = submit(&s, envelope(&format!("r-{i}"), 3600), Payload::Apart).await;
@@ -329,7 +262,7 @@ async fn a_failed_fetch_releases_its_claims_and_a_later_poll_answers_each_reques
         "every request answered by the handler"
     );
     assert_eq!(
-        s.tap.seen.fetches.lock().unwrap().len(),
+        s.store.faults.fetches.lock().unwrap().len(),
         3,
         "two failures, then one fetch"
     );
@@ -348,10 +281,10 @@ async fn a_retry_parks_the_envelope_only_and_the_payload_key_stays_until_the_ans
     let payload_ref = payload_ref.unwrap();
     let (stop, handle) = start(runtime(&s, spec()));
     until("the parked retry", async || {
-        s.tap.inner.retry_depth().await.unwrap() == 1
+        s.memory.retry_depth().await.unwrap() == 1
     })
     .await;
-    let parked = s.tap.inner.retry_entries().await.unwrap();
+    let parked = s.memory.retry_entries().await.unwrap();
     let member = wire::parse_member(parked[0].member.as_bytes()).expect("parses");
     assert_eq!(member.payload.get(), "null", "the envelope only");
     assert_eq!(member.payload_ref.as_deref(), Some(payload_ref.as_str()));
@@ -389,7 +322,7 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
     let spec = QueueSpec {
         result_queue_name: Some(RESULTS.into()),
         result_ttl_seconds: Some(120),
-        ..QueueSpec::new(Q)
+        ..QueueSpec::new(A)
     };
     let (stop, handle) = start(runtime(&s, spec));
     until("three records", async || {
@@ -398,7 +331,7 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
     .await;
     finish(stop, handle).await;
 
-    let acks = s.tap.seen.acks.lock().unwrap().clone();
+    let acks = s.store.faults.acks.lock().unwrap().clone();
     let routing: BTreeMap<String, (String, u64)> = acks
         .iter()
         .map(|a| {
@@ -414,9 +347,9 @@ async fn acks_carry_the_routed_list_and_ttl_and_every_record_names_its_token() {
     );
     assert_eq!(routing["resolved-ttl"], expect(ROUTED, 30));
     assert_eq!(routing["resolved-no-ttl"], expect(ROUTED, 0));
-    assert_eq!(s.tap.inner.list_ttl(RESULTS).await.unwrap(), Some(120));
+    assert_eq!(s.memory.list_ttl(RESULTS).await.unwrap(), Some(120));
     assert_eq!(
-        s.tap.inner.list_ttl(ROUTED).await.unwrap(),
+        s.memory.list_ttl(ROUTED).await.unwrap(),
         Some(30),
         "a push without a TTL leaves the list's expiry alone"
     );

@@ -7,10 +7,11 @@
 
 mod common;
 
-use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::gateway::StandInGateway;
 use claim_core::wire::Envelope;
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use common::QUEUE;
+use common::stage::{latency_between, stand_in_gateway};
 use common::worker::Worker;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
@@ -30,13 +31,8 @@ fn start(server_url: &str, gateway: &StandInGateway) -> Worker {
 }
 
 async fn gateway() -> StandInGateway {
-    StandInGateway::start(GatewayBehaviour {
-        min_latency: Duration::from_millis(20),
-        max_latency: Duration::from_millis(80),
-        ..GatewayBehaviour::default()
-    })
-    .await
-    .expect("start the stand-in gateway")
+    let latency = latency_between(Duration::from_millis(20), Duration::from_millis(80));
+    stand_in_gateway(latency).await
 }
 
 /// A private server (AOF with fsync always when `aof_always`), the
@@ -183,15 +179,12 @@ async fn assert_final_state(conn: &mut MultiplexedConnection, ids: &BTreeSet<Str
 
 /// The process id of a redis-server, from `INFO server`.
 async fn redis_pid(conn: &mut MultiplexedConnection) -> u32 {
-    let info: String = redis::cmd("INFO")
+    let info: redis::InfoDict = redis::cmd("INFO")
         .arg("server")
         .query_async(conn)
         .await
         .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("process_id:"))
-        .and_then(|p| p.trim().parse().ok())
-        .expect("process_id in INFO server")
+    info.get("process_id").expect("process_id in INFO server")
 }
 
 fn signal_pid(pid: u32, name: &str) {

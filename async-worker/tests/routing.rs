@@ -6,12 +6,11 @@ mod faulty;
 mod rig;
 
 use async_worker::{QueueSpec, Runtime, TokioClock};
-use claim_core::ListReads;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::wire::Envelope;
-use claim_core::{ClaimProducer, ClaimStore, Generation, OwnerToken};
+use claim_core::{ClaimProducer, ClaimStore, OwnerToken};
 use claim_memory::MemoryStore;
-use rig::{A, Answering, RESULTS, START, runtime_config, start, stop_within_bound, within};
+use rig::{A, Answering, RESULTS, START, ids_on, runtime_config, start, stop_within_bound, within};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,23 +24,7 @@ fn resolved_without_a_list(id: &str) -> Submission {
     let mut envelope = Envelope::new(id, format!("tok-{id}"), deadline, serde_json::json!({}));
     envelope.internal.result_queue_name = String::new();
     envelope.internal.result_routing_resolved = true;
-    Submission {
-        member: envelope.to_bytes().into(),
-        generation: Generation::new(id, format!("tok-{id}")),
-        deadline,
-        payload: None,
-    }
-}
-
-async fn ids_on(memory: &MemoryStore, list: &str) -> Vec<String> {
-    let mut ids: Vec<String> = (memory.results(list).await.unwrap().iter())
-        .map(|r| {
-            let v: serde_json::Value = serde_json::from_slice(r.as_bytes()).unwrap();
-            v["id"].as_str().unwrap().to_owned()
-        })
-        .collect();
-    ids.sort();
-    ids
+    envelope.submission()
 }
 
 #[tokio::test(start_paused = true)]

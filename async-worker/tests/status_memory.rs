@@ -23,13 +23,7 @@ async fn submit_secret(s: &Setup, id: &str) {
     let payload = serde_json::json!({"prompt": SECRET});
     let mut envelope = Envelope::new(id, format!("tok-{id}"), deadline, payload);
     envelope.data.created = (START.0 / 1000) as i64 - 60;
-    let submission = Submission {
-        member: envelope.to_bytes().into(),
-        generation: Generation::new(id, format!("tok-{id}")),
-        deadline,
-        payload: None,
-    };
-    s.memory.submit(A, &submission).await.unwrap();
+    s.memory.submit(A, &envelope.submission()).await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]

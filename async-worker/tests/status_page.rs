@@ -114,6 +114,16 @@ fn queue_row<'a>(dom: &'a str, queue: &str) -> &'a str {
     &row[..row.find("</tr>").expect("the row ends")]
 }
 
+/// Asserts `html` holds every one of `fragments`.
+fn assert_holds(html: &str, fragments: &[String]) {
+    for fragment in fragments {
+        assert!(
+            html.contains(fragment.as_str()),
+            "lacks {fragment:?}: {html}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_shows_queues_counts_claims_owner_and_dead_reasons_in_chromium_and_no_payload()
  {
@@ -179,29 +189,25 @@ async fn the_status_page_shows_queues_counts_claims_owner_and_dead_reasons_in_ch
     let scratch = std::env::temp_dir().join(format!("status-page-{}", std::process::id()));
     let dom = chromium::dump_dom(&browser, &url, &scratch.join("dom"));
 
-    assert!(dom.contains("<h1>async-worker status</h1>"), "{dom}");
-    let slow_row = queue_row(&dom, SLOW);
+    assert_holds(&dom, &["<h1>async-worker status</h1>".into()]);
     let pending = SLOW_REQUESTS - CONCURRENCY;
-    assert!(
-        slow_row.contains(&format!("<td class=\"n pending\">{pending}</td>")),
-        "{slow_row}"
+    assert_holds(
+        queue_row(&dom, SLOW),
+        &[
+            format!("<td class=\"n pending\">{pending}</td>"),
+            format!("<td class=\"n claimed\">{CONCURRENCY}</td>"),
+        ],
     );
-    assert!(
-        slow_row.contains(&format!("<td class=\"n claimed\">{CONCURRENCY}</td>")),
-        "{slow_row}"
+    assert_holds(
+        queue_row(&dom, INTAKE),
+        &["<td class=\"n dead\">3</td>".into()],
     );
-    let intake_row = queue_row(&dom, INTAKE);
-    assert!(
-        intake_row.contains("<td class=\"n dead\">3</td>"),
-        "{intake_row}"
-    );
-    assert!(
-        dom.contains(&format!("<code id=\"owner\">{owner}</code>")),
-        "{dom}"
-    );
-    assert!(
-        dom.contains(&format!("<dd id=\"in-flight\">{CONCURRENCY}</dd>")),
-        "{dom}"
+    assert_holds(
+        &dom,
+        &[
+            format!("<code id=\"owner\">{owner}</code>"),
+            format!("<dd id=\"in-flight\">{CONCURRENCY}</dd>"),
+        ],
     );
     // Both claims, owned by this replica, in the claims table.
     let claims = &dom[dom.find("id=\"claims\"").expect("claims section")..];

@@ -315,18 +315,15 @@ fn pass_for(name: &str, pass: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::owned_args;
 
     #[test]
     fn the_16k_runs_get_payload_flags_and_capped_sizes_and_other_runs_the_flags_as_given() {
-        let pass = strings(&["--requests", "100000", "--batch", "50"]);
+        let pass = owned_args(&["--requests", "100000", "--batch", "50"]);
         assert_eq!(pass_for("protected", &pass), pass);
         assert_eq!(
             pass_for("protected-16K-ref", &pass),
-            strings(&[
+            owned_args(&[
                 "--batch",
                 "50",
                 "--requests",
@@ -338,10 +335,10 @@ mod tests {
                 "--by-reference"
             ])
         );
-        let small = strings(&["--requests", "20000", "--hold-pending", "500"]);
+        let small = owned_args(&["--requests", "20000", "--hold-pending", "500"]);
         assert_eq!(
             pass_for("protected-16K", &small),
-            strings(&[
+            owned_args(&[
                 "--requests",
                 "20000",
                 "--hold-pending",
@@ -354,7 +351,7 @@ mod tests {
 
     #[test]
     fn runs_repeat_interleaved_and_the_16k_spellings_are_accepted() {
-        let options = parse(strings(&[
+        let options = parse(owned_args(&[
             "--runs",
             "protected,16k,protected-16k-ref",
             "--repeat",
@@ -365,8 +362,8 @@ mod tests {
         assert_eq!(options.repeat, 3);
         assert_eq!(
             options.runs,
-            strings(&["protected", "protected-16K", "protected-16K-ref"])
+            owned_args(&["protected", "protected-16K", "protected-16K-ref"])
         );
-        assert!(parse(strings(&["--repeat", "0"])).is_err());
+        assert!(parse(owned_args(&["--repeat", "0"])).is_err());
     }
 }

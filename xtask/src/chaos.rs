@@ -195,39 +195,52 @@ pub(crate) fn run(flags: &[String], extra: &[&str], profile: Profile) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::owned_args;
 
     #[test]
     fn flags_are_checked_and_normalised() {
-        let parsed = parse(args(&["--workers=4", "--seed", "7", "--short"])).ok();
+        let parsed = parse(owned_args(&["--workers=4", "--seed", "7", "--short"])).ok();
         assert_eq!(
             parsed,
-            Some(args(&["--workers", "4", "--seed", "7", "--short"]))
+            Some(owned_args(&["--workers", "4", "--seed", "7", "--short"]))
         );
         assert!(matches!(
-            parse(args(&["--workers", "1"])),
+            parse(owned_args(&["--workers", "1"])),
             Err(Error::Usage(_))
         ));
         assert!(matches!(
-            parse(args(&["--requests", "ten"])),
+            parse(owned_args(&["--requests", "ten"])),
             Err(Error::Usage(_))
         ));
-        assert!(matches!(parse(args(&["--seed"])), Err(Error::Usage(_))));
-        assert!(matches!(parse(args(&["--fast"])), Err(Error::Usage(_))));
         assert!(matches!(
-            parse(args(&["--appendfsync", "no"])),
+            parse(owned_args(&["--seed"])),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse(owned_args(&["--fast"])),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse(owned_args(&["--appendfsync", "no"])),
             Err(Error::Usage(_))
         ));
         assert_eq!(
-            parse(args(&["--payload-ref=1", "--missing-payloads", "0.1"])).ok(),
-            Some(args(&["--payload-ref", "1", "--missing-payloads", "0.1"]))
+            parse(owned_args(&[
+                "--payload-ref=1",
+                "--missing-payloads",
+                "0.1"
+            ]))
+            .ok(),
+            Some(owned_args(&[
+                "--payload-ref",
+                "1",
+                "--missing-payloads",
+                "0.1"
+            ]))
         );
         for bad in ["1.5", "-0.2", "half"] {
             assert!(matches!(
-                parse(args(&["--payload-ref", bad])),
+                parse(owned_args(&["--payload-ref", bad])),
                 Err(Error::Usage(_))
             ));
         }
@@ -236,12 +249,12 @@ mod tests {
     #[test]
     fn a_topology_is_checked_before_the_build_and_rules_out_what_it_has_no_use_for() {
         assert_eq!(
-            parse(args(&["--topology=cluster", "--short"])).ok(),
-            Some(args(&["--topology", "cluster", "--short"]))
+            parse(owned_args(&["--topology=cluster", "--short"])).ok(),
+            Some(owned_args(&["--topology", "cluster", "--short"]))
         );
         assert_eq!(
-            parse(args(&["--topology", "cluster", "--kill=list"])).ok(),
-            Some(args(&["--topology", "cluster", "--kill", "list"]))
+            parse(owned_args(&["--topology", "cluster", "--kill=list"])).ok(),
+            Some(owned_args(&["--topology", "cluster", "--kill", "list"]))
         );
         for bad in [
             &["--topology", "mesh"][..],
@@ -252,32 +265,43 @@ mod tests {
             &["--topology", "sentinel", "--kill", "list"],
             &["--kill", "both"],
         ] {
-            assert!(matches!(parse(args(bad)), Err(Error::Usage(_))), "{bad:?}");
+            assert!(
+                matches!(parse(owned_args(bad)), Err(Error::Usage(_))),
+                "{bad:?}"
+            );
         }
     }
 
     #[test]
     fn a_replicated_topology_runs_with_replica_acks_0_then_1_and_short_with_0() {
-        let full = variants(&args(&["--topology", "sentinel"]));
+        let full = variants(&owned_args(&["--topology", "sentinel"]));
         assert_eq!(
             full,
             vec![
-                args(&["--replica-acks", "0"]),
-                args(&["--replica-acks", "1"])
+                owned_args(&["--replica-acks", "0"]),
+                owned_args(&["--replica-acks", "1"])
             ]
         );
-        let short = variants(&args(&["--topology", "cluster", "--short"]));
-        assert_eq!(short, vec![args(&["--replica-acks", "0"])]);
-        let asked = variants(&args(&["--topology", "cluster", "--replica-acks", "1"]));
+        let short = variants(&owned_args(&["--topology", "cluster", "--short"]));
+        assert_eq!(short, vec![owned_args(&["--replica-acks", "0"])]);
+        let asked = variants(&owned_args(&[
+            "--topology",
+            "cluster",
+            "--replica-acks",
+            "1",
+        ]));
         assert_eq!(asked, vec![Vec::<String>::new()]);
-        let standalone = variants(&args(&["--short"]));
-        assert_eq!(standalone, vec![args(&["--appendfsync", "always"])]);
+        let standalone = variants(&owned_args(&["--short"]));
+        assert_eq!(standalone, vec![owned_args(&["--appendfsync", "always"])]);
     }
 
     #[test]
     fn the_full_run_covers_both_fsync_policies_and_the_short_run_only_always() {
         assert_eq!(policies(&[]), vec![Some("always"), Some("everysec")]);
-        assert_eq!(policies(&args(&["--short"])), vec![Some("always")]);
-        assert_eq!(policies(&args(&["--appendfsync", "everysec"])), vec![None]);
+        assert_eq!(policies(&owned_args(&["--short"])), vec![Some("always")]);
+        assert_eq!(
+            policies(&owned_args(&["--appendfsync", "everysec"])),
+            vec![None]
+        );
     }
 }

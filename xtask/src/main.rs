@@ -126,3 +126,9 @@ pub(crate) fn elapsed(d: Duration) -> String {
         format!("{}m{:02}s", secs / 60, secs % 60)
     }
 }
+
+/// Command-line words as the owned strings the subcommands' parsers take.
+#[cfg(test)]
+pub(crate) fn owned_args(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
+}

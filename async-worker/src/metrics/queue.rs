@@ -8,6 +8,7 @@
 //! sees the first increment and a dashboard shows 0 instead of nothing.
 //! Registering again never resets a value.
 
+use super::counted::QueueCount;
 use super::names::*;
 use crate::config::QueueSpec;
 use metrics::{Counter, Gauge, Histogram, Label, counter, gauge, histogram};
@@ -106,6 +107,20 @@ impl QueueMetrics {
             lease_lost: c(LEASE_LOST),
             by_code: Mutex::new(HashMap::new()),
             labels,
+        }
+    }
+
+    /// The counter of `counter`.
+    pub fn count(&self, counter: QueueCount) -> &Counter {
+        match counter {
+            QueueCount::Requests => &self.requests,
+            QueueCount::Dispatched => &self.dispatched,
+            QueueCount::Retries => &self.retries,
+            QueueCount::PendingDuplicatesDropped => &self.pending_duplicates_dropped,
+            QueueCount::RetriedAcksLanded => &self.retried_acks_landed,
+            QueueCount::ClaimsExpired => &self.claims_expired,
+            QueueCount::DuplicatesSuppressed => &self.duplicates_suppressed,
+            QueueCount::LeaseLost => &self.lease_lost,
         }
     }
 

@@ -1,22 +1,13 @@
 //! The recording helpers: one function per metric event, each looking up its queue's labelled handles.
 
+use super::counted::QueueCount;
 use super::names::*;
 use super::queue::{millis, with_queue};
 use std::time::Duration;
 
-/// First attempts claimed.
-pub(crate) fn requests(queue: &str, n: usize) {
-    with_queue(queue, |q| q.requests.increment(n as u64));
-}
-
-/// Requests handed to the handler, retries included.
-pub(crate) fn dispatched(queue: &str, n: usize) {
-    with_queue(queue, |q| q.dispatched.increment(n as u64));
-}
-
-/// Retries parked.
-pub(crate) fn retries(queue: &str, n: usize) {
-    with_queue(queue, |q| q.retries.increment(n as u64));
+/// `n` more events counted by `counter` for `queue`.
+pub(crate) fn count(queue: &str, counter: QueueCount, n: usize) {
+    with_queue(queue, |q| q.count(counter).increment(n as u64));
 }
 
 /// One gateway answer 429 (counted by `http_handler` only).
@@ -89,26 +80,6 @@ pub(crate) fn inference_latency(queue: &str, took: Duration) {
 /// A record landed `ms` after its request was created.
 pub(crate) fn message_latency(queue: &str, ms: f64) {
     with_queue(queue, |q| q.message_latency.record(ms.max(0.0)));
-}
-
-pub(crate) fn pending_duplicates_dropped(queue: &str, n: usize) {
-    with_queue(queue, |q| q.pending_duplicates_dropped.increment(n as u64));
-}
-
-pub(crate) fn retried_acks_landed(queue: &str, n: usize) {
-    with_queue(queue, |q| q.retried_acks_landed.increment(n as u64));
-}
-
-pub(crate) fn claims_expired(queue: &str, n: usize) {
-    with_queue(queue, |q| q.claims_expired.increment(n as u64));
-}
-
-pub(crate) fn duplicates_suppressed(queue: &str, n: usize) {
-    with_queue(queue, |q| q.duplicates_suppressed.increment(n as u64));
-}
-
-pub(crate) fn lease_lost(queue: &str, n: usize) {
-    with_queue(queue, |q| q.lease_lost.increment(n as u64));
 }
 
 /// `n` members moved to the dead set for `reason` (one of [`DEAD_LETTER_REASONS`]).

@@ -68,7 +68,7 @@ impl Consumer {
                     continue;
                 }
                 ClaimOutcome::DuplicateDropped => {
-                    metrics::pending_duplicates_dropped(queue, 1);
+                    metrics::count(queue, metrics::QueueCount::PendingDuplicatesDropped, 1);
                     shared
                         .stats
                         .pending_duplicates_dropped
@@ -172,8 +172,8 @@ impl Consumer {
         if fetch_failed {
             first_attempts -= waiting_first;
         }
-        metrics::requests(queue, first_attempts);
-        metrics::dispatched(queue, ready.len());
+        metrics::count(queue, metrics::QueueCount::Requests, first_attempts);
+        metrics::count(queue, metrics::QueueCount::Dispatched, ready.len());
         for Ready {
             request,
             destination,

@@ -66,7 +66,7 @@ pub async fn renew_all(shared: &Shared) {
                     }
                     if lost > 0 {
                         tracing::warn!(%queue, lost, "leases lost to another owner; their work is stopped");
-                        metrics::lease_lost(&queue, lost);
+                        metrics::count(&queue, metrics::QueueCount::LeaseLost, lost);
                         shared.stats.lease_lost.fetch_add(lost, Ordering::Relaxed);
                     }
                 }
@@ -100,7 +100,7 @@ fn fence_lapsed(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {
     }
     if lapsed > 0 {
         tracing::warn!(%queue, lapsed, "leases ran out while the store was unreachable; their work is stopped");
-        metrics::lease_lost(queue, lapsed);
+        metrics::count(queue, metrics::QueueCount::LeaseLost, lapsed);
         shared.stats.lease_lost.fetch_add(lapsed, Ordering::Relaxed);
     }
 }
@@ -146,7 +146,11 @@ async fn reclaim_queue(shared: &Shared, spec: &crate::config::QueueSpec) {
                 let expired = report.redelivered + report.dead_lettered;
                 if expired > 0 {
                     tracing::info!(queue = %spec.id, redelivered = report.redelivered, dead_lettered = report.dead_lettered, "expired claims reclaimed");
-                    metrics::claims_expired(&spec.queue_name, expired);
+                    metrics::count(
+                        &spec.queue_name,
+                        metrics::QueueCount::ClaimsExpired,
+                        expired,
+                    );
                     shared
                         .stats
                         .redelivered

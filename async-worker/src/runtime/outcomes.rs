@@ -63,19 +63,19 @@ pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
         }
     }
     if suppressed > 0 {
-        metrics::duplicates_suppressed(queue, suppressed);
+        metrics::count(queue, metrics::QueueCount::DuplicatesSuppressed, suppressed);
         stats
             .duplicates_suppressed
             .fetch_add(suppressed, Ordering::Relaxed);
     }
     if landed_before > 0 {
-        metrics::retried_acks_landed(queue, landed_before);
+        metrics::count(queue, metrics::QueueCount::RetriedAcksLanded, landed_before);
         stats
             .retried_acks_landed
             .fetch_add(landed_before, Ordering::Relaxed);
     }
     if parked > 0 {
-        metrics::retries(queue, parked);
+        metrics::count(queue, metrics::QueueCount::Retries, parked);
         stats.retries.fetch_add(parked, Ordering::Relaxed);
     }
 }

@@ -29,56 +29,45 @@ fn to(list: &str, ttl: Option<u64>) -> Destination {
 }
 
 #[test]
-fn a_resolved_member_keeps_its_own_list_and_ttl_whatever_the_queue_config_says() {
+fn at_poll_a_resolved_member_keeps_its_routing_and_an_unresolved_one_takes_the_configs_list_and_ttl()
+ {
     let config = spec(Some("config-list"), Some(60));
-    assert_eq!(
-        at_poll(member(true, Some("mine"), 30), &config, DEFAULT),
-        to("mine", Some(30))
-    );
-    assert_eq!(
-        at_poll(member(true, Some("mine"), 0), &config, DEFAULT),
-        to("mine", None)
-    );
-    assert_eq!(
-        at_poll(member(true, None, 30), &config, DEFAULT),
-        to(DEFAULT, Some(30)),
-        "no list of its own: the transport default, not the config's"
-    );
-}
-
-#[test]
-fn an_unresolved_member_takes_a_set_config_list_and_the_config_ttl_at_poll() {
-    let config = spec(Some("config-list"), Some(60));
-    assert_eq!(
-        at_poll(member(false, Some("mine"), 30), &config, DEFAULT),
-        to("config-list", Some(60))
-    );
-    assert_eq!(
-        at_poll(member(false, None, 0), &config, DEFAULT),
-        to("config-list", Some(60))
-    );
-}
-
-#[test]
-fn an_unresolved_member_keeps_its_list_when_the_config_sets_none_but_takes_the_config_ttl() {
-    assert_eq!(
-        at_poll(
-            member(false, Some("mine"), 30),
-            &spec(None, Some(60)),
-            DEFAULT
+    let (ttl_only, unset, empty) = (spec(None, Some(60)), spec(None, None), spec(Some(""), None));
+    let rows = [
+        // A resolved member keeps its own list and TTL whatever the queue config says.
+        (
+            member(true, Some("mine"), 30),
+            &config,
+            to("mine", Some(30)),
         ),
-        to("mine", Some(60))
-    );
-    assert_eq!(
-        at_poll(member(false, Some("mine"), 30), &spec(None, None), DEFAULT),
-        to("mine", None),
-        "the config's unset TTL replaces the member's"
-    );
-    assert_eq!(
-        at_poll(member(false, Some(""), 30), &spec(Some(""), None), DEFAULT),
-        to(DEFAULT, None),
-        "empty names are unset: the transport default"
-    );
+        (member(true, Some("mine"), 0), &config, to("mine", None)),
+        // No list of its own: the transport default, not the config's.
+        (member(true, None, 30), &config, to(DEFAULT, Some(30))),
+        // An unresolved member takes a set config list and the config TTL.
+        (
+            member(false, Some("mine"), 30),
+            &config,
+            to("config-list", Some(60)),
+        ),
+        (member(false, None, 0), &config, to("config-list", Some(60))),
+        // It keeps its list when the config sets none, but takes the config's TTL...
+        (
+            member(false, Some("mine"), 30),
+            &ttl_only,
+            to("mine", Some(60)),
+        ),
+        // ...even an unset one, which replaces the member's.
+        (member(false, Some("mine"), 30), &unset, to("mine", None)),
+        // Empty names are unset: the transport default.
+        (member(false, Some(""), 30), &empty, to(DEFAULT, None)),
+    ];
+    for (i, (routing, config, expected)) in rows.into_iter().enumerate() {
+        assert_eq!(
+            at_poll(routing.clone(), config, DEFAULT),
+            expected,
+            "row {i}: {routing:?}"
+        );
+    }
 }
 
 #[test]

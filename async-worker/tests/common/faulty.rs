@@ -1,4 +1,4 @@
-//! A `ClaimStore` over the memory store whose faults a test scripts: refuse acks aimed at a list, fail a queue's acks, hang, run out of memory, fail releases.
+//! A `ClaimStore` over the memory store whose faults a test scripts (refuse acks aimed at a list, fail a queue's acks, hang, run out of memory, fail releases or fetches) and which notes the claims, fetches and acks asked of it.
 //!
 //! Unlike the conformance suite's random `UnreliableStore`, each fault here
 //! is exact and may never heal, which is what the isolation tests need.
@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Op, OwnerToken, StoreError};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,12 +31,18 @@ pub struct Faults {
     pub hang: AtomicBool,
     /// This many release calls fail (`Failed`) before releases work again.
     pub failing_releases: AtomicUsize,
+    /// This many fetch calls fail (`Failed`) before fetches work again.
+    pub failing_fetches: AtomicUsize,
     /// This many ack calls land and then answer `Indeterminate` (a reply lost after the script ran).
     pub acks_landing_unanswered: AtomicUsize,
     /// Any claim batch holding a member whose bytes contain this is refused (`Rejected`).
     pub refuse_claims_of: Mutex<Option<String>>,
     /// Claim calls made, whatever their answer.
     pub claim_calls: AtomicUsize,
+    /// The refs of every fetch call, in order, whatever its answer.
+    pub fetches: Mutex<Vec<Vec<String>>>,
+    /// Every ack item offered, in order, whatever the answer.
+    pub acks: Mutex<Vec<AckItem>>,
     /// Fired after a claim lands (to race a shutdown against a hand-off).
     pub after_claim: Mutex<Option<CancellationToken>>,
 }
@@ -176,6 +182,7 @@ impl StoreLayer for FaultyStore {
         items: &[AckItem],
     ) -> Result<Vec<AckOutcome>, StoreError> {
         self.ack_calls.fetch_add(1, Ordering::SeqCst);
+        self.faults.acks.lock().unwrap().extend_from_slice(items);
         self.gate().await;
         if self.faults.acks_out_of_memory.load(Ordering::SeqCst) {
             return Err(StoreError::out_of_memory(
@@ -207,6 +214,14 @@ impl StoreLayer for FaultyStore {
             return Err(StoreError::indeterminate(Op::Ack, "no answer within 5s"));
         }
         answer
+    }
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
+        self.faults.fetches.lock().unwrap().push(refs.to_vec());
+        self.gate().await;
+        if take_one(&self.faults.failing_fetches) {
+            return Err(StoreError::failed(Op::FetchPayloads, "connection refused"));
+        }
+        self.inner.fetch_payloads(refs).await
     }
     async fn release(
         &self,

@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use async_worker::{
     Handler, HandlerOutcome, QueueSpec, Request, RunReport, Runtime, RuntimeConfig, TokioClock,
 };
-use claim_core::store::{StoreConfig, Submission};
+use claim_core::store::StoreConfig;
 use claim_core::wire::{Envelope, ErrorCode};
-use claim_core::{ClaimProducer, Generation, Millis};
+use claim_core::{ClaimProducer, Millis};
 use claim_memory::MemoryStore;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,11 +63,17 @@ pub fn setup() -> Setup {
         default_result_list: RESULTS.into(),
         ..StoreConfig::default()
     };
-    let memory = MemoryStore::with_clock(config, clock.clone());
-    Setup {
-        store: FaultyStore::new(memory.clone()),
-        memory,
-        clock,
+    Setup::over(MemoryStore::with_clock(config, clock.clone()), clock)
+}
+
+impl Setup {
+    /// The rig over `memory` (on `clock`), wrapped in a harmless `FaultyStore`.
+    pub fn over(memory: MemoryStore, clock: Arc<TokioClock>) -> Setup {
+        Setup {
+            store: FaultyStore::new(memory.clone()),
+            memory,
+            clock,
+        }
     }
 }
 
@@ -135,23 +141,20 @@ pub async fn submit(s: &Setup, queue: &str, id: &str, list: &str) {
     let deadline = (START.0 / 1000) as i64 + 3600;
     let mut envelope = Envelope::new(id, format!("tok-{id}"), deadline, serde_json::json!({}));
     envelope.internal.result_queue_name = list.into();
-    let submission = Submission {
-        member: envelope.to_bytes().into(),
-        generation: Generation::new(id, format!("tok-{id}")),
-        deadline,
-        payload: None,
-    };
-    s.memory.submit(queue, &submission).await.unwrap();
+    s.memory
+        .submit(queue, &envelope.submission())
+        .await
+        .unwrap();
 }
 
 /// The ids with a record in `list`, one entry per record.
 pub async fn answered(s: &Setup, list: &str) -> Vec<String> {
-    let mut ids: Vec<String> = s
-        .memory
-        .results(list)
-        .await
-        .unwrap()
-        .iter()
+    ids_on(&s.memory, list).await
+}
+
+/// The ids with a record in `list` of `memory`, sorted, one entry per record.
+pub async fn ids_on(memory: &MemoryStore, list: &str) -> Vec<String> {
+    let mut ids: Vec<String> = (memory.results(list).await.unwrap().iter())
         .map(|r| {
             let v: serde_json::Value = serde_json::from_slice(r.as_bytes()).unwrap();
             v["id"].as_str().unwrap().to_owned()

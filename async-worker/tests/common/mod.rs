@@ -1,4 +1,4 @@
-//! Shared helpers for the Redis and process tests: a private redis-server, a Go-style producer and consumer, Redis bookkeeping snapshots, bounded polling.
+//! Shared helpers for the Redis and process tests: a private redis-server (and a process test's whole stage), a Go-style producer and consumer, Redis bookkeeping snapshots, bounded polling.
 //!
 //! Every test runs against its own `redis-server` on a free port (never the
 //! shared one on 6379), so keys carry no prefix and are exactly the Go
@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod rig;
+pub mod stage;
 pub mod worker;
 
 use claim_core::wire::{self, Envelope, ResultRecord};
@@ -234,6 +235,15 @@ pub async fn eventually(what: &str, bound: Duration, mut done: impl AsyncFnMut()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// What a finished process printed: its stdout, `between`, then its stderr.
+pub fn printed(output: &std::process::Output, between: &str) -> String {
+    format!(
+        "{}{between}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
 
 /// A loopback port nothing listens on (bound, then released).

@@ -148,24 +148,24 @@ fn interval_times(interval: &str, n: usize) -> String {
     format!("{}s", secs * n)
 }
 
+/// `promtool <args>` in `dir`: whether it passed, and what it printed.
+pub fn run_in(promtool: &Path, dir: &Path, args: &[&str]) -> (bool, String) {
+    let output = Command::new(promtool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run promtool");
+    (output.status.success(), crate::common::printed(&output, ""))
+}
+
 /// Writes `file` into `dir` and runs `promtool test rules` on it: Ok with
 /// promtool's output when every test passed, Err with it otherwise.
 pub fn run(promtool: &Path, dir: &Path, file: &str) -> Result<String, String> {
     std::fs::create_dir_all(dir).expect("create the promtool test dir");
     let path = dir.join("chart_queries_test.yml");
     std::fs::write(&path, file).expect("write the promtool test file");
-    let output = Command::new(promtool)
-        .arg("test")
-        .arg("rules")
-        .arg(&path)
-        .output()
-        .expect("run promtool");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    if output.status.success() {
+    let (passed, text) = run_in(promtool, dir, &["test", "rules", "chart_queries_test.yml"]);
+    if passed {
         Ok(text)
     } else {
         Err(format!("{text}\n(test file: {})", path.display()))

@@ -112,6 +112,12 @@ impl Worker {
         }
     }
 
+    /// Sends SIGTERM and asserts the process exits 0 within `bound`.
+    pub async fn stop_within(&mut self, bound: Duration) {
+        self.signal("TERM");
+        assert!(self.exit_within(bound).await.success());
+    }
+
     /// The whole log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -10,11 +10,12 @@ mod go_stand_in;
 #[path = "../common/mod.rs"]
 mod common;
 
-use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
+use async_worker::test_support::gateway::StandInGateway;
 use claim_core::wire::{self, Envelope};
 use claim_redis::keys::Keys;
 use claim_redis::testing::RedisServer;
 use claim_redis::testing::go::{self, GoQueue};
+use common::stage::{latency_between, stand_in_gateway};
 use common::worker::Worker;
 use common::{Depths, QUEUE};
 use redis::AsyncCommands;
@@ -144,13 +145,8 @@ async fn until(
 }
 
 async fn gateway() -> StandInGateway {
-    StandInGateway::start(GatewayBehaviour {
-        min_latency: Duration::from_millis(150),
-        max_latency: Duration::from_millis(400),
-        ..GatewayBehaviour::default()
-    })
-    .await
-    .expect("start the stand-in gateway")
+    let latency = latency_between(Duration::from_millis(150), Duration::from_millis(400));
+    stand_in_gateway(latency).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

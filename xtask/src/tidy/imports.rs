@@ -237,13 +237,7 @@ fn expand(prefix: &[String], tree: &str, out: &mut Vec<Vec<String>>) {
             .trim_end()
             .strip_suffix('}')
             .unwrap_or(&tree[open + 1..]);
-        let mut base = prefix.to_vec();
-        base.extend(
-            head.split("::")
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-        );
+        let base = extended(prefix, head);
         let (mut depth, mut start) = (0, 0);
         for (i, c) in body.char_indices() {
             match c {
@@ -260,16 +254,22 @@ fn expand(prefix: &[String], tree: &str, out: &mut Vec<Vec<String>>) {
         return;
     }
     let name = tree.split(" as ").next().unwrap_or(tree);
+    let path = extended(prefix, name);
+    if !path.is_empty() {
+        out.push(path);
+    }
+}
+
+/// `prefix` followed by the segments of the path `text` (`a::b` → `a`, `b`).
+fn extended(prefix: &[String], text: &str) -> Vec<String> {
     let mut path = prefix.to_vec();
     path.extend(
-        name.split("::")
+        text.split("::")
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_owned),
     );
-    if !path.is_empty() {
-        out.push(path);
-    }
+    path
 }
 
 /// The module a path names, resolved against the file it is written in.

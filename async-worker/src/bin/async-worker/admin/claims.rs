@@ -1,6 +1,6 @@
 //! `admin claims [--queue Q] [--owner TOKEN] [--expired]`: one row per claim, least lease left first.
 
-use super::output::{Table, duration, json, lease_left};
+use super::output::{duration, lease_left, print_rows};
 use super::{AdminError, Ctx};
 use async_worker::admin::stats::claim_rows;
 use claim_core::ClaimStore;
@@ -17,10 +17,7 @@ pub(super) async fn run(
         rows.extend(claim_rows(&ctx.store, &q.queue, now).await?);
     }
     rows.retain(|r| owner.is_none_or(|o| r.owner == o) && (!expired || r.lease_left_ms <= 0));
-    if ctx.json {
-        return json(&rows);
-    }
-    let mut t = Table::new(&[
+    let header = [
         "QUEUE",
         "ID",
         "GENERATION",
@@ -28,9 +25,9 @@ pub(super) async fn run(
         "LEASE LEFT",
         "DELIVERIES",
         "AGE",
-    ]);
-    for r in &rows {
-        t.row(vec![
+    ];
+    print_rows(ctx.json, &rows, &header, |r| {
+        vec![
             r.queue.clone(),
             r.id.clone(),
             r.token.clone(),
@@ -39,8 +36,7 @@ pub(super) async fn run(
             // This delivery and the earlier ones whose lease expired.
             (r.redeliveries + 1).to_string(),
             duration(r.age_ms),
-        ]);
-    }
-    t.print();
+        ]
+    })?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `admin dead list [--queue Q]`: dead entries, most recent first: request id, reason, when.
 
-use super::output::{Table, json, utc};
+use super::output::{print_rows, utc};
 use super::{AdminError, Ctx};
 use async_worker::admin::stats::dead_rows;
 
@@ -9,20 +9,16 @@ pub(super) async fn run(ctx: &Ctx, queue: Option<&str>) -> Result<(), AdminError
     for q in ctx.queues(queue)? {
         rows.extend(dead_rows(&ctx.store, &q.queue).await?);
     }
-    if ctx.json {
-        return json(&rows);
-    }
-    let mut t = Table::new(&["QUEUE", "ID", "GENERATION", "WHEN", "REASON"]);
-    for r in &rows {
-        t.row(vec![
+    let header = ["QUEUE", "ID", "GENERATION", "WHEN", "REASON"];
+    print_rows(ctx.json, &rows, &header, |r| {
+        vec![
             r.queue.clone(),
             r.id.clone().unwrap_or_else(|| "(unparsable)".into()),
             r.token.clone().unwrap_or_else(|| "-".into()),
             utc(r.at_ms),
             r.reason.clone(),
-        ]);
-    }
-    t.print();
+        ]
+    })?;
     Ok(())
 }
 
@@ -33,6 +29,21 @@ pub(super) struct Chosen {
     pub id: Option<String>,
     pub token: Option<String>,
     pub member: claim_core::Member,
+}
+
+/// `chosen` grouped by queue, in the order the queues come: each queue
+/// with its entries and their members (what a dead-set call takes).
+pub(super) fn by_queue(chosen: &[Chosen]) -> Vec<(&str, Vec<&Chosen>, Vec<claim_core::Member>)> {
+    let mut queues: Vec<&str> = chosen.iter().map(|c| c.queue.as_str()).collect();
+    queues.dedup();
+    queues
+        .into_iter()
+        .map(|q| {
+            let entries: Vec<&Chosen> = chosen.iter().filter(|c| c.queue == q).collect();
+            let members = entries.iter().map(|c| c.member.clone()).collect();
+            (q, entries, members)
+        })
+        .collect()
 }
 
 /// The dead entries `which` names (every one with `--all`), per queue.

@@ -1,7 +1,7 @@
 //! `admin dead purge (ID… | --all) [--queue Q] --yes`: deletes dead entries for good, printing what it deleted.
 
-use super::dead_list::{Chosen, chosen};
-use super::output::{Table, json};
+use super::dead_list::{by_queue, chosen};
+use super::output::print_rows;
 use super::{AdminError, Ctx, Which};
 use claim_core::ClaimAdmin;
 use serde::Serialize;
@@ -28,11 +28,7 @@ pub(super) async fn run(
     }
     let chosen = chosen(ctx, which, queue).await?;
     let mut purged = Vec::new();
-    let mut queues: Vec<&str> = chosen.iter().map(|c| c.queue.as_str()).collect();
-    queues.dedup();
-    for q in queues {
-        let entries: Vec<&Chosen> = chosen.iter().filter(|c| c.queue == q).collect();
-        let members: Vec<_> = entries.iter().map(|c| c.member.clone()).collect();
+    for (q, entries, members) in by_queue(&chosen) {
         let deleted = ctx.store.purge_dead(q, &members).await?;
         for (c, _) in entries.into_iter().zip(deleted).filter(|(_, d)| *d) {
             purged.push(Purged {
@@ -42,18 +38,16 @@ pub(super) async fn run(
             });
         }
     }
-    if ctx.json {
-        return json(&purged);
-    }
-    let mut t = Table::new(&["QUEUE", "ID", "GENERATION"]);
-    for p in &purged {
-        t.row(vec![
+    let header = ["QUEUE", "ID", "GENERATION"];
+    let printed = print_rows(ctx.json, &purged, &header, |p| {
+        vec![
             p.queue.to_owned(),
             p.id.unwrap_or("(unparsable)").to_owned(),
             p.token.unwrap_or("-").to_owned(),
-        ]);
+        ]
+    })?;
+    if printed {
+        println!("deleted {} dead entries", purged.len());
     }
-    t.print();
-    println!("deleted {} dead entries", purged.len());
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `admin dead redrive (ID… | --all) [--queue Q]`: dead entries back to pending at their original score, delivery count reset, atomically each; prints what moved.
 
-use super::dead_list::{Chosen, chosen};
-use super::output::{Table, json};
+use super::dead_list::{by_queue, chosen};
+use super::output::print_rows;
 use super::{AdminError, Ctx, Which};
 use claim_core::{ClaimAdmin, Redrive};
 use serde::Serialize;
@@ -18,11 +18,7 @@ struct Moved<'a> {
 pub(super) async fn run(ctx: &Ctx, which: &Which, queue: Option<&str>) -> Result<(), AdminError> {
     let chosen = chosen(ctx, which, queue).await?;
     let mut outcomes = Vec::with_capacity(chosen.len());
-    let mut queues: Vec<&str> = chosen.iter().map(|c| c.queue.as_str()).collect();
-    queues.dedup();
-    for q in queues {
-        let entries: Vec<&Chosen> = chosen.iter().filter(|c| c.queue == q).collect();
-        let members: Vec<_> = entries.iter().map(|c| c.member.clone()).collect();
+    for (q, entries, members) in by_queue(&chosen) {
         let answers = ctx.store.redrive_dead(q, &members).await?;
         for (c, outcome) in entries.into_iter().zip(answers) {
             outcomes.push(Moved {
@@ -33,27 +29,25 @@ pub(super) async fn run(ctx: &Ctx, which: &Which, queue: Option<&str>) -> Result
             });
         }
     }
-    if ctx.json {
-        return json(&outcomes);
-    }
-    let mut t = Table::new(&["QUEUE", "ID", "GENERATION", "OUTCOME"]);
-    for m in &outcomes {
-        t.row(vec![
+    let header = ["QUEUE", "ID", "GENERATION", "OUTCOME"];
+    let printed = print_rows(ctx.json, &outcomes, &header, |m| {
+        vec![
             m.queue.to_owned(),
             m.id.unwrap_or("(unparsable)").to_owned(),
             m.token.unwrap_or("-").to_owned(),
             describe(m.outcome).to_owned(),
-        ]);
+        ]
+    })?;
+    if printed {
+        let moved = outcomes
+            .iter()
+            .filter(|m| m.outcome == Redrive::Moved)
+            .count();
+        println!(
+            "moved {moved} of {} dead entries back to pending",
+            outcomes.len()
+        );
     }
-    t.print();
-    let moved = outcomes
-        .iter()
-        .filter(|m| m.outcome == Redrive::Moved)
-        .count();
-    println!(
-        "moved {moved} of {} dead entries back to pending",
-        outcomes.len()
-    );
     Ok(())
 }
 

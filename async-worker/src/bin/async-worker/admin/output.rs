@@ -12,6 +12,27 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), AdminError> {
     Ok(())
 }
 
+/// Prints `rows` as JSON with `--json` (`as_json`), else as a table under
+/// `header`, `cells` giving each row's cells. True when it printed the
+/// table, which a command may follow with a summary line.
+pub fn print_rows<T: Serialize>(
+    as_json: bool,
+    rows: &[T],
+    header: &[&str],
+    cells: impl Fn(&T) -> Vec<String>,
+) -> Result<bool, AdminError> {
+    if as_json {
+        json(rows)?;
+        return Ok(false);
+    }
+    let mut t = Table::new(header);
+    for row in rows {
+        t.row(cells(row));
+    }
+    t.print();
+    Ok(true)
+}
+
 /// A table: a header row and rows of cells, printed with aligned columns.
 #[derive(Debug)]
 pub struct Table {

@@ -1,6 +1,6 @@
 //! `admin release ID [--queue Q]`: ends the lease of every claim of request ID now, whoever holds it, so it is redelivered at once.
 
-use super::output::{Table, json};
+use super::output::print_rows;
 use super::{AdminError, Ctx};
 use claim_core::{ClaimAdmin, ClaimInspect};
 use serde::Serialize;
@@ -35,22 +35,21 @@ pub(super) async fn run(ctx: &Ctx, id: &str, queue: Option<&str>) -> Result<(), 
             "no claim of request {id:?} is held; `async-worker admin claims` lists the claims, `inspect {id}` shows where the request is"
         )));
     }
-    if ctx.json {
-        return json(&released);
+    let header = ["QUEUE", "ID", "GENERATION", "RELEASED FROM"];
+    let printed = print_rows(ctx.json, &released, &header, |r| {
+        let Released {
+            queue,
+            id,
+            token,
+            owner,
+        } = r;
+        vec![queue.clone(), id.clone(), token.clone(), owner.clone()]
+    })?;
+    if printed {
+        println!(
+            "released {} claim(s): back in pending for any replica to claim",
+            released.len()
+        );
     }
-    let mut t = Table::new(&["QUEUE", "ID", "GENERATION", "RELEASED FROM"]);
-    for r in &released {
-        t.row(vec![
-            r.queue.clone(),
-            r.id.clone(),
-            r.token.clone(),
-            r.owner.clone(),
-        ]);
-    }
-    t.print();
-    println!(
-        "released {} claim(s): back in pending for any replica to claim",
-        released.len()
-    );
     Ok(())
 }

@@ -12,7 +12,7 @@
 //! without a payload ended `PAYLOAD_UNAVAILABLE`, and no payload key is left
 //! for an answered request.
 
-// The stand-in gateway and the scraper are the library's `test_support`
+// The stand-in gateway, the scraper and the payload shapes are the library's `test_support`
 // files, compiled in here too: the demo needs them in the default build,
 // where the library does not offer them. Gateway behaviours only the tests
 // and the chaos run use are unused here.
@@ -21,6 +21,8 @@ mod args;
 #[path = "../../../test_support/gateway.rs"]
 mod gateway;
 mod memory;
+#[path = "../../../test_support/payload_shape.rs"]
+mod payload_shape;
 mod redis;
 #[path = "../../../test_support/scrape.rs"]
 mod scrape;
@@ -30,7 +32,8 @@ use async_worker::{QueueSpec, RuntimeConfig};
 use claim_core::ListReads;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
-use claim_core::{ClaimProducer, ClaimStore, Generation};
+use claim_core::{ClaimProducer, ClaimStore};
+use payload_shape::PayloadShape;
 use std::time::{Duration, Instant};
 use tally::Tally;
 
@@ -64,17 +67,6 @@ pub async fn run(args: DemoArgs) -> Result<bool, DemoError> {
     }
 }
 
-/// How a demo request carries its payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayloadShape {
-    /// In the member, as `data.payload`.
-    Inline,
-    /// Stored apart at `request-payload:<id>:<token>`, `"payload":null` in the member.
-    ByReference,
-    /// Submitted by reference with no payload stored: must end `PAYLOAD_UNAVAILABLE`.
-    Missing,
-}
-
 /// The shape of each of `requests` requests: a `share` of them by
 /// reference and, of those, `missing` (at most all of them) without a
 /// stored payload, each kind spread evenly over the run.
@@ -106,22 +98,8 @@ pub fn envelope(i: usize, deadline: i64, shape: PayloadShape) -> (Submission, St
     let token = format!("{:032x}", rand::random::<u128>());
     let payload =
         serde_json::json!({"model": "demo", "prompt": format!("request {i}"), "max_tokens": 1});
-    let envelope = Envelope::new(id.clone(), token.clone(), deadline, payload);
-    let (member, payload) = match shape {
-        PayloadShape::Inline => (envelope.to_bytes(), None),
-        PayloadShape::ByReference | PayloadShape::Missing => {
-            let (envelope, bytes) = envelope.by_reference();
-            let stored = (shape == PayloadShape::ByReference).then(|| bytes.into());
-            (envelope.to_bytes(), stored)
-        }
-    };
-    let submission = Submission {
-        member: member.into(),
-        generation: Generation::new(id.clone(), token),
-        deadline,
-        payload,
-    };
-    (submission, id)
+    let envelope = Envelope::new(id.clone(), token, deadline, payload);
+    (shape.submission(envelope), id)
 }
 
 /// Enqueues the demo's requests (see [`envelope`]) to `queue` as the Go

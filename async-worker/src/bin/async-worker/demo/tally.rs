@@ -55,29 +55,26 @@ impl Summary {
 
     /// Why the payload references did not end as they must; empty when they did.
     pub fn payload_failures(&self) -> Vec<String> {
-        let mut why = Vec::new();
-        if self.missing_answered_otherwise > 0 {
-            why.push(format!(
-                "{} missing payloads not answered PAYLOAD_UNAVAILABLE",
-                self.missing_answered_otherwise
-            ));
-        }
-        if self.unavailable_with_payload > 0 {
-            why.push(format!(
-                "{} requests with a stored payload answered PAYLOAD_UNAVAILABLE",
-                self.unavailable_with_payload
-            ));
-        }
-        if self.payload_keys_left > 0 {
-            why.push(format!(
-                "{} payload keys left for answered requests",
-                self.payload_keys_left
-            ));
-        }
-        if self.tokenless > 0 {
-            why.push(format!("{} records without request_token", self.tokenless));
-        }
-        why
+        let counted = [
+            (
+                self.missing_answered_otherwise,
+                "missing payloads not answered PAYLOAD_UNAVAILABLE",
+            ),
+            (
+                self.unavailable_with_payload,
+                "requests with a stored payload answered PAYLOAD_UNAVAILABLE",
+            ),
+            (
+                self.payload_keys_left,
+                "payload keys left for answered requests",
+            ),
+            (self.tokenless, "records without request_token"),
+        ];
+        counted
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect()
     }
 }
 

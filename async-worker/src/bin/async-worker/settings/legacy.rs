@@ -33,83 +33,69 @@ const SINGLE_QUEUE: [&str; 6] = [
     "--redis.ss.inference-objective",
 ];
 
+/// Each deprecated flag, with what replaces it; [`given`] checks them in this order.
+const REPLACED_BY: [(&str, &str); 14] = [
+    ("--message-queue-impl", "--transport"),
+    ("--redis.url", "url in --transport-config (or REDIS_URL)"),
+    (
+        "--redis.ss.result-queue-name",
+        "result_queue_name in --transport-config",
+    ),
+    (
+        "--redis.ss.poll-interval-ms",
+        "poll_interval_ms in --transport-config",
+    ),
+    ("--redis.ss.batch-size", "batch_size in --transport-config"),
+    ("--redis.ss.queues-config", "queues in --transport-config"),
+    (
+        "--redis.ss.queues-config-file",
+        "queues in --transport-config-file",
+    ),
+    (
+        SINGLE_QUEUE[0],
+        "queues[].igw_base_url in --transport-config",
+    ),
+    (
+        SINGLE_QUEUE[1],
+        "queues[].request_path_url in --transport-config",
+    ),
+    (SINGLE_QUEUE[2], "queues[].queue_name in --transport-config"),
+    (SINGLE_QUEUE[3], "queues[].gate_type in --transport-config"),
+    (
+        SINGLE_QUEUE[4],
+        "queues[].gate_params in --transport-config",
+    ),
+    (
+        SINGLE_QUEUE[5],
+        "queues[].inference_objective in --transport-config",
+    ),
+    ("--redis-tracing", "enable_tracing in --transport-config"),
+];
+
 /// Each deprecated flag given, with what replaces it.
 fn given(flags: &LegacyFlags) -> Vec<(&'static str, &'static str)> {
-    let set = [
-        (
-            flags.message_queue_impl.is_some(),
-            "--message-queue-impl",
-            "--transport",
-        ),
-        (
-            flags.legacy_redis_url.is_some(),
-            "--redis.url",
-            "url in --transport-config (or REDIS_URL)",
-        ),
-        (
-            flags.ss_result_queue_name.is_some(),
-            "--redis.ss.result-queue-name",
-            "result_queue_name in --transport-config",
-        ),
-        (
-            flags.ss_poll_interval_ms.is_some(),
-            "--redis.ss.poll-interval-ms",
-            "poll_interval_ms in --transport-config",
-        ),
-        (
-            flags.ss_batch_size.is_some(),
-            "--redis.ss.batch-size",
-            "batch_size in --transport-config",
-        ),
-        (
-            flags.ss_queues_config.is_some(),
-            "--redis.ss.queues-config",
-            "queues in --transport-config",
-        ),
-        (
-            flags.ss_queues_config_file.is_some(),
-            "--redis.ss.queues-config-file",
-            "queues in --transport-config-file",
-        ),
-        (
-            flags.ss_igw_base_url.is_some(),
-            SINGLE_QUEUE[0],
-            "queues[].igw_base_url in --transport-config",
-        ),
-        (
-            flags.ss_request_path_url.is_some(),
-            SINGLE_QUEUE[1],
-            "queues[].request_path_url in --transport-config",
-        ),
-        (
-            flags.ss_request_queue_name.is_some(),
-            SINGLE_QUEUE[2],
-            "queues[].queue_name in --transport-config",
-        ),
-        (
-            flags.ss_gate_type.is_some(),
-            SINGLE_QUEUE[3],
-            "queues[].gate_type in --transport-config",
-        ),
-        (
-            flags.ss_gate_params.is_some(),
-            SINGLE_QUEUE[4],
-            "queues[].gate_params in --transport-config",
-        ),
-        (
-            flags.ss_inference_objective.is_some(),
-            SINGLE_QUEUE[5],
-            "queues[].inference_objective in --transport-config",
-        ),
-        (
-            flags.redis_tracing.is_some(),
-            "--redis-tracing",
-            "enable_tracing in --transport-config",
-        ),
+    // One entry per row of REPLACED_BY, in its order.
+    let present = [
+        flags.message_queue_impl.is_some(),
+        flags.legacy_redis_url.is_some(),
+        flags.ss_result_queue_name.is_some(),
+        flags.ss_poll_interval_ms.is_some(),
+        flags.ss_batch_size.is_some(),
+        flags.ss_queues_config.is_some(),
+        flags.ss_queues_config_file.is_some(),
+        flags.ss_igw_base_url.is_some(),
+        flags.ss_request_path_url.is_some(),
+        flags.ss_request_queue_name.is_some(),
+        flags.ss_gate_type.is_some(),
+        flags.ss_gate_params.is_some(),
+        flags.ss_inference_objective.is_some(),
+        flags.redis_tracing.is_some(),
     ];
-    set.into_iter()
-        .filter(|(on, _, _)| *on)
-        .map(|(_, flag, instead)| (flag, instead))
+    REPLACED_BY
+        .into_iter()
+        .zip(present)
+        .filter(|(_, on)| *on)
+        .map(|(replaced, _)| replaced)
         .collect()
 }
 

@@ -37,7 +37,7 @@ mod transport;
 pub use duration::{BareUnit, format_duration, parse_flag_duration};
 pub use error::SettingsError;
 pub use go_flags::{GoFlags, LegacyFlags};
-pub use mode::{RedisMode, RedisTls};
+pub use mode::RedisTls;
 pub use resolve::redact_url;
 
 use std::collections::BTreeMap;
@@ -184,7 +184,7 @@ pub struct QueueSettings {
 pub struct ProcessorSettings {
     pub redis_url: String,
     /// Standalone, cluster (seeds) or Sentinel (sentinels, master name).
-    pub redis_mode: RedisMode,
+    pub redis_mode: claim_redis::Topology,
     /// TLS files for a `rediss://` URL.
     pub redis_tls: RedisTls,
     /// Replicas each claim and ack batch waits for; 0 = none.
@@ -206,21 +206,9 @@ pub struct ProcessorSettings {
 impl ProcessorSettings {
     /// How `run` and `admin` connect to Redis: the URL and the store settings.
     pub fn redis_options(&self) -> claim_redis::RedisStoreOptions {
-        use claim_redis::{RedisStoreOptions, TlsOptions, Topology};
+        use claim_redis::{RedisStoreOptions, TlsOptions};
         RedisStoreOptions {
-            topology: match &self.redis_mode {
-                RedisMode::Standalone => Topology::Standalone,
-                RedisMode::Cluster { seeds } => Topology::Cluster {
-                    seeds: seeds.clone(),
-                },
-                RedisMode::Sentinel {
-                    sentinels,
-                    master_name,
-                } => Topology::Sentinel {
-                    sentinels: sentinels.clone(),
-                    master_name: master_name.clone(),
-                },
-            },
+            topology: self.redis_mode.clone(),
             tls: TlsOptions {
                 ca_file: self.redis_tls.ca_file.clone(),
                 client_cert: self.redis_tls.cert_file.clone(),

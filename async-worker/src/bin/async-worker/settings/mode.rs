@@ -1,4 +1,4 @@
-//! How the processor reaches Redis: the transport config's `mode`, `addrs` and `master_name` (Go's rules and messages) mapped onto [`RedisMode`], and our own TLS files and `replica_acks` (flags and config fields).
+//! How the processor reaches Redis: the transport config's `mode`, `addrs` and `master_name` (Go's rules and messages) mapped onto the store's [`Topology`], and our own TLS files and `replica_acks` (flags and config fields).
 //!
 //! Go accepts `""`/`standalone`, `cluster` and `sentinel`; the checks run in
 //! Go's order and name the field. The URL stays the first node (cluster) or
@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 
+use claim_redis::Topology;
 use reqwest::Url;
 
 use super::RunArgs;
@@ -19,22 +20,6 @@ use super::transport::{TransportConfig, positive, set};
 
 /// The modes Go knows, as written in the config.
 const MODES: &str = "\"standalone\" (or \"\"), \"cluster\" or \"sentinel\"";
-
-/// Which Redis servers the store talks to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum RedisMode {
-    /// One server: the URL.
-    #[default]
-    Standalone,
-    /// A Redis Cluster: the URL's node plus `addrs` as seeds.
-    Cluster { seeds: Vec<String> },
-    /// The primary the sentinels (the URL's host plus `addrs`) name for
-    /// `master_name`.
-    Sentinel {
-        sentinels: Vec<String>,
-        master_name: String,
-    },
-}
 
 /// TLS files for a `rediss://` URL; all unset = the system's roots, no
 /// client certificate.
@@ -54,7 +39,7 @@ pub(super) fn check_mode(
     config: &TransportConfig,
     origin: &str,
     url: &str,
-) -> Result<RedisMode, SettingsError> {
+) -> Result<Topology, SettingsError> {
     let error = |field: &str, detail: String, fix: &str| SettingsError::ConfigValue {
         origin: origin.to_owned(),
         field: field.to_owned(),
@@ -86,7 +71,7 @@ pub(super) fn check_mode(
                     "remove master_name (it is for sentinel mode), or set mode to \"sentinel\"",
                 ));
             }
-            Ok(RedisMode::Standalone)
+            Ok(Topology::Standalone)
         }
         "cluster" => {
             if master.is_some() {
@@ -104,7 +89,7 @@ pub(super) fn check_mode(
                 ));
             }
             check_cluster_queue_names(config, origin)?;
-            Ok(RedisMode::Cluster { seeds: addrs })
+            Ok(Topology::Cluster { seeds: addrs })
         }
         "sentinel" => match master {
             None => Err(error(
@@ -112,7 +97,7 @@ pub(super) fn check_mode(
                 "is missing: sentinel mode needs the monitored master's name".into(),
                 "set master_name, e.g. \"mymaster\"",
             )),
-            Some(name) => Ok(RedisMode::Sentinel {
+            Some(name) => Ok(Topology::Sentinel {
                 sentinels: addrs,
                 master_name: name.to_owned(),
             }),

@@ -5,7 +5,7 @@
 //! as Go ignores it, or a refusal under `--strict-config`. As in Go, `0`, `""`
 //! and `null` mean "not set" (the flag or built-in default applies); a
 //! negative number is an error. Go's `enable_tracing` is accepted (a Go
-//! config must keep loading) and ignored.
+//! config must keep loading) and ignored. Every field may be left out.
 
 use std::collections::BTreeMap;
 
@@ -15,66 +15,48 @@ use super::error::SettingsError;
 
 /// `--transport-config` / `--transport-config-file` for `redis-sortedset`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct TransportConfig {
     /// Redis URL; wins over `--redis-url` / `REDIS_URL`.
-    #[serde(default)]
     pub url: Option<String>,
     /// `""`/`standalone`, `cluster` or `sentinel`.
-    #[serde(default)]
     pub mode: Option<String>,
     /// Extra cluster seeds or the sentinels; refused in standalone mode.
-    #[serde(default)]
     pub addrs: Option<Vec<String>>,
     /// The sentinel master's name; required by sentinel mode, refused otherwise.
-    #[serde(default)]
     pub master_name: Option<String>,
     /// The retry sorted set (default `retry-sortedset`).
-    #[serde(default)]
     pub retry_queue_name: Option<String>,
     /// The default result list (default `result-list`).
-    #[serde(default)]
     pub result_queue_name: Option<String>,
     /// Pause between polls when a batch came back short (default 1000).
-    #[serde(default)]
     pub poll_interval_ms: Option<i64>,
     /// Members peeked per poll (default 10).
-    #[serde(default)]
     pub batch_size: Option<i64>,
     /// Go's tracing switch: accepted for compatibility, ignored.
-    #[serde(default)]
     pub enable_tracing: Option<bool>,
     /// Wins over `--claim-lease-ttl`.
-    #[serde(default)]
     pub claim_lease_ttl_seconds: Option<i64>,
     /// Wins over `--claim-reclaim-interval`.
-    #[serde(default)]
     pub claim_reclaim_interval_ms: Option<i64>,
     /// Wins over `--result-dedup-ttl`.
-    #[serde(default)]
     pub result_dedup_ttl_seconds: Option<i64>,
     /// Wins over `--max-deliveries`; here `0` means unlimited, as with the flag.
-    #[serde(default)]
     pub max_deliveries: Option<i64>,
     /// Ours: replicas each claim and ack batch waits for (`WAIT`); wins
     /// over `--replica-acks`. 0 = none.
-    #[serde(default)]
     pub replica_acks: Option<i64>,
     /// Ours: PEM CA bundle for a `rediss://` URL; wins over `--redis-tls-ca-file`.
-    #[serde(default)]
     pub redis_tls_ca_file: Option<String>,
     /// Ours: PEM client certificate; wins over `--redis-tls-cert-file`.
-    #[serde(default)]
     pub redis_tls_cert_file: Option<String>,
     /// Ours: PEM key of the client certificate; wins over `--redis-tls-key-file`.
-    #[serde(default)]
     pub redis_tls_key_file: Option<String>,
     /// Ours: the result lists a member may name (exact names and `prefix*`
     /// patterns), beside the configured ones; unset: any (Go parity). A
     /// queue's own list replaces it for that queue.
-    #[serde(default)]
     pub allowed_result_lists: Option<Vec<String>>,
     /// The queues to drain; at least one.
-    #[serde(default)]
     pub queues: Option<Vec<QueueConfig>>,
     /// Fields neither we nor Go know, by name (reported, never used).
     #[serde(flatten)]
@@ -83,42 +65,31 @@ pub struct TransportConfig {
 
 /// One `queues[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
 pub struct QueueConfig {
     /// Defaults to `queue_name`; must be unique.
-    #[serde(default)]
     pub id: Option<String>,
     /// The pending sorted set; required and unique.
-    #[serde(default)]
     pub queue_name: Option<String>,
     /// Result list for this queue's records, over the member's and the default.
-    #[serde(default)]
     pub result_queue_name: Option<String>,
     /// `EXPIRE` (seconds) set on the result list after each push; 0 = none.
-    #[serde(default)]
     pub result_ttl_seconds: Option<i64>,
     /// Defaults to `default`; carried for metrics, pools are not modelled.
-    #[serde(default)]
     pub worker_pool_id: Option<String>,
     /// Sent as the `x-gateway-inference-objective` header when set.
-    #[serde(default)]
     pub inference_objective: Option<String>,
     /// Path joined to `igw_base_url` (default `/v1/completions`).
-    #[serde(default)]
     pub request_path_url: Option<String>,
     /// The inference gateway's base URL; required.
-    #[serde(default)]
     pub igw_base_url: Option<String>,
     /// Only `""`/`none` (no gate) in this version.
-    #[serde(default)]
     pub gate_type: Option<String>,
     /// Gate parameters: strings, numbers, booleans or null, as Go's `StringMap`.
-    #[serde(default)]
     pub gate_params: Option<BTreeMap<String, serde_json::Value>>,
     /// Static labels for this queue's requests.
-    #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
     /// Ours: this queue's `allowed_result_lists`, replacing the top-level one.
-    #[serde(default)]
     pub allowed_result_lists: Option<Vec<String>>,
     /// Fields neither we nor Go know, by name (reported, never used).
     #[serde(flatten)]

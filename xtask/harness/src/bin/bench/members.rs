@@ -1,6 +1,17 @@
 //! The requests the bench submits: payloads of a chosen size, members in the Go producer's shape, and the producer's commands for each.
 
 use claim_core::wire::{Envelope, PAYLOAD_GRACE_MS, payload_key};
+use std::ops::Range;
+
+/// How many requests the bench enqueues per pipeline.
+const ENQUEUE_BATCH: usize = 1000;
+
+/// `seqs` cut into the runs of [`ENQUEUE_BATCH`] requests that are pipelined together.
+pub fn enqueue_batches(seqs: Range<usize>) -> impl Iterator<Item = Range<usize>> {
+    seqs.clone()
+        .step_by(ENQUEUE_BATCH)
+        .map(move |start| start..(start + ENQUEUE_BATCH).min(seqs.end))
+}
 
 /// The commands the Go producer sends for request `seq`, each with the key
 /// it touches (a cluster routes it by that key): DEL the cancel marker, SET

@@ -5,7 +5,7 @@
 //! Commands are `INFO commandstats`, which counts the commands scripts run
 //! as well as the scripts themselves.
 
-use crate::members::{Payloads, producer_commands};
+use crate::members::{Payloads, enqueue_batches, producer_commands};
 use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 
@@ -270,18 +270,15 @@ impl Admin {
         payloads: Payloads,
         mut mark: impl FnMut(usize),
     ) -> redis::RedisResult<()> {
-        let mut start = seqs.start;
-        while start < seqs.end {
-            let end = (start + 1000).min(seqs.end);
+        for batch in enqueue_batches(seqs) {
             let mut pipe = redis::pipe();
-            for seq in start..end {
+            for seq in batch {
                 for (_, cmd) in producer_commands(queue, seq, deadline, payloads) {
                     pipe.add_command(cmd).ignore();
                 }
                 mark(seq);
             }
             self.send(&pipe).await?;
-            start = end;
         }
         Ok(())
     }

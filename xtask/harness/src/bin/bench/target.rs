@@ -12,7 +12,7 @@
 //! counters per primary.
 
 use crate::Settings;
-use crate::members::{Payloads, producer_commands};
+use crate::members::{Payloads, enqueue_batches, producer_commands};
 use crate::server::{Admin, Delta, Snapshot};
 use async_worker::QueueSpec;
 use claim_core::store::StoreConfig;
@@ -229,12 +229,10 @@ impl Target {
         payloads: Payloads,
         mut mark: impl FnMut(usize),
     ) -> redis::RedisResult<()> {
-        let mut start = seqs.start;
-        while start < seqs.end {
-            let end = (start + 1000).min(seqs.end);
+        for batch in enqueue_batches(seqs) {
             let mut pipes: Vec<redis::Pipeline> =
                 self.nodes.iter().map(|_| redis::pipe()).collect();
-            for seq in start..end {
+            for seq in batch {
                 let queue = &self.queues[seq % self.queues.len()].name;
                 for (key, cmd) in producer_commands(queue, seq, deadline, payloads) {
                     pipes[self.node_of(&key)].add_command(cmd).ignore();
@@ -250,7 +248,6 @@ impl Target {
             for sent in futures::future::join_all(sends).await {
                 sent?;
             }
-            start = end;
         }
         Ok(())
     }

@@ -15,7 +15,7 @@
 //! (submits are repeated until one is on a replica; workers log and count
 //! the shortfall).
 
-use crate::faults::{Outcome, Targets, claims_again, stamp, wait_len};
+use crate::faults::{Outcome, Targets, after_outage, stamp};
 use crate::plan::Kill;
 use crate::topology::Deployment;
 use crate::{QUEUE, RESULTS, results};
@@ -24,8 +24,6 @@ use std::time::{Duration, Instant};
 
 /// How long the store may take to serve the queue again after the kill.
 const SERVE_BOUND: Duration = Duration::from_secs(40);
-/// How soon every worker must claim again once the killed node is back.
-const RIDE_THROUGH_BOUND: Duration = Duration::from_secs(15);
 
 /// What the primary kill measured.
 #[derive(Debug, Clone)]
@@ -105,26 +103,10 @@ async fn kill_one(t: &mut Targets, out: &mut Outcome, list: bool) -> Result<(), 
     })
     .map_err(|e| format!("starting the killed primary again as a replica: {e}"))?;
     let rejoined_after = at.elapsed();
-    let after = wait_len(&mut t.raw).await;
-    println!(
-        "{} the killed node is back on port {killed} as a synced replica ({rejoined_after:.2?} after the kill); result list {} → {} records",
-        stamp(t.start),
-        before.map_or("?".into(), |n| n.to_string()),
-        after.map_or("?".into(), |n| n.to_string()),
+    let back = format!(
+        "the killed node is back on port {killed} as a synced replica ({rejoined_after:.2?} after the kill)"
     );
-    if let (Some(before), Some(after)) = (before, after) {
-        out.records_across_restart = Some((before, after));
-    }
-    let marks = {
-        let mut fleet = t.fleet.lock().await;
-        fleet.scrape_all().await;
-        fleet.marks()
-    };
-    out.ride_through.push(tokio::spawn(claims_again(
-        t.fleet.clone(),
-        marks,
-        RIDE_THROUGH_BOUND,
-    )));
+    after_outage(t, out, &back, before).await;
     out.failovers.push(Failover {
         killed,
         slot,

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 /// How long one kill's orphans are tracked at most.
 const TRACK_BOUND: Duration = Duration::from_secs(60);
-/// How soon a worker must claim again after the Redis restart or its cut.
+/// How soon every worker must claim again after the Redis restart, its cut or a killed node's return.
 const RIDE_THROUGH_BOUND: Duration = Duration::from_secs(15);
 
 /// Everything the faults act on.
@@ -172,7 +172,27 @@ async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String>
     let back = launched.elapsed();
     out.redis_back_after = Some(back);
     apply_fsync_policy(&t.plan, &mut t.raw).await?;
+    let back = format!(
+        "redis-server restarted on the same data dir; answering PING after {back:.2?} (AOF replay)"
+    );
+    after_outage(t, out, &back, before).await;
+    Ok(())
+}
+
+/// Once the store is `back` (what came back, for the log): prints the
+/// result list's length before → after and keeps both for the report, then
+/// watches every worker claim again (see [`claims_again`]).
+pub async fn after_outage(t: &mut Targets, out: &mut Outcome, back: &str, before: Option<usize>) {
     let after = wait_len(&mut t.raw).await;
+    println!(
+        "{} {back}; result list {} → {} records",
+        stamp(t.start),
+        before.map_or("?".into(), |n| n.to_string()),
+        after.map_or("?".into(), |n| n.to_string()),
+    );
+    if let (Some(before), Some(after)) = (before, after) {
+        out.records_across_restart = Some((before, after));
+    }
     let marks = {
         let mut fleet = t.fleet.lock().await;
         fleet.scrape_all().await;
@@ -181,16 +201,6 @@ async fn restart_redis(t: &mut Targets, out: &mut Outcome) -> Result<(), String>
     let fleet = t.fleet.clone();
     out.ride_through
         .push(tokio::spawn(claims_again(fleet, marks, RIDE_THROUGH_BOUND)));
-    println!(
-        "{} redis-server restarted on the same data dir; answering PING after {back:.2?} (AOF replay); result list {} → {} records",
-        stamp(t.start),
-        before.map_or("?".into(), |n| n.to_string()),
-        after.map_or("?".into(), |n| n.to_string()),
-    );
-    if let (Some(before), Some(after)) = (before, after) {
-        out.records_across_restart = Some((before, after));
-    }
-    Ok(())
 }
 
 /// The result list's length once Redis answers (polling, bounded).

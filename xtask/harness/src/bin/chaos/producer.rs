@@ -16,6 +16,7 @@
 
 use crate::raw::{Raw, Target};
 use crate::{QUEUE, RESULTS};
+use async_worker::test_support::payload_shape::PayloadShape;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
 use claim_core::{ClaimProducer, Generation, StoreError};
@@ -51,15 +52,6 @@ pub struct Ledger {
     pub refs: HashMap<Generation, bool>,
 }
 
-/// How a submission carries its payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    Inline,
-    ByReference,
-    /// By reference, with no payload stored.
-    Missing,
-}
-
 /// One submission the producer will make, and the cancel that follows it.
 struct Step {
     due: Duration,
@@ -67,7 +59,7 @@ struct Step {
     token: String,
     resubmit: bool,
     cancel: Option<String>,
-    shape: Shape,
+    shape: PayloadShape,
 }
 
 /// Decides every submission and cancel up front, from the producer's seed.
@@ -97,11 +89,11 @@ fn steps(plan: &crate::plan::Plan) -> Vec<Step> {
             }
         });
         let shape = if !shapes.random_bool(plan.payload_ref) {
-            Shape::Inline
+            PayloadShape::Inline
         } else if shapes.random_bool(plan.missing_payloads) {
-            Shape::Missing
+            PayloadShape::Missing
         } else {
-            Shape::ByReference
+            PayloadShape::ByReference
         };
         steps.push(Step {
             due: Duration::from_secs_f64(i as f64 / plan.rate),
@@ -138,8 +130,8 @@ pub async fn run(
             let (failed, unreplicated) = accept(store, &submission, witness).await?;
             {
                 let mut l = ledger.lock().expect("ledger lock");
-                if step.shape != Shape::Inline {
-                    let stored = step.shape == Shape::ByReference;
+                if step.shape != PayloadShape::Inline {
+                    let stored = step.shape == PayloadShape::ByReference;
                     l.refs.insert(submission.generation.clone(), stored);
                 }
                 l.generations.entry(step.id).or_default().push(step.token);
@@ -205,27 +197,14 @@ fn written_keys(store: &RedisStore, s: &Submission) -> Vec<String> {
 
 /// A member as the Go producer writes it, naming this run's queue and
 /// result list, its payload carried as `shape` says.
-fn submission(id: &str, token: &str, shape: Shape) -> Submission {
+fn submission(id: &str, token: &str, shape: PayloadShape) -> Submission {
     let deadline = async_worker::clock::unix_now() + 600;
     let payload =
         serde_json::json!({"model": "chaos", "prompt": format!("request {id}"), "max_tokens": 1});
     let mut envelope = Envelope::new(id, token, deadline, payload);
     envelope.internal.request_queue_name = QUEUE.into();
     envelope.internal.result_queue_name = RESULTS.into();
-    let (member, payload) = match shape {
-        Shape::Inline => (envelope.to_bytes(), None),
-        Shape::ByReference | Shape::Missing => {
-            let (envelope, bytes) = envelope.by_reference();
-            let stored = (shape == Shape::ByReference).then(|| bytes.into());
-            (envelope.to_bytes(), stored)
-        }
-    };
-    Submission {
-        member: member.into(),
-        generation: Generation::new(id, token),
-        deadline,
-        payload,
-    }
+    shape.submission(envelope)
 }
 
 /// Repeats `call` until it succeeds (polling, bounded); the answer and how many calls failed.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{GATEWAY, REDIS, assert_says};
+use super::{GATEWAY, REDIS, assert_runtime_defaults, assert_says, assert_single_queue};
 use crate::cli::Cli;
 use crate::settings::{ProcessorSettings, SettingsError};
 
@@ -69,13 +69,12 @@ pub(super) fn config_refused(json: &str) -> String {
 fn without_a_transport_config_one_default_queue_goes_to_the_igw_base_url() {
     let s = ok(&[]);
     assert_eq!(s.redis_url, REDIS);
-    assert_eq!(s.queues.len(), 1);
-    assert_eq!(s.queues[0].queue_name, "request-sortedset");
-    assert_eq!(s.queues[0].id, "request-sortedset");
-    assert_eq!(
-        s.queues[0].target.url_for(None).as_str(),
-        "http://gateway:8000/v1/completions"
+    assert_single_queue(
+        &s,
+        "request-sortedset",
+        "http://gateway:8000/v1/completions",
     );
+    assert_eq!(s.queues[0].id, "request-sortedset");
     assert_eq!(s.runtime.queues.len(), 1);
     assert_eq!(s.runtime.queues[0].queue_name, "request-sortedset");
 }
@@ -90,13 +89,8 @@ fn defaults_match_the_design() {
     assert_eq!(s.store.default_result_list, "result-list");
     assert_eq!(s.store.default_queue, "request-sortedset");
     assert_eq!(s.runtime.reclaim_interval, Duration::from_millis(15_000));
-    assert_eq!(s.runtime.concurrency, 64);
-    assert_eq!(s.runtime.batch_size, 10);
-    assert_eq!(s.runtime.poll_interval, Duration::from_millis(1000));
     assert_eq!(s.runtime.request_timeout, Duration::from_secs(300));
-    assert_eq!(s.runtime.drain_timeout, Duration::from_secs(120));
-    assert_eq!(s.metrics_addr.map(|a| a.port()), Some(9090));
-    assert_eq!(s.health_addr.map(|a| a.port()), Some(8081));
+    assert_runtime_defaults(&s);
     assert!(!s.require_durability);
     assert!(s.notes.is_empty(), "{:?}", s.notes);
 }

@@ -4,7 +4,8 @@ use super::{
     GATEWAY, QUEUE, REDIS, assert_one_note, assert_says, config, config_refused, ok, refused,
     resolve_env,
 };
-use crate::settings::{RedisMode, RedisTls};
+use crate::settings::RedisTls;
+use claim_redis::Topology;
 
 /// A config of `fields` (JSON members, without braces) plus one queue.
 fn with_queue(fields: &str) -> String {
@@ -203,7 +204,7 @@ fn cluster_and_sentinel_configs_map_addrs_and_master_name_onto_the_mode() {
     ));
     assert_eq!(
         s.redis_mode,
-        RedisMode::Cluster {
+        Topology::Cluster {
             seeds: vec!["c2:6379".into(), "c3:6379".into()]
         }
     );
@@ -213,14 +214,14 @@ fn cluster_and_sentinel_configs_map_addrs_and_master_name_onto_the_mode() {
     ));
     assert_eq!(
         s.redis_mode,
-        RedisMode::Sentinel {
+        Topology::Sentinel {
             sentinels: vec!["s2:26379".into()],
             master_name: "mymaster".into()
         }
     );
     assert_eq!(
         config(&with_queue(r#""mode":"""#)).redis_mode,
-        RedisMode::Standalone
+        Topology::Standalone
     );
 }
 

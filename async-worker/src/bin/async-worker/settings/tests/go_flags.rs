@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::{
-    CHART_SINGLE_QUEUE, QUEUE, REDIS, assert_one_note, assert_says, cli, notes_about, ok, refused,
-    resolve_env,
+    CHART_SINGLE_QUEUE, QUEUE, REDIS, assert_one_note, assert_runtime_defaults, assert_says,
+    assert_single_queue, cli, notes_about, ok, refused, resolve_env,
 };
 
 /// The same chart with `ap.redis.queuesConfig` set (a JSON array).
@@ -27,21 +27,11 @@ const CHART_QUEUES_CONFIG: &[&str] = &[
 fn the_upstream_charts_single_queue_argv_gives_a_working_configuration() {
     let s = resolve_env(CHART_SINGLE_QUEUE, Some(REDIS)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.redis_url, REDIS, "REDIS_URL fills the empty url");
-    assert_eq!(s.queues.len(), 1);
-    assert_eq!(s.queues[0].queue_name, "request-sortedset");
+    assert_single_queue(&s, "request-sortedset", "http://igw/v1/completions");
     assert_eq!(s.queues[0].worker_pool_id, "default");
-    assert_eq!(
-        s.queues[0].target.url_for(None).as_str(),
-        "http://igw/v1/completions"
-    );
     assert_eq!(s.store.default_result_list, "result-list");
     assert_eq!(s.store.retry_set, "retry-sortedset");
-    assert_eq!(s.runtime.poll_interval, Duration::from_millis(1000));
-    assert_eq!(s.runtime.batch_size, 10);
-    assert_eq!(s.runtime.concurrency, 64);
-    assert_eq!(s.runtime.drain_timeout, Duration::from_secs(120));
-    assert_eq!(s.metrics_addr.map(|a| a.port()), Some(9090));
-    assert_eq!(s.health_addr.map(|a| a.port()), Some(8081));
+    assert_runtime_defaults(&s);
     assert_eq!(s.runtime.backlog_poll_interval, Duration::from_secs(15));
     // One deprecation note per deprecated flag, and the tracing switch's; nothing else.
     let deprecated = [
@@ -109,16 +99,22 @@ fn the_charts_gate_flags_map_onto_the_single_queue() {
         .collect();
     assert_eq!(params, ["n=2", "pool=p"]);
     assert_eq!(q.target.inference_objective.as_deref(), Some("batch"));
-    let m = refused(&[
-        "--redis.ss.igw-base-url=http://igw:80",
-        "--redis.ss.gate-type=redis",
-    ]);
-    assert_says(&m, &["gate_type \"redis\" is not supported"]);
-    let m = refused(&[
-        "--redis.ss.igw-base-url=http://igw:80",
-        "--redis.ss.gate-params={bad",
-    ]);
-    assert_says(&m, &["--redis.ss.gate-params", "give a JSON object"]);
+    let refusals: [(&str, &[&str]); 2] = [
+        (
+            "--redis.ss.gate-type=redis",
+            &["gate_type \"redis\" is not supported"],
+        ),
+        (
+            "--redis.ss.gate-params={bad",
+            &["--redis.ss.gate-params", "give a JSON object"],
+        ),
+    ];
+    for (flag, says) in refusals {
+        assert_says(
+            &refused(&["--redis.ss.igw-base-url=http://igw:80", flag]),
+            says,
+        );
+    }
 }
 
 #[test]
@@ -206,17 +202,21 @@ fn redis_url_queues_config_file_and_our_gateway_flag_feed_the_deprecated_config(
 
 #[test]
 fn a_negative_deprecated_count_is_refused_naming_the_flag() {
-    let m = refused(&[
-        "--redis.ss.igw-base-url=http://igw",
-        "--redis.ss.batch-size",
-        "-1",
-    ]);
-    assert_says(&m, &["--redis.ss.batch-size: -1 is negative"]);
-    let m = refused(&[
-        "--redis.ss.igw-base-url=http://igw",
-        "--redis.ss.poll-interval-ms=-5",
-    ]);
-    assert_says(&m, &["--redis.ss.poll-interval-ms: -5 is negative"]);
+    let refusals: [(&[&str], &str); 2] = [
+        (
+            &["--redis.ss.batch-size", "-1"],
+            "--redis.ss.batch-size: -1 is negative",
+        ),
+        (
+            &["--redis.ss.poll-interval-ms=-5"],
+            "--redis.ss.poll-interval-ms: -5 is negative",
+        ),
+    ];
+    for (flags, says) in refusals {
+        let mut args = vec!["--redis.ss.igw-base-url=http://igw"];
+        args.extend_from_slice(flags);
+        assert_says(&refused(&args), &[says]);
+    }
 }
 
 #[test]

@@ -101,3 +101,22 @@ pub fn assert_one_note(s: &ProcessorSettings, needle: &str, parts: &[&str]) {
     assert_eq!(found.len(), 1, "notes about {needle}: {:#?}", s.notes);
     assert_says(found[0], parts);
 }
+
+/// Asserts `s` runs exactly one queue, `queue_name`, whose requests go to `url`.
+pub fn assert_single_queue(s: &ProcessorSettings, queue_name: &str, url: &str) {
+    assert_eq!(s.queues.len(), 1);
+    assert_eq!(s.queues[0].queue_name, queue_name);
+    assert_eq!(s.queues[0].target.url_for(None).as_str(), url);
+}
+
+/// Asserts the runtime's and endpoints' defaults: polls of 10 every second,
+/// 64 at once, a 2 minute drain, metrics on 9090 and health on 8081.
+pub fn assert_runtime_defaults(s: &ProcessorSettings) {
+    use std::time::Duration;
+    assert_eq!(s.runtime.poll_interval, Duration::from_millis(1000));
+    assert_eq!(s.runtime.batch_size, 10);
+    assert_eq!(s.runtime.concurrency, 64);
+    assert_eq!(s.runtime.drain_timeout, Duration::from_secs(120));
+    assert_eq!(s.metrics_addr.map(|a| a.port()), Some(9090));
+    assert_eq!(s.health_addr.map(|a| a.port()), Some(8081));
+}
