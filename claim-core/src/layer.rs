@@ -131,7 +131,7 @@ layer! {
     worker {
         fn now() -> crate::Millis = Now;
         fn ping() -> () = Ping;
-        fn fetch_payloads(refs: &[String]) -> Vec<Option<crate::Member>> = FetchPayloads;
+        fn fetch_payloads(refs: &[String]) -> Vec<Option<crate::Payload>> = FetchPayloads;
         fn peek(queue: &str, offset: usize, limit: usize) -> Vec<crate::store::PendingEntry> = Peek;
         fn claim(queue: &str, owner: &crate::OwnerToken, items: &[crate::store::ClaimRequest]) -> Vec<crate::store::ClaimOutcome> = Claim;
         fn renew(queue: &str, owner: &crate::OwnerToken, generations: &[crate::Generation]) -> Vec<crate::store::RenewOutcome> = Renew;

@@ -22,6 +22,7 @@ pub mod producer;
 pub mod roles;
 pub mod routing;
 pub mod store;
+pub mod stored;
 pub mod types;
 pub mod wire;
 
@@ -33,4 +34,5 @@ pub use op::Op;
 pub use producer::ClaimProducer;
 pub use roles::Store;
 pub use store::{ClaimInspect, ClaimStore};
+pub use stored::{Member, Payload, Record};
 pub use types::*;

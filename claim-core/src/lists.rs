@@ -9,13 +9,13 @@
 use crate::error::StoreError;
 use crate::layer::{StoreLayer, async_trait};
 use crate::op::Op;
-use crate::types::Member;
+use crate::stored::Record;
 
 /// Whole-list reads for tests, tools and the demo. See the module docs.
 #[async_trait]
 pub trait ListReads: Send + Sync + std::fmt::Debug + 'static {
     /// The records in a result list, oldest first (the order BRPOP yields).
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError>;
+    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError>;
 
     /// The expiry an ack set on a result list (`result_ttl_seconds`), in
     /// seconds: what remains of it on Redis (`TTL`), the value set in the
@@ -30,7 +30,7 @@ impl<L: StoreLayer> ListReads for L
 where
     L::Inner: ListReads,
 {
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError> {
         self.around(Op::Results, &move || self.inner().results(list))
             .await
     }

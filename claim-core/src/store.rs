@@ -4,6 +4,7 @@
 //! mutation names its owner and is owner-checked inside the store, atomically.
 
 use crate::error::StoreError;
+use crate::stored::{Payload, Record};
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
 use crate::wire;
 use async_trait::async_trait;
@@ -22,7 +23,7 @@ pub struct Submission {
     /// only payload key a member may name), when the producer splits it
     /// off (the member then has `"payload":null`). Empty bytes stand for a
     /// `null` payload, as Go stores it.
-    pub payload: Option<Member>,
+    pub payload: Option<Payload>,
 }
 
 impl Submission {
@@ -116,7 +117,7 @@ pub struct AckItem {
     pub score: Score,
     pub result_list: String,
     /// The result record JSON, pushed as is.
-    pub record: Member,
+    pub record: Record,
     /// The member's `internal.payload_ref` (unprefixed, e.g.
     /// `request-payload:<id>:<token>`): deleted by this ack, atomically with
     /// it, when the caller held the claim and the item was not dead-lettered
@@ -280,7 +281,7 @@ pub trait ClaimStore: ClaimInspect {
     /// unprefixed; the store applies its key prefix), in order, `None` where
     /// none is stored (expired, deleted, never written). One round trip per
     /// call. An empty value is a `null` payload.
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError>;
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>, StoreError>;
 
     /// Up to `limit` pending members from rank `offset`, earliest score first.
     async fn peek(

@@ -2,8 +2,8 @@
 
 /// The clock types moved to [`crate::clock`]; these paths stay valid.
 pub use crate::clock::{Clock, ManualClock};
+pub use crate::stored::Member;
 use std::fmt;
-use std::sync::Arc;
 
 /// A point in time: milliseconds since the Unix epoch.
 ///
@@ -58,55 +58,6 @@ impl PartialOrd for Score {
 impl Ord for Score {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
-    }
-}
-
-/// A sorted-set member exactly as stored: raw bytes, never re-serialized.
-///
-/// Claim and release match members byte for byte, so a member this code did not
-/// change must travel back to Redis untouched (unknown fields, key order, spacing).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Member(Arc<[u8]>);
-
-impl Member {
-    pub fn new(bytes: impl Into<Arc<[u8]>>) -> Self {
-        Member(bytes.into())
-    }
-
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl From<Vec<u8>> for Member {
-    fn from(v: Vec<u8>) -> Self {
-        Member(v.into())
-    }
-}
-
-impl From<&str> for Member {
-    fn from(s: &str) -> Self {
-        Member(s.as_bytes().into())
-    }
-}
-
-impl fmt::Debug for Member {
-    // Members carry payloads: show a bounded prefix only.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = String::from_utf8_lossy(&self.0[..self.0.len().min(64)]);
-        write!(f, "Member({} bytes: {:?}", self.0.len(), text)?;
-        if self.0.len() > 64 {
-            write!(f, "…")?;
-        }
-        write!(f, ")")
     }
 }
 

@@ -14,7 +14,7 @@ use claim_core::store::{
 };
 use claim_core::{
     ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, Member, Millis, OwnerToken,
-    StoreError,
+    Payload, Record, StoreError,
 };
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -115,7 +115,7 @@ impl ClaimStore for MemoryStore {
         Ok(())
     }
 
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>, StoreError> {
         self.with(|m, now| m.fetch_payloads(refs, now))
     }
 
@@ -219,7 +219,7 @@ impl ClaimProducer for MemoryStore {
 /// Whole-list reads for tests, tools and the demo: the model's, under the lock.
 #[async_trait]
 impl claim_core::ListReads for MemoryStore {
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError> {
         self.with(|m, _| m.results(list))
     }
 

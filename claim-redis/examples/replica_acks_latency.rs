@@ -63,7 +63,9 @@ async fn run(cluster: &RedisCluster, replica_acks: u32) -> Vec<Duration> {
                     member: r.member.clone(),
                     score: *score,
                     result_list: "results".into(),
-                    record: Member::from(format!(r#"{{"id":"{}"}}"#, r.generation.id).into_bytes()),
+                    record: claim_core::Record::from(
+                        format!(r#"{{"id":"{}"}}"#, r.generation.id).into_bytes(),
+                    ),
                     payload_ref: None,
                     result_ttl_seconds: 0,
                 }

@@ -11,7 +11,7 @@ use claim_core::ListReads;
 use claim_core::lease::marker_expiry;
 use claim_core::marker::{marker_value, record_digest};
 use claim_core::store::{ClaimOutcome, StoreConfig, Submission};
-use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Clock, ManualClock, OwnerToken};
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::{RedisServer, RedisServerOptions};
 use claim_redis::{KeyLayout, RedisStore, RedisStoreOptions, TimeSource};
@@ -84,7 +84,7 @@ async fn acked_once(
     (s, evalsha_calls(raw).await - before)
 }
 
-async fn records(rig: &Rig, list: &str) -> Vec<Member> {
+async fn records(rig: &Rig, list: &str) -> Vec<claim_core::Record> {
     rig.store.results(list).await.expect("results")
 }
 

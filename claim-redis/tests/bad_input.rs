@@ -44,7 +44,7 @@ fn ack_item(member: &[u8], score: i64, (id, token): (&str, &str), record: Result
         member: Member::from(member.to_vec()),
         score: Score(score as f64),
         result_list: RESULTS.into(),
-        record: Member::from(record.to_json_bytes()),
+        record: claim_core::Record::from(record.to_json_bytes()),
         payload_ref: None,
         result_ttl_seconds: 0,
     }
@@ -187,7 +187,7 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
     assert!(acked[0].pushed && acked[0].claim_dropped);
     assert_eq!(
         rig.store.results(RESULTS).await.unwrap(),
-        vec![Member::from(record.to_json_bytes())]
+        vec![claim_core::Record::from(record.to_json_bytes())]
     );
     let d = rig.store.depths(Q).await.unwrap();
     assert_eq!((d.pending, d.claimed, d.dead), (0, 0, 0));

@@ -3,7 +3,7 @@
 mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, StoreConfig};
-use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Member, OwnerToken};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, OwnerToken};
 use claim_redis::testing::RedisCluster;
 use claim_redis::{RedisStore, RedisStoreOptions};
 use std::time::{Duration, Instant};
@@ -131,7 +131,7 @@ async fn producer_keys_an_ack_could_not_delete_while_their_node_refused_writes_a
         member: s.member.clone(),
         score,
         result_list: "{q}results".to_owned(),
-        record: Member::from(format!(r#"{{"id":"{id}"}}"#).into_bytes()),
+        record: claim_core::Record::from(format!(r#"{{"id":"{id}"}}"#).into_bytes()),
         payload_ref: None,
         result_ttl_seconds: 0,
     };

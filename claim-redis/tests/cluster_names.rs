@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimRequest, StoreConfig, Submission};
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, Member, OwnerToken,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, ManualClock, OwnerToken,
 };
 use claim_redis::keys::Keys;
 use claim_redis::slots::hash_slot;
@@ -88,7 +88,7 @@ async fn acks_and_delivery_limit_records_to_lists_with_stray_braces_land_and_the
         member: acked.member.clone(),
         score: acked.score(),
         result_list: "{}x".into(),
-        record: Member::from(r#"{"id":"acked","payload":"ok"}"#),
+        record: claim_core::Record::from(r#"{"id":"acked","payload":"ok"}"#),
         payload_ref: None,
         result_ttl_seconds: 0,
     };

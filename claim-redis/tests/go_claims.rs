@@ -37,7 +37,7 @@ fn ack_item(r: &ClaimRequest, score: f64, payload: &str) -> AckItem {
         member: r.member.clone(),
         score: Score(score),
         result_list: LIST.to_owned(),
-        record: Member::from(go::record(&g.id, &g.token, 200, payload).as_str()),
+        record: claim_core::Record::from(go::record(&g.id, &g.token, 200, payload).as_str()),
         payload_ref: None,
         result_ttl_seconds: 0,
     }

@@ -4,7 +4,7 @@ mod common;
 
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest, Submission};
 use claim_core::wire::{self, Envelope, ResultRecord};
-use claim_core::{ClaimProducer, ClaimStore, Generation, Member, OwnerToken, unix_now};
+use claim_core::{ClaimProducer, ClaimStore, Generation, OwnerToken, unix_now};
 use claim_redis::RedisStore;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
@@ -105,7 +105,7 @@ async fn claim_all(store: &RedisStore, owner: &OwnerToken, ttl: u64) -> Vec<AckI
             member: e.member,
             score,
             result_list: RESULTS.into(),
-            record: Member::from(record),
+            record: claim_core::Record::from(record),
             payload_ref: p.payload_ref,
             result_ttl_seconds: ttl,
         });

@@ -127,7 +127,7 @@ async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo
         member: items[i].member.clone(),
         score: claimed_score(&claimed[i]),
         result_list: RESULTS.into(),
-        record: Member::from(record(ids[i], code).to_json_bytes()),
+        record: claim_core::Record::from(record(ids[i], code).to_json_bytes()),
         payload_ref: None,
         result_ttl_seconds: 0,
     };
@@ -213,7 +213,7 @@ async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack
         member: old.member.clone(),
         score: Score(deadline as f64),
         result_list: RESULTS.into(),
-        record: Member::from(record("req", None).to_json_bytes()),
+        record: claim_core::Record::from(record("req", None).to_json_bytes()),
         payload_ref: None,
         result_ttl_seconds: 0,
     };

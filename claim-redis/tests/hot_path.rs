@@ -58,7 +58,9 @@ fn item(held: &Held, list: &str, text: &str) -> AckItem {
         member: held.member.clone(),
         score: held.score,
         result_list: list.to_owned(),
-        record: Member::from(ResultRecord::success(&generation.id, 200, text).to_json_bytes()),
+        record: claim_core::Record::from(
+            ResultRecord::success(&generation.id, 200, text).to_json_bytes(),
+        ),
         payload_ref: None,
         result_ttl_seconds: 0,
     }
@@ -107,7 +109,7 @@ async fn a_generation_twice_in_one_batch_pushes_once_and_runs_of_lists_keep_thei
     assert_eq!(pushed, [true, true, false, true]);
     let dropped: Vec<bool> = out.iter().map(|o| o.claim_dropped).collect();
     assert_eq!(dropped, [true, true, false, true]);
-    let text = |records: Vec<Member>| -> Vec<String> {
+    let text = |records: Vec<claim_core::Record>| -> Vec<String> {
         records
             .iter()
             .map(|r| ResultRecord::from_json(r.as_bytes()).unwrap().payload)

@@ -291,7 +291,7 @@ async fn a_submit_due_at_9223372036854775807_writes_every_key_with_an_expiry() {
         member: member("far", &i64::MAX.to_string()),
         generation: Generation::new("far", "t"),
         deadline: i64::MAX,
-        payload: Some(Member::from(b"{\"p\":1}".to_vec())),
+        payload: Some(claim_core::Payload::from(b"{\"p\":1}".to_vec())),
     };
     rig.store
         .submit(Q, &s)

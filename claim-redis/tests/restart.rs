@@ -124,7 +124,7 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
         member: a.member.clone(),
         score: claim_core::Score(reqs[0].1 as f64),
         result_list: "results".into(),
-        record: Member::from("{}"),
+        record: claim_core::Record::from("{}"),
         payload_ref: None,
         result_ttl_seconds: 0,
     };

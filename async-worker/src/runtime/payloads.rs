@@ -18,7 +18,7 @@ use super::consumer::Consumer;
 use super::dispatch::Ready;
 use super::release::release;
 use super::settlement::Claimed;
-use claim_core::Member;
+use claim_core::Payload;
 use claim_core::wire::{ErrorCode, PAYLOAD_MISSING_MESSAGE};
 use serde_json::value::RawValue;
 
@@ -96,7 +96,7 @@ impl Consumer {
 /// The request's payload from what the store holds at its `payload_ref`:
 /// empty bytes are a `null` payload (Go stores `null` so); anything else
 /// must be a JSON object or `null`. The error is the record's message.
-pub fn attach(stored: Option<Member>) -> Result<Box<RawValue>, &'static str> {
+pub fn attach(stored: Option<Payload>) -> Result<Box<RawValue>, &'static str> {
     let stored = stored.ok_or(PAYLOAD_MISSING_MESSAGE)?;
     let text = std::str::from_utf8(stored.as_bytes()).map_err(|_| PAYLOAD_UNATTACHABLE_MESSAGE)?;
     let text = text.trim_matches([' ', '\t', '\n', '\r']);
@@ -113,8 +113,8 @@ pub fn attach(stored: Option<Member>) -> Result<Box<RawValue>, &'static str> {
 mod tests {
     use super::*;
 
-    fn stored(text: &str) -> Option<Member> {
-        Some(Member::from(text))
+    fn stored(text: &str) -> Option<Payload> {
+        Some(Payload::from(text))
     }
 
     #[test]
@@ -143,7 +143,7 @@ mod tests {
                 "{bad}"
             );
         }
-        let not_utf8 = Some(Member::from(vec![0xff, 0xfe]));
+        let not_utf8 = Some(Payload::from(vec![0xff, 0xfe]));
         assert_eq!(attach(not_utf8).unwrap_err(), PAYLOAD_UNATTACHABLE_MESSAGE);
     }
 }

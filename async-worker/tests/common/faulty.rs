@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, Op, OwnerToken, StoreError};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Op, OwnerToken, StoreError};
 use claim_memory::MemoryStore;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -215,7 +215,10 @@ impl StoreLayer for FaultyStore {
         }
         answer
     }
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
+    async fn fetch_payloads(
+        &self,
+        refs: &[String],
+    ) -> Result<Vec<Option<claim_core::Payload>>, StoreError> {
         self.faults.fetches.lock().unwrap().push(refs.to_vec());
         self.gate().await;
         if take_one(&self.faults.failing_fetches) {

@@ -23,6 +23,7 @@ use crate::store::{
     ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, PendingEntry, QueueDepths, RenewOutcome,
     StoreConfig, Submission,
 };
+use crate::stored::{Payload, Record};
 use crate::types::{Generation, Member, Millis, OwnerToken, Score};
 use crate::wire;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -55,13 +56,13 @@ pub struct Model {
     queues: BTreeMap<String, QueueState>,
     retry: ZSet,
     /// Result lists, newest first (LPUSH); consumers take from the back.
-    lists: BTreeMap<String, VecDeque<Member>>,
+    lists: BTreeMap<String, VecDeque<Record>>,
     /// Terminal markers: expiry and the digest of the record that wrote it.
     markers: BTreeMap<Generation, (Millis, String)>,
     active: BTreeMap<String, Expiring<String>>,
     cancels: BTreeMap<String, Expiring<String>>,
     /// Payloads stored apart, by key (`request-payload:<id>:<token>`).
-    payloads: BTreeMap<String, Expiring<Member>>,
+    payloads: BTreeMap<String, Expiring<Payload>>,
     /// Enqueue counters, by key (`request-seq:<queue>:<deadline>`).
     seqs: BTreeMap<String, Expiring<i64>>,
     /// The last `EXPIRE` (seconds) set on each result list by an ack.
@@ -120,7 +121,7 @@ impl Model {
     }
 
     /// True when the generation's live marker was written by `record`.
-    fn marked_by(&self, generation: &Generation, record: &Member, now: Millis) -> bool {
+    fn marked_by(&self, generation: &Generation, record: &Record, now: Millis) -> bool {
         self.markers
             .get(generation)
             .is_some_and(|(expiry, digest)| {
@@ -191,7 +192,7 @@ impl Model {
     }
 
     /// The payloads stored apart at `refs`; `None` where none is live.
-    pub fn fetch_payloads(&self, refs: &[String], now: Millis) -> Vec<Option<Member>> {
+    pub fn fetch_payloads(&self, refs: &[String], now: Millis) -> Vec<Option<Payload>> {
         refs.iter()
             .map(|r| Self::live(&self.payloads, r, now).cloned())
             .collect()
@@ -361,7 +362,7 @@ impl Model {
     }
 
     /// A result list, oldest record first.
-    pub fn results(&self, list: &str) -> Vec<Member> {
+    pub fn results(&self, list: &str) -> Vec<Record> {
         self.lists
             .get(list)
             .map(|l| l.iter().rev().cloned().collect())

@@ -2,6 +2,7 @@
 
 use super::Model;
 use crate::store::{DeadEntry, ParkItem, ReclaimReport};
+use crate::stored::Record;
 use crate::types::{Generation, Member, Millis, OwnerToken};
 use crate::wire::{self, ErrorCode, ResultRecord};
 
@@ -249,7 +250,7 @@ pub fn undeliverable_limit_reason(redeliveries: u32, why: &str) -> String {
 
 /// The `DELIVERY_LIMIT` record the reclaimer writes for a poison request
 /// (naming its generation's token, as every record does).
-pub fn delivery_limit_record(generation: &Generation, redeliveries: u32, queue: &str) -> Member {
+pub fn delivery_limit_record(generation: &Generation, redeliveries: u32, queue: &str) -> Record {
     let message =
         format!("lease expired {redeliveries} times without a result; member kept in {queue}:dead");
     ResultRecord::error(&generation.id, ErrorCode::DeliveryLimit, message)

@@ -4,6 +4,7 @@ use super::{Model, unusable_list_reason};
 use crate::lease::marker_expiry;
 use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome, DeadEntry};
+use crate::stored::Record;
 use crate::types::{Generation, Member, Millis, OwnerToken};
 use crate::wire;
 
@@ -13,7 +14,7 @@ impl Model {
     pub(super) fn deliver_terminal(
         &mut self,
         g: &Generation,
-        (list, record): (&str, Member),
+        (list, record): (&str, Record),
         member: &Member,
         now: Millis,
     ) -> bool {

@@ -9,6 +9,7 @@ use super::member::RequestKind;
 use super::sequence::payload_key;
 use super::{DEFAULT_QUEUE, DEFAULT_RESULT_LIST};
 use crate::store::Submission;
+use crate::stored::Payload;
 use crate::types::{Generation, Member};
 
 /// Go's `InternalRouting`, for building members in the producer's shape.
@@ -135,7 +136,7 @@ impl Envelope {
     pub fn submission_by_reference(self) -> Submission {
         let (envelope, payload) = self.by_reference();
         Submission {
-            payload: Some(Member::from(payload)),
+            payload: Some(Payload::from(payload)),
             ..envelope.submission()
         }
     }

@@ -204,6 +204,6 @@ fn an_envelope_becomes_a_submission_inline_or_by_reference() {
     assert_eq!((inline.deadline, inline.payload), (1_700_000_600, None));
     let apart = e.clone().submission_by_reference();
     assert_eq!(apart.member.as_bytes(), e.by_reference().0.to_bytes());
-    assert_eq!(apart.payload, Some(claim_core::Member::from(r#"{"p":1}"#)));
+    assert_eq!(apart.payload, Some(claim_core::Payload::from(r#"{"p":1}"#)));
     assert_eq!(apart.payload_key(), "request-payload:id-1:tok");
 }

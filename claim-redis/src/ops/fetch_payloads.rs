@@ -4,13 +4,13 @@ use super::cluster::request_keys;
 use crate::conn::Effect;
 use crate::keys::KeyLayout;
 use crate::state::RedisStore;
-use claim_core::{Member, Millis, Op, StoreError};
+use claim_core::{Millis, Op, Payload, StoreError};
 
 /// The values at the (prefixed) payload keys, in order; `None` where missing.
 pub(crate) async fn fetch_payloads(
     store: &RedisStore,
     refs: &[String],
-) -> Result<Vec<Option<Member>>, StoreError> {
+) -> Result<Vec<Option<Payload>>, StoreError> {
     if refs.is_empty() {
         return Ok(Vec::new());
     }
@@ -57,7 +57,7 @@ fn answer(
     values: Vec<Option<Vec<u8>>>,
     expiries: Vec<Option<u64>>,
     now: Option<Millis>,
-) -> Result<Vec<Option<Member>>, StoreError> {
+) -> Result<Vec<Option<Payload>>, StoreError> {
     if values.len() != refs.len() {
         return Err(crate::conn::bad_reply(
             Op::FetchPayloads,
@@ -77,7 +77,7 @@ fn answer(
                 (Some(now), Some(expiry)) => expiry > now.0,
                 _ => true,
             };
-            v.filter(|_| live).map(Member::from)
+            v.filter(|_| live).map(Payload::from)
         })
         .collect())
 }

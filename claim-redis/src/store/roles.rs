@@ -9,7 +9,8 @@ use claim_core::store::{
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, Op, OwnerToken, StoreError,
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, Op, OwnerToken, Payload,
+    Record, StoreError,
 };
 
 #[async_trait]
@@ -61,7 +62,7 @@ impl ClaimStore for RedisStore {
         ops::ping::ping(self).await
     }
 
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Member>>, StoreError> {
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>, StoreError> {
         ops::fetch_payloads::fetch_payloads(self, refs).await
     }
 
@@ -211,7 +212,7 @@ impl ClaimAdmin for RedisStore {
 /// Whole-list reads for tests, tools and the demo (`LRANGE`, `TTL`).
 #[async_trait]
 impl claim_core::ListReads for RedisStore {
-    async fn results(&self, list: &str) -> Result<Vec<Member>, StoreError> {
+    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError> {
         ops::results::results(self, list).await
     }
 

@@ -204,7 +204,7 @@ pub fn ack_item(s: &Submission, list: &str, text: &str) -> AckItem {
         member: s.member.clone(),
         score: Score(DEADLINE as f64),
         result_list: list.to_owned(),
-        record: Member::from(record.as_str()),
+        record: claim_core::Record::from(record.as_str()),
         result_ttl_seconds: 0,
         payload_ref: None,
     }

@@ -2,7 +2,7 @@
 
 use claim_core::ListReads;
 use claim_core::store::{AckItem, ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimProducer, ClaimStore, Generation, Member, OwnerToken, StoreError};
+use claim_core::{ClaimProducer, ClaimStore, Generation, OwnerToken, StoreError};
 use claim_redis::RedisStore;
 
 /// Submits `id` to `queue`, claims it as `owner`, acks it into `list` and
@@ -33,7 +33,7 @@ pub async fn round_trip(
         member: req.member.clone(),
         score,
         result_list: list.to_owned(),
-        record: Member::from(record.clone().into_bytes()),
+        record: claim_core::Record::from(record.clone().into_bytes()),
         payload_ref: None,
         result_ttl_seconds: 0,
     };

@@ -154,7 +154,7 @@ impl Walk {
                     .map(|(member, generation, deadline)| AckItem {
                         member,
                         score: Score(deadline as f64),
-                        record: Member::from(
+                        record: claim_core::Record::from(
                             format!(
                                 "{{\"id\":\"{}\",\"n\":{}}}",
                                 generation.id,

@@ -8,11 +8,11 @@ use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, Submission};
 use claim_core::types::{Generation, Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
 use claim_core::{ClaimProducer, ListReads};
-use claim_core::{ClaimStore, StoreError};
+use claim_core::{ClaimStore, Payload, StoreError};
 
 /// A request as Go's producer writes it with payload keys on: the member
 /// has `"payload":null` and `internal.payload_ref`; the payload is apart.
-fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Member) {
+fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Payload) {
     let deadline = (start.0 / 1000) as i64 + deadline_in;
     let payload = serde_json::json!({"model": "m", "prompt": id});
     let (envelope, bytes) = Envelope::new(id, "t", deadline, payload).by_reference();
@@ -21,10 +21,10 @@ fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Member) {
         generation: Generation::new(id, "t"),
         deadline,
     };
-    (req, Member::from(bytes))
+    (req, Payload::from(bytes))
 }
 
-fn submission(r: &Req, payload: Member) -> Submission {
+fn submission(r: &Req, payload: Payload) -> Submission {
     Submission {
         payload: Some(payload),
         ..r.submission()
@@ -74,7 +74,7 @@ pub async fn fetch_returns_stored_payloads_in_order_and_none_where_missing(f: &i
         .await
         .unwrap();
     fx.store.submit(Q, &b.submission()).await.unwrap();
-    let empty = Member::from(Vec::new());
+    let empty = Payload::from(Vec::new());
     fx.store
         .submit(Q, &submission(&c, empty.clone()))
         .await
@@ -89,7 +89,7 @@ pub async fn fetch_returns_stored_payloads_in_order_and_none_where_missing(f: &i
     );
 }
 
-async fn got_payload<S: CheckedStore>(store: &S, r: &Req) -> Member {
+async fn got_payload<S: CheckedStore>(store: &S, r: &Req) -> Payload {
     let got = store.fetch_payloads(&[payload_ref(r)]).await.unwrap();
     got.into_iter().next().flatten().expect("a payload")
 }

@@ -10,7 +10,7 @@ use claim_core::store::Submission;
 use claim_core::types::{Member, Millis, Score};
 use claim_core::wire::{self, Envelope};
 use claim_core::{ClaimInspect, ClaimStore};
-use claim_core::{ClaimProducer, ListReads};
+use claim_core::{ClaimProducer, ListReads, Record};
 
 pub async fn reclaim_leaves_live_leases_alone(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
@@ -133,7 +133,7 @@ pub async fn a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_r
     fx.submit(&[resolved.clone(), unresolved.clone()]).await;
     fx.claim("crasher", &[resolved, unresolved]).await;
     assert_eq!(fx.reclaim_at(31).await.dead_lettered, 2);
-    let ids = |records: Vec<Member>| -> Vec<String> {
+    let ids = |records: Vec<Record>| -> Vec<String> {
         records
             .iter()
             .map(|m| {

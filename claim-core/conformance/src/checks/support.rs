@@ -2,6 +2,7 @@
 
 use super::StoreFactory;
 use crate::CheckedStore;
+use claim_core::Record;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
 use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
@@ -151,10 +152,10 @@ impl Req {
         }
     }
 
-    pub fn record(&self, text: &str) -> Member {
+    pub fn record(&self, text: &str) -> Record {
         let record =
             serde_json::json!({"id": self.generation.id, "status_code": 200, "payload": text});
-        Member::from(record.to_string().into_bytes())
+        Record::from(record.to_string().into_bytes())
     }
 }
 

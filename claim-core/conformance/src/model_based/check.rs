@@ -2,6 +2,7 @@
 
 use super::state::{LISTS, QUEUES, RefState, tagged};
 use crate::CheckedStore;
+use claim_core::Record;
 use claim_core::model::Model;
 use claim_core::store::{ClaimInfo, PendingEntry, QueueDepths};
 use claim_core::types::{Generation, Member};
@@ -26,7 +27,7 @@ pub struct Observation {
     pub terminal: Vec<(Generation, bool)>,
 }
 
-fn json(record: &Member) -> serde_json::Value {
+fn json(record: &Record) -> serde_json::Value {
     serde_json::from_slice(record.as_bytes()).unwrap_or_else(|_| {
         serde_json::Value::String(String::from_utf8_lossy(record.as_bytes()).into_owned())
     })

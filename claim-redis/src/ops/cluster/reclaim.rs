@@ -55,7 +55,7 @@ use crate::slots::hash_slot;
 use crate::state::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
 use claim_core::model::{delivery_limit_reason, delivery_limit_record, undeliverable_limit_reason};
-use claim_core::{Generation, Member, Millis, Op, StoreError, wire};
+use claim_core::{Generation, Millis, Op, Record, StoreError, wire};
 use redis::Value;
 
 const OP: Op = Op::ReclaimExpired;
@@ -255,7 +255,7 @@ async fn push_limit_records(
             .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
     };
     // (item index, (list, TTL), record, deadline) of the records to push.
-    let mut pushes: Vec<(usize, (String, u64), Member, i64)> = Vec::new();
+    let mut pushes: Vec<(usize, (String, u64), Record, i64)> = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
         if item.skip {
             continue;
@@ -287,7 +287,7 @@ async fn push_limit_records(
     let mut decided: Vec<(usize, Pushed)> = Vec::new();
     let (mut failed, mut skipped) = (None, Vec::new());
     for list in lists {
-        let group: Vec<&(usize, (String, u64), Member, i64)> =
+        let group: Vec<&(usize, (String, u64), Record, i64)> =
             pushes.iter().filter(|p| p.1 == *list).collect();
         let digests: Vec<String> = group
             .iter()

@@ -11,7 +11,7 @@ use claim_core::store::{
     Submission, generations_of,
 };
 use claim_core::types::{Generation, Member, OwnerToken};
-use claim_core::{ClaimProducer, ListReads};
+use claim_core::{ClaimProducer, ListReads, Record};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
@@ -194,7 +194,7 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
             let dropped = first_times(&gens, &owned);
             // A record found in its list under a marker that this call did
             // not write: an earlier attempt (or item) with these bytes landed.
-            let mut lists: BTreeMap<&str, Vec<Member>> = BTreeMap::new();
+            let mut lists: BTreeMap<&str, Vec<Record>> = BTreeMap::new();
             for item in items {
                 if !lists.contains_key(item.result_list.as_str()) {
                     let list = &item.result_list;
