@@ -1,7 +1,5 @@
-//! Value types shared by the model, the stores and the worker: ids, tokens, members, time.
+//! Value types shared by the model, the stores and the worker: ids, tokens, generations, owners, scores, time.
 
-/// The clock types moved to [`crate::clock`]; these paths stay valid.
-pub use crate::clock::{Clock, ManualClock};
 pub use crate::stored::Member;
 use std::fmt;
 

@@ -1,8 +1,9 @@
 //! What the checks run on: a factory of fresh stores, one per fixture, and the time its fixtures start at.
 
 use async_trait::async_trait;
+use claim_core::clock::ManualClock;
 use claim_core::store::{ClaimStore, StoreConfig};
-use claim_core::types::{ManualClock, Millis};
+use claim_core::types::Millis;
 use claim_core::{ClaimProducer, ListReads};
 use std::sync::Arc;
 

@@ -59,7 +59,7 @@ mod workload;
 use super::retrying::Retrying;
 use super::unreliable::{FaultRates, UnreliableStore};
 use crate::{CheckedStore, StoreFactory};
-use claim_core::types::ManualClock;
+use claim_core::clock::ManualClock;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use proptest_state_machine::ReferenceStateMachine;
 use state::RefState;

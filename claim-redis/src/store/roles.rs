@@ -105,10 +105,11 @@ impl ClaimStore for RedisStore {
         ops::cancelled::cancelled(self, generations).await
     }
 
-    /// Acks wait for `replica_acks` replicas on the queue's slot and, in
-    /// the plain layout, on each result list's. In the hash-tagged layout a
-    /// list in another slot was waited for inside the ack, before its
-    /// claims were dropped (`ops/ack_split.rs`).
+    /// Acks wait for `replica_acks` replicas on the queue's primary. In
+    /// the plain layout that is the one server every result list lives on
+    /// too (a cluster always takes the hash-tagged layout); in the
+    /// hash-tagged layout a list in another slot was waited for inside the
+    /// ack, before its claims were dropped (`ops/cluster/ack.rs`).
     async fn ack(
         &self,
         queue: &str,
@@ -117,12 +118,8 @@ impl ClaimStore for RedisStore {
     ) -> Result<Vec<AckOutcome>, StoreError> {
         let outcomes = ops::ack::ack(self, queue, owner, items).await?;
         if self.inner.replica_acks > 0 {
-            let mut keys = vec![self.keys().queue(queue).pending];
-            if !self.keys().tagged() {
-                keys.extend(items.iter().map(|i| self.keys().list(&i.result_list)));
-            }
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            self.wait_replicas(Op::Ack, &keys).await;
+            let pending = self.keys().queue(queue).pending;
+            self.wait_replicas(Op::Ack, &[pending.as_str()]).await;
         }
         Ok(outcomes)
     }

@@ -3,8 +3,9 @@
 use super::StoreFactory;
 use crate::CheckedStore;
 use claim_core::Record;
+use claim_core::clock::ManualClock;
 use claim_core::store::{ClaimRequest, StoreConfig, Submission};
-use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken, Score};
+use claim_core::types::{Generation, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
 
 pub use crate::factory::T0;

@@ -1,12 +1,13 @@
 //! Store calls as data: each is run on the model to get the expected answer, then replayed on the store.
 
 use crate::CheckedStore;
+use claim_core::clock::ManualClock;
 use claim_core::model::Model;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, PendingEntry, ReclaimReport,
     RenewOutcome, Submission,
 };
-use claim_core::types::{Generation, ManualClock, Member, Millis, OwnerToken};
+use claim_core::types::{Generation, Member, Millis, OwnerToken};
 use claim_core::{Op, StoreError};
 
 /// One mutating `ClaimStore` operation with its arguments; each variant is
