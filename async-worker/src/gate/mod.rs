@@ -1,4 +1,11 @@
-//! Admission gates: whether a queue may dispatch now, consulted before claiming.
+//! Dispatch gates: the contract every gate type implements ([`contract`]), and the poll-time gate the runtime consults before claiming.
+
+pub mod contract;
+
+pub use contract::{
+    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
+    GateRequest, Release, ReleaseFuture, Releases, Verdict, budget_only,
+};
 
 use async_trait::async_trait;
 
