@@ -1,6 +1,9 @@
 //! Dispatch gates: the contract every gate type implements ([`contract`]), and the poll-time gate the runtime consults before claiming.
 
+pub mod constant;
 pub mod contract;
+pub mod factory;
+pub mod params;
 
 pub use contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,

@@ -1,0 +1,69 @@
+//! Building a gate from its `gate_type` and `gate_params`: one match arm per type, and the startup error for a type nobody knows.
+//!
+//! `""` and `none` mean no gate. Go opens an always-open gate for any type
+//! it does not know (a typo included); we refuse to start instead, naming
+//! the known types, because a misspelt gate on a batch queue would
+//! otherwise flood the pool it was meant to protect.
+
+use super::constant::ConstantGate;
+use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
+use std::sync::Arc;
+
+/// Every `gate_type` this build knows, as the startup error lists them.
+pub const GATE_TYPES: &[&str] = &["constant"];
+
+/// The gate a queue or pool config asks for; `None` for `""` and `none`.
+pub fn build(
+    gate_type: &str,
+    params: &GateParams,
+    owner: &GateOwner,
+    env: &GateEnv,
+) -> Result<Option<Arc<dyn DispatchGate>>, GateConfigError> {
+    let _ = (params, owner, env);
+    let gate: Arc<dyn DispatchGate> = match gate_type {
+        "" | "none" => return Ok(None),
+        "constant" => Arc::new(ConstantGate),
+        unknown => {
+            return Err(GateConfigError(format!(
+                "unknown gate_type {unknown:?}: the known types are {}, or \"\"/\"none\" for no gate",
+                GATE_TYPES.join(", ")
+            )));
+        }
+    };
+    Ok(Some(gate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build_type(gate_type: &str) -> Result<Option<Arc<dyn DispatchGate>>, GateConfigError> {
+        build(
+            gate_type,
+            &GateParams::new(),
+            &GateOwner::pool("default"),
+            &GateEnv::default(),
+        )
+    }
+
+    #[test]
+    fn empty_and_none_mean_no_gate() {
+        assert!(build_type("").unwrap().is_none());
+        assert!(build_type("none").unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn constant_is_always_open() {
+        let gate = build_type("constant").unwrap().unwrap();
+        assert_eq!(gate.budget().await, 1.0);
+    }
+
+    #[test]
+    fn an_unknown_type_is_refused_naming_the_known_ones() {
+        let error = build_type("constnat").unwrap_err();
+        assert!(error.0.contains("\"constnat\""), "{error}");
+        for known in GATE_TYPES {
+            assert!(error.0.contains(known), "{error}");
+        }
+    }
+}
