@@ -1,9 +1,44 @@
 //! The checks, one file per group of behaviour, and what a check is: each file lists its own in a `checks()` function.
 //!
 //! A check is a plain generic async function over a [`StoreFactory`]; its
-//! file's `checks()` names it once, with what it needs from the run
-//! ([`Needs`]), and the runner ([`crate::run`]) makes one trial of it per
-//! pass it belongs to.
+//! file names it once, under what it needs from the run ([`Needs`]), in a
+//! [`checks!`] list (operator checks in an [`admin_checks!`] list), and the
+//! runner ([`crate::run`]) makes one trial of it per pass it belongs to.
+
+/// Writes a file's `checks()` from its check functions, each named once
+/// under what it needs: `checks! { clock_free: a, b; clocked: c; }`
+/// (either section may be left out).
+macro_rules! checks {
+    (
+        $(clock_free: $($free:ident),+ $(,)?;)?
+        $(clocked: $($clocked:ident),+ $(,)?;)?
+    ) => {
+        /// This file's checks, for the runner.
+        pub fn checks<F: $crate::StoreFactory + 'static>() -> Vec<$crate::checks::Check<F>> {
+            use $crate::checks::Check;
+            vec![
+                $($(Check::clock_free($free),)+)?
+                $($(Check::clocked($clocked),)+)?
+            ]
+        }
+    };
+}
+
+/// Writes a file's `admin_checks()`, its checks of the operator's
+/// operations: `admin_checks! { admin: a, b; }`.
+macro_rules! admin_checks {
+    (admin: $($admin:ident),+ $(,)?;) => {
+        /// This file's checks of the operator's operations, for the runner.
+        pub fn admin_checks<F: $crate::StoreFactory + 'static>() -> Vec<$crate::checks::Check<F>>
+        where
+            F::Store: claim_core::ClaimAdmin,
+        {
+            vec![$($crate::checks::Check::admin($admin)),+]
+        }
+    };
+}
+
+pub(crate) use {admin_checks, checks};
 
 pub mod acks;
 pub mod admin;

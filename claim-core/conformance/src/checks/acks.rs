@@ -187,18 +187,16 @@ pub async fn a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_a
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(ack_pushes_the_record_writes_the_marker_and_drops_the_claim),
-        Check::clock_free(acking_twice_pushes_exactly_one_record),
-        Check::clock_free(ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim),
-        Check::clock_free(ack_clears_producer_keys_only_for_its_own_generation),
-        Check::clock_free(results_come_out_oldest_first),
-        Check::clock_free(batch_operations_answer_item_by_item_in_order),
-        Check::clock_free(a_repeated_ack_of_the_same_record_says_its_own_record_landed),
-        Check::clocked(ack_after_the_lease_was_lost_still_delivers_exactly_one_record),
-        Check::clocked(a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_after_its_marker_expired),
-    ]
+super::checks! {
+    clock_free:
+        ack_pushes_the_record_writes_the_marker_and_drops_the_claim,
+        acking_twice_pushes_exactly_one_record,
+        ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim,
+        ack_clears_producer_keys_only_for_its_own_generation,
+        results_come_out_oldest_first,
+        batch_operations_answer_item_by_item_in_order,
+        a_repeated_ack_of_the_same_record_says_its_own_record_landed;
+    clocked:
+        ack_after_the_lease_was_lost_still_delivers_exactly_one_record,
+        a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_after_its_marker_expired;
 }

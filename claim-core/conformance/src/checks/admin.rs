@@ -358,24 +358,16 @@ impl One for Member {
         std::slice::from_ref(self)
     }
 }
-/// This file's checks of the operator's operations, for the runner.
-pub fn admin_checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>>
-where
-    F::Store: ClaimAdmin,
-{
-    use super::Check;
-    vec![
-        Check::admin(
-            redrive_moves_dead_entries_back_at_their_original_score_with_the_delivery_count_reset,
-        ),
-        Check::admin(redrive_leaves_answered_unparsable_and_missing_entries_where_they_are),
-        Check::admin(a_member_repeated_in_one_redrive_moves_once),
-        Check::admin(purge_deletes_dead_entries_and_says_which),
-        Check::admin(release_claim_ends_any_owners_claim_at_once_without_counting_a_delivery),
-        Check::admin(a_release_racing_the_stale_owners_ack_still_yields_exactly_one_record),
-        Check::admin(a_redrive_racing_a_reclaim_loses_nothing_and_yields_one_record),
-        Check::admin(pause_and_resume_are_read_back_per_queue_and_say_whether_they_changed),
-        Check::admin(a_pause_racing_a_claim_loses_nothing_and_held_claims_finish),
-        Check::admin(list_len_counts_a_result_lists_records),
-    ]
+super::admin_checks! {
+    admin:
+        redrive_moves_dead_entries_back_at_their_original_score_with_the_delivery_count_reset,
+        redrive_leaves_answered_unparsable_and_missing_entries_where_they_are,
+        a_member_repeated_in_one_redrive_moves_once,
+        purge_deletes_dead_entries_and_says_which,
+        release_claim_ends_any_owners_claim_at_once_without_counting_a_delivery,
+        a_release_racing_the_stale_owners_ack_still_yields_exactly_one_record,
+        a_redrive_racing_a_reclaim_loses_nothing_and_yields_one_record,
+        pause_and_resume_are_read_back_per_queue_and_say_whether_they_changed,
+        a_pause_racing_a_claim_loses_nothing_and_held_claims_finish,
+        list_len_counts_a_result_lists_records;
 }

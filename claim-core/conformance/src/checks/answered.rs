@@ -117,25 +117,14 @@ pub async fn an_admin_release_of_a_claim_whose_generation_was_answered_drops_it_
     nothing_left(&fx, "admin release").await;
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clocked(
-            a_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
-        ),
-        Check::clocked(parking_a_claim_whose_generation_was_answered_drops_it_and_parks_nothing),
-        Check::clocked(a_due_retry_entry_whose_generation_was_answered_is_dropped_not_promoted),
-    ]
+super::checks! {
+    clocked:
+        a_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
+        parking_a_claim_whose_generation_was_answered_drops_it_and_parks_nothing,
+        a_due_retry_entry_whose_generation_was_answered_is_dropped_not_promoted;
 }
 
-/// This file's checks of the operator's operations, for the runner.
-pub fn admin_checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>>
-where
-    F::Store: ClaimAdmin,
-{
-    use super::Check;
-    vec![Check::admin(
-        an_admin_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it,
-    )]
+super::admin_checks! {
+    admin:
+        an_admin_release_of_a_claim_whose_generation_was_answered_drops_it_instead_of_returning_it;
 }

@@ -324,27 +324,25 @@ pub async fn a_cancel_after_the_claim_is_seen_by_the_holder(f: &impl StoreFactor
     );
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(peek_lists_members_earliest_deadline_first_without_removing_them),
-        Check::clock_free(a_pushed_job_is_peeked_and_claimed_with_its_payload),
-        Check::clock_free(peek_honours_offset_and_limit),
-        Check::clock_free(claim_of_a_member_no_longer_pending_reports_not_pending),
-        Check::clock_free(of_two_owners_claiming_one_member_exactly_one_wins),
-        Check::clock_free(concurrent_claims_never_dispatch_a_member_twice),
-        Check::clock_free(claim_reports_cancelled_when_the_cancel_marker_holds_this_token),
-        Check::clock_free(cancelling_an_old_generation_does_not_cancel_a_resubmission),
-        Check::clock_free(claim_drops_a_pending_duplicate_of_a_terminal_generation),
-        Check::clock_free(resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker),
-        Check::clock_free(a_cancel_after_the_claim_is_seen_by_the_holder),
-        Check::clocked(claim_moves_a_member_from_pending_into_a_claim_of_its_owner),
-        Check::clocked(lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds),
-        Check::clocked(renew_extends_the_lease_of_the_owner),
-        Check::clocked(renew_by_another_owner_is_lost_and_changes_nothing),
-        Check::clocked(renew_after_the_claim_was_reclaimed_is_lost),
-        Check::clocked(members_travel_byte_for_byte_through_claim_release_and_reclaim),
-        Check::clocked(depth_counts_claims_not_bookkeeping_entries),
-    ]
+super::checks! {
+    clock_free:
+        peek_lists_members_earliest_deadline_first_without_removing_them,
+        a_pushed_job_is_peeked_and_claimed_with_its_payload,
+        peek_honours_offset_and_limit,
+        claim_of_a_member_no_longer_pending_reports_not_pending,
+        of_two_owners_claiming_one_member_exactly_one_wins,
+        concurrent_claims_never_dispatch_a_member_twice,
+        claim_reports_cancelled_when_the_cancel_marker_holds_this_token,
+        cancelling_an_old_generation_does_not_cancel_a_resubmission,
+        claim_drops_a_pending_duplicate_of_a_terminal_generation,
+        resubmitted_id_with_a_new_token_is_not_suppressed_by_the_old_marker,
+        a_cancel_after_the_claim_is_seen_by_the_holder;
+    clocked:
+        claim_moves_a_member_from_pending_into_a_claim_of_its_owner,
+        lease_expiry_is_now_plus_ttl_capped_at_deadline_plus_thirty_seconds,
+        renew_extends_the_lease_of_the_owner,
+        renew_by_another_owner_is_lost_and_changes_nothing,
+        renew_after_the_claim_was_reclaimed_is_lost,
+        members_travel_byte_for_byte_through_claim_release_and_reclaim,
+        depth_counts_claims_not_bookkeeping_entries;
 }

@@ -200,14 +200,12 @@ pub async fn a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothin
     assert_eq!((d.pending, d.claimed), (3, 0));
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(a_duplicate_of_an_answered_generation_naming_an_internal_key_as_its_payload_deletes_nothing),
-        Check::clock_free(ids_and_tokens_with_odd_bytes_each_get_exactly_one_record),
-        Check::clock_free(a_generation_whose_id_and_token_split_differently_is_not_suppressed),
-        Check::clocked(a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery_limit_deleting_nothing),
-        Check::clocked(a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothing),
-    ]
+super::checks! {
+    clock_free:
+        a_duplicate_of_an_answered_generation_naming_an_internal_key_as_its_payload_deletes_nothing,
+        ids_and_tokens_with_odd_bytes_each_get_exactly_one_record,
+        a_generation_whose_id_and_token_split_differently_is_not_suppressed;
+    clocked:
+        a_member_naming_an_internal_key_as_its_payload_reaches_the_delivery_limit_deleting_nothing,
+        a_claim_of_a_generation_whose_id_or_token_holds_a_nul_claims_nothing;
 }

@@ -209,19 +209,10 @@ pub async fn a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatev
     assert_eq!(fx.reclaim_at(40).await.redelivered, 0);
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clocked(
-            a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_holder_renews,
-        ),
-        Check::clocked(
-            a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline_caps_the_lease,
-        ),
-        Check::clocked(a_marker_follows_the_deadline_of_a_member_scored_below_it),
-        Check::clocked(
-            a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatever_its_score,
-        ),
-    ]
+super::checks! {
+    clocked:
+        a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_holder_renews,
+        a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline_caps_the_lease,
+        a_marker_follows_the_deadline_of_a_member_scored_below_it,
+        a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatever_its_score;
 }

@@ -364,30 +364,22 @@ pub async fn the_sequence_restarts_once_its_counter_expires_an_hour_after_the_de
     assert_eq!(seqs, vec![Some(1), Some(2), Some(1)]);
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(fetch_returns_stored_payloads_in_order_and_none_where_missing),
-        Check::clock_free(the_owners_ack_deletes_the_payload_key),
-        Check::clock_free(a_stale_owners_ack_leaves_the_payload_to_the_holder),
-        Check::clock_free(
-            a_repeated_submit_of_an_answered_request_leaves_no_payload_once_claim_drops_it,
-        ),
-        Check::clock_free(a_dead_lettered_ack_leaves_the_payload_for_a_redrive),
-        Check::clock_free(retry_parking_leaves_the_payload),
-        Check::clock_free(a_result_ttl_expires_the_list_only_when_a_record_is_pushed),
-        Check::clock_free(
-            enqueue_stamps_one_two_three_per_queue_and_deadline_and_ties_keep_submission_order,
-        ),
-        Check::clock_free(members_are_scored_by_deadline_plus_their_sequence_fraction),
-        Check::clock_free(enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing),
-        Check::clocked(
-            a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_deletes_the_payload,
-        ),
-        Check::clocked(a_promoted_retry_returns_at_its_deadline_plus_sequence_score),
-        Check::clocked(a_stored_payload_expires_ten_minutes_after_the_deadline),
-        Check::clocked(released_and_reclaimed_members_keep_their_sequence_score_exactly),
-        Check::clocked(the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline),
-    ]
+super::checks! {
+    clock_free:
+        fetch_returns_stored_payloads_in_order_and_none_where_missing,
+        the_owners_ack_deletes_the_payload_key,
+        a_stale_owners_ack_leaves_the_payload_to_the_holder,
+        a_repeated_submit_of_an_answered_request_leaves_no_payload_once_claim_drops_it,
+        a_dead_lettered_ack_leaves_the_payload_for_a_redrive,
+        retry_parking_leaves_the_payload,
+        a_result_ttl_expires_the_list_only_when_a_record_is_pushed,
+        enqueue_stamps_one_two_three_per_queue_and_deadline_and_ties_keep_submission_order,
+        members_are_scored_by_deadline_plus_their_sequence_fraction,
+        enqueue_refuses_a_member_that_is_not_an_object_and_changes_nothing;
+    clocked:
+        a_stale_owners_late_ack_that_takes_the_reclaimed_pending_copy_deletes_the_payload,
+        a_promoted_retry_returns_at_its_deadline_plus_sequence_score,
+        a_stored_payload_expires_ten_minutes_after_the_deadline,
+        released_and_reclaimed_members_keep_their_sequence_score_exactly,
+        the_sequence_restarts_once_its_counter_expires_an_hour_after_the_deadline;
 }

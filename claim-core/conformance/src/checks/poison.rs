@@ -306,19 +306,17 @@ pub async fn a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_
     assert_holders_ack_dead_letters(&fx, &r).await;
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing),
-        Check::clock_free(an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering),
-        Check::clocked(a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap),
-        Check::clocked(a_stale_owner_leaves_an_unusable_list_to_the_claim_holder),
-        Check::clocked(a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone),
-        Check::clocked(a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_its_next_holder),
-        Check::clocked(reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest),
-        Check::clocked(a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows),
-        Check::clocked(a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_parked_copy_answers),
-        Check::clocked(promote_never_moves_a_retry_entry_into_a_bookkeeping_key),
-    ]
+super::checks! {
+    clock_free:
+        ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing,
+        an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering;
+    clocked:
+        a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
+        a_stale_owner_leaves_an_unusable_list_to_the_claim_holder,
+        a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone,
+        a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_its_next_holder,
+        reclaim_at_the_limit_with_an_unusable_result_list_dead_letters_with_why_and_moves_the_rest,
+        a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_second_record_follows,
+        a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_parked_copy_answers,
+        promote_never_moves_a_retry_entry_into_a_bookkeeping_key;
 }

@@ -310,21 +310,19 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     assert_eq!(ids, vec!["a-limit", "b-below"]);
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(reclaim_leaves_live_leases_alone),
-        Check::clocked(a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes),
-        Check::clocked(reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery),
-        Check::clocked(a_crashed_owners_request_is_redelivered_and_acked_exactly_once),
-        Check::clocked(reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters),
-        Check::clocked(delivery_limit_record_goes_to_the_queues_configured_list),
-        Check::clocked(unlimited_deliveries_never_dead_letter),
-        Check::clocked(reclaim_works_in_batches_and_says_when_more_remain),
-        Check::clocked(an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered),
-        Check::clocked(redelivery_counts_survive_release_and_retry),
-        Check::clocked(a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_redelivered_one_keeps_it),
-        Check::clocked(an_expired_claim_of_an_answered_generation_leaves_no_payload_key),
-    ]
+super::checks! {
+    clock_free:
+        reclaim_leaves_live_leases_alone;
+    clocked:
+        a_resolved_members_delivery_limit_record_keeps_its_own_list_as_go_routes,
+        reclaim_returns_an_expired_claim_to_pending_and_counts_the_redelivery,
+        a_crashed_owners_request_is_redelivered_and_acked_exactly_once,
+        reclaim_at_the_delivery_limit_writes_one_record_and_dead_letters,
+        delivery_limit_record_goes_to_the_queues_configured_list,
+        unlimited_deliveries_never_dead_letter,
+        reclaim_works_in_batches_and_says_when_more_remain,
+        an_expired_claim_of_an_answered_generation_is_dropped_not_redelivered,
+        redelivery_counts_survive_release_and_retry,
+        a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_redelivered_one_keeps_it,
+        an_expired_claim_of_an_answered_generation_leaves_no_payload_key;
 }

@@ -231,21 +231,17 @@ pub async fn dead_letter_of_a_member_no_longer_pending_is_refused(f: &impl Store
     );
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clock_free(release_returns_a_claim_to_pending_at_its_original_score),
-        Check::clock_free(release_by_a_non_owner_changes_nothing),
-        Check::clock_free(
-            a_release_of_a_whole_batch_returns_every_claim_in_order_without_counting_a_delivery,
-        ),
-        Check::clock_free(park_retry_by_a_non_owner_is_refused),
-        Check::clock_free(dead_letter_of_a_member_no_longer_pending_is_refused),
-        Check::clocked(park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else),
-        Check::clocked(promote_due_returns_only_due_retries_at_their_deadline_score),
-        Check::clocked(promote_due_moves_go_parked_entries_to_their_named_queue),
-        Check::clocked(earliest_deadline_first_is_restored_on_every_return_to_pending),
-        Check::clocked(dead_letter_moves_an_unparsable_member_with_its_reason),
-    ]
+super::checks! {
+    clock_free:
+        release_returns_a_claim_to_pending_at_its_original_score,
+        release_by_a_non_owner_changes_nothing,
+        a_release_of_a_whole_batch_returns_every_claim_in_order_without_counting_a_delivery,
+        park_retry_by_a_non_owner_is_refused,
+        dead_letter_of_a_member_no_longer_pending_is_refused;
+    clocked:
+        park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
+        promote_due_returns_only_due_retries_at_their_deadline_score,
+        promote_due_moves_go_parked_entries_to_their_named_queue,
+        earliest_deadline_first_is_restored_on_every_return_to_pending,
+        dead_letter_moves_an_unparsable_member_with_its_reason;
 }

@@ -190,15 +190,12 @@ pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_w
     );
 }
 
-/// This file's checks, for the runner.
-pub fn checks<F: StoreFactory + 'static>() -> Vec<super::Check<F>> {
-    use super::Check;
-    vec![
-        Check::clocked(a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_the_default_list_as_its_answer),
-        Check::clocked(an_unresolved_members_delivery_limit_record_sets_the_queues_list_ttl),
-        Check::clocked(an_ack_to_a_list_outside_the_allow_list_dead_letters_the_member_and_writes_no_key),
-        Check::clocked(a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_written),
-        Check::clocked(a_member_whose_list_ttl_is_beyond_ten_years_is_routed_as_unreadable_at_the_delivery_limit),
-        Check::clocked(an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_with_the_ttl_clamped),
-    ]
+super::checks! {
+    clocked:
+        a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_the_default_list_as_its_answer,
+        an_unresolved_members_delivery_limit_record_sets_the_queues_list_ttl,
+        an_ack_to_a_list_outside_the_allow_list_dead_letters_the_member_and_writes_no_key,
+        a_delivery_limit_record_for_a_list_outside_the_allow_list_is_not_written,
+        a_member_whose_list_ttl_is_beyond_ten_years_is_routed_as_unreadable_at_the_delivery_limit,
+        an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_with_the_ttl_clamped;
 }
