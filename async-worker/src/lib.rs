@@ -58,6 +58,7 @@ pub mod gate;
 pub mod handler;
 #[cfg(feature = "http-handler")]
 pub mod http_handler;
+pub mod merge_policy;
 pub mod metrics;
 pub mod prelude;
 pub mod runtime;

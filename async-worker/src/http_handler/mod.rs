@@ -7,9 +7,13 @@
 //!   The endpoint is a path: it cannot move the request to another host.
 //! - Headers: `Content-Type: application/json`, then
 //!   `x-gateway-inference-objective` when the queue names an objective, then the
-//!   member's `data.headers`, which win. `Host`, `Content-Length` and
-//!   `Transfer-Encoding` from the member are dropped (Go's transport ignores
-//!   them too); a header that is not valid HTTP is `INVALID_REQUEST`.
+//!   member's `data.headers`, which win over those two. `Host`,
+//!   `Content-Length` and `Transfer-Encoding` from the member are dropped
+//!   (Go's transport ignores them too); a header that is not valid HTTP is
+//!   `INVALID_REQUEST`. Then the merge policy's stamps, which win over the
+//!   member's: the fairness id ([`fairness`], on by default) and, under
+//!   `tier-priority`, the lane's priority and objective headers
+//!   ([`crate::merge_policy`]).
 //! - Body: the request's payload bytes, unchanged: the member's `data.payload`,
 //!   or the payload the runtime fetched from its `internal.payload_ref`.
 //! - Answers: 429 and 5xx retry, as do connection and body-read errors; any
@@ -33,12 +37,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use claim_core::Millis;
 use claim_core::wire::ErrorCode;
-use rand::Rng;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{Handler, HandlerOutcome, Request};
+
+mod backoff;
+pub mod fairness;
+
+pub use backoff::{Backoff, parse_retry_after};
+
+pub use fairness::Fairness;
+
+use crate::merge_policy::{MergePolicy, TierPriority};
 
 /// Header Go sets from a queue's `inference_objective`.
 pub const OBJECTIVE_HEADER: &str = "x-gateway-inference-objective";
@@ -152,61 +164,14 @@ fn join_path(base: &Url, elem: &str) -> Url {
     url
 }
 
-/// Exponential backoff with equal jitter, as Go's processor computes it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
-    pub base: Duration,
-    pub cap: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff {
-            base: Duration::from_secs(2),
-            cap: Duration::from_secs(60),
-        }
-    }
-}
-
-impl Backoff {
-    /// The delay before retry number `retry_count + 1`, strictly inside `time_left`.
-    pub fn delay(
-        &self,
-        retry_count: u32,
-        retry_after: Option<Duration>,
-        time_left: Duration,
-        rng: &mut impl Rng,
-    ) -> Duration {
-        let left = time_left.as_secs_f64();
-        let exponent = retry_count.saturating_add(1).min(60) as i32;
-        let step = (self.base.as_secs_f64() * 2f64.powi(exponent))
-            .min(self.cap.as_secs_f64())
-            .min(left);
-        let mut secs = step / 2.0 + rng.random::<f64>() * step / 2.0;
-        if let Some(after) = retry_after.map(|a| a.as_secs_f64()).filter(|a| *a > secs) {
-            let clamped = after.min(left / 2.0);
-            secs = secs.max(clamped * (1.0 + rng.random::<f64>() / 4.0));
-        }
-        Duration::from_secs_f64(secs.max(0.0))
-    }
-}
-
-/// Reads `Retry-After`: whole seconds, or an HTTP date (time until it, zero if past).
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
-}
-
 /// The default handler; one shared, pooled HTTP client for every queue.
 #[derive(Debug, Clone)]
 pub struct HttpHandler {
     client: reqwest::Client,
     targets: HashMap<String, HttpTarget>,
     backoff: Backoff,
+    fairness: Fairness,
+    tiers: Option<TierPriority>,
 }
 
 impl HttpHandler {
@@ -231,7 +196,38 @@ impl HttpHandler {
             client,
             targets: targets.into_iter().collect(),
             backoff: Backoff::default(),
+            fairness: Fairness::default(),
+            tiers: None,
         }
+    }
+
+    /// Stamps what a merge policy asks for (fairness is on by default,
+    /// without a policy too). Refuses an illegal fairness header name.
+    pub fn with_policy(mut self, policy: &MergePolicy) -> Result<Self, String> {
+        let fairness = policy.fairness();
+        self.fairness = Fairness::new(fairness.header.as_deref(), fairness.attribute.as_deref())?;
+        self.tiers = match policy {
+            MergePolicy::TierPriority(tiers) => Some(tiers.clone()),
+            MergePolicy::RandomRobin { .. } => None,
+        };
+        Ok(self)
+    }
+
+    /// The headers of one request: the target's and the member's, then the
+    /// policy's stamps.
+    fn headers_of(&self, target: &HttpTarget, request: &Request) -> Result<HeaderMap, String> {
+        let mut headers = target.headers(&request.parsed.headers)?;
+        self.fairness.stamp(&mut headers, &request.parsed.metadata);
+        if let Some(tiers) = &self.tiers {
+            for (name, value) in tiers.headers(tiers.lane(&request.parsed.labels)) {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("{name:?} is not a valid HTTP header name"))?;
+                let value = HeaderValue::from_str(&value)
+                    .map_err(|_| format!("lane objective {value:?} is not a valid header value"))?;
+                headers.insert(name, value);
+            }
+        }
+        Ok(headers)
     }
 
     /// Replaces the retry backoff (base 2 s, cap 60 s by default).
@@ -306,7 +302,7 @@ impl Handler for HttpHandler {
                 ),
             );
         };
-        let headers = match target.headers(&request.parsed.headers) {
+        let headers = match self.headers_of(target, request) {
             Ok(h) => h,
             Err(message) => return HandlerOutcome::error(ErrorCode::InvalidRequest, message),
         };
