@@ -67,6 +67,7 @@ pub mod serve;
 pub mod status;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+pub mod transform;
 pub mod typed;
 
 pub use clock::{SystemClock, TokioClock};

@@ -31,7 +31,7 @@
 //!
 //! Payloads and response bodies are never logged.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -45,12 +45,15 @@ use crate::handler::{Handler, HandlerOutcome, Request};
 
 mod backoff;
 pub mod fairness;
+mod target;
 
 pub use backoff::{Backoff, parse_retry_after};
 
 pub use fairness::Fairness;
+pub use target::HttpTarget;
 
 use crate::merge_policy::{MergePolicy, TierPriority};
+use crate::transform::{TransformInput, Transforms};
 
 /// Header Go sets from a queue's `inference_objective`.
 pub const OBJECTIVE_HEADER: &str = "x-gateway-inference-objective";
@@ -69,101 +72,6 @@ pub enum HttpHandlerError {
     Client(#[from] reqwest::Error),
 }
 
-/// Where one queue's requests go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpTarget {
-    /// The gateway's base URL (Go: `igw_base_url`).
-    pub base_url: Url,
-    /// Joined to the base when the member names no endpoint (Go: `request_path_url`).
-    pub request_path: String,
-    /// Sent as [`OBJECTIVE_HEADER`] (Go: `inference_objective`).
-    pub inference_objective: Option<String>,
-}
-
-impl HttpTarget {
-    pub fn new(
-        base_url: &str,
-        request_path: &str,
-        inference_objective: Option<String>,
-    ) -> Result<Self, HttpHandlerError> {
-        let parsed = Url::parse(base_url).map_err(|e| HttpHandlerError::BadUrl {
-            url: base_url.to_owned(),
-            reason: e.to_string(),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(HttpHandlerError::Scheme {
-                url: base_url.to_owned(),
-                scheme: parsed.scheme().to_owned(),
-            });
-        }
-        let request_path = match request_path {
-            "" => "/v1/completions".to_owned(),
-            p if p.starts_with('/') => p.to_owned(),
-            p => format!("/{p}"),
-        };
-        Ok(HttpTarget {
-            base_url: parsed,
-            request_path,
-            inference_objective: inference_objective.filter(|o| !o.is_empty()),
-        })
-    }
-
-    /// The URL for a member: its endpoint, else the queue's path, joined to the base.
-    pub fn url_for(&self, endpoint: Option<&str>) -> Url {
-        let path = endpoint
-            .filter(|e| !e.is_empty())
-            .unwrap_or(&self.request_path);
-        join_path(&self.base_url, path)
-    }
-
-    /// The request headers: defaults, then the objective, then the member's own.
-    pub fn headers(&self, member: &BTreeMap<String, String>) -> Result<HeaderMap, String> {
-        let mut headers = HeaderMap::with_capacity(member.len() + 2);
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(objective) = &self.inference_objective {
-            let value = HeaderValue::from_str(objective).map_err(|_| {
-                format!("inference_objective {objective:?} is not a valid header value")
-            })?;
-            headers.insert(OBJECTIVE_HEADER, value);
-        }
-        for (name, value) in member {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("data.headers: {name:?} is not a valid HTTP header name"))?;
-            if DROPPED_HEADERS.contains(&name.as_str()) {
-                continue;
-            }
-            let value = HeaderValue::from_str(value).map_err(|_| {
-                format!("data.headers: the value of {name:?} is not a valid HTTP header value")
-            })?;
-            headers.insert(name, value);
-        }
-        Ok(headers)
-    }
-}
-
-/// Go's `url.JoinPath(base, elem)`: the paths joined and cleaned (duplicate
-/// slashes and dot segments removed), a trailing slash of `elem` kept.
-fn join_path(base: &Url, elem: &str) -> Url {
-    let joined = format!("{}/{}", base.path(), elem);
-    let mut segments: Vec<&str> = Vec::new();
-    for segment in joined.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                segments.pop();
-            }
-            s => segments.push(s),
-        }
-    }
-    let mut path = format!("/{}", segments.join("/"));
-    if elem.ends_with('/') && !path.ends_with('/') {
-        path.push('/');
-    }
-    let mut url = base.clone();
-    url.set_path(&path);
-    url
-}
-
 /// The default handler; one shared, pooled HTTP client for every queue.
 #[derive(Debug, Clone)]
 pub struct HttpHandler {
@@ -172,6 +80,7 @@ pub struct HttpHandler {
     backoff: Backoff,
     fairness: Fairness,
     tiers: Option<TierPriority>,
+    transforms: Transforms,
 }
 
 impl HttpHandler {
@@ -198,6 +107,7 @@ impl HttpHandler {
             backoff: Backoff::default(),
             fairness: Fairness::default(),
             tiers: None,
+            transforms: Transforms::default(),
         }
     }
 
@@ -211,6 +121,38 @@ impl HttpHandler {
             MergePolicy::RandomRobin { .. } => None,
         };
         Ok(self)
+    }
+
+    /// Checks and rewrites bodies with these transforms
+    /// (`--transform-config-file`); none by default.
+    pub fn with_transforms(mut self, transforms: Transforms) -> Self {
+        self.transforms = transforms;
+        self
+    }
+
+    /// The body to send: the payload, or what the first transform that
+    /// owns the request makes of it (its content type replacing JSON's).
+    /// An error is the `INVALID_REQUEST` record's message.
+    fn body_of(&self, request: &Request, headers: &mut HeaderMap) -> Result<Vec<u8>, String> {
+        let payload = request.parsed.payload.get();
+        if self.transforms.is_empty() {
+            return Ok(payload.as_bytes().to_vec());
+        }
+        let input = TransformInput {
+            payload,
+            metadata: &request.parsed.metadata,
+            deadline_secs: request.parsed.deadline,
+        };
+        self.transforms.validate(input)?;
+        match self.transforms.rewrite(input)? {
+            None => Ok(payload.as_bytes().to_vec()),
+            Some(rewritten) => {
+                let content_type = HeaderValue::from_str(&rewritten.content_type)
+                    .map_err(|_| "a transform made an invalid content type".to_owned())?;
+                headers.insert(CONTENT_TYPE, content_type);
+                Ok(rewritten.body)
+            }
+        }
     }
 
     /// The headers of one request: the target's and the member's, then the
@@ -302,8 +244,12 @@ impl Handler for HttpHandler {
                 ),
             );
         };
-        let headers = match self.headers_of(target, request) {
+        let mut headers = match self.headers_of(target, request) {
             Ok(h) => h,
+            Err(message) => return HandlerOutcome::error(ErrorCode::InvalidRequest, message),
+        };
+        let body = match self.body_of(request, &mut headers) {
+            Ok(body) => body,
             Err(message) => return HandlerOutcome::error(ErrorCode::InvalidRequest, message),
         };
         let url = target.url_for(request.parsed.endpoint.as_deref());
@@ -315,7 +261,6 @@ impl Handler for HttpHandler {
             );
         }
         tracing::debug!(id = %request.parsed.id, %url, "calling the gateway");
-        let body = request.parsed.payload.get().as_bytes().to_vec();
         let answer = tokio::select! {
             biased;
             _ = cancel.cancelled() => {

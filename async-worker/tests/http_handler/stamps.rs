@@ -69,3 +69,47 @@ async fn tier_priority_sends_the_lane_as_priority_and_the_lanes_objective() {
         vec!["cheap-batch"]
     );
 }
+
+#[tokio::test]
+async fn a_gcs_uri_request_reaches_the_gateway_as_form_data_and_an_expiring_one_is_invalid() {
+    use async_worker::transform::Transforms;
+    let (addr, log) = gateway().await;
+    let transforms = Transforms::from_json(
+        r#"{"requestTransforms":[{"name":"audio","type":"gcs_uri_multipart","parameters":{"providers":["vertex"]}}]}"#,
+    )
+    .unwrap();
+    let h = handler(addr, None).with_transforms(transforms);
+    let owned = |uri: &str| {
+        request(
+            r#","metadata":{"provider":"vertex"}"#,
+            &format!(r#"{{"gcs_uri":"{uri}","model":"whisper"}}"#),
+            Duration::from_secs(3600),
+        )
+    };
+    let outcome = handle(&h, &owned("gs://bucket/clip.wav")).await;
+    assert!(
+        matches!(outcome, HandlerOutcome::Success { .. }),
+        "{outcome:?}"
+    );
+    let seen = last_seen(&log);
+    let content_type = header(&seen, "content-type");
+    assert!(
+        content_type[0].starts_with("multipart/form-data; boundary="),
+        "{content_type:?}"
+    );
+    let body = String::from_utf8(seen.body.clone()).unwrap();
+    assert!(
+        body.contains("gs://bucket/clip.wav") && body.contains("whisper"),
+        "{body}"
+    );
+
+    let expired =
+        "https://storage.googleapis.com/b/o?X-Goog-Date=20200101T000000Z&X-Goog-Expires=60";
+    match handle(&h, &owned(expired)).await {
+        HandlerOutcome::Error { code, message, .. } => {
+            assert_eq!(code, async_worker::prelude::ErrorCode::InvalidRequest);
+            assert!(message.starts_with("Failed to validate request for transform: transform audio/gcs_uri_multipart: INVALID_REQ: "), "{message}");
+        }
+        other => panic!("expected INVALID_REQUEST, got {other:?}"),
+    }
+}
