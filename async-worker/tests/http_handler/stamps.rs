@@ -37,15 +37,19 @@ async fn the_userid_is_stamped_as_the_fairness_id_by_default_over_the_members_ow
     );
 }
 
+/// What the gateway saw of `request` sent under the policy `policy`.
+async fn seen_under(policy: &str, request: &async_worker::Request) -> Seen {
+    let (addr, log) = gateway().await;
+    let policy = MergePolicy::from_json(policy).unwrap();
+    let h = handler(addr, None).with_policy(&policy).unwrap();
+    handle(&h, request).await;
+    last_seen(&log)
+}
+
 #[tokio::test]
 async fn a_policy_with_an_empty_fairness_header_sends_the_members_header_untouched() {
-    let (addr, log) = gateway().await;
-    let policy =
-        MergePolicy::from_json(r#"{"type":"random-robin","parameters":{"fairness_header":""}}"#)
-            .unwrap();
-    let h = handler(addr, None).with_policy(&policy).unwrap();
-    handle(&h, &with_metadata(r#"{"userid":"alice"}"#)).await;
-    let seen = last_seen(&log);
+    let policy = r#"{"type":"random-robin","parameters":{"fairness_header":""}}"#;
+    let seen = seen_under(policy, &with_metadata(r#"{"userid":"alice"}"#)).await;
     assert_eq!(
         header(&seen, "x-llm-d-inference-fairness-id"),
         vec!["spoofed"]
@@ -54,15 +58,9 @@ async fn a_policy_with_an_empty_fairness_header_sends_the_members_header_untouch
 
 #[tokio::test]
 async fn tier_priority_sends_the_lane_as_priority_and_the_lanes_objective() {
-    let (addr, log) = gateway().await;
-    let policy = MergePolicy::from_json(
-        r#"{"type":"tier-priority","parameters":{"lane_objectives":{"overflow-batch":"cheap-batch"}}}"#,
-    )
-    .unwrap();
-    let h = handler(addr, None).with_policy(&policy).unwrap();
+    let policy = r#"{"type":"tier-priority","parameters":{"lane_objectives":{"overflow-batch":"cheap-batch"}}}"#;
     // No classification and no tier: the last lane, overflow-batch.
-    handle(&h, &simple("/v1/completions")).await;
-    let seen = last_seen(&log);
+    let seen = seen_under(policy, &simple("/v1/completions")).await;
     assert_eq!(header(&seen, "x-gateway-priority"), vec!["5"]);
     assert_eq!(
         header(&seen, "x-llm-d-inference-objective"),
