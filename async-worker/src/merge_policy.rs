@@ -127,13 +127,10 @@ fn header_param(
     key: &str,
     default: Option<&str>,
 ) -> Result<Option<String>, String> {
-    let Some(value) = parameters.get(key).filter(|v| !v.is_null()) else {
+    if parameters.get(key).is_none_or(Value::is_null) {
         return Ok(default.map(str::to_owned));
-    };
-    let name = match value {
-        Value::String(s) => s.clone(),
-        _ => params::string(parameters, key, ""),
-    };
+    }
+    let name = params::string(parameters, key, "");
     if name.is_empty() {
         return Ok(Some(String::new()));
     }

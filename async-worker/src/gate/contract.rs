@@ -268,22 +268,26 @@ mod tests {
         })
     }
 
-    #[tokio::test]
-    async fn releases_run_last_pushed_first_and_once() {
+    /// A log, and a list whose releases note `ns` in it, pushed in order.
+    fn noting_all(ns: &[u32]) -> (Arc<Mutex<Vec<u32>>>, Releases) {
         let log = Arc::new(Mutex::new(Vec::new()));
         let mut releases = Releases::new();
-        for n in 1..=3 {
+        for &n in ns {
             releases.push(noting(&log, n));
         }
+        (log, releases)
+    }
+
+    #[tokio::test]
+    async fn releases_run_last_pushed_first_and_once() {
+        let (log, releases) = noting_all(&[1, 2, 3]);
         releases.run().await;
         assert_eq!(*log.lock().unwrap(), vec![3, 2, 1]);
     }
 
     #[tokio::test]
     async fn a_chain_takes_out_only_the_releases_it_pushed() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let mut releases = Releases::new();
-        releases.push(noting(&log, 1));
+        let (log, mut releases) = noting_all(&[1]);
         let before = releases.len();
         releases.push(noting(&log, 2));
         releases.push(noting(&log, 3));
@@ -295,10 +299,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_list_dropped_without_running_still_runs_each_release() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let mut releases = Releases::new();
-        releases.push(noting(&log, 1));
-        releases.push(noting(&log, 2));
+        let (log, releases) = noting_all(&[1, 2]);
         drop(releases);
         for _ in 0..100 {
             if log.lock().unwrap().len() == 2 {

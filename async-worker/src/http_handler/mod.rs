@@ -37,7 +37,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use claim_core::Millis;
 use claim_core::wire::ErrorCode;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 use tokio_util::sync::CancellationToken;
 
@@ -46,14 +46,16 @@ use crate::handler::{Handler, HandlerOutcome, Request};
 mod backoff;
 pub mod fairness;
 mod target;
+mod tier_stamps;
 
 pub use backoff::{Backoff, parse_retry_after};
 
 pub use fairness::Fairness;
 pub use target::HttpTarget;
 
-use crate::merge_policy::{MergePolicy, TierPriority};
+use crate::merge_policy::MergePolicy;
 use crate::transform::{TransformInput, Transforms};
+use tier_stamps::TierStamps;
 
 /// Header Go sets from a queue's `inference_objective`.
 pub const OBJECTIVE_HEADER: &str = "x-gateway-inference-objective";
@@ -79,7 +81,7 @@ pub struct HttpHandler {
     targets: HashMap<String, HttpTarget>,
     backoff: Backoff,
     fairness: Fairness,
-    tiers: Option<TierPriority>,
+    tiers: Option<TierStamps>,
     transforms: Transforms,
 }
 
@@ -117,7 +119,7 @@ impl HttpHandler {
         let fairness = policy.fairness();
         self.fairness = Fairness::new(fairness.header.as_deref(), fairness.attribute.as_deref())?;
         self.tiers = match policy {
-            MergePolicy::TierPriority(tiers) => Some(tiers.clone()),
+            MergePolicy::TierPriority(tiers) => Some(TierStamps::new(tiers)),
             MergePolicy::RandomRobin { .. } => None,
         };
         Ok(self)
@@ -143,8 +145,7 @@ impl HttpHandler {
             metadata: &request.parsed.metadata,
             deadline_secs: request.parsed.deadline,
         };
-        self.transforms.validate(input)?;
-        match self.transforms.rewrite(input)? {
+        match self.transforms.prepare(input)? {
             None => Ok(payload.as_bytes().to_vec()),
             Some(rewritten) => {
                 let content_type = HeaderValue::from_str(&rewritten.content_type)
@@ -161,13 +162,7 @@ impl HttpHandler {
         let mut headers = target.headers(&request.parsed.headers)?;
         self.fairness.stamp(&mut headers, &request.parsed.metadata);
         if let Some(tiers) = &self.tiers {
-            for (name, value) in tiers.headers(tiers.lane(&request.parsed.labels)) {
-                let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("{name:?} is not a valid HTTP header name"))?;
-                let value = HeaderValue::from_str(&value)
-                    .map_err(|_| format!("lane objective {value:?} is not a valid header value"))?;
-                headers.insert(name, value);
-            }
+            tiers.stamp(&mut headers, &request.parsed.labels)?;
         }
         Ok(headers)
     }

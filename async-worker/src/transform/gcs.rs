@@ -10,7 +10,7 @@
 //! JSON). Every refusal starts `INVALID_REQ: `, as Go's do.
 
 use super::multipart::FormData;
-use super::{Rewritten, TransformInput};
+use super::{Fields, PayloadFields, Rewritten, TransformInput};
 use serde_json::Value;
 
 /// The type name in the transform config file.
@@ -49,28 +49,37 @@ impl GcsUriMultipart {
         })
     }
 
-    /// The payload's fields and its `gcs_uri`, when this transform owns the request.
-    fn owned<'a>(
+    /// The payload's fields and its `gcs_uri`, when this transform owns
+    /// the request. The payload is parsed at most once per request, into
+    /// `parsed`, and only once a provider matched.
+    fn owned<'f>(
         &self,
-        input: TransformInput<'a>,
-    ) -> Option<(serde_json::Map<String, Value>, String)> {
+        input: TransformInput<'_>,
+        parsed: &'f PayloadFields,
+    ) -> Option<(&'f Fields, &'f str)> {
         let provider = input.metadata.get("provider")?;
         if !self.providers.iter().any(|p| p == provider) {
             return None;
         }
-        let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(input.payload) else {
-            return None;
-        };
+        let fields = parsed
+            .get_or_init(|| match serde_json::from_str::<Value>(input.payload) {
+                Ok(Value::Object(fields)) => Some(fields),
+                _ => None,
+            })
+            .as_ref()?;
         let uri = fields.get("gcs_uri")?.as_str().filter(|u| !u.is_empty())?;
-        let uri = uri.to_owned();
         Some((fields, uri))
     }
 
-    pub fn validate(&self, input: TransformInput<'_>) -> Result<(), String> {
-        let Some((_, uri)) = self.owned(input) else {
+    pub fn validate(
+        &self,
+        input: TransformInput<'_>,
+        parsed: &PayloadFields,
+    ) -> Result<(), String> {
+        let Some((_, uri)) = self.owned(input, parsed) else {
             return Ok(());
         };
-        match signed_url_expiry(&uri)? {
+        match signed_url_expiry(uri)? {
             Some(expiry) if expiry <= input.deadline_secs => Err(format!(
                 "INVALID_REQ: the signed gcs_uri expires at {expiry} (Unix seconds), not after the request's deadline {}",
                 input.deadline_secs
@@ -79,8 +88,12 @@ impl GcsUriMultipart {
         }
     }
 
-    pub fn rewrite(&self, input: TransformInput<'_>) -> Result<Option<Rewritten>, String> {
-        let Some((fields, uri)) = self.owned(input) else {
+    pub fn rewrite(
+        &self,
+        input: TransformInput<'_>,
+        parsed: &PayloadFields,
+    ) -> Result<Option<Rewritten>, String> {
+        let Some((fields, uri)) = self.owned(input, parsed) else {
             return Ok(None);
         };
         let inline = fields
@@ -93,8 +106,8 @@ impl GcsUriMultipart {
             );
         }
         let mut form = FormData::new();
-        form.text("url", &uri);
-        for (name, value) in &fields {
+        form.text("url", uri);
+        for (name, value) in fields {
             if name == "gcs_uri" || name == "file_base64" {
                 continue;
             }

@@ -10,7 +10,16 @@
 pub mod gcs;
 mod multipart;
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A payload's top-level fields.
+type Fields = serde_json::Map<String, serde_json::Value>;
+
+/// A request's payload fields, parsed on first use by whichever transform
+/// owns it (`None`: not a JSON object), then shared by its check and its
+/// rewrite.
+type PayloadFields = OnceCell<Option<Fields>>;
 
 /// A rewritten body and its content type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,10 +45,17 @@ enum Kind {
     GcsUriMultipart(gcs::GcsUriMultipart),
 }
 
+impl Kind {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Kind::GcsUriMultipart(_) => gcs::GCS_URI_MULTIPART,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Named {
     name: String,
-    type_name: &'static str,
     kind: Kind,
 }
 
@@ -81,13 +97,10 @@ impl Transforms {
                 return Err(format!("duplicate request transform name {:?}", entry.name));
             }
             let parameters = entry.parameters.unwrap_or(serde_json::Value::Null);
-            let (type_name, kind) = match entry.kind.as_str() {
-                gcs::GCS_URI_MULTIPART => (
-                    gcs::GCS_URI_MULTIPART,
-                    Kind::GcsUriMultipart(
-                        gcs::GcsUriMultipart::from_params(&parameters)
-                            .map_err(|e| format!("request transform {:?}: {e}", entry.name))?,
-                    ),
+            let kind = match entry.kind.as_str() {
+                gcs::GCS_URI_MULTIPART => Kind::GcsUriMultipart(
+                    gcs::GcsUriMultipart::from_params(&parameters)
+                        .map_err(|e| format!("request transform {:?}: {e}", entry.name))?,
                 ),
                 "random-robin" | "tier-priority" => {
                     return Err(format!(
@@ -105,7 +118,6 @@ impl Transforms {
             };
             list.push(Named {
                 name: entry.name,
-                type_name,
                 kind,
             });
         }
@@ -118,26 +130,47 @@ impl Transforms {
 
     /// Every transform's check; the first failure is the record's message.
     pub fn validate(&self, input: TransformInput<'_>) -> Result<(), String> {
+        self.check(input, &PayloadFields::new())
+    }
+
+    /// The body the first transform that owns the request makes of it;
+    /// `None` when none owns it (the payload goes as is).
+    pub fn rewrite(&self, input: TransformInput<'_>) -> Result<Option<Rewritten>, String> {
+        self.rewrite_parsed(input, &PayloadFields::new())
+    }
+
+    /// [`Self::validate`], then [`Self::rewrite`], parsing the payload at
+    /// most once: what the handler calls before a request is sent.
+    pub fn prepare(&self, input: TransformInput<'_>) -> Result<Option<Rewritten>, String> {
+        let parsed = PayloadFields::new();
+        self.check(input, &parsed)?;
+        self.rewrite_parsed(input, &parsed)
+    }
+
+    fn check(&self, input: TransformInput<'_>, parsed: &PayloadFields) -> Result<(), String> {
         for named in &self.list {
             let checked = match &named.kind {
-                Kind::GcsUriMultipart(t) => t.validate(input),
+                Kind::GcsUriMultipart(t) => t.validate(input, parsed),
             };
             checked.map_err(|e| {
                 format!(
                     "Failed to validate request for transform: transform {}/{}: {e}",
-                    named.name, named.type_name
+                    named.name,
+                    named.kind.type_name()
                 )
             })?;
         }
         Ok(())
     }
 
-    /// The body the first transform that owns the request makes of it;
-    /// `None` when none owns it (the payload goes as is).
-    pub fn rewrite(&self, input: TransformInput<'_>) -> Result<Option<Rewritten>, String> {
+    fn rewrite_parsed(
+        &self,
+        input: TransformInput<'_>,
+        parsed: &PayloadFields,
+    ) -> Result<Option<Rewritten>, String> {
         for named in &self.list {
             let rewritten = match &named.kind {
-                Kind::GcsUriMultipart(t) => t.rewrite(input),
+                Kind::GcsUriMultipart(t) => t.rewrite(input, parsed),
             };
             match rewritten {
                 Ok(None) => continue,
