@@ -46,8 +46,9 @@ pub enum Verdict {
     /// write; a pool gate requeues the claimed request (retry path, no
     /// backoff, `retry_count` unchanged).
     Refuse,
-    /// Ask again shortly (pool gates only; the claim stays renewed). A
-    /// queue gate's `Wait` dispatches like `Continue`, as Go does.
+    /// Ask again shortly (pool gates; the claim stays renewed). A queue
+    /// gate's `Wait` leaves the member pending like `Refuse` (Go's
+    /// dispatches it like `Continue`; see docs/OPERATIONS.md).
     Wait,
 }
 
@@ -240,6 +241,22 @@ pub trait DispatchGate: Send + Sync + fmt::Debug + 'static {
         request: &mut GateRequest<'_>,
         releases: &mut Releases,
     ) -> Result<Verdict, GateError>;
+}
+
+/// A shared gate is a gate (one instance may guard several queues).
+#[async_trait::async_trait]
+impl<G: DispatchGate + ?Sized> DispatchGate for std::sync::Arc<G> {
+    async fn budget(&self) -> f64 {
+        (**self).budget().await
+    }
+
+    async fn apply(
+        &self,
+        request: &mut GateRequest<'_>,
+        releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        (**self).apply(request, releases).await
+    }
 }
 
 /// The `apply` of a gate that only has a budget (`redis`, the metric
