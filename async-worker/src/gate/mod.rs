@@ -1,9 +1,16 @@
 //! Dispatch gates: the contract every gate type implements ([`contract`]), and the poll-time gate the runtime consults before claiming.
 
+pub mod composite;
 pub mod constant;
 pub mod contract;
 pub mod factory;
+pub mod local_max_concurrency;
+pub mod nested;
 pub mod params;
+#[cfg(test)]
+mod scripted;
+pub mod tier_priority_admission;
+pub mod wait_on_refuse;
 
 pub use contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
