@@ -94,6 +94,10 @@ impl DispatchGate for TierPriorityAdmissionGate {
             return Ok(Verdict::Wait);
         }
         if label(&self.tier_label) == Some("interactive") && classification == Some("overflow") {
+            tracing::debug!(
+                request = request.id,
+                "saturated: interactive overflow answered 429"
+            );
             return Ok(Verdict::Drop(Some(GateRecord {
                 payload: TOO_MANY_REQUESTS.to_owned(),
             })));
