@@ -144,9 +144,7 @@ impl Releases {
 
     /// Runs every release, last pushed first, each once.
     pub async fn run(mut self) {
-        for release in std::mem::take(&mut self.list).into_iter().rev() {
-            release().await;
-        }
+        run_in_reverse(std::mem::take(&mut self.list)).await;
     }
 }
 
@@ -158,12 +156,13 @@ impl Drop for Releases {
         if self.list.is_empty() {
             return;
         }
-        let rest = Releases {
-            list: std::mem::take(&mut self.list),
-        };
+        // The spawned future owns the bare list, not a `Releases`: a runtime
+        // that is shutting down drops it unpolled, and a `Releases` in it
+        // would spawn again from its own drop, without end.
+        let rest = std::mem::take(&mut self.list);
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
-                handle.spawn(rest.run());
+                handle.spawn(run_in_reverse(rest));
             }
             Err(_) => {
                 std::thread::spawn(move || {
@@ -171,11 +170,18 @@ impl Drop for Releases {
                         .enable_all()
                         .build();
                     if let Ok(runtime) = runtime {
-                        runtime.block_on(rest.run());
+                        runtime.block_on(run_in_reverse(rest));
                     }
                 });
             }
         }
+    }
+}
+
+/// Runs each release, last pushed first.
+async fn run_in_reverse(list: Vec<Release>) {
+    for release in list.into_iter().rev() {
+        release().await;
     }
 }
 
@@ -325,5 +331,16 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(*log.lock().unwrap(), vec![2, 1]);
+    }
+
+    #[test]
+    fn a_list_dropped_as_its_runtime_shuts_down_is_let_go_without_spawning_again() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (log, releases) = noting_all(&[1]);
+        runtime.block_on(async move { drop(releases) });
+        drop(runtime);
+        assert!(log.lock().unwrap().is_empty(), "never polled, never run");
     }
 }

@@ -5,12 +5,22 @@
 //! the known types, because a misspelt gate on a batch queue would
 //! otherwise flood the pool it was meant to protect.
 
+use super::composite::CompositeGate;
 use super::constant::ConstantGate;
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
+use super::local_max_concurrency::LocalMaxConcurrencyGate;
+use super::tier_priority_admission::TierPriorityAdmissionGate;
+use super::wait_on_refuse::WaitOnRefuseGate;
 use std::sync::Arc;
 
 /// Every `gate_type` this build knows, as the startup error lists them.
-pub const GATE_TYPES: &[&str] = &["constant"];
+pub const GATE_TYPES: &[&str] = &[
+    "constant",
+    "composite",
+    "wait-on-refuse",
+    "tier-priority-admission",
+    "local-max-concurrency",
+];
 
 /// The gate a queue or pool config asks for; `None` for `""` and `none`.
 pub fn build(
@@ -23,6 +33,12 @@ pub fn build(
     let gate: Arc<dyn DispatchGate> = match gate_type {
         "" | "none" => return Ok(None),
         "constant" => Arc::new(ConstantGate),
+        "composite" => Arc::new(CompositeGate::from_params(params, owner, env, build)?),
+        "wait-on-refuse" => Arc::new(WaitOnRefuseGate::from_params(params, owner, env, build)?),
+        "tier-priority-admission" => Arc::new(TierPriorityAdmissionGate::from_params(
+            params, owner, env, build,
+        )?),
+        "local-max-concurrency" => Arc::new(LocalMaxConcurrencyGate::from_params(params)?),
         unknown => {
             return Err(GateConfigError(format!(
                 "unknown gate_type {unknown:?}: the known types are {}, or \"\"/\"none\" for no gate",

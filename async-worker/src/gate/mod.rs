@@ -1,9 +1,16 @@
 //! Dispatch gates: the contract every gate type implements ([`contract`]), Go's `gate_params` readers ([`params`]), the gate types, and the factory that builds one from its `gate_type` ([`factory`]).
 
+pub mod composite;
 pub mod constant;
 pub mod contract;
 pub mod factory;
+pub mod local_max_concurrency;
+pub mod nested;
 pub mod params;
+#[cfg(test)]
+mod scripted;
+pub mod tier_priority_admission;
+pub mod wait_on_refuse;
 
 pub use contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,

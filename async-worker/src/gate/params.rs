@@ -93,7 +93,7 @@ fn unsupported(key: &str, value: &Value) -> GateConfigError {
 }
 
 /// Go's `%T` of a decoded JSON value.
-fn go_type(value: &Value) -> &'static str {
+pub fn go_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "<nil>",
         Value::Bool(_) => "bool",
@@ -104,7 +104,8 @@ fn go_type(value: &Value) -> &'static str {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// The JSON kind Go's decoder names in a type mismatch (`object`, `number`).
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "bool",
