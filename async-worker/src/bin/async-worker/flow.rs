@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use async_worker::gate::{GateEnv, GateOwner, factory};
 use async_worker::http_handler::HttpHandler;
+use async_worker::merge_policy::MergePolicy;
 use async_worker::runtime::RuntimeBuilder;
 
 use crate::settings::ProcessorSettings;
@@ -17,13 +18,17 @@ pub fn gate_env(settings: &ProcessorSettings) -> GateEnv {
     }
 }
 
-/// Gives `builder` every queue gate and pool gate the settings name. The
-/// first that cannot be built stops the start, as Go's does.
-pub fn with_gates(
+/// Gives `builder` every queue gate and pool gate the settings name, and
+/// the tier-priority order when the merge policy asks for it. The first
+/// gate that cannot be built stops the start, as Go's does.
+pub fn with_flow(
     mut builder: RuntimeBuilder,
     settings: &ProcessorSettings,
     env: &GateEnv,
 ) -> Result<RuntimeBuilder, String> {
+    if let Some(MergePolicy::TierPriority(tiers)) = &settings.flow.merge_policy {
+        builder = builder.tier_priority(tiers.tier_label.clone());
+    }
     for queue in &settings.queues {
         let owner = GateOwner::queue(&queue.id, &queue.queue_name, &queue.worker_pool_id);
         let gate = factory::build(&queue.gate_type, &queue.gate_params, &owner, env);

@@ -167,7 +167,7 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     let builder = Runtime::builder(Arc::new(store))
         .handler(handler)
         .config(settings.runtime.clone());
-    let builder = match flow::with_gates(builder, &settings, &flow::gate_env(&settings)) {
+    let builder = match flow::with_flow(builder, &settings, &flow::gate_env(&settings)) {
         Ok(builder) => builder,
         Err(e) => return fail(&e),
     };

@@ -179,7 +179,7 @@ fn gates_of(json: &str) -> Result<(), String> {
     let s = config(json);
     let store = Arc::new(MemoryStore::new(s.store.clone()));
     let builder = Runtime::builder(store).config(s.runtime.clone());
-    crate::flow::with_gates(builder, &s, &crate::flow::gate_env(&s)).map(drop)
+    crate::flow::with_flow(builder, &s, &crate::flow::gate_env(&s)).map(drop)
 }
 
 #[test]
