@@ -143,9 +143,16 @@ impl Releases {
 
     /// Runs every release, last pushed first, each once.
     pub async fn run(mut self) {
-        for release in std::mem::take(&mut self.list).into_iter().rev() {
-            release().await;
-        }
+        run_all(std::mem::take(&mut self.list)).await;
+    }
+}
+
+/// Runs `list` last first. It takes the bare list, not a [`Releases`]: a
+/// future of it dropped unpolled (its runtime shutting down) must not spawn
+/// again from `Drop`, which would recurse until the stack overflows.
+async fn run_all(list: Vec<Release>) {
+    for release in list.into_iter().rev() {
+        release().await;
     }
 }
 
@@ -157,12 +164,10 @@ impl Drop for Releases {
         if self.list.is_empty() {
             return;
         }
-        let rest = Releases {
-            list: std::mem::take(&mut self.list),
-        };
+        let rest = std::mem::take(&mut self.list);
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
-                handle.spawn(rest.run());
+                handle.spawn(run_all(rest));
             }
             Err(_) => {
                 std::thread::spawn(move || {
@@ -170,7 +175,7 @@ impl Drop for Releases {
                         .enable_all()
                         .build();
                     if let Ok(runtime) = runtime {
-                        runtime.block_on(rest.run());
+                        runtime.block_on(run_all(rest));
                     }
                 });
             }
@@ -216,13 +221,17 @@ pub struct GateConfigError(pub String);
 pub type GateParams = serde_json::Map<String, serde_json::Value>;
 
 /// What building a gate may need besides its own params: the process-wide
-/// settings of the metric sources.
+/// settings of the metric sources and the shared Redis connections.
 #[derive(Debug, Clone, Default)]
 pub struct GateEnv {
     /// `--prometheus-url`; the Prometheus gates refuse to start without it.
     pub prometheus_url: Option<String>,
     /// `--prometheus-cache-ttl` (Go default 5 s; zero turns caching off).
     pub prometheus_cache_ttl: Duration,
+    /// The connections of the `redis` and `redis-quota` gates, one per
+    /// `address`, shared by every gate built from this env (and its clones).
+    #[cfg(feature = "redis")]
+    pub redis: super::redis_clients::RedisClients,
 }
 
 /// One gate. See the module docs for the contract.
@@ -308,5 +317,16 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(*log.lock().unwrap(), vec![2, 1]);
+    }
+
+    #[test]
+    fn a_list_dropped_as_its_runtime_shuts_down_is_abandoned_not_respawned() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (log, releases) = noting_all(&[1]);
+        runtime.block_on(async move { drop(releases) });
+        drop(runtime);
+        assert!(log.lock().unwrap().is_empty(), "never polled, never run");
     }
 }

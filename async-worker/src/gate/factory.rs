@@ -10,7 +10,13 @@ use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GatePar
 use std::sync::Arc;
 
 /// Every `gate_type` this build knows, as the startup error lists them.
-pub const GATE_TYPES: &[&str] = &["constant"];
+pub const GATE_TYPES: &[&str] = &[
+    "constant",
+    #[cfg(feature = "redis")]
+    "redis",
+    #[cfg(feature = "redis")]
+    "redis-quota",
+];
 
 /// The gate a queue or pool config asks for; `None` for `""` and `none`.
 pub fn build(
@@ -23,6 +29,20 @@ pub fn build(
     let gate: Arc<dyn DispatchGate> = match gate_type {
         "" | "none" => return Ok(None),
         "constant" => Arc::new(ConstantGate),
+        #[cfg(feature = "redis")]
+        "redis" => Arc::new(super::redis_budget::RedisBudgetGate::from_params(
+            params, env,
+        )?),
+        #[cfg(feature = "redis")]
+        "redis-quota" => Arc::new(super::redis_quota::RedisQuotaGate::from_params(
+            params, env,
+        )?),
+        #[cfg(not(feature = "redis"))]
+        "redis" | "redis-quota" => {
+            return Err(GateConfigError(format!(
+                "{gate_type} gate: this build lacks the `redis` feature"
+            )));
+        }
         unknown => {
             return Err(GateConfigError(format!(
                 "unknown gate_type {unknown:?}: the known types are {}, or \"\"/\"none\" for no gate",

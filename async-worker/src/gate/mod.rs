@@ -4,11 +4,19 @@ pub mod constant;
 pub mod contract;
 pub mod factory;
 pub mod params;
+#[cfg(feature = "redis")]
+pub mod redis_budget;
+#[cfg(feature = "redis")]
+pub mod redis_clients;
+#[cfg(feature = "redis")]
+pub mod redis_quota;
 
 pub use contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
     GateRequest, Release, ReleaseFuture, Releases, Verdict, budget_only,
 };
+#[cfg(feature = "redis")]
+pub use redis_clients::RedisClients;
 
 use async_trait::async_trait;
 

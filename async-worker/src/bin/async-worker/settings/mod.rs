@@ -23,7 +23,6 @@
 mod allow;
 mod bounds;
 mod compat;
-mod duration;
 mod error;
 mod go_flags;
 mod legacy;
@@ -34,7 +33,7 @@ mod resolve;
 mod tests;
 mod transport;
 
-pub use duration::{BareUnit, format_duration, parse_flag_duration};
+pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 pub use error::SettingsError;
 pub use go_flags::{GoFlags, LegacyFlags};
 pub use mode::RedisTls;
