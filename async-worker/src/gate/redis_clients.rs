@@ -27,6 +27,8 @@ const RETRY_MIN_DELAY: Duration = Duration::from_millis(8);
 const RETRY_MAX_DELAY: Duration = Duration::from_millis(512);
 
 /// One shared connection per Redis `address` (`host:port`). Cheap to clone.
+/// A connection belongs to the Tokio runtime that first used it, so one
+/// registry serves one runtime (the processor has one).
 #[derive(Clone, Default)]
 pub struct RedisClients {
     managers: Arc<Mutex<HashMap<String, ConnectionManager>>>,
@@ -105,7 +107,9 @@ fn tcp_address(address: &str) -> Result<ConnectionAddr, RedisError> {
 /// Test support for the Redis gates: a private `redis-server` on a free port.
 #[cfg(test)]
 pub(crate) mod testing {
+    use crate::gate::{DispatchGate, GateError, GateRequest, Releases, Verdict};
     use claim_redis::testing::{RedisServer, RedisServerOptions, require_redis_server};
+    use std::collections::BTreeMap;
 
     /// A private server, or `None` (after saying why) when `redis-server` is
     /// missing and `CI` is not set; with `CI` set a missing server fails.
@@ -132,6 +136,38 @@ pub(crate) mod testing {
             .get_multiplexed_async_connection()
             .await
             .expect("connect to the test's redis-server")
+    }
+
+    /// What one apply did: its verdict, the request's labels after it (the
+    /// request starts labelled `tier` = `batch`), and the releases it pushed.
+    pub(crate) struct Applied {
+        pub(crate) verdict: Verdict,
+        pub(crate) labels: BTreeMap<String, String>,
+        pub(crate) releases: Releases,
+    }
+
+    /// Applies `gate` to a request with this `metadata`.
+    pub(crate) async fn apply_with(
+        gate: &dyn DispatchGate,
+        metadata: &[(&str, &str)],
+    ) -> Result<Applied, GateError> {
+        let metadata: BTreeMap<String, String> = metadata
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut labels = BTreeMap::from([("tier".to_owned(), "batch".to_owned())]);
+        let mut releases = Releases::new();
+        let mut request = GateRequest {
+            id: "r1",
+            metadata: &metadata,
+            labels: &mut labels,
+        };
+        let verdict = gate.apply(&mut request, &mut releases).await?;
+        Ok(Applied {
+            verdict,
+            labels,
+            releases,
+        })
     }
 
     /// `gate_params` from a JSON object literal.

@@ -1,11 +1,12 @@
 //! The `redis-quota` gate: Go's startup errors one by one, and its verdicts, labels, releases and keys against a private redis-server.
 
-use super::super::redis_clients::testing::{address, gate_params, raw_connection, redis_server};
+use super::super::redis_clients::testing::{
+    Applied, address, apply_with, gate_params, raw_connection, redis_server,
+};
 use super::*;
 use claim_redis::testing::RedisServer;
 use redis::AsyncCommands;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 fn refusal(params: Value) -> String {
@@ -19,37 +20,6 @@ fn gate_on(server: &RedisServer, extra: Value) -> RedisQuotaGate {
     let mut params = gate_params(json!({ "address": address(server), "limit": "2" }));
     params.extend(gate_params(extra));
     RedisQuotaGate::from_params(&params, &GateEnv::default()).unwrap()
-}
-
-/// What one apply did: its verdict, the request's labels after it, and the
-/// releases it pushed.
-struct Applied {
-    verdict: Verdict,
-    labels: BTreeMap<String, String>,
-    releases: Releases,
-}
-
-async fn apply_with(
-    gate: &RedisQuotaGate,
-    metadata: &[(&str, &str)],
-) -> Result<Applied, GateError> {
-    let metadata: BTreeMap<String, String> = metadata
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let mut labels = BTreeMap::from([("tier".to_owned(), "batch".to_owned())]);
-    let mut releases = Releases::new();
-    let mut request = GateRequest {
-        id: "r1",
-        metadata: &metadata,
-        labels: &mut labels,
-    };
-    let verdict = gate.apply(&mut request, &mut releases).await?;
-    Ok(Applied {
-        verdict,
-        labels,
-        releases,
-    })
 }
 
 async fn apply_as(gate: &RedisQuotaGate, user: &str) -> Applied {
