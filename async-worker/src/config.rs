@@ -1,5 +1,6 @@
 //! Runtime settings: which queues to drain and how hard, and the typed error naming a bad one.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// The worker pool a queue belongs to when its config names none (Go's `default`).
@@ -27,6 +28,9 @@ pub struct QueueSpec {
     /// The worker pool the queue belongs to (Go: `worker_pool_id`, default
     /// `default`); labels metrics as `pool_name`.
     pub pool_name: String,
+    /// Static labels (Go: queue `labels`), merged under each request's own
+    /// `internal.labels` before its gates read them.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl QueueSpec {
@@ -38,6 +42,24 @@ impl QueueSpec {
             result_queue_name: None,
             result_ttl_seconds: None,
             pool_name: DEFAULT_POOL.to_owned(),
+            labels: BTreeMap::new(),
+        }
+    }
+}
+
+/// A worker pool (Go: a `--pool-config-file` entry): its queues' requests
+/// share its `workers`, and its pool gate, if any, runs in those workers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolSpec {
+    pub name: String,
+    pub workers: usize,
+}
+
+impl PoolSpec {
+    pub fn new(name: impl Into<String>, workers: usize) -> Self {
+        PoolSpec {
+            name: name.into(),
+            workers,
         }
     }
 }
@@ -55,8 +77,17 @@ impl From<&str> for QueueSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeConfig {
     pub queues: Vec<QueueSpec>,
-    /// Requests handled at once.
+    /// Requests handled at once, when no pools are listed: the implicit
+    /// `default` pool's workers.
     pub concurrency: usize,
+    /// Worker pools (Go: `--pool-config-file`). Empty: one pool, `default`,
+    /// with `concurrency` workers. Otherwise only these pools exist and
+    /// every queue's `pool_name` must be one of them.
+    pub pools: Vec<PoolSpec>,
+    /// How long a pool gate's `Wait` may park a request before it is
+    /// requeued (Go: `--gate-wait-timeout`, 5 m); zero: only the request's
+    /// deadline bounds the wait.
+    pub gate_wait_timeout: Duration,
     /// Peek/claim batch size per poll.
     pub batch_size: usize,
     /// Pause between polls when the last batch was not full.
@@ -82,6 +113,8 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             queues: vec![QueueSpec::new(claim_core::wire::DEFAULT_QUEUE)],
             concurrency: 64,
+            pools: Vec::new(),
+            gate_wait_timeout: Duration::from_secs(300),
             batch_size: 10,
             poll_interval: Duration::from_millis(1000),
             request_timeout: Duration::from_secs(300),
@@ -119,6 +152,54 @@ impl RuntimeConfig {
                 return Err(BuildError::ZeroDuration { setting });
             }
         }
+        self.validate_pools()
+    }
+
+    /// The pools requests run in: those listed, or the implicit `default`
+    /// with `concurrency` workers.
+    pub fn worker_pools(&self) -> Vec<PoolSpec> {
+        if self.pools.is_empty() {
+            vec![PoolSpec::new(DEFAULT_POOL, self.concurrency)]
+        } else {
+            self.pools.clone()
+        }
+    }
+
+    /// Workers over every pool: requests handled at once.
+    pub fn total_workers(&self) -> usize {
+        if self.pools.is_empty() {
+            self.concurrency
+        } else {
+            self.pools.iter().map(|p| p.workers).sum()
+        }
+    }
+
+    fn validate_pools(&self) -> Result<(), BuildError> {
+        let mut names = BTreeSet::new();
+        for (index, pool) in self.pools.iter().enumerate() {
+            if pool.name.is_empty() {
+                return Err(BuildError::PoolUnnamed { index });
+            }
+            if pool.workers == 0 {
+                return Err(BuildError::PoolWithoutWorkers {
+                    pool: pool.name.clone(),
+                });
+            }
+            if !names.insert(pool.name.as_str()) {
+                return Err(BuildError::DuplicatePool {
+                    pool: pool.name.clone(),
+                });
+            }
+        }
+        let pools = self.worker_pools();
+        for spec in &self.queues {
+            if !pools.iter().any(|p| p.name == spec.pool_name) {
+                return Err(BuildError::UnknownPool {
+                    queue: spec.id.clone(),
+                    pool: spec.pool_name.clone(),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -134,6 +215,22 @@ pub enum BuildError {
     ZeroDuration { setting: &'static str },
     #[error("no handler: give the builder one with .handler(..)")]
     NoHandler,
+    #[error("pool config at index {index} has an empty ID: give every pool an id")]
+    PoolUnnamed { index: usize },
+    #[error("pool {pool:?} must have at least 1 worker")]
+    PoolWithoutWorkers { pool: String },
+    #[error("duplicate pool ID found: {pool:?}: give each pool its own id")]
+    DuplicatePool { pool: String },
+    #[error(
+        "worker pool {pool:?} specified in queue config not found in pool configuration \
+         (queue {queue}): list the pool, or set the queue's worker_pool_id to a listed one"
+    )]
+    UnknownPool { queue: String, pool: String },
+    /// A gate given for a queue id or pool nobody configured.
+    #[error(
+        "a {kind} gate was given for {name:?}, which is not a configured {kind}: check the name"
+    )]
+    GateForNothing { kind: &'static str, name: String },
     /// A queue spec names routing the store does not: the store would write
     /// its own records (`DELIVERY_LIMIT`) elsewhere than the runtime's.
     #[error(

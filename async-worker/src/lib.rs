@@ -72,8 +72,8 @@ pub mod transform;
 pub mod typed;
 
 pub use clock::{SystemClock, TokioClock};
-pub use config::{BuildError, QueueSpec, RuntimeConfig};
-pub use gate::{Gate, GateDecision, OpenGate};
+pub use config::{BuildError, PoolSpec, QueueSpec, RuntimeConfig};
+pub use gate::{DispatchGate, GateRequest, Releases, Verdict};
 pub use handler::{Handler, HandlerOutcome, Request};
 pub use runtime::{IntoStore, RunReport, Runtime, RuntimeBuilder};
 pub use typed::{HandlerFn, JobContext, handler_fn};

@@ -5,8 +5,8 @@
 //! views and whole-list reads) and the types their calls name, and, behind the `memory`
 //! and `redis` features, the stores themselves.
 
-pub use crate::config::{BuildError, QueueSpec, RuntimeConfig};
-pub use crate::gate::{Gate, GateDecision, OpenGate};
+pub use crate::config::{BuildError, PoolSpec, QueueSpec, RuntimeConfig};
+pub use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
 pub use crate::handler::{Handler, HandlerOutcome, Request};
 pub use crate::runtime::{IntoStore, RunReport, Runtime, RuntimeBuilder};
 pub use crate::typed::{HandlerFn, JobContext, handler_fn};

@@ -1,4 +1,4 @@
-//! `gate_decisions_total` as Go counts it: a closed gate counts `gate_closed` only while requests wait, a failing gate counts `error`, and every reason exists at 0.
+//! `gate_decisions_total` as Go counts it: a closed gate counts `gate_closed` only while requests wait, a gate that cannot decide a member counts `error` and leaves it pending, and every reason exists at 0.
 //!
 //! One test per binary: it installs the process-wide Prometheus recorder.
 
@@ -8,8 +8,9 @@ mod faulty;
 mod rig;
 
 use async_trait::async_trait;
+use async_worker::gate::{GateError, GateRequest, Releases, Verdict};
 use async_worker::metrics as m;
-use async_worker::{Gate, GateDecision, QueueSpec, Runtime, RuntimeConfig};
+use async_worker::{DispatchGate, QueueSpec, Runtime, RuntimeConfig};
 use rig::*;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,15 +19,28 @@ const HELD_BACK: &str = "held-back";
 const IDLE: &str = "idle";
 const BROKEN: &str = "broken";
 
-/// Closed for every queue but `broken`, whose gate cannot decide.
-struct Gates;
+/// Closed (budget 0) for `held-back` and `idle`; open but unable to decide
+/// any member for `broken`, whose metric source is down.
+#[derive(Debug)]
+struct TestGate {
+    broken: bool,
+}
 
 #[async_trait]
-impl Gate for Gates {
-    async fn decide(&self, queue_id: &str) -> Result<GateDecision, String> {
-        match queue_id {
-            BROKEN => Err("the gate's metric source is down".into()),
-            _ => Ok(GateDecision::Closed),
+impl DispatchGate for TestGate {
+    async fn budget(&self) -> f64 {
+        if self.broken { 1.0 } else { 0.0 }
+    }
+
+    async fn apply(
+        &self,
+        _request: &mut GateRequest<'_>,
+        _releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        if self.broken {
+            Err(GateError::Failed("the gate's metric source is down".into()))
+        } else {
+            Ok(Verdict::Refuse)
         }
     }
 }
@@ -48,6 +62,7 @@ async fn a_closed_gate_counts_gate_closed_only_while_requests_wait_and_a_failing
     let recorder = async_worker::serve::install_recorder().expect("install the recorder");
     let s = setup();
     submit(&s, HELD_BACK, "waiting-1", RESULTS).await;
+    submit(&s, BROKEN, "waiting-2", RESULTS).await;
     let config = RuntimeConfig {
         queues: [HELD_BACK, IDLE, BROKEN].map(QueueSpec::new).to_vec(),
         poll_interval: Duration::from_millis(100),
@@ -55,7 +70,9 @@ async fn a_closed_gate_counts_gate_closed_only_while_requests_wait_and_a_failing
     };
     let runtime = Runtime::builder(Arc::new(s.store.clone()))
         .handler(Arc::new(Answering))
-        .gate(Arc::new(Gates))
+        .queue_gate(HELD_BACK, Arc::new(TestGate { broken: false }))
+        .queue_gate(IDLE, Arc::new(TestGate { broken: false }))
+        .queue_gate(BROKEN, Arc::new(TestGate { broken: true }))
         .config(config)
         .clock(s.clock.clone())
         .build()
@@ -84,5 +101,6 @@ async fn a_closed_gate_counts_gate_closed_only_while_requests_wait_and_a_failing
     assert_eq!(decisions(&page, IDLE, "gate_closed"), Some(0.0), "{page}");
     assert_eq!(decisions(&page, HELD_BACK, "error"), Some(0.0), "{page}");
     assert_pending_and_unclaimed(&s, HELD_BACK, 1).await;
+    assert_pending_and_unclaimed(&s, BROKEN, 1).await;
     assert!(answered(&s, RESULTS).await.is_empty(), "nothing dispatched");
 }

@@ -10,7 +10,6 @@
 
 mod common;
 
-use async_worker::OpenGate;
 use claim_core::ClaimInspect;
 use claim_core::wire::{ErrorCode, ResultRecord};
 use common::QUEUE;
@@ -101,7 +100,7 @@ async fn a_refused_connection_is_retried_until_the_deadline_then_recorded_once_a
     };
     let closed = format!("http://127.0.0.1:{}", common::free_port());
     rig.submit("req-refused", "ok:refused", 3).await;
-    let run = rig.run_with(&closed, Arc::new(OpenGate));
+    let run = rig.run_with(&closed, None);
     let record = rig.record().await;
     let report = run.stop().await;
     assert_error_without_status(&record, "req-refused", ErrorCode::DeadlineExceeded);
@@ -197,7 +196,7 @@ async fn a_closed_gate_claims_nothing_and_leaves_the_request_pending_without_a_r
     .await;
     let gate = Arc::new(ClosedGate::default());
     let report = rig
-        .run_with(&rig.gateway.base_url.clone(), gate.clone())
+        .run_with(&rig.gateway.base_url.clone(), Some(gate.clone()))
         .stop_once("five refusals", async || {
             gate.asked.load(Ordering::SeqCst) >= 5
         })

@@ -46,8 +46,9 @@ pub enum Verdict {
     /// write; a pool gate requeues the claimed request (retry path, no
     /// backoff, `retry_count` unchanged).
     Refuse,
-    /// Ask again shortly (pool gates only; the claim stays renewed). A
-    /// queue gate's `Wait` dispatches like `Continue`, as Go does.
+    /// Ask again shortly (pool gates; the claim stays renewed). A queue
+    /// gate's `Wait` leaves the member pending like `Refuse` (Go's
+    /// dispatches it like `Continue`; see docs/OPERATIONS.md).
     Wait,
 }
 
@@ -143,16 +144,7 @@ impl Releases {
 
     /// Runs every release, last pushed first, each once.
     pub async fn run(mut self) {
-        run_all(std::mem::take(&mut self.list)).await;
-    }
-}
-
-/// Runs `list` last first. It takes the bare list, not a [`Releases`]: a
-/// future of it dropped unpolled (its runtime shutting down) must not spawn
-/// again from `Drop`, which would recurse until the stack overflows.
-async fn run_all(list: Vec<Release>) {
-    for release in list.into_iter().rev() {
-        release().await;
+        run_in_reverse(std::mem::take(&mut self.list)).await;
     }
 }
 
@@ -164,10 +156,13 @@ impl Drop for Releases {
         if self.list.is_empty() {
             return;
         }
+        // The spawned future owns the bare list, not a `Releases`: a runtime
+        // that is shutting down drops it unpolled, and a `Releases` in it
+        // would spawn again from its own drop, without end.
         let rest = std::mem::take(&mut self.list);
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
-                handle.spawn(run_all(rest));
+                handle.spawn(run_in_reverse(rest));
             }
             Err(_) => {
                 std::thread::spawn(move || {
@@ -175,11 +170,18 @@ impl Drop for Releases {
                         .enable_all()
                         .build();
                     if let Ok(runtime) = runtime {
-                        runtime.block_on(run_all(rest));
+                        runtime.block_on(run_in_reverse(rest));
                     }
                 });
             }
         }
+    }
+}
+
+/// Runs each release, last pushed first.
+async fn run_in_reverse(list: Vec<Release>) {
+    for release in list.into_iter().rev() {
+        release().await;
     }
 }
 
@@ -251,6 +253,22 @@ pub trait DispatchGate: Send + Sync + fmt::Debug + 'static {
     ) -> Result<Verdict, GateError>;
 }
 
+/// A shared gate is a gate (one instance may guard several queues).
+#[async_trait::async_trait]
+impl<G: DispatchGate + ?Sized> DispatchGate for std::sync::Arc<G> {
+    async fn budget(&self) -> f64 {
+        (**self).budget().await
+    }
+
+    async fn apply(
+        &self,
+        request: &mut GateRequest<'_>,
+        releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        (**self).apply(request, releases).await
+    }
+}
+
 /// The `apply` of a gate that only has a budget (`redis`, the metric
 /// gates): refuse when the budget is not above 0, else continue. A `NaN`
 /// budget continues, as Go's comparison does.
@@ -320,7 +338,7 @@ mod tests {
     }
 
     #[test]
-    fn a_list_dropped_as_its_runtime_shuts_down_is_abandoned_not_respawned() {
+    fn a_list_dropped_as_its_runtime_shuts_down_is_let_go_without_spawning_again() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();

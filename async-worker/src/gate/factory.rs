@@ -5,8 +5,12 @@
 //! the known types, because a misspelt gate on a batch queue would
 //! otherwise flood the pool it was meant to protect.
 
+use super::composite::CompositeGate;
 use super::constant::ConstantGate;
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
+use super::local_max_concurrency::LocalMaxConcurrencyGate;
+use super::tier_priority_admission::TierPriorityAdmissionGate;
+use super::wait_on_refuse::WaitOnRefuseGate;
 #[cfg(feature = "redis")]
 use super::{redis_budget::RedisBudgetGate, redis_quota::RedisQuotaGate};
 use std::sync::Arc;
@@ -14,6 +18,10 @@ use std::sync::Arc;
 /// Every `gate_type` this build knows, as the startup error lists them.
 pub const GATE_TYPES: &[&str] = &[
     "constant",
+    "composite",
+    "wait-on-refuse",
+    "tier-priority-admission",
+    "local-max-concurrency",
     #[cfg(feature = "redis")]
     "redis",
     #[cfg(feature = "redis")]
@@ -31,6 +39,12 @@ pub fn build(
     let gate: Arc<dyn DispatchGate> = match gate_type {
         "" | "none" => return Ok(None),
         "constant" => Arc::new(ConstantGate),
+        "composite" => Arc::new(CompositeGate::from_params(params, owner, env, build)?),
+        "wait-on-refuse" => Arc::new(WaitOnRefuseGate::from_params(params, owner, env, build)?),
+        "tier-priority-admission" => Arc::new(TierPriorityAdmissionGate::from_params(
+            params, owner, env, build,
+        )?),
+        "local-max-concurrency" => Arc::new(LocalMaxConcurrencyGate::from_params(params)?),
         #[cfg(feature = "redis")]
         "redis" => Arc::new(RedisBudgetGate::from_params(params, env)?),
         #[cfg(feature = "redis")]

@@ -116,7 +116,7 @@ fn unsupported(key: &str, value: &Value) -> GateConfigError {
 }
 
 /// Go's `%T` of a decoded JSON value.
-fn go_type(value: &Value) -> &'static str {
+pub fn go_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "<nil>",
         Value::Bool(_) => "bool",
@@ -127,7 +127,8 @@ fn go_type(value: &Value) -> &'static str {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// The JSON kind Go's decoder names in a type mismatch (`object`, `number`).
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "bool",

@@ -38,7 +38,11 @@ metrics_table! {
     DISPATCHED = "dispatched_requests_total", Counter, "Q",
         "Requests handed to the handler (the gateway call), retries included";
     GATE_DECISIONS = "gate_decisions_total", Counter, "Q, reason",
-        "Polls the gate held back with work pending (gate_closed) or failed (error); quota_exhausted and dropped as Go (created at 0)";
+        "Gate verdicts by reason: a queue gate's closed polls (gate_closed, with work pending) and refused or failed members, GATE_DROPPED/GATE_ERROR records; pool gates on series with empty queue labels (created at 0)";
+    DISPATCH_BUDGET = "dispatch_budget", Gauge, "Q",
+        "The queue gate's budget (free fraction, 0 to 1) read at each poll; only queues with a gate";
+    GATE_WAIT_REQUEUES = "gate_wait_requeues_total", Counter, "Q",
+        "Requests a pool gate kept waiting past --gate-wait-timeout, requeued (created at 0)";
     QUEUE_DEPTH = "queue_depth", Gauge, "Q",
         "Claimed requests handed to a worker task that has not started yet (Go: buffered in-process)";
     IN_FLIGHT = "inflight_requests", Gauge, "Q",

@@ -31,6 +31,8 @@ pub(super) struct QueueMetrics {
     pub dispatched: Counter,
     /// Indexed by [`GateReason`] as `usize`.
     pub gate: [Counter; 4],
+    pub dispatch_budget: Gauge,
+    pub gate_wait_requeues: Counter,
     pub queue_depth: Gauge,
     pub in_flight: Gauge,
     pub backlog: Gauge,
@@ -91,6 +93,9 @@ impl QueueMetrics {
             shedded: c(SHEDDED),
             dispatched: c(DISPATCHED),
             gate,
+            // Set only for gated queues, so it is not created at 0.
+            dispatch_budget: gauge!(DISPATCH_BUDGET, labels.clone()),
+            gate_wait_requeues: c(GATE_WAIT_REQUEUES),
             queue_depth: g(QUEUE_DEPTH),
             in_flight: g(IN_FLIGHT),
             backlog: g(BROKER_BACKLOG),
@@ -162,6 +167,25 @@ pub(crate) fn register_queue(spec: &QueueSpec) {
     let metrics = Arc::new(QueueMetrics::new(spec));
     let mut table = table().write().unwrap_or_else(|p| p.into_inner());
     table.insert(spec.queue_name.clone(), metrics);
+}
+
+/// Creates a pool gate's decision series at 0 (Go makes them with the
+/// gate): labelled by the pool, with empty queue labels.
+pub(crate) fn register_pool_gate(pool: &str) {
+    for reason in GateReason::ALL {
+        pool_gate_counter(pool, reason).increment(0);
+    }
+}
+
+/// A pool gate's decision counter for `reason`.
+pub(super) fn pool_gate_counter(pool: &str, reason: GateReason) -> Counter {
+    let labels = vec![
+        Label::new("queue_id", ""),
+        Label::new("queue_name", ""),
+        Label::new("pool_name", pool.to_owned()),
+        Label::new("reason", reason.as_str()),
+    ];
+    counter!(GATE_DECISIONS, labels)
 }
 
 /// Labels of a queue that was never registered (Go leaves `pool_name` empty then).

@@ -21,6 +21,21 @@ pub(crate) fn gate_decision(queue: &str, reason: GateReason) {
     with_queue(queue, |q| q.gate[reason as usize].increment(1));
 }
 
+/// A pool gate's verdict that held a request back (or dropped or failed it).
+pub(crate) fn pool_gate_decision(pool: &str, reason: GateReason) {
+    super::queue::pool_gate_counter(pool, reason).increment(1);
+}
+
+/// The queue gate's budget read at a poll.
+pub(crate) fn dispatch_budget(queue: &str, budget: f64) {
+    with_queue(queue, |q| q.dispatch_budget.set(budget));
+}
+
+/// A request a pool gate kept waiting too long went back to its queue.
+pub(crate) fn gate_wait_requeued(queue: &str) {
+    with_queue(queue, |q| q.gate_wait_requeues.increment(1));
+}
+
 /// One terminal record landed with `code` ("OK" or an error code): counted
 /// by code, and in Go's outcome counter for it. `CANCELLED` has none (Go
 /// counts a cancelled request in none); `GATE_DROPPED` and `GATE_ERROR`

@@ -7,8 +7,10 @@
 //! store's config and refuses a spec that names different ones.
 
 use super::Runtime;
+use super::pools::{GateSet, Pools};
+use crate::config::PoolSpec;
 use crate::config::{BuildError, QueueSpec, RuntimeConfig};
-use crate::gate::{Gate, OpenGate};
+use crate::gate::DispatchGate;
 use crate::handler::Handler;
 use claim_core::store::StoreConfig;
 use claim_core::{ClaimStore, Clock, SystemClock};
@@ -58,7 +60,7 @@ pub struct RuntimeBuilder {
     store: Arc<dyn ClaimStore>,
     config: RuntimeConfig,
     handler: Option<Arc<dyn Handler>>,
-    gate: Arc<dyn Gate>,
+    gates: GateSet,
     clock: Arc<dyn Clock>,
 }
 
@@ -80,7 +82,7 @@ impl RuntimeBuilder {
                 ..RuntimeConfig::default()
             },
             handler: None,
-            gate: Arc::new(OpenGate),
+            gates: GateSet::default(),
             clock: Arc::new(SystemClock),
         }
     }
@@ -104,9 +106,39 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The admission gate consulted before each claim (default: always open).
-    pub fn gate(mut self, gate: impl Gate) -> Self {
-        self.gate = Arc::new(gate);
+    /// A queue gate for every queue without one of its own (default: none,
+    /// every member is claimed). It runs before any claim: see
+    /// [`DispatchGate`] for what each verdict does.
+    pub fn gate(mut self, gate: impl DispatchGate) -> Self {
+        self.gates.every_queue = Some(Arc::new(gate));
+        self
+    }
+
+    /// The queue gate of the queue with id `queue_id` (Go: the queue's
+    /// `gate_type`/`gate_params`, built with [`crate::gate::factory::build`]).
+    pub fn queue_gate(mut self, queue_id: impl Into<String>, gate: Arc<dyn DispatchGate>) -> Self {
+        self.gates.queues.insert(queue_id.into(), gate);
+        self
+    }
+
+    /// A worker pool (Go: a `--pool-config-file` entry). With none, every
+    /// queue runs in `default` with [`RuntimeBuilder::concurrency`] workers.
+    pub fn pool(mut self, pool: PoolSpec) -> Self {
+        self.config.pools.push(pool);
+        self
+    }
+
+    /// The pool gate of pool `name`: it runs in the pool's workers after
+    /// the claim, before the handler.
+    pub fn pool_gate(mut self, name: impl Into<String>, gate: Arc<dyn DispatchGate>) -> Self {
+        self.gates.pools.insert(name.into(), gate);
+        self
+    }
+
+    /// How long a pool gate's `Wait` may hold a request before it is
+    /// requeued (default 5 m; zero: until the deadline).
+    pub fn gate_wait_timeout(mut self, timeout: Duration) -> Self {
+        self.config.gate_wait_timeout = timeout;
         self
     }
 
@@ -155,15 +187,16 @@ impl RuntimeBuilder {
             store,
             mut config,
             handler,
-            gate,
+            gates,
             clock,
         } = self;
         config.validate()?;
+        let pools = Pools::new(&config, gates)?;
         let handler = handler.ok_or(BuildError::NoHandler)?;
         for spec in &mut config.queues {
             route_from_store(spec, store.config())?;
         }
-        Ok(Runtime::assemble(store, handler, gate, config, clock))
+        Ok(Runtime::assemble(store, handler, pools, config, clock))
     }
 }
 

@@ -3,6 +3,7 @@
 //! A leaf: the consumer builds candidates, the claim calls carry them, and
 //! dispatch reads their plans.
 
+use crate::gate::{GateRecord, Releases};
 use claim_core::Generation;
 use claim_core::store::PendingEntry;
 use claim_core::wire::{self, MemberError, ParsedMember};
@@ -12,6 +13,9 @@ pub(super) enum Plan {
     Dispatch(Box<ParsedMember>),
     /// Parsable as far as its id, but invalid: claim it and record why.
     Invalid(String),
+    /// The queue gate dropped it: claim it and write the gate's record
+    /// (`GATE_DROPPED` when the gate gave none).
+    Dropped(Box<ParsedMember>, Option<GateRecord>),
 }
 
 /// A peeked member on its way to a claim call.
@@ -19,6 +23,9 @@ pub(super) struct Candidate {
     pub entry: PendingEntry,
     pub generation: Generation,
     pub plan: Plan,
+    /// What the queue gate reserved for it: released once its claim leaves
+    /// this runtime, or at once (on drop) when the claim is not won.
+    pub releases: Releases,
 }
 
 impl Candidate {
@@ -26,7 +33,7 @@ impl Candidate {
     pub fn created(&self) -> Option<i64> {
         match &self.plan {
             Plan::Dispatch(parsed) => parsed.created,
-            Plan::Invalid(_) => None,
+            Plan::Invalid(_) | Plan::Dropped(..) => None,
         }
     }
 }
@@ -44,6 +51,7 @@ impl Candidate {
                     entry,
                     generation,
                     plan: Plan::Dispatch(Box::new(parsed)),
+                    releases: Releases::new(),
                 })
             }
             Err(MemberError::Invalid { id, field, reason }) => {
@@ -59,6 +67,7 @@ impl Candidate {
                     entry,
                     generation,
                     plan: Plan::Invalid(why),
+                    releases: Releases::new(),
                 })
             }
             Err(e) => Err((entry, e)),

@@ -5,8 +5,10 @@
 
 use super::Shared;
 use super::candidate::Candidate;
+use super::pools::Pool;
 use super::release::release_retrying;
 use crate::config::QueueSpec;
+use crate::gate::DispatchGate;
 use crate::metrics;
 use claim_core::Generation;
 use claim_core::store::PendingEntry;
@@ -24,6 +26,10 @@ pub(super) struct Consumer {
     pub queue: Arc<str>,
     /// Fires at shutdown: no new polls, no new hand-offs.
     pub stop: CancellationToken,
+    /// The pool its requests run in (workers, pool gate).
+    pub pool: Arc<Pool>,
+    /// Its queue gate, consulted before any claim.
+    pub gate: Option<Arc<dyn DispatchGate>>,
 }
 
 impl Consumer {

@@ -12,7 +12,7 @@ use super::execute::execute;
 use super::held::Flight;
 use super::release::release;
 use super::routing::{self, Destination, MemberRouting};
-use super::settlement::{Claimed, terminal};
+use super::settlement::{Claimed, gate_dropped, terminal};
 use crate::handler::Request;
 use crate::metrics;
 use claim_core::Millis;
@@ -84,9 +84,24 @@ impl Consumer {
             };
             let (generation, created) = (candidate.generation.clone(), candidate.created());
             let flight = shared.held.insert(queue, generation, lease_expiry, created);
+            flight.hold_releases(candidate.releases);
             shared.stats.claimed.fetch_add(1, Ordering::Relaxed);
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
+                Plan::Dropped(parsed, record) => {
+                    let destination = self.destination(member_routing(&parsed));
+                    let record = gate_dropped(&candidate.generation.id, record);
+                    let claimed = Claimed {
+                        generation: candidate.generation,
+                        member: candidate.entry.member,
+                        score,
+                        payload_ref: parsed.payload_ref,
+                    };
+                    let code = ErrorCode::GateDropped.as_str();
+                    let settlement = terminal(queue, claimed, destination, record, code);
+                    shared.hand_to_writer(settlement).await;
+                    continue;
+                }
                 Plan::Invalid(why) => {
                     // Unreadable, so a first attempt as far as anyone can tell.
                     first_attempts += 1;
@@ -132,7 +147,7 @@ impl Consumer {
             }
             let permit = match (
                 self.stop.is_cancelled(),
-                shared.permits.clone().try_acquire_owned(),
+                self.pool.permits.clone().try_acquire_owned(),
             ) {
                 (false, Ok(permit)) => permit,
                 _ => {
@@ -188,6 +203,7 @@ impl Consumer {
                 request,
                 destination,
                 flight,
+                self.pool.clone(),
                 permit,
             );
             shared.spawn_until(&shared.tasks, &shared.abandon, async move {

@@ -2,6 +2,8 @@
 
 use super::Shared;
 use super::held::{Flight, StopReason};
+use super::pool_gate::{self, Passage};
+use super::pools::Pool;
 use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, terminal};
 use crate::handler::{HandlerOutcome, Request};
@@ -20,12 +22,46 @@ use tokio::sync::OwnedSemaphorePermit;
 pub async fn execute(
     shared: Arc<Shared>,
     queue: Arc<str>,
-    request: Request,
+    mut request: Request,
     destination: Destination,
     flight: Arc<Flight>,
+    pool: Arc<Pool>,
     _permit: OwnedSemaphorePermit,
 ) {
-    let _in_flight = InFlight::start(&queue);
+    let passage = pool_gate::pass(&shared, &pool, &queue, &mut request, &destination, &flight);
+    let releases = match passage.await {
+        Passage::Through(releases) => releases,
+        Passage::Settled(settlement) => {
+            flight.mark_handed_over();
+            shared.send_to_writer(settlement).await;
+            return;
+        }
+        Passage::Stopped => {
+            if flight.reason() == Some(StopReason::Cancelled) {
+                let outcome = cancelled();
+                let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
+                flight.mark_handed_over();
+                shared.send_to_writer(settlement).await;
+            }
+            return;
+        }
+    };
+    run_handler(&shared, &queue, &request, destination, &flight).await;
+    // What the pool gate reserved lasts as long as the request was in the
+    // handler, as Go's worker holds it.
+    releases.run().await;
+}
+
+/// The handler call, bounded by the deadline and the request timeout, and
+/// its outcome handed to the writer.
+async fn run_handler(
+    shared: &Arc<Shared>,
+    queue: &Arc<str>,
+    request: &Request,
+    destination: Destination,
+    flight: &Flight,
+) {
+    let _in_flight = InFlight::start(queue);
     let now = shared.clock.now();
     let until_deadline = Duration::from_millis(now.until(request.deadline));
     let budget = shared.config.request_timeout.min(until_deadline);
@@ -36,24 +72,26 @@ pub async fn execute(
     let handled = tokio::select! {
         biased;
         () = flight.cancel.cancelled() => None,
-        outcome = shared.handler.handle(&request, flight.cancel.clone()) => Some(outcome),
-        () = tokio::time::sleep(budget) => Some(timed_out(&shared, &request)),
+        outcome = shared.handler.handle(request, flight.cancel.clone()) => Some(outcome),
+        () = tokio::time::sleep(budget) => Some(timed_out(shared, request)),
     };
-    metrics::inference_latency(&queue, started.elapsed());
+    metrics::inference_latency(queue, started.elapsed());
     let outcome = match (handled, flight.reason()) {
-        (_, Some(StopReason::Cancelled)) => {
-            HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
-        }
+        (_, Some(StopReason::Cancelled)) => cancelled(),
         (Some(outcome), _) => outcome,
         // Lease lost: the new owner answers. Shutdown: the sweep returns it.
         (None, _) => return,
     };
-    let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
+    let settlement = settlement_of(shared, queue, request, destination, outcome);
     flight.mark_handed_over();
     // The writer outlives every worker; a closed channel means the process
     // is going down hard, and the claim lapses to be redelivered. Past
     // shutdown's bound the send is abandoned and the sweep returns the claim.
     shared.send_to_writer(settlement).await;
+}
+
+fn cancelled() -> HandlerOutcome {
+    HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
 }
 
 /// Counts the request on its queue's in-flight gauge until `execute` ends, however it ends.

@@ -1,5 +1,6 @@
 //! The claims this runtime holds: one entry per claimed generation until its ack or return lands.
 
+use crate::gate::Releases;
 use claim_core::{Generation, Millis};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -27,6 +28,8 @@ pub struct Flight {
     /// The request's `data.created` (Unix seconds), when it had one: the
     /// message latency is measured from it when the record lands.
     created: Option<i64>,
+    /// What its queue gate reserved: released when the claim is forgotten.
+    gate_releases: Mutex<Releases>,
 }
 
 impl Flight {
@@ -54,6 +57,21 @@ impl Flight {
     /// The request's `data.created`, when it had one.
     pub fn created(&self) -> Option<i64> {
         self.created
+    }
+
+    /// Keeps what the queue gate reserved until the claim is forgotten.
+    pub fn hold_releases(&self, releases: Releases) {
+        self.lock_releases().append(releases);
+    }
+
+    /// Releases what the queue gate reserved (each release runs once, on
+    /// its own task: see [`Releases`]' drop).
+    fn release_gates(&self) {
+        drop(std::mem::take(&mut *self.lock_releases()));
+    }
+
+    fn lock_releases(&self) -> std::sync::MutexGuard<'_, Releases> {
+        self.gate_releases.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -103,7 +121,11 @@ impl Held {
     /// Forgets a claim (acked, returned, or lost). Returns its flight.
     pub fn remove(&self, queue: &Arc<str>, generation: &Generation) -> Option<Arc<Flight>> {
         let key = (queue.clone(), generation.clone());
-        self.lock().remove(&key).map(|c| c.flight)
+        let removed = self.lock().remove(&key).map(|c| c.flight);
+        if let Some(flight) = &removed {
+            flight.release_gates();
+        }
+        removed
     }
 
     pub fn set_lease(&self, queue: &Arc<str>, generation: &Generation, lease_expiry: Millis) {

@@ -17,6 +17,8 @@ pub(super) struct Poll {
     pub answered: bool,
     /// Members refused on their own, with the refusal.
     pub refused: Vec<(Candidate, StoreError)>,
+    /// Members the queue gate left pending.
+    pub held_back: usize,
 }
 
 impl Poll {

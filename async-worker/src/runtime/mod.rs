@@ -23,6 +23,9 @@ mod outcomes;
 mod pause;
 mod payloads;
 mod poll;
+mod pool_gate;
+mod pools;
+mod queue_gate;
 mod release;
 mod retry;
 mod routing;
@@ -35,15 +38,15 @@ pub use builder::{IntoStore, RuntimeBuilder};
 pub use health::Health;
 
 use crate::config::RuntimeConfig;
-use crate::gate::Gate;
 use crate::handler::Handler;
 use claim_core::{ClaimStore, Clock, OwnerToken};
 use health::Signals;
 use held::Held;
+use pools::Pools;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -95,13 +98,13 @@ run_counters! {
 pub(crate) struct Shared {
     pub store: Arc<dyn ClaimStore>,
     pub handler: Arc<dyn Handler>,
-    pub gate: Arc<dyn Gate>,
+    /// Worker pools (permits, pool gates) and queue gates.
+    pub pools: Pools,
     pub config: RuntimeConfig,
     pub owner: OwnerToken,
     pub clock: Arc<dyn Clock>,
     pub held: Held,
     pub stats: Stats,
-    pub permits: Arc<Semaphore>,
     pub tasks: TaskTracker,
     /// Fires when the run future is dropped: every task stops where it is.
     pub kill: CancellationToken,
@@ -184,26 +187,28 @@ impl Runtime {
     fn assemble(
         store: Arc<dyn ClaimStore>,
         handler: Arc<dyn Handler>,
-        gate: Arc<dyn Gate>,
+        pools: Pools,
         config: RuntimeConfig,
         clock: Arc<dyn Clock>,
     ) -> Self {
         let (settlements, receiver) =
-            mpsc::channel(config.concurrency.max(config.ack_batch_size) * 2);
+            mpsc::channel(config.total_workers().max(config.ack_batch_size) * 2);
         let owner = OwnerToken::new(format!("{:032x}", rand::random::<u128>()));
         let kill = CancellationToken::new();
         for spec in &config.queues {
             crate::metrics::register_queue(spec);
         }
+        for pool in pools.all().filter(|p| p.gate.is_some()) {
+            crate::metrics::register_pool_gate(&pool.name);
+        }
         let shared = Arc::new(Shared {
             store,
             handler,
-            gate,
+            pools,
             owner,
             clock,
             held: Held::default(),
             stats: Stats::default(),
-            permits: Arc::new(Semaphore::new(config.concurrency)),
             tasks: TaskTracker::new(),
             abandon: kill.child_token(),
             kill,

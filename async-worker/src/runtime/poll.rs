@@ -18,7 +18,6 @@ use super::isolate::{Poll, isolate};
 use super::pause::PauseFlag;
 use super::spread::Spread;
 use crate::config::QueueSpec;
-use crate::gate::GateDecision;
 use crate::metrics;
 use claim_core::Generation;
 use claim_core::store::{ClaimRequest, PendingEntry};
@@ -34,11 +33,15 @@ const PREFETCH: usize = 2;
 /// (hand-off cancelled) to the caller by releasing them itself.
 pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
     let queue: Arc<str> = spec.queue_name.as_str().into();
+    let pool = shared.pools.pool(&spec.pool_name);
+    let gate = shared.pools.queue_gate(&spec.id);
     let consumer = Consumer {
         shared,
         spec,
         queue,
         stop,
+        pool,
+        gate,
     };
     consumer.poll_until_stopped().await;
 }
@@ -50,6 +53,8 @@ impl Consumer {
             spec,
             queue,
             stop,
+            pool,
+            ..
         } = self;
         let batch_size = shared.config.batch_size;
         let mut spread = Spread::new();
@@ -59,35 +64,26 @@ impl Consumer {
                 self.idle().await;
                 continue;
             }
-            let free = shared.permits.available_permits();
+            let free = pool.permits.available_permits();
             if free == 0 {
                 tokio::select! {
-                    permit = shared.permits.clone().acquire_owned() => drop(permit),
+                    permit = pool.permits.clone().acquire_owned() => drop(permit),
                     () = stop.cancelled() => break,
                 }
                 continue;
             }
-            let (want, depth) = match shared.gate.decide(&spec.id).await {
-                Ok(GateDecision::Open(fraction)) if fraction > 0.0 => {
-                    let want = ((batch_size as f64 * fraction.min(1.0)).ceil() as usize)
-                        .clamp(1, batch_size)
-                        .min(free);
-                    // Prefetch only what the gate allows in full.
-                    let depth = if fraction >= 1.0 { PREFETCH } else { 1 };
-                    (want, depth)
-                }
-                Ok(_) => {
-                    count_gate_closed(shared, queue).await;
-                    self.idle().await;
-                    continue;
-                }
-                Err(e) => {
-                    metrics::gate_decision(queue, metrics::GateReason::Error);
-                    tracing::warn!(queue = %spec.id, error = %e, "gate error; not claiming");
-                    self.idle().await;
-                    continue;
-                }
-            };
+            let budget = self.budget().await;
+            // Go's floor(batch x budget): a budget under 1/batch closes, and
+            // NaN (a source passing one through) closes too.
+            let allowed = (batch_size as f64 * budget.min(1.0)).floor();
+            if allowed.is_nan() || allowed < 1.0 {
+                count_gate_closed(shared, queue).await;
+                self.idle().await;
+                continue;
+            }
+            let want = (allowed as usize).min(batch_size).min(free);
+            // Prefetch only what the gate allows in full.
+            let depth = if budget >= 1.0 { PREFETCH } else { 1 };
             let window = (want * depth).min(free);
             let offset = spread.slot * window;
             let entries = match shared.store.peek(queue, offset, window).await {
@@ -110,7 +106,10 @@ impl Consumer {
             let peeked = entries.len();
             let poll = self.claim_and_dispatch(entries, want).await;
             spread.after(peeked, poll.lost);
-            if poll.failed || (peeked < window && poll.lost * 2 <= peeked) {
+            // A poll the gate held back entirely would peek the same head
+            // again at once: wait instead.
+            let all_held_back = poll.held_back == peeked;
+            if poll.failed || all_held_back || (peeked < window && poll.lost * 2 <= peeked) {
                 self.idle().await;
             }
         }
@@ -126,13 +125,15 @@ impl Consumer {
             queue,
             ..
         } = self;
-        let mut candidates = Vec::with_capacity(entries.len());
+        let mut parsed = Vec::with_capacity(entries.len());
         for entry in entries {
             match Candidate::of(entry) {
-                Ok(candidate) => candidates.push(candidate),
+                Ok(candidate) => parsed.push(candidate),
                 Err((entry, e)) => self.dead_letter(&entry, &e).await,
             }
         }
+        let admitted = self.admit(parsed).await;
+        let mut candidates = admitted.kept;
         let mut calls = FuturesOrdered::new();
         while !candidates.is_empty() {
             let rest = candidates.split_off(batch.min(candidates.len()));
@@ -153,7 +154,10 @@ impl Consumer {
                 (chunk, outcomes)
             });
         }
-        let mut poll = Poll::default();
+        let mut poll = Poll {
+            held_back: admitted.held_back,
+            ..Poll::default()
+        };
         while let Some((chunk, outcomes)) = calls.next().await {
             match outcomes {
                 Ok(outcomes) => poll.dispatch(self, chunk, outcomes).await,

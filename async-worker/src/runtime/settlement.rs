@@ -141,3 +141,19 @@ pub fn terminal(
         code,
     }
 }
+
+/// Go's message (and, as `{"error": …}`, payload) when a gate drops a request without a record of its own.
+pub const GATE_DROPPED_MESSAGE: &str = "Pool gating dropped request";
+
+/// The record of a request a gate dropped: the gate's own payload verbatim
+/// (no code, as Go writes the tier-priority 429), or `GATE_DROPPED`.
+pub fn gate_dropped(id: &str, record: Option<crate::gate::GateRecord>) -> ResultRecord {
+    match record {
+        Some(record) => ResultRecord::success(id, 0, record.payload),
+        None => ResultRecord::error(
+            id,
+            claim_core::wire::ErrorCode::GateDropped,
+            GATE_DROPPED_MESSAGE,
+        ),
+    }
+}

@@ -88,7 +88,7 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: 
     let mut stopping = false;
     let mut drained = false;
     // Back-pressure: stop taking settlements while this many are owed.
-    let owed_bound = max.max(w.shared.config.concurrency) * 4;
+    let owed_bound = max.max(w.shared.config.total_workers()) * 4;
     loop {
         let next_due = w.waiting.iter().map(|(due, _)| *due).min();
         let room = !drained && w.owed() < owed_bound;

@@ -6,8 +6,9 @@
 
 use super::{Depths, QUEUE};
 use async_trait::async_trait;
+use async_worker::gate::{GateError, GateRequest, Releases, Verdict};
 use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget};
-use async_worker::{Gate, GateDecision, OpenGate, QueueSpec, RunReport, Runtime, RuntimeConfig};
+use async_worker::{DispatchGate, QueueSpec, RunReport, Runtime, RuntimeConfig};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -108,16 +109,24 @@ impl Drop for Gateway {
 }
 
 /// A gate that refuses every poll and counts how often it was asked.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct ClosedGate {
     pub asked: AtomicUsize,
 }
 
 #[async_trait]
-impl Gate for ClosedGate {
-    async fn decide(&self, _queue_id: &str) -> Result<GateDecision, String> {
+impl DispatchGate for ClosedGate {
+    async fn budget(&self) -> f64 {
         self.asked.fetch_add(1, Ordering::SeqCst);
-        Ok(GateDecision::Closed)
+        0.0
+    }
+
+    async fn apply(
+        &self,
+        _request: &mut GateRequest<'_>,
+        _releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        Ok(Verdict::Refuse)
     }
 }
 
@@ -162,8 +171,9 @@ impl Rig {
         super::go_submit(&mut self.conn, id, super::unix_now() + deadline_in, payload).await;
     }
 
-    /// Starts a runtime posting to `gateway_url` through `gate`.
-    pub fn run_with(&self, gateway_url: &str, gate: Arc<dyn Gate>) -> Running {
+    /// Starts a runtime posting to `gateway_url`, its queue behind `gate`
+    /// when one is given.
+    pub fn run_with(&self, gateway_url: &str, gate: Option<Arc<dyn DispatchGate>>) -> Running {
         let target = HttpTarget::new(gateway_url, "/v1/completions", None).unwrap();
         let handler = HttpHandler::new([(QUEUE.to_owned(), target)])
             .unwrap()
@@ -182,19 +192,20 @@ impl Rig {
             ..RuntimeConfig::default()
         };
         let store: Arc<dyn ClaimStore> = Arc::new(self.store.clone());
-        let runtime = Runtime::builder(store)
+        let mut builder = Runtime::builder(store)
             .handler(Arc::new(handler))
-            .gate(gate)
-            .config(config)
-            .build()
-            .expect("valid runtime settings");
+            .config(config);
+        if let Some(gate) = gate {
+            builder = builder.queue_gate(QUEUE, gate);
+        }
+        let runtime = builder.build().expect("valid runtime settings");
         let stop = CancellationToken::new();
         let task = tokio::spawn(runtime.run(stop.clone()));
         Running { stop, task }
     }
 
     pub fn run(&self) -> Running {
-        self.run_with(&self.gateway.base_url.clone(), Arc::new(OpenGate))
+        self.run_with(&self.gateway.base_url.clone(), None)
     }
 
     /// The next record, read as the Go consumer reads it.

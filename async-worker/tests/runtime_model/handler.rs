@@ -2,7 +2,8 @@
 
 use super::reference::{Act, GateMode, Verdict};
 use async_trait::async_trait;
-use async_worker::{Gate, GateDecision, Handler, HandlerOutcome, Request};
+use async_worker::gate::{GateError, GateRequest, Releases, Verdict as GateVerdict};
+use async_worker::{DispatchGate, Handler, HandlerOutcome, Request};
 use claim_core::wire::ErrorCode;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -227,16 +228,24 @@ pub struct ReplicaGate {
 }
 
 #[async_trait]
-impl Gate for ReplicaGate {
-    async fn decide(&self, _queue_id: &str) -> Result<GateDecision, String> {
-        let decision = match self.switch.get() {
-            GateMode::Open => Ok(GateDecision::Open(1.0)),
-            GateMode::Partial => Ok(GateDecision::Open(0.34)),
-            GateMode::Closed => Ok(GateDecision::Closed),
-            GateMode::Failing => Err("the gate's backend is down".to_owned()),
+impl DispatchGate for ReplicaGate {
+    /// The budget a poll reads: a failing backend answers 0, as a metric
+    /// gate falls back to closed.
+    async fn budget(&self) -> f64 {
+        let budget = match self.switch.get() {
+            GateMode::Open => 1.0,
+            GateMode::Partial => 0.34,
+            GateMode::Closed | GateMode::Failing => 0.0,
         };
-        let refused = !matches!(decision, Ok(GateDecision::Open(_)));
-        self.refused.store(refused, Ordering::SeqCst);
-        decision
+        self.refused.store(budget == 0.0, Ordering::SeqCst);
+        budget
+    }
+
+    async fn apply(
+        &self,
+        _request: &mut GateRequest<'_>,
+        _releases: &mut Releases,
+    ) -> Result<GateVerdict, GateError> {
+        Ok(GateVerdict::Continue)
     }
 }

@@ -80,7 +80,7 @@ pub fn runtime_config(
         reclaim_interval: ms(reclaim),
         promote_interval: ms(promote),
         ack_batch_size: 4,
-        backlog_poll_interval: RuntimeConfig::default().backlog_poll_interval,
+        ..RuntimeConfig::default()
     }
 }
 

@@ -49,7 +49,7 @@ pub use member::{
 pub use member_error::MemberError;
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};
-pub use retry::stamp_retry;
+pub use retry::{stamp_requeue, stamp_retry};
 pub use sequence::{
     MAX_ENQUEUE_SEQ, PAYLOAD_GRACE_MS, PAYLOAD_KEY_PREFIX, SEQ_GRACE_SECS, SEQ_KEY_PREFIX,
     SeqTemplate, payload_key, queue_score, seq_key, seq_template,

@@ -17,11 +17,26 @@ fn raw(json: Vec<u8>) -> Box<RawValue> {
 /// set; every other value keeps its bytes. Fails as [`parse_member`] would.
 pub fn stamp_retry(raw_member: &[u8], request_queue_name: &str) -> Result<Vec<u8>, MemberError> {
     let parsed = parse_member(raw_member)?;
-    let count = raw(parsed
-        .retry_count
-        .saturating_add(1)
-        .to_string()
-        .into_bytes());
+    stamp(
+        raw_member,
+        request_queue_name,
+        parsed.retry_count.saturating_add(1),
+    )
+}
+
+/// The member with `internal.request_queue_name` set and its retry count
+/// kept: a request a pool gate sent back (Go's requeue) is not a retry.
+pub fn stamp_requeue(raw_member: &[u8], request_queue_name: &str) -> Result<Vec<u8>, MemberError> {
+    let parsed = parse_member(raw_member)?;
+    stamp(raw_member, request_queue_name, parsed.retry_count)
+}
+
+fn stamp(
+    raw_member: &[u8],
+    request_queue_name: &str,
+    retry_count: u32,
+) -> Result<Vec<u8>, MemberError> {
+    let count = raw(retry_count.to_string().into_bytes());
     let queue = raw(go_json(request_queue_name));
     let not_json = |reason| MemberError::NotJson { reason };
     let text = std::str::from_utf8(raw_member).map_err(|e| not_json(e.to_string()))?;

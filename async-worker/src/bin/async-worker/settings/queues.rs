@@ -120,6 +120,7 @@ pub(super) fn configured_queues(
             result_queue_name: set(&q.result_queue_name).map(str::to_owned),
             result_ttl_seconds: positive(q.result_ttl_seconds, origin, &at("result_ttl_seconds"))?,
             pool_name: pool.to_owned(),
+            labels: q.labels.clone().unwrap_or_default(),
         };
         let queue = QueueSettings {
             id: id.to_owned(),

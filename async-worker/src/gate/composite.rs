@@ -1,0 +1,223 @@
+//! The `composite` gate: several gates as one; the budget is the smallest of theirs, and a request passes only if every gate, in order, lets it continue.
+//!
+//! The chain stops at the first error or verdict other than `Continue`,
+//! undoes (last first) only what its own gates reserved, and returns that
+//! answer; the caller's earlier reservations are not touched.
+
+use super::contract::{
+    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
+    Releases, Verdict,
+};
+use super::nested::{BuildGate, NestedParam, build_inner};
+use std::sync::Arc;
+
+/// `gates`: an array of `{gate_type, gate_params}` or a string holding one.
+const GATES: NestedParam = NestedParam {
+    gate: "composite",
+    key: "gates",
+    missing: "composite gate requires 'gates' parameter with JSON array of gate configurations",
+};
+
+/// `gate_type: "composite"`.
+#[derive(Debug)]
+pub struct CompositeGate {
+    gates: Vec<Arc<dyn DispatchGate>>,
+}
+
+impl CompositeGate {
+    pub fn new(gates: Vec<Arc<dyn DispatchGate>>) -> Self {
+        CompositeGate { gates }
+    }
+
+    /// Builds each of `gates` with `build`, under this gate's owner and env.
+    pub fn from_params(
+        params: &GateParams,
+        owner: &GateOwner,
+        env: &GateEnv,
+        build: BuildGate,
+    ) -> Result<Self, GateConfigError> {
+        let gates = GATES
+            .configs(params)?
+            .iter()
+            .map(|config| {
+                build_inner(
+                    build,
+                    "composite gate failed to create inner gate",
+                    config,
+                    owner,
+                    env,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(CompositeGate::new(gates))
+    }
+}
+
+#[async_trait::async_trait]
+impl DispatchGate for CompositeGate {
+    /// The smallest inner budget, 1 with none. As in Go the minimum starts
+    /// at 1 and only a smaller value replaces it, so a `NaN` is passed over.
+    async fn budget(&self) -> f64 {
+        let mut smallest = 1.0;
+        for gate in &self.gates {
+            let budget = gate.budget().await;
+            if budget < smallest {
+                smallest = budget;
+            }
+        }
+        smallest
+    }
+
+    async fn apply(
+        &self,
+        request: &mut GateRequest<'_>,
+        releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        // The chain's reservations gather in a list of its own and join the
+        // caller's only once every gate continued. Undoing them is then
+        // running that list, and a chain dropped mid-way (a blocking gate
+        // cancelled at the caller's deadline) drops the list, which runs
+        // itself: nothing the first gates reserved can leak.
+        let mut reserved = Releases::new();
+        for gate in &self.gates {
+            let answer = gate.apply(request, &mut reserved).await;
+            if !matches!(answer, Ok(Verdict::Continue)) {
+                reserved.run().await;
+                return answer;
+            }
+        }
+        releases.append(reserved);
+        Ok(Verdict::Continue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_error, noting};
+    use serde_json::json;
+
+    fn chain(gates: &[ScriptedGate]) -> CompositeGate {
+        CompositeGate::new(gates.iter().cloned().map(ScriptedGate::shared).collect())
+    }
+
+    /// Applies `gate` to a request whose list already holds one release of
+    /// the caller's (`release caller`).
+    async fn apply_after_the_callers(
+        gate: &CompositeGate,
+        log: &Log,
+    ) -> (Result<Verdict, GateError>, Releases) {
+        let mut releases = Releases::new();
+        releases.push(noting(log, "release caller".to_owned()));
+        let answer = gate
+            .apply(&mut Envelope::default().request(), &mut releases)
+            .await;
+        (answer, releases)
+    }
+
+    #[tokio::test]
+    async fn the_budget_is_the_smallest_inner_budget_and_one_with_none() {
+        let log = Log::default();
+        let gates = [0.7, 0.2, f64::NAN, 0.9].map(|b| ScriptedGate::new("g", &log).budget(b));
+        assert_eq!(chain(&gates).budget().await, 0.2);
+        assert_eq!(chain(&[]).budget().await, 1.0);
+        let above_one = [ScriptedGate::new("g", &log).budget(1.5)];
+        assert_eq!(chain(&above_one).budget().await, 1.0);
+    }
+
+    #[tokio::test]
+    async fn every_gate_continuing_continues_and_hands_its_releases_to_the_caller() {
+        let log = Log::default();
+        let gate = chain(&[
+            ScriptedGate::new("a", &log).reserving(),
+            ScriptedGate::new("b", &log).reserving(),
+        ]);
+        let (answer, releases) = apply_after_the_callers(&gate, &log).await;
+        assert_eq!(answer.unwrap(), Verdict::Continue);
+        assert_eq!(releases.len(), 3);
+        releases.run().await;
+        assert_eq!(
+            log.entries(),
+            [
+                "apply a",
+                "apply b",
+                "release b",
+                "release a",
+                "release caller"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_first_verdict_other_than_continue_stops_the_chain_and_undoes_only_its_reservations()
+     {
+        for verdict in [Verdict::Refuse, Verdict::Wait, Verdict::Drop(None)] {
+            let log = Log::default();
+            let gate = chain(&[
+                ScriptedGate::new("a", &log).reserving(),
+                ScriptedGate::new("b", &log).reserving(),
+                ScriptedGate::new("c", &log).answers(verdict.clone()),
+                ScriptedGate::new("d", &log),
+            ]);
+            let (answer, releases) = apply_after_the_callers(&gate, &log).await;
+            assert_eq!(answer.unwrap(), verdict);
+            assert_eq!(
+                log.entries(),
+                ["apply a", "apply b", "apply c", "release b", "release a"]
+            );
+            assert_eq!(releases.len(), 1, "the caller's own release stays");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_inner_error_stops_the_chain_undoes_its_reservations_and_is_returned_as_is() {
+        let log = Log::default();
+        let gate = chain(&[
+            ScriptedGate::new("a", &log).reserving(),
+            ScriptedGate::new("b", &log).fails("boom"),
+        ]);
+        let (answer, releases) = apply_after_the_callers(&gate, &log).await;
+        assert_eq!(answer.unwrap_err().to_string(), "boom");
+        assert_eq!(log.entries(), ["apply a", "apply b", "release a"]);
+        assert_eq!(releases.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_factory_builds_inner_gates_from_an_array_or_a_json_string() {
+        let inner = json!([{"gate_type": "constant"}, {"gate_type": "none"}, {"gate_type": ""}]);
+        for gates in [inner.clone(), json!(inner.to_string())] {
+            let gate = build("composite", json!({ "gates": gates })).unwrap();
+            assert_eq!(gate.budget().await, 1.0);
+            let mut releases = Releases::new();
+            let answer = gate
+                .apply(&mut Envelope::default().request(), &mut releases)
+                .await;
+            assert_eq!(answer.unwrap(), Verdict::Continue);
+        }
+    }
+
+    #[test]
+    fn its_startup_errors_are_gos() {
+        let missing =
+            "composite gate requires 'gates' parameter with JSON array of gate configurations";
+        assert_eq!(build_error("composite", json!({})), missing);
+        assert_eq!(build_error("composite", json!({"gates": ""})), missing);
+        assert_eq!(
+            build_error("composite", json!({"gates": "{}"})),
+            "composite gate failed to parse 'gates' parameter: \
+             json: cannot unmarshal object into Go value of type []pipeline.GateConfig"
+        );
+        assert_eq!(
+            build_error("composite", json!({"gates": {}})),
+            "composite gate: unsupported type map[string]interface {} for 'gates' parameter"
+        );
+        assert_eq!(
+            build_error(
+                "composite",
+                json!({"gates": [{"gate_type": "local-max-concurrency"}]})
+            ),
+            "composite gate failed to create inner gate \"local-max-concurrency\": \
+             local-max-concurrency limit must be greater than 0, got 0"
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! The `wait-on-refuse` gate: one inner gate whose refusals become waits, so a pool worker holds the request in memory instead of requeueing it.
+
+use super::contract::{
+    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
+    Releases, Verdict,
+};
+use super::nested::{BuildGate, NestedParam, build_inner, wrapped};
+use std::sync::Arc;
+
+/// `gate`: one `{gate_type, gate_params}`, or a string holding one.
+const GATE: NestedParam = NestedParam {
+    gate: "wait-on-refuse",
+    key: "gate",
+    missing: "wait-on-refuse gate requires a 'gate' parameter with the inner gate configuration",
+};
+
+/// `gate_type: "wait-on-refuse"`.
+#[derive(Debug)]
+pub struct WaitOnRefuseGate {
+    inner: Arc<dyn DispatchGate>,
+}
+
+impl WaitOnRefuseGate {
+    pub fn new(inner: Arc<dyn DispatchGate>) -> Self {
+        WaitOnRefuseGate { inner }
+    }
+
+    /// Builds `gate` with `build`, under this gate's owner and env.
+    pub fn from_params(
+        params: &GateParams,
+        owner: &GateOwner,
+        env: &GateEnv,
+        build: BuildGate,
+    ) -> Result<Self, GateConfigError> {
+        let config = GATE.config(params)?;
+        let inner = build_inner(
+            build,
+            "wait-on-refuse gate failed to create inner gate",
+            &config,
+            owner,
+            env,
+        )?;
+        Ok(WaitOnRefuseGate::new(inner))
+    }
+}
+
+#[async_trait::async_trait]
+impl DispatchGate for WaitOnRefuseGate {
+    async fn budget(&self) -> f64 {
+        self.inner.budget().await
+    }
+
+    async fn apply(
+        &self,
+        request: &mut GateRequest<'_>,
+        releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        match self.inner.apply(request, releases).await {
+            Ok(Verdict::Refuse) => Ok(Verdict::Wait),
+            Ok(verdict) => Ok(verdict),
+            Err(error) => Err(wrapped("inner gate apply failed", error)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_error};
+    use serde_json::json;
+
+    async fn answer_over(inner: ScriptedGate) -> Result<Verdict, GateError> {
+        let gate = WaitOnRefuseGate::new(inner.shared());
+        let mut releases = Releases::new();
+        gate.apply(&mut Envelope::default().request(), &mut releases)
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_refusal_becomes_a_wait_and_other_verdicts_pass_through() {
+        let log = Log::default();
+        let cases = [
+            (Verdict::Refuse, Verdict::Wait),
+            (Verdict::Continue, Verdict::Continue),
+            (Verdict::Wait, Verdict::Wait),
+            (Verdict::Drop(None), Verdict::Drop(None)),
+        ];
+        for (inner, outer) in cases {
+            let answer = answer_over(ScriptedGate::new("a", &log).answers(inner)).await;
+            assert_eq!(answer.unwrap(), outer);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_budget_is_the_inner_budget() {
+        let inner = ScriptedGate::new("a", &Log::default()).budget(0.25);
+        assert_eq!(WaitOnRefuseGate::new(inner.shared()).budget().await, 0.25);
+    }
+
+    #[tokio::test]
+    async fn an_inner_error_is_wrapped_keeping_its_source() {
+        let error = answer_over(ScriptedGate::new("a", &Log::default()).fails("boom"))
+            .await
+            .unwrap_err();
+        assert_eq!(error.to_string(), "inner gate apply failed: boom");
+        let source = std::error::Error::source(&error).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("boom"));
+    }
+
+    #[tokio::test]
+    async fn the_factory_builds_the_inner_gate_from_an_object_or_a_json_string() {
+        let inner = json!({"gate_type": "local-max-concurrency", "gate_params": {"limit": "1"}});
+        for gate in [inner.clone(), json!(inner.to_string())] {
+            let gate = build("wait-on-refuse", json!({ "gate": gate })).unwrap();
+            let (mut first, mut second) = (Releases::new(), Releases::new());
+            let mut envelope = Envelope::default();
+            let answer = gate.apply(&mut envelope.request(), &mut first).await;
+            assert_eq!(answer.unwrap(), Verdict::Continue);
+            let answer = gate.apply(&mut envelope.request(), &mut second).await;
+            assert_eq!(answer.unwrap(), Verdict::Wait, "full: refused, so wait");
+        }
+    }
+
+    #[test]
+    fn its_startup_errors_are_gos() {
+        let missing =
+            "wait-on-refuse gate requires a 'gate' parameter with the inner gate configuration";
+        assert_eq!(build_error("wait-on-refuse", json!({})), missing);
+        assert_eq!(build_error("wait-on-refuse", json!({"gate": ""})), missing);
+        assert_eq!(
+            build_error("wait-on-refuse", json!({"gate": "[]"})),
+            "wait-on-refuse gate failed to parse 'gate' parameter: \
+             json: cannot unmarshal array into Go value of type pipeline.GateConfig"
+        );
+        assert_eq!(
+            build_error("wait-on-refuse", json!({"gate": []})),
+            "wait-on-refuse gate: unsupported type []interface {} for 'gate' parameter"
+        );
+        assert_eq!(
+            build_error(
+                "wait-on-refuse",
+                json!({"gate": {"gate_type": "local-max-concurrency", "gate_params": {"limit": -1}}})
+            ),
+            "wait-on-refuse gate failed to create inner gate \"local-max-concurrency\": \
+             local-max-concurrency limit must be greater than 0, got -1"
+        );
+    }
+}

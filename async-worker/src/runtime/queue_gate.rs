@@ -1,0 +1,113 @@
+//! The queue gate at poll time: each peeked member's verdict before any claim, so a refused or failed member stays pending, unclaimed, with no write.
+//!
+//! Verdicts (Go's queue gate, see docs/OPERATIONS.md for where we differ):
+//! - `Continue`: claimed and dispatched; what the gate reserved is released
+//!   when the claim leaves this runtime (record landed, retry parked, lease
+//!   lost, swept at shutdown) or at once when the claim is not won.
+//! - `Drop`: claimed and answered with the gate's record, or `GATE_DROPPED`.
+//! - `Refuse`: left pending (`gate_closed`, or `quota_exhausted` when the
+//!   gate classified it `overflow`).
+//! - `Wait`: left pending like `Refuse`. Go's queue gate dispatches it like
+//!   `Continue`, which lets a queue-level `wait-on-refuse` wave everything
+//!   through; leaving it pending is what such a gate asks for.
+//! - an error: left pending (`error`), logged.
+//!
+//! Members past their deadline and unparsable ones skip the gate: they are
+//! answered without a handler call, so there is nothing to admit.
+
+use super::candidate::{Candidate, Plan};
+use super::consumer::Consumer;
+use crate::gate::{GateRequest, Releases, Verdict};
+use crate::metrics::{self, GateReason};
+
+/// The label a classifying gate sets, and the value that means "over quota".
+const CLASSIFICATION: &str = "classification";
+const OVERFLOW: &str = "overflow";
+
+/// What the queue gate made of one poll's candidates.
+#[derive(Default)]
+pub(super) struct Admitted {
+    /// To claim, in peek order.
+    pub kept: Vec<Candidate>,
+    /// Left pending by the gate (refused, waiting or failed).
+    pub held_back: usize,
+}
+
+impl Consumer {
+    /// The queue gate's budget, 1 with no gate; published as `dispatch_budget`.
+    pub(super) async fn budget(&self) -> f64 {
+        let Some(gate) = &self.gate else {
+            return 1.0;
+        };
+        let budget = gate.budget().await;
+        metrics::dispatch_budget(&self.queue, budget);
+        budget
+    }
+
+    /// Puts each candidate through the queue gate (every candidate is kept
+    /// when the queue has none). The queue's static labels are merged over
+    /// the member's own first, so a producer cannot relabel its request
+    /// past an operator's setting.
+    pub(super) async fn admit(&self, candidates: Vec<Candidate>) -> Admitted {
+        let mut admitted = Admitted::default();
+        let now_secs = (self.shared.clock.now().0 / 1000) as i64;
+        for mut candidate in candidates {
+            let Plan::Dispatch(parsed) = &mut candidate.plan else {
+                admitted.kept.push(candidate);
+                continue;
+            };
+            for (key, value) in &self.spec.labels {
+                parsed.labels.insert(key.clone(), value.clone());
+            }
+            let Some(gate) = &self.gate else {
+                admitted.kept.push(candidate);
+                continue;
+            };
+            if parsed.deadline <= now_secs {
+                admitted.kept.push(candidate);
+                continue;
+            }
+            let mut releases = Releases::new();
+            let mut request = GateRequest {
+                id: &parsed.id,
+                metadata: &parsed.metadata,
+                labels: &mut parsed.labels,
+            };
+            let verdict = gate.apply(&mut request, &mut releases).await;
+            let overflow = request.labels.get(CLASSIFICATION).map(String::as_str) == Some(OVERFLOW);
+            match verdict {
+                Ok(Verdict::Continue) => {
+                    candidate.releases = releases;
+                    admitted.kept.push(candidate);
+                }
+                Ok(Verdict::Drop(record)) => {
+                    // Counted as `dropped` when its record lands.
+                    candidate.releases = releases;
+                    if let Plan::Dispatch(parsed) =
+                        std::mem::replace(&mut candidate.plan, Plan::Invalid(String::new()))
+                    {
+                        candidate.plan = Plan::Dropped(parsed, record);
+                    }
+                    admitted.kept.push(candidate);
+                }
+                Ok(Verdict::Refuse | Verdict::Wait) => {
+                    let reason = if overflow {
+                        GateReason::QuotaExhausted
+                    } else {
+                        GateReason::GateClosed
+                    };
+                    metrics::gate_decision(&self.queue, reason);
+                    releases.run().await;
+                    admitted.held_back += 1;
+                }
+                Err(e) => {
+                    metrics::gate_decision(&self.queue, GateReason::Error);
+                    tracing::warn!(queue = %self.spec.id, request = %candidate.generation, error = %e, "queue gate failed; the request stays pending");
+                    releases.run().await;
+                    admitted.held_back += 1;
+                }
+            }
+        }
+        admitted
+    }
+}
