@@ -55,6 +55,7 @@ pub mod admin;
 pub mod clock;
 pub mod config;
 pub mod gate;
+pub mod go_duration;
 pub mod handler;
 #[cfg(feature = "http-handler")]
 pub mod http_handler;

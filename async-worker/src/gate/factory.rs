@@ -11,6 +11,8 @@ use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GatePar
 use super::local_max_concurrency::LocalMaxConcurrencyGate;
 use super::tier_priority_admission::TierPriorityAdmissionGate;
 use super::wait_on_refuse::WaitOnRefuseGate;
+#[cfg(feature = "redis")]
+use super::{redis_budget::RedisBudgetGate, redis_quota::RedisQuotaGate};
 use std::sync::Arc;
 
 /// Every `gate_type` this build knows, as the startup error lists them.
@@ -20,6 +22,10 @@ pub const GATE_TYPES: &[&str] = &[
     "wait-on-refuse",
     "tier-priority-admission",
     "local-max-concurrency",
+    #[cfg(feature = "redis")]
+    "redis",
+    #[cfg(feature = "redis")]
+    "redis-quota",
 ];
 
 /// The gate a queue or pool config asks for; `None` for `""` and `none`.
@@ -39,6 +45,12 @@ pub fn build(
             params, owner, env, build,
         )?),
         "local-max-concurrency" => Arc::new(LocalMaxConcurrencyGate::from_params(params)?),
+        #[cfg(feature = "redis")]
+        "redis" => Arc::new(RedisBudgetGate::from_params(params, env)?),
+        #[cfg(feature = "redis")]
+        "redis-quota" => Arc::new(RedisQuotaGate::from_params(params, env)?),
+        #[cfg(not(feature = "redis"))]
+        "redis" | "redis-quota" => return Err(left_out(gate_type, "redis")),
         unknown => {
             return Err(GateConfigError(format!(
                 "unknown gate_type {unknown:?}: the known types are {}, or \"\"/\"none\" for no gate",
@@ -47,6 +59,14 @@ pub fn build(
         }
     };
     Ok(Some(gate))
+}
+
+/// The refusal of a type this build left out with its cargo `feature`.
+#[cfg_attr(feature = "redis", allow(dead_code))]
+fn left_out(gate_type: &str, feature: &str) -> GateConfigError {
+    GateConfigError(format!(
+        "{gate_type} gate: this build lacks the `{feature}` feature"
+    ))
 }
 
 #[cfg(test)]
@@ -72,6 +92,32 @@ mod tests {
     async fn constant_is_always_open() {
         let gate = build_type("constant").unwrap().unwrap();
         assert_eq!(gate.budget().await, 1.0);
+    }
+
+    fn redis_params() -> GateParams {
+        let params = serde_json::json!({ "address": "127.0.0.1:1", "limit": 1 });
+        params.as_object().cloned().unwrap_or_default()
+    }
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn the_redis_types_are_built_without_connecting() {
+        for gate_type in ["redis", "redis-quota"] {
+            let env = GateEnv::default();
+            let gate = build(gate_type, &redis_params(), &GateOwner::pool("p"), &env);
+            assert!(gate.unwrap().is_some(), "{gate_type}");
+            assert!(env.redis.is_empty(), "{gate_type} connected at build");
+        }
+    }
+
+    /// Tests run with the default features, so the arm that uses this
+    /// text (without `redis`) is only compiled by the no-default build.
+    #[test]
+    fn a_type_left_out_of_the_build_is_refused_naming_its_feature() {
+        assert_eq!(
+            left_out("redis-quota", "redis").0,
+            "redis-quota gate: this build lacks the `redis` feature"
+        );
     }
 
     #[test]

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use super::duration::parse_go_duration;
 use super::error::SettingsError;
 use super::go_flags::GoFlags;
+use async_worker::go_duration::parse_go_duration;
 
 /// Checks the Go flags; notes the accepted ones that have no effect and
 /// answers the backlog poll interval (zero = the poll is off).

@@ -23,7 +23,6 @@
 mod allow;
 mod bounds;
 mod compat;
-mod duration;
 mod error;
 mod flow;
 mod go_flags;
@@ -35,7 +34,7 @@ mod resolve;
 mod tests;
 mod transport;
 
-pub use duration::{BareUnit, format_duration, parse_flag_duration};
+pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 pub use error::SettingsError;
 pub use flow::FlowSettings;
 pub use go_flags::{GoFlags, LegacyFlags};

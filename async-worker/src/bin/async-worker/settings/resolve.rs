@@ -8,12 +8,12 @@ use claim_core::wire;
 use reqwest::Url;
 
 use super::allow::{allow_list, queue_allow_lists};
-use super::duration::{BareUnit, format_duration, parse_flag_duration};
 use super::error::SettingsError;
 use super::queues::{configured_queues, default_queue};
 use super::transport::{TransportConfig, positive, set};
 use super::{ProcessorSettings, RunArgs};
 use async_worker::config::RuntimeConfig;
+use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 
 const TRANSPORT: &str = "redis-sortedset";
 
