@@ -10,7 +10,15 @@ use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GatePar
 use std::sync::Arc;
 
 /// Every `gate_type` this build knows, as the startup error lists them.
-pub const GATE_TYPES: &[&str] = &["constant"];
+/// The metric types are known without the `metric-gates` feature too; such
+/// a build refuses them by name instead of calling them unknown.
+pub const GATE_TYPES: &[&str] = &[
+    "constant",
+    "prometheus-saturation",
+    "prometheus-budget",
+    "prometheus-query",
+    "endpoint-scrape",
+];
 
 /// The gate a queue or pool config asks for; `None` for `""` and `none`.
 pub fn build(
@@ -23,6 +31,16 @@ pub fn build(
     let gate: Arc<dyn DispatchGate> = match gate_type {
         "" | "none" => return Ok(None),
         "constant" => Arc::new(ConstantGate),
+        #[cfg(feature = "metric-gates")]
+        metric if super::metric::TYPES.contains(&metric) => {
+            super::metric::build(metric, params, owner, env)?
+        }
+        #[cfg(not(feature = "metric-gates"))]
+        "prometheus-saturation" | "prometheus-budget" | "prometheus-query" | "endpoint-scrape" => {
+            return Err(GateConfigError(format!(
+                "{gate_type} gate type needs the `metric-gates` feature, which this build lacks"
+            )));
+        }
         unknown => {
             return Err(GateConfigError(format!(
                 "unknown gate_type {unknown:?}: the known types are {}, or \"\"/\"none\" for no gate",

@@ -3,6 +3,8 @@
 pub mod constant;
 pub mod contract;
 pub mod factory;
+#[cfg(feature = "metric-gates")]
+pub mod metric;
 pub mod params;
 
 pub use contract::{

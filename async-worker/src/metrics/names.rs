@@ -39,6 +39,12 @@ metrics_table! {
         "Requests handed to the handler (the gateway call), retries included";
     GATE_DECISIONS = "gate_decisions_total", Counter, "Q, reason",
         "Polls the gate held back with work pending (gate_closed) or failed (error); quota_exhausted and dropped as Go (created at 0)";
+    GATE_METRIC_VALUE = "gate_metric_value", Gauge, "Q, inference_pool",
+        "The value D a metric gate last read from its source (set only when the read gave a finite sample)";
+    GATE_METRIC_THRESHOLD = "gate_metric_threshold", Gauge, "Q, inference_pool",
+        "The threshold T a metric gate's value is compared with (set with the value)";
+    GATE_METRIC_SOURCE_AVAILABLE = "gate_metric_source_available", Gauge, "Q, inference_pool",
+        "1 when a metric gate's last read gave a finite sample, 0 when it fell back";
     QUEUE_DEPTH = "queue_depth", Gauge, "Q",
         "Claimed requests handed to a worker task that has not started yet (Go: buffered in-process)";
     IN_FLIGHT = "inflight_requests", Gauge, "Q",
