@@ -37,9 +37,7 @@ pub fn build(
         }
         #[cfg(not(feature = "metric-gates"))]
         "prometheus-saturation" | "prometheus-budget" | "prometheus-query" | "endpoint-scrape" => {
-            return Err(GateConfigError(format!(
-                "{gate_type} gate type needs the `metric-gates` feature, which this build lacks"
-            )));
+            return Err(lacks_feature(gate_type, "metric-gates"));
         }
         unknown => {
             return Err(GateConfigError(format!(
@@ -49,6 +47,14 @@ pub fn build(
         }
     };
     Ok(Some(gate))
+}
+
+/// A known type this build was compiled without.
+#[cfg_attr(feature = "metric-gates", allow(dead_code))]
+fn lacks_feature(gate_type: &str, feature: &str) -> GateConfigError {
+    GateConfigError(format!(
+        "{gate_type} gate type needs the `{feature}` feature, which this build lacks"
+    ))
 }
 
 #[cfg(test)]
@@ -82,6 +88,48 @@ mod tests {
         assert!(error.0.contains("\"constnat\""), "{error}");
         for known in GATE_TYPES {
             assert!(error.0.contains(known), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_type_this_build_lacks_is_refused_naming_the_feature() {
+        assert_eq!(
+            lacks_feature("prometheus-query", "metric-gates").0,
+            "prometheus-query gate type needs the `metric-gates` feature, which this build lacks"
+        );
+        #[cfg(not(feature = "metric-gates"))]
+        assert_eq!(
+            build_type("prometheus-query").unwrap_err(),
+            lacks_feature("prometheus-query", "metric-gates")
+        );
+    }
+
+    #[cfg(feature = "metric-gates")]
+    #[test]
+    fn every_metric_type_is_built_by_the_factory() {
+        let env = GateEnv {
+            prometheus_url: Some("http://127.0.0.1:9".into()),
+            ..GateEnv::default()
+        };
+        let params = |pairs: &[(&str, &str)]| -> GateParams {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), (*v).into()))
+                .collect()
+        };
+        let owner = GateOwner::pool("default");
+        for (gate_type, params) in [
+            ("prometheus-saturation", params(&[("pool", "p")])),
+            ("prometheus-budget", params(&[("pool", "p")])),
+            ("prometheus-query", params(&[("query", "up")])),
+            (
+                "endpoint-scrape",
+                params(&[("url", "http://x/m"), ("metric", "m")]),
+            ),
+        ] {
+            assert!(GATE_TYPES.contains(&gate_type));
+            let gate = build(gate_type, &params, &owner, &env);
+            assert!(matches!(gate, Ok(Some(_))), "{gate_type}: {gate:?}");
         }
     }
 }

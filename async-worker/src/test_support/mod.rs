@@ -5,6 +5,7 @@
 //! stand-in gateway and one scraper without either being default public API.
 
 pub mod gateway;
+pub mod http_stub;
 pub mod payload_shape;
 pub mod scrape;
 

@@ -104,4 +104,52 @@ mod tests {
         assert_eq!(core(0.0, 7.0).budget("t", &Ok(None)), 1.0);
         assert_eq!(core(0.0, -1.0).budget("t", &Ok(None)), 0.0);
     }
+
+    /// The rendered page after `read` under a recorder of its own.
+    #[cfg(feature = "serve")]
+    fn rendered(read: impl FnOnce()) -> String {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, read);
+        handle.render()
+    }
+
+    #[cfg(feature = "serve")]
+    #[test]
+    fn the_gauges_carry_the_owner_and_pool_and_say_whether_the_source_answered() {
+        let owner = GateOwner::queue("q1", "q1-set", "batch");
+        let core = MetricCore::new(0.25, 0.0, &owner, "e2e-pool");
+        let labels =
+            r#"{queue_id="q1",queue_name="q1-set",pool_name="batch",inference_pool="e2e-pool"}"#;
+        let page = rendered(|| {
+            core.budget("t", &Ok(Some(0.75)));
+        });
+        for (name, value) in [
+            (GATE_METRIC_VALUE, "0.75"),
+            (GATE_METRIC_THRESHOLD, "0.25"),
+            (GATE_METRIC_SOURCE_AVAILABLE, "1"),
+        ] {
+            assert!(page.contains(&format!("{name}{labels} {value}")), "{page}");
+        }
+        let page = rendered(|| {
+            core.budget("t", &Ok(None));
+        });
+        let unavailable = format!("{GATE_METRIC_SOURCE_AVAILABLE}{labels} 0");
+        assert!(page.contains(&unavailable), "{page}");
+        assert!(!page.contains(GATE_METRIC_VALUE), "{page}");
+    }
+
+    #[cfg(feature = "serve")]
+    #[test]
+    fn an_ownerless_gate_has_one_series_with_every_label_empty() {
+        let core = MetricCore::new(0.0, 0.0, &GateOwner::default(), "");
+        let page = rendered(|| {
+            core.budget("t", &Ok(Some(0.5)));
+        });
+        let labels = r#"{queue_id="",queue_name="",pool_name="",inference_pool=""}"#;
+        assert!(
+            page.contains(&format!("{GATE_METRIC_VALUE}{labels} 0.5")),
+            "{page}"
+        );
+    }
 }
