@@ -1,6 +1,6 @@
 //! The per-source cache: a reading (a failure too) is kept until query start + TTL, and callers wait for the one query in flight.
 
-use super::Reading;
+use super::reading::Reading;
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -46,7 +46,7 @@ impl SourceCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::metric::SourceError;
+    use crate::gate::metric::reading::SourceError;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -3,8 +3,9 @@
 use super::cache::SourceCache;
 use super::formula::MetricCore;
 use super::prometheus::PrometheusClient;
+use super::promql;
 use super::scrape::{ScrapeSource, Series, http_client};
-use super::{MetricGate, QuerySource, Source, promql};
+use super::source::{MetricGate, QuerySource, Source};
 use crate::gate::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
 use crate::gate::params::{self, go_float};
 use std::sync::Arc;
@@ -105,7 +106,7 @@ fn budget(
     }
     let namespace = params::string(params, "namespace", "");
     let max_concurrency = params::float(params, "max_concurrency", 100.0)?;
-    if !(max_concurrency > 0.0) {
+    if max_concurrency.is_nan() || max_concurrency <= 0.0 {
         return Err(error(format!(
             "max_concurrency must be positive, got {}",
             go_float(max_concurrency)

@@ -1,6 +1,6 @@
 //! The metric core: a reading and a threshold make a budget (or the fallback), and the three `gate_metric_*` gauges say which it was.
 
-use super::Reading;
+use super::reading::Reading;
 use crate::gate::contract::GateOwner;
 use crate::metrics::{GATE_METRIC_SOURCE_AVAILABLE, GATE_METRIC_THRESHOLD, GATE_METRIC_VALUE};
 use metrics::Label;
@@ -70,7 +70,7 @@ pub(crate) fn clamp_unit(value: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::metric::SourceError;
+    use crate::gate::metric::reading::SourceError;
 
     fn core(threshold: f64, fallback: f64) -> MetricCore {
         MetricCore::new(threshold, fallback, &GateOwner::pool("default"), "p")

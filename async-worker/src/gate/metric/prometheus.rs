@@ -1,6 +1,6 @@
 //! The Prometheus instant-query client of the Prometheus gates: form POST to `/api/v1/query` (GET when the server refuses POST), a vector's first sample, Basic auth from the URL's userinfo.
 
-use super::{Reading, SourceError};
+use super::reading::{Reading, SourceError};
 use crate::gate::params::parse_go_float;
 use reqwest::{StatusCode, Url, header};
 use serde_json::Value;

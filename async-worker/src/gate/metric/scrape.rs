@@ -2,7 +2,7 @@
 
 use super::cache::SourceCache;
 use super::formula::clamp_unit;
-use super::{Reading, SourceError};
+use super::reading::{Reading, SourceError};
 use crate::gate::params::parse_go_float;
 use prom_text_format_parser::{Scrape, Type, ValueType};
 use std::collections::BTreeMap;
@@ -62,7 +62,7 @@ impl ScrapeSource {
                         pods.metric, pods.url
                     ))
                 })?;
-                if !(ready > 0.0) {
+                if ready.is_nan() || ready <= 0.0 {
                     return Err(SourceError::Failed(format!(
                         "scrape: pods metric {} at {} is {ready}, not above 0",
                         pods.metric, pods.url

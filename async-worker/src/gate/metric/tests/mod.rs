@@ -4,6 +4,11 @@ mod config_errors;
 mod prometheus_gates;
 mod scrape_gates;
 
+// The stub is the test-support one; a build without that feature compiles
+// the same file here.
+#[cfg(feature = "test-support")]
+use crate::test_support::http_stub;
+#[cfg(not(feature = "test-support"))]
 #[path = "../../../test_support/http_stub.rs"]
 mod http_stub;
 
