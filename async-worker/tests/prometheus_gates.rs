@@ -13,11 +13,10 @@
 #![cfg(feature = "metric-gates")]
 
 use async_worker::gate::factory;
-use async_worker::gate::{DispatchGate, GateEnv, GateOwner, GateParams, GateRequest};
-use async_worker::gate::{Releases, Verdict};
+use async_worker::gate::{DispatchGate, GateEnv, GateOwner, Verdict};
+use async_worker::test_support::gate_probe::{params, verdict};
 use async_worker::test_support::http_stub::{HttpStub, Responder, StubRequest};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -123,28 +122,15 @@ fn start_prometheus(target: &str) -> Prometheus {
     }
 }
 
-fn gate(gate_type: &str, params: serde_json::Value, env: &GateEnv) -> Arc<dyn DispatchGate> {
-    let serde_json::Value::Object(params) = params else {
-        panic!("params must be an object");
-    };
-    let params: GateParams = params;
+fn gate(gate_type: &str, value: serde_json::Value, env: &GateEnv) -> Arc<dyn DispatchGate> {
     let owner = GateOwner::queue("q", "q", "default");
-    factory::build(gate_type, &params, &owner, env)
+    factory::build(gate_type, &params(value), &owner, env)
         .unwrap_or_else(|e| panic!("{gate_type}: {e}"))
         .expect("a gate")
 }
 
 async fn apply(gate: &dyn DispatchGate) -> Verdict {
-    let metadata = BTreeMap::new();
-    let mut labels = BTreeMap::new();
-    let mut request = GateRequest {
-        id: "r",
-        metadata: &metadata,
-        labels: &mut labels,
-    };
-    gate.apply(&mut request, &mut Releases::new())
-        .await
-        .expect("a budget-only gate never fails")
+    verdict(gate).await.expect("a budget-only gate never fails")
 }
 
 /// Polls every gate's budget until each satisfies `done`, within [`BOUND`].

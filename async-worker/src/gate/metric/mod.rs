@@ -20,7 +20,8 @@ mod promql;
 mod reading;
 mod scrape;
 mod source;
-#[cfg(test)]
+// The stand-in servers are test-support's.
+#[cfg(all(test, feature = "test-support"))]
 mod tests;
 
 pub use config::{TYPES, build};

@@ -4,28 +4,13 @@ mod config_errors;
 mod prometheus_gates;
 mod scrape_gates;
 
-// The stub is the test-support one; a build without that feature compiles
-// the same file here.
-#[cfg(feature = "test-support")]
-use crate::test_support::http_stub;
-#[cfg(not(feature = "test-support"))]
-#[path = "../../../test_support/http_stub.rs"]
-mod http_stub;
-
-use crate::gate::contract::{DispatchGate, GateEnv, GateOwner, GateParams};
+use crate::gate::contract::{DispatchGate, GateEnv, GateOwner, GateParams, Verdict};
 use crate::gate::metric::build;
-use http_stub::{HttpStub, Responder, StubRequest};
+use crate::test_support::gate_probe::{params, verdict};
+use crate::test_support::http_stub::{HttpStub, Responder, StubRequest};
 use reqwest::Url;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// `gate_params` from a JSON object literal.
-fn params(value: serde_json::Value) -> GateParams {
-    match value {
-        serde_json::Value::Object(map) => map,
-        other => panic!("params must be an object, got {other}"),
-    }
-}
 
 /// The process settings with this Prometheus URL and cache TTL.
 fn env(prometheus_url: &str, ttl: Duration) -> GateEnv {
@@ -99,6 +84,11 @@ async fn endpoint(status: u16, body: &str) -> HttpStub {
     HttpStub::start(responder)
         .await
         .expect("start the stand-in")
+}
+
+/// The verdict of a budget-only gate, which never fails.
+async fn apply(gate: &dyn DispatchGate) -> Verdict {
+    verdict(gate).await.expect("a budget-only gate never fails")
 }
 
 fn assert_near(actual: f64, expected: f64) {

@@ -1,9 +1,7 @@
 //! The three Prometheus gates against a stand-in Prometheus: formulas, fallbacks, the cascade's order, the wire format and the cache.
 
 use super::*;
-use crate::gate::contract::{GateRequest, Releases, Verdict};
 use serde_json::json;
-use std::collections::BTreeMap;
 
 const BAD_QUERY: &str = r#"{"status":"error","errorType":"bad_data","error":"no"}"#;
 
@@ -44,19 +42,6 @@ async fn saturation_at_or_above_the_threshold_closes_and_apply_refuses() {
         query,
         r#"1 - inference_extension_flow_control_pool_saturation{inference_pool="p",namespace="ns"}"#
     );
-}
-
-async fn apply(gate: &dyn DispatchGate) -> Verdict {
-    let metadata = BTreeMap::new();
-    let mut labels = BTreeMap::new();
-    let mut request = GateRequest {
-        id: "r1",
-        metadata: &metadata,
-        labels: &mut labels,
-    };
-    gate.apply(&mut request, &mut Releases::new())
-        .await
-        .unwrap()
 }
 
 /// A stand-in answering the budget cascade's sources by their position.
