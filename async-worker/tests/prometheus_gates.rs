@@ -3,9 +3,11 @@
 //! The stand-in reports vLLM's `vllm:num_requests_running` and
 //! `vllm:num_requests_waiting` (with the `inference_pool` label a
 //! PodMonitor adds), the pool's ready pods and its flow-control
-//! saturation. `prometheus-budget` (its third source: no flow-control
-//! queue is reported), `prometheus-query` and `prometheus-saturation` read
-//! them through Prometheus; `endpoint-scrape` reads the stand-in directly.
+//! saturation, and for a second pool the per-pod queue size.
+//! `prometheus-budget` (the third source for the first pool, as no
+//! flow-control queue is reported; the second source for the other),
+//! `prometheus-query` and `prometheus-saturation` read them through
+//! Prometheus; `endpoint-scrape` reads the stand-in directly.
 //!
 //! Without the `prometheus` binary (Debian package `prometheus`) the test
 //! skips locally and fails when `CI` is set; `.ci/run` installs it.
@@ -24,6 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 const POOL: &str = "e2e-pool";
+/// A pool whose per-pod queue is reported (the budget cascade's second
+/// source) while its vLLM running count (the third) stays 0.
+const QUEUED: &str = "queued-pool";
 /// How long Prometheus may take to start, scrape and answer with new counts.
 const BOUND: Duration = Duration::from_secs(60);
 
@@ -44,10 +49,14 @@ impl Counts {
         format!(
             "# TYPE vllm:num_requests_running gauge\n\
              vllm:num_requests_running{{inference_pool=\"{POOL}\",model_name=\"m\"}} {running}\n\
+             vllm:num_requests_running{{inference_pool=\"{QUEUED}\",model_name=\"m\"}} 0\n\
              # TYPE vllm:num_requests_waiting gauge\n\
              vllm:num_requests_waiting{{inference_pool=\"{POOL}\",model_name=\"m\"}} {waiting}\n\
              # TYPE inference_pool_ready_pods gauge\n\
              inference_pool_ready_pods{{name=\"{POOL}\"}} 2\n\
+             inference_pool_ready_pods{{name=\"{QUEUED}\"}} 2\n\
+             # TYPE inference_pool_per_pod_queue_size gauge\n\
+             inference_pool_per_pod_queue_size{{name=\"{QUEUED}\"}} {waiting}\n\
              # TYPE inference_extension_flow_control_pool_saturation gauge\n\
              inference_extension_flow_control_pool_saturation{{inference_pool=\"{POOL}\"}} {saturation}\n"
         )
@@ -181,6 +190,13 @@ async fn the_metric_gates_close_as_the_model_servers_counts_rise() {
         json!({"pool": POOL, "max_concurrency": "2", "baseline": "0.05"}),
         &env,
     );
+    // The per-pod queue (waiting) closes it at 2 per pod; its running
+    // count, the next source, would keep it open.
+    let queued = gate(
+        "prometheus-budget",
+        json!({"pool": QUEUED, "max_concurrency": "2", "baseline": "0.05"}),
+        &env,
+    );
     let waiting = format!("1 - sum(vllm:num_requests_waiting{{inference_pool=\"{POOL}\"}}) / 8");
     let query = gate(
         "prometheus-query",
@@ -211,7 +227,7 @@ async fn the_metric_gates_close_as_the_model_servers_counts_rise() {
     // saturation 0 leaves threshold 0.8 free.
     until_budgets(
         "prometheus-budget open",
-        &[("budget", &budget)],
+        &[("budget", &budget), ("queued", &queued)],
         close_to(0.95),
     )
     .await;
@@ -245,6 +261,7 @@ async fn the_metric_gates_close_as_the_model_servers_counts_rise() {
         "the Prometheus gates close",
         &[
             ("budget", &budget),
+            ("queued", &queued),
             ("query", &query),
             ("saturation", &saturation),
         ],

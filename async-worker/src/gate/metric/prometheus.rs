@@ -75,13 +75,14 @@ impl PrometheusClient {
             Some((user, password)) => request.basic_auth(user, Some(password)),
             None => request,
         };
-        let http = |source| SourceError::Http {
-            context: format!("query {}", self.endpoint),
-            source: std::sync::Arc::new(source),
-        };
-        let response = request.timeout(QUERY_TIMEOUT).send().await.map_err(http)?;
+        let context = format!("query {}", self.endpoint);
+        let response = request
+            .timeout(QUERY_TIMEOUT)
+            .send()
+            .await
+            .map_err(SourceError::http(context.clone()))?;
         let status = response.status();
-        let body = response.bytes().await.map_err(http)?;
+        let body = response.bytes().await.map_err(SourceError::http(context))?;
         Ok((status, body.to_vec()))
     }
 }

@@ -24,3 +24,13 @@ pub enum SourceError {
     #[error("all metric sources unavailable")]
     AllUnavailable,
 }
+
+impl SourceError {
+    /// Wraps a failed HTTP call, saying what it was for (`query <url>`).
+    pub(crate) fn http(context: String) -> impl FnOnce(reqwest::Error) -> SourceError {
+        move |source| SourceError::Http {
+            context,
+            source: Arc::new(source),
+        }
+    }
+}

@@ -6,7 +6,6 @@ use super::reading::{Reading, SourceError};
 use crate::gate::params::parse_go_float;
 use prom_text_format_parser::{Scrape, Type, ValueType};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Go's scrape timeout.
@@ -80,17 +79,14 @@ impl ScrapeSource {
     }
 
     async fn first_sample(&self, series: &Series) -> Result<Option<f64>, SourceError> {
-        let http = |source| SourceError::Http {
-            context: format!("scrape {}", series.url),
-            source: Arc::new(source),
-        };
+        let context = format!("scrape {}", series.url);
         let response = self
             .http
             .get(&series.url)
             .timeout(SCRAPE_TIMEOUT)
             .send()
             .await
-            .map_err(http)?;
+            .map_err(SourceError::http(context.clone()))?;
         let status = response.status();
         if status != reqwest::StatusCode::OK {
             return Err(SourceError::Failed(format!(
@@ -98,7 +94,7 @@ impl ScrapeSource {
                 series.url
             )));
         }
-        let body = response.text().await.map_err(http)?;
+        let body = response.text().await.map_err(SourceError::http(context))?;
         first_matching(&body, series)
     }
 }
