@@ -129,3 +129,16 @@ fn endpoint_scrape_needs_no_prometheus_url() {
     let params = params(json!({"url": "http://x/metrics", "metric": "m"}));
     assert!(build("endpoint-scrape", &params, &owner, &GateEnv::default()).is_ok());
 }
+
+#[test]
+fn an_unparsable_prometheus_url_is_refused_naming_it() {
+    let error = build_error(
+        "prometheus-query",
+        json!({"query": "up"}),
+        &env("::", Duration::ZERO),
+    );
+    assert_eq!(
+        error,
+        r#"invalid --prometheus-url "::": relative URL without a base"#
+    );
+}
