@@ -5,6 +5,8 @@ pub mod constant;
 pub mod contract;
 pub mod factory;
 pub mod local_max_concurrency;
+#[cfg(feature = "metric-gates")]
+pub mod metric;
 pub mod nested;
 pub mod params;
 #[cfg(feature = "redis")]
