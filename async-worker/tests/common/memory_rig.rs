@@ -138,7 +138,13 @@ pub fn runtime(s: &Setup, queues: &[&str]) -> Runtime {
 
 /// Submits request `id` to `queue`, its record aimed at `list`.
 pub async fn submit(s: &Setup, queue: &str, id: &str, list: &str) {
-    let deadline = (START.0 / 1000) as i64 + 3600;
+    submit_due(s, queue, id, list, 3600).await;
+}
+
+/// Submits request `id` to `queue`, its record aimed at `list`, its
+/// deadline `deadline_in_secs` after [`START`].
+pub async fn submit_due(s: &Setup, queue: &str, id: &str, list: &str, deadline_in_secs: i64) {
+    let deadline = (START.0 / 1000) as i64 + deadline_in_secs;
     let mut envelope = Envelope::new(id, format!("tok-{id}"), deadline, serde_json::json!({}));
     envelope.internal.result_queue_name = list.into();
     s.memory
@@ -154,14 +160,18 @@ pub async fn answered(s: &Setup, list: &str) -> Vec<String> {
 
 /// The ids with a record in `list` of `memory`, sorted, one entry per record.
 pub async fn ids_on(memory: &MemoryStore, list: &str) -> Vec<String> {
-    let mut ids: Vec<String> = (memory.results(list).await.unwrap().iter())
-        .map(|r| {
-            let v: serde_json::Value = serde_json::from_slice(r.as_bytes()).unwrap();
-            v["id"].as_str().unwrap().to_owned()
-        })
+    let mut ids: Vec<String> = (records_on(memory, list).await.iter())
+        .map(|v| v["id"].as_str().unwrap().to_owned())
         .collect();
     ids.sort();
     ids
+}
+
+/// The records in `list` of `memory`, as JSON, in list order.
+pub async fn records_on(memory: &MemoryStore, list: &str) -> Vec<serde_json::Value> {
+    (memory.results(list).await.unwrap().iter())
+        .map(|r| serde_json::from_slice(r.as_bytes()).unwrap())
+        .collect()
 }
 
 /// Submits `ids(prefix, n)` to `queue`, their records aimed at [`RESULTS`].

@@ -1,0 +1,285 @@
+//! The rig of the queue-gate and pool-gate tests: a gate the test switches while the runtime runs, a handler that notes each call and how many ran at once, the runtime over the memory rig, and the record and metric reads.
+#![allow(dead_code)]
+
+use crate::rig::{Setup, runtime_config};
+use async_trait::async_trait;
+use async_worker::gate::factory;
+use async_worker::gate::{
+    GateEnv, GateError, GateOwner, GateRecord, GateRequest, Releases, Verdict,
+};
+use async_worker::{DispatchGate, Handler, HandlerOutcome, QueueSpec, Request, Runtime};
+use async_worker::{PoolSpec, RuntimeBuilder};
+use claim_core::{ClaimInspect, ClaimStore};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Go's 429 body a dropping gate may answer with; its spacing is kept so a
+/// test can see the payload is written verbatim.
+pub const TOO_MANY: &str = r#"{"error":  "Too Many Requests", "code": 429}"#;
+
+/// A gate whose budget and answer the test changes while the runtime runs;
+/// it notes how many requests each poll put to it.
+#[derive(Debug)]
+pub struct SwitchGate {
+    setting: Mutex<Setting>,
+    /// Applies per budget read (a queue gate's budget is read once a poll).
+    polls: Mutex<Vec<usize>>,
+    applies: AtomicUsize,
+}
+
+#[derive(Debug, Clone)]
+struct Setting {
+    budget: f64,
+    answer: Result<Verdict, &'static str>,
+}
+
+impl SwitchGate {
+    /// A gate with this budget answering `verdict`.
+    pub fn new(budget: f64, verdict: Verdict) -> Arc<SwitchGate> {
+        Arc::new(SwitchGate {
+            setting: Mutex::new(Setting {
+                budget,
+                answer: Ok(verdict),
+            }),
+            polls: Mutex::default(),
+            applies: AtomicUsize::new(0),
+        })
+    }
+
+    /// A fully open gate that fails every request with `message`.
+    pub fn failing(message: &'static str) -> Arc<SwitchGate> {
+        let gate = SwitchGate::new(1.0, Verdict::Continue);
+        gate.lock().answer = Err(message);
+        gate
+    }
+
+    /// Fully open from now on: budget 1, every request continues.
+    pub fn open(&self) {
+        *self.lock() = Setting {
+            budget: 1.0,
+            answer: Ok(Verdict::Continue),
+        };
+    }
+
+    /// Requests put to the gate so far.
+    pub fn applies(&self) -> usize {
+        self.applies.load(Ordering::SeqCst)
+    }
+
+    /// Budget reads so far (polls, for a queue gate).
+    pub fn polls(&self) -> usize {
+        self.polls.lock().unwrap().len()
+    }
+
+    /// How many requests each poll put to the gate, in poll order.
+    pub fn applies_per_poll(&self) -> Vec<usize> {
+        self.polls.lock().unwrap().clone()
+    }
+
+    /// This gate as the runtime's builder takes it.
+    pub fn shared(self: &Arc<Self>) -> Arc<dyn DispatchGate> {
+        self.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Setting> {
+        self.setting.lock().unwrap()
+    }
+}
+
+#[async_trait]
+impl DispatchGate for SwitchGate {
+    async fn budget(&self) -> f64 {
+        self.polls.lock().unwrap().push(0);
+        self.lock().budget
+    }
+
+    async fn apply(
+        &self,
+        _request: &mut GateRequest<'_>,
+        _releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        self.applies.fetch_add(1, Ordering::SeqCst);
+        if let Some(last) = self.polls.lock().unwrap().last_mut() {
+            *last += 1;
+        }
+        let answer = self.lock().answer.clone();
+        answer.map_err(|message| GateError::Failed(message.to_owned()))
+    }
+}
+
+/// A `Drop` verdict answering with `payload`.
+pub fn drop_with(payload: &str) -> Verdict {
+    Verdict::Drop(Some(GateRecord {
+        payload: payload.to_owned(),
+    }))
+}
+
+/// A `local-max-concurrency` gate built by the factory, as a queue or pool
+/// config with these params would build it.
+pub fn local_max_concurrency(
+    params: serde_json::Value,
+    owner: &GateOwner,
+) -> Arc<dyn DispatchGate> {
+    let serde_json::Value::Object(params) = params else {
+        unreachable!("gate_params are an object")
+    };
+    factory::build("local-max-concurrency", &params, owner, &GateEnv::default())
+        .expect("valid local-max-concurrency params")
+        .expect("a gate, not none")
+}
+
+/// One handler call: which request, from which queue, at which retry count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub id: String,
+    pub queue_name: String,
+    pub retry_count: u32,
+}
+
+/// Answers `answer to <id>` after holding each request for `hold` (until
+/// stopped, when stopped first), noting every call and the most calls of
+/// each queue that ran at once.
+#[derive(Debug, Default)]
+pub struct Tracking {
+    hold: Duration,
+    calls: Mutex<Vec<Call>>,
+    /// Per queue: calls running now, and the most that ever ran at once.
+    running: Mutex<HashMap<String, (usize, usize)>>,
+}
+
+impl Tracking {
+    pub fn holding(hold: Duration) -> Arc<Tracking> {
+        Arc::new(Tracking {
+            hold,
+            ..Tracking::default()
+        })
+    }
+
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    /// The most calls of `queue` that ran at once.
+    pub fn most_at_once(&self, queue: &str) -> usize {
+        let running = self.running.lock().unwrap();
+        running.get(queue).map_or(0, |(_, most)| *most)
+    }
+
+    fn enter(&self, queue: &str) {
+        let mut running = self.running.lock().unwrap();
+        let (now, most) = running.entry(queue.to_owned()).or_default();
+        *now += 1;
+        *most = (*most).max(*now);
+    }
+
+    fn leave(&self, queue: &str) {
+        let mut running = self.running.lock().unwrap();
+        if let Some((now, _)) = running.get_mut(queue) {
+            *now -= 1;
+        }
+    }
+}
+
+#[async_trait]
+impl Handler for Tracking {
+    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
+        let id = request.generation.id.clone();
+        self.calls.lock().unwrap().push(Call {
+            id: id.clone(),
+            queue_name: request.queue_name.clone(),
+            retry_count: request.parsed.retry_count,
+        });
+        self.enter(&request.queue_name);
+        tokio::select! {
+            () = tokio::time::sleep(self.hold) => {}
+            () = cancel.cancelled() => {}
+        }
+        self.leave(&request.queue_name);
+        HandlerOutcome::Success {
+            status: 200,
+            body: format!("answer to {id}"),
+        }
+    }
+}
+
+/// A runtime over the rig's faulty store draining `queues` with the memory
+/// rig's settings, answering with `handler`; gates and pools still to add.
+pub fn builder(s: &Setup, handler: &Arc<Tracking>, queues: &[&str]) -> RuntimeBuilder {
+    let specs = queues.iter().map(|q| QueueSpec::new(*q)).collect();
+    specs_builder(s, handler, specs)
+}
+
+/// [`builder`] for whole queue specs.
+pub fn specs_builder(s: &Setup, handler: &Arc<Tracking>, specs: Vec<QueueSpec>) -> RuntimeBuilder {
+    Runtime::builder(Arc::new(s.store.clone()))
+        .handler(handler.clone())
+        .config(runtime_config(specs))
+        .clock(s.clock.clone())
+}
+
+/// The spec of `queue` in pool `pool`.
+pub fn in_pool(queue: &str, pool: &str) -> QueueSpec {
+    QueueSpec {
+        pool_name: pool.to_owned(),
+        ..QueueSpec::new(queue)
+    }
+}
+
+/// [`specs_builder`] with these pools.
+pub fn pools_builder(
+    s: &Setup,
+    handler: &Arc<Tracking>,
+    specs: Vec<QueueSpec>,
+    pools: &[(&str, usize)],
+) -> RuntimeBuilder {
+    let builder = specs_builder(s, handler, specs);
+    (pools.iter()).fold(builder, |b, (name, workers)| {
+        b.pool(PoolSpec::new(*name, *workers))
+    })
+}
+
+/// `(pending, claimed)` of `queue`.
+pub async fn depths(s: &Setup, queue: &str) -> (usize, usize) {
+    let depths = s.memory.depths(queue).await.unwrap();
+    (depths.pending, depths.claimed)
+}
+
+/// The `retry_count` of every member waiting in `queue` or the retry set
+/// (an absent count reads 0, as Go reads it).
+pub async fn waiting_retry_counts(s: &Setup, queue: &str) -> Vec<u64> {
+    let pending = s.memory.peek(queue, 0, 100).await.unwrap();
+    let retrying = s.memory.retry_entries().await.unwrap();
+    (pending.iter().chain(&retrying))
+        .map(|entry| {
+            let member: serde_json::Value =
+                serde_json::from_slice(entry.member.as_bytes()).unwrap();
+            member["internal"]["retry_count"].as_u64().unwrap_or(0)
+        })
+        .collect()
+}
+
+/// Claim calls the runtime made on the rig's store.
+pub fn claim_calls(s: &Setup) -> usize {
+    s.store.faults.claim_calls.load(Ordering::SeqCst)
+}
+
+/// Ack items the runtime offered the rig's store.
+pub fn acks_offered(s: &Setup) -> usize {
+    s.store.faults.acks.lock().unwrap().len()
+}
+
+/// The value of the sample of `name` whose labels include every `labels`
+/// pair (`key="value"`), when the page has one.
+pub fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    page.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{'))
+        })
+        .find(|l| (labels.iter()).all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}

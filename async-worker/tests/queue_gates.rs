@@ -1,0 +1,223 @@
+//! Queue gates in the runtime (memory store, paused time): the budget scales each poll's claims, refused, waiting and failed members stay pending with no write, a drop answers without the handler, and a local-max-concurrency gate's slots come back however a claim ends.
+
+#[path = "common/faulty.rs"]
+mod faulty;
+mod gate_rig;
+#[path = "common/memory_rig.rs"]
+mod rig;
+
+use async_worker::Verdict;
+use async_worker::gate::GateOwner;
+use claim_core::{ClaimAdmin, Generation};
+use gate_rig::*;
+use rig::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The handler of the tests whose requests need not take time.
+fn quick() -> Arc<Tracking> {
+    Tracking::holding(Duration::ZERO)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closed_queue_gate_claims_nothing_and_once_opened_drains_the_queue_with_one_record_per_request()
+ {
+    let s = setup();
+    submit_numbered(&s, A, "ok", 5).await;
+    let gate = SwitchGate::new(0.0, Verdict::Continue);
+    let handler = quick();
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
+    let (token, handle) = start(rt.build().unwrap());
+    within(Duration::from_secs(5), "three closed polls", async || {
+        gate.polls() >= 3
+    })
+    .await;
+    assert_eq!(gate.applies(), 0, "a closed gate is asked about no member");
+    assert_eq!(claim_calls(&s), 0, "nothing was claimed");
+    assert_pending_and_unclaimed(&s, A, 5).await;
+    assert!(answered(&s, RESULTS).await.is_empty());
+
+    gate.open();
+    records_within(&s, Duration::from_secs(10), "every record", 5).await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(answered(&s, RESULTS).await, ids("ok", 5), "one record each");
+    assert_eq!(report.claimed, 5);
+    assert_eq!(report.records_pushed, 5);
+    assert_eq!(handler.calls().len(), 5);
+    assert_pending_and_unclaimed(&s, A, 0).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll() {
+    let s = setup();
+    submit_numbered(&s, A, "ok", 20).await;
+    // Batches of 10 at 0.35: floor(3.5) = 3 a poll.
+    let gate = SwitchGate::new(0.35, Verdict::Continue);
+    let handler = quick();
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
+    let (token, handle) = start(rt.build().unwrap());
+    records_within(&s, Duration::from_secs(30), "every record", 20).await;
+    let report = stop_within_bound(token, handle).await;
+    let per_poll = gate.applies_per_poll();
+    assert!(per_poll.iter().all(|n| *n <= 3), "{per_poll:?}");
+    assert_eq!(per_poll.iter().max(), Some(&3), "{per_poll:?}");
+    assert_eq!(
+        answered(&s, RESULTS).await,
+        ids("ok", 20),
+        "one record each"
+    );
+    assert_eq!(report.claimed, 20);
+}
+
+/// Submits one request behind a queue gate answering `gate`'s way, checks
+/// that several polls leave it pending, unclaimed and unwritten, then opens
+/// the gate and checks it is answered once.
+async fn held_back_until_opened(gate: Arc<SwitchGate>) {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let handler = quick();
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
+    let (token, handle) = start(rt.build().unwrap());
+    within(Duration::from_secs(5), "three decisions", async || {
+        gate.applies() >= 3
+    })
+    .await;
+    assert_pending_and_unclaimed(&s, A, 1).await;
+    assert_eq!(claim_calls(&s), 0, "never claimed");
+    assert_eq!(acks_offered(&s), 0, "nothing written");
+    assert!(answered(&s, RESULTS).await.is_empty());
+    assert!(handler.calls().is_empty());
+
+    gate.open();
+    records_within(&s, Duration::from_secs(5), "the record", 1).await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(answered(&s, RESULTS).await, ["ok-1"]);
+    assert_eq!(report.claimed, 1);
+    assert_pending_and_unclaimed(&s, A, 0).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refusing_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten() {
+    held_back_until_opened(SwitchGate::new(1.0, Verdict::Refuse)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_waiting_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten() {
+    held_back_until_opened(SwitchGate::new(1.0, Verdict::Wait)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten() {
+    held_back_until_opened(SwitchGate::failing("the quota store is down")).await;
+}
+
+/// Runs one request behind a queue gate that drops it with `verdict`, and
+/// returns its one record; the handler is never called.
+async fn dropped_record(verdict: Verdict) -> serde_json::Value {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let gate = SwitchGate::new(1.0, verdict);
+    let handler = quick();
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
+    let (token, handle) = start(rt.build().unwrap());
+    records_within(&s, Duration::from_secs(5), "the drop's record", 1).await;
+    let report = stop_within_bound(token, handle).await;
+    assert!(
+        handler.calls().is_empty(),
+        "a dropped request is not handled"
+    );
+    assert_eq!(report.claimed, 1, "claimed to be answered");
+    assert_pending_and_unclaimed(&s, A, 0).await;
+    let mut records = records_on(&s.memory, RESULTS).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    records.remove(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_queue_gate_drop_without_a_record_answers_gate_dropped() {
+    let record = dropped_record(Verdict::Drop(None)).await;
+    assert_eq!(record["id"], "ok-1");
+    assert_eq!(record["error_code"], "GATE_DROPPED");
+    assert_eq!(record["error_message"], "Pool gating dropped request");
+    assert_eq!(record["request_token"], "tok-ok-1");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_queue_gate_drop_with_a_record_writes_its_payload_verbatim() {
+    let record = dropped_record(drop_with(TOO_MANY)).await;
+    assert_eq!(record["id"], "ok-1");
+    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
+    assert!(record.get("error_code").is_none(), "{record}");
+    assert_eq!(record["request_token"], "tok-ok-1");
+}
+
+/// A classifying `local-max-concurrency` queue gate of one slot on [`A`].
+fn one_slot() -> Arc<dyn async_worker::DispatchGate> {
+    let owner = GateOwner::queue(A, A, "default");
+    local_max_concurrency(serde_json::json!({"limit": "1"}), &owner)
+}
+
+/// Waits (paused time) until `gate`'s budget reads `budget`.
+async fn budget_within(gate: &Arc<dyn async_worker::DispatchGate>, budget: f64, what: &str) {
+    within(Duration::from_secs(5), what, async || {
+        gate.budget().await == budget
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_local_max_concurrency_queue_gate_gives_its_slot_back_when_each_record_lands() {
+    let s = setup();
+    submit_numbered(&s, A, "ok", 3).await;
+    let gate = one_slot();
+    let handler = Tracking::holding(Duration::from_secs(5));
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
+    let (token, handle) = start(rt.build().unwrap());
+    budget_within(&gate, 0.0, "the slot taken").await;
+    assert_eq!(depths(&s, A).await, (2, 1), "one claimed, the rest pending");
+    records_within(&s, Duration::from_secs(30), "every record", 3).await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(
+        handler.most_at_once(A),
+        1,
+        "one slot, one request at a time"
+    );
+    assert_eq!(answered(&s, RESULTS).await, ids("ok", 3), "one record each");
+    assert_eq!(report.claimed, 3);
+    budget_within(&gate, 1.0, "the slot back").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_local_max_concurrency_queue_gate_gives_its_slot_back_after_a_lost_lease_and_after_the_shutdown_sweep()
+ {
+    let s = setup();
+    submit(&s, A, "hang-1", RESULTS).await;
+    let gate = one_slot();
+    // Held longer than the test runs: only a stop ends a call.
+    let handler = Tracking::holding(Duration::from_secs(3600));
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
+    let (token, handle) = start(rt.build().unwrap());
+    within(Duration::from_secs(5), "the first call", async || {
+        handler.calls().len() == 1
+    })
+    .await;
+    assert_eq!(gate.budget().await, 0.0, "the one slot is taken");
+
+    // An operator takes the claim away: the next renewal finds it lost. The
+    // member is pending again, and only a slot given back lets it be
+    // claimed and handled a second time.
+    let generation = Generation::new("hang-1", "tok-hang-1");
+    s.memory.release_claim(A, &generation).await.unwrap();
+    within(Duration::from_secs(30), "the second call", async || {
+        handler.calls().len() == 2
+    })
+    .await;
+    assert_eq!(gate.budget().await, 0.0, "the second claim holds the slot");
+
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(report.lease_lost, 1);
+    assert_eq!(report.swept, 1, "shutdown returns the second claim");
+    assert_pending_and_unclaimed(&s, A, 1).await;
+    assert!(answered(&s, RESULTS).await.is_empty());
+    budget_within(&gate, 1.0, "the slot back after the sweep").await;
+}
