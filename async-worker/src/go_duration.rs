@@ -287,7 +287,7 @@ pub fn go_duration_string(nanos: i64) -> String {
     if n < SEC {
         return match n {
             ..1_000 => format!("{sign}{n}ns"),
-            ..1_000_000 => format!("{sign}{}µs", with_fraction(n, 1_000)),
+            1_000..1_000_000 => format!("{sign}{}µs", with_fraction(n, 1_000)),
             _ => format!("{sign}{}ms", with_fraction(n, 1_000_000)),
         };
     }

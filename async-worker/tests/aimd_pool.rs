@@ -3,15 +3,13 @@
 //! Real time (the handler calls a real socket and bounds calls by the
 //! system clock), the memory store, and bounded polls.
 
-#[path = "common/memory_rig.rs"]
-#[allow(dead_code)]
-mod rig;
 #[path = "common/faulty.rs"]
-#[allow(dead_code)]
 mod faulty;
+#[path = "common/memory_rig.rs"]
+mod rig;
 
-use async_worker::gate::aimd::{AimdConfig, AimdGate};
 use async_worker::gate::GateOwner;
+use async_worker::gate::aimd::{AimdConfig, AimdGate};
 use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget};
 use async_worker::{DispatchGate, PoolSpec, QueueSpec, Runtime};
 use axum::Router;
@@ -19,9 +17,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::post;
-use claim_core::{ClaimProducer, ListReads};
 use claim_core::store::StoreConfig;
 use claim_core::wire::Envelope;
+use claim_core::{ClaimProducer, ListReads};
 use claim_memory::MemoryStore;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -83,8 +81,7 @@ async fn an_aimd_pool_gate_settles_its_window_near_the_gateways_capacity_and_eve
     let deadline = now_secs() + 600;
     for i in 0..REQUESTS {
         let id = format!("r-{i:03}");
-        let mut envelope =
-            Envelope::new(&id, format!("t-{id}"), deadline, serde_json::json!({}));
+        let mut envelope = Envelope::new(&id, format!("t-{id}"), deadline, serde_json::json!({}));
         envelope.internal.result_queue_name = RESULTS.into();
         store.submit(QUEUE, &envelope.submission()).await.unwrap();
     }

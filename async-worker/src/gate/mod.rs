@@ -23,8 +23,8 @@ pub mod tier_priority_admission;
 pub mod wait_on_refuse;
 
 pub use contract::{
-    DispatchGate, GatewayAnswer, GateConfigError, GateEnv, GateError, GateOwner, GateParams,
-    GateRecord, GateRequest, GatewayOutcome, OutcomeKind, Release, ReleaseFuture, Releases,
+    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
+    GateRequest, GatewayAnswer, GatewayOutcome, OutcomeKind, Release, ReleaseFuture, Releases,
     Verdict, budget_only,
 };
 #[cfg(feature = "redis")]

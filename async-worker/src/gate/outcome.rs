@@ -138,11 +138,7 @@ mod tests {
     use tokio::time::Instant;
 
     fn answer(status: u16, headers: &[(&str, &str)]) -> GatewayOutcome {
-        let header = |name: &str| {
-            (headers.iter())
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| *v)
-        };
+        let header = |name: &str| (headers.iter()).find(|(n, _)| *n == name).map(|(_, v)| *v);
         GatewayOutcome::answered(Instant::now(), status, header, None)
     }
 

@@ -16,7 +16,12 @@ async fn reporting_to(gate: Arc<AimdGate>) -> (HttpHandler, Reports) {
     let reports = Reports::default();
     let noted = reports.clone();
     let handler = handler(addr, None).with_feedback(Arc::new(move |request, outcome| {
-        let tier = request.parsed.labels.get("tier").cloned().unwrap_or_default();
+        let tier = request
+            .parsed
+            .labels
+            .get("tier")
+            .cloned()
+            .unwrap_or_default();
         noted.lock().unwrap().push((outcome.clone(), tier));
         gate.observe(&request.parsed.labels, outcome);
     }));
@@ -36,17 +41,25 @@ async fn a_saturated_429_reaches_the_gates_observe_and_closes_its_band_for_the_r
     let (handler, reports) = reporting_to(gate.clone()).await;
     let before = tokio::time::Instant::now();
     let outcome = handle(&handler, &interactive("/saturated")).await;
-    assert!(matches!(outcome, HandlerOutcome::Retry { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, HandlerOutcome::Retry { .. }),
+        "{outcome:?}"
+    );
     let reports = reports.lock().unwrap().clone();
     assert_eq!(reports.len(), 1, "one report per call");
     let (reported, tier) = &reports[0];
     assert_eq!(tier, "interactive", "the request's labels come along");
     assert_eq!(reported.answer, GatewayAnswer::Status(429));
-    assert_eq!(reported.dropped_reason.as_deref(), Some("rejected-saturated"));
+    assert_eq!(
+        reported.dropped_reason.as_deref(),
+        Some("rejected-saturated")
+    );
     assert_eq!(reported.retry_after, Some(Duration::from_secs(5)));
     assert_eq!(reported.kind(), OutcomeKind::Capacity);
     assert!(reported.sent_at >= before, "stamped when the call started");
-    let band = gate.band("overflow/interactive").expect("the band was told");
+    let band = gate
+        .band("overflow/interactive")
+        .expect("the band was told");
     assert_eq!(band.window, 1.0, "closed, to reopen at the floor");
     assert_eq!(gate.budget().await, 0.0, "closed for the Retry-After");
 }
@@ -56,7 +69,10 @@ async fn an_accepted_call_reports_the_queue_time_and_headroom_the_gateway_advise
     let gate = Arc::new(AimdGate::new(Default::default(), &GateOwner::pool("p")));
     let (handler, reports) = reporting_to(gate.clone()).await;
     let outcome = handle(&handler, &interactive("/advised")).await;
-    assert!(matches!(outcome, HandlerOutcome::Success { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, HandlerOutcome::Success { .. }),
+        "{outcome:?}"
+    );
     let (reported, _) = reports.lock().unwrap()[0].clone();
     assert_eq!(reported.kind(), OutcomeKind::Accepted);
     assert_eq!(reported.queue_duration, Some(Duration::from_millis(125)));
@@ -75,7 +91,10 @@ async fn an_unreachable_gateway_is_reported_as_a_failed_call() {
         noted.lock().unwrap().push((outcome.clone(), String::new()));
     }));
     let outcome = handle(&handler, &interactive("/v1/completions")).await;
-    assert!(matches!(outcome, HandlerOutcome::Retry { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, HandlerOutcome::Retry { .. }),
+        "{outcome:?}"
+    );
     let reports = reports.lock().unwrap();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].0.answer, GatewayAnswer::Failed);

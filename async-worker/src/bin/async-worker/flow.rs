@@ -116,7 +116,10 @@ pub fn with_flow(
 
 /// The gateway client: each queue's target, the merge policy's headers
 /// (fairness on by default), the transforms, and the gates' feedback.
-pub fn handler(settings: &ProcessorSettings, gates: &FlowGates) -> Result<Arc<HttpHandler>, String> {
+pub fn handler(
+    settings: &ProcessorSettings,
+    gates: &FlowGates,
+) -> Result<Arc<HttpHandler>, String> {
     let mut handler = HttpHandler::new(settings.targets()).map_err(|e| e.to_string())?;
     if let Some(policy) = &settings.flow.merge_policy {
         handler = handler.with_policy(policy)?;

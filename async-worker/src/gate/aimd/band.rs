@@ -59,10 +59,7 @@ pub(super) fn band_label(lane: usize) -> String {
 
 impl Band {
     fn new(rank: usize, config: &AimdConfig, pool: &str) -> Band {
-        let labels = [
-            ("pool_name", pool.to_owned()),
-            ("band", band_label(rank)),
-        ];
+        let labels = [("pool_name", pool.to_owned()), ("band", band_label(rank))];
         Band {
             rank,
             window: config.min_window,
@@ -138,7 +135,9 @@ impl Band {
         } else if self.window < self.ssthresh {
             self.window = config.max_window.min(self.window + config.increase);
         } else {
-            self.window = config.max_window.min(self.window + config.increase / self.window);
+            self.window = config
+                .max_window
+                .min(self.window + config.increase / self.window);
         }
     }
 
@@ -183,7 +182,13 @@ impl Bands {
     }
 
     /// What one outcome of a request in `lane` does to every band.
-    pub fn observe(&mut self, lane: usize, config: &AimdConfig, pool: &str, outcome: &GatewayOutcome) {
+    pub fn observe(
+        &mut self,
+        lane: usize,
+        config: &AimdConfig,
+        pool: &str,
+        outcome: &GatewayOutcome,
+    ) {
         let now = Instant::now();
         let band = self.band(lane, config, pool);
         let rank = band.rank;
@@ -194,7 +199,9 @@ impl Bands {
             OutcomeKind::Accepted => {
                 band.accepted(config, outcome, now);
                 for higher in self.others(rank).filter(|b| b.rank < rank) {
-                    if ahead(higher.hold_until, now) && sent_after(outcome.sent_at, higher.hold_set_at) {
+                    if ahead(higher.hold_until, now)
+                        && sent_after(outcome.sent_at, higher.hold_set_at)
+                    {
                         higher.hold_until = None;
                     }
                 }
@@ -241,6 +248,9 @@ impl Bands {
 
     /// Every band but the one of `rank`.
     fn others(&mut self, rank: usize) -> impl Iterator<Item = &mut Band> {
-        self.lanes.iter_mut().flatten().filter(move |b| b.rank != rank)
+        self.lanes
+            .iter_mut()
+            .flatten()
+            .filter(move |b| b.rank != rank)
     }
 }

@@ -70,7 +70,10 @@ impl AimdConfig {
         }
         let increase = params::float(params, "increase", 1.0)?;
         if increase <= 0.0 {
-            return fail(format!("aimd increase must be positive, got {}", g(increase)));
+            return fail(format!(
+                "aimd increase must be positive, got {}",
+                g(increase)
+            ));
         }
         let decrease_factor = params::float(params, "decrease_factor", 0.5)?;
         if decrease_factor <= 0.0 || decrease_factor >= 1.0 {
@@ -148,13 +151,22 @@ mod tests {
     #[test]
     fn every_bad_param_is_refused_with_gos_text() {
         let cases = [
-            (json!({"min_window": 0.5}), "aimd min_window must be at least 1, got 0.5"),
+            (
+                json!({"min_window": 0.5}),
+                "aimd min_window must be at least 1, got 0.5",
+            ),
             (
                 json!({"min_window": "4", "max_window": "2"}),
                 "aimd max_window (2) must be at least min_window (4)",
             ),
-            (json!({"increase": 0}), "aimd increase must be positive, got 0"),
-            (json!({"increase": "-1"}), "aimd increase must be positive, got -1"),
+            (
+                json!({"increase": 0}),
+                "aimd increase must be positive, got 0",
+            ),
+            (
+                json!({"increase": "-1"}),
+                "aimd increase must be positive, got -1",
+            ),
             (
                 json!({"decrease_factor": 1}),
                 "aimd decrease_factor must be in (0, 1), got 1",

@@ -22,11 +22,10 @@ mod config;
 
 pub use config::AimdConfig;
 
-use super::contract::{
-    DispatchGate, GateError, GateOwner, GateParams, GateRequest, GatewayOutcome, Releases,
-    Verdict,
-};
 use super::contract::GateConfigError;
+use super::contract::{
+    DispatchGate, GateError, GateOwner, GateParams, GateRequest, GatewayOutcome, Releases, Verdict,
+};
 use crate::merge_policy::lane_of;
 use band::Bands;
 use std::collections::BTreeMap;
@@ -78,11 +77,14 @@ impl AimdGate {
     pub fn band(&self, band: &str) -> Option<BandState> {
         let bands = self.shared.lock();
         let lane = (0..crate::merge_policy::LANES).find(|&l| band::band_label(l) == band)?;
-        bands.existing().find(|b| b.rank == lane).map(|b| BandState {
-            window: b.window,
-            ssthresh: b.ssthresh,
-            inflight: b.inflight,
-        })
+        bands
+            .existing()
+            .find(|b| b.rank == lane)
+            .map(|b| BandState {
+                window: b.window,
+                ssthresh: b.ssthresh,
+                inflight: b.inflight,
+            })
     }
 
     fn lane(&self, labels: &BTreeMap<String, String>) -> usize {
@@ -94,7 +96,9 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Bands> {
         // The state stays consistent across a panic elsewhere: every update
         // is a few assignments.
-        self.bands.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.bands
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Frees one slot of `lane` and wakes one parked request.
@@ -128,8 +132,8 @@ impl DispatchGate for AimdGate {
             let mut bands = shared.lock();
             let band = bands.band(lane, &shared.config, &shared.pool);
             if band.is_shut(Instant::now()) {
-                let reserved = request.labels.get("classification").map(String::as_str)
-                    == Some("reserved");
+                let reserved =
+                    request.labels.get("classification").map(String::as_str) == Some("reserved");
                 return Ok(if reserved {
                     Verdict::Wait
                 } else {

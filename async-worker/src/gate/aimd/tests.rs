@@ -96,7 +96,10 @@ fn accept_n(gate: &AimdGate, labels: &BTreeMap<String, String>, n: usize) {
 }
 
 fn assert_near(actual: f64, expected: f64) {
-    assert!((actual - expected).abs() < 1e-9, "{actual} is not {expected}");
+    assert!(
+        (actual - expected).abs() < 1e-9,
+        "{actual} is not {expected}"
+    );
 }
 
 const MS: Duration = Duration::from_millis(1);
@@ -149,7 +152,11 @@ async fn a_flight_of_refusals_sent_before_the_decrease_decreases_the_window_once
         advance(MS).await;
         gate.observe(&batch(), &saturated(Instant::now()));
     }
-    assert_eq!(window(&gate, "overflow/batch"), 1.0, "never under the floor");
+    assert_eq!(
+        window(&gate, "overflow/batch"),
+        1.0,
+        "never under the floor"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -184,12 +191,13 @@ async fn a_full_band_makes_reserved_requests_wait_and_refuses_the_rest() {
     let gate = gate(json!({}));
     let (verdict, first) = admit(&gate, &reserved_interactive()).await;
     assert_eq!(verdict, Verdict::Continue);
-    assert_eq!(
-        admit(&gate, &reserved_interactive()).await.0,
-        Verdict::Wait
-    );
+    assert_eq!(admit(&gate, &reserved_interactive()).await.0, Verdict::Wait);
     let (verdict, second) = admit(&gate, &batch()).await;
-    assert_eq!(verdict, Verdict::Continue, "another band has its own window");
+    assert_eq!(
+        verdict,
+        Verdict::Continue,
+        "another band has its own window"
+    );
     assert_eq!(admit(&gate, &batch()).await.0, Verdict::Refuse);
     assert_eq!(state(&gate, "overflow/batch"), (1.0, 256.0, 1));
     first.run().await;
@@ -276,10 +284,7 @@ async fn the_budget_is_one_before_any_band_then_the_widest_open_fraction_and_zer
 async fn a_release_and_an_outcome_each_wake_one_parked_request() {
     let gate = gate(json!({}));
     let (_, held) = admit(&gate, &reserved_interactive()).await;
-    assert_eq!(
-        admit(&gate, &reserved_interactive()).await.0,
-        Verdict::Wait
-    );
+    assert_eq!(admit(&gate, &reserved_interactive()).await.0, Verdict::Wait);
     let parked = tokio::spawn({
         let gate = gate.clone();
         async move { gate.woken().await }
@@ -297,7 +302,10 @@ async fn the_factory_builds_it_and_the_wrapping_gates_pass_outcomes_and_wakes_to
     let aimd = json!({"gate_type": "aimd", "gate_params": {"max_window": "8"}});
     let configs = [
         ("aimd", json!({})),
-        ("composite", json!({"gates": [{"gate_type": "constant"}, aimd.clone()]})),
+        (
+            "composite",
+            json!({"gates": [{"gate_type": "constant"}, aimd.clone()]}),
+        ),
         ("wait-on-refuse", json!({"gate": aimd.clone()})),
         (
             "tier-priority-admission",
@@ -315,7 +323,11 @@ async fn the_factory_builds_it_and_the_wrapping_gates_pass_outcomes_and_wakes_to
         assert_eq!(verdict, Verdict::Continue, "{gate_type}");
         assert_eq!(gate.budget().await, 0.0, "{gate_type}: one in flight of 1");
         gate.observe(&batch(), &accepted(Instant::now()));
-        assert_eq!(gate.budget().await, 0.5, "{gate_type}: the window grew to 2");
+        assert_eq!(
+            gate.budget().await,
+            0.5,
+            "{gate_type}: the window grew to 2"
+        );
         let woke = timeout(Duration::from_secs(1), gate.woken()).await;
         assert!(woke.is_ok(), "{gate_type}: the outcome's wake came through");
         held.run().await;
@@ -342,7 +354,11 @@ fn the_gauges_show_each_bands_window_threshold_and_inflight_by_pool_and_band() {
         })
     });
     let labels = r#"{pool_name="p",band="reserved/interactive"}"#;
-    for (name, value) in [(AIMD_WINDOW, "2"), (AIMD_SSTHRESH, "16"), (AIMD_INFLIGHT, "1")] {
+    for (name, value) in [
+        (AIMD_WINDOW, "2"),
+        (AIMD_SSTHRESH, "16"),
+        (AIMD_INFLIGHT, "1"),
+    ] {
         assert!(page.contains(&format!("{name}{labels} {value}")), "{page}");
     }
 }

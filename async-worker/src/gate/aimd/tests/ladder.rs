@@ -18,7 +18,12 @@ async fn three_bands() -> AimdGate {
 }
 
 fn windows(gate: &AimdGate) -> [f64; 3] {
-    ["reserved/interactive", "overflow/interactive", "overflow/batch"].map(|b| window(gate, b))
+    [
+        "reserved/interactive",
+        "overflow/interactive",
+        "overflow/batch",
+    ]
+    .map(|b| window(gate, b))
 }
 
 #[tokio::test(start_paused = true)]
@@ -66,8 +71,7 @@ async fn a_capacity_refusal_decreases_its_band_and_the_ones_below_and_holds_the_
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_accept_below_sent_after_the_holds_evidence_clears_the_hold_and_an_older_one_does_not()
-{
+async fn an_accept_below_sent_after_the_holds_evidence_clears_the_hold_and_an_older_one_does_not() {
     let gate = three_bands().await;
     let before = Instant::now();
     advance(MS).await;

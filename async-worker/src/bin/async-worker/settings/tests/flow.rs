@@ -232,7 +232,12 @@ async fn each_gateway_call_is_reported_to_the_gate_of_its_queues_pool() {
         "pools-aimd.json",
         r#"[{"id":"default","workers":2},{"id":"batch","workers":2,"gate_type":"aimd"}]"#,
     );
-    let s = ok(&["--transport-config", TWO_POOLS, "--pool-config-file", pools.path()]);
+    let s = ok(&[
+        "--transport-config",
+        TWO_POOLS,
+        "--pool-config-file",
+        pools.path(),
+    ]);
     let gates = crate::flow::FlowGates::build(&s, &crate::flow::gate_env(&s)).unwrap();
     let feedback = gates.feedback(&s).expect("a queue has a gate to tell");
     let pool_gate = gates.pool("batch").expect("the batch pool's gate");
@@ -252,5 +257,8 @@ async fn each_gateway_call_is_reported_to_the_gate_of_its_queues_pool() {
     assert_eq!(pool_gate.budget().await, 0.0, "closed for the Retry-After");
     let ungated = ok(&["--transport-config", ONE_QUEUE]);
     let none = crate::flow::FlowGates::build(&ungated, &crate::flow::gate_env(&ungated)).unwrap();
-    assert!(none.feedback(&ungated).is_none(), "no gate, nothing to tell");
+    assert!(
+        none.feedback(&ungated).is_none(),
+        "no gate, nothing to tell"
+    );
 }
