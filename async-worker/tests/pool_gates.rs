@@ -11,18 +11,11 @@ use async_worker::metrics as m;
 use async_worker::{BuildError, Verdict};
 use gate_rig::*;
 use rig::*;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The pool every queue runs in when none is listed.
 const DEFAULT: &str = "default";
-
-/// The process-wide recorder, installed by the first test that reads metrics
-/// (each such test reads only its own queue's and pool's series).
-fn recorder() -> &'static metrics_exporter_prometheus::PrometheusHandle {
-    static RECORDER: OnceLock<metrics_exporter_prometheus::PrometheusHandle> = OnceLock::new();
-    RECORDER.get_or_init(|| async_worker::serve::install_recorder().expect("install the recorder"))
-}
 
 /// Starts a runtime draining `queue` in a pool `pool` of eight workers
 /// behind `gate`.
@@ -77,6 +70,7 @@ async fn a_refusing_pool_gate_requeues_the_request_which_is_answered_once_the_ga
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert_eq!(calls[0].retry_count, 0, "a requeue is not a retry");
     assert!(report.claimed >= 3, "claimed again after each requeue");
+    assert_eq!(report.retries, report.claimed - 1, "each requeue is a park");
     assert_eq!(answered(&s, RESULTS).await, ["ok-1"], "one record");
     assert_eq!(depths(&s, A).await, (0, 0));
     assert!(waiting_retry_counts(&s, A).await.is_empty());
@@ -172,6 +166,10 @@ async fn a_pool_gate_wait_that_outlasts_the_deadline_ends_deadline_exceeded() {
     let record = the_record(&s, Duration::from_secs(40)).await;
     let report = stop_within_bound(token, handle).await;
     assert_eq!(record["error_code"], "DEADLINE_EXCEEDED", "{record}");
+    assert_eq!(
+        record["error_message"],
+        "deadline passed while the pool gate held the request"
+    );
     assert!(handler.calls().is_empty());
     assert_eq!(report.claimed, 1, "waited once, never requeued");
     assert_eq!(depths(&s, A).await, (0, 0));
@@ -194,6 +192,21 @@ async fn a_failing_pool_gate_answers_gate_error_with_the_gate_s_message() {
     );
     assert!(handler.calls().is_empty());
     assert_eq!(depths(&s, A).await, (0, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pool_gate_drop_without_a_record_answers_gate_dropped() {
+    let record = dropped_record(Verdict::Drop(None), as_pool_gate).await;
+    assert_eq!(record["error_code"], "GATE_DROPPED");
+    assert_eq!(record["error_message"], "Pool gating dropped request");
+    assert_eq!(record["request_token"], "tok-ok-1");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pool_gate_drop_with_a_record_writes_its_payload_verbatim() {
+    let record = dropped_record(drop_with(TOO_MANY), as_pool_gate).await;
+    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
+    assert!(record.get("error_code").is_none(), "{record}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -8,6 +8,7 @@ mod rig;
 
 use async_worker::Verdict;
 use async_worker::gate::GateOwner;
+use async_worker::metrics as m;
 use claim_core::{ClaimAdmin, Generation};
 use gate_rig::*;
 use rig::*;
@@ -48,13 +49,17 @@ async fn a_closed_queue_gate_claims_nothing_and_once_opened_drains_the_queue_wit
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll() {
+async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll_and_publishes_it() {
+    // Series of its own: no other test of this binary counts in them.
+    const QUEUE: &str = "partial-budget-queue";
+    // Installed before the runtime registers its series.
+    recorder();
     let s = setup();
-    submit_numbered(&s, A, "ok", 20).await;
+    submit_numbered(&s, QUEUE, "ok", 20).await;
     // Batches of 10 at 0.35: floor(3.5) = 3 a poll.
     let gate = SwitchGate::new(0.35, Verdict::Continue);
     let handler = quick();
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
+    let rt = builder(&s, &handler, &[QUEUE]).queue_gate(QUEUE, gate.shared());
     let (token, handle) = start(rt.build().unwrap());
     records_within(&s, Duration::from_secs(30), "every record", 20).await;
     let report = stop_within_bound(token, handle).await;
@@ -67,6 +72,9 @@ async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll() 
         "one record each"
     );
     assert_eq!(report.claimed, 20);
+    let page = recorder().render();
+    let budget = sample(&page, m::DISPATCH_BUDGET, &[("queue_name", QUEUE)]);
+    assert_eq!(budget, Some(0.35), "{page}");
 }
 
 /// Submits one request behind a queue gate answering `gate`'s way, checks
@@ -111,31 +119,9 @@ async fn a_failing_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten(
     held_back_until_opened(SwitchGate::failing("the quota store is down")).await;
 }
 
-/// Runs one request behind a queue gate that drops it with `verdict`, and
-/// returns its one record; the handler is never called.
-async fn dropped_record(verdict: Verdict) -> serde_json::Value {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
-    let gate = SwitchGate::new(1.0, verdict);
-    let handler = quick();
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
-    let (token, handle) = start(rt.build().unwrap());
-    records_within(&s, Duration::from_secs(5), "the drop's record", 1).await;
-    let report = stop_within_bound(token, handle).await;
-    assert!(
-        handler.calls().is_empty(),
-        "a dropped request is not handled"
-    );
-    assert_eq!(report.claimed, 1, "claimed to be answered");
-    assert_pending_and_unclaimed(&s, A, 0).await;
-    let mut records = records_on(&s.memory, RESULTS).await;
-    assert_eq!(records.len(), 1, "{records:?}");
-    records.remove(0)
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_queue_gate_drop_without_a_record_answers_gate_dropped() {
-    let record = dropped_record(Verdict::Drop(None)).await;
+    let record = dropped_record(Verdict::Drop(None), as_queue_gate).await;
     assert_eq!(record["id"], "ok-1");
     assert_eq!(record["error_code"], "GATE_DROPPED");
     assert_eq!(record["error_message"], "Pool gating dropped request");
@@ -144,7 +130,7 @@ async fn a_queue_gate_drop_without_a_record_answers_gate_dropped() {
 
 #[tokio::test(start_paused = true)]
 async fn a_queue_gate_drop_with_a_record_writes_its_payload_verbatim() {
-    let record = dropped_record(drop_with(TOO_MANY)).await;
+    let record = dropped_record(drop_with(TOO_MANY), as_queue_gate).await;
     assert_eq!(record["id"], "ok-1");
     assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
     assert!(record.get("error_code").is_none(), "{record}");

@@ -1,7 +1,8 @@
 //! The rig of the queue-gate and pool-gate tests: a gate the test switches while the runtime runs, a handler that notes each call and how many ran at once, the runtime over the memory rig, and the record and metric reads.
 #![allow(dead_code)]
 
-use crate::rig::{Setup, runtime_config};
+use crate::rig::{A, RESULTS, Setup, assert_pending_and_unclaimed, records_on, records_within};
+use crate::rig::{runtime_config, setup, start, stop_within_bound, submit};
 use async_trait::async_trait;
 use async_worker::gate::factory;
 use async_worker::gate::{
@@ -11,9 +12,8 @@ use async_worker::{DispatchGate, Handler, HandlerOutcome, QueueSpec, Request, Ru
 use async_worker::{PoolSpec, RuntimeBuilder};
 use claim_core::{ClaimInspect, ClaimStore};
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -282,4 +282,48 @@ pub fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         })
         .find(|l| (labels.iter()).all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// Puts `gate` in front of queue [`A`] (before the claim).
+pub fn as_queue_gate(b: RuntimeBuilder, gate: Arc<dyn DispatchGate>) -> RuntimeBuilder {
+    b.queue_gate(A, gate)
+}
+
+/// Puts `gate` in front of the default pool's handler (after the claim).
+pub fn as_pool_gate(b: RuntimeBuilder, gate: Arc<dyn DispatchGate>) -> RuntimeBuilder {
+    b.pool_gate(async_worker::config::DEFAULT_POOL, gate)
+}
+
+/// Runs one request on [`A`] behind a gate (placed by `place`) that drops
+/// it with `verdict`, and returns its one record; the handler is never
+/// called and the queue is left empty.
+pub async fn dropped_record(
+    verdict: Verdict,
+    place: fn(RuntimeBuilder, Arc<dyn DispatchGate>) -> RuntimeBuilder,
+) -> serde_json::Value {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let gate = SwitchGate::new(1.0, verdict);
+    let handler = Tracking::holding(Duration::ZERO);
+    let rt = place(builder(&s, &handler, &[A]), gate.shared());
+    let (token, handle) = start(rt.build().expect("valid runtime settings"));
+    records_within(&s, Duration::from_secs(5), "the drop's record", 1).await;
+    let report = stop_within_bound(token, handle).await;
+    assert!(
+        handler.calls().is_empty(),
+        "a dropped request is not handled"
+    );
+    assert_eq!(report.claimed, 1, "claimed to be answered");
+    assert_pending_and_unclaimed(&s, A, 0).await;
+    let mut records = records_on(&s.memory, RESULTS).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    records.remove(0)
+}
+
+/// The process-wide recorder, installed by the first test of a binary that
+/// reads metrics, before its runtime registers its series (each such test
+/// reads series of its own queue and pool only).
+pub fn recorder() -> &'static metrics_exporter_prometheus::PrometheusHandle {
+    static RECORDER: OnceLock<metrics_exporter_prometheus::PrometheusHandle> = OnceLock::new();
+    RECORDER.get_or_init(|| async_worker::serve::install_recorder().expect("install the recorder"))
 }
