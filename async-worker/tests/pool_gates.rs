@@ -8,7 +8,8 @@ mod rig;
 
 use async_worker::gate::GateOwner;
 use async_worker::metrics as m;
-use async_worker::{BuildError, Verdict};
+use async_worker::{BuildError, QueueSpec, Verdict};
+use claim_core::ClaimProducer;
 use gate_rig::*;
 use rig::*;
 use std::sync::Arc;
@@ -100,6 +101,46 @@ async fn a_waiting_pool_gate_parks_the_request_with_its_claim_held_until_the_gat
     assert_eq!(report.claimed, 1, "never requeued");
     assert_eq!(report.lease_lost, 0);
     assert_eq!(handler.calls().len(), 1);
+    assert_eq!(depths(&s, A).await, (0, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_returns_a_request_a_waiting_pool_gate_holds_to_pending_unanswered() {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let gate = SwitchGate::new(1.0, Verdict::Wait);
+    let handler = Tracking::holding(Duration::ZERO);
+    let wait_bound = Duration::from_secs(300);
+    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    within(Duration::from_secs(5), "a wait", async || {
+        gate.applies() >= 2
+    })
+    .await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(report.swept, 1, "swept back, not answered");
+    assert_pending_and_unclaimed(&s, A, 1).await;
+    assert!(answered(&s, RESULTS).await.is_empty());
+    assert!(handler.calls().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_producer_s_cancel_ends_a_request_a_waiting_pool_gate_holds_cancelled() {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let gate = SwitchGate::new(1.0, Verdict::Wait);
+    let handler = Tracking::holding(Duration::ZERO);
+    let wait_bound = Duration::from_secs(300);
+    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    within(Duration::from_secs(5), "a wait", async || {
+        gate.applies() >= 2
+    })
+    .await;
+    assert!(s.memory.cancel("ok-1").await.unwrap(), "an active request");
+    // The heartbeat (every 10 s of a 30 s lease) reads the cancel markers.
+    let record = the_record(&s, Duration::from_secs(20)).await;
+    stop_within_bound(token, handle).await;
+    assert_eq!(record["error_code"], "CANCELLED", "{record}");
+    assert!(handler.calls().is_empty());
     assert_eq!(depths(&s, A).await, (0, 0));
 }
 
@@ -207,6 +248,34 @@ async fn a_pool_gate_drop_with_a_record_writes_its_payload_verbatim() {
     let record = dropped_record(drop_with(TOO_MANY), as_pool_gate).await;
     assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
     assert!(record.get("error_code").is_none(), "{record}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_queue_s_static_labels_reach_its_queue_gate_and_its_pool_s_gate() {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let queue_gate = SwitchGate::new(1.0, Verdict::Continue);
+    let pool_gate = SwitchGate::new(1.0, Verdict::Continue);
+    let handler = Tracking::holding(Duration::ZERO);
+    let spec = QueueSpec {
+        labels: [("tier".to_owned(), "batch".to_owned())].into(),
+        ..QueueSpec::new(A)
+    };
+    let rt = specs_builder(&s, &handler, vec![spec])
+        .queue_gate(A, queue_gate.shared())
+        .pool_gate(DEFAULT, pool_gate.shared());
+    let (token, handle) = start(rt.build().unwrap());
+    records_within(&s, Duration::from_secs(5), "the record", 1).await;
+    stop_within_bound(token, handle).await;
+    for (gate, seen) in [("queue", &queue_gate), ("pool", &pool_gate)] {
+        let labels = seen.labels_seen();
+        assert_eq!(labels.len(), 1, "{gate} gate asked once");
+        assert_eq!(
+            labels[0].get("tier").map(String::as_str),
+            Some("batch"),
+            "{gate}"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

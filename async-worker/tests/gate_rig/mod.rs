@@ -11,7 +11,7 @@ use async_worker::gate::{
 use async_worker::{DispatchGate, Handler, HandlerOutcome, QueueSpec, Request, Runtime};
 use async_worker::{PoolSpec, RuntimeBuilder};
 use claim_core::{ClaimInspect, ClaimStore};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -29,6 +29,8 @@ pub struct SwitchGate {
     /// Applies per budget read (a queue gate's budget is read once a poll).
     polls: Mutex<Vec<usize>>,
     applies: AtomicUsize,
+    /// The labels of each request put to it, in order.
+    labels_seen: Mutex<Vec<BTreeMap<String, String>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +49,7 @@ impl SwitchGate {
             }),
             polls: Mutex::default(),
             applies: AtomicUsize::new(0),
+            labels_seen: Mutex::default(),
         })
     }
 
@@ -80,6 +83,11 @@ impl SwitchGate {
         self.polls.lock().unwrap().clone()
     }
 
+    /// The labels of each request put to the gate, in order.
+    pub fn labels_seen(&self) -> Vec<BTreeMap<String, String>> {
+        self.labels_seen.lock().unwrap().clone()
+    }
+
     /// This gate as the runtime's builder takes it.
     pub fn shared(self: &Arc<Self>) -> Arc<dyn DispatchGate> {
         self.clone()
@@ -99,10 +107,14 @@ impl DispatchGate for SwitchGate {
 
     async fn apply(
         &self,
-        _request: &mut GateRequest<'_>,
+        request: &mut GateRequest<'_>,
         _releases: &mut Releases,
     ) -> Result<Verdict, GateError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
+        self.labels_seen
+            .lock()
+            .unwrap()
+            .push(request.labels.clone());
         if let Some(last) = self.polls.lock().unwrap().last_mut() {
             *last += 1;
         }
