@@ -207,3 +207,25 @@ async fn a_local_max_concurrency_queue_gate_gives_its_slot_back_after_a_lost_lea
     assert!(answered(&s, RESULTS).await.is_empty());
     budget_within(&gate, 1.0, "the slot back after the sweep").await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_blocking_local_max_concurrency_queue_gate_serves_its_queue_one_request_at_a_time() {
+    let s = setup();
+    submit_numbered(&s, A, "ok", 3).await;
+    let owner = GateOwner::queue(A, A, "default");
+    let params = serde_json::json!({"limit": "1", "gating_mode": "blocking"});
+    let gate = local_max_concurrency(params, &owner);
+    let handler = Tracking::holding(Duration::from_secs(5));
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
+    let (token, handle) = start(rt.build().unwrap());
+    records_within(&s, Duration::from_secs(60), "every record", 3).await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(
+        handler.most_at_once(A),
+        1,
+        "one slot, one request at a time"
+    );
+    assert_eq!(answered(&s, RESULTS).await, ids("ok", 3), "one record each");
+    assert_eq!(report.claimed, 3);
+    budget_within(&gate, 1.0, "the slot back").await;
+}
