@@ -12,45 +12,13 @@ use async_worker::{BuildError, QueueSpec, Verdict};
 use claim_core::ClaimProducer;
 use gate_rig::*;
 use rig::*;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// The pool every queue runs in when none is listed.
-const DEFAULT: &str = "default";
-
-/// Starts a runtime draining `queue` in a pool `pool` of eight workers
-/// behind `gate`.
-fn start_gated(
-    s: &Setup,
-    handler: &Arc<Tracking>,
-    (queue, pool): (&str, &str),
-    gate: &Arc<SwitchGate>,
-    wait_bound: Duration,
-) -> (
-    tokio_util::sync::CancellationToken,
-    tokio::task::JoinHandle<async_worker::RunReport>,
-) {
-    let rt = pools_builder(s, handler, vec![in_pool(queue, pool)], &[(pool, 8)])
-        .pool_gate(pool, gate.shared())
-        .gate_wait_timeout(wait_bound);
-    start(rt.build().expect("valid runtime settings"))
-}
-
-/// The one record in [`RESULTS`], once it lands.
-async fn the_record(s: &Setup, bound: Duration) -> serde_json::Value {
-    records_within(s, bound, "the record", 1).await;
-    records_on(&s.memory, RESULTS).await.remove(0)
-}
 
 #[tokio::test(start_paused = true)]
 async fn a_refusing_pool_gate_requeues_the_request_which_is_answered_once_the_gate_opens_with_its_retry_count_kept()
  {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
     let gate = SwitchGate::new(1.0, Verdict::Refuse);
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(300);
-    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
     within(Duration::from_secs(30), "three refusals", async || {
         gate.applies() >= 3
     })
@@ -79,12 +47,8 @@ async fn a_refusing_pool_gate_requeues_the_request_which_is_answered_once_the_ga
 
 #[tokio::test(start_paused = true)]
 async fn a_waiting_pool_gate_parks_the_request_with_its_claim_held_until_the_gate_opens() {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
     let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(300);
-    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
     // Asked at most once a second: forty asks outlast the 30 s lease.
     within(Duration::from_secs(90), "forty asks", async || {
         gate.applies() >= 40
@@ -106,12 +70,8 @@ async fn a_waiting_pool_gate_parks_the_request_with_its_claim_held_until_the_gat
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_returns_a_request_a_waiting_pool_gate_holds_to_pending_unanswered() {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
     let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(300);
-    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
     within(Duration::from_secs(5), "a wait", async || {
         gate.applies() >= 2
     })
@@ -125,12 +85,8 @@ async fn shutdown_returns_a_request_a_waiting_pool_gate_holds_to_pending_unanswe
 
 #[tokio::test(start_paused = true)]
 async fn a_producer_s_cancel_ends_a_request_a_waiting_pool_gate_holds_cancelled() {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
     let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(300);
-    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
     within(Duration::from_secs(5), "a wait", async || {
         gate.applies() >= 2
     })
@@ -152,12 +108,14 @@ async fn a_pool_gate_wait_past_the_gate_wait_timeout_requeues_the_request_and_co
     // Installed before the runtime registers its series.
     let page = || recorder().render();
     page();
-    let s = setup();
-    submit(&s, QUEUE, "ok-1", RESULTS).await;
     let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(5);
-    let (token, handle) = start_gated(&s, &handler, (QUEUE, POOL), &gate, wait_bound);
+    let gating = Gating {
+        queue: QUEUE,
+        pool: POOL,
+        wait_bound: Duration::from_secs(5),
+        ..Gating::default()
+    };
+    let (s, handler, token, handle) = one_gated(&gate, gating).await;
     let queue_labels = [("queue_name", QUEUE)];
     assert_eq!(
         sample(&page(), m::GATE_WAIT_REQUEUES, &queue_labels),
@@ -198,12 +156,12 @@ async fn a_pool_gate_wait_past_the_gate_wait_timeout_requeues_the_request_and_co
 
 #[tokio::test(start_paused = true)]
 async fn a_pool_gate_wait_that_outlasts_the_deadline_ends_deadline_exceeded() {
-    let s = setup();
-    submit_due(&s, A, "ok-1", RESULTS, 20).await;
     let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(300);
-    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    let gating = Gating {
+        deadline_in_secs: 20,
+        ..Gating::default()
+    };
+    let (s, handler, token, handle) = one_gated(&gate, gating).await;
     let record = the_record(&s, Duration::from_secs(40)).await;
     let report = stop_within_bound(token, handle).await;
     assert_eq!(record["error_code"], "DEADLINE_EXCEEDED", "{record}");
@@ -218,12 +176,8 @@ async fn a_pool_gate_wait_that_outlasts_the_deadline_ends_deadline_exceeded() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_pool_gate_answers_gate_error_with_the_gate_s_message() {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
     let gate = SwitchGate::failing("the quota store is down");
-    let handler = Tracking::holding(Duration::ZERO);
-    let wait_bound = Duration::from_secs(300);
-    let (token, handle) = start_gated(&s, &handler, (A, DEFAULT), &gate, wait_bound);
+    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
     let record = the_record(&s, Duration::from_secs(5)).await;
     stop_within_bound(token, handle).await;
     assert_eq!(record["error_code"], "GATE_ERROR", "{record}");
@@ -237,17 +191,12 @@ async fn a_failing_pool_gate_answers_gate_error_with_the_gate_s_message() {
 
 #[tokio::test(start_paused = true)]
 async fn a_pool_gate_drop_without_a_record_answers_gate_dropped() {
-    let record = dropped_record(Verdict::Drop(None), as_pool_gate).await;
-    assert_eq!(record["error_code"], "GATE_DROPPED");
-    assert_eq!(record["error_message"], "Pool gating dropped request");
-    assert_eq!(record["request_token"], "tok-ok-1");
+    assert_gate_dropped(&dropped_record(Verdict::Drop(None), as_pool_gate).await);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_pool_gate_drop_with_a_record_writes_its_payload_verbatim() {
-    let record = dropped_record(drop_with(TOO_MANY), as_pool_gate).await;
-    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
-    assert!(record.get("error_code").is_none(), "{record}");
+    assert_gate_payload(&dropped_record(drop_with(TOO_MANY), as_pool_gate).await);
 }
 
 #[tokio::test(start_paused = true)]

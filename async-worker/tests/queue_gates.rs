@@ -121,20 +121,12 @@ async fn a_failing_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten(
 
 #[tokio::test(start_paused = true)]
 async fn a_queue_gate_drop_without_a_record_answers_gate_dropped() {
-    let record = dropped_record(Verdict::Drop(None), as_queue_gate).await;
-    assert_eq!(record["id"], "ok-1");
-    assert_eq!(record["error_code"], "GATE_DROPPED");
-    assert_eq!(record["error_message"], "Pool gating dropped request");
-    assert_eq!(record["request_token"], "tok-ok-1");
+    assert_gate_dropped(&dropped_record(Verdict::Drop(None), as_queue_gate).await);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_queue_gate_drop_with_a_record_writes_its_payload_verbatim() {
-    let record = dropped_record(drop_with(TOO_MANY), as_queue_gate).await;
-    assert_eq!(record["id"], "ok-1");
-    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
-    assert!(record.get("error_code").is_none(), "{record}");
-    assert_eq!(record["request_token"], "tok-ok-1");
+    assert_gate_payload(&dropped_record(drop_with(TOO_MANY), as_queue_gate).await);
 }
 
 /// A classifying `local-max-concurrency` queue gate of one slot on [`A`].

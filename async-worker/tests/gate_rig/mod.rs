@@ -8,14 +8,20 @@ use async_worker::gate::factory;
 use async_worker::gate::{
     GateEnv, GateError, GateOwner, GateRecord, GateRequest, Releases, Verdict,
 };
-use async_worker::{DispatchGate, Handler, HandlerOutcome, QueueSpec, Request, Runtime};
+use async_worker::{DispatchGate, QueueSpec, Runtime};
 use async_worker::{PoolSpec, RuntimeBuilder};
 use claim_core::{ClaimInspect, ClaimStore};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
+
+mod one_request;
+mod tracking;
+// Only the pool-gate tests run one request this way.
+#[allow(unused_imports)]
+pub use one_request::*;
+pub use tracking::*;
 
 /// Go's 429 body a dropping gate may answer with; its spacing is kept so a
 /// test can see the payload is written verbatim.
@@ -144,80 +150,6 @@ pub fn local_max_concurrency(
         .expect("a gate, not none")
 }
 
-/// One handler call: which request, from which queue, at which retry count.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-    pub id: String,
-    pub queue_name: String,
-    pub retry_count: u32,
-}
-
-/// Answers `answer to <id>` after holding each request for `hold` (until
-/// stopped, when stopped first), noting every call and the most calls of
-/// each queue that ran at once.
-#[derive(Debug, Default)]
-pub struct Tracking {
-    hold: Duration,
-    calls: Mutex<Vec<Call>>,
-    /// Per queue: calls running now, and the most that ever ran at once.
-    running: Mutex<HashMap<String, (usize, usize)>>,
-}
-
-impl Tracking {
-    pub fn holding(hold: Duration) -> Arc<Tracking> {
-        Arc::new(Tracking {
-            hold,
-            ..Tracking::default()
-        })
-    }
-
-    pub fn calls(&self) -> Vec<Call> {
-        self.calls.lock().unwrap().clone()
-    }
-
-    /// The most calls of `queue` that ran at once.
-    pub fn most_at_once(&self, queue: &str) -> usize {
-        let running = self.running.lock().unwrap();
-        running.get(queue).map_or(0, |(_, most)| *most)
-    }
-
-    fn enter(&self, queue: &str) {
-        let mut running = self.running.lock().unwrap();
-        let (now, most) = running.entry(queue.to_owned()).or_default();
-        *now += 1;
-        *most = (*most).max(*now);
-    }
-
-    fn leave(&self, queue: &str) {
-        let mut running = self.running.lock().unwrap();
-        if let Some((now, _)) = running.get_mut(queue) {
-            *now -= 1;
-        }
-    }
-}
-
-#[async_trait]
-impl Handler for Tracking {
-    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
-        let id = request.generation.id.clone();
-        self.calls.lock().unwrap().push(Call {
-            id: id.clone(),
-            queue_name: request.queue_name.clone(),
-            retry_count: request.parsed.retry_count,
-        });
-        self.enter(&request.queue_name);
-        tokio::select! {
-            () = tokio::time::sleep(self.hold) => {}
-            () = cancel.cancelled() => {}
-        }
-        self.leave(&request.queue_name);
-        HandlerOutcome::Success {
-            status: 200,
-            body: format!("answer to {id}"),
-        }
-    }
-}
-
 /// A runtime over the rig's faulty store draining `queues` with the memory
 /// rig's settings, answering with `handler`; gates and pools still to add.
 pub fn builder(s: &Setup, handler: &Arc<Tracking>, queues: &[&str]) -> RuntimeBuilder {
@@ -330,6 +262,27 @@ pub async fn dropped_record(
     let mut records = records_on(&s.memory, RESULTS).await;
     assert_eq!(records.len(), 1, "{records:?}");
     records.remove(0)
+}
+
+/// Asserts `record` is request `ok-1`'s `GATE_DROPPED` record.
+pub fn assert_gate_dropped(record: &serde_json::Value) {
+    assert_eq!(record["id"], "ok-1");
+    assert_eq!(record["error_code"], "GATE_DROPPED");
+    assert_eq!(record["error_message"], "Pool gating dropped request");
+    assert_eq!(
+        record["payload"],
+        r#"{"error":"Pool gating dropped request"}"#
+    );
+    assert_eq!(record["request_token"], "tok-ok-1");
+}
+
+/// Asserts `record` is request `ok-1`'s record of the gate's [`TOO_MANY`]
+/// payload, as is, with no error.
+pub fn assert_gate_payload(record: &serde_json::Value) {
+    assert_eq!(record["id"], "ok-1");
+    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
+    assert!(record.get("error_code").is_none(), "{record}");
+    assert_eq!(record["request_token"], "tok-ok-1");
 }
 
 /// The process-wide recorder, installed by the first test of a binary that
