@@ -88,6 +88,11 @@ pub struct RuntimeConfig {
     /// requeued (Go: `--gate-wait-timeout`, 5 m); zero: only the request's
     /// deadline bounds the wait.
     pub gate_wait_timeout: Duration,
+    /// Orders claiming inside each pool by the queues' tier (Go's
+    /// `tier-priority` merge policy): the label naming the tier
+    /// (`interactive`, `async`, else batch). `None`: no order (Go's
+    /// `random-robin`).
+    pub tier_label: Option<String>,
     /// Peek/claim batch size per poll.
     pub batch_size: usize,
     /// Pause between polls when the last batch was not full.
@@ -115,6 +120,7 @@ impl Default for RuntimeConfig {
             concurrency: 64,
             pools: Vec::new(),
             gate_wait_timeout: Duration::from_secs(300),
+            tier_label: None,
             batch_size: 10,
             poll_interval: Duration::from_millis(1000),
             request_timeout: Duration::from_secs(300),

@@ -47,7 +47,8 @@
 //! Features: `cli` (default) is everything the processor binary needs;
 //! without it the library is the runtime alone (no HTTP server, CLI parser
 //! or store). `memory` and `redis` put the stores in the prelude;
-//! `http-handler` adds [`http_handler`] (the gateway client), `serve` the
+//! `http-handler` adds [`http_handler`] (the gateway client),
+//! `metric-gates` the gates that read Prometheus or a scrape, `serve` the
 //! metrics and health endpoints, `test-support` the stand-ins the tests and
 //! the chaos run borrow.
 
@@ -55,6 +56,7 @@ pub mod admin;
 pub mod clock;
 pub mod config;
 pub mod gate;
+pub mod go_duration;
 pub mod handler;
 #[cfg(feature = "http-handler")]
 pub mod http_handler;

@@ -13,6 +13,10 @@ pub enum ExitPath {
     OwnerDied,
     LeaseLost,
     GateRefused,
+    QueueGateDropped,
+    PoolGateRefused,
+    PoolGateWaits,
+    PoolGateAnswered,
     MemberUnparsable,
     ResultListUnusable,
     OperatorReleased,
@@ -28,7 +32,7 @@ pub struct Outcome {
 }
 
 /// The outcome table. Each exit path appears exactly once.
-pub const OUTCOMES: [Outcome; 10] = [
+pub const OUTCOMES: [Outcome; 14] = [
     Outcome {
         path: ExitPath::TerminalResult,
         exit_path: "Terminal result (success, error, cancelled, deadline, gate drop, invalid)",
@@ -67,9 +71,33 @@ pub const OUTCOMES: [Outcome; 10] = [
     },
     Outcome {
         path: ExitPath::GateRefused,
-        exit_path: "Gate refuses or errors",
-        claim_outcome: "no claim; stays pending",
+        exit_path: "Queue gate refuses, waits or errors",
+        claim_outcome: "no claim; stays pending, untouched; what the gate reserved is released at once",
         store_operation: "none",
+    },
+    Outcome {
+        path: ExitPath::QueueGateDropped,
+        exit_path: "Queue gate drops",
+        claim_outcome: "claimed, then acked with the gate's record (or `GATE_DROPPED`)",
+        store_operation: "`claim`, then `ack`",
+    },
+    Outcome {
+        path: ExitPath::PoolGateRefused,
+        exit_path: "Pool gate refuses (or its wait passes `--gate-wait-timeout`)",
+        claim_outcome: "requeued: parked due now with `retry_count` kept, promoted to pending at its original score",
+        store_operation: "`park_retry`, then `promote_due`",
+    },
+    Outcome {
+        path: ExitPath::PoolGateWaits,
+        exit_path: "Pool gate waits",
+        claim_outcome: "claim kept and renewed while the worker asks again; `DEADLINE_EXCEEDED` record if the deadline comes first",
+        store_operation: "`renew`, then `ack` or `park_retry`",
+    },
+    Outcome {
+        path: ExitPath::PoolGateAnswered,
+        exit_path: "Pool gate drops or errors",
+        claim_outcome: "acked with the gate's record, `GATE_DROPPED` or `GATE_ERROR`",
+        store_operation: "`ack`",
     },
     Outcome {
         path: ExitPath::MemberUnparsable,

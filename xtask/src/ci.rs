@@ -58,6 +58,7 @@ const LIBRARY_FEATURES: &[&str] = &[
     "memory",
     "redis",
     "http-handler",
+    "metric-gates",
     "serve",
     "test-support",
 ];

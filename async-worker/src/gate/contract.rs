@@ -223,13 +223,17 @@ pub struct GateConfigError(pub String);
 pub type GateParams = serde_json::Map<String, serde_json::Value>;
 
 /// What building a gate may need besides its own params: the process-wide
-/// settings of the metric sources.
+/// settings of the metric sources and the shared Redis connections.
 #[derive(Debug, Clone, Default)]
 pub struct GateEnv {
     /// `--prometheus-url`; the Prometheus gates refuse to start without it.
     pub prometheus_url: Option<String>,
     /// `--prometheus-cache-ttl` (Go default 5 s; zero turns caching off).
     pub prometheus_cache_ttl: Duration,
+    /// The connections of the `redis` and `redis-quota` gates, one per
+    /// `address`, shared by every gate built from this env (and its clones).
+    #[cfg(feature = "redis")]
+    pub redis: super::redis_clients::RedisClients,
 }
 
 /// One gate. See the module docs for the contract.

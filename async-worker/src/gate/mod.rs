@@ -5,8 +5,16 @@ pub mod constant;
 pub mod contract;
 pub mod factory;
 pub mod local_max_concurrency;
+#[cfg(feature = "metric-gates")]
+pub mod metric;
 pub mod nested;
 pub mod params;
+#[cfg(feature = "redis")]
+pub mod redis_budget;
+#[cfg(feature = "redis")]
+pub mod redis_clients;
+#[cfg(feature = "redis")]
+pub mod redis_quota;
 #[cfg(test)]
 mod scripted;
 pub mod tier_priority_admission;
@@ -16,3 +24,5 @@ pub use contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
     GateRequest, Release, ReleaseFuture, Releases, Verdict, budget_only,
 };
+#[cfg(feature = "redis")]
+pub use redis_clients::RedisClients;

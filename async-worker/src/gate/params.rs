@@ -7,10 +7,13 @@
 //!   `inf`, `NaN`, hex `0x1p-2`; `""` is the default).
 //! - [`int`]: an integral number, or a string in Go `Atoi` syntax (`"1.0"`
 //!   is refused).
+//! - [`duration`]: a Go duration string (`1m`, `500ms`, `-1s`); numbers
+//!   are formatted first, so `60` is refused for its missing unit.
 //! - [`string_map`]: an object (values formatted as Go's `%v`) or a string
 //!   holding a JSON object of strings.
 
 use super::contract::{GateConfigError, GateParams};
+use crate::go_duration::parse_go_duration_nanos;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -83,6 +86,26 @@ pub fn string_map(params: &GateParams, key: &str) -> Result<BTreeMap<String, Str
             json_kind(other)
         )),
     }
+}
+
+/// A duration param in signed nanoseconds, read as Go's
+/// `time.ParseDuration` reads it. A number is formatted first (`60` is then
+/// refused for its missing unit); `""` is the default.
+pub fn duration(
+    params: &GateParams,
+    key: &str,
+    default_nanos: i64,
+) -> Result<i64, GateConfigError> {
+    let text = match present(params, key) {
+        None => return Ok(default_nanos),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => go_value(other),
+    };
+    if text.is_empty() {
+        return Ok(default_nanos);
+    }
+    parse_go_duration_nanos(&text)
+        .map_err(|e| GateConfigError(format!("invalid {key} value '{text}': {e}")))
 }
 
 fn unsupported(key: &str, value: &Value) -> GateConfigError {
@@ -300,6 +323,22 @@ mod tests {
         assert_eq!(
             int(&params(json!([1])), "k", 0).unwrap_err().0,
             "invalid k value: unsupported type []interface {}"
+        );
+    }
+
+    #[test]
+    fn durations_read_go_syntax_and_refuse_bare_numbers_with_go_text() {
+        assert_eq!(duration(&params(json!("1m")), "k", 0), Ok(60_000_000_000));
+        assert_eq!(duration(&params(json!("-2s")), "k", 0), Ok(-2_000_000_000));
+        assert_eq!(duration(&params(json!("")), "k", 7), Ok(7));
+        assert_eq!(duration(&GateParams::new(), "k", 7), Ok(7));
+        assert_eq!(
+            duration(&params(json!(60)), "k", 0).unwrap_err().0,
+            "invalid k value '60': time: missing unit in duration \"60\""
+        );
+        assert_eq!(
+            duration(&params(json!("soon")), "k", 0).unwrap_err().0,
+            "invalid k value 'soon': time: invalid duration \"soon\""
         );
     }
 

@@ -43,6 +43,12 @@ metrics_table! {
         "The queue gate's budget (free fraction, 0 to 1) read at each poll; only queues with a gate";
     GATE_WAIT_REQUEUES = "gate_wait_requeues_total", Counter, "Q",
         "Requests a pool gate kept waiting past --gate-wait-timeout, requeued (created at 0)";
+    GATE_METRIC_VALUE = "gate_metric_value", Gauge, "Q, inference_pool",
+        "The value D a metric gate last read from its source (set only when the read gave a finite sample)";
+    GATE_METRIC_THRESHOLD = "gate_metric_threshold", Gauge, "Q, inference_pool",
+        "The threshold T a metric gate's value is compared with (set with the value)";
+    GATE_METRIC_SOURCE_AVAILABLE = "gate_metric_source_available", Gauge, "Q, inference_pool",
+        "1 when a metric gate's last read gave a finite sample, 0 when it fell back";
     QUEUE_DEPTH = "queue_depth", Gauge, "Q",
         "Claimed requests handed to a worker task that has not started yet (Go: buffered in-process)";
     IN_FLIGHT = "inflight_requests", Gauge, "Q",

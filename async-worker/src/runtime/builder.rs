@@ -135,6 +135,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Orders claiming inside each pool by each queue's `tier_label` label
+    /// (Go's `tier-priority`): `interactive` queues first, then `async`,
+    /// then the rest.
+    pub fn tier_priority(mut self, tier_label: impl Into<String>) -> Self {
+        self.config.tier_label = Some(tier_label.into());
+        self
+    }
+
     /// How long a pool gate's `Wait` may hold a request before it is
     /// requeued (default 5 m; zero: until the deadline).
     pub fn gate_wait_timeout(mut self, timeout: Duration) -> Self {

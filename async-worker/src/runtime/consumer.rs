@@ -30,6 +30,8 @@ pub(super) struct Consumer {
     pub pool: Arc<Pool>,
     /// Its queue gate, consulted before any claim.
     pub gate: Option<Arc<dyn DispatchGate>>,
+    /// Its tier in the pool's tier-priority order (0 is first).
+    pub tier: usize,
 }
 
 impl Consumer {

@@ -32,6 +32,7 @@ mod routing;
 mod settlement;
 mod shutdown;
 mod spread;
+mod tiers;
 mod writer;
 
 pub use builder::{IntoStore, RuntimeBuilder};

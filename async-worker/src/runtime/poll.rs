@@ -35,6 +35,8 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
     let queue: Arc<str> = spec.queue_name.as_str().into();
     let pool = shared.pools.pool(&spec.pool_name);
     let gate = shared.pools.queue_gate(&spec.id);
+    let tier_label = shared.config.tier_label.as_deref().unwrap_or_default();
+    let tier = super::tiers::tier_of(&spec.labels, tier_label);
     let consumer = Consumer {
         shared,
         spec,
@@ -42,6 +44,7 @@ pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) 
         stop,
         pool,
         gate,
+        tier,
     };
     consumer.poll_until_stopped().await;
 }
@@ -59,13 +62,30 @@ impl Consumer {
         let batch_size = shared.config.batch_size;
         let mut spread = Spread::new();
         let mut pause = PauseFlag::new(shared.config.poll_interval);
+        // Set while this queue waits for a worker and claims what it found:
+        // the pool's lower tiers hold back meanwhile (see `tiers`).
+        let mut hungry = None;
         while !stop.is_cancelled() {
             if pause.paused(shared, spec, queue).await {
+                hungry = None;
                 self.idle().await;
+                continue;
+            }
+            if let Some(order) = &pool.tiers
+                && order.outranked(self.tier)
+            {
+                tokio::select! {
+                    () = order.changed() => {}
+                    () = tokio::time::sleep(shared.config.poll_interval) => {}
+                    () = stop.cancelled() => break,
+                }
                 continue;
             }
             let free = pool.permits.available_permits();
             if free == 0 {
+                if hungry.is_none() {
+                    hungry = pool.tiers.as_ref().map(|order| order.hungry(self.tier));
+                }
                 tokio::select! {
                     permit = pool.permits.clone().acquire_owned() => drop(permit),
                     () = stop.cancelled() => break,
@@ -78,6 +98,7 @@ impl Consumer {
             let allowed = (batch_size as f64 * budget.min(1.0)).floor();
             if allowed.is_nan() || allowed < 1.0 {
                 count_gate_closed(shared, queue).await;
+                hungry = None;
                 self.idle().await;
                 continue;
             }
@@ -91,11 +112,13 @@ impl Consumer {
                 Err(e) => {
                     shared.note_store_error(&e);
                     tracing::warn!(queue = %spec.id, error = %e, "peek failed");
+                    hungry = None;
                     self.idle().await;
                     continue;
                 }
             };
             if entries.is_empty() {
+                hungry = None;
                 if offset == 0 {
                     self.idle().await;
                 }
@@ -105,6 +128,7 @@ impl Consumer {
             }
             let peeked = entries.len();
             let poll = self.claim_and_dispatch(entries, want).await;
+            hungry = None;
             spread.after(peeked, poll.lost);
             // A poll the gate held back entirely would peek the same head
             // again at once: wait instead.

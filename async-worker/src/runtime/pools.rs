@@ -4,6 +4,7 @@
 //! implicit `default`), a queue gate per queue id the builder was given one
 //! for. A consumer takes its queue's gate and its pool when it starts.
 
+use super::tiers::TierOrder;
 use crate::config::{BuildError, RuntimeConfig};
 use crate::gate::DispatchGate;
 use std::collections::HashMap;
@@ -16,6 +17,8 @@ pub(crate) struct Pool {
     pub name: Arc<str>,
     pub permits: Arc<Semaphore>,
     pub gate: Option<Arc<dyn DispatchGate>>,
+    /// Tier-priority ordering of its queues' claims, when configured.
+    pub tiers: Option<Arc<TierOrder>>,
 }
 
 /// Every pool and queue gate of a runtime.
@@ -43,6 +46,7 @@ impl Pools {
                 name: spec.name.as_str().into(),
                 permits: Arc::new(Semaphore::new(spec.workers)),
                 gate: gates.pools.remove(&spec.name),
+                tiers: config.tier_label.as_ref().map(|_| Arc::default()),
             };
             pools.insert(spec.name, Arc::new(pool));
         }

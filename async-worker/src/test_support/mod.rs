@@ -4,7 +4,9 @@
 //! `demo` module includes them by path), so the demo and the tests share one
 //! stand-in gateway and one scraper without either being default public API.
 
+pub mod gate_probe;
 pub mod gateway;
+pub mod http_stub;
 pub mod payload_shape;
 pub mod scrape;
 

@@ -10,7 +10,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use async_worker::Runtime;
-use async_worker::http_handler::HttpHandler;
 use async_worker::runtime::Health;
 use async_worker::serve::{self, HealthProbe, Server};
 use async_worker::status::StatusSource;
@@ -27,6 +26,7 @@ use settings::{ProcessorSettings, redact_url};
 mod admin;
 mod cli;
 mod demo;
+mod flow;
 mod settings;
 
 /// Exit code of a second signal during the drain (128 + SIGINT).
@@ -160,15 +160,18 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     if let Err(code) = check_durability(&store, settings.require_durability).await {
         return code;
     }
-    let handler = match HttpHandler::new(settings.targets()) {
+    let handler = match flow::handler(&settings) {
         Ok(h) => h,
         Err(e) => return fail(&e),
     };
-    let runtime = match Runtime::builder(Arc::new(store))
-        .handler(Arc::new(handler))
-        .config(settings.runtime.clone())
-        .build()
-    {
+    let builder = Runtime::builder(Arc::new(store))
+        .handler(handler)
+        .config(settings.runtime.clone());
+    let builder = match flow::with_flow(builder, &settings, &flow::gate_env(&settings)) {
+        Ok(builder) => builder,
+        Err(e) => return fail(&e),
+    };
+    let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(e) => return fail(&e),
     };

@@ -1,17 +1,16 @@
 //! What becomes of each current Go processor flag: honoured, accepted with a warning, or refused naming the flag and the fix.
 //!
 //! The rule: nothing is silently ignored. A flag whose value changes what Go
-//! does but not what we can do (authenticated /metrics, gateway TLS, pools,
-//! transforms, merge policies, hot reload) is refused. A flag that cannot
-//! change behaviour here (logging knobs; Prometheus and gate-wait settings,
-//! read only by gates, and no gate but `none` is accepted) is accepted with a
-//! note. The table in docs/OPERATIONS.md ("Go flags") lists the same decisions.
+//! does but not what we can do (authenticated /metrics, gateway TLS, hot
+//! reload) is refused. A flag that cannot change behaviour here (logging
+//! knobs) is accepted with a note. The flow-control flags (pools, merge
+//! policy, transforms, gate and Prometheus settings) are read in `flow`. The table in docs/OPERATIONS.md ("Go flags") lists the same decisions.
 
 use std::time::Duration;
 
-use super::duration::parse_go_duration;
 use super::error::SettingsError;
 use super::go_flags::GoFlags;
+use async_worker::go_duration::parse_go_duration;
 
 /// Checks the Go flags; notes the accepted ones that have no effect and
 /// answers the backlog poll interval (zero = the poll is off).
@@ -32,27 +31,6 @@ pub(super) fn check_go_flags(
             "--transport-config-watch-interval",
             "the transport config is read once at start (queues are not hot-reloaded)",
             "drop the flag (or set it to 0) and restart the pods to change queues",
-        ));
-    }
-    if let Some(value) = &flags.gate_wait_timeout {
-        go_duration("--gate-wait-timeout", value)?;
-        notes.push(format!(
-            "--gate-wait-timeout {value} has no effect: no gate in this version ever closes (gate_type \"none\" only)"
-        ));
-    }
-    if let Some(url) = flags.prometheus_url.as_deref().filter(|u| !u.is_empty()) {
-        notes.push(format!(
-            "--prometheus-url {url} has no effect: only gates read Prometheus, and this version has none"
-        ));
-    }
-    if let Some(value) = flags
-        .prometheus_cache_ttl
-        .as_deref()
-        .filter(|v| !v.is_empty())
-    {
-        go_duration("--prometheus-cache-ttl", value)?;
-        notes.push(format!(
-            "--prometheus-cache-ttl {value} has no effect: only gates read Prometheus, and this version has none"
         ));
     }
     let logging = [
@@ -83,25 +61,7 @@ fn refuse_unsupported(flags: &GoFlags) -> Result<(), SettingsError> {
         ));
     }
     let gateway_tls = "remove it and serve the gateway with a certificate the system trusts, or over http:// inside the cluster; or keep the Go processor until gateway TLS options are supported";
-    let files: [(&str, &Option<String>, &str, &str); 6] = [
-        (
-            "--pool-config-file",
-            &flags.pool_config_file,
-            "worker pools are not implemented: every queue shares the --concurrency workers and no pool gate runs",
-            "remove it and size --concurrency for all pools together (worker_pool_id still labels metrics as pool_name)",
-        ),
-        (
-            "--transform-config-file",
-            &flags.transform_config_file,
-            "request body transforms are not implemented: bodies reach the gateway unchanged",
-            "remove it, or keep the Go processor for queues that need transforms",
-        ),
-        (
-            "--request-merge-policy-config-file (or --request-merge-policy-config)",
-            &flags.request_merge_policy_config_file,
-            "request merge policies are not implemented: each queue is polled on its own",
-            "remove it",
-        ),
+    let files: [(&str, &Option<String>, &str, &str); 3] = [
         (
             "--tls-ca-cert",
             &flags.tls_ca_cert,
@@ -137,7 +97,7 @@ fn refuse_unsupported(flags: &GoFlags) -> Result<(), SettingsError> {
 }
 
 /// A Go duration flag (Go syntax only, as Go's flag package reads it; 0 allowed).
-fn go_duration(flag: &str, value: &str) -> Result<Duration, SettingsError> {
+pub(super) fn go_duration(flag: &str, value: &str) -> Result<Duration, SettingsError> {
     parse_go_duration(value).map_err(|e| SettingsError::Duration {
         field: flag.to_owned(),
         value: value.to_owned(),

@@ -78,11 +78,6 @@ pub enum SettingsError {
         reason: String,
     },
 
-    #[error(
-        "{field} {gate_type:?} is not supported: this version has no dispatch gates, only \"\" or \"none\" (always open); remove gate_type or set it to \"none\""
-    )]
-    UnsupportedGate { field: String, gate_type: String },
-
     #[error("{field}: {detail}; {fix}")]
     Invalid {
         field: String,

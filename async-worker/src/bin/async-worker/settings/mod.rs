@@ -23,8 +23,8 @@
 mod allow;
 mod bounds;
 mod compat;
-mod duration;
 mod error;
+mod flow;
 mod go_flags;
 mod legacy;
 mod mode;
@@ -34,8 +34,9 @@ mod resolve;
 mod tests;
 mod transport;
 
-pub use duration::{BareUnit, format_duration, parse_flag_duration};
+pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 pub use error::SettingsError;
+pub use flow::FlowSettings;
 pub use go_flags::{GoFlags, LegacyFlags};
 pub use mode::RedisTls;
 pub use resolve::redact_url;
@@ -175,8 +176,10 @@ pub struct QueueSettings {
     pub worker_pool_id: String,
     /// Static labels.
     pub labels: BTreeMap<String, String>,
-    /// Gate parameters, as strings (no gate uses them yet).
-    pub gate_params: BTreeMap<String, String>,
+    /// Go's `gate_type` (`""` or `none`: no queue gate).
+    pub gate_type: String,
+    /// Go's `gate_params`, as given (values are usually strings).
+    pub gate_params: async_worker::gate::GateParams,
 }
 
 /// Everything the processor needs, resolved from flags, config and environment.
@@ -198,6 +201,8 @@ pub struct ProcessorSettings {
     /// Where `/healthz` and `/readyz` listen; `None` when `--health-port 0`.
     pub health_addr: Option<SocketAddr>,
     pub require_durability: bool,
+    /// Worker pools, merge policy, transforms and the gate flags.
+    pub flow: FlowSettings,
     /// Things worth a warning at start: flags the config overrode, unknown
     /// fields, deprecated flags and Go flags without effect. One line each.
     pub notes: Vec<String>,

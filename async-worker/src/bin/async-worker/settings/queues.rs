@@ -29,7 +29,8 @@ pub(super) fn default_queue(args: &RunArgs) -> Result<(QueueSpec, QueueSettings)
         target,
         worker_pool_id: DEFAULT_WORKER_POOL.into(),
         labels: BTreeMap::new(),
-        gate_params: BTreeMap::new(),
+        gate_type: String::new(),
+        gate_params: Default::default(),
     };
     Ok((spec, queue))
 }
@@ -85,27 +86,9 @@ pub(super) fn configured_queues(
                 "list each pending sorted set once",
             ));
         }
-        match set(&q.gate_type) {
-            None | Some("none") => {}
-            Some(other) => {
-                return Err(SettingsError::UnsupportedGate {
-                    field: format!("{origin}: {}", at("gate_type")),
-                    gate_type: other.to_owned(),
-                });
-            }
-        }
-        // Go refuses a pool its pools file does not define; without that
-        // file (refused here: pools are not implemented) only `default` exists.
+        // Whether the pool exists is checked against the pools file (or
+        // the implicit `default`) once every queue is read.
         let pool = set(&q.worker_pool_id).unwrap_or(DEFAULT_WORKER_POOL);
-        if pool != DEFAULT_WORKER_POOL {
-            return Err(value_error(
-                "worker_pool_id",
-                format!(
-                    "{pool:?} is not a configured pool: worker pools (--pool-config-file) are not implemented, so only \"default\" exists"
-                ),
-                "remove worker_pool_id or set it to \"default\"; all queues share the --concurrency workers",
-            ));
-        }
         let path = set(&q.request_path_url).unwrap_or(DEFAULT_REQUEST_PATH);
         let objective = set(&q.inference_objective).map(str::to_owned);
         let target = target(
@@ -128,7 +111,8 @@ pub(super) fn configured_queues(
             target,
             worker_pool_id: pool.to_owned(),
             labels: q.labels.clone().unwrap_or_default(),
-            gate_params: gate_params(&q.gate_params, origin, &at("gate_params"))?,
+            gate_type: set(&q.gate_type).unwrap_or_default().to_owned(),
+            gate_params: gate_params(&q.gate_params),
         };
         out.push((spec, queue));
     }

@@ -8,12 +8,12 @@ use claim_core::wire;
 use reqwest::Url;
 
 use super::allow::{allow_list, queue_allow_lists};
-use super::duration::{BareUnit, format_duration, parse_flag_duration};
 use super::error::SettingsError;
 use super::queues::{configured_queues, default_queue};
 use super::transport::{TransportConfig, positive, set};
 use super::{ProcessorSettings, RunArgs};
 use async_worker::config::RuntimeConfig;
+use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 
 const TRANSPORT: &str = "redis-sortedset";
 
@@ -167,8 +167,25 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         queue_allowed_result_lists: queue_allow_lists(&config, origin)?,
     };
 
+    let flow = super::flow::resolve_flow(&args.go, loaded.is_some(), super::compat::go_duration)?;
+    if !flow.pools.is_empty()
+        && let Some((spec, _)) = queues
+            .iter()
+            .find(|(spec, _)| !flow.pools.iter().any(|p| p.id == spec.pool_name))
+    {
+        return Err(SettingsError::invalid(
+            "--pool-config-file",
+            format!(
+                "worker pool {:?} specified in queue config not found in pool configuration",
+                spec.pool_name
+            ),
+            "list the pool in the pools file, or set the queue's worker_pool_id to a listed pool",
+        ));
+    }
     let poll_interval = Duration::from_millis(poll_ms);
     let runtime = RuntimeConfig {
+        pools: flow.pools.iter().map(|p| p.spec()).collect(),
+        gate_wait_timeout: flow.gate_wait_timeout,
         queues: queues.iter().map(|(spec, _)| spec.clone()).collect(),
         concurrency: args.concurrency,
         batch_size: usize::try_from(batch_size).unwrap_or(usize::MAX),
@@ -216,6 +233,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         metrics_addr: addr(args.metrics_port),
         health_addr: addr(args.health_port),
         require_durability: args.require_durability,
+        flow,
         notes,
     })
 }

@@ -6,8 +6,8 @@ use clap::{CommandFactory, Parser};
 
 use super::flags::cli;
 use crate::cli::{Cli, Command};
-use crate::settings::duration::{DurationError, parse_go_duration};
 use crate::settings::{BareUnit, parse_flag_duration};
+use async_worker::go_duration::{DurationError, parse_go_duration};
 
 #[test]
 fn go_duration_forms_parse_as_go_parses_them() {

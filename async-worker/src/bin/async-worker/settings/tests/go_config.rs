@@ -55,10 +55,7 @@ fn only_the_default_worker_pool_exists_and_result_ttl_defaults_to_none() {
     );
     assert_says(
         &m,
-        &[
-            "queues[0].worker_pool_id: \"pool-1\" is not a configured pool",
-            "set it to \"default\"",
-        ],
+        &["worker pool \"pool-1\" specified in queue config not found in pool configuration"],
     );
 }
 

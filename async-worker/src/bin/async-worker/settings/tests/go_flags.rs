@@ -97,18 +97,16 @@ fn the_charts_gate_flags_map_onto_the_single_queue() {
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    assert_eq!(params, ["n=2", "pool=p"]);
+    assert_eq!(
+        params,
+        ["n=2", "pool=\"p\""],
+        "kept as given: each gate reads its own"
+    );
     assert_eq!(q.target.inference_objective.as_deref(), Some("batch"));
-    let refusals: [(&str, &[&str]); 2] = [
-        (
-            "--redis.ss.gate-type=redis",
-            &["gate_type \"redis\" is not supported"],
-        ),
-        (
-            "--redis.ss.gate-params={bad",
-            &["--redis.ss.gate-params", "give a JSON object"],
-        ),
-    ];
+    let refusals: [(&str, &[&str]); 1] = [(
+        "--redis.ss.gate-params={bad",
+        &["--redis.ss.gate-params", "give a JSON object"],
+    )];
     for (flag, says) in refusals {
         assert_says(
             &refused(&["--redis.ss.igw-base-url=http://igw:80", flag]),
@@ -221,7 +219,7 @@ fn a_negative_deprecated_count_is_refused_naming_the_flag() {
 
 #[test]
 fn go_flags_this_version_cannot_honour_are_refused_naming_the_flag_and_the_fix() {
-    let cases: [(&[&str], &str, &str); 9] = [
+    let cases: [(&[&str], &str, &str); 6] = [
         (
             &["--metrics-endpoint-auth=true"],
             "--metrics-endpoint-auth=true",
@@ -231,21 +229,6 @@ fn go_flags_this_version_cannot_honour_are_refused_naming_the_flag_and_the_fix()
             &["--metrics-endpoint-auth"],
             "--metrics-endpoint-auth=true",
             "NetworkPolicy",
-        ),
-        (
-            &["--pool-config-file=/etc/pools.json"],
-            "--pool-config-file",
-            "--concurrency",
-        ),
-        (
-            &["--transform-config-file", "/t.json"],
-            "--transform-config-file",
-            "remove it",
-        ),
-        (
-            &["--request-merge-policy-config=/m.json"],
-            "--request-merge-policy-config-file (or --request-merge-policy-config)",
-            "remove it",
         ),
         (
             &["--tls-ca-cert=/etc/tls/ca.crt"],
@@ -302,9 +285,6 @@ fn go_flags_without_effect_here_are_accepted_with_one_warning_each() {
         "json",
         "--zap-stacktrace-level=error",
         "--zap-time-encoding=iso8601",
-        "--gate-wait-timeout=5m",
-        "--prometheus-url=http://prometheus:9090",
-        "--prometheus-cache-ttl=5s",
     ]);
     for flag in [
         "-v 4",
@@ -314,14 +294,7 @@ fn go_flags_without_effect_here_are_accepted_with_one_warning_each() {
     ] {
         assert_one_note(&s, flag, &["has no effect", "LOG_LEVEL"]);
     }
-    for flag in [
-        "--gate-wait-timeout",
-        "--prometheus-url",
-        "--prometheus-cache-ttl",
-    ] {
-        assert_one_note(&s, flag, &["has no effect"]);
-    }
-    assert_eq!(s.notes.len(), 9, "{:#?}", s.notes);
+    assert_eq!(s.notes.len(), 6, "{:#?}", s.notes);
     // Go registers the verbosity as both -v and --v.
     let s = ok(&["--igw-base-url", "http://gw", "--v=3"]);
     assert_one_note(&s, "-v 3", &["has no effect"]);

@@ -10,6 +10,7 @@ mod bounds;
 mod chart;
 mod commands;
 mod flags;
+mod flow;
 mod go_config;
 mod go_flags;
 mod refusals;

@@ -100,18 +100,12 @@ fn queues_must_be_named_unique_and_present() {
 }
 
 #[test]
-fn an_unknown_gate_type_is_refused_saying_only_none_is_supported() {
-    let m = config_refused(
-        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":"redis"}]}"#,
-    );
-    assert_says(
-        &m,
-        &[
-            "queues[0].gate_type \"redis\" is not supported",
-            "only \"\" or \"none\"",
-        ],
-    );
-    config(r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":""}]}"#);
+fn a_queue_keeps_its_gate_type_for_the_factory_and_empty_means_none() {
+    let s =
+        config(r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":"redis"}]}"#);
+    assert_eq!(s.queues[0].gate_type, "redis");
+    let s = config(r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":""}]}"#);
+    assert_eq!(s.queues[0].gate_type, "");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Go `time.ParseDuration` syntax for duration flags, plus bare numbers in a flag's unit.
+//! Go `time.ParseDuration` syntax for the processor's duration flags and gate params, plus bare numbers in a flag's unit.
 //!
 //! Written here rather than taken from a crate, on purpose: `humantime` accepts a
 //! superset (`2 hours`, `1d`, `1M` for months, spaces between parts) and rejects
@@ -6,6 +6,11 @@
 //! 2021) mixes byte and character indexes and panics on `1µs`. The grammar is
 //! Go's exactly: `[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+`, or `0`, with
 //! Go's bound of `i64::MAX` nanoseconds.
+//!
+//! Two readings share one grammar: [`parse_go_duration`] (the processor's
+//! flags, which have no use for a negative duration) and
+//! [`parse_go_duration_nanos`] (gate params, which Go reads with
+//! `time.ParseDuration` itself: signed, and refused with Go's error text).
 
 use std::time::Duration;
 
@@ -56,8 +61,67 @@ pub enum DurationError {
     Empty,
     #[error("{0}")]
     Invalid(String),
+    #[error("a number is missing its unit (ns, us, ms, s, m or h)")]
+    MissingUnit,
+    #[error("unknown unit {:?} (use ns, us, ms, s, m or h)", truncate(.0))]
+    UnknownUnit(String),
     #[error("it exceeds Go's limit of about 292 years")]
     Overflow,
+}
+
+/// A duration Go's `time.ParseDuration` refuses, displayed as Go words it
+/// (`time: invalid duration "x"`, `time: missing unit in duration "60"`,
+/// `time: unknown unit "d" in duration "1d"`), for the gate errors that
+/// quote Go.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", go_text(.input, .reason))]
+pub struct GoDurationError {
+    /// The text as given.
+    pub input: String,
+    /// What was wrong with it, in this crate's words.
+    #[source]
+    pub reason: DurationError,
+}
+
+fn go_text(input: &str, reason: &DurationError) -> String {
+    match reason {
+        DurationError::MissingUnit => {
+            format!("time: missing unit in duration {}", go_quote(input))
+        }
+        DurationError::UnknownUnit(unit) => format!(
+            "time: unknown unit {} in duration {}",
+            go_quote(unit),
+            go_quote(input)
+        ),
+        _ => format!("time: invalid duration {}", go_quote(input)),
+    }
+}
+
+/// Go's `strconv.Quote` for the texts a duration can hold: `"` and `\`
+/// escaped, control characters as Go writes them, printable text as is.
+pub fn go_quote(s: &str) -> String {
+    let mut quoted = String::with_capacity(s.len() + 2);
+    quoted.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            '\u{7}' => quoted.push_str("\\a"),
+            '\u{8}' => quoted.push_str("\\b"),
+            '\u{c}' => quoted.push_str("\\f"),
+            '\u{b}' => quoted.push_str("\\v"),
+            c if (c as u32) < 0x80 && c.is_ascii_control() => {
+                quoted.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
 }
 
 /// Parses Go duration syntax (`300s`, `1m`, `500ms`, `1h30m`, `1.5s`, `.5s`, `0`).
@@ -65,13 +129,35 @@ pub enum DurationError {
 /// A leading `-` on a non-zero value is [`DurationError::Negative`]: the
 /// processor has no use for negative durations, so it never returns one.
 pub fn parse_go_duration(input: &str) -> Result<Duration, DurationError> {
+    let (negative, total) = parse_magnitude(input)?;
+    if negative && total > 0 {
+        return Err(DurationError::Negative);
+    }
+    let secs = u64::try_from(total / NANOS_PER_SEC).map_err(|_| DurationError::Overflow)?;
+    Ok(Duration::new(secs, (total % NANOS_PER_SEC) as u32))
+}
+
+/// Go's `time.ParseDuration` exactly: signed nanoseconds (`-1s` is
+/// `-1_000_000_000`), refused with Go's error text.
+pub fn parse_go_duration_nanos(input: &str) -> Result<i64, GoDurationError> {
+    let refused = |reason| GoDurationError {
+        input: input.to_owned(),
+        reason,
+    };
+    let (negative, total) = parse_magnitude(input).map_err(refused)?;
+    let nanos = i64::try_from(total).map_err(|_| refused(DurationError::Overflow))?;
+    Ok(if negative { -nanos } else { nanos })
+}
+
+/// The sign and the magnitude in nanoseconds (at most `i64::MAX`).
+fn parse_magnitude(input: &str) -> Result<(bool, u128), DurationError> {
     let (negative, mut rest) = match input.as_bytes().first() {
         Some(b'-') => (true, &input[1..]),
         Some(b'+') => (false, &input[1..]),
         _ => (false, input),
     };
     if rest == "0" {
-        return Ok(Duration::ZERO);
+        return Ok((negative, 0));
     }
     if rest.is_empty() {
         return Err(if input.is_empty() {
@@ -107,11 +193,7 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, DurationError> {
             .ok_or(DurationError::Overflow)?;
         rest = tail;
     }
-    if negative && total > 0 {
-        return Err(DurationError::Negative);
-    }
-    let secs = u64::try_from(total / NANOS_PER_SEC).map_err(|_| DurationError::Overflow)?;
-    Ok(Duration::new(secs, (total % NANOS_PER_SEC) as u32))
+    Ok((negative, total))
 }
 
 /// Parses a flag value: Go syntax, or a bare number (`300`, `1.5`) read in `unit`.
@@ -151,17 +233,8 @@ fn unit_nanos(unit: &str) -> Result<u128, DurationError> {
         "s" => NANOS_PER_SEC,
         "m" => 60 * NANOS_PER_SEC,
         "h" => 3_600 * NANOS_PER_SEC,
-        "" => {
-            return Err(invalid(
-                "a number is missing its unit (ns, us, ms, s, m or h)",
-            ));
-        }
-        other => {
-            return Err(invalid(&format!(
-                "unknown unit {:?} (use ns, us, ms, s, m or h)",
-                truncate(other)
-            )));
-        }
+        "" => return Err(DurationError::MissingUnit),
+        other => return Err(DurationError::UnknownUnit(other.to_owned())),
     })
 }
 
@@ -199,5 +272,37 @@ pub fn format_duration(d: Duration) -> String {
         format!("{}s", d.as_secs_f64())
     } else {
         format!("{ms}ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_durations_are_signed_nanoseconds_as_go_reads_them() {
+        assert_eq!(parse_go_duration_nanos("1m"), Ok(60_000_000_000));
+        assert_eq!(parse_go_duration_nanos("-1.5s"), Ok(-1_500_000_000));
+        assert_eq!(parse_go_duration_nanos("-0"), Ok(0));
+        assert_eq!(parse_go_duration_nanos("500ms"), Ok(500_000_000));
+    }
+
+    #[test]
+    fn refused_gate_durations_carry_go_error_text() {
+        let text = |s: &str| parse_go_duration_nanos(s).unwrap_err().to_string();
+        assert_eq!(text("60"), r#"time: missing unit in duration "60""#);
+        assert_eq!(text("1d"), r#"time: unknown unit "d" in duration "1d""#);
+        assert_eq!(text("abc"), r#"time: invalid duration "abc""#);
+        assert_eq!(text(""), r#"time: invalid duration """#);
+        assert_eq!(text("-"), r#"time: invalid duration "-""#);
+        assert_eq!(text("9999999h"), r#"time: invalid duration "9999999h""#);
+        assert_eq!(text("1.5.5s"), r#"time: missing unit in duration "1.5.5s""#);
+    }
+
+    #[test]
+    fn go_quote_escapes_as_strconv_quote_does() {
+        assert_eq!(go_quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(go_quote("\n\t\u{1}"), r#""\n\t\x01""#);
+        assert_eq!(go_quote("µs"), "\"µs\"");
     }
 }

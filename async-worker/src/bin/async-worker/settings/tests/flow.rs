@@ -1,0 +1,210 @@
+//! The flow-control settings: the pools file with Go's errors, the merge-policy and transform files, the gate flags, and the gates built at start.
+
+use super::*;
+use async_worker::Runtime;
+use claim_memory::MemoryStore;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A temporary file holding `text`, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, text: &str) -> TempFile {
+        let path = std::env::temp_dir().join(format!("{}-{name}", std::process::id()));
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+const ONE_QUEUE: &str = r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}]}"#;
+
+const TWO_POOLS: &str = r#"{"queues":[
+    {"queue_name":"qa","igw_base_url":"http://gw","worker_pool_id":"batch"},
+    {"queue_name":"qb","igw_base_url":"http://gw"}]}"#;
+
+#[test]
+fn a_pools_file_gives_each_pool_its_workers_and_its_gate() {
+    let pools = TempFile::new(
+        "pools-ok.json",
+        r#"[{"id":"default","workers":3},
+            {"id":"batch","workers":2,"gate_type":"local-max-concurrency","gate_params":{"limit":"1"},"extra":1}]"#,
+    );
+    let s = ok(&[
+        "--transport-config",
+        TWO_POOLS,
+        "--pool-config-file",
+        pools.path(),
+    ]);
+    let specs: Vec<_> = s
+        .runtime
+        .pools
+        .iter()
+        .map(|p| (p.name.as_str(), p.workers))
+        .collect();
+    assert_eq!(specs, [("default", 3), ("batch", 2)]);
+    assert_eq!(s.flow.pools[1].gate_type, "local-max-concurrency");
+    assert_eq!(s.runtime.queues[0].pool_name, "batch");
+}
+
+#[test]
+fn a_bad_pools_file_is_refused_with_gos_error() {
+    let cases = [
+        (
+            "[{\"id\":\"\",\"workers\":1}]",
+            "pool config at index 0 has an empty ID",
+        ),
+        (
+            "[{\"id\":\"p\",\"workers\":0}]",
+            "pool \"p\" must have at least 1 worker",
+        ),
+        (
+            "[{\"id\":\"p\",\"workers\":1},{\"id\":\"p\",\"workers\":2}]",
+            "duplicate pool ID found: \"p\"",
+        ),
+        ("{\"id\":\"p\"}", "failed to unmarshal pool config"),
+    ];
+    for (i, (text, says)) in cases.into_iter().enumerate() {
+        let pools = TempFile::new(&format!("pools-bad-{i}.json"), text);
+        let m = refused(&[
+            "--transport-config",
+            ONE_QUEUE,
+            "--pool-config-file",
+            pools.path(),
+        ]);
+        assert_says(&m, &["--pool-config-file", says]);
+    }
+    let m = refused(&[
+        "--transport-config",
+        ONE_QUEUE,
+        "--pool-config-file",
+        "/nonexistent/p.json",
+    ]);
+    assert_says(
+        &m,
+        &["failed to read pool config file", "/nonexistent/p.json"],
+    );
+}
+
+#[test]
+fn a_pools_file_needs_a_queue_config_and_every_queue_pool_listed() {
+    let pools = TempFile::new("pools-default.json", r#"[{"id":"default","workers":1}]"#);
+    let m = refused(&[
+        "--igw-base-url",
+        "http://gw",
+        "--pool-config-file",
+        pools.path(),
+    ]);
+    assert_says(
+        &m,
+        &[
+            "pool-config-file can only be specified when a transport/queues config is also specified",
+        ],
+    );
+    let m = refused(&[
+        "--transport-config",
+        TWO_POOLS,
+        "--pool-config-file",
+        pools.path(),
+    ]);
+    assert_says(
+        &m,
+        &["worker pool \"batch\" specified in queue config not found in pool configuration"],
+    );
+}
+
+#[test]
+fn the_merge_policy_and_transform_files_are_read_and_their_errors_are_gos() {
+    let policy = TempFile::new("policy.json", r#"{"type":"tier-priority","parameters":{}}"#);
+    let transforms = TempFile::new(
+        "transforms.json",
+        r#"{"requestTransforms":[{"name":"g","type":"gcs_uri_multipart","parameters":{"providers":["gcs"]}}]}"#,
+    );
+    let s = ok(&[
+        "--transport-config",
+        ONE_QUEUE,
+        "--request-merge-policy-config-file",
+        policy.path(),
+        "--transform-config-file",
+        transforms.path(),
+    ]);
+    assert!(s.flow.merge_policy.is_some());
+    assert!(!s.flow.transforms.is_empty());
+    let unknown = TempFile::new("policy-bad.json", r#"{"type":"fifo"}"#);
+    let m = refused(&[
+        "--igw-base-url",
+        "http://gw",
+        "--request-merge-policy-config",
+        unknown.path(),
+    ]);
+    assert_says(&m, &["unknown request merge policy type: fifo"]);
+}
+
+#[test]
+fn the_gate_flags_set_the_wait_bound_and_the_prometheus_source() {
+    let s = ok(&[
+        "--igw-base-url",
+        "http://gw",
+        "--gate-wait-timeout=90s",
+        "--prometheus-url=http://prometheus:9090",
+        "--prometheus-cache-ttl=0",
+    ]);
+    assert_eq!(s.runtime.gate_wait_timeout, Duration::from_secs(90));
+    assert_eq!(
+        s.flow.prometheus_url.as_deref(),
+        Some("http://prometheus:9090")
+    );
+    assert_eq!(s.flow.prometheus_cache_ttl, Duration::ZERO);
+    let s = ok(&["--igw-base-url", "http://gw"]);
+    assert_eq!(s.runtime.gate_wait_timeout, Duration::from_secs(300));
+    assert_eq!(s.flow.prometheus_cache_ttl, Duration::from_secs(5));
+    let m = refused(&["--igw-base-url", "http://gw", "--gate-wait-timeout=soon"]);
+    assert_says(&m, &["--gate-wait-timeout \"soon\" is not usable"]);
+}
+
+/// What building the gates of `json`'s queues answers.
+fn gates_of(json: &str) -> Result<(), String> {
+    let s = config(json);
+    let store = Arc::new(MemoryStore::new(s.store.clone()));
+    let builder = Runtime::builder(store).config(s.runtime.clone());
+    crate::flow::with_flow(builder, &s, &crate::flow::gate_env(&s)).map(drop)
+}
+
+#[test]
+fn a_gate_that_cannot_be_built_stops_the_start_naming_the_queue_and_type() {
+    let error = gates_of(
+        r#"{"queues":[{"id":"jobs","queue_name":"q","igw_base_url":"http://gw","gate_type":"constnat"}]}"#,
+    )
+    .unwrap_err();
+    assert_says(
+        &error,
+        &[
+            "failed to create gate for queue \"jobs\" (gate_type=\"constnat\")",
+            "constant",
+        ],
+    );
+    let error = gates_of(
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":"local-max-concurrency","gate_params":{"limit":"0"}}]}"#,
+    )
+    .unwrap_err();
+    assert_says(
+        &error,
+        &["local-max-concurrency limit must be greater than 0, got 0"],
+    );
+    gates_of(
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":"constant"}]}"#,
+    )
+    .expect("a known gate builds");
+}

@@ -1,0 +1,144 @@
+//! Every startup error of the metric gates, in Go's exact text.
+
+use super::*;
+use crate::gate::contract::GateConfigError;
+use serde_json::json;
+
+fn build_error(gate_type: &str, value: serde_json::Value, env: &GateEnv) -> String {
+    let owner = GateOwner::pool("default");
+    match build(gate_type, &params(value), &owner, env) {
+        Err(GateConfigError(text)) => text,
+        Ok(gate) => panic!("{gate_type} built: {gate:?}"),
+    }
+}
+
+fn with_prometheus() -> GateEnv {
+    env("http://127.0.0.1:9", Duration::ZERO)
+}
+
+#[test]
+fn the_prometheus_types_refuse_to_start_without_a_prometheus_url() {
+    for gate_type in [
+        "prometheus-saturation",
+        "prometheus-budget",
+        "prometheus-query",
+    ] {
+        for env in [GateEnv::default(), env("", Duration::ZERO)] {
+            let error = build_error(gate_type, json!({"pool": "p", "query": "up"}), &env);
+            assert_eq!(
+                error,
+                format!("{gate_type} gate type requires --prometheus-url flag to be set")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_pool_gates_require_a_pool() {
+    let env = with_prometheus();
+    assert_eq!(
+        build_error("prometheus-saturation", json!({}), &env),
+        "inference pool name is required for saturation PromQL"
+    );
+    assert_eq!(
+        build_error("prometheus-budget", json!({"pool": ""}), &env),
+        "inference pool name is required for prometheus-budget gate"
+    );
+}
+
+#[test]
+fn prometheus_budget_refuses_a_max_concurrency_not_above_zero_and_a_baseline_outside_0_1() {
+    let env = with_prometheus();
+    let cases = [
+        (
+            json!({"max_concurrency": "0"}),
+            "max_concurrency must be positive, got 0",
+        ),
+        (
+            json!({"max_concurrency": -1.5}),
+            "max_concurrency must be positive, got -1.5",
+        ),
+        (
+            json!({"max_concurrency": "NaN"}),
+            "max_concurrency must be positive, got NaN",
+        ),
+        (
+            json!({"baseline": "1"}),
+            "baseline must be in [0, 1), got 1",
+        ),
+        (
+            json!({"baseline": "-0.25"}),
+            "baseline must be in [0, 1), got -0.25",
+        ),
+        (
+            json!({"baseline": 2e6}),
+            "baseline must be in [0, 1), got 2e+06",
+        ),
+    ];
+    for (mut extra, expected) in cases {
+        extra["pool"] = json!("p");
+        assert_eq!(build_error("prometheus-budget", extra, &env), expected);
+    }
+}
+
+#[test]
+fn a_bad_float_param_is_refused_with_the_readers_text() {
+    let env = with_prometheus();
+    assert_eq!(
+        build_error(
+            "prometheus-saturation",
+            json!({"pool": "p", "threshold": "high"}),
+            &env
+        ),
+        r#"invalid threshold value 'high': strconv.ParseFloat: parsing "high": invalid syntax"#
+    );
+}
+
+#[test]
+fn prometheus_query_requires_a_query() {
+    assert_eq!(
+        build_error("prometheus-query", json!({"query": ""}), &with_prometheus()),
+        "prometheus-query gate requires a 'query' parameter with a PromQL expression"
+    );
+}
+
+#[test]
+fn endpoint_scrape_requires_url_and_metric_and_parsable_label_maps() {
+    let env = GateEnv::default();
+    assert_eq!(
+        build_error("endpoint-scrape", json!({"metric": "m"}), &env),
+        "endpoint-scrape gate requires a 'url' parameter"
+    );
+    assert_eq!(
+        build_error("endpoint-scrape", json!({"url": "http://x/metrics"}), &env),
+        "endpoint-scrape gate requires a 'metric' parameter"
+    );
+    let base = json!({"url": "http://x/metrics", "metric": "m"});
+    for key in ["labels", "pods_labels"] {
+        let mut bad = base.clone();
+        bad[key] = json!("{not json");
+        let error = build_error("endpoint-scrape", bad, &env);
+        let prefix = format!("endpoint-scrape gate failed to parse '{key}': ");
+        assert!(error.starts_with(&prefix), "{error}");
+    }
+}
+
+#[test]
+fn endpoint_scrape_needs_no_prometheus_url() {
+    let owner = GateOwner::pool("default");
+    let params = params(json!({"url": "http://x/metrics", "metric": "m"}));
+    assert!(build("endpoint-scrape", &params, &owner, &GateEnv::default()).is_ok());
+}
+
+#[test]
+fn an_unparsable_prometheus_url_is_refused_naming_it() {
+    let error = build_error(
+        "prometheus-query",
+        json!({"query": "up"}),
+        &env("::", Duration::ZERO),
+    );
+    assert_eq!(
+        error,
+        r#"invalid --prometheus-url "::": relative URL without a base"#
+    );
+}
