@@ -190,6 +190,34 @@ async fn a_failing_pool_gate_answers_gate_error_with_the_gate_s_message() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_request_its_handler_s_check_refuses_is_answered_before_it_reaches_the_pool_gate() {
+    let s = setup();
+    submit_due(&s, A, "bad-1", RESULTS, 3600).await;
+    let gate = SwitchGate::new(0.0, Verdict::Wait);
+    let handler = Tracking::refusing(
+        "Failed to validate request for transform: transform g/gcs_uri_multipart: expired",
+    );
+    let rt = pools_builder(&s, &handler, vec![in_pool(A, DEFAULT)], &[(DEFAULT, 2)])
+        .pool_gate(DEFAULT, gate.shared());
+    let (token, handle) = start(rt.build().expect("valid runtime settings"));
+    let record = the_record(&s, Duration::from_secs(5)).await;
+    stop_within_bound(token, handle).await;
+    assert_eq!(record["error_code"], "INVALID_REQUEST", "{record}");
+    assert!(
+        record["error_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to validate request for transform")
+    );
+    assert_eq!(
+        gate.applies(),
+        0,
+        "a request that can never be sent takes no gate slot"
+    );
+    assert!(handler.calls().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_pool_gate_drop_without_a_record_answers_gate_dropped() {
     assert_gate_dropped(&dropped_record(Verdict::Drop(None), as_pool_gate).await);
 }

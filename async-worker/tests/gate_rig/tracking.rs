@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use async_worker::{Handler, HandlerOutcome, Request};
+use claim_core::wire::ErrorCode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,12 +25,23 @@ pub struct Tracking {
     calls: Mutex<Vec<Call>>,
     /// Per queue: calls running now, and the most that ever ran at once.
     running: Mutex<HashMap<String, (usize, usize)>>,
+    /// What its check refuses every request with, when set.
+    refusal: Option<&'static str>,
 }
 
 impl Tracking {
     pub fn holding(hold: Duration) -> Arc<Tracking> {
         Arc::new(Tracking {
             hold,
+            ..Tracking::default()
+        })
+    }
+
+    /// A handler whose check refuses every request `INVALID_REQUEST` with
+    /// `message` (as a failed transform validation does).
+    pub fn refusing(message: &'static str) -> Arc<Tracking> {
+        Arc::new(Tracking {
+            refusal: Some(message),
             ..Tracking::default()
         })
     }
@@ -61,6 +73,13 @@ impl Tracking {
 
 #[async_trait]
 impl Handler for Tracking {
+    fn check(&self, _request: &Request) -> Result<(), (ErrorCode, String)> {
+        match self.refusal {
+            Some(message) => Err((ErrorCode::InvalidRequest, message.to_owned())),
+            None => Ok(()),
+        }
+    }
+
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
         let id = request.generation.id.clone();
         self.calls.lock().unwrap().push(Call {
