@@ -58,6 +58,11 @@ impl HandlerOutcome {
             status: None,
         }
     }
+
+    /// The record of a request its producer cancelled.
+    pub(crate) fn cancelled() -> Self {
+        HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
+    }
 }
 
 /// The application's request handler.
@@ -69,6 +74,14 @@ impl HandlerOutcome {
 #[async_trait]
 pub trait Handler: Send + Sync + 'static {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome;
+
+    /// Checks a claimed request before it waits for its pool's gate, as
+    /// Go validates transforms there: a request that can never be sent
+    /// gets its terminal record at once (this code and message) instead of
+    /// holding a gate's slot. Default: nothing to check.
+    fn check(&self, _request: &Request) -> Result<(), (ErrorCode, String)> {
+        Ok(())
+    }
 }
 
 /// A shared handler is a handler (the builder takes `Arc<dyn Handler>` too).
@@ -76,5 +89,9 @@ pub trait Handler: Send + Sync + 'static {
 impl<H: Handler + ?Sized> Handler for std::sync::Arc<H> {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
         (**self).handle(request, cancel).await
+    }
+
+    fn check(&self, request: &Request) -> Result<(), (ErrorCode, String)> {
+        (**self).check(request)
     }
 }

@@ -8,6 +8,7 @@ mod rig;
 
 use async_worker::Verdict;
 use async_worker::gate::GateOwner;
+use async_worker::metrics as m;
 use claim_core::{ClaimAdmin, Generation};
 use gate_rig::*;
 use rig::*;
@@ -48,13 +49,17 @@ async fn a_closed_queue_gate_claims_nothing_and_once_opened_drains_the_queue_wit
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll() {
+async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll_and_publishes_it() {
+    // Series of its own: no other test of this binary counts in them.
+    const QUEUE: &str = "partial-budget-queue";
+    // Installed before the runtime registers its series.
+    recorder();
     let s = setup();
-    submit_numbered(&s, A, "ok", 20).await;
+    submit_numbered(&s, QUEUE, "ok", 20).await;
     // Batches of 10 at 0.35: floor(3.5) = 3 a poll.
     let gate = SwitchGate::new(0.35, Verdict::Continue);
     let handler = quick();
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
+    let rt = builder(&s, &handler, &[QUEUE]).queue_gate(QUEUE, gate.shared());
     let (token, handle) = start(rt.build().unwrap());
     records_within(&s, Duration::from_secs(30), "every record", 20).await;
     let report = stop_within_bound(token, handle).await;
@@ -67,6 +72,9 @@ async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll() 
         "one record each"
     );
     assert_eq!(report.claimed, 20);
+    let page = recorder().render();
+    let budget = sample(&page, m::DISPATCH_BUDGET, &[("queue_name", QUEUE)]);
+    assert_eq!(budget, Some(0.35), "{page}");
 }
 
 /// Submits one request behind a queue gate answering `gate`'s way, checks
@@ -111,44 +119,14 @@ async fn a_failing_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten(
     held_back_until_opened(SwitchGate::failing("the quota store is down")).await;
 }
 
-/// Runs one request behind a queue gate that drops it with `verdict`, and
-/// returns its one record; the handler is never called.
-async fn dropped_record(verdict: Verdict) -> serde_json::Value {
-    let s = setup();
-    submit(&s, A, "ok-1", RESULTS).await;
-    let gate = SwitchGate::new(1.0, verdict);
-    let handler = quick();
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
-    let (token, handle) = start(rt.build().unwrap());
-    records_within(&s, Duration::from_secs(5), "the drop's record", 1).await;
-    let report = stop_within_bound(token, handle).await;
-    assert!(
-        handler.calls().is_empty(),
-        "a dropped request is not handled"
-    );
-    assert_eq!(report.claimed, 1, "claimed to be answered");
-    assert_pending_and_unclaimed(&s, A, 0).await;
-    let mut records = records_on(&s.memory, RESULTS).await;
-    assert_eq!(records.len(), 1, "{records:?}");
-    records.remove(0)
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_queue_gate_drop_without_a_record_answers_gate_dropped() {
-    let record = dropped_record(Verdict::Drop(None)).await;
-    assert_eq!(record["id"], "ok-1");
-    assert_eq!(record["error_code"], "GATE_DROPPED");
-    assert_eq!(record["error_message"], "Pool gating dropped request");
-    assert_eq!(record["request_token"], "tok-ok-1");
+    assert_gate_dropped(&dropped_record(Verdict::Drop(None), as_queue_gate).await);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_queue_gate_drop_with_a_record_writes_its_payload_verbatim() {
-    let record = dropped_record(drop_with(TOO_MANY)).await;
-    assert_eq!(record["id"], "ok-1");
-    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
-    assert!(record.get("error_code").is_none(), "{record}");
-    assert_eq!(record["request_token"], "tok-ok-1");
+    assert_gate_payload(&dropped_record(drop_with(TOO_MANY), as_queue_gate).await);
 }
 
 /// A classifying `local-max-concurrency` queue gate of one slot on [`A`].
@@ -220,4 +198,26 @@ async fn a_local_max_concurrency_queue_gate_gives_its_slot_back_after_a_lost_lea
     assert_pending_and_unclaimed(&s, A, 1).await;
     assert!(answered(&s, RESULTS).await.is_empty());
     budget_within(&gate, 1.0, "the slot back after the sweep").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_blocking_local_max_concurrency_queue_gate_serves_its_queue_one_request_at_a_time() {
+    let s = setup();
+    submit_numbered(&s, A, "ok", 3).await;
+    let owner = GateOwner::queue(A, A, "default");
+    let params = serde_json::json!({"limit": "1", "gating_mode": "blocking"});
+    let gate = local_max_concurrency(params, &owner);
+    let handler = Tracking::holding(Duration::from_secs(5));
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
+    let (token, handle) = start(rt.build().unwrap());
+    records_within(&s, Duration::from_secs(60), "every record", 3).await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(
+        handler.most_at_once(A),
+        1,
+        "one slot, one request at a time"
+    );
+    assert_eq!(answered(&s, RESULTS).await, ids("ok", 3), "one record each");
+    assert_eq!(report.claimed, 3);
+    budget_within(&gate, 1.0, "the slot back").await;
 }

@@ -247,12 +247,16 @@ pub trait DispatchGate: Send + Sync + fmt::Debug + 'static {
 
     /// Decides one request. Reservations it makes are pushed onto
     /// `releases`; on an error or a verdict other than `Continue` the gate
-    /// leaves nothing of its own reserved.
+    /// leaves nothing of its own reserved. The default is a gate that only
+    /// has a budget (`constant`, `redis`, the metric gates): refuse when
+    /// the budget is not above 0, else continue ([`budget_only`]).
     async fn apply(
         &self,
-        request: &mut GateRequest<'_>,
-        releases: &mut Releases,
-    ) -> Result<Verdict, GateError>;
+        _request: &mut GateRequest<'_>,
+        _releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        Ok(budget_only(self).await)
+    }
 
     /// Learns from one gateway call of a request this gate let through,
     /// `labels` as the gates left them. Most gates learn nothing; the

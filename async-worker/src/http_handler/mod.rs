@@ -276,6 +276,19 @@ impl HttpHandler {
 
 #[async_trait]
 impl Handler for HttpHandler {
+    /// The transforms' checks (`INVALID_REQUEST` with Go's message).
+    fn check(&self, request: &Request) -> Result<(), (ErrorCode, String)> {
+        if self.transforms.is_empty() {
+            return Ok(());
+        }
+        let input = TransformInput {
+            payload: request.parsed.payload.get(),
+            metadata: &request.parsed.metadata,
+            deadline_secs: request.parsed.deadline,
+        };
+        (self.transforms.validate(input)).map_err(|message| (ErrorCode::InvalidRequest, message))
+    }
+
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
         let Some(target) = self.targets.get(&request.queue_id) else {
             return HandlerOutcome::error(

@@ -31,20 +31,12 @@ pub async fn execute(
     let passage = pool_gate::pass(&shared, &pool, &queue, &mut request, &destination, &flight);
     let releases = match passage.await {
         Passage::Through(releases) => releases,
-        Passage::Settled(settlement) => {
-            flight.mark_handed_over();
-            shared.send_to_writer(settlement).await;
-            return;
+        Passage::Settled(settlement) => return shared.hand_to_writer(settlement).await,
+        Passage::Answered(outcome) => {
+            let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
+            return shared.hand_to_writer(settlement).await;
         }
-        Passage::Stopped => {
-            if flight.reason() == Some(StopReason::Cancelled) {
-                let outcome = cancelled();
-                let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
-                flight.mark_handed_over();
-                shared.send_to_writer(settlement).await;
-            }
-            return;
-        }
+        Passage::Stopped => return,
     };
     run_handler(&shared, &queue, &request, destination, &flight).await;
     // What the pool gate reserved lasts as long as the request was in the
@@ -77,7 +69,7 @@ async fn run_handler(
     };
     metrics::inference_latency(queue, started.elapsed());
     let outcome = match (handled, flight.reason()) {
-        (_, Some(StopReason::Cancelled)) => cancelled(),
+        (_, Some(StopReason::Cancelled)) => HandlerOutcome::cancelled(),
         (Some(outcome), _) => outcome,
         // Lease lost: the new owner answers. Shutdown: the sweep returns it.
         (None, _) => return,
@@ -88,10 +80,6 @@ async fn run_handler(
     // is going down hard, and the claim lapses to be redelivered. Past
     // shutdown's bound the send is abandoned and the sweep returns the claim.
     shared.send_to_writer(settlement).await;
-}
-
-fn cancelled() -> HandlerOutcome {
-    HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
 }
 
 /// Counts the request on its queue's in-flight gauge until `execute` ends, however it ends.

@@ -17,12 +17,12 @@
 //! dropped at the wait's end, and a dropped call leaves nothing reserved.
 
 use super::Shared;
-use super::held::Flight;
+use super::held::{Flight, StopReason};
 use super::pools::Pool;
 use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, gate_dropped, terminal};
 use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
-use crate::handler::Request;
+use crate::handler::{HandlerOutcome, Request};
 use crate::metrics::{self, GateReason};
 use claim_core::Millis;
 use claim_core::store::ParkItem;
@@ -40,7 +40,10 @@ pub(super) enum Passage {
     Through(Releases),
     /// The gate settled it without a handler call.
     Settled(Settlement),
-    /// The runtime stopped wanting the answer (lease lost, cancelled, shutdown).
+    /// It ends with this outcome without a handler call: the handler's
+    /// check refused it, or the producer cancelled it while it waited.
+    Answered(HandlerOutcome),
+    /// The runtime stopped wanting the answer (lease lost, shutdown).
     Stopped,
 }
 
@@ -63,6 +66,11 @@ pub(super) async fn pass(
     let Some(gate) = &pool.gate else {
         return Passage::Through(Releases::new());
     };
+    // Checked before the gate (as Go validates transforms), so a request
+    // that can never be sent does not take or wait for a gate's slot.
+    if let Err((code, message)) = shared.handler.check(request) {
+        return Passage::Answered(HandlerOutcome::error(code, message));
+    }
     let end = wait_end(shared, request);
     let mut pause = FIRST_PAUSE;
     let mut waited = false;
@@ -70,7 +78,7 @@ pub(super) async fn pass(
         let mut releases = Releases::new();
         let verdict = tokio::select! {
             biased;
-            () = flight.cancel.cancelled() => return Passage::Stopped,
+            () = flight.cancel.cancelled() => return stopped(flight),
             verdict = apply(gate.as_ref(), request, &mut releases) => Some(verdict),
             () = tokio::time::sleep_until(end.at) => None,
         };
@@ -107,7 +115,7 @@ pub(super) async fn pass(
                 pause = (pause * 2).min(MAX_PAUSE);
                 tokio::select! {
                     biased;
-                    () = flight.cancel.cancelled() => return Passage::Stopped,
+                    () = flight.cancel.cancelled() => return stopped(flight),
                     () = tokio::time::sleep(nap) => {}
                     // A gate that knows when room appears (aimd) ends the pause early.
                     () = gate.woken() => {}
@@ -142,6 +150,15 @@ async fn apply(
         labels: &mut parsed.labels,
     };
     gate.apply(&mut gated, releases).await
+}
+
+/// What a wait the runtime cut short comes to: the producer's cancel is
+/// answered `CANCELLED`; a lost lease or shutdown leaves the claim to others.
+fn stopped(flight: &Flight) -> Passage {
+    match flight.reason() {
+        Some(StopReason::Cancelled) => Passage::Answered(HandlerOutcome::cancelled()),
+        _ => Passage::Stopped,
+    }
 }
 
 /// The earlier of the gate-wait bound (when set) and the request's deadline.

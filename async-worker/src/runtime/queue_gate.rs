@@ -14,6 +14,14 @@
 //!
 //! Members past their deadline and unparsable ones skip the gate: they are
 //! answered without a handler call, so there is nothing to admit.
+//!
+//! A gate that does not decide within a poll interval (a blocking gate
+//! waiting for a slot) leaves that member and the rest of the poll pending,
+//! counted `gate_closed`, and the members it let through are claimed. The
+//! bound is what keeps a blocking gate from waiting on itself: the slot it
+//! waits for may be held by a member this same poll admitted, which is
+//! claimed and handled (and gives the slot back) only once the poll's
+//! decisions are done. A dropped decision leaves nothing reserved.
 
 use super::candidate::{Candidate, Plan};
 use super::consumer::Consumer;
@@ -51,7 +59,8 @@ impl Consumer {
     pub(super) async fn admit(&self, candidates: Vec<Candidate>) -> Admitted {
         let mut admitted = Admitted::default();
         let now_secs = (self.shared.clock.now().0 / 1000) as i64;
-        for mut candidate in candidates {
+        let mut rest = candidates.into_iter();
+        while let Some(mut candidate) = rest.next() {
             let Plan::Dispatch(parsed) = &mut candidate.plan else {
                 admitted.kept.push(candidate);
                 continue;
@@ -73,7 +82,21 @@ impl Consumer {
                 metadata: &parsed.metadata,
                 labels: &mut parsed.labels,
             };
-            let verdict = gate.apply(&mut request, &mut releases).await;
+            let decided = tokio::select! {
+                biased;
+                () = self.stop.cancelled() => None,
+                verdict = gate.apply(&mut request, &mut releases) => Some(verdict),
+                () = tokio::time::sleep(self.shared.config.poll_interval) => None,
+            };
+            let Some(verdict) = decided else {
+                if !self.stop.is_cancelled() {
+                    metrics::gate_decision(&self.queue, GateReason::GateClosed);
+                }
+                tracing::debug!(queue = %self.spec.id, request = %candidate.generation, "queue gate undecided within a poll interval; the rest of the poll stays pending");
+                releases.run().await;
+                admitted.held_back += 1 + rest.len();
+                break;
+            };
             let overflow = request.labels.get(CLASSIFICATION).map(String::as_str) == Some(OVERFLOW);
             match verdict {
                 Ok(Verdict::Continue) => {

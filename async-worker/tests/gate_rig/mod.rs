@@ -1,21 +1,27 @@
 //! The rig of the queue-gate and pool-gate tests: a gate the test switches while the runtime runs, a handler that notes each call and how many ran at once, the runtime over the memory rig, and the record and metric reads.
 #![allow(dead_code)]
 
-use crate::rig::{Setup, runtime_config};
+use crate::rig::{A, RESULTS, Setup, assert_pending_and_unclaimed, records_on, records_within};
+use crate::rig::{runtime_config, setup, start, stop_within_bound, submit};
 use async_trait::async_trait;
 use async_worker::gate::factory;
 use async_worker::gate::{
     GateEnv, GateError, GateOwner, GateRecord, GateRequest, Releases, Verdict,
 };
-use async_worker::{DispatchGate, Handler, HandlerOutcome, QueueSpec, Request, Runtime};
+use async_worker::{DispatchGate, QueueSpec, Runtime};
 use async_worker::{PoolSpec, RuntimeBuilder};
 use claim_core::{ClaimInspect, ClaimStore};
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
+
+mod one_request;
+mod tracking;
+// Only the pool-gate tests run one request this way.
+#[allow(unused_imports)]
+pub use one_request::*;
+pub use tracking::*;
 
 /// Go's 429 body a dropping gate may answer with; its spacing is kept so a
 /// test can see the payload is written verbatim.
@@ -29,6 +35,8 @@ pub struct SwitchGate {
     /// Applies per budget read (a queue gate's budget is read once a poll).
     polls: Mutex<Vec<usize>>,
     applies: AtomicUsize,
+    /// The labels of each request put to it, in order.
+    labels_seen: Mutex<Vec<BTreeMap<String, String>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +55,7 @@ impl SwitchGate {
             }),
             polls: Mutex::default(),
             applies: AtomicUsize::new(0),
+            labels_seen: Mutex::default(),
         })
     }
 
@@ -80,6 +89,11 @@ impl SwitchGate {
         self.polls.lock().unwrap().clone()
     }
 
+    /// The labels of each request put to the gate, in order.
+    pub fn labels_seen(&self) -> Vec<BTreeMap<String, String>> {
+        self.labels_seen.lock().unwrap().clone()
+    }
+
     /// This gate as the runtime's builder takes it.
     pub fn shared(self: &Arc<Self>) -> Arc<dyn DispatchGate> {
         self.clone()
@@ -99,10 +113,14 @@ impl DispatchGate for SwitchGate {
 
     async fn apply(
         &self,
-        _request: &mut GateRequest<'_>,
+        request: &mut GateRequest<'_>,
         _releases: &mut Releases,
     ) -> Result<Verdict, GateError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
+        self.labels_seen
+            .lock()
+            .unwrap()
+            .push(request.labels.clone());
         if let Some(last) = self.polls.lock().unwrap().last_mut() {
             *last += 1;
         }
@@ -130,80 +148,6 @@ pub fn local_max_concurrency(
     factory::build("local-max-concurrency", &params, owner, &GateEnv::default())
         .expect("valid local-max-concurrency params")
         .expect("a gate, not none")
-}
-
-/// One handler call: which request, from which queue, at which retry count.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-    pub id: String,
-    pub queue_name: String,
-    pub retry_count: u32,
-}
-
-/// Answers `answer to <id>` after holding each request for `hold` (until
-/// stopped, when stopped first), noting every call and the most calls of
-/// each queue that ran at once.
-#[derive(Debug, Default)]
-pub struct Tracking {
-    hold: Duration,
-    calls: Mutex<Vec<Call>>,
-    /// Per queue: calls running now, and the most that ever ran at once.
-    running: Mutex<HashMap<String, (usize, usize)>>,
-}
-
-impl Tracking {
-    pub fn holding(hold: Duration) -> Arc<Tracking> {
-        Arc::new(Tracking {
-            hold,
-            ..Tracking::default()
-        })
-    }
-
-    pub fn calls(&self) -> Vec<Call> {
-        self.calls.lock().unwrap().clone()
-    }
-
-    /// The most calls of `queue` that ran at once.
-    pub fn most_at_once(&self, queue: &str) -> usize {
-        let running = self.running.lock().unwrap();
-        running.get(queue).map_or(0, |(_, most)| *most)
-    }
-
-    fn enter(&self, queue: &str) {
-        let mut running = self.running.lock().unwrap();
-        let (now, most) = running.entry(queue.to_owned()).or_default();
-        *now += 1;
-        *most = (*most).max(*now);
-    }
-
-    fn leave(&self, queue: &str) {
-        let mut running = self.running.lock().unwrap();
-        if let Some((now, _)) = running.get_mut(queue) {
-            *now -= 1;
-        }
-    }
-}
-
-#[async_trait]
-impl Handler for Tracking {
-    async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
-        let id = request.generation.id.clone();
-        self.calls.lock().unwrap().push(Call {
-            id: id.clone(),
-            queue_name: request.queue_name.clone(),
-            retry_count: request.parsed.retry_count,
-        });
-        self.enter(&request.queue_name);
-        tokio::select! {
-            () = tokio::time::sleep(self.hold) => {}
-            () = cancel.cancelled() => {}
-        }
-        self.leave(&request.queue_name);
-        HandlerOutcome::Success {
-            status: 200,
-            body: format!("answer to {id}"),
-        }
-    }
 }
 
 /// A runtime over the rig's faulty store draining `queues` with the memory
@@ -282,4 +226,69 @@ pub fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         })
         .find(|l| (labels.iter()).all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// Puts `gate` in front of queue [`A`] (before the claim).
+pub fn as_queue_gate(b: RuntimeBuilder, gate: Arc<dyn DispatchGate>) -> RuntimeBuilder {
+    b.queue_gate(A, gate)
+}
+
+/// Puts `gate` in front of the default pool's handler (after the claim).
+pub fn as_pool_gate(b: RuntimeBuilder, gate: Arc<dyn DispatchGate>) -> RuntimeBuilder {
+    b.pool_gate(async_worker::config::DEFAULT_POOL, gate)
+}
+
+/// Runs one request on [`A`] behind a gate (placed by `place`) that drops
+/// it with `verdict`, and returns its one record; the handler is never
+/// called and the queue is left empty.
+pub async fn dropped_record(
+    verdict: Verdict,
+    place: fn(RuntimeBuilder, Arc<dyn DispatchGate>) -> RuntimeBuilder,
+) -> serde_json::Value {
+    let s = setup();
+    submit(&s, A, "ok-1", RESULTS).await;
+    let gate = SwitchGate::new(1.0, verdict);
+    let handler = Tracking::holding(Duration::ZERO);
+    let rt = place(builder(&s, &handler, &[A]), gate.shared());
+    let (token, handle) = start(rt.build().expect("valid runtime settings"));
+    records_within(&s, Duration::from_secs(5), "the drop's record", 1).await;
+    let report = stop_within_bound(token, handle).await;
+    assert!(
+        handler.calls().is_empty(),
+        "a dropped request is not handled"
+    );
+    assert_eq!(report.claimed, 1, "claimed to be answered");
+    assert_pending_and_unclaimed(&s, A, 0).await;
+    let mut records = records_on(&s.memory, RESULTS).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    records.remove(0)
+}
+
+/// Asserts `record` is request `ok-1`'s `GATE_DROPPED` record.
+pub fn assert_gate_dropped(record: &serde_json::Value) {
+    assert_eq!(record["id"], "ok-1");
+    assert_eq!(record["error_code"], "GATE_DROPPED");
+    assert_eq!(record["error_message"], "Pool gating dropped request");
+    assert_eq!(
+        record["payload"],
+        r#"{"error":"Pool gating dropped request"}"#
+    );
+    assert_eq!(record["request_token"], "tok-ok-1");
+}
+
+/// Asserts `record` is request `ok-1`'s record of the gate's [`TOO_MANY`]
+/// payload, as is, with no error.
+pub fn assert_gate_payload(record: &serde_json::Value) {
+    assert_eq!(record["id"], "ok-1");
+    assert_eq!(record["payload"], TOO_MANY, "the gate's text as is");
+    assert!(record.get("error_code").is_none(), "{record}");
+    assert_eq!(record["request_token"], "tok-ok-1");
+}
+
+/// The process-wide recorder, installed by the first test of a binary that
+/// reads metrics, before its runtime registers its series (each such test
+/// reads series of its own queue and pool only).
+pub fn recorder() -> &'static metrics_exporter_prometheus::PrometheusHandle {
+    static RECORDER: OnceLock<metrics_exporter_prometheus::PrometheusHandle> = OnceLock::new();
+    RECORDER.get_or_init(|| async_worker::serve::install_recorder().expect("install the recorder"))
 }

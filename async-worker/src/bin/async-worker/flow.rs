@@ -3,8 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_worker::DispatchGate;
-use async_worker::gate::{GateEnv, GateOwner, factory};
+use async_worker::gate::{DispatchGate, GateEnv, GateOwner, GateParams, factory};
 use async_worker::http_handler::{Feedback, HttpHandler};
 use async_worker::merge_policy::MergePolicy;
 use async_worker::runtime::RuntimeBuilder;
@@ -37,29 +36,15 @@ impl FlowGates {
         let mut gates = FlowGates::default();
         for queue in &settings.queues {
             let owner = GateOwner::queue(&queue.id, &queue.queue_name, &queue.worker_pool_id);
-            let gate = factory::build(&queue.gate_type, &queue.gate_params, &owner, env);
-            let gate = gate.map_err(|e| {
-                format!(
-                    "failed to create gate for queue {:?} (gate_type={:?}): {e}",
-                    queue.id, queue.gate_type
-                )
-            })?;
-            if let Some(gate) = gate {
-                tracing::info!(queue = %queue.id, gate_type = %queue.gate_type, "queue gate");
+            let what = format!("queue {:?}", queue.id);
+            if let Some(gate) = gate_of(&what, &queue.gate_type, &queue.gate_params, &owner, env)? {
                 gates.queues.insert(queue.id.clone(), gate);
             }
         }
         for pool in &settings.flow.pools {
             let owner = GateOwner::pool(&pool.id);
-            let gate = factory::build(&pool.gate_type, &pool.gate_params, &owner, env);
-            let gate = gate.map_err(|e| {
-                format!(
-                    "failed to create gate for pool {:?} (gate_type={:?}): {e}",
-                    pool.id, pool.gate_type
-                )
-            })?;
-            if let Some(gate) = gate {
-                tracing::info!(pool = %pool.id, gate_type = %pool.gate_type, "pool gate");
+            let what = format!("pool {:?}", pool.id);
+            if let Some(gate) = gate_of(&what, &pool.gate_type, &pool.gate_params, &owner, env)? {
                 gates.pools.insert(pool.id.clone(), gate);
             }
         }
@@ -112,6 +97,22 @@ pub fn with_flow(
         builder = builder.pool_gate(pool.clone(), gate.clone());
     }
     builder
+}
+
+/// The gate `what` (a queue or pool) asks for, with Go's start error.
+fn gate_of(
+    what: &str,
+    gate_type: &str,
+    params: &GateParams,
+    owner: &GateOwner,
+    env: &GateEnv,
+) -> Result<Option<Arc<dyn DispatchGate>>, String> {
+    let gate = factory::build(gate_type, params, owner, env)
+        .map_err(|e| format!("failed to create gate for {what} (gate_type={gate_type:?}): {e}"))?;
+    if gate.is_some() {
+        tracing::info!(%what, %gate_type, "gate");
+    }
+    Ok(gate)
 }
 
 /// The gateway client: each queue's target, the merge policy's headers

@@ -1,6 +1,7 @@
 //! The PromQL the Prometheus gates send, character for character as Go writes it: selectors with sorted keys and Go-quoted values, M in Go's `%g`.
 
 use crate::gate::params::go_float;
+use crate::go_duration::go_quote;
 use std::collections::BTreeMap;
 
 /// `{k="v",…}`: keys sorted, values quoted as Go's `%q` quotes them; the
@@ -16,26 +17,6 @@ fn selector(key: &str, pool: &str, namespace: &str) -> String {
         .map(|(k, v)| format!("{k}={}", go_quote(v)))
         .collect();
     format!("{{{}}}", matchers.join(","))
-}
-
-/// A double-quoted string with Go's escapes for quotes, backslashes and
-/// control characters.
-fn go_quote(value: &str) -> String {
-    let mut quoted = String::with_capacity(value.len() + 2);
-    quoted.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            '\n' => quoted.push_str("\\n"),
-            '\r' => quoted.push_str("\\r"),
-            '\t' => quoted.push_str("\\t"),
-            c if c.is_control() => quoted.push_str(&format!("\\x{:02x}", c as u32)),
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('"');
-    quoted
 }
 
 /// `prometheus-saturation`'s query: the free fraction of the pool.
