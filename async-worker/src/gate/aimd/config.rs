@@ -114,10 +114,7 @@ mod tests {
     use serde_json::json;
 
     fn read(value: serde_json::Value) -> Result<AimdConfig, GateConfigError> {
-        let serde_json::Value::Object(params) = value else {
-            unreachable!("params are an object")
-        };
-        AimdConfig::from_params(&params)
+        AimdConfig::from_params(&crate::gate::scripted::params(value))
     }
 
     fn error(value: serde_json::Value) -> String {

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::gate::contract::GatewayAnswer;
-use crate::gate::factory;
 use crate::gate::{GateEnv, Releases};
+use crate::gate::{factory, scripted};
 use serde_json::json;
 use std::time::Duration;
 use tokio::time::{advance, timeout};
@@ -28,10 +28,7 @@ fn reserved_interactive() -> BTreeMap<String, String> {
 
 /// An `aimd` gate of pool `p` with these params.
 fn gate(params: serde_json::Value) -> AimdGate {
-    let serde_json::Value::Object(params) = params else {
-        unreachable!("params are an object")
-    };
-    AimdGate::from_params(&params, &GateOwner::pool("p")).expect("valid params")
+    AimdGate::from_params(&scripted::params(params), &GateOwner::pool("p")).expect("valid params")
 }
 
 /// The verdict for a request with `labels`, and what it reserved.
@@ -313,9 +310,7 @@ async fn the_factory_builds_it_and_the_wrapping_gates_pass_outcomes_and_wakes_to
         ),
     ];
     for (gate_type, params) in configs {
-        let serde_json::Value::Object(params) = params else {
-            unreachable!()
-        };
+        let params = scripted::params(params);
         let owner = GateOwner::pool("p");
         let built = factory::build(gate_type, &params, &owner, &GateEnv::default());
         let gate = built.unwrap().expect("a gate");
