@@ -22,9 +22,9 @@ mod config;
 
 pub use config::AimdConfig;
 
-use super::contract::GateConfigError;
 use super::contract::{
-    DispatchGate, GateError, GateOwner, GateParams, GateRequest, GatewayOutcome, Releases, Verdict,
+    DispatchGate, GateConfigError, GateError, GateOwner, GateParams, GateRequest, GatewayOutcome,
+    Releases, Verdict,
 };
 use crate::merge_policy::lane_of;
 use band::Bands;
