@@ -207,9 +207,9 @@ impl Bands {
                 }
             }
             OutcomeKind::Capacity => {
-                // Judged before the decrease moves the recovery point: a
-                // refusal from the flight already acted on must not re-arm
-                // the holds or decrease the bands below again.
+                // Decide "new congestion?" before this decrease resets the
+                // band's last-decrease time: a late answer from a flight we
+                // already reacted to must leave the other bands alone.
                 let new_event = sent_after(outcome.sent_at, band.last_decrease);
                 band.decrease(config, config.decrease_factor, outcome.sent_at, now);
                 if let Some(retry_after) = outcome.retry_after.filter(|ra| !ra.is_zero()) {
