@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod admin;
+pub mod flow;
 pub mod rig;
 pub mod stage;
 pub mod worker;
@@ -85,6 +86,11 @@ pub async fn go_submit_numbered(conn: &mut MultiplexedConnection, n: usize) -> B
 
 /// [`go_submit`] of a prepared envelope (to a chosen result list, say).
 pub async fn go_submit_envelope(conn: &mut MultiplexedConnection, envelope: &Envelope) {
+    go_submit_to(conn, QUEUE, envelope).await;
+}
+
+/// [`go_submit_envelope`] to the pending set `queue`.
+pub async fn go_submit_to(conn: &mut MultiplexedConnection, queue: &str, envelope: &Envelope) {
     let id = envelope.data.id.as_str();
     let deadline = envelope.data.deadline;
     let member = envelope.to_bytes();
@@ -100,7 +106,7 @@ pub async fn go_submit_envelope(conn: &mut MultiplexedConnection, envelope: &Env
         .arg("EX")
         .arg(ttl)
         .ignore()
-        .zadd(QUEUE, member, deadline)
+        .zadd(queue, member, deadline)
         .ignore()
         .query_async::<()>(conn)
         .await
