@@ -47,15 +47,15 @@ async fn submit_team(stage: &mut Stage, queue: &str, team: &str, n: usize) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_interactive_teams_requests_go_ahead_of_an_earlier_batch_backlog_in_a_one_worker_pool()
-{
+async fn an_interactive_teams_requests_go_ahead_of_an_earlier_batch_backlog_in_a_one_worker_pool() {
     // Slow enough that the backlog is still waiting when hi arrives.
     let Some(mut stage) = Stage::answering_after(Duration::from_millis(50)).await else {
         return;
     };
     let dir = ConfigDir::new("flow-merge");
     let pools = dir.write("worker-pools.json", r#"[{"id":"default","workers":1}]"#);
-    let policy = r#"{"type":"tier-priority","parameters":{"priority_header":"x-gateway-priority"}}"#;
+    let policy =
+        r#"{"type":"tier-priority","parameters":{"priority_header":"x-gateway-priority"}}"#;
     let policy = dir.write("request-merge-policy.json", policy);
     let config = serde_json::json!({
         "poll_interval_ms": 100,

@@ -7,7 +7,7 @@
 mod common;
 
 use claim_core::wire::ErrorCode;
-use common::flow::{self, BOUND};
+use common::flow::{self, BOUND, Gated};
 use common::stage::Stage;
 use common::worker::Worker;
 use redis::AsyncCommands;
@@ -43,12 +43,16 @@ async fn redis_gated() -> Option<(Stage, Worker)> {
 }
 
 async fn set_budget(stage: &mut Stage, budget: &str) {
-    let _: () = stage.conn.set(BUDGET_KEY, budget).await.expect("SET budget");
+    let _: () = stage
+        .conn
+        .set(BUDGET_KEY, budget)
+        .await
+        .expect("SET budget");
 }
 
 async fn assert_held(stage: &mut Stage, worker: &Worker, pending: usize) {
-    let queue = (QUEUE_ID, common::QUEUE);
-    flow::assert_held(worker, &mut stage.conn, &stage.gateway, queue, pending).await;
+    let gated = Gated::default_queue(QUEUE_ID);
+    flow::assert_held(worker, &mut stage.conn, &stage.gateway, gated, pending).await;
 }
 
 async fn submit(stage: &mut Stage, id: &str) {
@@ -112,6 +116,10 @@ async fn a_request_cancelled_while_the_gate_holds_it_is_answered_cancelled_once_
     assert_eq!(record.error_code, Some(ErrorCode::Cancelled), "{record:?}");
     assert_eq!(record.error_message.as_deref(), Some("cancelled"));
     assert_eq!(record.status_code.unwrap_or(0), 0, "{record:?}");
-    assert_eq!(stage.gateway.calls(), 0, "a cancelled request is never sent");
+    assert_eq!(
+        stage.gateway.calls(),
+        0,
+        "a cancelled request is never sent"
+    );
     worker.stop_within(BOUND).await;
 }

@@ -75,31 +75,58 @@ pub async fn closed_polls(worker: &Worker, queue_id: &str, polls: f64) {
     .await;
 }
 
-/// Asserts the gate of `queue_id` holds its queue `queue`: while three more
-/// closed polls go by, its `pending` members stay pending and unclaimed,
-/// and no record lands and no gateway call is made.
+/// A gated queue: its id (the metrics' `queue_id`), its pending set and
+/// the result list its requests are answered to.
+#[derive(Debug, Clone, Copy)]
+pub struct Gated<'a> {
+    pub queue_id: &'a str,
+    pub queue: &'a str,
+    pub results: &'a str,
+}
+
+impl Gated<'_> {
+    /// The default queue under id `queue_id`, answered to the default list.
+    pub fn default_queue(queue_id: &str) -> Gated<'_> {
+        Gated {
+            queue_id,
+            queue: super::QUEUE,
+            results: super::RESULTS,
+        }
+    }
+}
+
+/// Asserts the gate holds `gated`: while three more closed polls go by,
+/// its `pending` members stay pending and unclaimed, and no record lands
+/// and no gateway call is made.
 pub async fn assert_held(
     worker: &Worker,
     conn: &mut MultiplexedConnection,
     gateway: &StandInGateway,
-    (queue_id, queue): (&str, &str),
+    gated: Gated<'_>,
     pending: usize,
 ) {
-    let (calls, records) = (gateway.calls(), results(conn).await);
-    closed_polls(worker, queue_id, 3.0).await;
+    let (calls, records) = (gateway.calls(), results(conn, gated.results).await);
+    closed_polls(worker, gated.queue_id, 3.0).await;
+    let queue = gated.queue;
     let waiting: usize = conn.zcard(queue).await.expect("ZCARD");
     let claimed: usize = conn.hlen(format!("{queue}:claimed")).await.expect("HLEN");
     assert_eq!((waiting, claimed), (pending, 0), "pending and claimed");
-    assert_eq!(results(conn).await, records, "no record while closed");
+    let now = results(conn, gated.results).await;
+    assert_eq!(now, records, "no record while closed");
     assert_eq!(gateway.calls(), calls, "no gateway call while closed");
 }
 
-async fn results(conn: &mut MultiplexedConnection) -> usize {
-    conn.llen(super::RESULTS).await.expect("LLEN")
+async fn results(conn: &mut MultiplexedConnection, list: &str) -> usize {
+    conn.llen(list).await.expect("LLEN")
 }
 
-/// Waits until the result list holds `n` records.
+/// Waits until the list `list` holds `n` records.
+pub async fn records_in_within(conn: &mut MultiplexedConnection, list: &str, n: usize) {
+    let what = format!("{n} records in {list}");
+    super::eventually(&what, BOUND, async || results(conn, list).await >= n).await;
+}
+
+/// Waits until the default result list holds `n` records.
 pub async fn records_within(conn: &mut MultiplexedConnection, n: usize) {
-    let what = format!("{n} records");
-    super::eventually(&what, BOUND, async || results(conn).await >= n).await;
+    records_in_within(conn, super::RESULTS, n).await;
 }

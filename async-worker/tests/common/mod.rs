@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod admin;
+pub mod chart;
 pub mod flow;
 pub mod rig;
 pub mod stage;
@@ -89,8 +90,11 @@ pub async fn go_submit_envelope(conn: &mut MultiplexedConnection, envelope: &Env
     go_submit_to(conn, QUEUE, envelope).await;
 }
 
-/// [`go_submit_envelope`] to the pending set `queue`.
+/// [`go_submit_envelope`] to the pending set `queue`, naming it as the
+/// request's queue as a Go producer of that queue does.
 pub async fn go_submit_to(conn: &mut MultiplexedConnection, queue: &str, envelope: &Envelope) {
+    let mut envelope = envelope.clone();
+    envelope.internal.request_queue_name = queue.into();
     let id = envelope.data.id.as_str();
     let deadline = envelope.data.deadline;
     let member = envelope.to_bytes();
@@ -149,7 +153,12 @@ pub fn parse_record(raw: &[u8]) -> ResultRecord {
 
 /// Every record in the result list, oldest first (the order BRPOP reads them).
 pub async fn records(conn: &mut MultiplexedConnection) -> Vec<ResultRecord> {
-    let raw: Vec<Vec<u8>> = conn.lrange(RESULTS, 0, -1).await.expect("LRANGE");
+    records_in(conn, RESULTS).await
+}
+
+/// Every record in the result list `list`, oldest first.
+pub async fn records_in(conn: &mut MultiplexedConnection, list: &str) -> Vec<ResultRecord> {
+    let raw: Vec<Vec<u8>> = conn.lrange(list, 0, -1).await.expect("LRANGE");
     raw.iter().rev().map(|r| parse_record(r)).collect()
 }
 
