@@ -1,10 +1,7 @@
 //! The flow-control settings: the pools file with Go's errors, the merge-policy and transform files, the gate flags, and the gates built at start.
 
 use super::*;
-use async_worker::Runtime;
-use claim_memory::MemoryStore;
 use std::io::Write;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A temporary file holding `text`, removed when dropped.
@@ -176,12 +173,7 @@ fn the_gate_flags_set_the_wait_bound_and_the_prometheus_source() {
 
 /// What building the gates of `json`'s queues answers.
 fn gates_of(json: &str) -> Result<(), String> {
-    let s = config(json);
-    let gates = crate::flow::FlowGates::build(&s, &crate::flow::gate_env(&s))?;
-    let store = Arc::new(MemoryStore::new(s.store.clone()));
-    let builder = Runtime::builder(store).config(s.runtime.clone());
-    drop(crate::flow::with_flow(builder, &s, &gates));
-    Ok(())
+    build_gates(&config(json))
 }
 
 #[test]
