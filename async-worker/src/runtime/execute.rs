@@ -6,6 +6,7 @@ use super::pool_gate::{self, Passage};
 use super::pools::Pool;
 use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, terminal};
+use crate::gate::Releases;
 use crate::handler::{HandlerOutcome, Request};
 use crate::metrics;
 use claim_core::store::ParkItem;
@@ -28,15 +29,21 @@ pub async fn execute(
     pool: Arc<Pool>,
     _permit: OwnedSemaphorePermit,
 ) {
-    let passage = pool_gate::pass(&shared, &pool, &queue, &mut request, &destination, &flight);
-    let releases = match passage.await {
-        Passage::Through(releases) => releases,
-        Passage::Settled(settlement) => return shared.hand_to_writer(settlement).await,
-        Passage::Answered(outcome) => {
-            let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
-            return shared.hand_to_writer(settlement).await;
+    let releases = if pool.gate.is_none() {
+        Releases::new()
+    } else {
+        // Boxed: a gate's wait is a large state every queued request would
+        // otherwise carry, and most pools have no gate.
+        let passage = pool_gate::pass(&shared, &pool, &queue, &mut request, &destination, &flight);
+        match Box::pin(passage).await {
+            Passage::Through(releases) => releases,
+            Passage::Settled(settlement) => return shared.hand_to_writer(settlement).await,
+            Passage::Answered(outcome) => {
+                let settlement = settlement_of(&shared, &queue, &request, destination, outcome);
+                return shared.hand_to_writer(settlement).await;
+            }
+            Passage::Stopped => return,
         }
-        Passage::Stopped => return,
     };
     run_handler(&shared, &queue, &request, destination, &flight).await;
     // What the pool gate reserved lasts as long as the request was in the

@@ -168,6 +168,9 @@ impl Shared {
         task: impl Future<Output = ()> + Send + 'static,
     ) {
         let hard = hard.clone();
+        // Boxed, so the spawned future holds the task once, not beside a
+        // second copy of its state in the select below.
+        let task = Box::pin(task);
         tracker.spawn(async move {
             tokio::select! {
                 () = hard.cancelled() => {}
