@@ -9,7 +9,8 @@
 //! and is then measured for [`WINDOW`]: `no-batch` (interactive only),
 //! `ungated`, `endpoint-scrape` as a queue gate and, wrapped in
 //! `wait-on-refuse`, as a pool gate (scraping the pool's
-//! `vllm:num_requests_waiting`, closed when anything waits),
+//! `vllm:num_requests_waiting`, closed when anything waits), as a queue
+//! gate on `vllm:num_requests_running` keeping one slot free,
 //! `prometheus-budget` as a queue gate over a private Prometheus scraping
 //! the pool every second, and `aimd` when the factory has it. The goal:
 //! pool utilization ≥ 0.9 with interactive p99 wait ≤ 1.2× `no-batch`'s.
@@ -27,7 +28,7 @@ use async_worker::gate::{DispatchGate, GateEnv, GateOwner};
 use async_worker::http_handler::{HttpHandler, HttpTarget};
 use async_worker::{PoolSpec, RunReport, Runtime, RuntimeConfig, config::DEFAULT_POOL};
 use claim_redis::RedisStore;
-use pool::{POOL_NAME, Pool, WindowFigures};
+use pool::{BATCH_PATH, POOL_NAME, Pool, WindowFigures};
 use prometheus::Prometheus;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -45,13 +46,19 @@ pub const BACKLOG: usize = 20_000;
 /// The runtime's workers: twice the pool's slots, so an ungated runtime
 /// keeps the pool's queue full.
 pub const CONCURRENCY: usize = 2 * SLOTS;
-/// Members claimed per poll: one, so an open gate lets work in a request
-/// at a time and reads the pool again before the next.
-pub const BATCH: usize = 1;
+/// Members claimed per poll by the gates whose budget is all or nothing
+/// (`endpoint-scrape` on the waiting count): one, so an open gate lets
+/// work in a request at a time and reads the pool again before the next.
+pub const SINGLE: usize = 1;
+/// Members claimed per poll by the rest: the pool's slots, so a budget `b`
+/// claims `floor(SLOTS × b)`, the free slots a budget gate reports.
+pub const BATCH: usize = SLOTS;
 /// Pause between polls when a poll claimed less than a batch (a closed gate).
 pub const POLL: Duration = Duration::from_millis(5);
-/// The metric gates' cache TTL (`--prometheus-cache-ttl`; Go's default is 5 s).
-pub const CACHE_TTL: Duration = Duration::from_millis(10);
+/// The metric gates' cache TTL (`--prometheus-cache-ttl`; Go's default is
+/// 5 s): off, so every decision reads the pool (or Prometheus) afresh;
+/// any TTL is time the gate admits on a stale count.
+pub const CACHE_TTL: Duration = Duration::ZERO;
 pub const WARMUP: Duration = Duration::from_secs(2);
 pub const WINDOW: Duration = Duration::from_secs(10);
 /// How long the pool may take to empty after a scenario stops.
@@ -77,6 +84,8 @@ struct Scenario {
     name: &'static str,
     /// Whether the batch backlog and the runtime run.
     batch: bool,
+    /// The runtime's members per poll.
+    batch_size: usize,
     gate: Option<GateSpec>,
 }
 
@@ -105,9 +114,10 @@ fn scenarios(pool_url: &str) -> Vec<Scenario> {
         // One waiting request is the whole maximum: budget 0, closed.
         "max_count_per_pod": "1",
     });
-    let gated = |name, placement, gate_type, params| Scenario {
+    let gated = |name, batch_size, placement, gate_type, params| Scenario {
         name,
         batch: true,
+        batch_size,
         gate: Some(GateSpec {
             placement,
             gate_type,
@@ -118,27 +128,44 @@ fn scenarios(pool_url: &str) -> Vec<Scenario> {
         Scenario {
             name: "no-batch",
             batch: false,
+            batch_size: BATCH,
             gate: None,
         },
         Scenario {
             name: "ungated",
             batch: true,
+            batch_size: BATCH,
             gate: None,
         },
         gated(
             "endpoint-scrape",
+            SINGLE,
             Placement::Queue,
             "endpoint-scrape",
             scrape.clone(),
         ),
         gated(
             "endpoint-scrape-pool",
+            BATCH,
             Placement::Pool,
             "wait-on-refuse",
             json!({ "gate": { "gate_type": "endpoint-scrape", "gate_params": scrape } }),
         ),
         gated(
+            "endpoint-scrape-running",
+            BATCH - 1,
+            Placement::Queue,
+            "endpoint-scrape",
+            json!({
+                "url": format!("{pool_url}/metrics"),
+                "metric": "vllm:num_requests_running",
+                // Closed at all slots but one busy: the last is kept free.
+                "max_count_per_pod": (SLOTS - 1).to_string(),
+            }),
+        ),
+        gated(
             "prometheus-budget",
+            BATCH,
             Placement::Queue,
             "prometheus-budget",
             json!({
@@ -149,6 +176,7 @@ fn scenarios(pool_url: &str) -> Vec<Scenario> {
         ),
         gated(
             "aimd",
+            BATCH,
             Placement::Pool,
             "wait-on-refuse",
             json!({ "gate": { "gate_type": "aimd", "gate_params": {
@@ -233,7 +261,7 @@ fn build_gate(
     match factory::build(spec.gate_type, &params, &owner, env) {
         Ok(Some(gate)) => Ok((spec.placement, gate)),
         Ok(None) => Err("no gate".to_owned()),
-        Err(e) => Err(e.0),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -241,6 +269,7 @@ fn build_gate(
 async fn start_runtime(
     target: &Target,
     pool_url: &str,
+    batch_size: usize,
     gate: Option<(Placement, Arc<dyn DispatchGate>)>,
     stop: &CancellationToken,
 ) -> JoinHandle<RunReport> {
@@ -248,13 +277,13 @@ async fn start_runtime(
         .await
         .expect("connect");
     let queue = target.queue_specs().remove(0);
-    let http = HttpTarget::new(pool_url, "/v1/completions", None).expect("the pool's URL");
+    let http = HttpTarget::new(pool_url, BATCH_PATH, None).expect("the pool's URL");
     let handler = HttpHandler::new([(queue.id.clone(), http)]).expect("the HTTP handler");
     let queue_id = queue.id.clone();
     let config = RuntimeConfig {
         queues: vec![queue],
         concurrency: CONCURRENCY,
-        batch_size: BATCH,
+        batch_size,
         poll_interval: POLL,
         ..RuntimeConfig::default()
     };
@@ -286,7 +315,7 @@ async fn measure(
             .enqueue(0..BACKLOG, deadline, Payloads::default(), |_| {})
             .await
             .expect("enqueue the backlog");
-        Some(start_runtime(target, &pool.url(), gate, &stop).await)
+        Some(start_runtime(target, &pool.url(), scenario.batch_size, gate, &stop).await)
     } else {
         None
     };

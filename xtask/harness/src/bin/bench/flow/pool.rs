@@ -1,14 +1,16 @@
 //! The `flow` run's stand-in inference pool: `slots` requests served at once for a fixed time each, the rest waiting in its FIFO, its real counts on `/metrics`.
 //!
-//! Every request, interactive (`POST /interactive`) or batch (any other
-//! `POST` path, the runtime's `/v1/completions`), queues for a slot on one
+//! Every request, interactive (`POST /interactive`) or batch (`POST
+//! /v1/completions`, the runtime's), queues for a slot on one
 //! fair semaphore, so a batch request that arrived first is served first,
 //! as a model server's own queue does: that wait is what interactive users
 //! feel. The pool records, for the measuring window only, busy slot-time,
 //! each interactive request's wait and the batch requests completed.
-//! Busy time is counted from the nominal service time at the moment a
-//! slot is taken, so no request has to finish before the window's figures
-//! are read. Each answer carries `x-llm-d-flow-queue-duration-ms` (the
+//! Busy time is a slot's real hold time (taken to given back: the nominal
+//! service time plus the timer's and scheduler's lateness, ~1 ms on the
+//! shared VM), counted when the slot is given back; a request still in
+//! service when the window's figures are read is left out (at most
+//! `slots × service` of slot-time, 0.2 % of a 10 s window). Each answer carries `x-llm-d-flow-queue-duration-ms` (the
 //! request's wait), the advisory header an `aimd` gate reads.
 
 use axum::Router;
@@ -22,8 +24,10 @@ use tokio::sync::Semaphore;
 
 /// The label Prometheus queries select the pool by.
 pub const POOL_NAME: &str = "bench-pool";
-/// The path interactive requests use; anything else is batch.
+/// The path interactive requests use.
 pub const INTERACTIVE_PATH: &str = "/interactive";
+/// The path the runtime's batch requests use (the HttpHandler's default).
+pub const BATCH_PATH: &str = "/v1/completions";
 
 /// What the pool saw during one measuring window.
 #[derive(Debug, Default)]
@@ -98,7 +102,8 @@ impl Pool {
         });
         let app = Router::new()
             .route("/metrics", get(metrics))
-            .fallback(post(serve))
+            .route(INTERACTIVE_PATH, post(serve))
+            .route(BATCH_PATH, post(serve))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -169,22 +174,22 @@ async fn serve(State(pool): State<Arc<Shared>>, uri: Uri) -> (HeaderMap, &'stati
     let running = Counted::new(&pool.running);
     let started = Instant::now();
     let wait = started - arrived;
-    let ends = started + pool.service;
     let interactive = uri.path() == INTERACTIVE_PATH;
+    tokio::time::sleep_until((started + pool.service).into()).await;
+    let ended = Instant::now();
     {
         let mut window = pool.window.lock().unwrap();
         if let Some(span) = window.span {
-            let busy = overlap(span, started, ends).as_nanos() as u64;
+            let busy = overlap(span, started, ended).as_nanos() as u64;
             pool.busy_nanos.fetch_add(busy, Ordering::SeqCst);
             if interactive && (span.0..span.1).contains(&arrived) {
                 window.interactive_waits.push(wait.as_micros() as u32);
             }
-            if !interactive && (span.0..span.1).contains(&ends) {
+            if !interactive && (span.0..span.1).contains(&ended) {
                 pool.batch_completed.fetch_add(1, Ordering::SeqCst);
             }
         }
     }
-    tokio::time::sleep_until(ends.into()).await;
     drop(running);
     drop(permit);
     let mut headers = HeaderMap::new();

@@ -1,7 +1,8 @@
 //! The `flow` run's report: one `row` per scenario (utilization, interactive waits, batch rate, the goal) and one `json` line with every figure.
 
 use super::{
-    BACKLOG, BATCH, CACHE_TTL, CONCURRENCY, Measured, Outcome, POLL, SERVICE, SLOTS, WARMUP, WINDOW,
+    BACKLOG, BATCH, CACHE_TTL, CONCURRENCY, Measured, Outcome, POLL, SERVICE, SINGLE, SLOTS,
+    WARMUP, WINDOW,
 };
 use crate::report::{field, percentile, print_row};
 use crate::server::round;
@@ -94,6 +95,7 @@ pub fn emit(name: &str, outcomes: &[Outcome]) {
         "backlog": BACKLOG,
         "concurrency": CONCURRENCY,
         "batch": BATCH,
+        "batch_all_or_nothing_gates": SINGLE,
         "poll_ms": POLL.as_millis() as u64,
         "cache_ttl_ms": CACHE_TTL.as_millis() as u64,
         "warmup_s": WARMUP.as_secs_f64(),
