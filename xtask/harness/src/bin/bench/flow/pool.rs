@@ -210,3 +210,19 @@ async fn metrics(State(pool): State<Arc<Shared>>) -> String {
          inference_pool_ready_pods{{name=\"{POOL_NAME}\"}} 1\n"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_part_of_a_service_inside_the_window_counts() {
+        let origin = Instant::now();
+        let at = |ms| origin + Duration::from_millis(ms);
+        let window = (at(100), at(200));
+        assert_eq!(overlap(window, at(90), at(110)), Duration::from_millis(10));
+        assert_eq!(overlap(window, at(120), at(140)), Duration::from_millis(20));
+        assert_eq!(overlap(window, at(190), at(230)), Duration::from_millis(10));
+        assert_eq!(overlap(window, at(10), at(30)), Duration::ZERO);
+    }
+}

@@ -106,3 +106,38 @@ pub fn emit(name: &str, outcomes: &[Outcome]) {
     let json = json!({ "name": name, "settings": settings, "scenarios": scenarios });
     println!("json {json}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::pool::WindowFigures;
+    use std::time::Duration;
+
+    fn measured(utilization: f64, waits_us: Vec<u32>) -> Measured {
+        let busy = SLOTS as f64 * WINDOW.as_secs_f64() * utilization;
+        Measured {
+            figures: WindowFigures {
+                busy: Duration::from_secs_f64(busy),
+                interactive_waits: waits_us,
+                batch_completed: 0,
+            },
+            interactive_sent: 0,
+            interactive_failed: 0,
+            backlog_left: None,
+        }
+    }
+
+    #[test]
+    fn a_full_pool_whose_interactive_p99_stays_within_the_allowance_meets_the_goal() {
+        let m = measured(0.95, vec![11_000; 100]);
+        assert_eq!(goal(&m, Some(10.0)), "met");
+    }
+
+    #[test]
+    fn a_missed_goal_says_how_far_each_half_is() {
+        let m = measured(0.8, vec![30_000; 100]);
+        assert_eq!(goal(&m, Some(10.0)), "missed:util-0.10,p99x3.0");
+        let no_samples = measured(0.95, Vec::new());
+        assert_eq!(goal(&no_samples, Some(10.0)), "missed:p99-unknown");
+    }
+}
