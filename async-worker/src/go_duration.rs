@@ -275,9 +275,63 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// Go's `Duration.String` of signed nanoseconds, exactly (`-1.5s`, `1m30s`,
+/// `1h0m0s`, `500ms`, `1.5µs`, `0s`): startup errors quote durations so.
+pub fn go_duration_string(nanos: i64) -> String {
+    const SEC: u64 = 1_000_000_000;
+    if nanos == 0 {
+        return "0s".to_owned();
+    }
+    let sign = if nanos < 0 { "-" } else { "" };
+    let n = nanos.unsigned_abs();
+    if n < SEC {
+        return match n {
+            ..1_000 => format!("{sign}{n}ns"),
+            1_000..1_000_000 => format!("{sign}{}µs", with_fraction(n, 1_000)),
+            _ => format!("{sign}{}ms", with_fraction(n, 1_000_000)),
+        };
+    }
+    let (hours, minutes) = (n / (3600 * SEC), n / (60 * SEC) % 60);
+    let seconds = with_fraction(n % (60 * SEC), SEC);
+    match (hours, minutes) {
+        (0, 0) => format!("{sign}{seconds}s"),
+        (0, m) => format!("{sign}{m}m{seconds}s"),
+        (h, m) => format!("{sign}{h}h{m}m{seconds}s"),
+    }
+}
+
+/// `n / scale` in decimal, the fraction's trailing zeros dropped.
+fn with_fraction(n: u64, scale: u64) -> String {
+    let (whole, fraction) = (n / scale, n % scale);
+    if fraction == 0 {
+        return whole.to_string();
+    }
+    let digits = format!("{fraction:0width$}", width = scale.ilog10() as usize);
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_written_as_go_writes_them() {
+        let cases = [
+            (0, "0s"),
+            (-1_000_000_000, "-1s"),
+            (-1_500_000_000, "-1.5s"),
+            (-500_000_000, "-500ms"),
+            (90_000_000_000, "1m30s"),
+            (-3_600_000_000_000, "-1h0m0s"),
+            (-60_000_000_000, "-1m0s"),
+            (1_500, "1.5µs"),
+            (-7, "-7ns"),
+            (3_661_000_000_001, "1h1m1.000000001s"),
+        ];
+        for (nanos, text) in cases {
+            assert_eq!(go_duration_string(nanos), text, "{nanos}");
+        }
+    }
 
     #[test]
     fn gate_durations_are_signed_nanoseconds_as_go_reads_them() {

@@ -61,9 +61,13 @@ impl HandlerOutcome {
 
     /// The record of a request its producer cancelled.
     pub(crate) fn cancelled() -> Self {
-        HandlerOutcome::error(ErrorCode::Cancelled, "request cancelled by the producer")
+        HandlerOutcome::error(ErrorCode::Cancelled, CANCELLED_MESSAGE)
     }
 }
+
+/// Go's `error_message` of a `CANCELLED` record, which its consumers (and
+/// upstream's e2e tests) compare exactly.
+pub(crate) const CANCELLED_MESSAGE: &str = "cancelled";
 
 /// The application's request handler.
 ///

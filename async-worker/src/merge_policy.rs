@@ -151,13 +151,7 @@ pub fn is_header_name(name: &str) -> bool {
 impl TierPriority {
     /// The lane of a request with these labels (see the module docs).
     pub fn lane(&self, labels: &BTreeMap<String, String>) -> usize {
-        let reserved = labels.get("classification").map(String::as_str) == Some("reserved");
-        let tier = match labels.get(&self.tier_label).map(String::as_str) {
-            Some("interactive") => 0,
-            Some("async") => 1,
-            _ => 2,
-        };
-        3 * usize::from(!reserved) + tier
+        lane_of(labels, &self.tier_label)
     }
 
     /// The headers the policy adds for a request in `lane`, in order:
@@ -177,6 +171,19 @@ impl TierPriority {
         }
         out
     }
+}
+
+/// The lane of a request with these labels, its tier read from
+/// `tier_label` (see the module docs); the `aimd` gate keeps one band per
+/// lane, ranked the same way.
+pub fn lane_of(labels: &BTreeMap<String, String>, tier_label: &str) -> usize {
+    let reserved = labels.get("classification").map(String::as_str) == Some("reserved");
+    let tier = match labels.get(tier_label).map(String::as_str) {
+        Some("interactive") => 0,
+        Some("async") => 1,
+        _ => 2,
+    };
+    3 * usize::from(!reserved) + tier
 }
 
 /// `reserved-interactive`, `reserved-async`, `reserved-batch`,

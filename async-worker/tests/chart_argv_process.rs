@@ -1,15 +1,15 @@
 //! The real binary started with the upstream Go chart's argv and environment (deprecated flags, REDIS_URL, LOG_LEVEL) drains a queue and stops cleanly.
 
+#[allow(dead_code)]
 #[path = "../src/bin/async-worker/settings/tests/chart.rs"]
 mod chart;
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use async_worker::test_support::gateway::{GatewayBehaviour, StandInGateway};
 use chart::CHART_SINGLE_QUEUE;
-use common::worker::{BINARY, Worker};
+use common::chart::start_as_chart;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upstream_charts_argv_and_environment_run_a_working_processor() {
@@ -22,27 +22,10 @@ async fn the_upstream_charts_argv_and_environment_run_a_working_processor() {
     let mut conn = common::connect(&server.url()).await;
     let ids = common::go_submit_numbered(&mut conn, 20).await;
 
-    let igw = format!("--redis.ss.igw-base-url={}", gateway.base_url());
-    let (health_port, metrics_port) = (common::free_port(), common::free_port());
-    let health = format!("--health-port={health_port}");
-    let metrics = format!("--metrics-port={metrics_port}");
     // The chart's argv in its order; only the gateway and the ports differ
     // (free ones, not 8081/9090).
-    let argv = CHART_SINGLE_QUEUE
-        .iter()
-        .map(|arg| match arg.split_once('=') {
-            Some(("--redis.ss.igw-base-url", _)) => igw.as_str(),
-            Some(("--health-port", _)) => health.as_str(),
-            Some(("--metrics-port", _)) => metrics.as_str(),
-            _ => arg,
-        });
-    let mut command = Command::new(BINARY);
-    command
-        .args(argv)
-        .env("REDIS_URL", server.url())
-        .env("LOG_LEVEL", "info")
-        .env_remove("RUST_LOG");
-    let mut worker = Worker::spawn(command, metrics_port, health_port);
+    let swaps = [("http://igw:80", gateway.base_url())];
+    let mut worker = start_as_chart(CHART_SINGLE_QUEUE, &swaps, &server.url());
 
     let bound = Duration::from_secs(30);
     common::eventually("a record for every request", bound, async || {

@@ -1,5 +1,7 @@
 //! The default HTTP handler against a stand-in gateway in this process (axum on 127.0.0.1:0).
 
+#[path = "http_handler/feedback.rs"]
+mod feedback;
 #[path = "http_handler/stamps.rs"]
 mod stamps;
 #[path = "http_handler/support.rs"]

@@ -9,18 +9,19 @@
 //! `prometheus-query` and `prometheus-saturation` read them through
 //! Prometheus; `endpoint-scrape` reads the stand-in directly.
 //!
-//! Without the `prometheus` binary (Debian package `prometheus`) the test
-//! skips locally and fails when `CI` is set; `.ci/run` installs it.
+//! Without the `prometheus` binary the test skips locally and fails when
+//! `CI` is set (see `common/prometheus.rs`).
 
 #![cfg(feature = "metric-gates")]
+
+#[path = "common/prometheus.rs"]
+mod prometheus;
 
 use async_worker::gate::factory;
 use async_worker::gate::{DispatchGate, GateEnv, GateOwner, Verdict};
 use async_worker::test_support::gate_probe::{params, verdict};
 use async_worker::test_support::http_stub::{HttpStub, Responder, StubRequest};
 use serde_json::json;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -60,74 +61,6 @@ impl Counts {
              # TYPE inference_extension_flow_control_pool_saturation gauge\n\
              inference_extension_flow_control_pool_saturation{{inference_pool=\"{POOL}\"}} {saturation}\n"
         )
-    }
-}
-
-/// A private Prometheus, killed and its data removed when dropped.
-struct Prometheus {
-    child: Child,
-    dir: PathBuf,
-    url: String,
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `prometheus` is on PATH; with `CI` set its absence is a failure.
-fn prometheus_installed() -> bool {
-    let found = Command::new("prometheus")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found || std::env::var_os("CI").is_none(),
-        "CI is set but the prometheus binary (Debian package prometheus) is not on PATH"
-    );
-    found
-}
-
-fn free_port() -> u16 {
-    claim_redis::testing::free_port().expect("a free loopback port")
-}
-
-/// Starts Prometheus scraping `target` every second.
-fn start_prometheus(target: &str) -> Prometheus {
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("prometheus-gates-{}-{port}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
-             scrape_configs:\n  - job_name: model-server\n    scrape_interval: 1s\n\
-             \x20   static_configs:\n      - targets: ['{target}']\n"
-        ),
-    )
-    .expect("write the config");
-    let log = std::fs::File::create(dir.join("prometheus.log")).expect("a log file");
-    let child = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(log.try_clone().expect("the log file"))
-        .stderr(log)
-        .spawn()
-        .expect("start prometheus");
-    Prometheus {
-        child,
-        dir,
-        url: format!("http://127.0.0.1:{port}"),
     }
 }
 
@@ -171,15 +104,14 @@ fn close_to(expected: f64) -> impl Fn(f64) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metric_gates_close_as_the_model_servers_counts_rise() {
-    if !prometheus_installed() {
-        eprintln!("skipped: prometheus not on PATH (set CI to make this a failure)");
+    if !prometheus::installed() {
         return;
     }
     let counts = Arc::new(Counts::default());
     let serving = counts.clone();
     let responder: Responder = Arc::new(move |_: &StubRequest| (200, serving.page()));
     let model_server = HttpStub::start(responder).await.expect("the stand-in");
-    let prometheus = start_prometheus(&model_server.addr.to_string());
+    let prometheus = prometheus::start(&model_server.addr.to_string());
     let env = GateEnv {
         prometheus_url: Some(prometheus.url.clone()),
         prometheus_cache_ttl: Duration::ZERO,

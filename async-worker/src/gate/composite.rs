@@ -6,9 +6,10 @@
 
 use super::contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
-    Releases, Verdict,
+    GatewayOutcome, Releases, Verdict,
 };
 use super::nested::{BuildGate, NestedParam, build_inner};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `gates`: an array of `{gate_type, gate_params}` or a string holding one.
@@ -88,6 +89,20 @@ impl DispatchGate for CompositeGate {
         }
         releases.append(reserved);
         Ok(Verdict::Continue)
+    }
+
+    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
+        for gate in &self.gates {
+            gate.observe(labels, outcome);
+        }
+    }
+
+    /// The first wake of any inner gate.
+    async fn woken(&self) {
+        if self.gates.is_empty() {
+            return std::future::pending().await;
+        }
+        futures::future::select_all(self.gates.iter().map(|gate| gate.woken())).await;
     }
 }
 

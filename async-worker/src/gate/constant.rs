@@ -1,6 +1,6 @@
 //! The `constant` gate: always fully open (budget 1, every request continues).
 
-use super::contract::{DispatchGate, GateError, GateRequest, Releases, Verdict};
+use super::contract::DispatchGate;
 
 /// `gate_type: "constant"`; it takes no params.
 #[derive(Debug, Default, Clone, Copy)]
@@ -10,13 +10,5 @@ pub struct ConstantGate;
 impl DispatchGate for ConstantGate {
     async fn budget(&self) -> f64 {
         1.0
-    }
-
-    async fn apply(
-        &self,
-        _request: &mut GateRequest<'_>,
-        _releases: &mut Releases,
-    ) -> Result<Verdict, GateError> {
-        Ok(Verdict::Continue)
     }
 }

@@ -28,6 +28,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+pub use super::outcome::{GatewayAnswer, GatewayOutcome, OutcomeKind};
+
 /// A boxed future a release runs to completion.
 pub type ReleaseFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
@@ -245,12 +247,31 @@ pub trait DispatchGate: Send + Sync + fmt::Debug + 'static {
 
     /// Decides one request. Reservations it makes are pushed onto
     /// `releases`; on an error or a verdict other than `Continue` the gate
-    /// leaves nothing of its own reserved.
+    /// leaves nothing of its own reserved. The default is a gate that only
+    /// has a budget (`constant`, `redis`, the metric gates): refuse when
+    /// the budget is not above 0, else continue ([`budget_only`]).
     async fn apply(
         &self,
-        request: &mut GateRequest<'_>,
-        releases: &mut Releases,
-    ) -> Result<Verdict, GateError>;
+        _request: &mut GateRequest<'_>,
+        _releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        Ok(budget_only(self).await)
+    }
+
+    /// Learns from one gateway call of a request this gate let through,
+    /// `labels` as the gates left them. Most gates learn nothing; the
+    /// wrapping gates pass it to the gates they wrap.
+    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
+        let _ = (labels, outcome);
+    }
+
+    /// Resolves when a request this gate told to `Wait` may pass now (a
+    /// slot freed, a window grew). A hint shared by every waiter, possibly
+    /// spurious; a gate without one never resolves, and the waiter's own
+    /// pause bounds the wait either way.
+    async fn woken(&self) {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// A shared gate is a gate (one instance may guard several queues).
@@ -266,6 +287,14 @@ impl<G: DispatchGate + ?Sized> DispatchGate for std::sync::Arc<G> {
         releases: &mut Releases,
     ) -> Result<Verdict, GateError> {
         (**self).apply(request, releases).await
+    }
+
+    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
+        (**self).observe(labels, outcome);
+    }
+
+    async fn woken(&self) {
+        (**self).woken().await;
     }
 }
 

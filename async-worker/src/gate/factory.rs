@@ -5,6 +5,7 @@
 //! the known types, because a misspelt gate on a batch queue would
 //! otherwise flood the pool it was meant to protect.
 
+use super::aimd::AimdGate;
 use super::composite::CompositeGate;
 use super::constant::ConstantGate;
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
@@ -30,6 +31,7 @@ pub const GATE_TYPES: &[&str] = &[
     "prometheus-budget",
     "prometheus-query",
     "endpoint-scrape",
+    "aimd",
 ];
 
 /// The gate a queue or pool config asks for; `None` for `""` and `none`.
@@ -49,6 +51,7 @@ pub fn build(
             params, owner, env, build,
         )?),
         "local-max-concurrency" => Arc::new(LocalMaxConcurrencyGate::from_params(params)?),
+        "aimd" => Arc::new(AimdGate::from_params(params, owner)?),
         #[cfg(feature = "redis")]
         "redis" => Arc::new(RedisBudgetGate::from_params(params, env)?),
         #[cfg(feature = "redis")]

@@ -1,5 +1,6 @@
 //! Dispatch gates: the contract every gate type implements ([`contract`]), Go's `gate_params` readers ([`params`]), the gate types, and the factory that builds one from its `gate_type` ([`factory`]).
 
+pub mod aimd;
 pub mod composite;
 pub mod constant;
 pub mod contract;
@@ -8,6 +9,7 @@ pub mod local_max_concurrency;
 #[cfg(feature = "metric-gates")]
 pub mod metric;
 pub mod nested;
+pub mod outcome;
 pub mod params;
 #[cfg(feature = "redis")]
 pub mod redis_budget;
@@ -22,7 +24,8 @@ pub mod wait_on_refuse;
 
 pub use contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
-    GateRequest, Release, ReleaseFuture, Releases, Verdict, budget_only,
+    GateRequest, GatewayAnswer, GatewayOutcome, OutcomeKind, Release, ReleaseFuture, Releases,
+    Verdict, budget_only,
 };
 #[cfg(feature = "redis")]
 pub use redis_clients::RedisClients;

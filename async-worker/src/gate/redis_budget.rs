@@ -5,10 +5,10 @@
 //! as a Go float is open too (a controller's typo must not stall every
 //! queue), a Redis error is closed (0: without its controller the gate
 //! cannot know the pool has room), and the value is clamped to [0, 1]
-//! with `NaN` passed through. `apply` is [`budget_only`].
+//! with `NaN` passed through. `apply` is the budget-only default.
 
-use super::contract::{DispatchGate, GateConfigError, GateError, GateRequest, Releases, Verdict};
-use super::contract::{GateEnv, GateParams, budget_only};
+use super::contract::{DispatchGate, GateConfigError};
+use super::contract::{GateEnv, GateParams};
 use super::params;
 use super::redis_clients::RedisClients;
 use redis::AsyncCommands;
@@ -83,14 +83,6 @@ impl DispatchGate for RedisBudgetGate {
             }
         }
     }
-
-    async fn apply(
-        &self,
-        _request: &mut GateRequest<'_>,
-        _releases: &mut Releases,
-    ) -> Result<Verdict, GateError> {
-        Ok(budget_only(self).await)
-    }
 }
 
 #[cfg(test)]
@@ -99,6 +91,7 @@ mod tests {
         address, gate_params, raw_connection, redis_server,
     };
     use super::*;
+    use crate::gate::contract::{GateRequest, Releases, Verdict};
     use serde_json::json;
     use std::collections::BTreeMap;
 

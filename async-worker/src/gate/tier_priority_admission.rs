@@ -1,17 +1,18 @@
-//! The `tier-priority-admission` gate: while an inner saturation gate refuses, reserved requests wait, interactive overflow is answered 429 at once, and the rest are refused.
+//! The `tier-priority-admission` gate: while an inner saturation gate refuses (or says wait), reserved requests wait, interactive overflow is answered 429 at once, and the rest are refused.
 //!
 //! Not saturated, every request continues. Saturated (the inner gate
-//! refused), a request labelled `classification=reserved` waits; one
+//! refused or said wait), a request labelled `classification=reserved` waits; one
 //! labelled `interactive` (under `tier_label`) and `overflow` is dropped
 //! with the 429 record; any other (async or batch tiers, unclassified
 //! requests) is refused.
 
 use super::contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
-    GateRequest, Releases, Verdict,
+    GateRequest, GatewayOutcome, Releases, Verdict,
 };
 use super::nested::{self, BuildGate, GateConfig, build_inner, wrapped};
 use super::params;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The payload of the record a dropped interactive overflow request gets,
@@ -83,9 +84,11 @@ impl DispatchGate for TierPriorityAdmissionGate {
             .apply(request, releases)
             .await
             .map_err(|error| wrapped("saturation gate failed", error))?;
-        // Only a refusal means saturated, as at Go's HEAD (PR #382 counts
-        // any verdict but Continue); an inner Wait or Drop continues.
-        if inner != Verdict::Refuse {
+        // A refusal means saturated, as at Go's HEAD, and so does a Wait, as
+        // in PR #382: a gate that signals fullness with Wait (`aimd` for a
+        // reserved request) reserved nothing, so letting the request
+        // continue would admit it unbounded. An inner Drop continues (HEAD).
+        if !matches!(inner, Verdict::Refuse | Verdict::Wait) {
             return Ok(Verdict::Continue);
         }
         let label = |key: &str| request.labels.get(key).map(String::as_str);
@@ -103,6 +106,14 @@ impl DispatchGate for TierPriorityAdmissionGate {
             })));
         }
         Ok(Verdict::Refuse)
+    }
+
+    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
+        self.saturation.observe(labels, outcome);
+    }
+
+    async fn woken(&self) {
+        self.saturation.woken().await;
     }
 }
 
@@ -132,9 +143,23 @@ mod tests {
     #[tokio::test]
     async fn not_saturated_every_request_continues() {
         let overflow = [("tier", "interactive"), ("classification", "overflow")];
-        for inner in [Verdict::Continue, Verdict::Wait, Verdict::Drop(None)] {
+        for inner in [Verdict::Continue, Verdict::Drop(None)] {
             assert_eq!(verdict(inner, "tier", &overflow).await, Verdict::Continue);
         }
+    }
+
+    #[tokio::test]
+    async fn an_inner_wait_is_saturation_as_an_inner_refusal_is() {
+        let reserved = [("tier", "interactive"), ("classification", "reserved")];
+        assert_eq!(
+            verdict(Verdict::Wait, "tier", &reserved).await,
+            Verdict::Wait
+        );
+        let overflow = [("tier", "interactive"), ("classification", "overflow")];
+        assert_eq!(
+            verdict(Verdict::Wait, "tier", &overflow).await,
+            too_many_requests()
+        );
     }
 
     #[tokio::test]

@@ -2,9 +2,10 @@
 
 use super::contract::{
     DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
-    Releases, Verdict,
+    GatewayOutcome, Releases, Verdict,
 };
 use super::nested::{BuildGate, NestedParam, build_inner, wrapped};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `gate`: one `{gate_type, gate_params}`, or a string holding one.
@@ -60,6 +61,14 @@ impl DispatchGate for WaitOnRefuseGate {
             Ok(verdict) => Ok(verdict),
             Err(error) => Err(wrapped("inner gate apply failed", error)),
         }
+    }
+
+    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
+        self.inner.observe(labels, outcome);
+    }
+
+    async fn woken(&self) {
+        self.inner.woken().await;
     }
 }
 

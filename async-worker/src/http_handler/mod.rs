@@ -32,6 +32,7 @@
 //! Payloads and response bodies are never logged.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -41,6 +42,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 use tokio_util::sync::CancellationToken;
 
+use crate::gate::GatewayOutcome;
 use crate::handler::{Handler, HandlerOutcome, Request};
 
 mod backoff;
@@ -74,6 +76,10 @@ pub enum HttpHandlerError {
     Client(#[from] reqwest::Error),
 }
 
+/// Told what each gateway call showed, with the request it was for (its
+/// `parsed.labels` as the gates left them); see [`HttpHandler::with_feedback`].
+pub type Feedback = Arc<dyn Fn(&Request, &GatewayOutcome) + Send + Sync>;
+
 /// The default handler; one shared, pooled HTTP client for every queue.
 #[derive(Debug, Clone)]
 pub struct HttpHandler {
@@ -83,6 +89,23 @@ pub struct HttpHandler {
     fairness: Fairness,
     tiers: Option<TierStamps>,
     transforms: Transforms,
+    feedback: Option<FeedbackHook>,
+}
+
+/// A [`Feedback`] a handler can derive `Debug` with.
+#[derive(Clone)]
+struct FeedbackHook(Feedback);
+
+impl std::fmt::Debug for FeedbackHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FeedbackHook")
+    }
+}
+
+/// A gateway answer whose body was read.
+struct Answer {
+    status: StatusCode,
+    body: Vec<u8>,
 }
 
 impl HttpHandler {
@@ -110,6 +133,23 @@ impl HttpHandler {
             fairness: Fairness::default(),
             tiers: None,
             transforms: Transforms::default(),
+            feedback: None,
+        }
+    }
+
+    /// Reports every gateway call, once, to `feedback`: the answer or the
+    /// failure, its send time and the gateway's advice headers. The
+    /// processor routes it to the request's pool and queue gates
+    /// (`DispatchGate::observe`); called on the handler's task, so it must
+    /// not block.
+    pub fn with_feedback(mut self, feedback: Feedback) -> Self {
+        self.feedback = Some(FeedbackHook(feedback));
+        self
+    }
+
+    fn report(&self, request: &Request, outcome: &GatewayOutcome) {
+        if let Some(FeedbackHook(feedback)) = &self.feedback {
+            feedback(request, outcome);
         }
     }
 
@@ -173,27 +213,34 @@ impl HttpHandler {
         self
     }
 
+    /// One gateway call sent at `sent_at`: what a learning gate sees of
+    /// it, and the answer.
     async fn call(
         &self,
         url: Url,
         headers: HeaderMap,
         body: Vec<u8>,
-    ) -> Result<(StatusCode, Option<Duration>, Vec<u8>), reqwest::Error> {
-        let response = self
-            .client
-            .post(url)
-            .headers(headers)
-            .body(body)
-            .send()
-            .await?;
+        sent_at: tokio::time::Instant,
+    ) -> (GatewayOutcome, Result<Answer, reqwest::Error>) {
+        let sent = self.client.post(url).headers(headers).body(body).send();
+        let response = match sent.await {
+            Ok(response) => response,
+            Err(e) => return (GatewayOutcome::failed(sent_at), Err(e)),
+        };
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let body = response.bytes().await?;
-        Ok((status, retry_after, body.to_vec()))
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok());
+        let retry_after = header(reqwest::header::RETRY_AFTER.as_str()).and_then(parse_retry_after);
+        let outcome = GatewayOutcome::answered(sent_at, status.as_u16(), header, retry_after);
+        match response.bytes().await {
+            Ok(body) => (
+                outcome,
+                Ok(Answer {
+                    status,
+                    body: body.to_vec(),
+                }),
+            ),
+            Err(e) => (outcome.unread(), Err(e)),
+        }
     }
 
     /// A retry, or with no time left a `DEADLINE_EXCEEDED` carrying the last answer.
@@ -269,25 +316,31 @@ impl Handler for HttpHandler {
             );
         }
         tracing::debug!(id = %request.parsed.id, %url, "calling the gateway");
-        let answer = tokio::select! {
+        let sent_at = tokio::time::Instant::now();
+        let abandoned = || self.report(request, &GatewayOutcome::failed(sent_at));
+        let (outcome, answer) = tokio::select! {
             biased;
             _ = cancel.cancelled() => {
+                abandoned();
                 return HandlerOutcome::Retry {
                     after: Duration::ZERO,
                     reason: "cancelled before the gateway answered".into(),
                 };
             }
             _ = tokio::time::sleep(left) => {
+                abandoned();
                 return HandlerOutcome::error(
                     ErrorCode::DeadlineExceeded,
                     "deadline passed while waiting for the gateway",
                 );
             }
-            answer = self.call(url, headers, body) => answer,
+            answer = self.call(url, headers, body, sent_at) => answer,
         };
+        self.report(request, &outcome);
+        let retry_after = outcome.retry_after;
         match answer {
             Err(e) => self.retry(request, None, format!("gateway unreachable: {e}"), None),
-            Ok((status, retry_after, body)) => {
+            Ok(Answer { status, body }) => {
                 let code = status.as_u16();
                 tracing::debug!(id = %request.parsed.id, status = code, "gateway answered");
                 let body = String::from_utf8_lossy(&body).into_owned();

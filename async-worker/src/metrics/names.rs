@@ -49,6 +49,12 @@ metrics_table! {
         "The threshold T a metric gate's value is compared with (set with the value)";
     GATE_METRIC_SOURCE_AVAILABLE = "gate_metric_source_available", Gauge, "Q, inference_pool",
         "1 when a metric gate's last read gave a finite sample, 0 when it fell back";
+    AIMD_WINDOW = "aimd_window", Gauge, "pool_name, band",
+        "An aimd pool gate's window for the band: the requests it lets through at once";
+    AIMD_SSTHRESH = "aimd_ssthresh", Gauge, "pool_name, band",
+        "An aimd pool gate's slow-start threshold for the band (window below it: slow start; above: congestion avoidance)";
+    AIMD_INFLIGHT = "aimd_inflight", Gauge, "pool_name, band",
+        "Requests the aimd pool gate let through for the band that have not finished";
     QUEUE_DEPTH = "queue_depth", Gauge, "Q",
         "Claimed requests handed to a worker task that has not started yet (Go: buffered in-process)";
     IN_FLIGHT = "inflight_requests", Gauge, "Q",

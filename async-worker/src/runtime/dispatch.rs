@@ -130,7 +130,7 @@ impl Consumer {
                     "deadline passed before the request was dispatched",
                 ))
             } else if cancelled {
-                Some((ErrorCode::Cancelled, "request cancelled by the producer"))
+                Some((ErrorCode::Cancelled, crate::handler::CANCELLED_MESSAGE))
             } else {
                 None
             };

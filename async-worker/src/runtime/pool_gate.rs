@@ -6,7 +6,8 @@
 //! - `Refuse`: requeued (Go's retry path with no backoff: parked due now,
 //!   `retry_count` kept), so the request goes back to its queue's score.
 //! - `Wait`: asked again after a jittered pause (100 ms doubling to 1 s),
-//!   until `--gate-wait-timeout` (then requeued, counted in
+//!   or as soon as the gate signals room (`DispatchGate::woken`), until
+//!   `--gate-wait-timeout` (then requeued, counted in
 //!   `gate_wait_requeues_total`) or the request's deadline (then
 //!   `DEADLINE_EXCEEDED`), whichever is first. The worker keeps its slot
 //!   and the heartbeat keeps renewing the claim meanwhile.
@@ -116,6 +117,8 @@ pub(super) async fn pass(
                     biased;
                     () = flight.cancel.cancelled() => return stopped(flight),
                     () = tokio::time::sleep(nap) => {}
+                    // A gate that knows when room appears (aimd) ends the pause early.
+                    () = gate.woken() => {}
                     () = tokio::time::sleep_until(end.at) => {
                         return wait_over(shared, queue, request, destination, &end);
                     }

@@ -64,6 +64,7 @@ impl GatewayBehaviour {
 pub struct StandInGateway {
     pub addr: SocketAddr,
     calls: Arc<AtomicU64>,
+    concurrency: Arc<Concurrency>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -97,9 +98,11 @@ impl StandInGateway {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let calls = Arc::new(AtomicU64::new(0));
+        let concurrency = Arc::new(Concurrency::default());
         let state = Arc::new(GatewayState {
             behaviour,
             calls: calls.clone(),
+            concurrency: concurrency.clone(),
             seeded,
         });
         let app = Router::new()
@@ -110,7 +113,12 @@ impl StandInGateway {
                 tracing::error!(error = %e, "stand-in gateway stopped");
             }
         });
-        Ok(StandInGateway { addr, calls, task })
+        Ok(StandInGateway {
+            addr,
+            calls,
+            concurrency,
+            task,
+        })
     }
 
     /// The base URL to configure as `igw_base_url`.
@@ -121,6 +129,37 @@ impl StandInGateway {
     /// Requests received so far.
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)
+    }
+
+    /// The most calls it was answering at one time so far (what a pool
+    /// gate's concurrency limit bounds).
+    pub fn max_concurrent_calls(&self) -> u64 {
+        self.concurrency.max.load(Ordering::SeqCst)
+    }
+}
+
+/// Calls being answered now, and the most there ever were at once.
+#[derive(Debug, Default)]
+struct Concurrency {
+    now: AtomicU64,
+    max: AtomicU64,
+}
+
+impl Concurrency {
+    /// Counts a call in until the guard drops (also when the client hangs
+    /// up mid-call and the handler's future is dropped).
+    fn enter(&self) -> CallGuard<'_> {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(now, Ordering::SeqCst);
+        CallGuard(self)
+    }
+}
+
+struct CallGuard<'a>(&'a Concurrency);
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -133,6 +172,7 @@ impl Drop for StandInGateway {
 struct GatewayState {
     behaviour: GatewayBehaviour,
     calls: Arc<AtomicU64>,
+    concurrency: Arc<Concurrency>,
     /// The seeded generator, or `None` for the thread's generator.
     seeded: Option<Mutex<StdRng>>,
 }
@@ -162,6 +202,7 @@ impl GatewayState {
 async fn complete(State(state): State<Arc<GatewayState>>, body: Bytes) -> Response {
     let behaviour = state.behaviour;
     let n = state.calls.fetch_add(1, Ordering::Relaxed);
+    let _answering = state.concurrency.enter();
     let (latency, roll) = state.draw();
     tokio::time::sleep(latency).await;
     if roll < behaviour.error_rate {
@@ -201,6 +242,7 @@ mod tests {
         GatewayState {
             behaviour: GatewayBehaviour::default(),
             calls: Arc::default(),
+            concurrency: Arc::default(),
             seeded: Some(Mutex::new(StdRng::seed_from_u64(seed))),
         }
     }
@@ -213,5 +255,17 @@ mod tests {
         assert_eq!(first, again);
         let other: Vec<_> = (0..20).map(|_| seeded(8).draw()).collect();
         assert_ne!(first, other);
+    }
+
+    #[test]
+    fn the_most_calls_at_once_is_kept_after_calls_end() {
+        let concurrency = Concurrency::default();
+        let first = concurrency.enter();
+        let second = concurrency.enter();
+        drop(first);
+        let third = concurrency.enter();
+        drop((second, third));
+        assert_eq!(concurrency.now.load(Ordering::SeqCst), 0);
+        assert_eq!(concurrency.max.load(Ordering::SeqCst), 2);
     }
 }

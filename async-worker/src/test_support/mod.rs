@@ -7,7 +7,9 @@
 pub mod gate_probe;
 pub mod gateway;
 pub mod http_stub;
+pub mod metric_sample;
 pub mod payload_shape;
 pub mod scrape;
 
+pub use metric_sample::sample;
 pub use scrape::{metric_sum, scrape};

@@ -7,6 +7,8 @@
 #![allow(dead_code)]
 
 pub mod admin;
+pub mod chart;
+pub mod flow;
 pub mod rig;
 pub mod stage;
 pub mod worker;
@@ -85,6 +87,14 @@ pub async fn go_submit_numbered(conn: &mut MultiplexedConnection, n: usize) -> B
 
 /// [`go_submit`] of a prepared envelope (to a chosen result list, say).
 pub async fn go_submit_envelope(conn: &mut MultiplexedConnection, envelope: &Envelope) {
+    go_submit_to(conn, QUEUE, envelope).await;
+}
+
+/// [`go_submit_envelope`] to the pending set `queue`, naming it as the
+/// request's queue as a Go producer of that queue does.
+pub async fn go_submit_to(conn: &mut MultiplexedConnection, queue: &str, envelope: &Envelope) {
+    let mut envelope = envelope.clone();
+    envelope.internal.request_queue_name = queue.into();
     let id = envelope.data.id.as_str();
     let deadline = envelope.data.deadline;
     let member = envelope.to_bytes();
@@ -100,7 +110,7 @@ pub async fn go_submit_envelope(conn: &mut MultiplexedConnection, envelope: &Env
         .arg("EX")
         .arg(ttl)
         .ignore()
-        .zadd(QUEUE, member, deadline)
+        .zadd(queue, member, deadline)
         .ignore()
         .query_async::<()>(conn)
         .await
@@ -143,7 +153,12 @@ pub fn parse_record(raw: &[u8]) -> ResultRecord {
 
 /// Every record in the result list, oldest first (the order BRPOP reads them).
 pub async fn records(conn: &mut MultiplexedConnection) -> Vec<ResultRecord> {
-    let raw: Vec<Vec<u8>> = conn.lrange(RESULTS, 0, -1).await.expect("LRANGE");
+    records_in(conn, RESULTS).await
+}
+
+/// Every record in the result list `list`, oldest first.
+pub async fn records_in(conn: &mut MultiplexedConnection, list: &str) -> Vec<ResultRecord> {
+    let raw: Vec<Vec<u8>> = conn.lrange(list, 0, -1).await.expect("LRANGE");
     raw.iter().rev().map(|r| parse_record(r)).collect()
 }
 

@@ -6,7 +6,6 @@
 
 use super::{Depths, QUEUE};
 use async_trait::async_trait;
-use async_worker::gate::{GateError, GateRequest, Releases, Verdict};
 use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget};
 use async_worker::{DispatchGate, QueueSpec, RunReport, Runtime, RuntimeConfig};
 use axum::Router;
@@ -119,14 +118,6 @@ impl DispatchGate for ClosedGate {
     async fn budget(&self) -> f64 {
         self.asked.fetch_add(1, Ordering::SeqCst);
         0.0
-    }
-
-    async fn apply(
-        &self,
-        _request: &mut GateRequest<'_>,
-        _releases: &mut Releases,
-    ) -> Result<Verdict, GateError> {
-        Ok(Verdict::Refuse)
     }
 }
 

@@ -39,16 +39,27 @@ impl Worker {
         drain: &str,
         extra: &[&str],
     ) -> Worker {
-        let metrics_port = super::free_port();
-        let health_port = super::free_port();
         #[rustfmt::skip]
-        let args = [
-            "--redis-url", redis_url,
+        let standard = [
             "--igw-base-url", gateway,
             "--claim-lease-ttl", lease,
             "--claim-reclaim-interval", "500ms",
             "--drain-timeout", drain,
             "--concurrency", "16",
+        ];
+        let flags: Vec<&str> = standard.iter().chain(extra).copied().collect();
+        Worker::start_flags(redis_url, &flags)
+    }
+
+    /// Starts the processor on `redis_url` with only `flags` besides its
+    /// own metrics and health ports (a test that sets `--concurrency` or
+    /// the lease itself), logging to a file of its own.
+    pub fn start_flags(redis_url: &str, flags: &[&str]) -> Worker {
+        let metrics_port = super::free_port();
+        let health_port = super::free_port();
+        #[rustfmt::skip]
+        let args = [
+            "--redis-url", redis_url,
             "--metrics-port", &metrics_port.to_string(),
             "--health-port", &health_port.to_string(),
             "--bind-address", "127.0.0.1",
@@ -56,7 +67,7 @@ impl Worker {
         let mut command = Command::new(BINARY);
         command
             .args(args)
-            .args(extra)
+            .args(flags)
             .env_remove("REDIS_URL")
             .env("RUST_LOG", "info");
         Worker::spawn(command, metrics_port, health_port)

@@ -216,17 +216,7 @@ pub fn acks_offered(s: &Setup) -> usize {
     s.store.faults.acks.lock().unwrap().len()
 }
 
-/// The value of the sample of `name` whose labels include every `labels`
-/// pair (`key="value"`), when the page has one.
-pub fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    page.lines()
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.starts_with('{'))
-        })
-        .find(|l| (labels.iter()).all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-}
+pub use async_worker::test_support::sample;
 
 /// Puts `gate` in front of queue [`A`] (before the claim).
 pub fn as_queue_gate(b: RuntimeBuilder, gate: Arc<dyn DispatchGate>) -> RuntimeBuilder {

@@ -67,6 +67,26 @@ pub async fn gateway() -> (SocketAddr, Log) {
             "slow down",
         )
     }
+    async fn saturated() -> impl IntoResponse {
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [
+                ("retry-after", "5"),
+                ("x-llm-d-request-dropped-reason", "rejected-saturated"),
+            ],
+            "saturated",
+        )
+    }
+    async fn advised() -> impl IntoResponse {
+        (
+            StatusCode::OK,
+            [
+                ("x-llm-d-flow-queue-duration-ms", "125"),
+                ("x-llm-d-flow-band-headroom", "3"),
+            ],
+            "ok",
+        )
+    }
     async fn fail() -> impl IntoResponse {
         (StatusCode::INTERNAL_SERVER_ERROR, "boom")
     }
@@ -84,6 +104,8 @@ pub async fn gateway() -> (SocketAddr, Log) {
         .route("/bad", post(bad))
         .route("/busy", post(busy))
         .route("/busy-until", post(busy_until))
+        .route("/saturated", post(saturated))
+        .route("/advised", post(advised))
         .route("/fail", post(fail))
         .route("/slow-fail", post(slow_fail))
         .route("/hang", post(hang))

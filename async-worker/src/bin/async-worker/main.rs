@@ -160,17 +160,19 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     if let Err(code) = check_durability(&store, settings.require_durability).await {
         return code;
     }
-    let handler = match flow::handler(&settings) {
+    // The gates first: the gateway client reports each call to them.
+    let gates = match flow::FlowGates::build(&settings, &flow::gate_env(&settings)) {
+        Ok(gates) => gates,
+        Err(e) => return fail(&e),
+    };
+    let handler = match flow::handler(&settings, &gates) {
         Ok(h) => h,
         Err(e) => return fail(&e),
     };
     let builder = Runtime::builder(Arc::new(store))
         .handler(handler)
         .config(settings.runtime.clone());
-    let builder = match flow::with_flow(builder, &settings, &flow::gate_env(&settings)) {
-        Ok(builder) => builder,
-        Err(e) => return fail(&e),
-    };
+    let builder = flow::with_flow(builder, &settings, &gates);
     let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(e) => return fail(&e),

@@ -5,7 +5,7 @@ use super::formula::MetricCore;
 use super::prometheus::PrometheusClient;
 use super::reading::{Reading, SourceError};
 use super::scrape::ScrapeSource;
-use crate::gate::contract::{DispatchGate, GateError, GateRequest, Releases, Verdict, budget_only};
+use crate::gate::contract::DispatchGate;
 use std::sync::Arc;
 
 /// One PromQL expression read through its own cache.
@@ -66,13 +66,5 @@ impl DispatchGate for MetricGate {
     async fn budget(&self) -> f64 {
         let reading = self.source.read().await;
         self.core.budget(self.gate_type, &reading)
-    }
-
-    async fn apply(
-        &self,
-        _request: &mut GateRequest<'_>,
-        _releases: &mut Releases,
-    ) -> Result<Verdict, GateError> {
-        Ok(budget_only(self).await)
     }
 }

@@ -143,6 +143,30 @@ pub async fn promote_due_returns_only_due_retries_at_their_deadline_score(f: &im
     );
 }
 
+/// A pool gate's refusal (or a wait past its bound) requeues: parked due
+/// now with `wire::stamp_requeue`, so it is back at once, at its deadline
+/// score, its retry count kept (the outcome table's pool-gate row).
+pub async fn a_requeue_parked_due_now_is_pending_again_at_once_with_its_retry_count_kept(
+    f: &impl StoreFactory,
+) {
+    let (fx, r) = one_claimed(f, "w1", 3600).await;
+    let stamped = wire::stamp_requeue(r.member.as_bytes(), Q).expect("stamp");
+    let item = ParkItem {
+        generation: r.generation.clone(),
+        member: Member::from(stamped),
+        due: fx.at(0),
+    };
+    let parked = fx.store.park_retry(Q, &owner("w1"), &[item]).await;
+    assert_eq!(parked.expect("park"), vec![true]);
+    assert_eq!(fx.store.promote_due(100).await.unwrap(), 1);
+    let pending = fx.store.peek(Q, 0, 10).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].score, Score(r.deadline as f64));
+    let p = wire::parse_member(pending[0].member.as_bytes()).unwrap();
+    assert_eq!(p.retry_count, 0, "a requeue is not a retry");
+    assert_eq!(fx.depths().await.claimed, 0);
+}
+
 pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let deadline = T0.0 / 1000 + 900;
@@ -241,6 +265,7 @@ super::checks! {
     clocked:
         park_retry_moves_the_claim_into_the_retry_set_and_nowhere_else,
         promote_due_returns_only_due_retries_at_their_deadline_score,
+        a_requeue_parked_due_now_is_pending_again_at_once_with_its_retry_count_kept,
         promote_due_moves_go_parked_entries_to_their_named_queue,
         earliest_deadline_first_is_restored_on_every_return_to_pending,
         dead_letter_moves_an_unparsable_member_with_its_reason;

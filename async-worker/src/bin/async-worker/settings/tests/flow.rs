@@ -1,10 +1,7 @@
 //! The flow-control settings: the pools file with Go's errors, the merge-policy and transform files, the gate flags, and the gates built at start.
 
 use super::*;
-use async_worker::Runtime;
-use claim_memory::MemoryStore;
 use std::io::Write;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A temporary file holding `text`, removed when dropped.
@@ -176,10 +173,7 @@ fn the_gate_flags_set_the_wait_bound_and_the_prometheus_source() {
 
 /// What building the gates of `json`'s queues answers.
 fn gates_of(json: &str) -> Result<(), String> {
-    let s = config(json);
-    let store = Arc::new(MemoryStore::new(s.store.clone()));
-    let builder = Runtime::builder(store).config(s.runtime.clone());
-    crate::flow::with_flow(builder, &s, &crate::flow::gate_env(&s)).map(drop)
+    build_gates(&config(json))
 }
 
 #[test]
@@ -207,4 +201,56 @@ fn a_gate_that_cannot_be_built_stops_the_start_naming_the_queue_and_type() {
         r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_type":"constant"}]}"#,
     )
     .expect("a known gate builds");
+}
+
+/// A request of queue `queue_id`, unclassified.
+fn request_of(queue_id: &str) -> async_worker::Request {
+    let member = r#"{"internal":{"request_token":"t"},"request_kind":"redis","data":{"id":"r","deadline":4000000000,"payload":{}}}"#;
+    async_worker::Request {
+        queue_id: queue_id.to_owned(),
+        queue_name: queue_id.to_owned(),
+        generation: claim_core::Generation::new("r", "t"),
+        member: claim_core::Member::new(member.as_bytes().to_vec()),
+        score: claim_core::Score(4e9),
+        parsed: claim_core::wire::parse_member(member.as_bytes()).unwrap(),
+        deadline: claim_core::Millis(4_000_000_000_000),
+        redeliveries: 0,
+    }
+}
+
+#[tokio::test]
+async fn each_gateway_call_is_reported_to_the_gate_of_its_queues_pool() {
+    let pools = TempFile::new(
+        "pools-aimd.json",
+        r#"[{"id":"default","workers":2},{"id":"batch","workers":2,"gate_type":"aimd"}]"#,
+    );
+    let s = ok(&[
+        "--transport-config",
+        TWO_POOLS,
+        "--pool-config-file",
+        pools.path(),
+    ]);
+    let gates = crate::flow::FlowGates::build(&s, &crate::flow::gate_env(&s)).unwrap();
+    let feedback = gates.feedback(&s).expect("a queue has a gate to tell");
+    let pool_gate = gates.pool("batch").expect("the batch pool's gate");
+    assert_eq!(pool_gate.budget().await, 1.0, "no band seen yet");
+    let refused = async_worker::gate::GatewayOutcome {
+        retry_after: Some(Duration::from_secs(30)),
+        ..async_worker::gate::GatewayOutcome::answered(
+            tokio::time::Instant::now(),
+            429,
+            |name| (name == "x-llm-d-request-dropped-reason").then_some("rejected-saturated"),
+            None,
+        )
+    };
+    feedback(&request_of("qb"), &refused);
+    assert_eq!(pool_gate.budget().await, 1.0, "qb is in the default pool");
+    feedback(&request_of("qa"), &refused);
+    assert_eq!(pool_gate.budget().await, 0.0, "closed for the Retry-After");
+    let ungated = ok(&["--transport-config", ONE_QUEUE]);
+    let none = crate::flow::FlowGates::build(&ungated, &crate::flow::gate_env(&ungated)).unwrap();
+    assert!(
+        none.feedback(&ungated).is_none(),
+        "no gate, nothing to tell"
+    );
 }

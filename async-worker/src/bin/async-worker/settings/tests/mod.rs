@@ -8,6 +8,7 @@ use clap::{CommandFactory, FromArgMatches};
 
 mod bounds;
 mod chart;
+mod chart_flow;
 mod commands;
 mod flags;
 mod flow;
@@ -120,4 +121,13 @@ pub fn assert_runtime_defaults(s: &ProcessorSettings) {
     assert_eq!(s.runtime.drain_timeout, Duration::from_secs(120));
     assert_eq!(s.metrics_addr.map(|a| a.port()), Some(9090));
     assert_eq!(s.health_addr.map(|a| a.port()), Some(8081));
+}
+
+/// Builds every queue and pool gate `s` names, as the binary does at start.
+pub fn build_gates(s: &ProcessorSettings) -> Result<(), String> {
+    let gates = crate::flow::FlowGates::build(s, &crate::flow::gate_env(s))?;
+    let store = std::sync::Arc::new(claim_memory::MemoryStore::new(s.store.clone()));
+    let builder = async_worker::Runtime::builder(store).config(s.runtime.clone());
+    drop(crate::flow::with_flow(builder, s, &gates));
+    Ok(())
 }
