@@ -182,7 +182,7 @@ fn scenarios(pool_url: &str) -> Vec<Scenario> {
             json!({ "gate": { "gate_type": "aimd", "gate_params": {
                 "min_window": "1",
                 "max_window": CONCURRENCY.to_string(),
-                "queue_duration_target": "5",
+                "queue_duration_target": "5ms",
             } } }),
         ),
     ]
@@ -278,7 +278,15 @@ async fn start_runtime(
         .expect("connect");
     let queue = target.queue_specs().remove(0);
     let http = HttpTarget::new(pool_url, BATCH_PATH, None).expect("the pool's URL");
-    let handler = HttpHandler::new([(queue.id.clone(), http)]).expect("the HTTP handler");
+    let mut handler = HttpHandler::new([(queue.id.clone(), http)]).expect("the HTTP handler");
+    if let Some((_, gate)) = &gate {
+        // As the processor routes each call's answer to the queue's gates
+        // (an `aimd` window learns from them; the others ignore them).
+        let gate = gate.clone();
+        handler = handler.with_feedback(Arc::new(move |request, outcome| {
+            gate.observe(&request.parsed.labels, outcome)
+        }));
+    }
     let queue_id = queue.id.clone();
     let config = RuntimeConfig {
         queues: vec![queue],
