@@ -19,7 +19,11 @@
 //!   one runtime draining all three; `protected-cluster-1q`: the same
 //!   cluster with one queue (everything on one primary: the cluster
 //!   client's own cost);
-//! - `profile`: Redis CPU of each script called on its own.
+//! - `profile`: Redis CPU of each script called on its own;
+//! - `flow` (only when asked for: ~80 s): the spare-capacity bench, a
+//!   stand-in inference pool shared by interactive users and a batch
+//!   backlog behind the runtime, ungated and behind each flow-control gate
+//!   (utilization, interactive queue wait, batch rate per scenario).
 //!
 //! Each run prints a `row` line (`key=value`) and a `json` line; this module
 //! prints the table, the protected/unprotected ratio and the 16 KiB ratios,
@@ -32,13 +36,15 @@ mod server;
 mod summary;
 mod table;
 
-use crate::{Error, Shown, cargo, project_root, run_inherit};
+use crate::{Error, Shown, cargo, project_root, run_inherit, target_dir};
 use server::Server;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use summary::{print_payload_keys_left, print_payload_ratios, ratio, write_json};
-use table::{Row, base_name, get, medians, pairs, print_table};
+use table::{
+    FLOW_COLUMNS, Row, base_name, get, is_flow, medians, pairs, print_columns, print_table,
+};
 
 /// What to run, from the command line.
 struct Options {
@@ -52,6 +58,7 @@ struct Options {
     program: Option<PathBuf>,
 }
 
+/// The runs a bench runs when `--runs` names none.
 const ALL_RUNS: [&str; 10] = [
     "protected",
     "unprotected",
@@ -65,6 +72,9 @@ const ALL_RUNS: [&str; 10] = [
     "profile",
 ];
 
+/// Runs only `--runs` starts, as they take long.
+const OPT_IN_RUNS: [&str; 1] = ["flow"];
+
 /// The 16 KiB runs' payload size.
 const LARGE_PAYLOAD: usize = 16 * 1024;
 /// Caps on the 16 KiB runs' sizes, so Redis holds at most ~1 GB of
@@ -74,7 +84,7 @@ const LARGE_HOLD_PENDING: usize = 10_000;
 
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
      [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] \
-     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,protected-cluster,protected-cluster-1q,profile] \
+     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,protected-cluster,protected-cluster-1q,profile,flow] \
      [--repeat N (the runs N times, interleaved; medians printed)] [--no-build] \
      [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
 
@@ -128,11 +138,9 @@ fn parse(args: Vec<String>) -> Result<Options, Error> {
                 };
                 if flag == "--runs" {
                     options.runs = value.split(',').map(canonical).collect();
-                    if let Some(bad) = options
-                        .runs
-                        .iter()
-                        .find(|r| !ALL_RUNS.contains(&r.as_str()))
-                    {
+                    if let Some(bad) = options.runs.iter().find(|r| {
+                        !ALL_RUNS.contains(&r.as_str()) && !OPT_IN_RUNS.contains(&r.as_str())
+                    }) {
                         return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
                     }
                 } else if flag == "--repeat" {
@@ -164,7 +172,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let program = options
         .program
         .clone()
-        .unwrap_or_else(|| project_root().join("target/release/bench"));
+        .unwrap_or_else(|| target_dir().join("release/bench"));
     if !program.is_file() {
         return Err(Error::Failed(format!(
             "{} is missing: run without --no-build",
@@ -236,7 +244,14 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     if let Some(s) = &settings {
         println!("\nsettings: {s}");
     }
-    print_table(&rows);
+    let (flow, rows): (Vec<Row>, Vec<Row>) = rows.into_iter().partition(|r| is_flow(r));
+    if !rows.is_empty() {
+        print_table(&rows);
+    }
+    if !flow.is_empty() {
+        println!("\nflow (goal: utilization >= 0.9, interactive p99 wait <= 1.2x no-batch's):");
+        print_columns(&FLOW_COLUMNS, &flow);
+    }
     print_payload_keys_left(&rows);
     let rows = if options.repeat > 1 {
         let medians = medians(&rows);
@@ -347,6 +362,16 @@ mod tests {
                 "16384"
             ])
         );
+    }
+
+    #[test]
+    fn the_flow_run_runs_only_when_asked_for() {
+        let default = parse(Vec::new()).ok().expect("no flags");
+        assert!(!default.runs.iter().any(|r| r == "flow"));
+        let asked = parse(owned_args(&["--runs", "flow"]))
+            .ok()
+            .expect("valid flags");
+        assert_eq!(asked.runs, owned_args(&["flow"]));
     }
 
     #[test]

@@ -82,6 +82,14 @@ pub(crate) fn project_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Where cargo builds (`CARGO_TARGET_DIR`, else the workspace's `target`).
+pub(crate) fn target_dir() -> PathBuf {
+    match env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => project_root().join(dir),
+        None => project_root().join("target"),
+    }
+}
+
 /// A `cargo` command run from the workspace root, with the cargo that runs us.
 pub(crate) fn cargo(args: &[&str]) -> Command {
     let program = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));

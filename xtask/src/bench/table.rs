@@ -111,16 +111,37 @@ fn per_part_median(rows: &[&Row], key: &str) -> String {
     (0..parts).map(median).collect::<Vec<_>>().join("/")
 }
 
+/// The `flow` run's columns: one row per scenario.
+pub(super) const FLOW_COLUMNS: [(&str, &str); 8] = [
+    ("gate", "gate"),
+    ("utilization", "utilization"),
+    ("wait p50 ms", "wait_p50_ms"),
+    ("wait p99 ms", "wait_p99_ms"),
+    ("batch/s", "batch_per_s"),
+    ("interactive/s", "interactive_per_s"),
+    ("goal", "goal"),
+    ("note", "note"),
+];
+
+/// A `flow` scenario's row (it has a gate column, no drain).
+pub(super) fn is_flow(row: &[(String, String)]) -> bool {
+    row.iter().any(|(k, _)| k == "gate")
+}
+
 pub(super) fn print_table(rows: &[Row]) {
+    print_columns(&COLUMNS, rows);
+}
+
+pub(super) fn print_columns(columns: &[(&str, &str)], rows: &[Row]) {
     let mut table: Vec<Vec<String>> = vec![
         std::iter::once("run".to_owned())
-            .chain(COLUMNS.iter().map(|(h, _)| h.to_string()))
+            .chain(columns.iter().map(|(h, _)| h.to_string()))
             .collect(),
     ];
     for row in rows {
         table.push(
             std::iter::once(get(row, "name").to_owned())
-                .chain(COLUMNS.iter().map(|(_, k)| get(row, k).to_owned()))
+                .chain(columns.iter().map(|(_, k)| get(row, k).to_owned()))
                 .collect(),
         );
     }

@@ -13,14 +13,16 @@
 //! runtimes on one queue), `cluster` (the runtime over RedisStore on a
 //! private cluster of three primaries, `--queues` queues on as many
 //! primaries; never given a `--url`), `profile` (Redis CPU of each script
-//! on its own).
-//! Every run but `replicas` has three phases: a hold with `--hold-pending`
+//! on its own), `flow` (the spare-capacity bench: a stand-in inference
+//! pool shared by interactive users and a gated batch backlog, see [`flow`]).
+//! Every run but `replicas`, `profile` and `flow` has three phases: a hold with `--hold-pending`
 //! requests pending and `--hold-inflight` held by a waiting handler (worker
 //! RSS, Redis bytes per claim), a drain of `--requests` enqueued before the
 //! clock starts (jobs/s, Redis CPU, calls and round trips per job), and a
 //! steady arrival at half the drain rate (enqueue→result p50/p99).
 
 mod counting;
+mod flow;
 mod members;
 mod profile;
 mod protected;
@@ -45,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 #[derive(Parser, Debug)]
 struct Args {
-    /// protected | unprotected | memory | replicas | cluster | profile
+    /// protected | unprotected | memory | replicas | cluster | profile | flow
     run: String,
     /// The name the row carries (default: the run).
     #[arg(long)]
@@ -301,6 +303,7 @@ async fn main() {
             let latency = unprotected::latency(&set, &url, &admin, rate).await;
             emit(&name, &set, &drain, &latency, Some(&held));
         }
+        "flow" => flow::run(&name, &url, &set).await,
         "profile" => {
             let admin = admin().await;
             let steps = profile::run(&set, &url, &admin, args.window).await;

@@ -6,7 +6,7 @@ use crate::members;
 use crate::protected::{Drain, Held};
 use crate::server::round;
 
-fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
+pub fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
@@ -14,8 +14,22 @@ fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
     Some(sorted[i] as f64 / 1000.0)
 }
 
-fn field(x: Option<f64>, digits: i32) -> serde_json::Value {
+pub fn field(x: Option<f64>, digits: i32) -> serde_json::Value {
     x.map_or(serde_json::Value::Null, |x| round(x, digits).into())
+}
+
+/// Prints `row` as the `row` line xtask reads: `key=value`, `-` for null.
+pub fn print_row(row: &serde_json::Value) {
+    let mut line = String::from("row");
+    for (k, v) in row.as_object().expect("object") {
+        let v = match v {
+            serde_json::Value::Null => "-".to_owned(),
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        line.push_str(&format!(" {k}={v}"));
+    }
+    println!("{line}");
 }
 
 /// Prints the run's `row` and `json` lines.
@@ -73,16 +87,7 @@ pub fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Op
         "wasted_round_trips": 2 * get(&c.empty_claims),
         "payload_keys_left": drain.payload_keys_left,
     });
-    let mut line = String::from("row");
-    for (k, v) in row.as_object().expect("object") {
-        let v = match v {
-            serde_json::Value::Null => "-".to_owned(),
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        line.push_str(&format!(" {k}={v}"));
-    }
-    println!("{line}");
+    print_row(&row);
     let mut full = row;
     full["jobs"] = drain.jobs.into();
     full["elapsed_s"] = round(drain.elapsed.as_secs_f64(), 3).into();

@@ -255,8 +255,17 @@ impl Admin {
     }
 
     pub async fn hlen(&self, key: &str) -> redis::RedisResult<u64> {
+        self.count("HLEN", key).await
+    }
+
+    /// Members of a sorted set (a queue's pending requests).
+    pub async fn zcard(&self, key: &str) -> redis::RedisResult<u64> {
+        self.count("ZCARD", key).await
+    }
+
+    async fn count(&self, command: &str, key: &str) -> redis::RedisResult<u64> {
         let mut c = self.conn.clone();
-        redis::cmd("HLEN").arg(key).query_async(&mut c).await
+        redis::cmd(command).arg(key).query_async(&mut c).await
     }
 
     /// Enqueues requests `seqs` as the Go producer does (see
