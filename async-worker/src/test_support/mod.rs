@@ -9,6 +9,7 @@ pub mod gateway;
 pub mod http_stub;
 pub mod metric_sample;
 pub mod payload_shape;
+pub mod prometheus;
 pub mod scrape;
 
 pub use metric_sample::sample;

@@ -205,7 +205,7 @@ pub async fn run(name: &str, url: &str, set: &Settings) {
                 Some(p) => p,
                 None => match prometheus::missing() {
                     Some(why) => Err(why),
-                    None => Prometheus::start(&pool.addr.to_string()).await,
+                    None => prometheus::start(&pool.addr.to_string()).await,
                 },
             };
             let env = started.as_ref().map(|p| gate_env(Some(p.url.clone())));
