@@ -29,12 +29,18 @@ pub async fn execute(
     pool: Arc<Pool>,
     _permit: OwnedSemaphorePermit,
 ) {
-    let releases = if pool.gate.is_none() {
-        Releases::new()
-    } else {
+    let releases = if let Some(gate) = &pool.gate {
         // Boxed: a gate's wait is a large state every queued request would
         // otherwise carry, and most pools have no gate.
-        let passage = pool_gate::pass(&shared, &pool, &queue, &mut request, &destination, &flight);
+        let passage = pool_gate::pass(
+            &shared,
+            &pool.name,
+            gate.as_ref(),
+            &queue,
+            &mut request,
+            &destination,
+            &flight,
+        );
         match Box::pin(passage).await {
             Passage::Through(releases) => releases,
             Passage::Settled(settlement) => return shared.hand_to_writer(settlement).await,
@@ -44,6 +50,8 @@ pub async fn execute(
             }
             Passage::Stopped => return,
         }
+    } else {
+        Releases::new()
     };
     run_handler(&shared, &queue, &request, destination, &flight).await;
     // What the pool gate reserved lasts as long as the request was in the

@@ -18,7 +18,7 @@
 
 use super::Shared;
 use super::held::{Flight, StopReason};
-use super::pools::Pool;
+use super::queue_gate::refusal_reason;
 use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, gate_dropped, terminal};
 use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
@@ -54,18 +54,16 @@ struct WaitEnd {
     is_deadline: bool,
 }
 
-/// Puts `request` through `pool`'s gate (straight through without one).
+/// Puts `request` through `gate`, the gate of pool `pool`.
 pub(super) async fn pass(
     shared: &Shared,
-    pool: &Pool,
+    pool: &str,
+    gate: &dyn DispatchGate,
     queue: &Arc<str>,
     request: &mut Request,
     destination: &Destination,
     flight: &Flight,
 ) -> Passage {
-    let Some(gate) = &pool.gate else {
-        return Passage::Through(Releases::new());
-    };
     // Checked before the gate (as Go validates transforms), so a request
     // that can never be sent does not take or wait for a gate's slot.
     if let Err((code, message)) = shared.handler.check(request) {
@@ -79,36 +77,26 @@ pub(super) async fn pass(
         let verdict = tokio::select! {
             biased;
             () = flight.cancel.cancelled() => return stopped(flight),
-            verdict = apply(gate.as_ref(), request, &mut releases) => Some(verdict),
+            verdict = apply(gate, request, &mut releases) => Some(verdict),
             () = tokio::time::sleep_until(end.at) => None,
         };
-        let overflow = request
-            .parsed
-            .labels
-            .get("classification")
-            .map(String::as_str)
-            == Some("overflow");
-        let refused = if overflow {
-            GateReason::QuotaExhausted
-        } else {
-            GateReason::GateClosed
-        };
+        let refused = refusal_reason(&request.parsed.labels);
         let settlement = match verdict {
             None => return wait_over(shared, queue, request, destination, &end),
             Some(Ok(Verdict::Continue)) => return Passage::Through(releases),
             Some(Ok(Verdict::Drop(record))) => {
-                metrics::pool_gate_decision(&pool.name, GateReason::Dropped);
+                metrics::pool_gate_decision(pool, GateReason::Dropped);
                 let record = gate_dropped(&request.generation.id, record);
                 record_of(queue, request, destination, record, ErrorCode::GateDropped)
             }
             Some(Ok(Verdict::Refuse)) => {
-                metrics::pool_gate_decision(&pool.name, refused);
+                metrics::pool_gate_decision(pool, refused);
                 requeue(shared, queue, request, destination)
             }
             Some(Ok(Verdict::Wait)) => {
                 drop(releases);
                 if !waited {
-                    metrics::pool_gate_decision(&pool.name, refused);
+                    metrics::pool_gate_decision(pool, refused);
                     waited = true;
                 }
                 let nap = jittered(pause);
@@ -126,7 +114,7 @@ pub(super) async fn pass(
                 continue;
             }
             Some(Err(e)) => {
-                metrics::pool_gate_decision(&pool.name, GateReason::Error);
+                metrics::pool_gate_decision(pool, GateReason::Error);
                 tracing::warn!(%queue, request = %request.generation, error = %e, "pool gate failed");
                 let message = format!("Pool gating error: {e}");
                 let record =

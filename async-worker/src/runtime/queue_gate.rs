@@ -32,6 +32,17 @@ use crate::metrics::{self, GateReason};
 const CLASSIFICATION: &str = "classification";
 const OVERFLOW: &str = "overflow";
 
+/// How a refusal (or wait) is counted, queue or pool gate alike:
+/// `quota_exhausted` when a quota gate classified the request `overflow`,
+/// else `gate_closed`.
+pub(super) fn refusal_reason(labels: &std::collections::BTreeMap<String, String>) -> GateReason {
+    if labels.get(CLASSIFICATION).map(String::as_str) == Some(OVERFLOW) {
+        GateReason::QuotaExhausted
+    } else {
+        GateReason::GateClosed
+    }
+}
+
 /// What the queue gate made of one poll's candidates.
 #[derive(Default)]
 pub(super) struct Admitted {
@@ -97,7 +108,7 @@ impl Consumer {
                 admitted.held_back += 1 + rest.len();
                 break;
             };
-            let overflow = request.labels.get(CLASSIFICATION).map(String::as_str) == Some(OVERFLOW);
+            let refused = refusal_reason(request.labels);
             match verdict {
                 Ok(Verdict::Continue) => {
                     candidate.releases = releases;
@@ -114,12 +125,7 @@ impl Consumer {
                     admitted.kept.push(candidate);
                 }
                 Ok(Verdict::Refuse | Verdict::Wait) => {
-                    let reason = if overflow {
-                        GateReason::QuotaExhausted
-                    } else {
-                        GateReason::GateClosed
-                    };
-                    metrics::gate_decision(&self.queue, reason);
+                    metrics::gate_decision(&self.queue, refused);
                     releases.run().await;
                     admitted.held_back += 1;
                 }
