@@ -13,9 +13,10 @@
 
 use async_trait::async_trait;
 use claim_conformance::unreliable::{Op, Tally, UnreliableStore};
+use claim_core::Result;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimStore, Clock, Generation, Millis, OwnerToken, StoreError};
+use claim_core::{ClaimStore, Clock, Generation, Holder, Millis, OwnerToken};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -148,9 +149,9 @@ impl<S: ClaimStore> Tap<S> {
         self.watch.violation.lock().unwrap().get_or_insert(why);
     }
 
-    async fn call<T, Fut>(&self, op: Op, call: impl FnOnce() -> Fut) -> Result<T, StoreError>
+    async fn call<T, Fut>(&self, op: Op, call: impl FnOnce() -> Fut) -> Result<T>
     where
-        Fut: Future<Output = Result<T, StoreError>>,
+        Fut: Future<Output = Result<T>>,
     {
         self.call_then(op, call, || {}).await
     }
@@ -162,9 +163,9 @@ impl<S: ClaimStore> Tap<S> {
         op: Op,
         call: impl FnOnce() -> Fut,
         landed: impl FnOnce(),
-    ) -> Result<T, StoreError>
+    ) -> Result<T>
     where
-        Fut: Future<Output = Result<T, StoreError>>,
+        Fut: Future<Output = Result<T>>,
     {
         if matches!(op, Op::Peek | Op::Claim) && self.refused.load(Ordering::SeqCst) {
             self.note(format!("{} called right after the gate refused", op.name()));
@@ -209,20 +210,15 @@ impl<S: ClaimStore> StoreLayer for Tap<S> {
         Box::pin(self.call(op, call))
     }
 
-    async fn claim(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
         let landed = || {
             let now = self.watch.clock.now();
             let mut at = self.watch.claimed_at.lock().unwrap();
             for item in items {
-                at.insert((item.generation.clone(), owner.clone()), now);
+                at.insert((item.generation.clone(), by.owner.clone()), now);
             }
         };
-        let call = || ClaimStore::claim(&self.faulty, q, owner, items);
+        let call = || ClaimStore::claim(&self.faulty, by, items);
         self.call_then(Op::Claim, call, landed).await
     }
 }

@@ -130,7 +130,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
     let items: Vec<AckItem> = rs.iter().map(|r| r.ack_item(RESULTS, "b")).collect();
     let acked = fx
         .store
-        .ack(Q, &super::support::owner("w1"), &items)
+        .ack(super::support::owner("w1").on(Q), &items)
         .await
         .unwrap();
     let dropped: Vec<bool> = acked.iter().map(|a| a.claim_dropped).collect();

@@ -91,7 +91,7 @@ pub async fn a_due_retry_entry_whose_generation_was_answered_is_dropped_not_prom
         member: Member::from(stamped),
         due: fx.at(10),
     };
-    let parked = fx.store.park_retry(Q, &owner("w1"), &[item]).await;
+    let parked = fx.store.park_retry(owner("w1").on(Q), &[item]).await;
     assert_eq!(parked.unwrap(), vec![true]);
     fx.clock.set(fx.at(10));
     assert_eq!(

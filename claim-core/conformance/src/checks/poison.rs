@@ -24,7 +24,7 @@ async fn ack_to_the_queue<S: CheckedStore>(
     text: &str,
 ) -> Vec<AckOutcome> {
     fx.store
-        .ack(Q, &owner(who), &[r.ack_item(Q, text)])
+        .ack(owner(who).on(Q), &[r.ack_item(Q, text)])
         .await
         .unwrap()
 }
@@ -59,7 +59,11 @@ async fn lapse_then_park<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
         member: Member::from(stamped),
         due: fx.at(40),
     };
-    let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
+    let parked = fx
+        .store
+        .park_retry(owner("w2").on(Q), &[park])
+        .await
+        .unwrap();
     assert_eq!(parked, vec![true]);
 }
 
@@ -89,7 +93,7 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
         rs[2].ack_item(&claimed, "c"),
         rs[3].ack_item(RESULTS, "d"),
     ];
-    let out = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
+    let out = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
     let shape: Vec<(bool, bool, bool)> = out
         .iter()
         .map(|o| (o.pushed, o.claim_dropped, o.dead_lettered))
@@ -256,7 +260,10 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl S
         member: Member::from(member.clone().into_bytes()),
         due: fx.at(1),
     };
-    fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap();
+    fx.store
+        .park_retry(owner("w1").on(Q), &[item])
+        .await
+        .unwrap();
     fx.clock.set(fx.at(2));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);

@@ -28,7 +28,7 @@ pub(super) async fn park<S: CheckedStore>(
         due: fx.at(due_in),
     };
     fx.store
-        .park_retry(Q, &owner(who), &[item])
+        .park_retry(owner(who).on(Q), &[item])
         .await
         .expect("park")
 }
@@ -66,7 +66,7 @@ pub async fn a_release_of_a_whole_batch_returns_every_claim_in_order_without_cou
     let rs = fx.claim_batch("w1", 3).await;
     let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();
     assert_eq!(
-        fx.store.release(Q, &owner("w1"), &gens).await.unwrap(),
+        fx.store.release(owner("w1").on(Q), &gens).await.unwrap(),
         vec![true; 3]
     );
     let members: Vec<_> = rs.iter().map(|r| r.member.clone()).collect();
@@ -156,7 +156,7 @@ pub async fn a_requeue_parked_due_now_is_pending_again_at_once_with_its_retry_co
         member: Member::from(stamped),
         due: fx.at(0),
     };
-    let parked = fx.store.park_retry(Q, &owner("w1"), &[item]).await;
+    let parked = fx.store.park_retry(owner("w1").on(Q), &[item]).await;
     assert_eq!(parked.expect("park"), vec![true]);
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 1);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
@@ -187,7 +187,10 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl S
             due: fx.at(due),
         };
         assert_eq!(
-            fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap(),
+            fx.store
+                .park_retry(owner("w1").on(Q), &[item])
+                .await
+                .unwrap(),
             vec![true]
         );
     }

@@ -191,7 +191,7 @@ impl<S: CheckedStore> Fixture<S> {
     pub async fn claim(&self, who: &str, reqs: &[Req]) -> Vec<claim_core::store::ClaimOutcome> {
         let items: Vec<_> = reqs.iter().map(Req::claim_request).collect();
         self.store
-            .claim(Q, &owner(who), &items)
+            .claim(owner(who).on(Q), &items)
             .await
             .expect("claim")
     }
@@ -203,13 +203,13 @@ impl<S: CheckedStore> Fixture<S> {
         text: &str,
     ) -> Vec<claim_core::store::AckOutcome> {
         let items: Vec<_> = reqs.iter().map(|r| r.ack_item(RESULTS, text)).collect();
-        self.store.ack(Q, &owner(who), &items).await.expect("ack")
+        self.store.ack(owner(who).on(Q), &items).await.expect("ack")
     }
 
     pub async fn renew(&self, who: &str, reqs: &[Req]) -> Vec<claim_core::store::RenewOutcome> {
         let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
         self.store
-            .renew(Q, &owner(who), &gens)
+            .renew(owner(who).on(Q), &gens)
             .await
             .expect("renew")
     }
@@ -217,7 +217,7 @@ impl<S: CheckedStore> Fixture<S> {
     pub async fn release(&self, who: &str, reqs: &[Req]) -> Vec<bool> {
         let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
         self.store
-            .release(Q, &owner(who), &gens)
+            .release(owner(who).on(Q), &gens)
             .await
             .expect("release")
     }
