@@ -4,7 +4,7 @@ use super::StoreFactory;
 use crate::CheckedStore;
 use claim_core::Record;
 use claim_core::clock::ManualClock;
-use claim_core::store::{ClaimRequest, StoreConfig, Submission};
+use claim_core::store::{ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::types::{Generation, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
 
@@ -263,6 +263,28 @@ impl<S: CheckedStore> Fixture<S> {
     }
 
     /// Submits `r` and lets `who` claim it.
+    /// `who` parks its claim of `carrier` with `member` as the retry entry,
+    /// due `due_in` s after the start: the traits have no raw write to the
+    /// retry set, so a claim carries any member there. One flag, as
+    /// `park_retry` answers.
+    pub async fn park_as(
+        &self,
+        who: &str,
+        carrier: &Req,
+        member: Vec<u8>,
+        due_in: u64,
+    ) -> Vec<bool> {
+        let item = ParkItem {
+            generation: carrier.generation.clone(),
+            member: Member::from(member),
+            due: self.at(due_in),
+        };
+        self.store
+            .park_retry(owner(who).on(Q), &[item])
+            .await
+            .expect("park")
+    }
+
     pub async fn submit_and_claim(&self, who: &str, r: &Req) {
         self.submit(r.one()).await;
         self.claim(who, r.one()).await;
