@@ -196,6 +196,7 @@ pub trait WrapsOneGate: Send + Sync + fmt::Debug + 'static {
     /// The context of a wrapped inner apply error: `<FAILED>: <error>`.
     const FAILED: &'static str;
 
+    /// The gate it wraps.
     fn inner(&self) -> &dyn DispatchGate;
 
     /// This gate's verdict on `request`, the inner gate having answered
