@@ -1,7 +1,9 @@
 //! Health endpoints (`/healthz`, `/readyz`) and the Prometheus `/metrics` endpoint, over axum.
 //!
 //! The metrics recorder is metrics-exporter-prometheus's, installed once per
-//! process; `/metrics` renders it. Histograms are exported as Prometheus
+//! process; `/metrics` renders it, after reading the process's own figures
+//! (`process_*`: CPU, memory, open files, threads, start time; metrics-process
+//! reads them from `/proc`), so a scrape sees them as of that moment. Histograms are exported as Prometheus
 //! histograms, not summaries: the Go processor's with Go's buckets (in
 //! milliseconds, [`crate::metrics::HISTOGRAM_BUCKETS`]), any other with
 //! [`HISTOGRAM_BUCKETS`]. Both servers stop when the token given to them fires.
@@ -89,12 +91,17 @@ async fn readyz(State(probe): State<Arc<dyn HealthProbe>>) -> (StatusCode, Strin
 
 /// `/metrics` in the Prometheus text format.
 pub fn metrics_router(handle: PrometheusHandle) -> Router {
+    let process = metrics_process::Collector::default();
+    process.describe();
     Router::new()
         .route("/metrics", get(render))
-        .with_state(handle)
+        .with_state((handle, Arc::new(process)))
 }
 
-async fn render(State(handle): State<PrometheusHandle>) -> String {
+type MetricsState = (PrometheusHandle, Arc<metrics_process::Collector>);
+
+async fn render(State((handle, process)): State<MetricsState>) -> String {
+    process.collect();
     handle.render()
 }
 
@@ -111,6 +118,7 @@ pub fn install_recorder() -> Result<PrometheusHandle, ServeError> {
             .map_err(recorder)?;
     }
     let handle = builder.install_recorder().map_err(recorder)?;
+    crate::metrics::build_info();
     let upkeep = handle.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(UPKEEP_INTERVAL);

@@ -116,7 +116,7 @@ fn every_alert_is_unit_tested_firing_and_quiet() {
         let quiet = checks.iter().any(|c| c.contains("exp_alerts: []"));
         assert!(quiet, "{alert}: no test where it stays quiet");
     }
-    assert_eq!(alert_names().len(), 12, "{:?}", alert_names());
+    assert_eq!(alert_names().len(), 14, "{:?}", alert_names());
 }
 
 #[test]

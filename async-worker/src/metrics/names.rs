@@ -98,6 +98,14 @@ metrics_table! {
         "1 when the store answered the last readiness ping (every 2 s) within 2 s, else 0";
     WRITER_FAILING = "writer_failing_seconds", Gauge, "none",
         "How long the oldest ack or retry park not landed yet has been failing, seconds (0 when none); sampled every 2 s";
+    OLDEST_PENDING_AGE = "oldest_pending_age_seconds", Gauge, "Q",
+        "Age of the head of pending (the next request served: earliest deadline) from its data.created, seconds; 0 when pending is empty or its head has no created; sampled with the backlog";
+    DEAD_DEPTH = "dead_letter_depth", Gauge, "Q",
+        "Members in <queue>:dead, sampled with the backlog";
+    RETRY_DEPTH = "retry_depth", Gauge, "none",
+        "Entries of the retry set (every queue's parked retries), sampled with the backlog";
+    BUILD_INFO = "build_info", Gauge, "version",
+        "1, labelled with the processor's version";
 }
 
 /// A metric's type.

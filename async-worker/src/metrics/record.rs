@@ -70,13 +70,30 @@ pub(crate) fn in_flight(queue: &str, delta: f64) {
     with_queue(queue, |q| q.in_flight.increment(delta));
 }
 
-/// The sampled sizes of a queue: pending members and live claims.
-pub(crate) fn depths(queue: &str, pending: usize, claimed: usize) {
+/// The sampled sizes of a queue: pending members, live claims, the dead set.
+pub(crate) fn depths(queue: &str, depths: &claim_core::store::QueueDepths) {
     with_queue(queue, |q| {
-        q.backlog.set(pending as f64);
+        q.backlog.set(depths.pending as f64);
         q.backlog_available.set(1.0);
-        q.claim_depth.set(claimed as f64);
+        q.claim_depth.set(depths.claimed as f64);
+        q.dead_depth.set(depths.dead as f64);
     });
+}
+
+/// The sampled age of the head of pending (0: empty, or no `created`).
+pub(crate) fn oldest_pending_age(queue: &str, age: Duration) {
+    with_queue(queue, |q| q.oldest_pending_age.set(age.as_secs_f64()));
+}
+
+/// The sampled size of the retry set.
+pub(crate) fn retry_depth(entries: usize) {
+    metrics::gauge!(RETRY_DEPTH).set(entries as f64);
+}
+
+/// `build_info{version} 1`, set once when the recorder is installed.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
+pub(crate) fn build_info() {
+    metrics::gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
 }
 
 /// The depth read failed: backlog 0 and its source unavailable, as Go reports it.

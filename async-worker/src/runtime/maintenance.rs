@@ -2,6 +2,7 @@
 
 use super::Shared;
 use super::held::StopReason;
+use crate::admin::stats::member_age;
 use crate::metrics;
 use claim_core::Generation;
 use claim_core::store::RenewOutcome;
@@ -200,8 +201,10 @@ pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
     .await;
 }
 
-/// Samples each queue's backlog (pending members) and claim depth into
-/// gauges; a failed read reports the backlog 0 and its source unavailable.
+/// Samples each queue's backlog (pending members), claim and dead depths
+/// and the age of its head of pending, and the retry set's size, into
+/// gauges; a failed depth read reports the backlog 0 and its source
+/// unavailable, a failed head or retry read leaves its gauge as it was.
 pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
     let period = shared.config.backlog_poll_interval;
     if period.is_zero() {
@@ -210,10 +213,20 @@ pub async fn sample_depths(shared: Arc<Shared>, stop: CancellationToken) {
     }
     every(period, stop, || async {
         for spec in &shared.config.queues {
-            match shared.store.depths(&spec.queue_name).await {
-                Ok(d) => metrics::depths(&spec.queue_name, d.pending, d.claimed),
-                Err(_) => metrics::depths_unavailable(&spec.queue_name),
+            let queue = &spec.queue_name;
+            match shared.store.depths(queue).await {
+                Ok(d) => metrics::depths(queue, &d),
+                Err(_) => metrics::depths_unavailable(queue),
             }
+            if let Ok(head) = shared.store.peek(queue, 0, 1).await {
+                let now = shared.clock.now();
+                let age = head.first().and_then(|e| member_age(&e.member, now));
+                let age = Duration::from_millis(age.unwrap_or(0));
+                metrics::oldest_pending_age(queue, age);
+            }
+        }
+        if let Ok(entries) = shared.store.retry_depth().await {
+            metrics::retry_depth(entries);
         }
     })
     .await;
