@@ -49,14 +49,22 @@ impl RedisStore {
         }
     }
 
-    /// Waits for `replica_acks` replicas on the primary of `queue`'s slot
-    /// (its pending set's), after a claim or an ack there. With none asked
-    /// it returns before building the key, so the hot path pays nothing.
-    pub(crate) async fn wait_queue_replicas(&self, op: Op, queue: &str) {
+    /// Runs `call` (a claim or an ack on `queue`), then waits for
+    /// `replica_acks` replicas on the primary of `queue`'s slot (its pending
+    /// set's) before answering. With none asked it answers before building
+    /// the key, so the hot path pays nothing.
+    pub(crate) async fn replicated<T>(
+        &self,
+        op: Op,
+        queue: &str,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let out = call.await?;
         if self.inner.replica_acks > 0 {
             let pending = self.keys().queue(queue).pending;
             self.wait_replicas(op, &[pending.as_str()]).await;
         }
+        Ok(out)
     }
 
     /// Waits for `replica_acks` replicas on the primary of each of `keys`'

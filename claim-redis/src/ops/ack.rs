@@ -4,7 +4,7 @@ use super::batches::in_batches;
 use super::call::{self, evalsha};
 use super::cluster;
 use super::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
-use crate::codec::{ack_outcome, per_item};
+use crate::codec::ack_outcome;
 use crate::keys::KeyLayout;
 use crate::state::RedisStore;
 use claim_core::store::{AckItem, AckOutcome};
@@ -73,6 +73,5 @@ async fn one_script(
             cmd.arg(i + 1);
         }
     }
-    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
-    per_item(Op::Ack, reply, n)
+    call::run_per_item(store, Op::Ack, script, &cmd, n).await
 }

@@ -9,6 +9,7 @@
 //! commands and transactions are checked with [`check_keys`]. The plain
 //! layout checks nothing (no cost on its hot path).
 
+use crate::codec::per_item;
 use crate::slots::check_one_slot;
 use crate::state::RedisStore;
 use claim_core::{Op, StoreError};
@@ -85,6 +86,19 @@ pub(crate) async fn run<T: FromRedisValue>(
         check_evalsha(op, cmd)?;
     }
     store.conn().evalsha(op, script, cmd).await
+}
+
+/// [`run`] of a script that answers one integer per item: its reply,
+/// checked to hold exactly `items` values.
+pub(crate) async fn run_per_item(
+    store: &RedisStore,
+    op: Op,
+    script: &Script,
+    cmd: &Cmd,
+    items: usize,
+) -> Result<Vec<i64>, StoreError> {
+    let reply: Vec<i64> = run(store, op, script, cmd).await?;
+    per_item(op, reply, items)
 }
 
 /// The keys of an `EVALSHA <sha> <numkeys> <keys…> <args…>` command in one slot.

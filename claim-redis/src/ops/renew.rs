@@ -1,7 +1,7 @@
 //! `renew`: runs `lua/renew.lua`, one call per [`MAX_BATCH`] generations.
 
 use super::call::{self, evalsha};
-use crate::codec::{per_item, renew_outcome};
+use crate::codec::renew_outcome;
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::ClaimKey;
 use claim_core::store::RenewOutcome;
@@ -27,8 +27,7 @@ pub(crate) async fn renew(
         for g in chunk {
             cmd.write_arg_fmt(ClaimKey(g));
         }
-        let reply: Vec<i64> = call::run(store, Op::Renew, script, &cmd).await?;
-        let reply = per_item(Op::Renew, reply, chunk.len())?;
+        let reply = call::run_per_item(store, Op::Renew, script, &cmd, chunk.len()).await?;
         out.extend(reply.into_iter().map(renew_outcome));
     }
     Ok(out)

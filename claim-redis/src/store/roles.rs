@@ -75,9 +75,8 @@ impl ClaimStore for RedisStore {
     /// replicas have the claims (on the queue's slot), so a failover
     /// cannot hand the same members out again.
     async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
-        let outcomes = ops::claim::claim(self, by.queue, by.owner, items).await?;
-        self.wait_queue_replicas(Op::Claim, by.queue).await;
-        Ok(outcomes)
+        let claim = ops::claim::claim(self, by.queue, by.owner, items);
+        self.replicated(Op::Claim, by.queue, claim).await
     }
 
     async fn renew(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<RenewOutcome>> {
@@ -94,9 +93,8 @@ impl ClaimStore for RedisStore {
     /// hash-tagged layout a list in another slot was waited for inside the
     /// ack, before its claims were dropped (`ops/cluster/ack.rs`).
     async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
-        let outcomes = ops::ack::ack(self, by.queue, by.owner, items).await?;
-        self.wait_queue_replicas(Op::Ack, by.queue).await;
-        Ok(outcomes)
+        let ack = ops::ack::ack(self, by.queue, by.owner, items);
+        self.replicated(Op::Ack, by.queue, ack).await
     }
 
     async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {

@@ -55,7 +55,6 @@
 
 use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
 use super::request_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
-use crate::codec::per_item;
 use crate::keys::QueueKeys;
 use crate::ops::call::{self, evalsha};
 use crate::ops::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
@@ -147,8 +146,7 @@ async fn same_slot(
         cmd.write_arg_fmt(keys.marker_key_for(&q.pending, &item.generation));
     }
     ack_args(&mut cmd, store, (queue, owner), &runs, chunk);
-    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
-    per_item(Op::Ack, reply, n)
+    call::run_per_item(store, Op::Ack, script, &cmd, n).await
 }
 
 /// Steps (a) to (c) for items whose list lies in another slot than the
@@ -300,8 +298,7 @@ async fn fence(
         cmd.write_arg_fmt(ClaimKey(&item.generation));
         cmd.arg(item.member.as_bytes()).arg(digest.as_str());
     }
-    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
-    per_item(Op::Ack, reply, n)
+    call::run_per_item(store, Op::Ack, script, &cmd, n).await
 }
 
 /// Step (c), `ack_drop.lua`: per item, ack.lua's bits 2, 4 and 16; the
@@ -338,8 +335,7 @@ async fn drop_claims(
         cmd.arg(answer.marker.as_str());
         cmd.arg(if *answered { "1" } else { "0" });
     }
-    let reply: Vec<i64> = call::run(store, Op::Ack, script, &cmd).await?;
-    per_item(Op::Ack, reply, n)
+    call::run_per_item(store, Op::Ack, script, &cmd, n).await
 }
 
 /// The result lists whose pushes by this ack are on `replica_acks`
