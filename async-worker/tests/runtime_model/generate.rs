@@ -1,6 +1,8 @@
 //! The transitions, generated from the reference state so that most of them can happen.
 
-use super::reference::{Act, GateMode, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict};
+use super::reference::{
+    Act, GateAct, GateMode, GateScripts, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict,
+};
 use claim_conformance::unreliable::{Fault, Op};
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -26,6 +28,39 @@ fn act() -> impl Strategy<Value = Act> {
         1 => Just(Act::Hang),
         3 => verdict().prop_map(|verdict| Act::Block { verdict }),
     ]
+}
+
+/// A queue gate's answer: mostly ones that leave the member pending.
+fn queue_gate_act() -> impl Strategy<Value = GateAct> {
+    prop_oneof![
+        1 => Just(GateAct::Continue),
+        1 => any::<bool>().prop_map(|own| GateAct::Drop { own }),
+        2 => Just(GateAct::Refuse),
+        1 => (1u8..=3).prop_map(|times| GateAct::Wait { times }),
+        2 => Just(GateAct::Fail),
+    ]
+}
+
+/// A pool gate's answer: waits long enough, at times, to pass the gate
+/// wait timeout (the pause doubles from 100 ms to 1 s).
+fn pool_gate_act() -> impl Strategy<Value = GateAct> {
+    prop_oneof![
+        1 => Just(GateAct::Continue),
+        1 => any::<bool>().prop_map(|own| GateAct::Drop { own }),
+        2 => Just(GateAct::Refuse),
+        3 => (1u8..=8).prop_map(|times| GateAct::Wait { times }),
+        1 => Just(GateAct::Fail),
+    ]
+}
+
+/// Most requests pass both gates; some meet scripted answers at one or both.
+fn gate_scripts() -> impl Strategy<Value = GateScripts> {
+    let script = |act: BoxedStrategy<GateAct>| prop_oneof![2 => Just(Vec::new()), 1 => prop::collection::vec(act, 1..=3)];
+    (
+        script(queue_gate_act().boxed()),
+        script(pool_gate_act().boxed()),
+    )
+        .prop_map(|(queue, pool)| GateScripts { queue, pool })
 }
 
 /// Seconds to the deadline: mostly minutes, some seconds, some already past.
@@ -94,6 +129,7 @@ impl ReferenceStateMachine for Machine {
                     slots,
                     trapped: [false; SLOTS],
                     blocks: Vec::new(),
+                    gate_records: Vec::new(),
                 }
             })
             .boxed()
@@ -131,10 +167,15 @@ impl ReferenceStateMachine for Machine {
         if state.blocks.len() < MAX_REQUESTS {
             options.push((
                 12,
-                (deadline_in(), prop::collection::vec(act(), 0..=3))
-                    .prop_map(|(deadline_in, script)| Step::Submit {
+                (
+                    deadline_in(),
+                    prop::collection::vec(act(), 0..=3),
+                    gate_scripts(),
+                )
+                    .prop_map(|(deadline_in, script, gates)| Step::Submit {
                         deadline_in,
                         script,
+                        gates,
                     })
                     .boxed(),
             ));

@@ -28,6 +28,7 @@
 //! `async-worker/proptest-regressions/runtime_model/` and replayed first.
 
 mod check;
+mod gates;
 mod generate;
 mod handler;
 mod pace;
@@ -58,7 +59,7 @@ const LEASE_TTL_MS: u64 = 6_000;
 fn memory_setting() -> Setting {
     Setting {
         pace: Pace::Paused,
-        runtime: runtime_config(200, 1_000, 500, 10_000, 3_000),
+        runtime: runtime_config(200, 1_000, 500, 10_000, 3_000, 2_500),
         lease_ttl_ms: LEASE_TTL_MS,
         slack_ms: 5,
         shutdown_wait: Duration::from_secs(120),
@@ -73,7 +74,7 @@ fn memory_setting() -> Setting {
 fn redis_setting(clock: Arc<JumpClock>) -> Setting {
     Setting {
         pace: Pace::Real(clock),
-        runtime: runtime_config(20, 100, 50, 1_000, 500),
+        runtime: runtime_config(20, 100, 50, 1_000, 500, 250),
         lease_ttl_ms: LEASE_TTL_MS,
         slack_ms: 1_500,
         shutdown_wait: Duration::from_secs(2),
