@@ -261,7 +261,7 @@ fn earned<S: CheckedStore + Clone>(
         }),
         Some(ErrorCode::DeadlineExceeded) if message == WAITED_PAST_DEADLINE => {
             let waited = |at: &GateAt, act: &GateAct, _| {
-                *at == GateAt::Pool && matches!(act, GateAct::Wait { .. })
+                *at == GateAt::Pool && matches!(act, GateAct::Wait { .. } | GateAct::Hang)
             };
             gated(GateRecord::WaitedPastDeadline, &waited) && snap.now >= request.deadline
         }

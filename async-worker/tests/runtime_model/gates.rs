@@ -188,6 +188,7 @@ fn verdict(id: &str, answer: Answer) -> Result<Verdict, GateError> {
         GateAct::Refuse => Verdict::Refuse,
         GateAct::Wait { .. } => Verdict::Wait,
         GateAct::Fail => return Err(GateError::Failed(gate_failure(id, answer.call))),
+        GateAct::Hang => unreachable!("a hanging call never answers"),
     })
 }
 
@@ -248,11 +249,15 @@ impl DispatchGate for ReplicaGate {
         releases.push(self.book.reserve(self.replica, request.id, answer));
         let holds = matches!(
             answer.act,
-            GateAct::Refuse | GateAct::Wait { .. } | GateAct::Fail
+            GateAct::Refuse | GateAct::Wait { .. } | GateAct::Fail | GateAct::Hang
         );
         if self.at == GateAt::Queue && holds {
             let mut held_back = self.poll.held_back.lock().unwrap();
             held_back.insert(request.id.to_owned());
+        }
+        if answer.act == GateAct::Hang {
+            // Dropped by the runtime when it stops waiting, releases pushed.
+            std::future::pending::<()>().await;
         }
         verdict(request.id, answer)
     }

@@ -38,6 +38,7 @@ fn queue_gate_act() -> impl Strategy<Value = GateAct> {
         2 => Just(GateAct::Refuse),
         1 => (1u8..=3).prop_map(|times| GateAct::Wait { times }),
         2 => Just(GateAct::Fail),
+        1 => Just(GateAct::Hang),
     ]
 }
 
@@ -50,6 +51,7 @@ fn pool_gate_act() -> impl Strategy<Value = GateAct> {
         2 => Just(GateAct::Refuse),
         3 => (1u8..=8).prop_map(|times| GateAct::Wait { times }),
         1 => Just(GateAct::Fail),
+        1 => Just(GateAct::Hang),
     ]
 }
 

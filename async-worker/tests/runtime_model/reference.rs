@@ -60,6 +60,9 @@ pub enum GateAct {
     },
     /// An error.
     Fail,
+    /// No answer: the call blocks until the runtime gives up on it (a queue
+    /// gate after a poll interval, a pool gate at the wait's end).
+    Hang,
 }
 
 /// A record a gate's answer may end a request with.
@@ -71,7 +74,8 @@ pub enum GateRecord {
     Own,
     /// `GATE_ERROR`, `Pool gating error: <error>`.
     Error,
-    /// `DEADLINE_EXCEEDED`: the deadline came while the pool gate said wait.
+    /// `DEADLINE_EXCEEDED`: the deadline came while the pool gate said wait
+    /// (or did not answer).
     WaitedPastDeadline,
 }
 
@@ -80,15 +84,19 @@ impl GateAct {
     /// refuse, wait and an error leave the member pending with no write, and
     /// continue dispatches it; at the pool gate continue sends it, refuse
     /// (and a wait past `gate_wait_timeout`) requeues it with its retry
-    /// count kept, and neither is a record.
+    /// count kept, and neither is a record. A call that never answers is
+    /// a refusal at the queue gate (for the rest of the poll too) and a
+    /// wait at the pool gate.
     pub fn may_record(self, at: GateAt) -> Option<GateRecord> {
         match (self, at) {
             (GateAct::Drop { own: false }, _) => Some(GateRecord::Dropped),
             (GateAct::Drop { own: true }, _) => Some(GateRecord::Own),
             (GateAct::Fail, GateAt::Pool) => Some(GateRecord::Error),
-            (GateAct::Wait { .. }, GateAt::Pool) => Some(GateRecord::WaitedPastDeadline),
+            (GateAct::Wait { .. } | GateAct::Hang, GateAt::Pool) => {
+                Some(GateRecord::WaitedPastDeadline)
+            }
             (GateAct::Continue | GateAct::Refuse, _)
-            | (GateAct::Fail | GateAct::Wait { .. }, GateAt::Queue) => None,
+            | (GateAct::Fail | GateAct::Wait { .. } | GateAct::Hang, GateAt::Queue) => None,
         }
     }
 }
