@@ -1,7 +1,7 @@
 //! The transitions, generated from the reference state so that most of them can happen.
 
 use super::reference::{
-    Act, GateAct, GateMode, GateScripts, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict,
+    Act, GateAct, GateAt, GateMode, GateScripts, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict,
 };
 use claim_conformance::unreliable::{Fault, Op};
 use proptest::prelude::*;
@@ -30,38 +30,29 @@ fn act() -> impl Strategy<Value = Act> {
     ]
 }
 
-/// A queue gate's answer: mostly ones that leave the member pending.
-fn queue_gate_act() -> impl Strategy<Value = GateAct> {
+/// A gate's answer. The queue gate mostly leaves the member pending; the
+/// pool gate waits more, at times long enough to pass the gate wait
+/// timeout (the pause doubles from 100 ms to 1 s).
+fn gate_act(at: GateAt) -> impl Strategy<Value = GateAct> {
+    let (waits, longest_wait, fails) = match at {
+        GateAt::Queue => (1, 3, 2),
+        GateAt::Pool => (3, 8, 1),
+    };
     prop_oneof![
         1 => Just(GateAct::Continue),
         1 => any::<bool>().prop_map(|own| GateAct::Drop { own }),
         2 => Just(GateAct::Refuse),
-        1 => (1u8..=3).prop_map(|times| GateAct::Wait { times }),
-        2 => Just(GateAct::Fail),
-        1 => Just(GateAct::Hang),
-    ]
-}
-
-/// A pool gate's answer: waits long enough, at times, to pass the gate
-/// wait timeout (the pause doubles from 100 ms to 1 s).
-fn pool_gate_act() -> impl Strategy<Value = GateAct> {
-    prop_oneof![
-        1 => Just(GateAct::Continue),
-        1 => any::<bool>().prop_map(|own| GateAct::Drop { own }),
-        2 => Just(GateAct::Refuse),
-        3 => (1u8..=8).prop_map(|times| GateAct::Wait { times }),
-        1 => Just(GateAct::Fail),
+        waits => (1u8..=longest_wait).prop_map(|times| GateAct::Wait { times }),
+        fails => Just(GateAct::Fail),
         1 => Just(GateAct::Hang),
     ]
 }
 
 /// Most requests pass both gates; some meet scripted answers at one or both.
 fn gate_scripts() -> impl Strategy<Value = GateScripts> {
-    let script = |act: BoxedStrategy<GateAct>| prop_oneof![2 => Just(Vec::new()), 1 => prop::collection::vec(act, 1..=3)];
-    (
-        script(queue_gate_act().boxed()),
-        script(pool_gate_act().boxed()),
-    )
+    let script =
+        |at| prop_oneof![2 => Just(Vec::new()), 1 => prop::collection::vec(gate_act(at), 1..=3)];
+    (script(GateAt::Queue), script(GateAt::Pool))
         .prop_map(|(queue, pool)| GateScripts { queue, pool })
 }
 
