@@ -54,20 +54,20 @@ async fn stats_count_every_place_measure_ages_from_created_and_split_parked_retr
         store.submit(A, s).await.unwrap();
     }
     let w1 = OwnerToken::new("w1");
-    store.claim(A, &w1, &claim(&late)).await.unwrap();
+    store.claim(w1.on(A), &claim(&late)).await.unwrap();
     clock.set(T0.plus(20_000));
     store
-        .claim(A, &OwnerToken::new("w2"), &claim(&held))
+        .claim(OwnerToken::new("w2").on(A), &claim(&held))
         .await
         .unwrap();
-    store.claim(A, &w1, &claim(&parked)).await.unwrap();
+    store.claim(w1.on(A), &claim(&parked)).await.unwrap();
     let stamped = wire::stamp_retry(parked.member.as_bytes(), B).unwrap();
     let item = ParkItem {
         generation: parked.generation.clone(),
         member: Member::from(stamped),
         due: T0.plus(3_600_000),
     };
-    store.park_retry(A, &w1, &[item]).await.unwrap();
+    store.park_retry(w1.on(A), &[item]).await.unwrap();
     store
         .dead_letter(A, &dead.member, "unusable")
         .await

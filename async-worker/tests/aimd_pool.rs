@@ -11,6 +11,7 @@ mod rig;
 use async_worker::gate::GateOwner;
 use async_worker::gate::aimd::{AimdConfig, AimdGate};
 use async_worker::http_handler::{Backoff, HttpHandler, HttpTarget};
+use async_worker::test_support::serve_on_loopback;
 use async_worker::{DispatchGate, PoolSpec, QueueSpec, Runtime};
 use axum::Router;
 use axum::extract::State;
@@ -59,10 +60,7 @@ async fn limited_gateway() -> (SocketAddr, Arc<Counts>) {
     let app = Router::new()
         .route("/v1/completions", post(complete))
         .with_state(counts.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, counts)
+    (serve_on_loopback(app).await, counts)
 }
 
 fn now_secs() -> i64 {

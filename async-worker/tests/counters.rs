@@ -53,7 +53,7 @@ async fn a_pending_copy_of_an_answered_generation_is_counted_as_dropped_at_claim
         member: member.clone(),
         generation: generation.clone(),
     };
-    let claimed = s.memory.claim(A, &other, &[claim]).await.unwrap();
+    let claimed = s.memory.claim(other.on(A), &[claim]).await.unwrap();
     let ClaimOutcome::Claimed { score, .. } = claimed[0] else {
         panic!("the first claim takes the member: {claimed:?}");
     };
@@ -67,7 +67,7 @@ async fn a_pending_copy_of_an_answered_generation_is_counted_as_dropped_at_claim
         payload_ref: None,
         result_ttl_seconds: 0,
     };
-    s.memory.ack(A, &other, &[ack]).await.unwrap();
+    s.memory.ack(other.on(A), &[ack]).await.unwrap();
     submit(&s, A, "dup-1", RESULTS).await;
 
     let (token, handle) = start(runtime(&s, &[A]));

@@ -253,7 +253,18 @@ async fn a_worker_paused_and_resumed_that_lost_redis_under_an_ack_reports_both_a
     )))
     .await
     .expect("start the gateway");
-    let mut worker = Worker::start(&server.url(), &gateway.base_url(), "5s");
+    // Gated, so the flow-control panels have their series too: an always
+    // open queue gate (its dispatch budget) and an aimd gate on the
+    // default pool (its windows), neither of which holds anything back.
+    let files = common::flow::ConfigDir::new("deploy-rules");
+    let pools = files.write(
+        "pools.json",
+        r#"[{"id": "default", "workers": 16, "gate_type": "aimd"}]"#,
+    );
+    #[rustfmt::skip]
+    let gated = ["--redis.ss.gate-type", "constant", "--pool-config-file", &pools];
+    let drain = format!("{}s", DRAIN.as_secs());
+    let mut worker = Worker::start_with(&server.url(), &gateway.base_url(), "5s", &drain, &gated);
     worker.metrics_when_up().await;
     let mut first = String::new();
     common::eventually("store_up 1 at start", Duration::from_secs(10), async || {

@@ -66,17 +66,9 @@ async fn a_prometheus_budget_gate_closes_while_the_pool_is_busy_and_drains_once_
         Arc::new(move |_: &StubRequest| (200, page(serving.load(Ordering::SeqCst))));
     let model_server = HttpStub::start(responder).await.expect("the stand-in");
     let prometheus = prometheus::start(&model_server.addr.to_string());
-    let config = serde_json::json!({
-        "poll_interval_ms": 100,
-        "batch_size": 10,
-        "queues": [{
-            "id": QUEUE_ID, "queue_name": common::QUEUE,
-            "igw_base_url": stage.gateway.base_url(),
-            "gate_type": "prometheus-budget",
-            "gate_params": {"pool": "e2e-pool", "max_concurrency": "1", "baseline": "0.05"},
-        }],
-    })
-    .to_string();
+    let params =
+        serde_json::json!({"pool": "e2e-pool", "max_concurrency": "1", "baseline": "0.05"});
+    let config = flow::gated_queue(QUEUE_ID, &stage.gateway, "prometheus-budget", params);
     let prometheus_url = format!("--prometheus-url={}", prometheus.url);
     #[rustfmt::skip]
     let flags = [

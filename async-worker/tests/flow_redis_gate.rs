@@ -20,17 +20,8 @@ const BUDGET_KEY: &str = "dispatch-gate-budget";
 /// on the stage's own server, polled every 100 ms (upstream: 500 ms).
 async fn redis_gated() -> Option<(Stage, Worker)> {
     let stage = Stage::answering_after(Duration::from_millis(5)).await?;
-    let config = serde_json::json!({
-        "poll_interval_ms": 100,
-        "batch_size": 10,
-        "queues": [{
-            "id": QUEUE_ID, "queue_name": common::QUEUE,
-            "igw_base_url": stage.gateway.base_url(),
-            "gate_type": "redis",
-            "gate_params": {"address": flow::address(&stage.url)},
-        }],
-    })
-    .to_string();
+    let params = serde_json::json!({"address": flow::address(&stage.url)});
+    let config = flow::gated_queue(QUEUE_ID, &stage.gateway, "redis", params);
     #[rustfmt::skip]
     let flags = [
         "--transport-config", &config,
@@ -39,6 +30,17 @@ async fn redis_gated() -> Option<(Stage, Worker)> {
         "--drain-timeout", "5s",
     ];
     let worker = Worker::start_flags(&stage.url, &flags);
+    Some((stage, worker))
+}
+
+/// [`redis_gated`] at a zero budget, with requests `ids` submitted and held.
+async fn held_at_zero(ids: &[&str]) -> Option<(Stage, Worker)> {
+    let (mut stage, worker) = redis_gated().await?;
+    set_budget(&mut stage, "0.0").await;
+    for id in ids {
+        submit(&mut stage, id).await;
+    }
+    assert_held(&mut stage, &worker, ids.len()).await;
     Some((stage, worker))
 }
 
@@ -62,12 +64,9 @@ async fn submit(stage: &mut Stage, id: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zero_budget_holds_the_queue_and_a_budget_of_one_answers_the_request() {
-    let Some((mut stage, mut worker)) = redis_gated().await else {
+    let Some((mut stage, mut worker)) = held_at_zero(&["gated-pause"]).await else {
         return;
     };
-    set_budget(&mut stage, "0.0").await;
-    submit(&mut stage, "gated-pause").await;
-    assert_held(&mut stage, &worker, 1).await;
 
     set_budget(&mut stage, "1.0").await;
     let record = common::brpop(&stage.url, BOUND).await.expect("a record");
@@ -79,21 +78,17 @@ async fn a_zero_budget_holds_the_queue_and_a_budget_of_one_answers_the_request()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_requests_held_at_a_zero_budget_are_all_answered_once_it_opens() {
-    let Some((mut stage, mut worker)) = redis_gated().await else {
+    let ids = ["resume-1", "resume-2", "resume-3"];
+    let Some((mut stage, mut worker)) = held_at_zero(&ids).await else {
         return;
     };
-    set_budget(&mut stage, "0.0").await;
-    for i in 1..=3 {
-        submit(&mut stage, &format!("resume-{i}")).await;
-    }
-    assert_held(&mut stage, &worker, 3).await;
 
     set_budget(&mut stage, "1.0").await;
     flow::records_within(&mut stage.conn, 3).await;
     let records = common::records(&mut stage.conn).await;
     let counts = common::records_per_id(&records);
-    let ids: Vec<&str> = counts.keys().map(String::as_str).collect();
-    assert_eq!(ids, ["resume-1", "resume-2", "resume-3"]);
+    let seen: Vec<&str> = counts.keys().map(String::as_str).collect();
+    assert_eq!(seen, ids);
     assert!(counts.values().all(|n| *n == 1), "one record each");
     assert!(common::depths(&mut stage.conn).await.nothing_claimed());
     worker.stop_within(BOUND).await;
@@ -101,13 +96,10 @@ async fn three_requests_held_at_a_zero_budget_are_all_answered_once_it_opens() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_cancelled_while_the_gate_holds_it_is_answered_cancelled_once_it_opens() {
-    let Some((mut stage, mut worker)) = redis_gated().await else {
+    let id = "producer-cancel-e2e";
+    let Some((mut stage, mut worker)) = held_at_zero(&[id]).await else {
         return;
     };
-    set_budget(&mut stage, "0.0").await;
-    let id = "producer-cancel-e2e";
-    submit(&mut stage, id).await;
-    assert_held(&mut stage, &worker, 1).await;
     common::go_cancel(&mut stage.conn, id).await;
 
     set_budget(&mut stage, "1.0").await;

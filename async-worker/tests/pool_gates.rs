@@ -17,12 +17,8 @@ use std::time::Duration;
 #[tokio::test(start_paused = true)]
 async fn a_refusing_pool_gate_requeues_the_request_which_is_answered_once_the_gate_opens_with_its_retry_count_kept()
  {
-    let gate = SwitchGate::new(1.0, Verdict::Refuse);
-    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
-    within(Duration::from_secs(30), "three refusals", async || {
-        gate.applies() >= 3
-    })
-    .await;
+    let (gate, (s, handler, token, handle)) =
+        asked(Verdict::Refuse, 3, Duration::from_secs(30)).await;
     assert!(
         handler.calls().is_empty(),
         "a refused request is not handled"
@@ -47,13 +43,9 @@ async fn a_refusing_pool_gate_requeues_the_request_which_is_answered_once_the_ga
 
 #[tokio::test(start_paused = true)]
 async fn a_waiting_pool_gate_parks_the_request_with_its_claim_held_until_the_gate_opens() {
-    let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
     // Asked at most once a second: forty asks outlast the 30 s lease.
-    within(Duration::from_secs(90), "forty asks", async || {
-        gate.applies() >= 40
-    })
-    .await;
+    let (gate, (s, handler, token, handle)) =
+        asked(Verdict::Wait, 40, Duration::from_secs(90)).await;
     assert_eq!(depths(&s, A).await, (0, 1), "still claimed, renewed");
     assert!(handler.calls().is_empty());
     assert!(answered(&s, RESULTS).await.is_empty());
@@ -70,12 +62,7 @@ async fn a_waiting_pool_gate_parks_the_request_with_its_claim_held_until_the_gat
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_returns_a_request_a_waiting_pool_gate_holds_to_pending_unanswered() {
-    let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
-    within(Duration::from_secs(5), "a wait", async || {
-        gate.applies() >= 2
-    })
-    .await;
+    let (_, (s, handler, token, handle)) = asked(Verdict::Wait, 2, Duration::from_secs(5)).await;
     let report = stop_within_bound(token, handle).await;
     assert_eq!(report.swept, 1, "swept back, not answered");
     assert_pending_and_unclaimed(&s, A, 1).await;
@@ -85,12 +72,7 @@ async fn shutdown_returns_a_request_a_waiting_pool_gate_holds_to_pending_unanswe
 
 #[tokio::test(start_paused = true)]
 async fn a_producer_s_cancel_ends_a_request_a_waiting_pool_gate_holds_cancelled() {
-    let gate = SwitchGate::new(1.0, Verdict::Wait);
-    let (s, handler, token, handle) = one_gated(&gate, Gating::default()).await;
-    within(Duration::from_secs(5), "a wait", async || {
-        gate.applies() >= 2
-    })
-    .await;
+    let (_, (s, handler, token, handle)) = asked(Verdict::Wait, 2, Duration::from_secs(5)).await;
     assert!(s.memory.cancel("ok-1").await.unwrap(), "an active request");
     // The heartbeat (every 10 s of a 30 s lease) reads the cancel markers.
     let record = the_record(&s, Duration::from_secs(20)).await;
@@ -218,13 +200,9 @@ async fn a_request_its_handler_s_check_refuses_is_answered_before_it_reaches_the
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_pool_gate_drop_without_a_record_answers_gate_dropped() {
-    assert_gate_dropped(&dropped_record(Verdict::Drop(None), as_pool_gate).await);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_pool_gate_drop_with_a_record_writes_its_payload_verbatim() {
-    assert_gate_payload(&dropped_record(drop_with(TOO_MANY), as_pool_gate).await);
+async fn a_pool_gate_drop_answers_gate_dropped_without_a_record_and_writes_a_record_s_payload_verbatim()
+ {
+    assert_drops_answered(as_pool_gate).await;
 }
 
 #[tokio::test(start_paused = true)]

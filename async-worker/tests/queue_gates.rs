@@ -6,18 +6,28 @@ mod gate_rig;
 #[path = "common/memory_rig.rs"]
 mod rig;
 
-use async_worker::Verdict;
 use async_worker::gate::GateOwner;
 use async_worker::metrics as m;
+use async_worker::{RunReport, Verdict};
 use claim_core::{ClaimAdmin, Generation};
 use gate_rig::*;
 use rig::*;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
-/// The handler of the tests whose requests need not take time.
-fn quick() -> Arc<Tracking> {
-    Tracking::holding(Duration::ZERO)
+/// Starts the runtime over `queue` behind queue gate `gate`; the handler's
+/// requests need not take time.
+fn start_quick(
+    s: &Setup,
+    queue: &str,
+    gate: &Arc<SwitchGate>,
+) -> (Arc<Tracking>, CancellationToken, JoinHandle<RunReport>) {
+    let handler = Tracking::holding(Duration::ZERO);
+    let rt = builder(s, &handler, &[queue]).queue_gate(queue, gate.shared());
+    let (token, handle) = start(rt.build().unwrap());
+    (handler, token, handle)
 }
 
 #[tokio::test(start_paused = true)]
@@ -26,9 +36,7 @@ async fn a_closed_queue_gate_claims_nothing_and_once_opened_drains_the_queue_wit
     let s = setup();
     submit_numbered(&s, A, "ok", 5).await;
     let gate = SwitchGate::new(0.0, Verdict::Continue);
-    let handler = quick();
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
-    let (token, handle) = start(rt.build().unwrap());
+    let (handler, token, handle) = start_quick(&s, A, &gate);
     within(Duration::from_secs(5), "three closed polls", async || {
         gate.polls() >= 3
     })
@@ -58,9 +66,7 @@ async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll_an
     submit_numbered(&s, QUEUE, "ok", 20).await;
     // Batches of 10 at 0.35: floor(3.5) = 3 a poll.
     let gate = SwitchGate::new(0.35, Verdict::Continue);
-    let handler = quick();
-    let rt = builder(&s, &handler, &[QUEUE]).queue_gate(QUEUE, gate.shared());
-    let (token, handle) = start(rt.build().unwrap());
+    let (_, token, handle) = start_quick(&s, QUEUE, &gate);
     records_within(&s, Duration::from_secs(30), "every record", 20).await;
     let report = stop_within_bound(token, handle).await;
     let per_poll = gate.applies_per_poll();
@@ -83,9 +89,7 @@ async fn a_partial_budget_claims_at_most_floor_of_batch_times_budget_per_poll_an
 async fn held_back_until_opened(gate: Arc<SwitchGate>) {
     let s = setup();
     submit(&s, A, "ok-1", RESULTS).await;
-    let handler = quick();
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.shared());
-    let (token, handle) = start(rt.build().unwrap());
+    let (handler, token, handle) = start_quick(&s, A, &gate);
     within(Duration::from_secs(5), "three decisions", async || {
         gate.applies() >= 3
     })
@@ -120,19 +124,41 @@ async fn a_failing_queue_gate_leaves_the_member_pending_unclaimed_and_unwritten(
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_queue_gate_drop_without_a_record_answers_gate_dropped() {
-    assert_gate_dropped(&dropped_record(Verdict::Drop(None), as_queue_gate).await);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_queue_gate_drop_with_a_record_writes_its_payload_verbatim() {
-    assert_gate_payload(&dropped_record(drop_with(TOO_MANY), as_queue_gate).await);
+async fn a_queue_gate_drop_answers_gate_dropped_without_a_record_and_writes_a_record_s_payload_verbatim()
+ {
+    assert_drops_answered(as_queue_gate).await;
 }
 
 /// A classifying `local-max-concurrency` queue gate of one slot on [`A`].
 fn one_slot() -> Arc<dyn async_worker::DispatchGate> {
     let owner = GateOwner::queue(A, A, "default");
     local_max_concurrency(serde_json::json!({"limit": "1"}), &owner)
+}
+
+/// Runs three requests on [`A`] behind the one-slot `gate`, each held 5 s,
+/// and checks, once `meanwhile` has run while they are served, that they
+/// were answered one at a time within `bound` and the slot came back.
+async fn served_one_at_a_time(
+    gate: &Arc<dyn async_worker::DispatchGate>,
+    bound: Duration,
+    meanwhile: impl AsyncFnOnce(&Setup),
+) {
+    let s = setup();
+    submit_numbered(&s, A, "ok", 3).await;
+    let handler = Tracking::holding(Duration::from_secs(5));
+    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
+    let (token, handle) = start(rt.build().unwrap());
+    meanwhile(&s).await;
+    records_within(&s, bound, "every record", 3).await;
+    let report = stop_within_bound(token, handle).await;
+    assert_eq!(
+        handler.most_at_once(A),
+        1,
+        "one slot, one request at a time"
+    );
+    assert_eq!(answered(&s, RESULTS).await, ids("ok", 3), "one record each");
+    assert_eq!(report.claimed, 3);
+    budget_within(gate, 1.0, "the slot back").await;
 }
 
 /// Waits (paused time) until `gate`'s budget reads `budget`.
@@ -145,24 +171,12 @@ async fn budget_within(gate: &Arc<dyn async_worker::DispatchGate>, budget: f64, 
 
 #[tokio::test(start_paused = true)]
 async fn a_local_max_concurrency_queue_gate_gives_its_slot_back_when_each_record_lands() {
-    let s = setup();
-    submit_numbered(&s, A, "ok", 3).await;
     let gate = one_slot();
-    let handler = Tracking::holding(Duration::from_secs(5));
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
-    let (token, handle) = start(rt.build().unwrap());
-    budget_within(&gate, 0.0, "the slot taken").await;
-    assert_eq!(depths(&s, A).await, (2, 1), "one claimed, the rest pending");
-    records_within(&s, Duration::from_secs(30), "every record", 3).await;
-    let report = stop_within_bound(token, handle).await;
-    assert_eq!(
-        handler.most_at_once(A),
-        1,
-        "one slot, one request at a time"
-    );
-    assert_eq!(answered(&s, RESULTS).await, ids("ok", 3), "one record each");
-    assert_eq!(report.claimed, 3);
-    budget_within(&gate, 1.0, "the slot back").await;
+    served_one_at_a_time(&gate, Duration::from_secs(30), async |s| {
+        budget_within(&gate, 0.0, "the slot taken").await;
+        assert_eq!(depths(s, A).await, (2, 1), "one claimed, the rest pending");
+    })
+    .await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -202,22 +216,8 @@ async fn a_local_max_concurrency_queue_gate_gives_its_slot_back_after_a_lost_lea
 
 #[tokio::test(start_paused = true)]
 async fn a_blocking_local_max_concurrency_queue_gate_serves_its_queue_one_request_at_a_time() {
-    let s = setup();
-    submit_numbered(&s, A, "ok", 3).await;
     let owner = GateOwner::queue(A, A, "default");
     let params = serde_json::json!({"limit": "1", "gating_mode": "blocking"});
     let gate = local_max_concurrency(params, &owner);
-    let handler = Tracking::holding(Duration::from_secs(5));
-    let rt = builder(&s, &handler, &[A]).queue_gate(A, gate.clone());
-    let (token, handle) = start(rt.build().unwrap());
-    records_within(&s, Duration::from_secs(60), "every record", 3).await;
-    let report = stop_within_bound(token, handle).await;
-    assert_eq!(
-        handler.most_at_once(A),
-        1,
-        "one slot, one request at a time"
-    );
-    assert_eq!(answered(&s, RESULTS).await, ids("ok", 3), "one record each");
-    assert_eq!(report.claimed, 3);
-    budget_within(&gate, 1.0, "the slot back").await;
+    served_one_at_a_time(&gate, Duration::from_secs(60), async |_| {}).await;
 }

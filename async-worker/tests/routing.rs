@@ -47,7 +47,7 @@ async fn a_resolved_member_without_a_list_gets_its_delivery_limit_record_on_the_
         generation: crashed.generation.clone(),
     };
     let owner = OwnerToken::new("dead-worker");
-    memory.claim(A, &owner, &[request]).await.unwrap();
+    memory.claim(owner.on(A), &[request]).await.unwrap();
     memory
         .submit(A, &resolved_without_a_list("answered"))
         .await

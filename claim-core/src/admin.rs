@@ -11,7 +11,7 @@
 //! they are not retried or reconciled by the fault-injecting test client, so
 //! they live in a trait of their own beside [`ClaimStore`].
 
-use crate::error::StoreError;
+use crate::error::Result;
 use crate::store::ClaimStore;
 use crate::types::{Generation, Member, OwnerToken};
 use async_trait::async_trait;
@@ -41,14 +41,10 @@ pub trait ClaimAdmin: ClaimStore {
     /// Moves the given dead entries of `queue` back to pending, atomically
     /// each: at the member's original score, with the generation's delivery
     /// count reset. Answers item by item, in order.
-    async fn redrive_dead(
-        &self,
-        queue: &str,
-        members: &[Member],
-    ) -> Result<Vec<Redrive>, StoreError>;
+    async fn redrive_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<Redrive>>;
 
     /// Deletes the given dead entries of `queue`; true where one was deleted.
-    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>, StoreError>;
+    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>>;
 
     /// Ends the generation's claim now, whoever holds it: the member goes
     /// back to pending at its original score at once, for any replica to
@@ -64,11 +60,11 @@ pub trait ClaimAdmin: ClaimStore {
         &self,
         queue: &str,
         generation: &Generation,
-    ) -> Result<Option<OwnerToken>, StoreError>;
+    ) -> Result<Option<OwnerToken>>;
 
     /// Pauses (`true`) or resumes (`false`) claiming from `queue` on every
     /// replica; true when this changed the flag. Claims already held are
     /// untouched: in-flight work finishes and acks normally. Read back with
     /// [`crate::ClaimInspect::paused`].
-    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError>;
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool>;
 }

@@ -2,6 +2,10 @@
 
 use crate::op::Op;
 
+/// What a store call returns: its value, or a [`StoreError`] (the error
+/// type can be named for other uses, as `std`'s).
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
 /// An error from a store operation (of any of the store traits).
 ///
 /// The variant tells the caller two things. Whether the operation may have

@@ -133,12 +133,12 @@ layer! {
         fn ping() -> () = Ping;
         fn fetch_payloads(refs: &[String]) -> Vec<Option<crate::Payload>> = FetchPayloads;
         fn peek(queue: &str, offset: usize, limit: usize) -> Vec<crate::store::PendingEntry> = Peek;
-        fn claim(queue: &str, owner: &crate::OwnerToken, items: &[crate::store::ClaimRequest]) -> Vec<crate::store::ClaimOutcome> = Claim;
-        fn renew(queue: &str, owner: &crate::OwnerToken, generations: &[crate::Generation]) -> Vec<crate::store::RenewOutcome> = Renew;
+        fn claim(holder: crate::Holder<'_>, items: &[crate::store::ClaimRequest]) -> Vec<crate::store::ClaimOutcome> = Claim;
+        fn renew(holder: crate::Holder<'_>, generations: &[crate::Generation]) -> Vec<crate::store::RenewOutcome> = Renew;
         fn cancelled(generations: &[crate::Generation]) -> Vec<bool> = Cancelled;
-        fn ack(queue: &str, owner: &crate::OwnerToken, items: &[crate::store::AckItem]) -> Vec<crate::store::AckOutcome> = Ack;
-        fn release(queue: &str, owner: &crate::OwnerToken, generations: &[crate::Generation]) -> Vec<bool> = Release;
-        fn park_retry(queue: &str, owner: &crate::OwnerToken, items: &[crate::store::ParkItem]) -> Vec<bool> = ParkRetry;
+        fn ack(holder: crate::Holder<'_>, items: &[crate::store::AckItem]) -> Vec<crate::store::AckOutcome> = Ack;
+        fn release(holder: crate::Holder<'_>, generations: &[crate::Generation]) -> Vec<bool> = Release;
+        fn park_retry(holder: crate::Holder<'_>, items: &[crate::store::ParkItem]) -> Vec<bool> = ParkRetry;
         fn promote_due(limit: usize) -> usize = PromoteDue;
         fn reclaim_expired(queue: &str, limit: usize) -> crate::store::ReclaimReport = ReclaimExpired;
         fn dead_letter(queue: &str, member: &crate::Member, reason: &str) -> bool = DeadLetter;

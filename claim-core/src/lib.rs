@@ -28,7 +28,7 @@ pub mod wire;
 
 pub use admin::{ClaimAdmin, Redrive};
 pub use clock::{Clock, ManualClock, SystemClock, unix_now, unix_now_ms};
-pub use error::StoreError;
+pub use error::{Result, StoreError};
 pub use lists::ListReads;
 pub use op::Op;
 pub use producer::ClaimProducer;

@@ -6,7 +6,7 @@
 //! a store implements them beside those, and a [`StoreLayer`] forwards them
 //! when the store it wraps has them.
 
-use crate::error::StoreError;
+use crate::error::Result;
 use crate::layer::{StoreLayer, async_trait};
 use crate::op::Op;
 use crate::stored::Record;
@@ -15,12 +15,12 @@ use crate::stored::Record;
 #[async_trait]
 pub trait ListReads: Send + Sync + std::fmt::Debug + 'static {
     /// The records in a result list, oldest first (the order BRPOP yields).
-    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError>;
+    async fn results(&self, list: &str) -> Result<Vec<Record>>;
 
     /// The expiry an ack set on a result list (`result_ttl_seconds`), in
     /// seconds: what remains of it on Redis (`TTL`), the value set in the
     /// model; `None` when the list has none.
-    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError>;
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>>;
 }
 
 /// Through [`StoreLayer::around`], as every forwarded call: a fault layer
@@ -30,12 +30,12 @@ impl<L: StoreLayer> ListReads for L
 where
     L::Inner: ListReads,
 {
-    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError> {
+    async fn results(&self, list: &str) -> Result<Vec<Record>> {
         self.around(Op::Results, &move || self.inner().results(list))
             .await
     }
 
-    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError> {
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>> {
         self.around(Op::ListTtl, &move || self.inner().list_ttl(list))
             .await
     }

@@ -5,7 +5,7 @@
 //! own beside [`crate::ClaimStore`], and code that only works off a queue
 //! cannot enqueue by accident.
 
-use crate::error::StoreError;
+use crate::error::Result;
 use crate::store::Submission;
 use crate::types::{Generation, Member};
 use crate::wire::Envelope;
@@ -23,7 +23,7 @@ pub trait ClaimProducer: Send + Sync + std::fmt::Debug + 'static {
     /// [`crate::wire::PAYLOAD_GRACE_MS`]), adds the member at
     /// [`Submission::score`]. Tests that need exact bytes use this;
     /// producers use [`Self::enqueue`].
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError>;
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<()>;
 
     /// Enqueues as the Go producer does, in one atomic step: `INCR`s
     /// `request-seq:<queue>:<deadline>` (expiring an hour after the
@@ -32,11 +32,11 @@ pub trait ClaimProducer: Send + Sync + std::fmt::Debug + 'static {
     /// at score [`crate::wire::queue_score`]`(deadline, seq)`. Returns the
     /// member as enqueued. `InvalidInput` when the member is not a JSON
     /// object (or its `internal` is not one); nothing happened then.
-    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError>;
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member>;
 
     /// Cancels as the Go producer does: the active token becomes the cancel
     /// marker. False when the id has no active generation.
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError>;
+    async fn cancel(&self, id: &str) -> Result<bool>;
 
     /// Enqueues one job ([`Self::enqueue`]): `payload` under request `id`,
     /// due by `deadline` (Unix seconds), in a member shaped as the Go
@@ -51,7 +51,7 @@ pub trait ClaimProducer: Send + Sync + std::fmt::Debug + 'static {
         id: &str,
         payload: serde_json::Value,
         deadline: i64,
-    ) -> Result<Generation, StoreError> {
+    ) -> Result<Generation> {
         let mut envelope = Envelope::new(id, fresh_request_token(), deadline, payload);
         envelope.internal.request_queue_name = queue.to_owned();
         // Empty: no list of the member's own, so the store's configuration

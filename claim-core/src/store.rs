@@ -3,9 +3,9 @@
 //! Batch operations answer item by item, in the order asked. Every claim
 //! mutation names its owner and is owner-checked inside the store, atomically.
 
-use crate::error::StoreError;
+use crate::error::Result;
 use crate::stored::{Payload, Record};
-use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+use crate::types::{Generation, Holder, Member, Millis, OwnerToken, Score};
 use crate::wire;
 use async_trait::async_trait;
 
@@ -231,30 +231,30 @@ pub struct DeadEntry {
 #[async_trait]
 pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
     /// Sizes of the queue's sets.
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError>;
+    async fn depths(&self, queue: &str) -> Result<QueueDepths>;
 
     /// Number of entries in the retry set.
-    async fn retry_depth(&self) -> Result<usize, StoreError>;
+    async fn retry_depth(&self) -> Result<usize>;
 
     /// The queue's live claims.
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError>;
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>>;
 
     /// The queue's dead-lettered members.
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError>;
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>>;
 
     /// The retry set, earliest due first.
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError>;
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>>;
 
     /// True when the generation has a live terminal marker.
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError>;
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool>;
 
     /// The number of records in a result list (`LLEN`).
-    async fn list_len(&self, list: &str) -> Result<usize, StoreError>;
+    async fn list_len(&self, list: &str) -> Result<usize>;
 
     /// True while an operator has paused claiming from `queue`
     /// ([`crate::ClaimAdmin::set_paused`]). The runtime reads it at most once
     /// per poll interval per queue.
-    async fn paused(&self, queue: &str) -> Result<bool, StoreError>;
+    async fn paused(&self, queue: &str) -> Result<bool>;
 }
 
 /// Durable claim bookkeeping for one or more pending sorted sets: the
@@ -272,97 +272,62 @@ pub trait ClaimStore: ClaimInspect {
     fn config(&self) -> &StoreConfig;
 
     /// The store's current time.
-    async fn now(&self) -> Result<Millis, StoreError>;
+    async fn now(&self) -> Result<Millis>;
 
     /// Checks the store answers.
-    async fn ping(&self) -> Result<(), StoreError>;
+    async fn ping(&self) -> Result<()>;
 
     /// The payloads stored apart at `refs` (members' `internal.payload_ref`,
     /// unprefixed; the store applies its key prefix), in order, `None` where
     /// none is stored (expired, deleted, never written). One round trip per
     /// call. An empty value is a `null` payload.
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>, StoreError>;
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>>;
 
     /// Up to `limit` pending members from rank `offset`, earliest score first.
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError>;
+    async fn peek(&self, queue: &str, offset: usize, limit: usize) -> Result<Vec<PendingEntry>>;
 
-    /// Moves pending members into claims held by `owner`, atomically each.
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError>;
+    /// Moves pending members into claims `by` holds (its owner, in its
+    /// queue), atomically each.
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>>;
 
-    /// Extends the leases `owner` holds.
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError>;
+    /// Extends the leases `by` holds.
+    async fn renew(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<RenewOutcome>>;
 
     /// For each generation, whether the producer has cancelled it (its cancel
     /// marker holds this generation's token). Heartbeats ask this so work on
     /// a request cancelled mid-flight can be stopped.
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError>;
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>>;
 
     /// Delivers terminal records. For each: the record is pushed and the
     /// terminal marker written unless a marker exists (first record wins,
-    /// whoever produced it); the claim is dropped only if `owner` holds it.
+    /// whoever produced it); the claim is dropped only if `by` holds it.
     /// Idempotent: safe to retry after an indeterminate error.
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError>;
+    async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>>;
 
-    /// Returns claims `owner` holds to pending at their original score
+    /// Returns claims `by` holds to pending at their original score
     /// (a hand-off the consumer cancelled, or the shutdown sweep of every
     /// claim still held after the drain). Not a delivery: redelivery counts
     /// are unchanged. A claim whose generation is answered (a live terminal
     /// marker) is dropped instead, with its redelivery count: returned, it
     /// would be served again once the marker expired. True where a claim of
-    /// `owner`'s ended, false where `owner` held none.
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError>;
+    /// `by`'s ended, false where `by` held none.
+    async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>>;
 
-    /// Moves claims `owner` holds into the retry set, due at `due`; a
+    /// Moves claims `by` holds into the retry set, due at `due`; a
     /// claim whose generation is answered is dropped instead, nothing
     /// parked (as [`ClaimStore::release`]). True where a claim of
-    /// `owner`'s ended.
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError>;
+    /// `by`'s ended.
+    async fn park_retry(&self, by: Holder<'_>, items: &[ParkItem]) -> Result<Vec<bool>>;
 
     /// Returns up to `limit` due retries to their queue at their deadline
     /// score (Go-parked entries too). Returns how many moved.
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError>;
+    async fn promote_due(&self, limit: usize) -> Result<usize>;
 
     /// Handles up to `limit` expired claims of `queue`: back to pending, or at
     /// the delivery limit a `DELIVERY_LIMIT` record and the dead set.
-    async fn reclaim_expired(&self, queue: &str, limit: usize)
-    -> Result<ReclaimReport, StoreError>;
+    async fn reclaim_expired(&self, queue: &str, limit: usize) -> Result<ReclaimReport>;
 
     /// Moves a pending member that cannot be parsed to the dead set with a
     /// reason. False when it was no longer pending.
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError>;
+    async fn dead_letter(&self, queue: &str, member: &Member, reason: &str) -> Result<bool>;
 }

@@ -167,6 +167,21 @@ impl OwnerToken {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// This owner on `queue`: the holder every claim-touching store call
+    /// names (`store.claim(owner.on(queue), &items)`).
+    pub fn on<'a>(&'a self, queue: &'a str) -> Holder<'a> {
+        Holder { queue, owner: self }
+    }
+}
+
+/// Who holds claims, and where: one owner token on one queue. Claiming,
+/// renewing, acking, releasing and parking act only on claims this holder
+/// has in this queue; every other claim is left untouched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holder<'a> {
+    pub queue: &'a str,
+    pub owner: &'a OwnerToken,
 }
 
 impl fmt::Display for OwnerToken {

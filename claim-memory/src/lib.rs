@@ -6,6 +6,7 @@
 //! deployments and the demo. Nothing survives the process.
 
 use async_trait::async_trait;
+use claim_core::Result;
 use claim_core::admin::{ClaimAdmin, Redrive};
 use claim_core::model::Model;
 use claim_core::store::{
@@ -13,8 +14,8 @@ use claim_core::store::{
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, Member, Millis, OwnerToken,
-    Payload, Record, StoreError,
+    ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, Holder, Member, Millis, OwnerToken,
+    Payload, Record,
 };
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -57,7 +58,7 @@ impl MemoryStore {
         self.model.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Model, Millis) -> T) -> Result<T, StoreError> {
+    fn with<T>(&self, f: impl FnOnce(&mut Model, Millis) -> T) -> Result<T> {
         let now = self.clock.now();
         Ok(f(&mut self.lock(), now))
     }
@@ -66,35 +67,35 @@ impl MemoryStore {
 /// The reads: the model's, under the lock.
 #[async_trait]
 impl ClaimInspect for MemoryStore {
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+    async fn depths(&self, queue: &str) -> Result<QueueDepths> {
         self.with(|m, _| m.depths(queue))
     }
 
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
+    async fn retry_depth(&self) -> Result<usize> {
         self.with(|m, _| m.retry_depth())
     }
 
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>> {
         self.with(|m, _| m.claims(queue))
     }
 
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>> {
         self.with(|m, _| m.dead_entries(queue))
     }
 
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>> {
         self.with(|m, _| m.retry_entries())
     }
 
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool> {
         self.with(|m, now| m.is_terminal(generation, now))
     }
 
-    async fn list_len(&self, list: &str) -> Result<usize, StoreError> {
+    async fn list_len(&self, list: &str) -> Result<usize> {
         self.with(|m, _| m.list_len(list))
     }
 
-    async fn paused(&self, queue: &str) -> Result<bool, StoreError> {
+    async fn paused(&self, queue: &str) -> Result<bool> {
         self.with(|m, _| m.paused(queue))
     }
 }
@@ -107,94 +108,55 @@ impl ClaimStore for MemoryStore {
         &self.config
     }
 
-    async fn now(&self) -> Result<Millis, StoreError> {
+    async fn now(&self) -> Result<Millis> {
         Ok(self.clock.now())
     }
 
-    async fn ping(&self) -> Result<(), StoreError> {
+    async fn ping(&self) -> Result<()> {
         Ok(())
     }
 
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>, StoreError> {
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>> {
         self.with(|m, now| m.fetch_payloads(refs, now))
     }
 
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
+    async fn peek(&self, queue: &str, offset: usize, limit: usize) -> Result<Vec<PendingEntry>> {
         self.with(|m, _| m.peek(queue, offset, limit))
     }
 
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        self.with(|m, now| m.claim(queue, owner, items, now))
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
+        self.with(|m, now| m.claim(by.queue, by.owner, items, now))
     }
 
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        self.with(|m, now| m.renew(queue, owner, generations, now))
+    async fn renew(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<RenewOutcome>> {
+        self.with(|m, now| m.renew(by.queue, by.owner, generations, now))
     }
 
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>> {
         self.with(|m, now| m.cancelled(generations, now))
     }
 
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        self.with(|m, now| m.ack(queue, owner, items, now))
+    async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
+        self.with(|m, now| m.ack(by.queue, by.owner, items, now))
     }
 
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.with(|m, now| m.release(queue, owner, generations, now))
+    async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {
+        self.with(|m, now| m.release(by.queue, by.owner, generations, now))
     }
 
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        self.with(|m, now| m.park_retry(queue, owner, items, now))
+    async fn park_retry(&self, by: Holder<'_>, items: &[ParkItem]) -> Result<Vec<bool>> {
+        self.with(|m, now| m.park_retry(by.queue, by.owner, items, now))
     }
 
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+    async fn promote_due(&self, limit: usize) -> Result<usize> {
         self.with(|m, now| m.promote_due(limit, now))
     }
 
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
+    async fn reclaim_expired(&self, queue: &str, limit: usize) -> Result<ReclaimReport> {
         self.with(|m, now| m.reclaim_expired(queue, limit, now))
     }
 
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
+    async fn dead_letter(&self, queue: &str, member: &Member, reason: &str) -> Result<bool> {
         self.with(|m, now| m.dead_letter(queue, member, reason, now))
     }
 }
@@ -202,16 +164,16 @@ impl ClaimStore for MemoryStore {
 /// The producer's calls: the model's, under the lock.
 #[async_trait]
 impl ClaimProducer for MemoryStore {
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<()> {
         self.with(|m, now| m.submit(queue, submission, now))
     }
 
-    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member> {
         // The model refuses a member it cannot stamp: its answer is a Result.
         self.with(|m, now| m.enqueue(queue, submission, now))?
     }
 
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+    async fn cancel(&self, id: &str) -> Result<bool> {
         self.with(|m, now| m.cancel(id, now))
     }
 }
@@ -219,11 +181,11 @@ impl ClaimProducer for MemoryStore {
 /// Whole-list reads for tests, tools and the demo: the model's, under the lock.
 #[async_trait]
 impl claim_core::ListReads for MemoryStore {
-    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError> {
+    async fn results(&self, list: &str) -> Result<Vec<Record>> {
         self.with(|m, _| m.results(list))
     }
 
-    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError> {
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>> {
         self.with(|m, _| m.list_ttl(list))
     }
 }
@@ -231,15 +193,11 @@ impl claim_core::ListReads for MemoryStore {
 /// The operator's operations: the model's, under the same lock.
 #[async_trait]
 impl ClaimAdmin for MemoryStore {
-    async fn redrive_dead(
-        &self,
-        queue: &str,
-        members: &[Member],
-    ) -> Result<Vec<Redrive>, StoreError> {
+    async fn redrive_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<Redrive>> {
         self.with(|m, now| m.redrive_dead(queue, members, now))
     }
 
-    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>, StoreError> {
+    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>> {
         self.with(|m, _| m.purge_dead(queue, members))
     }
 
@@ -247,11 +205,11 @@ impl ClaimAdmin for MemoryStore {
         &self,
         queue: &str,
         generation: &Generation,
-    ) -> Result<Option<OwnerToken>, StoreError> {
+    ) -> Result<Option<OwnerToken>> {
         self.with(|m, now| m.release_claim(queue, generation, now))
     }
 
-    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError> {
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool> {
         self.with(|m, _| m.set_paused(queue, paused))
     }
 }

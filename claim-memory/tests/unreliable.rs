@@ -62,7 +62,10 @@ async fn a_determinate_fault_leaves_the_store_untouched() {
 async fn an_indeterminate_fault_takes_effect_but_reports_an_error() {
     let (faulty, s) = submitted_before_an_indeterminate_claim().await;
     let owner = OwnerToken::new("w");
-    let err = faulty.claim(Q, &owner, &[claim_of(&s)]).await.unwrap_err();
+    let err = faulty
+        .claim(owner.on(Q), &[claim_of(&s)])
+        .await
+        .unwrap_err();
     assert!(err.may_have_happened(), "{err}");
     let claims = faulty.inner().claims(Q).await.unwrap();
     assert_eq!(claims.len(), 1, "the claim happened");
@@ -75,8 +78,8 @@ async fn scripted_faults_hit_only_their_operation_and_only_once() {
     faulty.fail_next(Op::Ack, Fault::Determinate);
     faulty.submit(Q, &submission("a")).await.unwrap();
     assert_eq!(faulty.scripted_pending(), 1, "submit is not ack");
-    assert!(faulty.ack(Q, &OwnerToken::new("w"), &[]).await.is_err());
-    assert!(faulty.ack(Q, &OwnerToken::new("w"), &[]).await.is_ok());
+    assert!(faulty.ack(OwnerToken::new("w").on(Q), &[]).await.is_err());
+    assert!(faulty.ack(OwnerToken::new("w").on(Q), &[]).await.is_ok());
     assert_eq!(faulty.injected().determinate, 1);
 }
 
@@ -113,7 +116,7 @@ async fn the_retrying_client_reconciles_an_indeterminate_claim_instead_of_claimi
     let (faulty, s) = submitted_before_an_indeterminate_claim().await;
     let client = Retrying::new(faulty);
     let out = client
-        .claim(Q, &OwnerToken::new("w"), &[claim_of(&s)])
+        .claim(OwnerToken::new("w").on(Q), &[claim_of(&s)])
         .await
         .unwrap();
     assert!(
@@ -132,7 +135,7 @@ async fn random_faults_aimed_at_one_operation_spare_the_others() {
     }
     let mut failed = 0;
     for _ in 0..100 {
-        failed += usize::from(faulty.ack(Q, &OwnerToken::new("w"), &[]).await.is_err());
+        failed += usize::from(faulty.ack(OwnerToken::new("w").on(Q), &[]).await.is_err());
     }
     assert_eq!(failed, 100, "every ack fails at rates summing to 1");
 }
@@ -147,7 +150,7 @@ async fn a_reconciled_ack_reports_dead_lettered_even_when_the_same_bytes_were_de
     assert!(faulty.dead_letter(Q, &s.member, "earlier").await.unwrap());
     faulty.submit(Q, &s).await.unwrap();
     let owner = OwnerToken::new("w");
-    let claimed = faulty.claim(Q, &owner, &[claim_of(&s)]).await.unwrap();
+    let claimed = faulty.claim(owner.on(Q), &[claim_of(&s)]).await.unwrap();
     let claim_core::store::ClaimOutcome::Claimed { score, .. } = claimed[0] else {
         panic!("claimed: {claimed:?}");
     };
@@ -163,7 +166,7 @@ async fn a_reconciled_ack_reports_dead_lettered_even_when_the_same_bytes_were_de
     };
     faulty.fail_next(Op::Ack, Fault::Indeterminate);
     let client = Retrying::new(faulty);
-    let out = client.ack(Q, &owner, &[item]).await.unwrap();
+    let out = client.ack(owner.on(Q), &[item]).await.unwrap();
     assert!(
         out[0].dead_lettered && out[0].claim_dropped && !out[0].pushed,
         "{out:?}"

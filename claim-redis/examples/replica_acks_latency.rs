@@ -50,7 +50,7 @@ async fn run(cluster: &RedisCluster, replica_acks: u32) -> Vec<Duration> {
             store.submit("q", &s).await.expect("submit");
         }
         let started = Instant::now();
-        let claimed = store.claim("q", &owner, &reqs).await.expect("claim");
+        let claimed = store.claim(owner.on("q"), &reqs).await.expect("claim");
         let items: Vec<AckItem> = reqs
             .iter()
             .zip(&claimed)
@@ -71,7 +71,7 @@ async fn run(cluster: &RedisCluster, replica_acks: u32) -> Vec<Duration> {
                 }
             })
             .collect();
-        store.ack("q", &owner, &items).await.expect("ack");
+        store.ack(owner.on("q"), &items).await.expect("ack");
         samples.push(started.elapsed());
     }
     let stats = store.replica_ack_stats();

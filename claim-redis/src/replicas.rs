@@ -49,6 +49,16 @@ impl RedisStore {
         }
     }
 
+    /// Waits for `replica_acks` replicas on the primary of `queue`'s slot
+    /// (its pending set's), after a claim or an ack there. With none asked
+    /// it returns before building the key, so the hot path pays nothing.
+    pub(crate) async fn wait_queue_replicas(&self, op: Op, queue: &str) {
+        if self.inner.replica_acks > 0 {
+            let pending = self.keys().queue(queue).pending;
+            self.wait_replicas(op, &[pending.as_str()]).await;
+        }
+    }
+
     /// Waits for `replica_acks` replicas on the primary of each of `keys`'
     /// slots (one `WAIT` per distinct slot; in standalone and Sentinel one
     /// in all). Never fails: a shortfall or an error is logged and counted.

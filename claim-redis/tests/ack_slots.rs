@@ -56,7 +56,7 @@ fn submission(queue: &str, id: &str, list: &str) -> Submission {
 /// Submits and claims `s` for `owner`.
 async fn claimed(store: &RedisStore, queue: &str, owner: &OwnerToken, s: &Submission) {
     store.submit(queue, s).await.expect("submit");
-    let out = store.claim(queue, owner, &[s.claim_request()]).await;
+    let out = store.claim(owner.on(queue), &[s.claim_request()]).await;
     assert!(
         matches!(out.unwrap()[..], [ClaimOutcome::Claimed { .. }]),
         "claimed"
@@ -75,7 +75,7 @@ async fn acked_once(
     let s = submission(queue, "a", list);
     claimed(store, queue, &w1, &s).await;
     let before = evalsha_calls(raw).await;
-    let out = store.ack(queue, &w1, &[ack_item(&s, list, "one")]).await;
+    let out = store.ack(w1.on(queue), &[ack_item(&s, list, "one")]).await;
     let out = out.unwrap()[0];
     assert!(
         out.pushed && out.claim_dropped && !out.dead_lettered,
@@ -135,13 +135,13 @@ async fn an_ack_to_a_list_in_another_slot_pushes_once_drops_the_claim_and_fences
     // to another list: suppressed. One record in all.
     let again = rig
         .store
-        .ack(queue, &w1, &[ack_item(&s, list, "one")])
+        .ack(w1.on(queue), &[ack_item(&s, list, "one")])
         .await;
     let again = again.unwrap()[0];
     assert!(!again.pushed && again.own_record_landed, "{again:?}");
     let late = rig
         .store
-        .ack(queue, &w1, &[ack_item(&s, other, "two")])
+        .ack(w1.on(queue), &[ack_item(&s, other, "two")])
         .await;
     let late = late.unwrap()[0];
     assert!(!late.pushed && !late.own_record_landed, "{late:?}");
@@ -217,13 +217,13 @@ async fn crash_between_push_and_drop(routed: &str, list: &str) -> Option<bool> {
     if report.redelivered == 1 {
         match rig
             .store
-            .claim(queue, &w2, &[s.claim_request()])
+            .claim(w2.on(queue), &[s.claim_request()])
             .await
             .unwrap()[..]
         {
             [ClaimOutcome::Claimed { .. }] => {
                 let second = ack_item(&s, list, "w2's answer");
-                let out = rig.store.ack(queue, &w2, &[second]).await.unwrap()[0];
+                let out = rig.store.ack(w2.on(queue), &[second]).await.unwrap()[0];
                 assert!(!out.pushed && out.claim_dropped, "{out:?}");
                 rerun = true;
             }

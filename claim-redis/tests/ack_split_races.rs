@@ -24,7 +24,7 @@ const QUEUE: &str = "jobs";
 
 async fn claimed(store: &RedisStore, owner: &OwnerToken, s: &Submission) {
     let out = store
-        .claim(QUEUE, owner, &[s.claim_request()])
+        .claim(owner.on(QUEUE), &[s.claim_request()])
         .await
         .unwrap();
     assert!(matches!(out[..], [ClaimOutcome::Claimed { .. }]), "{out:?}");
@@ -97,7 +97,7 @@ async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_ret
     let ack = {
         let (store, item) = (store.clone(), ack_item(&s, &list, "w1, stale"));
         let w1 = w1.clone();
-        tokio::spawn(async move { store.ack(QUEUE, &w1, &[item]).await })
+        tokio::spawn(async move { store.ack(w1.on(QUEUE), &[item]).await })
     };
     let started = Instant::now();
     while evalsha_calls(&mut queue_node).await == fences {
@@ -136,7 +136,7 @@ async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_ret
     );
     // Its next holder answers it: one record.
     claimed(&store, &w2, &s).await;
-    let out = store.ack(QUEUE, &w2, &[ack_item(&s, &list, "w2")]).await;
+    let out = store.ack(w2.on(QUEUE), &[ack_item(&s, &list, "w2")]).await;
     let out = out.unwrap()[0];
     assert!(out.pushed && out.claim_dropped, "{out:?}");
     assert_eq!(store.results(&list).await.unwrap().len(), 2);
@@ -172,7 +172,7 @@ async fn with_replica_acks_a_split_ack_whose_push_no_replica_acknowledged_keeps_
     store.submit(QUEUE, &s).await.unwrap();
     claimed(&store, &w1, &s).await;
     let before = store.replica_ack_stats();
-    let out = store.ack(QUEUE, &w1, &[ack_item(&s, list, "one")]).await;
+    let out = store.ack(w1.on(QUEUE), &[ack_item(&s, list, "one")]).await;
     let out = out.unwrap()[0];
     // No replica took the push: the claim is not dropped on the primary's
     // word alone (a failover could still lose the record).

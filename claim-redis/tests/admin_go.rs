@@ -42,7 +42,7 @@ async fn an_operator_releases_a_go_processors_claim_to_pending_at_gos_score_and_
     };
     let out = rig
         .store
-        .claim(QUEUE, &OwnerToken::new("w"), &[r])
+        .claim(OwnerToken::new("w").on(QUEUE), &[r])
         .await
         .unwrap();
     assert!(

@@ -67,7 +67,7 @@ async fn through_every_return(
     let owner = OwnerToken::new("w");
     let bytes = req.member.as_bytes().to_vec();
     store
-        .claim(Q, &owner, std::slice::from_ref(req))
+        .claim(owner.on(Q), std::slice::from_ref(req))
         .await
         .unwrap();
     assert_eq!(
@@ -75,19 +75,19 @@ async fn through_every_return(
         &bytes[..]
     );
     store
-        .release(Q, &owner, std::slice::from_ref(&req.generation))
+        .release(owner.on(Q), std::slice::from_ref(&req.generation))
         .await
         .unwrap();
     assert_eq!(head(store).await, bytes);
     store
-        .claim(Q, &owner, std::slice::from_ref(req))
+        .claim(owner.on(Q), std::slice::from_ref(req))
         .await
         .unwrap();
     clock.advance(31_000);
     assert_eq!(store.reclaim_expired(Q, 10).await.unwrap().redelivered, 1);
     assert_eq!(head(store).await, bytes);
     store
-        .claim(Q, &owner, std::slice::from_ref(req))
+        .claim(owner.on(Q), std::slice::from_ref(req))
         .await
         .unwrap();
     let stamped = wire::stamp_retry(&bytes, Q).unwrap();
@@ -97,7 +97,7 @@ async fn through_every_return(
         due: clock.now(),
     };
     assert_eq!(
-        store.park_retry(Q, &owner, &[park]).await.unwrap(),
+        store.park_retry(owner.on(Q), &[park]).await.unwrap(),
         vec![true]
     );
     assert_eq!(store.promote_due(10).await.unwrap(), 1);
@@ -166,7 +166,7 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
     let owner = OwnerToken::new("w");
     let out = rig
         .store
-        .claim(Q, &owner, &[claim_request(bytes, &id, "t")])
+        .claim(owner.on(Q), &[claim_request(bytes, &id, "t")])
         .await
         .unwrap();
     assert!(matches!(out[0], ClaimOutcome::Claimed { .. }));
@@ -178,8 +178,7 @@ async fn a_member_without_a_deadline_is_claimed_and_answered_with_invalid_reques
     let acked = rig
         .store
         .ack(
-            Q,
-            &owner,
+            owner.on(Q),
             &[ack_item(bytes, secs(60), (&id, "t"), record.clone())],
         )
         .await
@@ -203,7 +202,7 @@ async fn a_past_deadline_gets_a_lease_ending_thirty_seconds_after_it_and_is_rede
     let owner = OwnerToken::new("w");
     let out = rig
         .store
-        .claim(Q, &owner, &[claim_request(&bytes, "late", "t")])
+        .claim(owner.on(Q), &[claim_request(&bytes, "late", "t")])
         .await
         .unwrap();
     match out[0] {
@@ -218,15 +217,14 @@ async fn a_past_deadline_gets_a_lease_ending_thirty_seconds_after_it_and_is_rede
         "the lease had already ended"
     );
     rig.store
-        .claim(Q, &owner, &[claim_request(&bytes, "late", "t")])
+        .claim(owner.on(Q), &[claim_request(&bytes, "late", "t")])
         .await
         .unwrap();
     let record = ResultRecord::error("late", ErrorCode::DeadlineExceeded, "deadline passed");
     let acked = rig
         .store
         .ack(
-            Q,
-            &owner,
+            owner.on(Q),
             &[ack_item(&bytes, deadline, ("late", "t"), record)],
         )
         .await
@@ -277,7 +275,7 @@ async fn an_unparsable_retry_entry_is_dead_lettered_on_promotion_not_dropped() {
     let carrier = common::member("c", "t", secs(3600));
     submit_raw(&rig.store, &carrier, secs(3600)).await;
     rig.store
-        .claim(Q, &owner, &[claim_request(&carrier, "c", "t")])
+        .claim(owner.on(Q), &[claim_request(&carrier, "c", "t")])
         .await
         .unwrap();
     let park = ParkItem {
@@ -285,7 +283,7 @@ async fn an_unparsable_retry_entry_is_dead_lettered_on_promotion_not_dropped() {
         member: Member::from("garbage in the retry set"),
         due: T0,
     };
-    rig.store.park_retry(Q, &owner, &[park]).await.unwrap();
+    rig.store.park_retry(owner.on(Q), &[park]).await.unwrap();
     assert_eq!(rig.store.promote_due(10).await.unwrap(), 1);
     let dead = rig
         .store

@@ -108,7 +108,7 @@ async fn producer_keys_an_ack_could_not_delete_while_their_node_refused_writes_a
         generation: s.generation.clone(),
     };
     let claimed = store
-        .claim("q", &owner, std::slice::from_ref(&req))
+        .claim(owner.on("q"), std::slice::from_ref(&req))
         .await
         .unwrap();
     let ClaimOutcome::Claimed { score, .. } = claimed[0] else {
@@ -135,7 +135,7 @@ async fn producer_keys_an_ack_could_not_delete_while_their_node_refused_writes_a
         payload_ref: None,
         result_ttl_seconds: 0,
     };
-    let acked = store.ack("q", &owner, &[item]).await.expect("ack");
+    let acked = store.ack(owner.on("q"), &[item]).await.expect("ack");
     assert!(acked[0].pushed && acked[0].claim_dropped, "{:?}", acked[0]);
     let active = keys.active(&id);
     let exists = |raw: &mut redis::aio::MultiplexedConnection| {

@@ -43,7 +43,7 @@ fn submission(id: &str, list: &str) -> Submission {
 
 async fn claim(store: &RedisStore, owner: &str, subs: &[&Submission]) {
     let requests: Vec<ClaimRequest> = subs.iter().map(|s| s.claim_request()).collect();
-    let out = store.claim(Q, &OwnerToken::new(owner), &requests).await;
+    let out = store.claim(OwnerToken::new(owner).on(Q), &requests).await;
     assert_eq!(out.unwrap().len(), subs.len());
 }
 
@@ -92,7 +92,10 @@ async fn acks_and_delivery_limit_records_to_lists_with_stray_braces_land_and_the
         payload_ref: None,
         result_ttl_seconds: 0,
     };
-    let out = store.ack(Q, &OwnerToken::new("w"), &[item]).await.unwrap();
+    let out = store
+        .ack(OwnerToken::new("w").on(Q), &[item])
+        .await
+        .unwrap();
     assert!(out[0].pushed && out[0].claim_dropped, "{out:?}");
     assert_eq!(store.list_len("{}x").await.unwrap(), 1);
 

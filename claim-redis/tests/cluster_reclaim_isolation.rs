@@ -19,7 +19,9 @@ fn submission(id: &str, list: &str) -> Submission {
 
 async fn claim(store: &RedisStore, subs: &[&Submission]) {
     let requests: Vec<ClaimRequest> = subs.iter().map(|s| s.claim_request()).collect();
-    let out = store.claim(Q, &OwnerToken::new("crasher"), &requests).await;
+    let out = store
+        .claim(OwnerToken::new("crasher").on(Q), &requests)
+        .await;
     assert_eq!(out.unwrap().len(), subs.len());
 }
 

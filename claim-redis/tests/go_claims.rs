@@ -71,7 +71,7 @@ async fn our_claims_are_keyed_as_go_keys_them_in_all_four_places() {
     let member = seq_member("a", "t", 1);
     add_pending(&mut rig, &member, DEADLINE as f64).await;
     let r = request("a", "t", &member);
-    let out = rig.store.claim(QUEUE, &OwnerToken::new("w"), &[r]).await;
+    let out = rig.store.claim(OwnerToken::new("w").on(QUEUE), &[r]).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
     let q = rig.store.keys().queue(QUEUE);
     let claimed: Vec<String> = rig.raw.hkeys(&q.claimed).await.unwrap();
@@ -137,7 +137,7 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
 
     let r = request("a", "t", parked.as_bytes());
     let w = OwnerToken::new("w");
-    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
+    let out = rig.store.claim(w.on(QUEUE), std::slice::from_ref(&r)).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
     assert_eq!(
         gq.renew(&mut rig.raw, "a\0t", &go_owner, common::T0_S + 400)
@@ -148,7 +148,10 @@ async fn our_claim_overwrites_the_claim_go_kept_beside_its_parked_retry_and_fenc
     let list = rig.store.keys().list(LIST);
     let fenced = gq.ack(&mut rig.raw, &list, "a\0t", &go_owner, "{}").await;
     assert!(!fenced.unwrap(), "Go's ack is fenced");
-    let ours = rig.store.ack(QUEUE, &w, &[ack_item(&r, score, "ok")]).await;
+    let ours = rig
+        .store
+        .ack(w.on(QUEUE), &[ack_item(&r, score, "ok")])
+        .await;
     assert!(ours.unwrap()[0].pushed);
     assert_eq!(results(&mut rig).await.len(), 1);
     let d = rig.store.depths(QUEUE).await.unwrap();
@@ -168,7 +171,7 @@ async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
     assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 0);
     assert_eq!(
         rig.store
-            .renew(QUEUE, &dead, std::slice::from_ref(&r.generation))
+            .renew(dead.on(QUEUE), std::slice::from_ref(&r.generation))
             .await
             .unwrap(),
         vec![RenewOutcome::Lost]
@@ -177,7 +180,7 @@ async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
     let live = OwnerToken::new("live");
     let again = rig
         .store
-        .claim(QUEUE, &live, std::slice::from_ref(&r))
+        .claim(live.on(QUEUE), std::slice::from_ref(&r))
         .await
         .unwrap();
     assert!(
@@ -186,7 +189,7 @@ async fn gos_reclaimer_returns_our_lapsed_claim_and_we_serve_it_again_once() {
     );
     let acked = rig
         .store
-        .ack(QUEUE, &live, &[ack_item(&r, score, "ok")])
+        .ack(live.on(QUEUE), &[ack_item(&r, score, "ok")])
         .await;
     let acked = acked.unwrap();
     assert!(acked[0].pushed && acked[0].claim_dropped);
@@ -219,9 +222,9 @@ async fn a_go_claim_shows_its_go_owner_and_our_renew_and_release_leave_it_alone(
     // Our renew and release never touch it.
     let g = [Generation::new("a", "t")];
     let w = OwnerToken::new("w");
-    let renewed = rig.store.renew(QUEUE, &w, &g).await.unwrap();
+    let renewed = rig.store.renew(w.on(QUEUE), &g).await.unwrap();
     assert_eq!(renewed, vec![RenewOutcome::Lost]);
-    let released = rig.store.release(QUEUE, &w, &g).await;
+    let released = rig.store.release(w.on(QUEUE), &g).await;
     assert_eq!(released.unwrap(), vec![false]);
     assert_eq!(rig.store.depths(QUEUE).await.unwrap().claimed, 1);
 }
@@ -239,7 +242,7 @@ async fn ours_claimed(
     let r = request("a", "t", &member);
     let out = rig
         .store
-        .claim(QUEUE, owner, std::slice::from_ref(&r))
+        .claim(owner.on(QUEUE), std::slice::from_ref(&r))
         .await
         .unwrap();
     let ClaimOutcome::Claimed { lease_expiry, .. } = out[0] else {
@@ -278,7 +281,7 @@ async fn our_late_ack_is_suppressed_while_go_holds_the_generation_and_after_go_a
 
     let late = rig
         .store
-        .ack(QUEUE, &slow, &[ack_item(&r, score, "late")])
+        .ack(slow.on(QUEUE), &[ack_item(&r, score, "late")])
         .await;
     assert!(!late.unwrap()[0].pushed, "Go holds it: Go answers");
     let record = go::record("a", "t", 200, "go");
@@ -290,7 +293,7 @@ async fn our_late_ack_is_suppressed_while_go_holds_the_generation_and_after_go_a
     );
     let later = rig
         .store
-        .ack(QUEUE, &slow, &[ack_item(&r, score, "later")])
+        .ack(slow.on(QUEUE), &[ack_item(&r, score, "later")])
         .await;
     assert!(!later.unwrap()[0].pushed, "answered by Go, no marker");
     assert_eq!(results(&mut rig).await, vec![record]);
@@ -305,7 +308,7 @@ async fn our_late_ack_of_a_generation_go_put_back_in_pending_answers_it_and_take
     let (score, slow, r) = ours_lapsed_and_returned_by_go(&mut rig).await;
     let late = rig
         .store
-        .ack(QUEUE, &slow, &[ack_item(&r, score, "late")])
+        .ack(slow.on(QUEUE), &[ack_item(&r, score, "late")])
         .await;
     assert!(late.unwrap()[0].pushed, "still ours to answer: pending");
     assert!(gq.peek(&mut rig.raw, 10).await.unwrap().is_empty());
@@ -321,7 +324,7 @@ async fn a_promoted_retry_returns_at_gos_score_for_its_enqueue_sequence() {
     add_pending(&mut rig, &member, score).await;
     let r = request("a", "t", &member);
     let w = OwnerToken::new("w");
-    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(&r)).await;
+    let out = rig.store.claim(w.on(QUEUE), std::slice::from_ref(&r)).await;
     assert!(matches!(out.unwrap()[0], ClaimOutcome::Claimed { .. }));
     let stamped = claim_core::wire::stamp_retry(&member, QUEUE).expect("stamp");
     let park = claim_core::store::ParkItem {
@@ -330,7 +333,7 @@ async fn a_promoted_retry_returns_at_gos_score_for_its_enqueue_sequence() {
         due: common::T0.plus(1000),
     };
     assert_eq!(
-        rig.store.park_retry(QUEUE, &w, &[park]).await.unwrap(),
+        rig.store.park_retry(w.on(QUEUE), &[park]).await.unwrap(),
         vec![true]
     );
     rig.clock.advance(2000);

@@ -39,7 +39,7 @@ async fn redelivered_by_us(rig: &mut common::Rig, r: &ClaimRequest) {
     let sub = common::submission(&r.generation.id, &r.generation.token, DEADLINE);
     rig.store.submit(QUEUE, &sub).await.unwrap();
     let dead = OwnerToken::new("dead");
-    let out = rig.store.claim(QUEUE, &dead, std::slice::from_ref(r));
+    let out = rig.store.claim(dead.on(QUEUE), std::slice::from_ref(r));
     assert!(matches!(
         out.await.unwrap()[0],
         ClaimOutcome::Claimed { .. }
@@ -53,7 +53,7 @@ async fn redelivered_by_us(rig: &mut common::Rig, r: &ClaimRequest) {
 /// deliveries counted.
 async fn claimed_after(rig: &mut common::Rig, r: &ClaimRequest, redeliveries: u32) {
     let w = OwnerToken::new("w");
-    let out = rig.store.claim(QUEUE, &w, std::slice::from_ref(r));
+    let out = rig.store.claim(w.on(QUEUE), std::slice::from_ref(r));
     let out = out.await.unwrap();
     assert!(
         matches!(out[0], ClaimOutcome::Claimed { redeliveries: n, .. } if n == redeliveries),

@@ -95,7 +95,7 @@ async fn claim_all(store: &RedisStore, owner: &OwnerToken, ttl: u64) -> Vec<AckI
             member: e.member.clone(),
             generation: generation.clone(),
         };
-        let out = store.claim(QUEUE, owner, &[request]).await.unwrap();
+        let out = store.claim(owner.on(QUEUE), &[request]).await.unwrap();
         let ClaimOutcome::Claimed { score, .. } = out[0] else {
             panic!("claimed: {out:?}");
         };
@@ -156,7 +156,7 @@ async fn the_owners_ack_deletes_fetched_payloads_and_expires_the_list_with_one_c
     assert!(fetched.iter().all(Option::is_some));
 
     reset_stats(&mut go).await;
-    let out = store.ack(QUEUE, &owner, &items).await.unwrap();
+    let out = store.ack(owner.on(QUEUE), &items).await.unwrap();
     assert!(out.iter().all(|o| o.pushed && o.claim_dropped));
     assert_eq!(calls(&mut go, "expire").await, 1, "one EXPIRE for the run");
     let left: usize = go.exists(&keys).await.unwrap();
@@ -175,7 +175,7 @@ async fn the_owners_ack_deletes_fetched_payloads_and_expires_the_list_with_one_c
         item.payload_ref = None;
     }
     reset_stats(&mut go).await;
-    store.ack(QUEUE, &owner, &items).await.unwrap();
+    store.ack(owner.on(QUEUE), &items).await.unwrap();
     assert_eq!(calls(&mut go, "expire").await, 0);
     assert_eq!(calls(&mut go, "del").await + 1, dels_with_refs);
 }

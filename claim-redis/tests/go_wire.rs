@@ -90,7 +90,7 @@ async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo
     let order: Vec<&str> = items.iter().map(|i| i.generation.id.as_str()).collect();
     assert_eq!(order, ids, "earliest deadline first");
     let owner = OwnerToken::new("rust-worker");
-    let claimed = store.claim(QUEUE, &owner, &items).await.unwrap();
+    let claimed = store.claim(owner.on(QUEUE), &items).await.unwrap();
     let cancelled: Vec<bool> = claimed
         .iter()
         .map(|o| {
@@ -132,11 +132,11 @@ async fn go_submissions_are_claimed_acked_and_read_back_by_a_go_consumer_in_fifo
         result_ttl_seconds: 0,
     };
     store
-        .ack(QUEUE, &owner, &[ack(2, outcomes[0].1)])
+        .ack(owner.on(QUEUE), &[ack(2, outcomes[0].1)])
         .await
         .unwrap();
     store
-        .ack(QUEUE, &owner, &[ack(0, None), ack(1, outcomes[2].1)])
+        .ack(owner.on(QUEUE), &[ack(0, None), ack(1, outcomes[2].1)])
         .await
         .unwrap();
 
@@ -204,7 +204,7 @@ async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack
     };
     let owner = OwnerToken::new("w");
     store
-        .claim(QUEUE, &owner, std::slice::from_ref(&old))
+        .claim(owner.on(QUEUE), std::slice::from_ref(&old))
         .await
         .unwrap();
     go_submit(&mut go, "req", "new", deadline + 1).await;
@@ -217,7 +217,7 @@ async fn a_go_resubmission_while_claimed_keeps_its_new_token_through_the_old_ack
         payload_ref: None,
         result_ttl_seconds: 0,
     };
-    store.ack(QUEUE, &owner, &[item]).await.unwrap();
+    store.ack(owner.on(QUEUE), &[item]).await.unwrap();
     let active: Option<String> = go.get("request-active:req").await.unwrap();
     assert_eq!(
         active.as_deref(),

@@ -40,7 +40,7 @@ async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) 
     let submission = common::submission(id, token, deadline());
     store.submit(Q, &submission).await.unwrap();
     let request = submission.claim_request();
-    let outcome = store.claim(Q, owner, &[request]).await.unwrap();
+    let outcome = store.claim(owner.on(Q), &[request]).await.unwrap();
     let ClaimOutcome::Claimed { score, .. } = outcome[0] else {
         panic!("expected a claim, got {outcome:?}");
     };
@@ -74,12 +74,12 @@ async fn the_first_record_wins_and_a_stale_owners_later_ack_is_suppressed_withou
     let g = claimed(&store, &new, "a", "t").await;
 
     let stale = store
-        .ack(Q, &old, &[item(&g, "out", "stale")])
+        .ack(old.on(Q), &[item(&g, "out", "stale")])
         .await
         .unwrap();
     assert!(stale[0].pushed && !stale[0].claim_dropped, "{stale:?}");
     let owner = store
-        .ack(Q, &new, &[item(&g, "out", "late")])
+        .ack(new.on(Q), &[item(&g, "out", "late")])
         .await
         .unwrap();
     assert!(!owner[0].pushed && owner[0].claim_dropped, "{owner:?}");
@@ -104,7 +104,7 @@ async fn a_generation_twice_in_one_batch_pushes_once_and_runs_of_lists_keep_thei
         item(&a, "y", "a2"),
         item(&c, "x", "c1"),
     ];
-    let out = store.ack(Q, &owner, &batch).await.unwrap();
+    let out = store.ack(owner.on(Q), &batch).await.unwrap();
     let pushed: Vec<bool> = out.iter().map(|o| o.pushed).collect();
     assert_eq!(pushed, [true, true, false, true]);
     let dropped: Vec<bool> = out.iter().map(|o| o.claim_dropped).collect();
@@ -136,7 +136,10 @@ async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_ex
         .set(format!("{prefix}request-cancel:a"), "new")
         .await
         .unwrap();
-    store.ack(Q, &owner, &[item(&g, "out", "r")]).await.unwrap();
+    store
+        .ack(owner.on(Q), &[item(&g, "out", "r")])
+        .await
+        .unwrap();
     let active: Option<String> = raw.get(format!("{prefix}request-active:a")).await.unwrap();
     let cancel: Option<String> = raw.get(format!("{prefix}request-cancel:a")).await.unwrap();
     assert_eq!(
@@ -149,7 +152,10 @@ async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_ex
         .set(format!("{prefix}request-cancel:b"), "t")
         .await
         .unwrap();
-    store.ack(Q, &owner, &[item(&h, "out", "r")]).await.unwrap();
+    store
+        .ack(owner.on(Q), &[item(&h, "out", "r")])
+        .await
+        .unwrap();
     let left: usize = raw
         .exists(&[
             format!("{prefix}request-active:b"),

@@ -56,7 +56,7 @@ async fn claim_all(
             generation: Generation::new(*id, "t"),
         })
         .collect();
-    let out = store.claim(Q, owner, &items).await.unwrap();
+    let out = store.claim(owner.on(Q), &items).await.unwrap();
     items
         .iter()
         .zip(out)
@@ -130,7 +130,7 @@ async fn a_member_whose_deadline_and_score_are_9223372036854775807_gets_one_reco
     zadd(&mut rig, &low, "-inf").await;
     let all = [("huge", huge), ("far", far), ("inf", inf), ("low", low)];
     let items = claim_all(&rig.store, &owner, &all).await;
-    let out = rig.store.ack(Q, &owner, &items).await.unwrap();
+    let out = rig.store.ack(owner.on(Q), &items).await.unwrap();
     assert!(out.iter().all(|o| o.pushed && o.claim_dropped), "{out:?}");
     one_record_each(&mut rig, &["huge", "far", "inf", "low"]).await;
     // The markers follow the deadline: the dedup TTL (1 h) past now for the
@@ -146,7 +146,7 @@ async fn a_member_whose_deadline_and_score_are_9223372036854775807_gets_one_reco
         assert_eq!(at, expiry(T0_S + 3600), "{id}");
     }
     // A second ack (a redelivery's) is suppressed by the markers.
-    let again = rig.store.ack(Q, &owner, &items).await.unwrap();
+    let again = rig.store.ack(owner.on(Q), &items).await.unwrap();
     assert!(again.iter().all(|o| !o.pushed));
     one_record_each(&mut rig, &["huge", "far", "inf", "low"]).await;
 }
@@ -270,7 +270,7 @@ async fn claim_and_renew_read_every_odd_deadline_as_claim_core_does() {
         .iter()
         .map(|(id, _)| Generation::new(id, "t"))
         .collect();
-    let renewed = rig.store.renew(Q, &owner, &gens).await.unwrap();
+    let renewed = rig.store.renew(owner.on(Q), &gens).await.unwrap();
     for ((_, m), outcome) in members.iter().zip(renewed) {
         let expected = claim_core::store::RenewOutcome::Renewed {
             lease_expiry: want(T0.plus(5_000), m),

@@ -73,7 +73,7 @@ async fn operations_fail_cleanly_while_redis_is_down_and_work_again_after_restar
         "a read never happened: {read}"
     );
     let write = store
-        .claim("q", &owner, std::slice::from_ref(&req))
+        .claim(owner.on("q"), std::slice::from_ref(&req))
         .await
         .unwrap_err();
     assert!(
@@ -97,7 +97,7 @@ async fn operations_fail_cleanly_while_redis_is_down_and_work_again_after_restar
         .await
         .expect("submit after restart");
     let claimed = store
-        .claim("q", &owner, &[req])
+        .claim(owner.on("q"), &[req])
         .await
         .expect("claim after restart");
     assert_eq!(claimed.len(), 1);
@@ -127,7 +127,7 @@ async fn a_timed_out_write_is_indeterminate_and_a_timed_out_read_failed() {
     // Writes (scripts included) wait out the pause: the script may yet run.
     let _: () = pause("WRITE").query_async(&mut raw).await.unwrap();
     let (gens, owner) = ([Generation::new("a", "t")], OwnerToken::new("w"));
-    let write = store.release("q", &owner, &gens).await.unwrap_err();
+    let write = store.release(owner.on("q"), &gens).await.unwrap_err();
     assert!(matches!(write, StoreError::Indeterminate { .. }), "{write}");
     let _: () = redis::cmd("CLIENT")
         .arg("UNPAUSE")

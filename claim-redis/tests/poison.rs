@@ -77,7 +77,7 @@ async fn submitted(store: &RedisStore, ids: &[&str]) -> Vec<Req> {
 async fn claimed(store: &RedisStore, owner: &OwnerToken, ids: &[&str]) -> Vec<Req> {
     let reqs = submitted(store, ids).await;
     let items: Vec<ClaimRequest> = reqs.iter().map(Req::claim).collect();
-    let out = store.claim(Q, owner, &items).await.unwrap();
+    let out = store.claim(owner.on(Q), &items).await.unwrap();
     assert!(
         out.iter()
             .all(|o| matches!(o, ClaimOutcome::Claimed { .. }))
@@ -127,7 +127,7 @@ async fn result_lists_holding_a_string_hash_or_set_dead_letter_their_items_alone
         rs[2].ack("results"),
         rs[3].ack("as-set"),
     ];
-    let out = rig.store.ack(Q, &owner, &items).await.unwrap();
+    let out = rig.store.ack(owner.on(Q), &items).await.unwrap();
     let dead: Vec<bool> = out.iter().map(|o| o.dead_lettered).collect();
     assert_eq!(dead, vec![true, true, false, true]);
     assert!(out.iter().all(|o| o.claim_dropped));
@@ -157,7 +157,7 @@ async fn a_marker_or_cancel_key_of_another_type_dead_letters_that_claim_item_alo
     let items: Vec<ClaimRequest> = rs.iter().map(Req::claim).collect();
     let out = rig
         .store
-        .claim(Q, &OwnerToken::new("w"), &items)
+        .claim(OwnerToken::new("w").on(Q), &items)
         .await
         .unwrap();
     assert_eq!(out[0], ClaimOutcome::DeadLettered);
@@ -200,21 +200,24 @@ async fn every_script_that_fails_writes_nothing_and_the_error_is_permanent() {
     let before = snapshot(&mut rig.raw, &p).await;
     let g = std::slice::from_ref(&held.generation);
     rejected(
-        rig.store.claim(Q, &owner, &[waiting.claim()]).await,
+        rig.store.claim(owner.on(Q), &[waiting.claim()]).await,
         "claim",
     );
     rejected(
-        rig.store.ack(Q, &owner, &[held.ack("results")]).await,
+        rig.store.ack(owner.on(Q), &[held.ack("results")]).await,
         "ack",
     );
-    rejected(rig.store.renew(Q, &owner, g).await, "renew");
-    rejected(rig.store.release(Q, &owner, g).await, "release");
+    rejected(rig.store.renew(owner.on(Q), g).await, "renew");
+    rejected(rig.store.release(owner.on(Q), g).await, "release");
     let park = ParkItem {
         generation: held.generation.clone(),
         member: held.member.clone(),
         due: T0,
     };
-    rejected(rig.store.park_retry(Q, &owner, &[park]).await, "park_retry");
+    rejected(
+        rig.store.park_retry(owner.on(Q), &[park]).await,
+        "park_retry",
+    );
     rig.clock.advance(31_000);
     rejected(rig.store.reclaim_expired(Q, 10).await, "reclaim_expired");
     assert_nothing_written(&mut rig.raw, &p, &before).await;
@@ -269,9 +272,9 @@ async fn the_queues_own_pending_key_of_another_type_rejects_claim_and_ack_whole(
     let q = rig.store.keys().queue(Q);
     raw_cmd(&mut rig.raw, &["SET", &q.pending, "not a zset"]).await;
     let before = snapshot(&mut rig.raw, &p).await;
-    rejected(rig.store.claim(Q, &owner, &[held.claim()]).await, "claim");
+    rejected(rig.store.claim(owner.on(Q), &[held.claim()]).await, "claim");
     rejected(
-        rig.store.ack(Q, &owner, &[held.ack("results")]).await,
+        rig.store.ack(owner.on(Q), &[held.ack("results")]).await,
         "ack",
     );
     assert_nothing_written(&mut rig.raw, &p, &before).await;
@@ -299,7 +302,7 @@ async fn a_later_claim_call_that_fails_answers_the_earlier_claims_instead_of_orp
     let owner = OwnerToken::new("w");
     let out = rig
         .store
-        .claim(Q, &owner, &items)
+        .claim(owner.on(Q), &items)
         .await
         .expect("the first call's claims are answered");
     let claimed = out
@@ -339,10 +342,10 @@ async fn a_full_server_answers_out_of_memory_which_is_transient_and_clears_when_
     .await;
     raw_cmd(&mut rig.raw, &["CONFIG", "SET", "maxmemory", "1"]).await;
     let ack = [held.ack("results")];
-    let err = rig.store.ack(Q, &owner, &ack).await.unwrap_err();
+    let err = rig.store.ack(owner.on(Q), &ack).await.unwrap_err();
     assert!(err.is_out_of_memory() && err.is_transient(), "{err:?}");
     assert!(!err.may_have_happened(), "{err:?}");
     raw_cmd(&mut rig.raw, &["CONFIG", "SET", "maxmemory", "0"]).await;
-    let out = rig.store.ack(Q, &owner, &ack).await.unwrap();
+    let out = rig.store.ack(owner.on(Q), &ack).await.unwrap();
     assert!(out[0].pushed && out[0].claim_dropped, "{out:?}");
 }

@@ -180,11 +180,11 @@ async fn replay_everything(layout: KeyLayout) {
     both!(p, |s| s.cancel("b").await);
     both!(p, |s| s.peek(QUEUE, 0, 20).await);
     let requests: Vec<ClaimRequest> = subs.iter().map(Submission::claim_request).collect();
-    let claimed = both!(p, |s| s.claim(QUEUE, &w1, &requests).await);
+    let claimed = both!(p, |s| s.claim(w1.on(QUEUE), &requests).await);
     assert!(claimed.contains("Claimed"), "{claimed}");
     let gens: Vec<Generation> = subs.iter().map(|s| s.generation.clone()).collect();
     p.clock.advance(1_000);
-    both!(p, |s| s.renew(QUEUE, &w1, &gens).await);
+    both!(p, |s| s.renew(w1.on(QUEUE), &gens).await);
     both!(p, |s| s.cancelled(&gens).await);
     let by_id = |id: &str| subs.iter().find(|s| s.generation.id == id).unwrap();
     let acks = [
@@ -194,9 +194,9 @@ async fn replay_everything(layout: KeyLayout) {
         ack_item(by_id("g"), FAR),
         ack_item(by_id("h"), NEAR),
     ];
-    both!(p, |s| s.ack(QUEUE, &w1, &acks).await);
+    both!(p, |s| s.ack(w1.on(QUEUE), &acks).await);
     both!(p, |s| s
-        .release(QUEUE, &w1, &[by_id("d").generation.clone()])
+        .release(w1.on(QUEUE), &[by_id("d").generation.clone()])
         .await);
     let e = by_id("e");
     let parked = ParkItem {
@@ -205,7 +205,7 @@ async fn replay_everything(layout: KeyLayout) {
         due: common::T0.plus(2_000),
     };
     both!(p, |s| s
-        .park_retry(QUEUE, &w1, std::slice::from_ref(&parked))
+        .park_retry(w1.on(QUEUE), std::slice::from_ref(&parked))
         .await);
     p.clock.advance(2_000);
     both!(p, |s| s.promote_due(10).await);
@@ -216,15 +216,17 @@ async fn replay_everything(layout: KeyLayout) {
         .iter()
         .map(|id| by_id(id).claim_request())
         .collect();
-    both!(p, |s| s.claim(QUEUE, &w2, &again).await);
+    both!(p, |s| s.claim(w2.on(QUEUE), &again).await);
     // A stale owner answers d, which w2 holds: one record, w2 keeps its claim.
-    both!(p, |s| s.ack(QUEUE, &w1, &[ack_item(by_id("d"), FAR)]).await);
+    both!(p, |s| s
+        .ack(w1.on(QUEUE), &[ack_item(by_id("d"), FAR)])
+        .await);
     // f's list is the queue itself: dead-lettered, no record.
     both!(p, |s| s
-        .ack(QUEUE, &w2, &[ack_item(by_id("f"), QUEUE)])
+        .ack(w2.on(QUEUE), &[ack_item(by_id("f"), QUEUE)])
         .await);
     both!(p, |s| s
-        .release(QUEUE, &w2, &[by_id("d").generation.clone()])
+        .release(w2.on(QUEUE), &[by_id("d").generation.clone()])
         .await);
     // i lapses a second time: the delivery limit (2), a DELIVERY_LIMIT record.
     p.clock.advance(40_000);
@@ -235,7 +237,7 @@ async fn replay_everything(layout: KeyLayout) {
     let junk = Member::from("not json");
     both!(p, |s| s.dead_letter(QUEUE, &junk, "unparsable").await);
     let claimed_e = both!(p, |s| s
-        .claim(QUEUE, &w2, &[parked_request(&parked).claim_request()])
+        .claim(w2.on(QUEUE), &[parked_request(&parked).claim_request()])
         .await);
     assert!(claimed_e.contains("Claimed"), "{claimed_e}");
 

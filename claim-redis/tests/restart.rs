@@ -35,7 +35,7 @@ async fn a_claim_survives_sigkill_and_restart_and_is_reclaimed_after_its_lease()
     store.submit("q", &submission).await.unwrap();
     let owner = OwnerToken::new("doomed-worker");
     let claimed = store
-        .claim("q", &owner, std::slice::from_ref(&req))
+        .claim(owner.on("q"), std::slice::from_ref(&req))
         .await
         .unwrap();
     assert!(matches!(claimed[0], ClaimOutcome::Claimed { .. }));
@@ -60,7 +60,7 @@ async fn a_claim_survives_sigkill_and_restart_and_is_reclaimed_after_its_lease()
         .expect("script runs after the restart");
     assert_eq!(report.redelivered, 1, "reclaimed once its lease expired");
     let again = store
-        .claim("q", &OwnerToken::new("survivor"), &[req])
+        .claim(OwnerToken::new("survivor").on("q"), &[req])
         .await
         .unwrap();
     assert!(matches!(
@@ -101,7 +101,7 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
     flush(&mut rig.raw).await;
     let claimed = rig
         .store
-        .claim("q", &owner, &[a.clone(), b.clone(), c.clone()])
+        .claim(owner.on("q"), &[a.clone(), b.clone(), c.clone()])
         .await
         .expect("claim.lua after a flush");
     assert!(
@@ -112,7 +112,7 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
     flush(&mut rig.raw).await;
     let renewed = rig
         .store
-        .renew("q", &owner, std::slice::from_ref(&a.generation))
+        .renew(owner.on("q"), std::slice::from_ref(&a.generation))
         .await;
     assert!(matches!(
         renewed.expect("renew.lua after a flush")[0],
@@ -128,14 +128,14 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
         payload_ref: None,
         result_ttl_seconds: 0,
     };
-    let acked = rig.store.ack("q", &owner, &[item]).await;
+    let acked = rig.store.ack(owner.on("q"), &[item]).await;
     assert!(acked.expect("ack.lua after a flush")[0].pushed);
     flush(&mut rig.raw).await;
     let b_gen = [b.generation.clone()];
-    let released = rig.store.release("q", &owner, &b_gen).await;
+    let released = rig.store.release(owner.on("q"), &b_gen).await;
     assert_eq!(released.expect("release.lua after a flush"), vec![true]);
     rig.store
-        .claim("q", &owner, std::slice::from_ref(&b))
+        .claim(owner.on("q"), std::slice::from_ref(&b))
         .await
         .unwrap();
     flush(&mut rig.raw).await;
@@ -144,7 +144,7 @@ async fn every_script_reloads_transparently_after_the_script_cache_is_flushed() 
         member: b.member.clone(),
         due: T0.plus(1_000),
     };
-    let parked = rig.store.park_retry("q", &owner, &[park]).await;
+    let parked = rig.store.park_retry(owner.on("q"), &[park]).await;
     assert_eq!(parked.expect("park_retry.lua after a flush"), vec![true]);
     rig.clock.advance(2_000);
     flush(&mut rig.raw).await;

@@ -37,7 +37,7 @@ async fn a_call_whose_keys_would_cross_slots_is_refused_before_it_is_sent_naming
         generation: Generation::new("a", "t"),
     };
     let err = store
-        .claim(queue, &OwnerToken::new("w"), &[request])
+        .claim(OwnerToken::new("w").on(queue), &[request])
         .await
         .expect_err("a cross-slot claim is refused");
     let text = err.to_string();

@@ -80,12 +80,18 @@ async fn a_hand_over_interrupted_between_its_add_and_its_remove_never_makes_a_se
     // the copy is promoted, and a claim drops it as a duplicate of a held
     // generation.
     let w1 = OwnerToken::new("w1");
-    let got = store.claim(QUEUE, &w1, &[claim_of(&member)]).await.unwrap();
+    let got = store
+        .claim(w1.on(QUEUE), &[claim_of(&member)])
+        .await
+        .unwrap();
     assert!(matches!(got[0], ClaimOutcome::Claimed { .. }), "{got:?}");
     let _: () = raw.zadd(&shared, &member, T0_S - 1).await.unwrap();
     store.promote_due(100).await.unwrap();
     let w2 = OwnerToken::new("w2");
-    let again = store.claim(QUEUE, &w2, &[claim_of(&member)]).await.unwrap();
+    let again = store
+        .claim(w2.on(QUEUE), &[claim_of(&member)])
+        .await
+        .unwrap();
     assert_eq!(again, vec![ClaimOutcome::DuplicateDropped]);
     assert!(store.peek(QUEUE, 0, 10).await.unwrap().is_empty());
     let claims = store.claims(QUEUE).await.unwrap();

@@ -5,10 +5,10 @@
 //! answer; the caller's earlier reservations are not touched.
 
 use super::contract::{
-    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
-    GatewayOutcome, Releases, Verdict,
+    DispatchGate, GateConfigError, GateError, GateParams, GateRequest, GatewayOutcome, Releases,
+    Verdict,
 };
-use super::nested::{BuildGate, NestedParam, build_inner};
+use super::nested::{InnerGates, NestedParam};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -30,27 +30,9 @@ impl CompositeGate {
         CompositeGate { gates }
     }
 
-    /// Builds each of `gates` with `build`, under this gate's owner and env.
-    pub fn from_params(
-        params: &GateParams,
-        owner: &GateOwner,
-        env: &GateEnv,
-        build: BuildGate,
-    ) -> Result<Self, GateConfigError> {
-        let gates = GATES
-            .configs(params)?
-            .iter()
-            .map(|config| {
-                build_inner(
-                    build,
-                    "composite gate failed to create inner gate",
-                    config,
-                    owner,
-                    env,
-                )
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(CompositeGate::new(gates))
+    /// Builds each of `gates` with `inner`.
+    pub fn from_params(params: &GateParams, inner: &InnerGates) -> Result<Self, GateConfigError> {
+        Ok(CompositeGate::new(GATES.gates(params, inner)?))
     }
 }
 
@@ -109,7 +91,7 @@ impl DispatchGate for CompositeGate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_error, noting};
+    use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_errors, noting};
     use serde_json::json;
 
     fn chain(gates: &[ScriptedGate]) -> CompositeGate {
@@ -215,24 +197,27 @@ mod tests {
     fn its_startup_errors_are_gos() {
         let missing =
             "composite gate requires 'gates' parameter with JSON array of gate configurations";
-        assert_eq!(build_error("composite", json!({})), missing);
-        assert_eq!(build_error("composite", json!({"gates": ""})), missing);
-        assert_eq!(
-            build_error("composite", json!({"gates": "{}"})),
-            "composite gate failed to parse 'gates' parameter: \
-             json: cannot unmarshal object into Go value of type []pipeline.GateConfig"
+        let errors = build_errors(
+            "composite",
+            [
+                json!({}),
+                json!({"gates": ""}),
+                json!({"gates": "{}"}),
+                json!({"gates": {}}),
+                json!({"gates": [{"gate_type": "local-max-concurrency"}]}),
+            ],
         );
         assert_eq!(
-            build_error("composite", json!({"gates": {}})),
-            "composite gate: unsupported type map[string]interface {} for 'gates' parameter"
-        );
-        assert_eq!(
-            build_error(
-                "composite",
-                json!({"gates": [{"gate_type": "local-max-concurrency"}]})
-            ),
-            "composite gate failed to create inner gate \"local-max-concurrency\": \
-             local-max-concurrency limit must be greater than 0, got 0"
+            errors,
+            [
+                missing,
+                missing,
+                "composite gate failed to parse 'gates' parameter: \
+                 json: cannot unmarshal object into Go value of type []pipeline.GateConfig",
+                "composite gate: unsupported type map[string]interface {} for 'gates' parameter",
+                "composite gate failed to create inner gate \"local-max-concurrency\": \
+                 local-max-concurrency limit must be greater than 0, got 0",
+            ]
         );
     }
 }

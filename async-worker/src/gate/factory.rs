@@ -10,6 +10,7 @@ use super::composite::CompositeGate;
 use super::constant::ConstantGate;
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
 use super::local_max_concurrency::LocalMaxConcurrencyGate;
+use super::nested::InnerGates;
 use super::tier_priority_admission::TierPriorityAdmissionGate;
 use super::wait_on_refuse::WaitOnRefuseGate;
 #[cfg(feature = "redis")]
@@ -41,15 +42,15 @@ pub fn build(
     owner: &GateOwner,
     env: &GateEnv,
 ) -> Result<Option<Arc<dyn DispatchGate>>, GateConfigError> {
-    let _ = (params, owner, env);
+    let inner = InnerGates { build, owner, env };
     let gate: Arc<dyn DispatchGate> = match gate_type {
         "" | "none" => return Ok(None),
         "constant" => Arc::new(ConstantGate),
-        "composite" => Arc::new(CompositeGate::from_params(params, owner, env, build)?),
-        "wait-on-refuse" => Arc::new(WaitOnRefuseGate::from_params(params, owner, env, build)?),
-        "tier-priority-admission" => Arc::new(TierPriorityAdmissionGate::from_params(
-            params, owner, env, build,
-        )?),
+        "composite" => Arc::new(CompositeGate::from_params(params, &inner)?),
+        "wait-on-refuse" => Arc::new(WaitOnRefuseGate::from_params(params, &inner)?),
+        "tier-priority-admission" => {
+            Arc::new(TierPriorityAdmissionGate::from_params(params, &inner)?)
+        }
         "local-max-concurrency" => Arc::new(LocalMaxConcurrencyGate::from_params(params)?),
         "aimd" => Arc::new(AimdGate::from_params(params, owner)?),
         #[cfg(feature = "redis")]

@@ -1,4 +1,4 @@
-//! Gate configurations nested in a wrapping gate's params (`composite`'s `gates`, `wait-on-refuse`'s `gate`, `tier-priority-admission`'s `saturation_gate_params`), decoded as Go's encoding/json decodes them, and the inner gates built from them.
+//! Gate configurations nested in a wrapping gate's params (`composite`'s `gates`, `wait-on-refuse`'s `gate`, `tier-priority-admission`'s `saturation_gate_params`), decoded as Go's encoding/json decodes them, the inner gates built from them, and the forwarding of a gate that wraps one inner gate.
 //!
 //! A nested configuration is `{gate_type, gate_params}`, given as JSON
 //! itself or as a string holding JSON. Go decodes it into a struct: field
@@ -10,11 +10,20 @@
 //! outer gate's owner and env (an owner never comes from configuration).
 //! The factory is passed in as a function so this module does not import
 //! the factory that imports it.
+//!
+//! A gate around one inner gate ([`WrapsOneGate`]: `wait-on-refuse`,
+//! `tier-priority-admission`) has the inner gate's budget, observations and
+//! wakes; only its verdict is its own.
 
 use super::constant::ConstantGate;
-use super::contract::{DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams};
+use super::contract::{
+    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
+    GatewayOutcome, Releases, Verdict,
+};
 use super::params::{go_type, json_kind};
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 
 /// The factory's `build`, as the wrapping gates receive it.
@@ -24,6 +33,34 @@ pub type BuildGate = fn(
     &GateOwner,
     &GateEnv,
 ) -> Result<Option<Arc<dyn DispatchGate>>, GateConfigError>;
+
+/// What a wrapping gate builds its inner gates with: the factory, and the
+/// outer gate's owner and env.
+#[derive(Debug, Clone, Copy)]
+pub struct InnerGates<'a> {
+    pub build: BuildGate,
+    pub owner: &'a GateOwner,
+    pub env: &'a GateEnv,
+}
+
+impl InnerGates<'_> {
+    /// Builds one inner gate; a failure reads `<failure> "<type>": <cause>`.
+    /// `""` and `none` build the always-open gate, as Go does.
+    pub fn build(
+        &self,
+        failure: &str,
+        config: &GateConfig,
+    ) -> Result<Arc<dyn DispatchGate>, GateConfigError> {
+        match (self.build)(&config.gate_type, &config.gate_params, self.owner, self.env) {
+            Ok(Some(gate)) => Ok(gate),
+            Ok(None) => Ok(Arc::new(ConstantGate)),
+            Err(e) => Err(GateConfigError(format!(
+                "{failure} {:?}: {e}",
+                config.gate_type
+            ))),
+        }
+    }
+}
 
 /// One nested `{gate_type, gate_params}`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,6 +82,26 @@ pub struct NestedParam {
 }
 
 impl NestedParam {
+    /// The gates of a list param, each built by `inner`.
+    pub fn gates(
+        &self,
+        params: &GateParams,
+        inner: &InnerGates,
+    ) -> Result<Vec<Arc<dyn DispatchGate>>, GateConfigError> {
+        let configs = self.configs(params)?;
+        let failure = self.failure();
+        configs.iter().map(|c| inner.build(&failure, c)).collect()
+    }
+
+    /// The gate of a one-gate param, built by `inner`.
+    pub fn gate(
+        &self,
+        params: &GateParams,
+        inner: &InnerGates,
+    ) -> Result<Arc<dyn DispatchGate>, GateConfigError> {
+        inner.build(&self.failure(), &self.config(params)?)
+    }
+
     /// A list of configurations: an array, or a string holding one.
     pub fn configs(&self, params: &GateParams) -> Result<Vec<GateConfig>, GateConfigError> {
         let json = self.json(params, Value::is_array)?;
@@ -88,6 +145,11 @@ impl NestedParam {
         }
     }
 
+    /// The failure an inner gate's build error is wrapped in.
+    fn failure(&self) -> String {
+        format!("{} gate failed to create inner gate", self.gate)
+    }
+
     fn unparsable(&self, error: String) -> GateConfigError {
         GateConfigError(format!(
             "{} gate failed to parse '{}' parameter: {error}",
@@ -118,31 +180,53 @@ pub fn object(params: &GateParams, key: &str) -> Result<GateParams, String> {
     }
 }
 
-/// Builds one inner gate; a failure reads `<failure> "<type>": <cause>`.
-/// `""` and `none` build the always-open gate, as Go does.
-pub fn build_inner(
-    build: BuildGate,
-    failure: &str,
-    config: &GateConfig,
-    owner: &GateOwner,
-    env: &GateEnv,
-) -> Result<Arc<dyn DispatchGate>, GateConfigError> {
-    match build(&config.gate_type, &config.gate_params, owner, env) {
-        Ok(Some(gate)) => Ok(gate),
-        Ok(None) => Ok(Arc::new(ConstantGate)),
-        Err(e) => Err(GateConfigError(format!(
-            "{failure} {:?}: {e}",
-            config.gate_type
-        ))),
-    }
-}
-
 /// An inner gate's apply error, wrapped as `<context>: <error>` with the
 /// error kept as the source.
-pub fn wrapped(context: &str, error: GateError) -> GateError {
+fn wrapped(context: &str, error: GateError) -> GateError {
     GateError::Source {
         context: context.to_owned(),
         source: Box::new(error),
+    }
+}
+
+/// A gate around one inner gate: the inner gate's budget, observations and
+/// wakes are its own, and its verdict is [`WrapsOneGate::verdict`] of the
+/// inner gate's (an inner error is wrapped in [`WrapsOneGate::FAILED`]).
+pub trait WrapsOneGate: Send + Sync + fmt::Debug + 'static {
+    /// The context of a wrapped inner apply error: `<FAILED>: <error>`.
+    const FAILED: &'static str;
+
+    /// The gate it wraps.
+    fn inner(&self) -> &dyn DispatchGate;
+
+    /// This gate's verdict on `request`, the inner gate having answered
+    /// `inner`. An inner `Continue` stays `Continue`: what the inner gate
+    /// reserved is handed on, not undone.
+    fn verdict(&self, inner: Verdict, request: &GateRequest<'_>) -> Verdict;
+}
+
+#[async_trait::async_trait]
+impl<W: WrapsOneGate> DispatchGate for W {
+    async fn budget(&self) -> f64 {
+        self.inner().budget().await
+    }
+
+    async fn apply(
+        &self,
+        request: &mut GateRequest<'_>,
+        releases: &mut Releases,
+    ) -> Result<Verdict, GateError> {
+        let inner = self.inner().apply(request, releases).await;
+        let inner = inner.map_err(|error| wrapped(W::FAILED, error))?;
+        Ok(self.verdict(inner, request))
+    }
+
+    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
+        self.inner().observe(labels, outcome);
+    }
+
+    async fn woken(&self) {
+        self.inner().woken().await;
     }
 }
 

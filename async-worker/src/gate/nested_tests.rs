@@ -181,13 +181,12 @@ async fn inner_gates_get_the_outer_owner_and_env_and_none_is_always_open() {
         ..GateEnv::default()
     };
     for gate_type in ["constant", "", "none"] {
-        let gate = build_inner(
-            recording,
-            "outer",
-            &named(gate_type, json!({})),
-            &owner,
-            &env,
-        );
+        let inner = InnerGates {
+            build: recording,
+            owner: &owner,
+            env: &env,
+        };
+        let gate = inner.build("outer", &named(gate_type, json!({})));
         assert_eq!(gate.unwrap().budget().await, 1.0);
     }
     let built = BUILT.with(|built| built.take());
@@ -200,14 +199,17 @@ async fn inner_gates_get_the_outer_owner_and_env_and_none_is_always_open() {
 
 #[test]
 fn an_inner_build_failure_names_the_inner_type() {
-    let error = build_inner(
-        recording,
-        "outer gate failed to create inner gate",
-        &named("bad", json!({})),
-        &GateOwner::pool("p"),
-        &GateEnv::default(),
-    )
-    .unwrap_err();
+    let inner = InnerGates {
+        build: recording,
+        owner: &GateOwner::pool("p"),
+        env: &GateEnv::default(),
+    };
+    let error = inner
+        .build(
+            "outer gate failed to create inner gate",
+            &named("bad", json!({})),
+        )
+        .unwrap_err();
     assert_eq!(
         error.0,
         "outer gate failed to create inner gate \"bad\": no good"

@@ -262,6 +262,14 @@ mod tests {
         }
     }
 
+    /// The error `read` gives for `k` holding `value`.
+    fn refused<T: std::fmt::Debug + Default>(
+        read: fn(&GateParams, &str, T) -> Result<T, GateConfigError>,
+        value: Value,
+    ) -> String {
+        read(&params(value), "k", T::default()).unwrap_err().0
+    }
+
     #[test]
     fn strings_take_numbers_and_bools_and_ignore_objects() {
         assert_eq!(string(&params(json!("x")), "k", "d"), "x");
@@ -278,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn floats_read_go_syntax_and_name_the_key_when_refused() {
+    fn floats_read_go_syntax_and_integers() {
         assert_eq!(float(&params(json!("0.7")), "k", 0.0), Ok(0.7));
         assert_eq!(float(&params(json!("1e3")), "k", 0.0), Ok(1000.0));
         assert_eq!(float(&params(json!("0x1p-2")), "k", 0.0), Ok(0.25));
@@ -289,57 +297,62 @@ mod tests {
         assert!(float(&params(json!("NaN")), "k", 0.0).unwrap().is_nan());
         assert_eq!(float(&params(json!("")), "k", 0.5), Ok(0.5));
         assert_eq!(float(&params(json!(2)), "k", 0.5), Ok(2.0));
-        assert_eq!(
-            float(&params(json!("abc")), "k", 0.0),
-            Err(GateConfigError(
-                "invalid k value 'abc': strconv.ParseFloat: parsing \"abc\": invalid syntax".into()
-            ))
-        );
-        assert_eq!(
-            float(&params(json!(true)), "k", 0.0),
-            Err(GateConfigError(
-                "invalid k value: unsupported type bool".into()
-            ))
-        );
-        assert_eq!(
-            float(&params(json!("1e400")), "k", 0.0).unwrap_err().0,
-            "invalid k value '1e400': strconv.ParseFloat: parsing \"1e400\": value out of range"
-        );
     }
 
     #[test]
-    fn ints_refuse_fractions_and_go_atoi_errors() {
+    fn ints_read_whole_numbers_and_numeric_strings() {
         assert_eq!(int(&params(json!(5)), "k", 0), Ok(5));
         assert_eq!(int(&params(json!(5.0)), "k", 0), Ok(5));
         assert_eq!(int(&params(json!("7")), "k", 0), Ok(7));
-        assert_eq!(
-            int(&params(json!(2.5)), "k", 0).unwrap_err().0,
-            "invalid k value: 2.5 is not an integer"
-        );
-        assert_eq!(
-            int(&params(json!("1.0")), "k", 0).unwrap_err().0,
-            "invalid k value '1.0': strconv.Atoi: parsing \"1.0\": invalid syntax"
-        );
-        assert_eq!(
-            int(&params(json!([1])), "k", 0).unwrap_err().0,
-            "invalid k value: unsupported type []interface {}"
-        );
     }
 
     #[test]
-    fn durations_read_go_syntax_and_refuse_bare_numbers_with_go_text() {
+    fn durations_read_go_syntax_and_default_when_empty() {
         assert_eq!(duration(&params(json!("1m")), "k", 0), Ok(60_000_000_000));
         assert_eq!(duration(&params(json!("-2s")), "k", 0), Ok(-2_000_000_000));
         assert_eq!(duration(&params(json!("")), "k", 7), Ok(7));
         assert_eq!(duration(&GateParams::new(), "k", 7), Ok(7));
-        assert_eq!(
-            duration(&params(json!(60)), "k", 0).unwrap_err().0,
-            "invalid k value '60': time: missing unit in duration \"60\""
-        );
-        assert_eq!(
-            duration(&params(json!("soon")), "k", 0).unwrap_err().0,
-            "invalid k value 'soon': time: invalid duration \"soon\""
-        );
+    }
+
+    #[test]
+    fn a_bad_float_int_or_duration_is_refused_with_gos_text_naming_the_key() {
+        let cases = [
+            (
+                refused(float, json!("abc")),
+                "invalid k value 'abc': strconv.ParseFloat: parsing \"abc\": invalid syntax",
+            ),
+            (
+                refused(float, json!(true)),
+                "invalid k value: unsupported type bool",
+            ),
+            (
+                refused(float, json!("1e400")),
+                "invalid k value '1e400': strconv.ParseFloat: parsing \"1e400\": value out of range",
+            ),
+            (
+                refused(int, json!(2.5)),
+                "invalid k value: 2.5 is not an integer",
+            ),
+            (
+                refused(int, json!("1.0")),
+                "invalid k value '1.0': strconv.Atoi: parsing \"1.0\": invalid syntax",
+            ),
+            (
+                refused(int, json!([1])),
+                "invalid k value: unsupported type []interface {}",
+            ),
+            (
+                refused(duration, json!(60)),
+                "invalid k value '60': time: missing unit in duration \"60\"",
+            ),
+            (
+                refused(duration, json!("soon")),
+                "invalid k value 'soon': time: invalid duration \"soon\"",
+            ),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error, expected);
+        }
     }
 
     #[test]
@@ -355,13 +368,18 @@ mod tests {
 
     #[test]
     fn go_float_formats_as_percent_v() {
-        assert_eq!(go_float(100.0), "100");
-        assert_eq!(go_float(2.5), "2.5");
-        assert_eq!(go_float(1e6), "1e+06");
-        assert_eq!(go_float(123456.0), "123456");
-        assert_eq!(go_float(1234567.0), "1.234567e+06");
-        assert_eq!(go_float(1e21), "1e+21");
-        assert_eq!(go_float(0.00001), "1e-05");
-        assert_eq!(go_float(0.0001), "0.0001");
+        let cases = [
+            (100.0, "100"),
+            (2.5, "2.5"),
+            (1e6, "1e+06"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (1e21, "1e+21"),
+            (0.00001, "1e-05"),
+            (0.0001, "0.0001"),
+        ];
+        for (f, text) in cases {
+            assert_eq!(go_float(f), text, "{f:?}");
+        }
     }
 }

@@ -150,6 +150,11 @@ pub fn build_error(gate_type: &str, value: Value) -> String {
     }
 }
 
+/// The startup error the factory gives for each of these configurations.
+pub fn build_errors<const N: usize>(gate_type: &str, values: [Value; N]) -> [String; N] {
+    values.map(|value| build_error(gate_type, value))
+}
+
 /// Waits, a bounded number of scheduler turns, for `done` to hold (a
 /// dropped release list runs on a spawned task).
 pub async fn eventually(mut done: impl AsyncFnMut() -> bool) -> bool {

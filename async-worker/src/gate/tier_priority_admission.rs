@@ -7,12 +7,10 @@
 //! requests) is refused.
 
 use super::contract::{
-    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRecord,
-    GateRequest, GatewayOutcome, Releases, Verdict,
+    DispatchGate, GateConfigError, GateParams, GateRecord, GateRequest, Verdict,
 };
-use super::nested::{self, BuildGate, GateConfig, build_inner, wrapped};
+use super::nested::{self, GateConfig, InnerGates, WrapsOneGate};
 use super::params;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The payload of the record a dropped interactive overflow request gets,
@@ -35,13 +33,8 @@ impl TierPriorityAdmissionGate {
     }
 
     /// Builds `saturation_gate` (a type name) with `saturation_gate_params`
-    /// through `build`, under this gate's owner and env.
-    pub fn from_params(
-        params: &GateParams,
-        owner: &GateOwner,
-        env: &GateEnv,
-        build: BuildGate,
-    ) -> Result<Self, GateConfigError> {
+    /// through `inner`.
+    pub fn from_params(params: &GateParams, inner: &InnerGates) -> Result<Self, GateConfigError> {
         let gate_type = params::string(params, "saturation_gate", "");
         if gate_type.is_empty() {
             return Err(GateConfigError(
@@ -53,73 +46,55 @@ impl TierPriorityAdmissionGate {
                 "tier-priority-admission gate failed to parse 'saturation_gate_params': {e}"
             ))
         })?;
-        let saturation = build_inner(
-            build,
+        let saturation = inner.build(
             "tier-priority-admission gate failed to create saturation gate",
             &GateConfig {
                 gate_type,
                 gate_params,
             },
-            owner,
-            env,
         )?;
         let tier_label = params::string(params, "tier_label", "tier");
         Ok(TierPriorityAdmissionGate::new(saturation, &tier_label))
     }
 }
 
-#[async_trait::async_trait]
-impl DispatchGate for TierPriorityAdmissionGate {
-    async fn budget(&self) -> f64 {
-        self.saturation.budget().await
+impl WrapsOneGate for TierPriorityAdmissionGate {
+    const FAILED: &'static str = "saturation gate failed";
+
+    fn inner(&self) -> &dyn DispatchGate {
+        &*self.saturation
     }
 
-    async fn apply(
-        &self,
-        request: &mut GateRequest<'_>,
-        releases: &mut Releases,
-    ) -> Result<Verdict, GateError> {
-        let inner = self
-            .saturation
-            .apply(request, releases)
-            .await
-            .map_err(|error| wrapped("saturation gate failed", error))?;
+    fn verdict(&self, inner: Verdict, request: &GateRequest<'_>) -> Verdict {
         // A refusal means saturated, as at Go's HEAD, and so does a Wait, as
         // in PR #382: a gate that signals fullness with Wait (`aimd` for a
         // reserved request) reserved nothing, so letting the request
         // continue would admit it unbounded. An inner Drop continues (HEAD).
         if !matches!(inner, Verdict::Refuse | Verdict::Wait) {
-            return Ok(Verdict::Continue);
+            return Verdict::Continue;
         }
         let label = |key: &str| request.labels.get(key).map(String::as_str);
         let classification = label("classification");
         if classification == Some("reserved") {
-            return Ok(Verdict::Wait);
+            return Verdict::Wait;
         }
         if label(&self.tier_label) == Some("interactive") && classification == Some("overflow") {
             tracing::debug!(
                 request = request.id,
                 "saturated: interactive overflow answered 429"
             );
-            return Ok(Verdict::Drop(Some(GateRecord {
+            return Verdict::Drop(Some(GateRecord {
                 payload: TOO_MANY_REQUESTS.to_owned(),
-            })));
+            }));
         }
-        Ok(Verdict::Refuse)
-    }
-
-    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
-        self.saturation.observe(labels, outcome);
-    }
-
-    async fn woken(&self) {
-        self.saturation.woken().await;
+        Verdict::Refuse
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::contract::Releases;
     use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_error};
     use serde_json::json;
 
@@ -138,6 +113,18 @@ mod tests {
         gate.apply(&mut Envelope::labelled(labels).request(), &mut releases)
             .await
             .unwrap()
+    }
+
+    /// `gate`'s verdict on an interactive overflow request, its tier under
+    /// `tier_label`, the request's reservations kept in `held`.
+    async fn overflow_verdict(
+        gate: &dyn DispatchGate,
+        tier_label: &str,
+        held: &mut Releases,
+    ) -> Verdict {
+        let labels = [(tier_label, "interactive"), ("classification", "overflow")];
+        let mut envelope = Envelope::labelled(&labels);
+        gate.apply(&mut envelope.request(), held).await.unwrap()
     }
 
     #[tokio::test]
@@ -228,13 +215,10 @@ mod tests {
             )
             .unwrap();
             let mut held = Releases::new();
-            let mut envelope =
-                Envelope::labelled(&[("lane", "interactive"), ("classification", "overflow")]);
-            let answer = gate.apply(&mut envelope.request(), &mut held).await;
-            assert_eq!(answer.unwrap(), Verdict::Continue);
-            let mut releases = Releases::new();
-            let answer = gate.apply(&mut envelope.request(), &mut releases).await;
-            assert_eq!(answer.unwrap(), too_many_requests());
+            let first = overflow_verdict(&*gate, "lane", &mut held).await;
+            assert_eq!(first, Verdict::Continue);
+            let second = overflow_verdict(&*gate, "lane", &mut Releases::new()).await;
+            assert_eq!(second, too_many_requests());
         }
     }
 
@@ -279,10 +263,7 @@ mod tests {
             json!({"saturation_gate": "none"}),
         )
         .unwrap();
-        let mut releases = Releases::new();
-        let mut envelope =
-            Envelope::labelled(&[("tier", "interactive"), ("classification", "overflow")]);
-        let answer = gate.apply(&mut envelope.request(), &mut releases).await;
-        assert_eq!(answer.unwrap(), Verdict::Continue);
+        let answer = overflow_verdict(&*gate, "tier", &mut Releases::new()).await;
+        assert_eq!(answer, Verdict::Continue);
     }
 }

@@ -1,11 +1,7 @@
 //! The `wait-on-refuse` gate: one inner gate whose refusals become waits, so a pool worker holds the request in memory instead of requeueing it.
 
-use super::contract::{
-    DispatchGate, GateConfigError, GateEnv, GateError, GateOwner, GateParams, GateRequest,
-    GatewayOutcome, Releases, Verdict,
-};
-use super::nested::{BuildGate, NestedParam, build_inner, wrapped};
-use std::collections::BTreeMap;
+use super::contract::{DispatchGate, GateConfigError, GateParams, GateRequest, Verdict};
+use super::nested::{InnerGates, NestedParam, WrapsOneGate};
 use std::sync::Arc;
 
 /// `gate`: one `{gate_type, gate_params}`, or a string holding one.
@@ -26,56 +22,32 @@ impl WaitOnRefuseGate {
         WaitOnRefuseGate { inner }
     }
 
-    /// Builds `gate` with `build`, under this gate's owner and env.
-    pub fn from_params(
-        params: &GateParams,
-        owner: &GateOwner,
-        env: &GateEnv,
-        build: BuildGate,
-    ) -> Result<Self, GateConfigError> {
-        let config = GATE.config(params)?;
-        let inner = build_inner(
-            build,
-            "wait-on-refuse gate failed to create inner gate",
-            &config,
-            owner,
-            env,
-        )?;
-        Ok(WaitOnRefuseGate::new(inner))
+    /// Builds `gate` with `inner`.
+    pub fn from_params(params: &GateParams, inner: &InnerGates) -> Result<Self, GateConfigError> {
+        Ok(WaitOnRefuseGate::new(GATE.gate(params, inner)?))
     }
 }
 
-#[async_trait::async_trait]
-impl DispatchGate for WaitOnRefuseGate {
-    async fn budget(&self) -> f64 {
-        self.inner.budget().await
+impl WrapsOneGate for WaitOnRefuseGate {
+    const FAILED: &'static str = "inner gate apply failed";
+
+    fn inner(&self) -> &dyn DispatchGate {
+        &*self.inner
     }
 
-    async fn apply(
-        &self,
-        request: &mut GateRequest<'_>,
-        releases: &mut Releases,
-    ) -> Result<Verdict, GateError> {
-        match self.inner.apply(request, releases).await {
-            Ok(Verdict::Refuse) => Ok(Verdict::Wait),
-            Ok(verdict) => Ok(verdict),
-            Err(error) => Err(wrapped("inner gate apply failed", error)),
+    fn verdict(&self, inner: Verdict, _request: &GateRequest<'_>) -> Verdict {
+        match inner {
+            Verdict::Refuse => Verdict::Wait,
+            verdict => verdict,
         }
-    }
-
-    fn observe(&self, labels: &BTreeMap<String, String>, outcome: &GatewayOutcome) {
-        self.inner.observe(labels, outcome);
-    }
-
-    async fn woken(&self) {
-        self.inner.woken().await;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_error};
+    use crate::gate::contract::{GateError, Releases};
+    use crate::gate::scripted::{Envelope, Log, ScriptedGate, build, build_errors};
     use serde_json::json;
 
     async fn answer_over(inner: ScriptedGate) -> Result<Verdict, GateError> {
@@ -134,24 +106,28 @@ mod tests {
     fn its_startup_errors_are_gos() {
         let missing =
             "wait-on-refuse gate requires a 'gate' parameter with the inner gate configuration";
-        assert_eq!(build_error("wait-on-refuse", json!({})), missing);
-        assert_eq!(build_error("wait-on-refuse", json!({"gate": ""})), missing);
-        assert_eq!(
-            build_error("wait-on-refuse", json!({"gate": "[]"})),
-            "wait-on-refuse gate failed to parse 'gate' parameter: \
-             json: cannot unmarshal array into Go value of type pipeline.GateConfig"
+        let inner = json!({"gate_type": "local-max-concurrency", "gate_params": {"limit": -1}});
+        let errors = build_errors(
+            "wait-on-refuse",
+            [
+                json!({}),
+                json!({"gate": ""}),
+                json!({"gate": "[]"}),
+                json!({"gate": []}),
+                json!({ "gate": inner }),
+            ],
         );
         assert_eq!(
-            build_error("wait-on-refuse", json!({"gate": []})),
-            "wait-on-refuse gate: unsupported type []interface {} for 'gate' parameter"
-        );
-        assert_eq!(
-            build_error(
-                "wait-on-refuse",
-                json!({"gate": {"gate_type": "local-max-concurrency", "gate_params": {"limit": -1}}})
-            ),
-            "wait-on-refuse gate failed to create inner gate \"local-max-concurrency\": \
-             local-max-concurrency limit must be greater than 0, got -1"
+            errors,
+            [
+                missing,
+                missing,
+                "wait-on-refuse gate failed to parse 'gate' parameter: \
+                 json: cannot unmarshal array into Go value of type pipeline.GateConfig",
+                "wait-on-refuse gate: unsupported type []interface {} for 'gate' parameter",
+                "wait-on-refuse gate failed to create inner gate \"local-max-concurrency\": \
+                 local-max-concurrency limit must be greater than 0, got -1",
+            ]
         );
     }
 }

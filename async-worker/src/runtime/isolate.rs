@@ -69,7 +69,7 @@ pub(super) async fn isolate(
                 generation: c.generation.clone(),
             })
             .collect();
-        match shared.store.claim(queue, &shared.owner, &items).await {
+        match shared.store.claim(shared.owner.on(queue), &items).await {
             Ok(outcomes) => poll.dispatch(consumer, chunk, outcomes).await,
             Err(e) if e.is_transient() => {
                 poll.store_failed(shared, &e);

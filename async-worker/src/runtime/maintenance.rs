@@ -43,7 +43,7 @@ pub async fn heartbeat(shared: Arc<Shared>, stop: CancellationToken) {
 pub async fn renew_all(shared: &Shared) {
     for (queue, generations) in shared.held.by_queue() {
         for chunk in generations.chunks(RENEW_CHUNK) {
-            match shared.store.renew(&queue, &shared.owner, chunk).await {
+            match shared.store.renew(shared.owner.on(&queue), chunk).await {
                 Ok(outcomes) => {
                     let mut lost = 0;
                     for (generation, outcome) in chunk.iter().zip(outcomes) {

@@ -171,7 +171,7 @@ impl Consumer {
                 })
                 .collect();
             calls.push_back(async move {
-                let outcomes = shared.store.claim(queue, &shared.owner, &items).await;
+                let outcomes = shared.store.claim(shared.owner.on(queue), &items).await;
                 for (c, item) in chunk.iter_mut().zip(items) {
                     c.generation = item.generation;
                 }

@@ -37,7 +37,7 @@ pub async fn release_retrying(
     for attempt in 1..=RELEASE_ATTEMPTS {
         match shared
             .store
-            .release(queue, &shared.owner, generations)
+            .release(shared.owner.on(queue), generations)
             .await
         {
             Ok(released) => {

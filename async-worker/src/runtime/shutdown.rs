@@ -189,7 +189,7 @@ impl Parts {
 async fn sweep(shared: &Shared) {
     for (queue, generations) in shared.held.by_queue() {
         for chunk in generations.chunks(500) {
-            match shared.store.release(&queue, &shared.owner, chunk).await {
+            match shared.store.release(shared.owner.on(&queue), chunk).await {
                 Ok(swept) => {
                     let n = swept.iter().filter(|s| **s).count();
                     shared.stats.swept.fetch_add(n, Ordering::Relaxed);

@@ -187,11 +187,14 @@ impl Writer {
             let answer = match group.lane.1 {
                 Kind::Ack => {
                     let items = group.items_of(Settlement::ack_item);
-                    store.ack(queue, owner, &items).await.map(StoreReply::Acks)
+                    store
+                        .ack(owner.on(queue), &items)
+                        .await
+                        .map(StoreReply::Acks)
                 }
                 Kind::Park => {
                     let parks = group.items_of(Settlement::park_item);
-                    let parked = store.park_retry(queue, owner, &parks).await;
+                    let parked = store.park_retry(owner.on(queue), &parks).await;
                     parked.map(StoreReply::Parks)
                 }
             };

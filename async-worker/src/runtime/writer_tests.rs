@@ -56,7 +56,10 @@ async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settle
             member: member.clone(),
             generation: generation.clone(),
         };
-        let outcome = store.claim(Q, runtime.owner(), &[request]).await.unwrap();
+        let outcome = store
+            .claim(runtime.owner().on(Q), &[request])
+            .await
+            .unwrap();
         let ClaimOutcome::Claimed { score, .. } = outcome[0] else {
             panic!("a fresh member is claimed: {outcome:?}");
         };

@@ -14,3 +14,12 @@ pub mod scrape;
 
 pub use metric_sample::sample;
 pub use scrape::{metric_sum, scrape};
+
+/// Serves `app` on an ephemeral loopback port for as long as the runtime
+/// runs; its address.
+pub async fn serve_on_loopback(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}

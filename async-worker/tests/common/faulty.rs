@@ -4,9 +4,10 @@
 //! is exact and may never heal, which is what the isolation tests need.
 
 use async_trait::async_trait;
+use claim_core::Result;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Op, OwnerToken, StoreError};
+use claim_core::{ClaimInspect, ClaimStore, Generation, Holder, Op, StoreError};
 use claim_memory::MemoryStore;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -75,20 +76,15 @@ impl FaultyStore {
     /// Acks `items`, dead-lettering those aimed at `list` (release, then dead_letter).
     async fn ack_dead_lettering(
         &self,
-        queue: &str,
-        owner: &OwnerToken,
+        by: Holder<'_>,
         items: &[AckItem],
         list: &str,
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        let claims = self.inner.claims(queue).await?;
+    ) -> Result<Vec<AckOutcome>> {
+        let claims = self.inner.claims(by.queue).await?;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             if item.result_list != list {
-                out.extend(
-                    self.inner
-                        .ack(queue, owner, std::slice::from_ref(item))
-                        .await?,
-                );
+                out.extend(self.inner.ack(by, std::slice::from_ref(item)).await?);
                 continue;
             }
             let held = claims.iter().find(|c| c.generation == item.generation);
@@ -96,11 +92,11 @@ impl FaultyStore {
             if let Some(claim) = held {
                 dropped = self
                     .inner
-                    .release(queue, owner, std::slice::from_ref(&item.generation))
+                    .release(by, std::slice::from_ref(&item.generation))
                     .await?[0];
                 let reason = format!("result list \"{list}\" holds a zset");
                 self.inner
-                    .dead_letter(queue, &claim.member, &reason)
+                    .dead_letter(by.queue, &claim.member, &reason)
                     .await?;
             }
             out.push(AckOutcome {
@@ -147,12 +143,7 @@ impl StoreLayer for FaultyStore {
         })
     }
 
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
         self.gate().await;
         self.faults.claim_calls.fetch_add(1, Ordering::SeqCst);
         let refused = self.faults.refuse_claims_of.lock().unwrap().clone();
@@ -169,18 +160,13 @@ impl StoreLayer for FaultyStore {
                 "ERR user_script: WRONGTYPE Operation against a key holding the wrong kind of value",
             ));
         }
-        let answer = self.inner.claim(queue, owner, items).await;
+        let answer = self.inner.claim(by, items).await;
         if let Some(token) = self.faults.after_claim.lock().unwrap().take() {
             token.cancel();
         }
         answer
     }
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
+    async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
         self.ack_calls.fetch_add(1, Ordering::SeqCst);
         self.faults.acks.lock().unwrap().extend_from_slice(items);
         self.gate().await;
@@ -190,7 +176,7 @@ impl StoreLayer for FaultyStore {
                 "OOM command not allowed",
             ));
         }
-        if self.faults.fail_acks_of_queue.lock().unwrap().as_deref() == Some(queue) {
+        if self.faults.fail_acks_of_queue.lock().unwrap().as_deref() == Some(by.queue) {
             return Err(StoreError::failed(Op::Ack, "connection refused"));
         }
         let refused = self.faults.refuse_acks_to.lock().unwrap().clone();
@@ -207,18 +193,15 @@ impl StoreLayer for FaultyStore {
         if let Some(list) = dead_list
             && items.iter().any(|i| i.result_list == list)
         {
-            return self.ack_dead_lettering(queue, owner, items, &list).await;
+            return self.ack_dead_lettering(by, items, &list).await;
         }
-        let answer = self.inner.ack(queue, owner, items).await;
+        let answer = self.inner.ack(by, items).await;
         if take_one(&self.faults.acks_landing_unanswered) {
             return Err(StoreError::indeterminate(Op::Ack, "no answer within 5s"));
         }
         answer
     }
-    async fn fetch_payloads(
-        &self,
-        refs: &[String],
-    ) -> Result<Vec<Option<claim_core::Payload>>, StoreError> {
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<claim_core::Payload>>> {
         self.faults.fetches.lock().unwrap().push(refs.to_vec());
         self.gate().await;
         if take_one(&self.faults.failing_fetches) {
@@ -226,16 +209,11 @@ impl StoreLayer for FaultyStore {
         }
         self.inner.fetch_payloads(refs).await
     }
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
+    async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {
         self.gate().await;
         if take_one(&self.faults.failing_releases) {
             return Err(StoreError::failed(Op::Release, "connection reset"));
         }
-        self.inner.release(queue, owner, generations).await
+        self.inner.release(by, generations).await
     }
 }

@@ -44,6 +44,28 @@ impl Drop for ConfigDir {
     }
 }
 
+/// The `--transport-config` of one queue on the default queue, id
+/// `queue_id`, sent to `gateway` behind a `gate_type` gate with
+/// `gate_params`, polled every 100 ms in batches of 10.
+pub fn gated_queue(
+    queue_id: &str,
+    gateway: &StandInGateway,
+    gate_type: &str,
+    gate_params: serde_json::Value,
+) -> String {
+    serde_json::json!({
+        "poll_interval_ms": 100,
+        "batch_size": 10,
+        "queues": [{
+            "id": queue_id, "queue_name": super::QUEUE,
+            "igw_base_url": gateway.base_url(),
+            "gate_type": gate_type,
+            "gate_params": gate_params,
+        }],
+    })
+    .to_string()
+}
+
 /// `host:port` of a private server's URL: the `address` a redis gate dials.
 pub fn address(redis_url: &str) -> String {
     let address = redis_url.trim_start_matches("redis://");

@@ -275,6 +275,16 @@ pub fn assert_gate_payload(record: &serde_json::Value) {
     assert_eq!(record["request_token"], "tok-ok-1");
 }
 
+/// Checks both drops of a gate placed by `place`: without a record the
+/// request is answered [`assert_gate_dropped`], with one its payload is
+/// written as is ([`assert_gate_payload`]).
+pub async fn assert_drops_answered(
+    place: fn(RuntimeBuilder, Arc<dyn DispatchGate>) -> RuntimeBuilder,
+) {
+    assert_gate_dropped(&dropped_record(Verdict::Drop(None), place).await);
+    assert_gate_payload(&dropped_record(drop_with(TOO_MANY), place).await);
+}
+
 /// The process-wide recorder, installed by the first test of a binary that
 /// reads metrics, before its runtime registers its series (each such test
 /// reads series of its own queue and pool only).

@@ -1,8 +1,8 @@
 //! The pool-gate tests' one request: submitted, its runtime started with its pool behind the test's gate, and its record read back.
 
 use super::{SwitchGate, Tracking, in_pool, pools_builder};
-use crate::rig::{A, RESULTS, Setup, records_on, records_within, setup, start, submit_due};
-use async_worker::RunReport;
+use crate::rig::{A, RESULTS, Setup, records_on, records_within, setup, start, submit_due, within};
+use async_worker::{RunReport, Verdict};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -53,6 +53,17 @@ pub async fn one_gated(gate: &Arc<SwitchGate>, gating: Gating) -> Gated {
         .gate_wait_timeout(gating.wait_bound);
     let (token, handle) = start(rt.build().expect("valid runtime settings"));
     (s, handler, token, handle)
+}
+
+/// Request `ok-1` behind a pool gate answering `verdict`, started as
+/// [`one_gated`] starts it with the default gating, once the gate has been
+/// asked `asks` times within `bound`.
+pub async fn asked(verdict: Verdict, asks: usize, bound: Duration) -> (Arc<SwitchGate>, Gated) {
+    let gate = SwitchGate::new(1.0, verdict);
+    let gated = one_gated(&gate, Gating::default()).await;
+    let what = format!("{asks} asks");
+    within(bound, &what, async || gate.applies() >= asks).await;
+    (gate, gated)
 }
 
 /// The one record in [`RESULTS`], once it lands.

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use async_worker::http_handler::{HttpHandler, HttpTarget};
+use async_worker::test_support::serve_on_loopback;
 pub use async_worker::{Handler, HandlerOutcome, Request};
 use axum::Router;
 use axum::body::Bytes;
@@ -110,10 +111,7 @@ pub async fn gateway() -> (SocketAddr, Log) {
         .route("/slow-fail", post(slow_fail))
         .route("/hang", post(hang))
         .with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, log)
+    (serve_on_loopback(app).await, log)
 }
 
 pub fn now_ms() -> u64 {

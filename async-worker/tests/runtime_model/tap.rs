@@ -15,9 +15,10 @@
 use super::gates::PollWatch;
 use async_trait::async_trait;
 use claim_conformance::unreliable::{Op, Tally, UnreliableStore};
+use claim_core::Result;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{ClaimStore, Clock, Generation, Millis, OwnerToken, StoreError};
+use claim_core::{ClaimStore, Clock, Generation, Holder, Millis, OwnerToken};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -150,9 +151,9 @@ impl<S: ClaimStore> Tap<S> {
         self.watch.violation.lock().unwrap().get_or_insert(why);
     }
 
-    async fn call<T, Fut>(&self, op: Op, call: impl FnOnce() -> Fut) -> Result<T, StoreError>
+    async fn call<T, Fut>(&self, op: Op, call: impl FnOnce() -> Fut) -> Result<T>
     where
-        Fut: Future<Output = Result<T, StoreError>>,
+        Fut: Future<Output = Result<T>>,
     {
         self.call_then(op, call, || {}).await
     }
@@ -164,9 +165,9 @@ impl<S: ClaimStore> Tap<S> {
         op: Op,
         call: impl FnOnce() -> Fut,
         landed: impl FnOnce(),
-    ) -> Result<T, StoreError>
+    ) -> Result<T>
     where
-        Fut: Future<Output = Result<T, StoreError>>,
+        Fut: Future<Output = Result<T>>,
     {
         if matches!(op, Op::Peek | Op::Claim) && self.poll.closed() {
             self.note(format!("{} called right after the gate refused", op.name()));
@@ -211,12 +212,7 @@ impl<S: ClaimStore> StoreLayer for Tap<S> {
         Box::pin(self.call(op, call))
     }
 
-    async fn claim(
-        &self,
-        q: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
         if let Some(item) = items.iter().find(|i| self.poll.held_back(&i.generation.id)) {
             self.note(format!(
                 "{} claimed in the poll its queue gate held it back in",
@@ -227,10 +223,10 @@ impl<S: ClaimStore> StoreLayer for Tap<S> {
             let now = self.watch.clock.now();
             let mut at = self.watch.claimed_at.lock().unwrap();
             for item in items {
-                at.insert((item.generation.clone(), owner.clone()), now);
+                at.insert((item.generation.clone(), by.owner.clone()), now);
             }
         };
-        let call = || ClaimStore::claim(&self.faulty, q, owner, items);
+        let call = || ClaimStore::claim(&self.faulty, by, items);
         self.call_then(Op::Claim, call, landed).await
     }
 }

@@ -3,47 +3,48 @@
 use super::RedisStore;
 use crate::ops;
 use async_trait::async_trait;
+use claim_core::Result;
 use claim_core::admin::{ClaimAdmin, Redrive};
 use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
 use claim_core::{
-    ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, Millis, Op, OwnerToken, Payload,
-    Record, StoreError,
+    ClaimInspect, ClaimProducer, ClaimStore, Generation, Holder, Member, Millis, Op, OwnerToken,
+    Payload, Record,
 };
 
 #[async_trait]
 impl ClaimInspect for RedisStore {
-    async fn depths(&self, queue: &str) -> Result<QueueDepths, StoreError> {
+    async fn depths(&self, queue: &str) -> Result<QueueDepths> {
         ops::depths::depths(self, queue).await
     }
 
-    async fn retry_depth(&self) -> Result<usize, StoreError> {
+    async fn retry_depth(&self) -> Result<usize> {
         ops::retry_depth::retry_depth(self).await
     }
 
-    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
+    async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>> {
         ops::claims::claims(self, queue).await
     }
 
-    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>, StoreError> {
+    async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>> {
         ops::dead_entries::dead_entries(self, queue).await
     }
 
-    async fn retry_entries(&self) -> Result<Vec<PendingEntry>, StoreError> {
+    async fn retry_entries(&self) -> Result<Vec<PendingEntry>> {
         ops::retry_entries::retry_entries(self).await
     }
 
-    async fn is_terminal(&self, generation: &Generation) -> Result<bool, StoreError> {
+    async fn is_terminal(&self, generation: &Generation) -> Result<bool> {
         ops::is_terminal::is_terminal(self, generation).await
     }
 
-    async fn list_len(&self, list: &str) -> Result<usize, StoreError> {
+    async fn list_len(&self, list: &str) -> Result<usize> {
         ops::list_len::list_len(self, list).await
     }
 
-    async fn paused(&self, queue: &str) -> Result<bool, StoreError> {
+    async fn paused(&self, queue: &str) -> Result<bool> {
         ops::paused::paused(self, queue).await
     }
 }
@@ -54,54 +55,36 @@ impl ClaimStore for RedisStore {
         &self.inner.config
     }
 
-    async fn now(&self) -> Result<Millis, StoreError> {
+    async fn now(&self) -> Result<Millis> {
         ops::now::now(self).await
     }
 
-    async fn ping(&self) -> Result<(), StoreError> {
+    async fn ping(&self) -> Result<()> {
         ops::ping::ping(self).await
     }
 
-    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>, StoreError> {
+    async fn fetch_payloads(&self, refs: &[String]) -> Result<Vec<Option<Payload>>> {
         ops::fetch_payloads::fetch_payloads(self, refs).await
     }
 
-    async fn peek(
-        &self,
-        queue: &str,
-        offset: usize,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>, StoreError> {
+    async fn peek(&self, queue: &str, offset: usize, limit: usize) -> Result<Vec<PendingEntry>> {
         ops::peek::peek(self, queue, offset, limit).await
     }
 
     /// A claimed batch is handed to workers only once `replica_acks`
     /// replicas have the claims (on the queue's slot), so a failover
     /// cannot hand the same members out again.
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
-        let outcomes = ops::claim::claim(self, queue, owner, items).await?;
-        if self.inner.replica_acks > 0 {
-            let pending = self.keys().queue(queue).pending;
-            self.wait_replicas(Op::Claim, &[pending.as_str()]).await;
-        }
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
+        let outcomes = ops::claim::claim(self, by.queue, by.owner, items).await?;
+        self.wait_queue_replicas(Op::Claim, by.queue).await;
         Ok(outcomes)
     }
 
-    async fn renew(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<RenewOutcome>, StoreError> {
-        ops::renew::renew(self, queue, owner, generations).await
+    async fn renew(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<RenewOutcome>> {
+        ops::renew::renew(self, by.queue, by.owner, generations).await
     }
 
-    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+    async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>> {
         ops::cancelled::cancelled(self, generations).await
     }
 
@@ -110,86 +93,55 @@ impl ClaimStore for RedisStore {
     /// too (a cluster always takes the hash-tagged layout); in the
     /// hash-tagged layout a list in another slot was waited for inside the
     /// ack, before its claims were dropped (`ops/cluster/ack.rs`).
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
-        let outcomes = ops::ack::ack(self, queue, owner, items).await?;
-        if self.inner.replica_acks > 0 {
-            let pending = self.keys().queue(queue).pending;
-            self.wait_replicas(Op::Ack, &[pending.as_str()]).await;
-        }
+    async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
+        let outcomes = ops::ack::ack(self, by.queue, by.owner, items).await?;
+        self.wait_queue_replicas(Op::Ack, by.queue).await;
         Ok(outcomes)
     }
 
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        ops::release::release(self, queue, owner, generations).await
+    async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {
+        ops::release::release(self, by.queue, by.owner, generations).await
     }
 
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        ops::park_retry::park_retry(self, queue, owner, items).await
+    async fn park_retry(&self, by: Holder<'_>, items: &[ParkItem]) -> Result<Vec<bool>> {
+        ops::park_retry::park_retry(self, by.queue, by.owner, items).await
     }
 
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+    async fn promote_due(&self, limit: usize) -> Result<usize> {
         ops::promote::promote_due(self, limit).await
     }
 
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
+    async fn reclaim_expired(&self, queue: &str, limit: usize) -> Result<ReclaimReport> {
         ops::reclaim::reclaim_expired(self, queue, limit).await
     }
 
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
+    async fn dead_letter(&self, queue: &str, member: &Member, reason: &str) -> Result<bool> {
         ops::dead_letter::dead_letter(self, queue, member, reason).await
     }
 }
 
 #[async_trait]
 impl ClaimProducer for RedisStore {
-    async fn submit(&self, queue: &str, submission: &Submission) -> Result<(), StoreError> {
+    async fn submit(&self, queue: &str, submission: &Submission) -> Result<()> {
         ops::submit::submit(self, queue, submission).await
     }
 
-    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member> {
         ops::enqueue::enqueue(self, queue, submission).await
     }
 
-    async fn cancel(&self, id: &str) -> Result<bool, StoreError> {
+    async fn cancel(&self, id: &str) -> Result<bool> {
         ops::cancel::cancel(self, id).await
     }
 }
 
 #[async_trait]
 impl ClaimAdmin for RedisStore {
-    async fn redrive_dead(
-        &self,
-        queue: &str,
-        members: &[Member],
-    ) -> Result<Vec<Redrive>, StoreError> {
+    async fn redrive_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<Redrive>> {
         ops::redrive_dead::redrive_dead(self, queue, members).await
     }
 
-    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>, StoreError> {
+    async fn purge_dead(&self, queue: &str, members: &[Member]) -> Result<Vec<bool>> {
         ops::purge_dead::purge_dead(self, queue, members).await
     }
 
@@ -197,11 +149,11 @@ impl ClaimAdmin for RedisStore {
         &self,
         queue: &str,
         generation: &Generation,
-    ) -> Result<Option<OwnerToken>, StoreError> {
+    ) -> Result<Option<OwnerToken>> {
         ops::release_claim::release_claim(self, queue, generation).await
     }
 
-    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool, StoreError> {
+    async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool> {
         ops::set_paused::set_paused(self, queue, paused).await
     }
 }
@@ -209,11 +161,11 @@ impl ClaimAdmin for RedisStore {
 /// Whole-list reads for tests, tools and the demo (`LRANGE`, `TTL`).
 #[async_trait]
 impl claim_core::ListReads for RedisStore {
-    async fn results(&self, list: &str) -> Result<Vec<Record>, StoreError> {
+    async fn results(&self, list: &str) -> Result<Vec<Record>> {
         ops::results::results(self, list).await
     }
 
-    async fn list_ttl(&self, list: &str) -> Result<Option<u64>, StoreError> {
+    async fn list_ttl(&self, list: &str) -> Result<Option<u64>> {
         ops::list_ttl::list_ttl(self, list).await
     }
 }

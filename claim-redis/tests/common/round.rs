@@ -22,7 +22,7 @@ pub async fn round_trip(
         generation: Generation::new(id, "t"),
     };
     let claimed = store
-        .claim(queue, &owner, std::slice::from_ref(&req))
+        .claim(owner.on(queue), std::slice::from_ref(&req))
         .await?;
     let ClaimOutcome::Claimed { score, .. } = claimed[0] else {
         panic!("{id}: not claimed: {:?}", claimed[0]);
@@ -37,7 +37,7 @@ pub async fn round_trip(
         payload_ref: None,
         result_ttl_seconds: 0,
     };
-    let acked = store.ack(queue, &owner, &[item]).await?;
+    let acked = store.ack(owner.on(queue), &[item]).await?;
     assert!(acked[0].pushed, "{id}: {:?}", acked[0]);
     let results = store.results(list).await?;
     assert!(

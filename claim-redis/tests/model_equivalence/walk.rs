@@ -131,7 +131,7 @@ impl Walk {
                     .into_iter()
                     .map(|(member, generation, _)| ClaimRequest { member, generation })
                     .collect();
-                let got = self.store.claim(Q, &owner, &items).await.unwrap();
+                let got = self.store.claim(owner.on(Q), &items).await.unwrap();
                 assert_eq!(
                     got,
                     self.model.claim(Q, &owner, &items, now),
@@ -141,7 +141,7 @@ impl Walk {
             }
             5 => {
                 let g = self.rng.some(&gens, 4);
-                let got = self.store.renew(Q, &owner, &g).await.unwrap();
+                let got = self.store.renew(owner.on(Q), &g).await.unwrap();
                 assert_eq!(got, self.model.renew(Q, &owner, &g, now), "{ctx}: renew");
                 "renew".into()
             }
@@ -173,13 +173,13 @@ impl Walk {
                         result_ttl_seconds: 0,
                     })
                     .collect();
-                let got = self.store.ack(Q, &owner, &items).await.unwrap();
+                let got = self.store.ack(owner.on(Q), &items).await.unwrap();
                 assert_eq!(got, self.model.ack(Q, &owner, &items, now), "{ctx}: ack");
                 format!("ack {owner} {}", items.len())
             }
             8 => {
                 let g = self.rng.some(&gens, 3);
-                let got = self.store.release(Q, &owner, &g).await.unwrap();
+                let got = self.store.release(owner.on(Q), &g).await.unwrap();
                 let want = self.model.release(Q, &owner, &g, now);
                 assert_eq!(got, want, "{ctx}: release");
                 "release".into()
@@ -200,7 +200,7 @@ impl Walk {
                         },
                     })
                     .collect();
-                let got = self.store.park_retry(Q, &owner, &items).await.unwrap();
+                let got = self.store.park_retry(owner.on(Q), &items).await.unwrap();
                 assert_eq!(
                     got,
                     self.model.park_retry(Q, &owner, &items, now),

@@ -92,6 +92,18 @@ fn accept_n(gate: &AimdGate, labels: &BTreeMap<String, String>, n: usize) {
     }
 }
 
+/// The `overflow/batch` window once `outcome` of a batch request is observed.
+fn batch_window_after(gate: &AimdGate, outcome: &GatewayOutcome) -> f64 {
+    gate.observe(&batch(), outcome);
+    window(gate, "overflow/batch")
+}
+
+/// The `overflow/batch` window after `n` more batch accepts, sent now.
+fn batch_window_after_accepts(gate: &AimdGate, n: usize) -> f64 {
+    accept_n(gate, &batch(), n);
+    window(gate, "overflow/batch")
+}
+
 fn assert_near(actual: f64, expected: f64) {
     assert!(
         (actual - expected).abs() < 1e-9,
@@ -107,10 +119,8 @@ async fn a_new_band_starts_at_the_floor_and_slow_start_adds_the_increase_per_acc
     let gate = gate(json!({"max_window": "4"}));
     touch(&gate, &batch()).await;
     assert_eq!(state(&gate, "overflow/batch"), (1.0, 4.0, 0));
-    accept_n(&gate, &batch(), 2);
-    assert_near(window(&gate, "overflow/batch"), 3.0);
-    accept_n(&gate, &batch(), 5);
-    assert_near(window(&gate, "overflow/batch"), 4.0);
+    assert_near(batch_window_after_accepts(&gate, 2), 3.0);
+    assert_near(batch_window_after_accepts(&gate, 5), 4.0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -122,13 +132,10 @@ async fn above_the_threshold_congestion_avoidance_adds_the_increase_over_the_win
     gate.observe(&batch(), &saturated(Instant::now()));
     assert_eq!(state(&gate, "overflow/batch"), (2.0, 2.0, 0));
     // Sent at the decrease itself: from before the recovery point, no growth.
-    gate.observe(&batch(), &accepted(Instant::now()));
-    assert_near(window(&gate, "overflow/batch"), 2.0);
+    assert_near(batch_window_after(&gate, &accepted(Instant::now())), 2.0);
     advance(MS).await;
-    accept_n(&gate, &batch(), 1);
-    assert_near(window(&gate, "overflow/batch"), 2.5);
-    accept_n(&gate, &batch(), 1);
-    assert_near(window(&gate, "overflow/batch"), 2.5 + 1.0 / 2.5);
+    assert_near(batch_window_after_accepts(&gate, 1), 2.5);
+    assert_near(batch_window_after_accepts(&gate, 1), 2.5 + 1.0 / 2.5);
 }
 
 #[tokio::test(start_paused = true)]
@@ -235,13 +242,10 @@ async fn queue_time_past_the_target_holds_the_window_and_past_twice_it_shrinks_i
         queue_duration: Some(Duration::from_millis(ms)),
         ..accepted(Instant::now())
     };
-    gate.observe(&batch(), &queued(150));
-    assert_near(window(&gate, "overflow/batch"), 4.0);
-    gate.observe(&batch(), &queued(250));
-    assert_near(window(&gate, "overflow/batch"), 3.6);
+    assert_near(batch_window_after(&gate, &queued(150)), 4.0);
+    assert_near(batch_window_after(&gate, &queued(250)), 3.6);
     advance(MS).await;
-    gate.observe(&batch(), &queued(50));
-    assert_near(window(&gate, "overflow/batch"), 3.6 + 1.0 / 3.6);
+    assert_near(batch_window_after(&gate, &queued(50)), 3.6 + 1.0 / 3.6);
 }
 
 #[tokio::test(start_paused = true)]

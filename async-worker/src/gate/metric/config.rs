@@ -25,10 +25,11 @@ pub fn build(
     owner: &GateOwner,
     env: &GateEnv,
 ) -> Result<Arc<dyn DispatchGate>, GateConfigError> {
+    let prometheus = |gate_type| Prometheus::new(gate_type, params, owner, env);
     let gate = match gate_type {
-        "prometheus-saturation" => saturation(params, owner, env)?,
-        "prometheus-budget" => budget(params, owner, env)?,
-        "prometheus-query" => query(params, owner, env)?,
+        "prometheus-saturation" => saturation(prometheus("prometheus-saturation")?)?,
+        "prometheus-budget" => budget(prometheus("prometheus-budget")?)?,
+        "prometheus-query" => query(prometheus("prometheus-query")?)?,
         "endpoint-scrape" => endpoint_scrape(params, env)?,
         other => {
             return Err(GateConfigError(format!(
@@ -43,128 +44,132 @@ fn error(text: impl Into<String>) -> GateConfigError {
     GateConfigError(text.into())
 }
 
-/// The Prometheus server of `--prometheus-url`, which these gates require.
-fn prometheus(gate_type: &str, env: &GateEnv) -> Result<Arc<PrometheusClient>, GateConfigError> {
-    let url = env.prometheus_url.as_deref().unwrap_or_default();
-    if url.is_empty() {
-        return Err(error(format!(
-            "{gate_type} gate type requires --prometheus-url flag to be set"
-        )));
-    }
-    PrometheusClient::new(url).map(Arc::new).map_err(error)
+/// One Prometheus gate being built: its type, its params, what it is built
+/// under, and the server of `--prometheus-url` it queries.
+struct Prometheus<'a> {
+    gate_type: &'static str,
+    params: &'a GateParams,
+    owner: &'a GateOwner,
+    env: &'a GateEnv,
+    client: Arc<PrometheusClient>,
 }
 
-fn query_source(client: &Arc<PrometheusClient>, query: String, env: &GateEnv) -> QuerySource {
-    QuerySource {
-        client: client.clone(),
-        query,
-        cache: SourceCache::new(env.prometheus_cache_ttl),
+impl<'a> Prometheus<'a> {
+    /// Refuses a gate without `--prometheus-url`, which these gates require.
+    fn new(
+        gate_type: &'static str,
+        params: &'a GateParams,
+        owner: &'a GateOwner,
+        env: &'a GateEnv,
+    ) -> Result<Self, GateConfigError> {
+        let url = env.prometheus_url.as_deref().unwrap_or_default();
+        if url.is_empty() {
+            return Err(error(format!(
+                "{gate_type} gate type requires --prometheus-url flag to be set"
+            )));
+        }
+        let client = PrometheusClient::new(url).map(Arc::new).map_err(error)?;
+        Ok(Prometheus {
+            gate_type,
+            params,
+            owner,
+            env,
+            client,
+        })
+    }
+
+    /// `pool`, which the gate's PromQL needs (`missing` is the error
+    /// without it), and `namespace`.
+    fn pool(&self, missing: &str) -> Result<(String, String), GateConfigError> {
+        let pool = params::string(self.params, "pool", "");
+        if pool.is_empty() {
+            return Err(error(missing));
+        }
+        Ok((pool, params::string(self.params, "namespace", "")))
+    }
+
+    fn float(&self, key: &str, default: f64) -> Result<f64, GateConfigError> {
+        params::float(self.params, key, default)
+    }
+
+    fn source(&self, query: String) -> QuerySource {
+        QuerySource {
+            client: self.client.clone(),
+            query,
+            cache: SourceCache::new(self.env.prometheus_cache_ttl),
+        }
+    }
+
+    /// The gate over `source`, T = `threshold`, its gauges labelled `pool`.
+    fn gate(&self, source: Source, threshold: f64, fallback: f64, pool: &str) -> MetricGate {
+        MetricGate {
+            gate_type: self.gate_type,
+            source,
+            core: MetricCore::new(threshold, fallback, self.owner, pool),
+        }
     }
 }
 
 /// `prometheus-saturation`: D = 1 − saturation, T = 1 − `threshold`, and
 /// `fallback` is a saturation too, so the default fails open.
-fn saturation(
-    params: &GateParams,
-    owner: &GateOwner,
-    env: &GateEnv,
-) -> Result<MetricGate, GateConfigError> {
-    const TYPE: &str = "prometheus-saturation";
-    let client = prometheus(TYPE, env)?;
-    let pool = params::string(params, "pool", "");
-    if pool.is_empty() {
-        return Err(error(
-            "inference pool name is required for saturation PromQL",
-        ));
-    }
-    let namespace = params::string(params, "namespace", "");
-    let threshold = params::float(params, "threshold", 0.8)?;
-    let fallback = params::float(params, "fallback", 0.0)?;
+fn saturation(gate: Prometheus) -> Result<MetricGate, GateConfigError> {
+    let (pool, namespace) = gate.pool("inference pool name is required for saturation PromQL")?;
+    let threshold = gate.float("threshold", 0.8)?;
+    let fallback = gate.float("fallback", 0.0)?;
     let query = promql::saturation(&pool, &namespace);
-    tracing::info!(gate_type = TYPE, %pool, %query, "metric gate built");
-    Ok(MetricGate {
-        gate_type: TYPE,
-        source: Source::Query(query_source(&client, query, env)),
-        core: MetricCore::new(1.0 - threshold, 1.0 - fallback, owner, &pool),
-    })
+    tracing::info!(gate_type = gate.gate_type, %pool, %query, "metric gate built");
+    let source = Source::Query(gate.source(query));
+    Ok(gate.gate(source, 1.0 - threshold, 1.0 - fallback, &pool))
 }
 
 /// `prometheus-budget`: the three-query cascade against `max_concurrency`
 /// per ready pod, T = `baseline`.
-fn budget(
-    params: &GateParams,
-    owner: &GateOwner,
-    env: &GateEnv,
-) -> Result<MetricGate, GateConfigError> {
-    const TYPE: &str = "prometheus-budget";
-    let client = prometheus(TYPE, env)?;
-    let pool = params::string(params, "pool", "");
-    if pool.is_empty() {
-        return Err(error(
-            "inference pool name is required for prometheus-budget gate",
-        ));
-    }
-    let namespace = params::string(params, "namespace", "");
-    let max_concurrency = params::float(params, "max_concurrency", 100.0)?;
+fn budget(gate: Prometheus) -> Result<MetricGate, GateConfigError> {
+    let (pool, namespace) =
+        gate.pool("inference pool name is required for prometheus-budget gate")?;
+    let max_concurrency = gate.float("max_concurrency", 100.0)?;
     if max_concurrency.is_nan() || max_concurrency <= 0.0 {
         return Err(error(format!(
             "max_concurrency must be positive, got {}",
             go_float(max_concurrency)
         )));
     }
-    let baseline = params::float(params, "baseline", 0.05)?;
+    let baseline = gate.float("baseline", 0.05)?;
     if !(0.0..1.0).contains(&baseline) {
         return Err(error(format!(
             "baseline must be in [0, 1), got {}",
             go_float(baseline)
         )));
     }
-    let fallback = params::float(params, "fallback", 0.0)?;
+    let fallback = gate.float("fallback", 0.0)?;
     let queries = promql::budget_cascade(&pool, &namespace, max_concurrency);
     for (index, query) in queries.iter().enumerate() {
-        tracing::info!(gate_type = TYPE, %pool, index, %query, "metric gate source");
+        tracing::info!(gate_type = gate.gate_type, %pool, index, %query, "metric gate source");
     }
     tracing::info!(
-        gate_type = TYPE,
+        gate_type = gate.gate_type,
         %pool,
         closes_at_load_per_ready_pod = max_concurrency * (1.0 - baseline),
         "metric gate built"
     );
-    Ok(MetricGate {
-        gate_type: TYPE,
-        source: Source::Cascade(
-            queries
-                .into_iter()
-                .map(|query| query_source(&client, query, env))
-                .collect(),
-        ),
-        core: MetricCore::new(baseline, fallback, owner, &pool),
-    })
+    let source = Source::Cascade(queries.into_iter().map(|q| gate.source(q)).collect());
+    Ok(gate.gate(source, baseline, fallback, &pool))
 }
 
 /// `prometheus-query`: any PromQL, sent verbatim, T = 0; `pool` only
 /// labels the gauges.
-fn query(
-    params: &GateParams,
-    owner: &GateOwner,
-    env: &GateEnv,
-) -> Result<MetricGate, GateConfigError> {
-    const TYPE: &str = "prometheus-query";
-    let client = prometheus(TYPE, env)?;
-    let query = params::string(params, "query", "");
+fn query(gate: Prometheus) -> Result<MetricGate, GateConfigError> {
+    let query = params::string(gate.params, "query", "");
     if query.is_empty() {
         return Err(error(
             "prometheus-query gate requires a 'query' parameter with a PromQL expression",
         ));
     }
-    let fallback = params::float(params, "fallback", 0.0)?;
-    let pool = params::string(params, "pool", "");
-    tracing::info!(gate_type = TYPE, %pool, %query, "metric gate built");
-    Ok(MetricGate {
-        gate_type: TYPE,
-        source: Source::Query(query_source(&client, query, env)),
-        core: MetricCore::new(0.0, fallback, owner, &pool),
-    })
+    let fallback = gate.float("fallback", 0.0)?;
+    let pool = params::string(gate.params, "pool", "");
+    tracing::info!(gate_type = gate.gate_type, %pool, %query, "metric gate built");
+    let source = Source::Query(gate.source(query));
+    Ok(gate.gate(source, 0.0, fallback, &pool))
 }
 
 /// `endpoint-scrape`: a scraped sample over its maximum, T = `baseline`.

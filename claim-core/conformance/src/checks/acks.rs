@@ -130,7 +130,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
     let shape: Vec<bool> = renewed.iter().map(|o| *o != RenewOutcome::Lost).collect();
     assert_eq!(shape, vec![true, false, true, false]);
     let items: Vec<AckItem> = rs.iter().map(|r| r.ack_item(RESULTS, "b")).collect();
-    let acked = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
+    let acked = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
     let dropped: Vec<bool> = acked.iter().map(|a| a.claim_dropped).collect();
     assert_eq!(dropped, vec![true, false, true, false]);
     let pushed: Vec<bool> = acked.iter().map(|a| a.pushed).collect();
@@ -208,9 +208,9 @@ pub async fn a_gate_verdicts_record_lands_byte_for_byte_once_and_drops_the_claim
             ..r.ack_item(RESULTS, "")
         })
         .collect();
-    let out = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
+    let out = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
     assert_eq!(out, vec![pushed_dropped(true, true); 3]);
-    let again = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
+    let again = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
     assert!(again.iter().all(|o| !o.pushed && !o.claim_dropped));
     let landed = fx.store.results(RESULTS).await.unwrap();
     let sent: Vec<Record> = items.into_iter().map(|i| i.record).collect();

@@ -44,12 +44,12 @@ async fn unblock<S: CheckedStore>(fx: &Fixture<S>) {
     let w = owner("fixer");
     let out = fx
         .store
-        .claim(BLOCKING_QUEUE, &w, &[b.claim_request()])
+        .claim(w.on(BLOCKING_QUEUE), &[b.claim_request()])
         .await
         .unwrap();
     assert!(matches!(out[0], ClaimOutcome::Claimed { .. }), "{out:?}");
     let item = b.ack_item("conformance-fix-results", "fixed");
-    fx.store.ack(BLOCKING_QUEUE, &w, &[item]).await.unwrap();
+    fx.store.ack(w.on(BLOCKING_QUEUE), &[item]).await.unwrap();
 }
 
 /// `r` lapses twice (the limit of [`two_deliveries`]): with the result list

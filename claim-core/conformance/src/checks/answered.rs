@@ -13,8 +13,6 @@ use super::returns::park;
 use super::support::{Fixture, Q, Req, config, fixture, one_answered, owner};
 use crate::CheckedStore;
 use claim_core::admin::ClaimAdmin;
-use claim_core::store::ParkItem;
-use claim_core::types::Member;
 use claim_core::wire;
 use claim_core::{ClaimInspect, ClaimStore};
 
@@ -86,13 +84,7 @@ pub async fn a_due_retry_entry_whose_generation_was_answered_is_dropped_not_prom
     let carrier = fx.req("carrier", "t", 3600);
     fx.submit_and_claim("w1", &carrier).await;
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
-    let item = ParkItem {
-        generation: carrier.generation.clone(),
-        member: Member::from(stamped),
-        due: fx.at(10),
-    };
-    let parked = fx.store.park_retry(Q, &owner("w1"), &[item]).await;
-    assert_eq!(parked.unwrap(), vec![true]);
+    assert_eq!(fx.park_as("w1", &carrier, stamped, 10).await, vec![true]);
     fx.clock.set(fx.at(10));
     assert_eq!(
         fx.store.promote_due(10).await.unwrap(),

@@ -145,7 +145,7 @@ pub async fn a_pushed_job_is_peeked_and_claimed_with_its_payload(f: &impl StoreF
         member: pending[0].member.clone(),
         generation: first.clone(),
     };
-    let out = fx.store.claim(Q, &owner("w1"), &[request]).await.unwrap();
+    let out = fx.store.claim(owner("w1").on(Q), &[request]).await.unwrap();
     assert!(claimed(&out[0]), "{out:?}");
     let claims = fx.store.claims(Q).await.unwrap();
     assert_eq!(claims[0].generation, first);

@@ -145,7 +145,7 @@ pub async fn a_marker_follows_the_deadline_of_a_member_scored_below_it(f: &impl 
         score,
         ..zero.ack_item(RESULTS, "done")
     };
-    let acked = fx.store.ack(Q, &owner("w1"), &[item]).await.unwrap();
+    let acked = fx.store.ack(owner("w1").on(Q), &[item]).await.unwrap();
     assert!(acked[0].pushed);
     // The marker lives the dedup TTL (1 h) past deadline + 30 s; from the
     // score it would have lived 1 h from now.

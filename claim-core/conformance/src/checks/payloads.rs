@@ -46,7 +46,7 @@ fn ack_item(r: &Req, list: &str, ttl: u64) -> AckItem {
 
 /// `who`'s ack of one item.
 async fn ack<S: CheckedStore>(fx: &Fixture<S>, who: &str, item: AckItem) -> AckOutcome {
-    let out = fx.store.ack(Q, &owner(who), &[item]).await.unwrap();
+    let out = fx.store.ack(owner(who).on(Q), &[item]).await.unwrap();
     out[0]
 }
 

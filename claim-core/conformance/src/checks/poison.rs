@@ -11,8 +11,7 @@ use super::support::{
 };
 use crate::CheckedStore;
 use claim_core::ClaimProducer;
-use claim_core::store::{AckOutcome, ClaimOutcome, ParkItem};
-use claim_core::types::Member;
+use claim_core::store::{AckOutcome, ClaimOutcome};
 use claim_core::wire;
 use claim_core::{ClaimInspect, ClaimStore};
 
@@ -24,7 +23,7 @@ async fn ack_to_the_queue<S: CheckedStore>(
     text: &str,
 ) -> Vec<AckOutcome> {
     fx.store
-        .ack(Q, &owner(who), &[r.ack_item(Q, text)])
+        .ack(owner(who).on(Q), &[r.ack_item(Q, text)])
         .await
         .unwrap()
 }
@@ -54,13 +53,7 @@ async fn lapse_then_park<S: CheckedStore>(fx: &Fixture<S>, r: &Req) {
     fx.lapse("w1", r).await;
     fx.claim("w2", r.one()).await;
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
-    let park = ParkItem {
-        generation: r.generation.clone(),
-        member: Member::from(stamped),
-        due: fx.at(40),
-    };
-    let parked = fx.store.park_retry(Q, &owner("w2"), &[park]).await.unwrap();
-    assert_eq!(parked, vec![true]);
+    assert_eq!(fx.park_as("w2", r, stamped, 40).await, vec![true]);
 }
 
 pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing(
@@ -89,7 +82,7 @@ pub async fn ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pu
         rs[2].ack_item(&claimed, "c"),
         rs[3].ack_item(RESULTS, "d"),
     ];
-    let out = fx.store.ack(Q, &owner("w1"), &items).await.unwrap();
+    let out = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
     let shape: Vec<(bool, bool, bool)> = out
         .iter()
         .map(|o| (o.pushed, o.claim_dropped, o.dead_lettered))
@@ -251,12 +244,8 @@ pub async fn promote_never_moves_a_retry_entry_into_a_bookkeeping_key(f: &impl S
     );
     let carrier = fx.req("carrier", "t", 3600);
     fx.submit_and_claim("w1", &carrier).await;
-    let item = ParkItem {
-        generation: carrier.generation.clone(),
-        member: Member::from(member.clone().into_bytes()),
-        due: fx.at(1),
-    };
-    fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap();
+    fx.park_as("w1", &carrier, member.clone().into_bytes(), 1)
+        .await;
     fx.clock.set(fx.at(2));
     assert_eq!(fx.store.promote_due(10).await.unwrap(), 1);
     assert_eq!(fx.store.retry_depth().await.unwrap(), 0);

@@ -191,7 +191,7 @@ pub async fn redelivery_counts_survive_release_and_retry(f: &impl StoreFactory) 
         member: promoted.member,
         generation: r.generation.clone(),
     };
-    let out = fx.store.claim(Q, &owner("w"), &[item]).await.unwrap();
+    let out = fx.store.claim(owner("w").on(Q), &[item]).await.unwrap();
     assert_eq!(
         redeliveries(&out[0]),
         Some(1),

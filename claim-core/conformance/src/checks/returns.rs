@@ -3,7 +3,7 @@
 use super::StoreFactory;
 use super::support::{Fixture, Q, Req, T0, config, fixture, limited, one_claimed, owner};
 use crate::CheckedStore;
-use claim_core::store::{ClaimOutcome, ParkItem};
+use claim_core::store::ClaimOutcome;
 use claim_core::types::{Member, Score};
 use claim_core::wire;
 use claim_core::{ClaimInspect, ClaimStore};
@@ -22,15 +22,7 @@ pub(super) async fn park<S: CheckedStore>(
     due_in: u64,
 ) -> Vec<bool> {
     let stamped = wire::stamp_retry(r.member.as_bytes(), Q).expect("stamp");
-    let item = ParkItem {
-        generation: r.generation.clone(),
-        member: Member::from(stamped),
-        due: fx.at(due_in),
-    };
-    fx.store
-        .park_retry(Q, &owner(who), &[item])
-        .await
-        .expect("park")
+    fx.park_as(who, r, stamped, due_in).await
 }
 
 pub async fn release_returns_a_claim_to_pending_at_its_original_score(f: &impl StoreFactory) {
@@ -66,7 +58,7 @@ pub async fn a_release_of_a_whole_batch_returns_every_claim_in_order_without_cou
     let rs = fx.claim_batch("w1", 3).await;
     let gens: Vec<_> = rs.iter().map(|r| r.generation.clone()).collect();
     assert_eq!(
-        fx.store.release(Q, &owner("w1"), &gens).await.unwrap(),
+        fx.store.release(owner("w1").on(Q), &gens).await.unwrap(),
         vec![true; 3]
     );
     let members: Vec<_> = rs.iter().map(|r| r.member.clone()).collect();
@@ -151,13 +143,7 @@ pub async fn a_requeue_parked_due_now_is_pending_again_at_once_with_its_retry_co
 ) {
     let (fx, r) = one_claimed(f, "w1", 3600).await;
     let stamped = wire::stamp_requeue(r.member.as_bytes(), Q).expect("stamp");
-    let item = ParkItem {
-        generation: r.generation.clone(),
-        member: Member::from(stamped),
-        due: fx.at(0),
-    };
-    let parked = fx.store.park_retry(Q, &owner("w1"), &[item]).await;
-    assert_eq!(parked.expect("park"), vec![true]);
+    assert_eq!(fx.park_as("w1", &r, stamped, 0).await, vec![true]);
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 1);
     let pending = fx.store.peek(Q, 0, 10).await.unwrap();
     assert_eq!(pending.len(), 1);
@@ -181,15 +167,8 @@ pub async fn promote_due_moves_go_parked_entries_to_their_named_queue(f: &impl S
     let carrier = fx.req("carrier", "t", 3600);
     for (member, due) in [(go_parked.clone(), 1), (unnamed.clone(), 2)] {
         fx.submit_and_claim("w1", &carrier).await;
-        let item = ParkItem {
-            generation: carrier.generation.clone(),
-            member: Member::from(member.into_bytes()),
-            due: fx.at(due),
-        };
-        assert_eq!(
-            fx.store.park_retry(Q, &owner("w1"), &[item]).await.unwrap(),
-            vec![true]
-        );
+        let parked = fx.park_as("w1", &carrier, member.into_bytes(), due).await;
+        assert_eq!(parked, vec![true]);
     }
     fx.clock.set(fx.at(3));
     assert_eq!(fx.store.promote_due(100).await.unwrap(), 2);

@@ -96,7 +96,7 @@ pub async fn an_ack_to_a_list_outside_the_allow_list_dead_letters_the_member_and
         outside.ack_item("other-fleet-queue", "x"),
         default.ack_item(RESULTS, "ok"),
     ];
-    let out = fx.store.ack(Q, &owner("w"), &items).await.unwrap();
+    let out = fx.store.ack(owner("w").on(Q), &items).await.unwrap();
     assert!(out[0].pushed && !out[0].dead_lettered, "{:?}", out[0]);
     assert!(
         !out[1].pushed && out[1].dead_lettered && out[1].claim_dropped,
@@ -176,7 +176,7 @@ pub async fn an_ack_whose_list_ttl_is_beyond_any_expire_redis_takes_lands_once_w
     };
     for _ in 0..2 {
         fx.store
-            .ack(Q, &owner("w"), std::slice::from_ref(&item))
+            .ack(owner("w").on(Q), std::slice::from_ref(&item))
             .await
             .unwrap();
     }

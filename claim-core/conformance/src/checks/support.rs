@@ -4,7 +4,7 @@ use super::StoreFactory;
 use crate::CheckedStore;
 use claim_core::Record;
 use claim_core::clock::ManualClock;
-use claim_core::store::{ClaimRequest, StoreConfig, Submission};
+use claim_core::store::{ClaimRequest, ParkItem, StoreConfig, Submission};
 use claim_core::types::{Generation, Member, Millis, OwnerToken, Score};
 use std::sync::Arc;
 
@@ -191,7 +191,7 @@ impl<S: CheckedStore> Fixture<S> {
     pub async fn claim(&self, who: &str, reqs: &[Req]) -> Vec<claim_core::store::ClaimOutcome> {
         let items: Vec<_> = reqs.iter().map(Req::claim_request).collect();
         self.store
-            .claim(Q, &owner(who), &items)
+            .claim(owner(who).on(Q), &items)
             .await
             .expect("claim")
     }
@@ -203,13 +203,13 @@ impl<S: CheckedStore> Fixture<S> {
         text: &str,
     ) -> Vec<claim_core::store::AckOutcome> {
         let items: Vec<_> = reqs.iter().map(|r| r.ack_item(RESULTS, text)).collect();
-        self.store.ack(Q, &owner(who), &items).await.expect("ack")
+        self.store.ack(owner(who).on(Q), &items).await.expect("ack")
     }
 
     pub async fn renew(&self, who: &str, reqs: &[Req]) -> Vec<claim_core::store::RenewOutcome> {
         let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
         self.store
-            .renew(Q, &owner(who), &gens)
+            .renew(owner(who).on(Q), &gens)
             .await
             .expect("renew")
     }
@@ -217,7 +217,7 @@ impl<S: CheckedStore> Fixture<S> {
     pub async fn release(&self, who: &str, reqs: &[Req]) -> Vec<bool> {
         let gens: Vec<_> = reqs.iter().map(|r| r.generation.clone()).collect();
         self.store
-            .release(Q, &owner(who), &gens)
+            .release(owner(who).on(Q), &gens)
             .await
             .expect("release")
     }
@@ -263,6 +263,28 @@ impl<S: CheckedStore> Fixture<S> {
     }
 
     /// Submits `r` and lets `who` claim it.
+    /// `who` parks its claim of `carrier` with `member` as the retry entry,
+    /// due `due_in` s after the start: the traits have no raw write to the
+    /// retry set, so a claim carries any member there. One flag, as
+    /// `park_retry` answers.
+    pub async fn park_as(
+        &self,
+        who: &str,
+        carrier: &Req,
+        member: Vec<u8>,
+        due_in: u64,
+    ) -> Vec<bool> {
+        let item = ParkItem {
+            generation: carrier.generation.clone(),
+            member: Member::from(member),
+            due: self.at(due_in),
+        };
+        self.store
+            .park_retry(owner(who).on(Q), &[item])
+            .await
+            .expect("park")
+    }
+
     pub async fn submit_and_claim(&self, who: &str, r: &Req) {
         self.submit(r.one()).await;
         self.claim(who, r.one()).await;

@@ -7,7 +7,7 @@ use claim_core::store::{
     AckItem, AckOutcome, ClaimOutcome, ClaimRequest, ParkItem, PendingEntry, ReclaimReport,
     RenewOutcome, Submission,
 };
-use claim_core::types::{Generation, Member, Millis, OwnerToken};
+use claim_core::types::{Generation, Holder, Member, Millis, OwnerToken};
 use claim_core::{Op, StoreError};
 
 /// One mutating `ClaimStore` operation with its arguments; each variant is
@@ -82,6 +82,11 @@ impl<T> Batch<T> {
         }
     }
 
+    /// Its owner on its queue, as the store calls name it.
+    pub fn holder(&self) -> Holder<'_> {
+        self.owner.on(&self.queue)
+    }
+
     /// Its queue, owner and items, borrowed.
     pub fn parts(&self) -> (&str, &OwnerToken, &[T]) {
         (&self.queue, &self.owner, &self.items)
@@ -153,11 +158,11 @@ pub async fn on_store<S: CheckedStore>(store: &S, call: &Call) -> Result<Answer,
             offset,
             limit,
         } => Answer::Pending(store.peek(queue, *offset, *limit).await?),
-        Call::Claim(b) => Answer::Claimed(store.claim(&b.queue, &b.owner, &b.items).await?),
-        Call::Renew(b) => Answer::Renewed(store.renew(&b.queue, &b.owner, &b.items).await?),
-        Call::Ack(b) => Answer::Acked(store.ack(&b.queue, &b.owner, &b.items).await?),
-        Call::Release(b) => Answer::Flags(store.release(&b.queue, &b.owner, &b.items).await?),
-        Call::ParkRetry(b) => Answer::Flags(store.park_retry(&b.queue, &b.owner, &b.items).await?),
+        Call::Claim(b) => Answer::Claimed(store.claim(b.holder(), &b.items).await?),
+        Call::Renew(b) => Answer::Renewed(store.renew(b.holder(), &b.items).await?),
+        Call::Ack(b) => Answer::Acked(store.ack(b.holder(), &b.items).await?),
+        Call::Release(b) => Answer::Flags(store.release(b.holder(), &b.items).await?),
+        Call::ParkRetry(b) => Answer::Flags(store.park_retry(b.holder(), &b.items).await?),
         Call::PromoteDue { limit } => Answer::Moved(store.promote_due(*limit).await?),
         Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(store.reclaim_expired(queue, *limit).await?)

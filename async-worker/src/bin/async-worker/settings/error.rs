@@ -62,13 +62,6 @@ pub enum SettingsError {
     )]
     MissingRedisUrl,
 
-    #[error("{flag} is not supported: {reason}; {fix}")]
-    UnsupportedFlag {
-        flag: String,
-        reason: String,
-        fix: String,
-    },
-
     #[error(
         "{field} {url:?} is not a Redis URL ({reason}): use redis://host:port[/db], rediss://host:port for TLS, or unix:///path/to/redis.sock"
     )]
@@ -87,16 +80,13 @@ pub enum SettingsError {
 }
 
 impl SettingsError {
+    /// `<flag> is not supported: <reason>; <fix>`.
     pub(crate) fn unsupported(
-        flag: impl Into<String>,
+        flag: impl std::fmt::Display,
         reason: impl Into<String>,
         fix: impl Into<String>,
     ) -> Self {
-        SettingsError::UnsupportedFlag {
-            flag: flag.into(),
-            reason: reason.into(),
-            fix: fix.into(),
-        }
+        SettingsError::invalid(format!("{flag} is not supported"), reason, fix)
     }
 
     /// The process exit code for this error: always 2 (bad input).

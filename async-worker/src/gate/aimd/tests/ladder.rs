@@ -17,6 +17,12 @@ async fn three_bands() -> AimdGate {
     gate
 }
 
+/// The `reserved/interactive` window after one more accept there.
+fn reserved_window_after_an_accept(gate: &AimdGate) -> f64 {
+    accept_n(gate, &reserved_interactive(), 1);
+    windows(gate)[0]
+}
+
 fn windows(gate: &AimdGate) -> [f64; 3] {
     [
         "reserved/interactive",
@@ -63,11 +69,13 @@ async fn a_capacity_refusal_decreases_its_band_and_the_ones_below_and_holds_the_
     gate.observe(&overflow_interactive(), &saturated(Instant::now()));
     assert_eq!(windows(&gate), [4.0, 2.0, 2.0]);
     advance(MS).await;
-    accept_n(&gate, &reserved_interactive(), 1);
-    assert_eq!(windows(&gate)[0], 4.0, "held");
+    assert_eq!(reserved_window_after_an_accept(&gate), 4.0, "held");
     advance(Duration::from_secs(1)).await;
-    accept_n(&gate, &reserved_interactive(), 1);
-    assert_eq!(windows(&gate)[0], 5.0, "the hold ran out");
+    assert_eq!(
+        reserved_window_after_an_accept(&gate),
+        5.0,
+        "the hold ran out"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -78,12 +86,18 @@ async fn an_accept_below_sent_after_the_holds_evidence_clears_the_hold_and_an_ol
     gate.observe(&batch(), &saturated(Instant::now()));
     advance(MS).await;
     gate.observe(&overflow_interactive(), &accepted(before));
-    accept_n(&gate, &reserved_interactive(), 1);
-    assert_eq!(windows(&gate)[0], 4.0, "an older accept proves nothing");
+    assert_eq!(
+        reserved_window_after_an_accept(&gate),
+        4.0,
+        "an older accept proves nothing"
+    );
     gate.observe(&overflow_interactive(), &accepted(Instant::now()));
     assert_eq!(windows(&gate)[1], 4.0, "the accepting band is held itself");
-    accept_n(&gate, &reserved_interactive(), 1);
-    assert_eq!(windows(&gate)[0], 5.0, "room below: the hold is cleared");
+    assert_eq!(
+        reserved_window_after_an_accept(&gate),
+        5.0,
+        "room below: the hold is cleared"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -98,8 +112,11 @@ async fn a_refusal_from_a_flight_already_acted_on_neither_decreases_the_bands_be
     gate.observe(&overflow_interactive(), &saturated(flight));
     assert_eq!(windows(&gate), [4.0, 2.0, 2.0]);
     advance(Duration::from_millis(500)).await;
-    accept_n(&gate, &reserved_interactive(), 1);
-    assert_eq!(windows(&gate)[0], 5.0, "the first hold was not extended");
+    assert_eq!(
+        reserved_window_after_an_accept(&gate),
+        5.0,
+        "the first hold was not extended"
+    );
 }
 
 #[tokio::test(start_paused = true)]

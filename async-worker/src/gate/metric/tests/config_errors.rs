@@ -49,35 +49,26 @@ fn the_pool_gates_require_a_pool() {
 #[test]
 fn prometheus_budget_refuses_a_max_concurrency_not_above_zero_and_a_baseline_outside_0_1() {
     let env = with_prometheus();
-    let cases = [
-        (
-            json!({"max_concurrency": "0"}),
-            "max_concurrency must be positive, got 0",
-        ),
-        (
-            json!({"max_concurrency": -1.5}),
-            "max_concurrency must be positive, got -1.5",
-        ),
-        (
-            json!({"max_concurrency": "NaN"}),
-            "max_concurrency must be positive, got NaN",
-        ),
-        (
-            json!({"baseline": "1"}),
-            "baseline must be in [0, 1), got 1",
-        ),
-        (
-            json!({"baseline": "-0.25"}),
-            "baseline must be in [0, 1), got -0.25",
-        ),
-        (
-            json!({"baseline": 2e6}),
-            "baseline must be in [0, 1), got 2e+06",
-        ),
-    ];
-    for (mut extra, expected) in cases {
-        extra["pool"] = json!("p");
-        assert_eq!(build_error("prometheus-budget", extra, &env), expected);
+    let refused = |key: &str, value: serde_json::Value| {
+        let mut params = json!({"pool": "p"});
+        params[key] = value;
+        build_error("prometheus-budget", params, &env)
+    };
+    for (value, got) in [
+        (json!("0"), "0"),
+        (json!(-1.5), "-1.5"),
+        (json!("NaN"), "NaN"),
+    ] {
+        let expected = format!("max_concurrency must be positive, got {got}");
+        assert_eq!(refused("max_concurrency", value), expected);
+    }
+    for (value, got) in [
+        (json!("1"), "1"),
+        (json!("-0.25"), "-0.25"),
+        (json!(2e6), "2e+06"),
+    ] {
+        let expected = format!("baseline must be in [0, 1), got {got}");
+        assert_eq!(refused("baseline", value), expected);
     }
 }
 

@@ -3,14 +3,14 @@
 use super::{Attempt, Retrying};
 use async_trait::async_trait;
 use claim_core::ClaimStore;
-use claim_core::error::StoreError;
+use claim_core::Result;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::op::Op;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, ParkItem, ReclaimReport,
     Submission, generations_of,
 };
-use claim_core::types::{Generation, Member, OwnerToken};
+use claim_core::types::{Generation, Holder, Member};
 use claim_core::{ClaimProducer, ListReads, Record};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -19,17 +19,17 @@ use std::future::Future;
 const ALL: usize = 1_000_000;
 
 impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
-    async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
+    async fn pending_members(&self, queue: &str) -> Result<BTreeSet<Member>> {
         let entries = self.again(|| self.inner.peek(queue, 0, ALL)).await?;
         Ok(entries.into_iter().map(|e| e.member).collect())
     }
 
-    async fn dead_members(&self, queue: &str) -> Result<BTreeSet<Member>, StoreError> {
+    async fn dead_members(&self, queue: &str) -> Result<BTreeSet<Member>> {
         let dead = self.again(|| self.inner.dead_entries(queue)).await?;
         Ok(dead.into_iter().map(|d| d.member).collect())
     }
 
-    async fn claim_map(&self, queue: &str) -> Result<BTreeMap<Generation, ClaimInfo>, StoreError> {
+    async fn claim_map(&self, queue: &str) -> Result<BTreeMap<Generation, ClaimInfo>> {
         let claims = self.again(|| self.inner.claims(queue)).await?;
         Ok(claims
             .into_iter()
@@ -37,21 +37,16 @@ impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
             .collect())
     }
 
-    /// For each generation, whether `owner` holds its claim.
-    async fn owned(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        let claims = self.claim_map(queue).await?;
+    /// For each generation, whether `holder` holds its claim.
+    async fn owned(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {
+        let claims = self.claim_map(by.queue).await?;
         Ok(generations
             .iter()
-            .map(|g| claims.get(g).is_some_and(|c| c.owner == *owner))
+            .map(|g| claims.get(g).is_some_and(|c| c.owner == *by.owner))
             .collect())
     }
 
-    async fn terminal(&self, generations: &[Generation]) -> Result<Vec<bool>, StoreError> {
+    async fn terminal(&self, generations: &[Generation]) -> Result<Vec<bool>> {
         let mut out = Vec::with_capacity(generations.len());
         for g in generations {
             out.push(self.again(|| self.inner.is_terminal(g)).await?);
@@ -64,18 +59,17 @@ impl<S: ClaimStore + ClaimProducer + ListReads> Retrying<S> {
     /// the owner held it (a generation repeated in the batch: its first time).
     async fn owner_checked<F, Fut>(
         &self,
-        queue: &str,
-        owner: &OwnerToken,
+        by: Holder<'_>,
         generations: &[Generation],
         call: F,
-    ) -> Result<Vec<bool>, StoreError>
+    ) -> Result<Vec<bool>>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<Vec<bool>, StoreError>>,
+        Fut: Future<Output = Result<Vec<bool>>>,
     {
-        let before = self.owned(queue, owner, generations).await?;
+        let before = self.owned(by, generations).await?;
         self.reconciled(call, || async {
-            let after = self.owned(queue, owner, generations).await?;
+            let after = self.owned(by, generations).await?;
             let changed = before.iter().zip(&after).any(|(b, a)| *b && !*a);
             Ok(Attempt::done_if(changed, || {
                 first_times(generations, &before)
@@ -104,15 +98,11 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
     /// Took effect if a member that was pending is gone. Then each item is
     /// `Claimed` if its owner holds it now, `NotPending` if it was not
     /// pending (or another owner took it), else `DuplicateDropped`.
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
+        let Holder { queue, owner } = by;
         let pending = self.pending_members(queue).await?;
         let claimed = self.claim_map(queue).await?;
-        let call = || self.inner.claim(queue, owner, items);
+        let call = || self.inner.claim(by, items);
         self.reconciled(call, || async {
             let still = self.pending_members(queue).await?;
             if !items
@@ -151,22 +141,17 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
 
     /// Idempotent in effect; its answer is rebuilt from the state before
     /// once a marker or a dropped claim shows it took effect.
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
+    async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
         let gens = generations_of(items);
         let members: Vec<Member> = items.iter().map(|i| i.member.clone()).collect();
         let terminal = self.terminal(&gens).await?;
-        let owned = self.owned(queue, owner, &gens).await?;
-        let dead = self.dead_members(queue).await?;
-        let call = || self.inner.ack(queue, owner, items);
+        let owned = self.owned(by, &gens).await?;
+        let dead = self.dead_members(by.queue).await?;
+        let call = || self.inner.ack(by, items);
         self.reconciled(call, || async {
             let terminal_after = self.terminal(&gens).await?;
-            let owned_after = self.owned(queue, owner, &gens).await?;
-            let dead_after = self.dead_members(queue).await?;
+            let owned_after = self.owned(by, &gens).await?;
+            let dead_after = self.dead_members(by.queue).await?;
             let marked: Vec<bool> = terminal
                 .iter()
                 .zip(&terminal_after)
@@ -227,7 +212,7 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
     /// would stamp a second sequence and enqueue a second copy). Exact
     /// unless the very bytes were pending already (the same generation
     /// enqueued again after its counter restarted): then it retries.
-    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member, StoreError> {
+    async fn enqueue(&self, queue: &str, submission: &Submission) -> Result<Member> {
         let before = self.pending_members(queue).await?;
         let call = || self.inner.enqueue(queue, submission);
         self.reconciled(call, || async {
@@ -246,7 +231,7 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
     }
 
     /// Took effect if the retry set shrank; the answer is by how much.
-    async fn promote_due(&self, limit: usize) -> Result<usize, StoreError> {
+    async fn promote_due(&self, limit: usize) -> Result<usize> {
         let before = self.again(|| self.inner.retry_depth()).await?;
         let call = || self.inner.promote_due(limit);
         self.reconciled(call, || async {
@@ -259,11 +244,7 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
     /// Took effect if an expired claim is gone. Each one gone was a ghost if
     /// it was terminal before, dead-lettered if it became terminal, and
     /// redelivered otherwise; more remain if an expired claim is left.
-    async fn reclaim_expired(
-        &self,
-        queue: &str,
-        limit: usize,
-    ) -> Result<ReclaimReport, StoreError> {
+    async fn reclaim_expired(&self, queue: &str, limit: usize) -> Result<ReclaimReport> {
         let now = self.again(|| self.inner.now()).await?;
         let claims_before = self.claim_map(queue).await?;
         let expired: Vec<Generation> = claims_before
@@ -310,12 +291,7 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
         .await
     }
 
-    async fn dead_letter(
-        &self,
-        queue: &str,
-        member: &Member,
-        reason: &str,
-    ) -> Result<bool, StoreError> {
+    async fn dead_letter(&self, queue: &str, member: &Member, reason: &str) -> Result<bool> {
         let was_pending = self.pending_members(queue).await?.contains(member);
         let call = || self.inner.dead_letter(queue, member, reason);
         self.reconciled(call, || async {
@@ -325,25 +301,14 @@ impl<S: ClaimStore + ClaimProducer + ListReads> StoreLayer for Retrying<S> {
         .await
     }
 
-    async fn release(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.release(queue, owner, generations);
-        self.owner_checked(queue, owner, generations, call).await
+    async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {
+        let call = || self.inner.release(by, generations);
+        self.owner_checked(by, generations, call).await
     }
 
-    async fn park_retry(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-    ) -> Result<Vec<bool>, StoreError> {
-        let call = || self.inner.park_retry(queue, owner, items);
-        self.owner_checked(queue, owner, &generations_of(items), call)
-            .await
+    async fn park_retry(&self, by: Holder<'_>, items: &[ParkItem]) -> Result<Vec<bool>> {
+        let call = || self.inner.park_retry(by, items);
+        self.owner_checked(by, &generations_of(items), call).await
     }
 }
 

@@ -6,9 +6,10 @@
 //! the queue is drained without polling Redis itself.
 
 use async_trait::async_trait;
+use claim_core::Result;
 use claim_core::layer::{Forward, StoreFuture, StoreLayer};
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, ClaimRequest};
-use claim_core::{Op, OwnerToken, Store, StoreError};
+use claim_core::{Holder, Op, Store};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -132,15 +133,10 @@ impl StoreLayer for Counting {
         call()
     }
 
-    async fn claim(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ClaimRequest],
-    ) -> Result<Vec<ClaimOutcome>, StoreError> {
+    async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
         self.call();
         add(&self.counts.claim_calls, 1);
-        let out = self.inner.claim(queue, owner, items).await?;
+        let out = self.inner.claim(by, items).await?;
         let won = out
             .iter()
             .filter(|o| matches!(o, ClaimOutcome::Claimed { .. }))
@@ -157,15 +153,10 @@ impl StoreLayer for Counting {
         Ok(out)
     }
 
-    async fn ack(
-        &self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-    ) -> Result<Vec<AckOutcome>, StoreError> {
+    async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
         self.call();
         add(&self.counts.ack_calls, 1);
-        let out = self.inner.ack(queue, owner, items).await?;
+        let out = self.inner.ack(by, items).await?;
         let pushed = out.iter().filter(|o| o.pushed).count();
         if let Some(latency) = &self.counts.latency {
             latency.record(

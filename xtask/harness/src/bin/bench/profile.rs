@@ -85,7 +85,7 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
             .collect();
         let before = snap(admin).await;
         let outcomes = store
-            .claim(&set.queue, &owner, &items)
+            .claim(owner.on(&set.queue), &items)
             .await
             .expect("claim");
         let after = snap(admin).await;
@@ -104,7 +104,10 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
             let all: Vec<Generation> = held.iter().map(|(i, _)| i.generation.clone()).collect();
             for chunk in all.chunks(500) {
                 let before = snap(admin).await;
-                store.renew(&set.queue, &owner, chunk).await.expect("renew");
+                store
+                    .renew(owner.on(&set.queue), chunk)
+                    .await
+                    .expect("renew");
                 let after = snap(admin).await;
                 step(&mut steps, "renew", &before, &after, chunk.len(), overhead);
             }
@@ -113,14 +116,14 @@ pub async fn run(set: &Settings, url: &str, admin: &Admin, window: usize) -> ser
             let take = set.ack_batch.min(held.len() - window);
             let acks: Vec<AckItem> = held.drain(..take).map(|h| ack_item(set, h)).collect();
             let before = snap(admin).await;
-            store.ack(&set.queue, &owner, &acks).await.expect("ack");
+            store.ack(owner.on(&set.queue), &acks).await.expect("ack");
             let after = snap(admin).await;
             step(&mut steps, "ack", &before, &after, acks.len(), overhead);
         }
     }
     let acks: Vec<AckItem> = held.drain(..).map(|h| ack_item(set, h)).collect();
     for chunk in acks.chunks(set.ack_batch) {
-        store.ack(&set.queue, &owner, chunk).await.expect("ack");
+        store.ack(owner.on(&set.queue), chunk).await.expect("ack");
     }
     let mut out = serde_json::Map::new();
     for (name, s) in steps {

@@ -32,6 +32,12 @@ const TWO_POOLS: &str = r#"{"queues":[
     {"queue_name":"qa","igw_base_url":"http://gw","worker_pool_id":"batch"},
     {"queue_name":"qb","igw_base_url":"http://gw"}]}"#;
 
+/// The arguments of transport config `transport` with the pools file at
+/// `pools`.
+fn with_pools<'a>(transport: &'a str, pools: &'a str) -> [&'a str; 4] {
+    ["--transport-config", transport, "--pool-config-file", pools]
+}
+
 #[test]
 fn a_pools_file_gives_each_pool_its_workers_and_its_gate() {
     let pools = TempFile::new(
@@ -39,12 +45,7 @@ fn a_pools_file_gives_each_pool_its_workers_and_its_gate() {
         r#"[{"id":"default","workers":3},
             {"id":"batch","workers":2,"gate_type":"local-max-concurrency","gate_params":{"limit":"1"},"extra":1}]"#,
     );
-    let s = ok(&[
-        "--transport-config",
-        TWO_POOLS,
-        "--pool-config-file",
-        pools.path(),
-    ]);
+    let s = ok(&with_pools(TWO_POOLS, pools.path()));
     let specs: Vec<_> = s
         .runtime
         .pools
@@ -75,20 +76,10 @@ fn a_bad_pools_file_is_refused_with_gos_error() {
     ];
     for (i, (text, says)) in cases.into_iter().enumerate() {
         let pools = TempFile::new(&format!("pools-bad-{i}.json"), text);
-        let m = refused(&[
-            "--transport-config",
-            ONE_QUEUE,
-            "--pool-config-file",
-            pools.path(),
-        ]);
+        let m = refused(&with_pools(ONE_QUEUE, pools.path()));
         assert_says(&m, &["--pool-config-file", says]);
     }
-    let m = refused(&[
-        "--transport-config",
-        ONE_QUEUE,
-        "--pool-config-file",
-        "/nonexistent/p.json",
-    ]);
+    let m = refused(&with_pools(ONE_QUEUE, "/nonexistent/p.json"));
     assert_says(
         &m,
         &["failed to read pool config file", "/nonexistent/p.json"],
@@ -110,12 +101,7 @@ fn a_pools_file_needs_a_queue_config_and_every_queue_pool_listed() {
             "pool-config-file can only be specified when a transport/queues config is also specified",
         ],
     );
-    let m = refused(&[
-        "--transport-config",
-        TWO_POOLS,
-        "--pool-config-file",
-        pools.path(),
-    ]);
+    let m = refused(&with_pools(TWO_POOLS, pools.path()));
     assert_says(
         &m,
         &["worker pool \"batch\" specified in queue config not found in pool configuration"],
@@ -224,12 +210,7 @@ async fn each_gateway_call_is_reported_to_the_gate_of_its_queues_pool() {
         "pools-aimd.json",
         r#"[{"id":"default","workers":2},{"id":"batch","workers":2,"gate_type":"aimd"}]"#,
     );
-    let s = ok(&[
-        "--transport-config",
-        TWO_POOLS,
-        "--pool-config-file",
-        pools.path(),
-    ]);
+    let s = ok(&with_pools(TWO_POOLS, pools.path()));
     let gates = crate::flow::FlowGates::build(&s, &crate::flow::gate_env(&s)).unwrap();
     let feedback = gates.feedback(&s).expect("a queue has a gate to tell");
     let pool_gate = gates.pool("batch").expect("the batch pool's gate");

@@ -2,6 +2,7 @@
 
 use super::flags::{assert_opens, config, config_refused, refused, resolve};
 use super::{GATEWAY, REDIS, assert_says};
+use crate::settings::{ProcessorSettings, SettingsError};
 
 #[test]
 fn negative_durations_are_refused_naming_the_flag_or_field() {
@@ -115,16 +116,14 @@ fn a_transport_other_than_redis_sortedset_is_refused() {
     assert_says(&m, &["set --transport redis-sortedset"]);
 }
 
+/// Resolves `--redis-url url` with a good gateway URL.
+fn with_redis_url(url: &str) -> Result<ProcessorSettings, SettingsError> {
+    resolve(&["--redis-url", url, "--igw-base-url", GATEWAY])
+}
+
 #[test]
 fn a_redis_url_with_a_bad_scheme_or_no_host_is_refused() {
-    let error = resolve(&[
-        "--redis-url",
-        "http://redis:6379",
-        "--igw-base-url",
-        GATEWAY,
-    ])
-    .unwrap_err();
-    let m = error.to_string();
+    let m = with_redis_url("http://redis:6379").unwrap_err().to_string();
     assert_opens(
         &m,
         "--redis-url (or REDIS_URL) \"http://redis:6379\" is not a Redis URL (scheme \"http\")",
@@ -137,14 +136,9 @@ fn a_redis_url_with_a_bad_scheme_or_no_host_is_refused() {
         &m,
         &["--transport-config url \"redis://\"", "names no host"],
     );
-    let m = resolve(&[
-        "--redis-url",
-        "http://u:secret@redis",
-        "--igw-base-url",
-        GATEWAY,
-    ])
-    .unwrap_err()
-    .to_string();
+    let m = with_redis_url("http://u:secret@redis")
+        .unwrap_err()
+        .to_string();
     assert!(
         !m.contains("secret") && m.contains("u:***@redis"),
         "passwords stay out of messages: {m}"
@@ -154,7 +148,7 @@ fn a_redis_url_with_a_bad_scheme_or_no_host_is_refused() {
         "unix:///tmp/redis.sock",
         "redis://:pw@r/2",
     ] {
-        let s = resolve(&["--redis-url", good, "--igw-base-url", GATEWAY]).unwrap();
+        let s = with_redis_url(good).unwrap();
         assert_eq!(s.redis_url, good);
     }
 }
