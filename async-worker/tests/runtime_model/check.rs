@@ -1,7 +1,9 @@
-//! What must hold: after every step (each generation in one place at most, never two records, every record earned, expired claims reclaimed in time) and at the end (exactly one record each, nothing left behind).
+//! What must hold: after every step (each generation in one place at most, never two records, every record earned, a retry count only a handler's retry raised, every gate reservation released once, expired claims reclaimed in time) and at the end (exactly one record each, nothing left behind, nothing left reserved).
 
+use super::gates::{gate_failure, gate_payload};
 use super::handler::{Returned, error_message, success_body};
-use super::reference::Verdict;
+use super::pace::Pace;
+use super::reference::{GateAct, GateAt, GateRecord, RefState, Verdict};
 use super::world::{Kind, Q, RESULTS, World};
 use claim_conformance::CheckedStore;
 use claim_core::store::{ClaimInfo, DeadEntry, PendingEntry};
@@ -94,12 +96,20 @@ pub async fn observe<S: CheckedStore + Clone>(world: &World<S>) -> Snapshot {
     }
 }
 
-/// The invariants after every step; the first broken one.
+/// The record the pool gate's wait ends with when the deadline comes first.
+pub const WAITED_PAST_DEADLINE: &str = "deadline passed while the pool gate held the request";
+
+/// The invariants after every step, `state` being what the reference
+/// knows then; the first broken one.
 pub fn invariants<S: CheckedStore + Clone>(
     world: &World<S>,
+    state: &RefState,
     snap: &Snapshot,
 ) -> Result<(), String> {
     if let Some(why) = world.watch.violation.lock().unwrap().clone() {
+        return Err(why);
+    }
+    if let Some(why) = world.gates.violation() {
         return Err(why);
     }
     let mut places: BTreeMap<Generation, Vec<&str>> = BTreeMap::new();
@@ -145,7 +155,7 @@ pub fn invariants<S: CheckedStore + Clone>(
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for record in &snap.records {
         *count.entry(record.id.as_str()).or_default() += 1;
-        earned(world, snap, record)?;
+        earned(world, state, snap, record)?;
     }
     if let Some((id, n)) = count.iter().find(|(_, n)| **n > 1) {
         return Err(format!("{id} has {n} terminal records"));
@@ -159,21 +169,70 @@ pub fn invariants<S: CheckedStore + Clone>(
             ));
         }
     }
+    retry_counts_kept(world, snap)?;
+    released(world, snap, false)?;
     reclaimed_in_time(world, snap)
+}
+
+/// A requeue (pool gate refusal, wait timeout) keeps the retry count: no
+/// member anywhere counts more retries than its handler asked for.
+fn retry_counts_kept<S: CheckedStore + Clone>(
+    world: &World<S>,
+    snap: &Snapshot,
+) -> Result<(), String> {
+    for entry in snap.pending.iter().chain(&snap.retry) {
+        let Ok(parsed) = wire::parse_member(entry.member.as_bytes()) else {
+            continue;
+        };
+        let asked = world.handler.times(&parsed.id, |r| {
+            matches!(r, Returned::Answered(Verdict::Retry { .. }))
+        });
+        if u64::from(parsed.retry_count) > asked as u64 {
+            return Err(format!(
+                "{} has retry_count {} after {asked} retries its handler asked for",
+                parsed.id, parsed.retry_count
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// No gate reservation is released twice, and none of a runtime that is
+/// gone is left unreleased: with `all`, every runtime is gone; else those
+/// gone before time last moved on paused time (every task has run since),
+/// and none on real time, where that is not decidable.
+pub fn released<S: CheckedStore + Clone>(
+    world: &World<S>,
+    snap: &Snapshot,
+    all: bool,
+) -> Result<(), String> {
+    let paused = matches!(world.setting.pace, Pace::Paused);
+    let gone = |replica: usize| {
+        all || (paused && world.gone.get(&replica).is_some_and(|at| *at < snap.now))
+    };
+    world.gates.misreleased(gone).map_or(Ok(()), Err)
 }
 
 /// A record must come from something that happened: a handler answer, the
 /// producer's cancel, a passed deadline, a timeout, or the delivery limit.
 fn earned<S: CheckedStore + Clone>(
     world: &World<S>,
+    state: &RefState,
     snap: &Snapshot,
     record: &ResultRecord,
 ) -> Result<(), String> {
     let id = record.id.as_str();
-    let Some(request) = world.requests.iter().find(|r| r.generation.id == id) else {
+    let Some(index) = world.requests.iter().position(|r| r.generation.id == id) else {
         return Err(format!(
             "a record for {id}, which nobody submitted: {record:?}"
         ));
+    };
+    let request = &world.requests[index];
+    // A gate's record needs the reference to allow it and a gate to have
+    // answered so.
+    let gated = |allowed: GateRecord, answer: &dyn Fn(&GateAt, &GateAct, usize) -> bool| {
+        state.may_end_with(index, allowed)
+            && world.gates.answered(id, |a| answer(&a.at, &a.act, a.call))
     };
     let h = &world.handler;
     let message = record.error_message.as_deref().unwrap_or_default();
@@ -181,6 +240,9 @@ fn earned<S: CheckedStore + Clone>(
         (0..h.deliveries(id)).find(|n| make(id, *n) == text)
     };
     let ok = match record.error_code {
+        None if record.payload == gate_payload(id) => gated(GateRecord::Own, &|_, act, _| {
+            *act == GateAct::Drop { own: true }
+        }),
         None => delivery(&record.payload, success_body)
             .is_some_and(|n| h.returned(id, n) == Some(Returned::Answered(Verdict::Success))),
         Some(ErrorCode::InferenceError) => {
@@ -189,6 +251,20 @@ fn earned<S: CheckedStore + Clone>(
                     .is_some_and(|n| h.returned(id, n) == Some(Returned::Answered(Verdict::Error)))
         }
         Some(ErrorCode::Cancelled) => world.cancelled.contains(id),
+        Some(ErrorCode::GateDropped) => gated(GateRecord::Dropped, &|_, act, _| {
+            *act == GateAct::Drop { own: false }
+        }),
+        Some(ErrorCode::GateError) => gated(GateRecord::Error, &|at, act, call| {
+            *at == GateAt::Pool
+                && *act == GateAct::Fail
+                && message == format!("Pool gating error: {}", gate_failure(id, call))
+        }),
+        Some(ErrorCode::DeadlineExceeded) if message == WAITED_PAST_DEADLINE => {
+            let waited = |at: &GateAt, act: &GateAct, _| {
+                *at == GateAt::Pool && matches!(act, GateAct::Wait { .. } | GateAct::Hang)
+            };
+            gated(GateRecord::WaitedPastDeadline, &waited) && snap.now >= request.deadline
+        }
         Some(ErrorCode::DeadlineExceeded) if message.contains("would pass the deadline") => h
             .ever(id, |r| {
                 matches!(r, Returned::Answered(Verdict::Retry { .. }))

@@ -1,6 +1,8 @@
 //! The transitions, generated from the reference state so that most of them can happen.
 
-use super::reference::{Act, GateMode, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict};
+use super::reference::{
+    Act, GateAct, GateAt, GateMode, GateScripts, MAX_REQUESTS, RefState, SLOTS, Slot, Step, Verdict,
+};
 use claim_conformance::unreliable::{Fault, Op};
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -26,6 +28,32 @@ fn act() -> impl Strategy<Value = Act> {
         1 => Just(Act::Hang),
         3 => verdict().prop_map(|verdict| Act::Block { verdict }),
     ]
+}
+
+/// A gate's answer. The queue gate mostly leaves the member pending; the
+/// pool gate waits more, at times long enough to pass the gate wait
+/// timeout (the pause doubles from 100 ms to 1 s).
+fn gate_act(at: GateAt) -> impl Strategy<Value = GateAct> {
+    let (waits, longest_wait, fails) = match at {
+        GateAt::Queue => (1, 3, 2),
+        GateAt::Pool => (3, 8, 1),
+    };
+    prop_oneof![
+        1 => Just(GateAct::Continue),
+        1 => any::<bool>().prop_map(|own| GateAct::Drop { own }),
+        2 => Just(GateAct::Refuse),
+        waits => (1u8..=longest_wait).prop_map(|times| GateAct::Wait { times }),
+        fails => Just(GateAct::Fail),
+        1 => Just(GateAct::Hang),
+    ]
+}
+
+/// Most requests pass both gates; some meet scripted answers at one or both.
+fn gate_scripts() -> impl Strategy<Value = GateScripts> {
+    let script =
+        |at| prop_oneof![2 => Just(Vec::new()), 1 => prop::collection::vec(gate_act(at), 1..=3)];
+    (script(GateAt::Queue), script(GateAt::Pool))
+        .prop_map(|(queue, pool)| GateScripts { queue, pool })
 }
 
 /// Seconds to the deadline: mostly minutes, some seconds, some already past.
@@ -94,6 +122,7 @@ impl ReferenceStateMachine for Machine {
                     slots,
                     trapped: [false; SLOTS],
                     blocks: Vec::new(),
+                    gate_records: Vec::new(),
                 }
             })
             .boxed()
@@ -131,10 +160,15 @@ impl ReferenceStateMachine for Machine {
         if state.blocks.len() < MAX_REQUESTS {
             options.push((
                 12,
-                (deadline_in(), prop::collection::vec(act(), 0..=3))
-                    .prop_map(|(deadline_in, script)| Step::Submit {
+                (
+                    deadline_in(),
+                    prop::collection::vec(act(), 0..=3),
+                    gate_scripts(),
+                )
+                    .prop_map(|(deadline_in, script, gates)| Step::Submit {
                         deadline_in,
                         script,
+                        gates,
                     })
                     .boxed(),
             ));

@@ -1,12 +1,12 @@
-//! The scripted handler (one act per delivery, chosen by the test) and the gate the test opens and closes.
+//! The scripted handler: one act per delivery, chosen by the test.
 
-use super::reference::{Act, GateMode, Verdict};
+use super::gates::GateBook;
+use super::reference::{Act, Verdict};
 use async_trait::async_trait;
-use async_worker::gate::{GateError, GateRequest, Releases, Verdict as GateVerdict};
-use async_worker::{DispatchGate, Handler, HandlerOutcome, Request};
+use async_worker::{Handler, HandlerOutcome, Request};
 use claim_core::wire::ErrorCode;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -37,12 +37,15 @@ pub struct Scripted {
     returned: Mutex<BTreeMap<(String, usize), Returned>>,
     /// Handler delays are divided by this (real time runs them faster).
     pub slowdown_divisor: u32,
+    /// The gates, told of every call: the pool gate must have let it through.
+    gates: Arc<GateBook>,
 }
 
 impl Scripted {
-    pub fn new(slowdown_divisor: u32) -> Self {
+    pub fn new(slowdown_divisor: u32, gates: Arc<GateBook>) -> Self {
         Scripted {
             slowdown_divisor,
+            gates,
             ..Scripted::default()
         }
     }
@@ -81,13 +84,19 @@ impl Scripted {
             .copied()
     }
 
-    /// Whether some delivery of `id` returned `verdict`'s kind.
+    /// Whether some delivery of `id` returned what `pred` asks for.
     pub fn ever(&self, id: &str, pred: impl Fn(Returned) -> bool) -> bool {
+        self.times(id, pred) > 0
+    }
+
+    /// How many deliveries of `id` returned what `pred` asks for.
+    pub fn times(&self, id: &str, pred: impl Fn(Returned) -> bool) -> usize {
         self.returned
             .lock()
             .unwrap()
             .iter()
-            .any(|((i, _), r)| i == id && pred(*r))
+            .filter(|((i, _), r)| i == id && pred(**r))
+            .count()
     }
 
     /// Deliveries the runtime cancelled before they answered.
@@ -127,6 +136,7 @@ pub fn error_message(id: &str, n: usize) -> String {
 impl Handler for Scripted {
     async fn handle(&self, request: &Request, cancel: CancellationToken) -> HandlerOutcome {
         let id = request.generation.id.clone();
+        self.gates.sent(&id);
         let script = self.scripts.lock().unwrap().get(&id).cloned();
         let (n, act) = match &script {
             Some(s) => {
@@ -197,55 +207,5 @@ impl Drop for Abandoned<'_> {
                 .unwrap()
                 .insert(key, Returned::Stopped);
         }
-    }
-}
-
-/// The mode every replica's gate follows.
-#[derive(Debug, Default)]
-pub struct GateSwitch(AtomicU8);
-
-impl GateSwitch {
-    pub fn set(&self, mode: GateMode) {
-        self.0.store(mode as u8, Ordering::SeqCst);
-    }
-
-    fn get(&self) -> GateMode {
-        match self.0.load(Ordering::SeqCst) {
-            x if x == GateMode::Partial as u8 => GateMode::Partial,
-            x if x == GateMode::Closed as u8 => GateMode::Closed,
-            x if x == GateMode::Failing as u8 => GateMode::Failing,
-            _ => GateMode::Open,
-        }
-    }
-}
-
-/// One replica's gate: follows the switch and remembers whether its last
-/// answer refused (then the replica must not peek or claim).
-#[derive(Debug)]
-pub struct ReplicaGate {
-    pub switch: Arc<GateSwitch>,
-    pub refused: Arc<AtomicBool>,
-}
-
-#[async_trait]
-impl DispatchGate for ReplicaGate {
-    /// The budget a poll reads: a failing backend answers 0, as a metric
-    /// gate falls back to closed.
-    async fn budget(&self) -> f64 {
-        let budget = match self.switch.get() {
-            GateMode::Open => 1.0,
-            GateMode::Partial => 0.34,
-            GateMode::Closed | GateMode::Failing => 0.0,
-        };
-        self.refused.store(budget == 0.0, Ordering::SeqCst);
-        budget
-    }
-
-    async fn apply(
-        &self,
-        _request: &mut GateRequest<'_>,
-        _releases: &mut Releases,
-    ) -> Result<GateVerdict, GateError> {
-        Ok(GateVerdict::Continue)
     }
 }

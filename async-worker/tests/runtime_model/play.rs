@@ -1,10 +1,12 @@
 //! One case, played: replicas started, the steps acted out with the invariants checked after each, then the finale.
 
 use super::check;
+use super::gates::gate_payload;
 use super::reference::{RefState, Slot, Step};
 use super::stats;
 use super::world::World;
 use claim_conformance::CheckedStore;
+use claim_core::wire::ResultRecord;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -24,7 +26,7 @@ pub async fn play<S: CheckedStore + Clone>(
         }
     }
     world.track_health();
-    let verdict = steps_then_finale(&mut world, steps, seen).await;
+    let verdict = steps_then_finale(&mut world, initial, steps, seen).await;
     world.tear_down().await;
     let snap = check::observe(&world).await;
     tally(&world, &snap, steps.len());
@@ -42,8 +44,7 @@ fn tally<S: CheckedStore + Clone>(world: &World<S>, snap: &check::Snapshot, step
         }
         s.stopped += world.handler.stopped();
         for r in &snap.records {
-            let code = r.error_code.map_or("OK", |c| c.as_str());
-            *s.records.entry(code.to_owned()).or_default() += 1;
+            *s.records.entry(label(r)).or_default() += 1;
         }
         s.started += world.started;
         s.kills += world.kills;
@@ -61,22 +62,44 @@ fn tally<S: CheckedStore + Clone>(world: &World<S>, snap: &check::Snapshot, step
         let injected = world.watch.tally.injected();
         s.determinate += injected.determinate;
         s.indeterminate += injected.indeterminate;
+        let (answers, reserved, released) = world.gates.tally();
+        for (kind, n) in answers {
+            *s.gate_answers.entry(kind).or_default() += n;
+        }
+        s.reserved += reserved;
+        s.gate_released += released;
     });
+}
+
+/// A record's code, and which gate verdict ended it where one did.
+fn label(record: &ResultRecord) -> String {
+    let code = record.error_code.map_or("OK", |c| c.as_str());
+    let message = record.error_message.as_deref();
+    if record.error_code.is_none() && record.payload == gate_payload(&record.id) {
+        format!("{code} (a gate's own)")
+    } else if message == Some(check::WAITED_PAST_DEADLINE) {
+        format!("{code} (a pool gate's wait)")
+    } else {
+        code.to_owned()
+    }
 }
 
 async fn steps_then_finale<S: CheckedStore + Clone>(
     world: &mut World<S>,
+    initial: &RefState,
     steps: &[Step],
     seen: Seen,
 ) -> Result<(), String> {
+    let mut state = initial.clone();
     for (i, step) in steps.iter().enumerate() {
         // Tells the shrinker how far the case got.
         if let Some(seen) = &seen {
             seen.fetch_add(1, Ordering::SeqCst);
         }
         world.apply(step).await;
+        state = state.after(step);
         let snap = check::observe(world).await;
-        check::invariants(world, &snap).map_err(|e| {
+        check::invariants(world, &state, &snap).map_err(|e| {
             format!(
                 "after step {} {step:?}: {e}\n  store {}",
                 i + 1,
@@ -84,12 +107,15 @@ async fn steps_then_finale<S: CheckedStore + Clone>(
             )
         })?;
     }
-    finale(world).await
+    finale(world, &state).await
 }
 
 /// Peace: faults healed, traps and handlers released, gate open, every slot
 /// running. Everything must settle, and every replica must drain cleanly.
-async fn finale<S: CheckedStore + Clone>(world: &mut World<S>) -> Result<(), String> {
+async fn finale<S: CheckedStore + Clone>(
+    world: &mut World<S>,
+    state: &RefState,
+) -> Result<(), String> {
     world.make_peace();
     let s = world.setting.clone();
     let at = |e: String, snap: &check::Snapshot| {
@@ -105,7 +131,7 @@ async fn finale<S: CheckedStore + Clone>(world: &mut World<S>) -> Result<(), Str
         world.reap();
         world.track_health();
         let snap = check::observe(world).await;
-        check::invariants(world, &snap).map_err(|e| at(e, &snap))?;
+        check::invariants(world, state, &snap).map_err(|e| at(e, &snap))?;
         if check::done(world, &snap) {
             break;
         }
@@ -121,7 +147,10 @@ async fn finale<S: CheckedStore + Clone>(world: &mut World<S>) -> Result<(), Str
             &snap,
         ));
     }
+    // Releases a drained runtime dropped run on tasks of their own.
+    s.pace.advance(s.finale_step_ms).await;
     let snap = check::observe(world).await;
-    check::invariants(world, &snap).map_err(|e| at(e, &snap))?;
+    check::invariants(world, state, &snap).map_err(|e| at(e, &snap))?;
+    check::released(world, &snap, true).map_err(|e| at(e, &snap))?;
     check::settled(world, &snap).map_err(|e| at(e, &snap))
 }

@@ -1,6 +1,7 @@
 //! The reference side: what the test knows about the fleet (which replicas run, which requests wait for a nudge), the steps, and which step may follow which.
 
 use claim_conformance::unreliable::{Fault, Op};
+use std::collections::BTreeSet;
 
 /// Replica slots; a slot runs at most one runtime at a time.
 pub const SLOTS: usize = 3;
@@ -26,7 +27,7 @@ pub enum Verdict {
     Retry { after_ms: u32 },
 }
 
-/// The admission gate every replica consults.
+/// The queue gate's budget every replica reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateMode {
     Open,
@@ -36,14 +37,99 @@ pub enum GateMode {
     Failing,
 }
 
+/// Which gate answers: the queue gate at poll time (before any claim), or
+/// the pool gate in the worker (after the claim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GateAt {
+    Queue,
+    Pool,
+}
+
+/// What a gate answers on one call for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateAct {
+    Continue,
+    /// With `own`, the gate's own record; else `GATE_DROPPED`.
+    Drop {
+        own: bool,
+    },
+    Refuse,
+    /// `Wait`, on this many calls in a row.
+    Wait {
+        times: u8,
+    },
+    /// An error.
+    Fail,
+    /// No answer: the call blocks until the runtime gives up on it (a queue
+    /// gate after a poll interval, a pool gate at the wait's end).
+    Hang,
+}
+
+/// A record a gate's answer may end a request with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GateRecord {
+    /// `GATE_DROPPED`.
+    Dropped,
+    /// The gate's own record (a success record carrying the gate's payload).
+    Own,
+    /// `GATE_ERROR`, `Pool gating error: <error>`.
+    Error,
+    /// `DEADLINE_EXCEEDED`: the deadline came while the pool gate said wait
+    /// (or did not answer).
+    WaitedPastDeadline,
+}
+
+impl GateAct {
+    /// The record this answer may end the request with. At the queue gate
+    /// refuse, wait and an error leave the member pending with no write, and
+    /// continue dispatches it; at the pool gate continue sends it, refuse
+    /// (and a wait past `gate_wait_timeout`) requeues it with its retry
+    /// count kept, and neither is a record. A call that never answers is
+    /// a refusal at the queue gate (for the rest of the poll too) and a
+    /// wait at the pool gate.
+    pub fn may_record(self, at: GateAt) -> Option<GateRecord> {
+        match (self, at) {
+            (GateAct::Drop { own: false }, _) => Some(GateRecord::Dropped),
+            (GateAct::Drop { own: true }, _) => Some(GateRecord::Own),
+            (GateAct::Fail, GateAt::Pool) => Some(GateRecord::Error),
+            (GateAct::Wait { .. } | GateAct::Hang, GateAt::Pool) => {
+                Some(GateRecord::WaitedPastDeadline)
+            }
+            (GateAct::Continue | GateAct::Refuse, _)
+            | (GateAct::Fail | GateAct::Wait { .. } | GateAct::Hang, GateAt::Queue) => None,
+        }
+    }
+}
+
+/// A request's gate scripts: what each gate answers on its successive calls
+/// for it (then `Continue`), whichever replica asks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GateScripts {
+    pub queue: Vec<GateAct>,
+    pub pool: Vec<GateAct>,
+}
+
+impl GateScripts {
+    /// Every record the scripts may end the request with.
+    pub fn may_record(&self) -> BTreeSet<GateRecord> {
+        let queue = self
+            .queue
+            .iter()
+            .filter_map(|a| a.may_record(GateAt::Queue));
+        let pool = self.pool.iter().filter_map(|a| a.may_record(GateAt::Pool));
+        queue.chain(pool).collect()
+    }
+}
+
 /// One thing that happens to the system.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     /// The producer submits a new request; the handler follows `script`,
-    /// one act per delivery (then succeeds).
+    /// one act per delivery (then succeeds), and the gates follow `gates`.
     Submit {
         deadline_in: i64,
         script: Vec<Act>,
+        gates: GateScripts,
     },
     /// Someone submits a member with an invalid field (it gets an
     /// `INVALID_REQUEST` record) or one nobody can parse (dead set).
@@ -153,6 +239,8 @@ pub struct RefState {
     pub trapped: [bool; SLOTS],
     /// Per submitted request: blocked deliveries not yet unblocked.
     pub blocks: Vec<u32>,
+    /// Per submitted request: the records its gate scripts may end it with.
+    pub gate_records: Vec<BTreeSet<GateRecord>>,
 }
 
 impl RefState {
@@ -179,17 +267,28 @@ impl RefState {
         }
     }
 
+    /// Whether request `req`'s gate scripts allow it to end with `record`.
+    pub fn may_end_with(&self, req: usize, record: GateRecord) -> bool {
+        self.gate_records
+            .get(req)
+            .is_some_and(|records| records.contains(&record))
+    }
+
     /// The state after `step`.
     pub fn after(mut self, step: &Step) -> RefState {
         match step {
-            Step::Submit { script, .. } => {
+            Step::Submit { script, gates, .. } => {
                 let blocks = script
                     .iter()
                     .filter(|a| matches!(a, Act::Block { .. }))
                     .count();
                 self.blocks.push(blocks as u32);
+                self.gate_records.push(gates.may_record());
             }
-            Step::SubmitBad { .. } => self.blocks.push(0),
+            Step::SubmitBad { .. } => {
+                self.blocks.push(0);
+                self.gate_records.push(BTreeSet::new());
+            }
             Step::Unblock { req, .. } => self.blocks[*req] -= 1,
             Step::Start { slot } => {
                 self.slots[*slot] = Slot::Up;

@@ -20,6 +20,10 @@ pub struct Stats {
     pub sprung: BTreeMap<String, usize>,
     pub determinate: usize,
     pub indeterminate: usize,
+    /// Gate answers, by gate and verdict, and the reservations they made.
+    pub gate_answers: BTreeMap<String, usize>,
+    pub reserved: usize,
+    pub gate_released: usize,
     /// Summed over the runtimes that drained gracefully.
     pub lease_lost: usize,
     pub duplicates_suppressed: usize,
@@ -57,6 +61,11 @@ pub fn take() -> String {
         out,
         "store faults injected: {} determinate, {} indeterminate",
         s.determinate, s.indeterminate
+    );
+    let _ = writeln!(
+        out,
+        "gate answers: {:?}; {} reservations, {} releases run",
+        s.gate_answers, s.reserved, s.gate_released
     );
     let _ = write!(
         out,

@@ -9,8 +9,10 @@
 //!   killed there: a crash at that exact point);
 //! - while the test inspects the store, calls wait (a consistent snapshot
 //!   even with real I/O);
-//! - peek and claim right after the gate refused are a violation.
+//! - peek and claim right after the gate's budget closed the poll, and a
+//!   claim of a member the queue gate held back in that poll, are violations.
 
+use super::gates::PollWatch;
 use async_trait::async_trait;
 use claim_conformance::unreliable::{Op, Tally, UnreliableStore};
 use claim_core::Result;
@@ -71,19 +73,19 @@ pub struct Tap<S> {
     /// While set, every call waits for it (a stalled process, a hung link).
     stall: Mutex<Option<CancellationToken>>,
     watch: Arc<Watch>,
-    /// The replica's gate refused its last poll.
-    refused: Arc<AtomicBool>,
+    /// What the replica's queue gate decided in its current poll.
+    poll: Arc<PollWatch>,
 }
 
 impl<S: ClaimStore> Tap<S> {
-    pub fn new(faulty: UnreliableStore<S>, watch: Arc<Watch>, refused: Arc<AtomicBool>) -> Self {
+    pub fn new(faulty: UnreliableStore<S>, watch: Arc<Watch>, poll: Arc<PollWatch>) -> Self {
         Tap {
             faulty,
             dead: AtomicBool::new(false),
             trap: Mutex::new(None),
             stall: Mutex::new(None),
             watch,
-            refused,
+            poll,
         }
     }
 
@@ -167,7 +169,7 @@ impl<S: ClaimStore> Tap<S> {
     where
         Fut: Future<Output = Result<T>>,
     {
-        if matches!(op, Op::Peek | Op::Claim) && self.refused.load(Ordering::SeqCst) {
+        if matches!(op, Op::Peek | Op::Claim) && self.poll.closed() {
             self.note(format!("{} called right after the gate refused", op.name()));
         }
         let stalled = self.stall.lock().unwrap().clone();
@@ -211,6 +213,12 @@ impl<S: ClaimStore> StoreLayer for Tap<S> {
     }
 
     async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
+        if let Some(item) = items.iter().find(|i| self.poll.held_back(&i.generation.id)) {
+            self.note(format!(
+                "{} claimed in the poll its queue gate held it back in",
+                item.generation
+            ));
+        }
         let landed = || {
             let now = self.watch.clock.now();
             let mut at = self.watch.claimed_at.lock().unwrap();

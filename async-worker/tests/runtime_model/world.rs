@@ -1,23 +1,25 @@
 //! The system under test: one store, up to three runtime replicas over it, the producer, the handler and the gate.
 
-use super::handler::{GateSwitch, ReplicaGate, Scripted};
+use super::gates::{GateBook, PollWatch, ReplicaGate};
+use super::handler::Scripted;
 use super::pace::Pace;
-use super::reference::{GateMode, SLOTS};
+use super::reference::{GateAt, GateMode, SLOTS};
 use super::tap::{Tap, Watch};
+use async_worker::config::DEFAULT_POOL;
 use async_worker::{QueueSpec, RunReport, Runtime, RuntimeConfig};
 use claim_conformance::CheckedStore;
 use claim_conformance::unreliable::{FaultRates, Op, UnreliableStore};
-use claim_core::store::{StoreConfig, Submission};
+use claim_core::store::StoreConfig;
 use claim_core::{Clock, Generation, Member, Millis, OwnerToken};
 use futures::FutureExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 mod act;
+mod submit;
 
 /// The one queue, and where every record goes.
 pub const Q: &str = "rm-queue";
@@ -65,6 +67,7 @@ pub fn runtime_config(
     promote: u64,
     timeout: u64,
     drain: u64,
+    gate_wait: u64,
 ) -> RuntimeConfig {
     let ms = Duration::from_millis;
     RuntimeConfig {
@@ -80,6 +83,7 @@ pub fn runtime_config(
         reclaim_interval: ms(reclaim),
         promote_interval: ms(promote),
         ack_batch_size: 4,
+        gate_wait_timeout: ms(gate_wait),
         ..RuntimeConfig::default()
     }
 }
@@ -87,6 +91,8 @@ pub fn runtime_config(
 /// A running (or draining) runtime.
 #[derive(Debug)]
 pub struct Replica<S> {
+    /// Its start number (counting every runtime started in the case).
+    pub number: usize,
     pub tap: Arc<Tap<S>>,
     pub owner: OwnerToken,
     stop: CancellationToken,
@@ -120,7 +126,7 @@ pub struct World<S> {
     pub base: S,
     pub clock: Arc<dyn Clock>,
     pub handler: Arc<Scripted>,
-    gate: Arc<GateSwitch>,
+    pub gates: Arc<GateBook>,
     pub watch: Arc<Watch>,
     pub slots: Vec<Option<Replica<S>>>,
     /// Per slot: since when it has been up, fault-free and untrapped.
@@ -133,17 +139,20 @@ pub struct World<S> {
     pub started: usize,
     pub kills: usize,
     pub reports: Vec<RunReport>,
+    /// When each runtime that is gone (killed, or drained to its end) went, by start number.
+    pub gone: BTreeMap<usize, Millis>,
 }
 
 impl<S: CheckedStore + Clone> World<S> {
     pub fn new(setting: Setting, base: S, clock: Arc<dyn Clock>, seed: u64) -> Self {
-        let handler = Arc::new(Scripted::new(setting.handler_divisor));
+        let gates = Arc::new(GateBook::default());
+        let handler = Arc::new(Scripted::new(setting.handler_divisor, gates.clone()));
         World {
             setting,
             base,
             clock: clock.clone(),
             handler,
-            gate: Arc::default(),
+            gates,
             watch: Arc::new(Watch::new(clock)),
             slots: (0..SLOTS).map(|_| None).collect(),
             healthy_since: [None; SLOTS],
@@ -153,6 +162,7 @@ impl<S: CheckedStore + Clone> World<S> {
             started: 0,
             kills: 0,
             reports: Vec::new(),
+            gone: BTreeMap::new(),
         }
     }
 
@@ -166,15 +176,18 @@ impl<S: CheckedStore + Clone> World<S> {
         let seed = self.seed ^ (self.started as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let faulty = UnreliableStore::new(self.base.clone(), seed, FaultRates::NONE)
             .sharing_tally(self.watch.tally.clone());
-        let refused = Arc::new(AtomicBool::new(false));
-        let tap = Arc::new(Tap::new(faulty, self.watch.clone(), refused.clone()));
-        let gate = Arc::new(ReplicaGate {
-            switch: self.gate.clone(),
-            refused,
-        });
+        let poll = Arc::new(PollWatch::default());
+        let tap = Arc::new(Tap::new(faulty, self.watch.clone(), poll.clone()));
+        let gate = |at| ReplicaGate {
+            book: self.gates.clone(),
+            at,
+            replica: self.started,
+            poll: poll.clone(),
+        };
         let runtime = Runtime::builder(tap.clone())
             .handler(self.handler.clone())
-            .gate(gate)
+            .gate(gate(GateAt::Queue))
+            .pool_gate(DEFAULT_POOL, Arc::new(gate(GateAt::Pool)))
             .config(self.setting.runtime.clone())
             .clock(self.clock.clone())
             .build()
@@ -183,6 +196,7 @@ impl<S: CheckedStore + Clone> World<S> {
         let stop = CancellationToken::new();
         let handle = tokio::spawn(runtime.run(stop.clone()));
         self.slots[slot] = Some(Replica {
+            number: self.started,
             tap,
             owner,
             stop,
@@ -195,6 +209,7 @@ impl<S: CheckedStore + Clone> World<S> {
     pub async fn kill(&mut self, slot: usize) {
         if let Some(r) = self.slots[slot].take() {
             self.kills += 1;
+            self.gone.insert(r.number, self.clock.now());
             r.tap.kill();
             r.handle.abort();
             let _ = r.handle.await;
@@ -231,6 +246,7 @@ impl<S: CheckedStore + Clone> World<S> {
         r.stop.cancel();
         r.stopping = true;
         if wait && let Ok(Ok(report)) = tokio::time::timeout(bound, &mut r.handle).await {
+            self.gone.insert(r.number, self.clock.now());
             self.reports.push(report);
             self.slots[slot] = None;
         }
@@ -238,11 +254,13 @@ impl<S: CheckedStore + Clone> World<S> {
 
     /// Forgets runtimes whose drain has finished, keeping their reports.
     pub fn reap(&mut self) {
+        let now = self.clock.now();
         for slot in &mut self.slots {
             if let Some(r) = slot.as_mut().filter(|r| r.handle.is_finished()) {
                 if let Some(Ok(report)) = (&mut r.handle).now_or_never() {
                     self.reports.push(report);
                 }
+                self.gone.insert(r.number, now);
                 *slot = None;
             }
         }
@@ -250,71 +268,6 @@ impl<S: CheckedStore + Clone> World<S> {
 
     fn tap(&self, slot: usize) -> Option<&Arc<Tap<S>>> {
         self.slots[slot].as_ref().map(|r| &r.tap)
-    }
-
-    pub async fn submit(&mut self, deadline_in: i64, script: Vec<super::reference::Act>) {
-        let n = self.requests.len();
-        let generation = Generation::new(format!("r{n}"), format!("t{n}"));
-        let deadline = (self.now().0 / 1000) as i64 + deadline_in;
-        let value = serde_json::json!({
-            "internal": {"request_token": generation.token, "retry_count": 0},
-            "request_kind": "redis",
-            "data": {"id": generation.id, "created": deadline - 600, "deadline": deadline,
-                     "payload": {"model": "m", "prompt": format!("prompt {n}")}},
-        });
-        self.handler.script(&generation.id, script);
-        self.submit_member(generation, value.to_string(), deadline, Kind::Valid)
-            .await;
-    }
-
-    /// A member with an invalid deadline, or one that is not a request.
-    pub async fn submit_bad(&mut self, garbage: bool) {
-        let n = self.requests.len();
-        let generation = Generation::new(format!("r{n}"), format!("t{n}"));
-        let text = if garbage {
-            format!("not a request #{n}")
-        } else {
-            serde_json::json!({
-                "internal": {"request_token": generation.token},
-                "request_kind": "redis",
-                "data": {"id": generation.id, "deadline": "soon", "payload": {}},
-            })
-            .to_string()
-        };
-        let deadline = (self.now().0 / 1000) as i64 + 60;
-        let kind = if garbage {
-            Kind::Garbage
-        } else {
-            Kind::Invalid
-        };
-        self.submit_member(generation, text, deadline, kind).await;
-    }
-
-    /// Submits `text` as the member of `generation` (deadline in Unix
-    /// seconds) the way a producer does, and remembers it as `kind`.
-    async fn submit_member(
-        &mut self,
-        generation: Generation,
-        text: String,
-        deadline: i64,
-        kind: Kind,
-    ) {
-        let submission = Submission {
-            member: Member::from(text.into_bytes()),
-            generation: generation.clone(),
-            deadline,
-            payload: None,
-        };
-        self.base
-            .submit(Q, &submission)
-            .await
-            .expect("producer submit");
-        self.requests.push(Submitted {
-            generation,
-            deadline: Millis(deadline.max(0) as u64 * 1000),
-            kind,
-            member: submission.member,
-        });
     }
 
     /// A slot is healthy while it runs (not draining) with no faults, no trap, no stall.
@@ -345,7 +298,7 @@ impl<S: CheckedStore + Clone> World<S> {
             r.tap.untrap();
         }
         self.handler.unblock_all();
-        self.gate.set(GateMode::Open);
+        self.gates.set(GateMode::Open);
         for slot in 0..SLOTS {
             if self.slots[slot].is_none() {
                 self.start(slot);

@@ -13,7 +13,8 @@ impl<S: CheckedStore + Clone> World<S> {
             Step::Submit {
                 deadline_in,
                 script,
-            } => self.submit(*deadline_in, script.clone()).await,
+                gates,
+            } => self.submit(*deadline_in, script.clone(), gates).await,
             Step::SubmitBad { garbage } => self.submit_bad(*garbage).await,
             Step::Cancel { req } => {
                 let id = self.requests[*req].generation.id.clone();
@@ -21,7 +22,7 @@ impl<S: CheckedStore + Clone> World<S> {
                     self.cancelled.insert(id);
                 }
             }
-            Step::SetGate { mode } => self.gate.set(*mode),
+            Step::SetGate { mode } => self.gates.set(*mode),
             Step::Start { slot } => {
                 self.kill(*slot).await;
                 self.start(*slot);

@@ -1,8 +1,10 @@
 //! Checks of ack: first terminal record wins, owner-checked claim drop, producer keys, FIFO results.
 
 use super::StoreFactory;
-use super::support::{Q, RESULTS, config, fixture, one_answered, one_claimed};
+use super::support::{Q, RESULTS, config, fixture, one_answered, one_claimed, owner};
+use claim_core::Record;
 use claim_core::store::{AckItem, AckOutcome, ClaimOutcome, RenewOutcome};
+use claim_core::wire::{ErrorCode, ResultRecord};
 use claim_core::{ClaimInspect, ClaimStore};
 use claim_core::{ClaimProducer, ListReads};
 
@@ -128,11 +130,7 @@ pub async fn batch_operations_answer_item_by_item_in_order(f: &impl StoreFactory
     let shape: Vec<bool> = renewed.iter().map(|o| *o != RenewOutcome::Lost).collect();
     assert_eq!(shape, vec![true, false, true, false]);
     let items: Vec<AckItem> = rs.iter().map(|r| r.ack_item(RESULTS, "b")).collect();
-    let acked = fx
-        .store
-        .ack(super::support::owner("w1").on(Q), &items)
-        .await
-        .unwrap();
+    let acked = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
     let dropped: Vec<bool> = acked.iter().map(|a| a.claim_dropped).collect();
     assert_eq!(dropped, vec![true, false, true, false]);
     let pushed: Vec<bool> = acked.iter().map(|a| a.pushed).collect();
@@ -187,9 +185,47 @@ pub async fn a_late_ack_of_a_generation_no_longer_anywhere_pushes_nothing_even_a
     assert!(!fx.store.is_terminal(&r.generation).await.unwrap());
 }
 
+/// A gate's verdict that answers a request (a queue gate's drop: claimed,
+/// then acked; a pool gate's drop or error: acked) is a terminal record
+/// like any other: `GATE_DROPPED`, `GATE_ERROR` and the gate's own record
+/// land byte for byte, once each, and their claims are gone (the outcome
+/// table's gate rows).
+pub async fn a_gate_verdicts_record_lands_byte_for_byte_once_and_drops_the_claim(
+    f: &impl StoreFactory,
+) {
+    let fx = fixture(f, config()).await;
+    let rs = fx.claim_batch("w1", 3).await;
+    let records = [
+        ResultRecord::error("r0", ErrorCode::GateDropped, "Pool gating dropped request"),
+        ResultRecord::error("r1", ErrorCode::GateError, "Pool gating error: quota down"),
+        ResultRecord::success("r2", 0, r#"{"error": "Too Many Requests", "code": 429}"#),
+    ];
+    let items: Vec<AckItem> = rs
+        .iter()
+        .zip(&records)
+        .map(|(r, record)| AckItem {
+            record: Record::from(record.to_json_bytes()),
+            ..r.ack_item(RESULTS, "")
+        })
+        .collect();
+    let out = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
+    assert_eq!(out, vec![pushed_dropped(true, true); 3]);
+    let again = fx.store.ack(owner("w1").on(Q), &items).await.unwrap();
+    assert!(again.iter().all(|o| !o.pushed && !o.claim_dropped));
+    let landed = fx.store.results(RESULTS).await.unwrap();
+    let sent: Vec<Record> = items.into_iter().map(|i| i.record).collect();
+    assert_eq!(landed, sent, "each gate record lands once, byte for byte");
+    for r in &rs {
+        assert!(fx.store.is_terminal(&r.generation).await.unwrap());
+    }
+    assert!(fx.store.claims(Q).await.unwrap().is_empty());
+    assert_eq!(fx.depths().await.pending, 0);
+}
+
 super::checks! {
     clock_free:
         ack_pushes_the_record_writes_the_marker_and_drops_the_claim,
+        a_gate_verdicts_record_lands_byte_for_byte_once_and_drops_the_claim,
         acking_twice_pushes_exactly_one_record,
         ack_by_a_non_owner_pushes_the_first_record_but_keeps_the_owners_claim,
         ack_clears_producer_keys_only_for_its_own_generation,
