@@ -19,6 +19,7 @@
 use super::Shared;
 use super::held::{Flight, StopReason};
 use super::queue_gate::refusal_reason;
+use super::retry::jittered;
 use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, gate_dropped, terminal};
 use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
@@ -229,10 +230,4 @@ fn requeue(
             )
         }
     }
-}
-
-/// A pause in [b/2, b): replicas waiting on one gate do not ask in step.
-fn jittered(b: Duration) -> Duration {
-    let half = b / 2;
-    half + half.mul_f64(rand::random::<f64>())
 }

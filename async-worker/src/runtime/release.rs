@@ -1,6 +1,7 @@
 //! Returning claims this runtime will not work on: hand-offs the consumer cancelled, and what an uncertain claim may have taken.
 
 use super::Shared;
+use super::retry::jittered;
 use claim_core::Generation;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -51,8 +52,9 @@ pub async fn release_retrying(
                     tracing::warn!(%queue, error = %e, claims = generations.len(), "release {what} failed; the claims will lapse and be redelivered");
                     return;
                 }
-                tracing::warn!(%queue, error = %e, retry_in = ?backoff, "release {what} failed; retrying");
-                tokio::time::sleep(backoff).await;
+                let pause = jittered(backoff);
+                tracing::warn!(%queue, error = %e, retry_in = ?pause, "release {what} failed; retrying");
+                tokio::time::sleep(pause).await;
                 backoff *= 2;
             }
         }

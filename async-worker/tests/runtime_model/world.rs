@@ -84,6 +84,10 @@ pub fn runtime_config(
         promote_interval: ms(promote),
         ack_batch_size: 4,
         gate_wait_timeout: ms(gate_wait),
+        // The backlog sampler's reads (depths, the head of pending's age)
+        // feed gauges, not dispatch: off, so every peek the tap sees is a
+        // poll's, which a refusing gate must have stopped.
+        backlog_poll_interval: Duration::ZERO,
         ..RuntimeConfig::default()
     }
 }
