@@ -23,12 +23,16 @@ const USAGE: &str = "\
 usage: cargo xtask <subcommand> [options]
 
 subcommands:
-  ci                                   fmt check, clippy, tests, conformance, examples, harness, short chaos
+  ci                                   everything CI checks: fmt, clippy, the library's feature matrix,
+                                       tests, conformance, examples, harness, short chaos (one server, cluster)
   conformance [--store memory|redis|redis-tagged|redis-cluster|all] [-- <test args>]
                                        run the ClaimStore conformance suite (default: all)
-  bench [--requests N] [--runs a,b] …  protected vs unprotected throughput on a private redis-server
-  chaos [--workers N] [--requests M] [--seed S] [--short]
-                                       SIGKILLed workers, a Redis restart and a cut link on real processes
+  bench [--runs a,b] [--requests N] [--repeat N] [--program P] …
+                                       throughput, Redis and worker CPU, RSS per run on private
+                                       redis-servers (runs: protected, memory, protected-cluster, flow, …;
+                                       --program: another build's bench, interleaved)
+  chaos [--workers N] [--requests M] [--seed S] [--short] [--topology standalone|cluster|sentinel] [--kill …]
+                                       SIGKILLed workers, a Redis restart, a cut link, a killed primary on real processes
   demo [--redis URL] [--requests N] …  the run command: replicas, a stand-in gateway, one replica hard-stopped
   help                                 print this message";
 
