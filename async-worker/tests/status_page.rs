@@ -1,4 +1,4 @@
-//! `/status` in headless Chromium: a real worker over a private redis-server with pending, claimed and dead entries; the page shows queue names, counts, the owner token and dead reasons, and no payload.
+//! `/status` in headless Chromium, and `/status.json`: a real worker over a private redis-server with pending, claimed and dead entries; both show queue names, counts, the owner token and dead reasons, and no payload.
 //!
 //! Two queues: `intake` (a fast gateway; its requests name a result list
 //! that holds a string, so each ack dead-letters them, and one member is
@@ -65,6 +65,11 @@ async fn zcard(conn: &mut MultiplexedConnection, key: &str) -> usize {
 
 /// The status code of `<method> <path>` on `port` (HTTP/1.0, no body).
 async fn status_code(port: u16, method: &str, path: &str) -> u16 {
+    answer(port, method, path).await.0
+}
+
+/// The status code and body of `<method> <path>` on `port` (HTTP/1.0, no body).
+async fn answer(port: u16, method: &str, path: &str) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -79,7 +84,9 @@ async fn status_code(port: u16, method: &str, path: &str) -> u16 {
         .expect("an answer within 5 s")
         .expect("read the answer");
     let code = response.split(' ').nth(1).and_then(|c| c.parse().ok());
-    code.unwrap_or_else(|| panic!("not an HTTP answer: {response}"))
+    let code = code.unwrap_or_else(|| panic!("not an HTTP answer: {response}"));
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (code, body.to_owned())
 }
 
 /// The processor on `config`'s queues with [`CONCURRENCY`] workers, 30 s
@@ -125,7 +132,7 @@ fn assert_holds(html: &str, fragments: &[String]) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_status_page_shows_queues_counts_claims_owner_and_dead_reasons_in_chromium_and_no_payload()
+async fn the_status_page_in_chromium_and_status_json_show_queues_counts_claims_owner_and_dead_reasons_and_no_payload()
  {
     let Some(browser) = chromium::find_or_skip() else {
         return;
@@ -244,13 +251,38 @@ async fn the_status_page_shows_queues_counts_claims_owner_and_dead_reasons_in_ch
     chromium::screenshot(&browser, &url, &png, &scratch.join("shot"));
     let _ = std::fs::remove_dir_all(&scratch);
 
+    // The same snapshot as JSON, for scripts: the counts, the owner's
+    // claims, the dead reasons, and no payload either.
+    let (code, body) = answer(worker.health_port(), "GET", "/status.json").await;
+    assert_eq!(code, 200, "{body}");
+    let json: serde_json::Value = serde_json::from_str(&body).expect("/status.json is JSON");
+    assert_eq!(json["replica"]["owner"], owner.as_str(), "{json:#}");
+    assert_eq!(json["replica"]["in_flight"], CONCURRENCY, "{json:#}");
+    let queues = json["store"]["queues"].as_array().expect("queues");
+    let slow = queues
+        .iter()
+        .find(|q| q["queue"] == SLOW)
+        .expect("the slow queue");
+    assert_eq!(
+        (slow["pending"].clone(), slow["claimed"].clone()),
+        (pending.into(), CONCURRENCY.into())
+    );
+    assert_eq!(
+        json["store"]["claims"].as_array().map(Vec::len),
+        Some(CONCURRENCY)
+    );
+    assert!(body.contains(&reason.replace('"', "\\\"")), "{body}");
+    assert!(
+        !body.contains(SECRET),
+        "a payload reached /status.json:\n{body}"
+    );
+
     // Nothing but GET is served: there is nothing to post.
     for method in ["POST", "PUT", "DELETE"] {
-        assert_eq!(
-            status_code(worker.health_port(), method, "/status").await,
-            405,
-            "{method}"
-        );
+        for path in ["/status", "/status.json"] {
+            let code = status_code(worker.health_port(), method, path).await;
+            assert_eq!(code, 405, "{method} {path}");
+        }
     }
     // Reading the page changed nothing.
     assert_eq!(hlen(&mut conn, &dead_key).await, 3);

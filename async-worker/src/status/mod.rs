@@ -2,11 +2,13 @@
 //!
 //! Everything comes from [`crate::admin::stats`] over `ClaimInspect`
 //! reads: no payload is ever read into a row, and nothing here writes to
-//! the store. The page itself is rendered by [`html`] and served by
-//! `route` (feature `serve`) on the health port.
+//! the store. The page itself is rendered by [`html`], its JSON twin by
+//! [`json`], and both are served by `route` (feature `serve`) on the
+//! health port.
 
 pub mod format;
 pub mod html;
+pub mod json;
 #[cfg(feature = "serve")]
 pub mod route;
 
@@ -44,7 +46,7 @@ impl std::fmt::Debug for StatusSource {
 }
 
 /// This replica, as the page shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Replica {
     pub owner: String,
     pub in_flight: usize,
@@ -61,7 +63,7 @@ pub struct Snapshot {
 }
 
 /// What the store showed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StoreView {
     pub at_ms: u64,
     pub queues: Vec<QueueStats>,
