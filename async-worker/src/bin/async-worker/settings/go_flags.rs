@@ -82,7 +82,7 @@ pub struct GoFlags {
           default_missing_value = "true", value_parser = go_bool)]
     pub zap_devel: Option<bool>,
 
-    /// Go's zap logging flag: accepted, no effect.
+    /// Log lines as `json` or `console` text [default: console on a terminal, else json].
     #[arg(long, value_name = "ENCODER")]
     pub zap_encoder: Option<String>,
 

@@ -201,6 +201,8 @@ pub struct ProcessorSettings {
     /// Where `/healthz` and `/readyz` listen; `None` when `--health-port 0`.
     pub health_addr: Option<SocketAddr>,
     pub require_durability: bool,
+    /// How log lines are written (`--zap-encoder`).
+    pub log_format: crate::logging::LogFormat,
     /// Worker pools, merge policy, transforms and the gate flags.
     pub flow: FlowSettings,
     /// Things worth a warning at start: flags the config overrode, unknown

@@ -56,6 +56,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     }
     let mut notes = Vec::new();
     let backlog_poll = super::compat::check_go_flags(&args.go, &mut notes)?;
+    let log_format = super::compat::log_format(&args.go)?;
     // As in Go: any --transport* flag makes the deprecated flags ignored.
     let new_flags = args.transport.is_some()
         || args.transport_config.is_some()
@@ -233,6 +234,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         metrics_addr: addr(args.metrics_port),
         health_addr: addr(args.health_port),
         require_durability: args.require_durability,
+        log_format,
         flow,
         notes,
     })

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 
+use super::REDIS;
 use super::flags::cli;
 use crate::cli::{Cli, Command};
 use crate::settings::{BareUnit, parse_flag_duration};
@@ -65,7 +66,7 @@ fn no_subcommand_and_run_both_run_the_processor() {
     ] {
         match cli(&args).unwrap().into_command() {
             Command::Run(run) => assert_eq!(run.concurrency, 5),
-            Command::Demo(_) | Command::Admin(_) => panic!("expected run"),
+            other => panic!("expected run, got {other:?}"),
         }
     }
     let error = cli(&["--concurrency", "5", "demo"]).unwrap_err();
@@ -145,4 +146,53 @@ fn the_help_text_names_every_design_flag() {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }
     assert!(Cli::try_parse_from(["async-worker", "--help"]).is_err());
+}
+
+#[test]
+fn admin_takes_the_connection_flags_before_or_after_its_command() {
+    let file = "/etc/async/transport.json";
+    for args in [
+        vec!["admin", "dead", "list", "--transport-config-file", file],
+        vec!["admin", "--transport-config-file", file, "dead", "list"],
+        vec!["--transport-config-file", file, "admin", "dead", "list"],
+        vec![
+            "--redis-url",
+            REDIS,
+            "--transport-config-file",
+            file,
+            "admin",
+            "stats",
+            "--json",
+        ],
+    ] {
+        let Command::Admin(admin) = cli(&args).unwrap().into_command() else {
+            panic!("expected admin: {args:?}");
+        };
+        assert_eq!(
+            admin.connect.transport_config_file.as_deref(),
+            Some(std::path::Path::new(file)),
+            "{args:?}"
+        );
+    }
+    let Command::Admin(admin) = cli(&["--max-deliveries", "3", "admin", "stats", "--json"])
+        .unwrap()
+        .into_command()
+    else {
+        panic!("expected admin");
+    };
+    assert_eq!(admin.connect.max_deliveries, Some(3));
+    assert!(admin.json);
+}
+
+#[test]
+fn a_bad_flag_before_admin_is_named_and_help_after_it_is_admins() {
+    let error = cli(&["--no-such-flag", "admin", "stats"]).unwrap_err();
+    assert_eq!(error.exit_code(), 2);
+    assert!(error.to_string().contains("--no-such-flag"), "{error}");
+    let help = cli(&["--redis-url", REDIS, "admin", "dead", "list", "--help"]).unwrap_err();
+    assert_eq!(help.exit_code(), 0);
+    assert!(
+        help.to_string().contains("--transport-config-file"),
+        "{help}"
+    );
 }
