@@ -125,7 +125,19 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         .iter()
         .map(|q| q.queue_name.as_str())
         .collect();
-    tracing::info!(redis = %redact_url(&settings.redis_url), ?queues, "starting the processor");
+    // The claim settings as resolved (flag, env, transport config or default).
+    let store = &settings.store;
+    tracing::info!(
+        redis = %redact_url(&settings.redis_url),
+        ?queues,
+        claim_lease_ttl_ms = store.lease_ttl_ms,
+        claim_reclaim_interval_ms = settings.runtime.reclaim_interval.as_millis() as u64,
+        result_dedup_ttl_ms = store.result_dedup_ttl_ms,
+        max_deliveries = store.max_deliveries,
+        replica_acks = settings.replica_acks,
+        require_durability = settings.require_durability,
+        "starting the processor"
+    );
 
     // Endpoints stop after the runtime has drained, so probes see the drain.
     let endpoints = CancellationToken::new();
