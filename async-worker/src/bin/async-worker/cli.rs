@@ -8,6 +8,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::admin::AdminArgs;
 use crate::demo::DemoArgs;
 use crate::settings::RunArgs;
+use crate::settings::precedence::{name_the_env_var, with_env_names};
 
 /// The `async-worker` command line.
 #[derive(Debug, Clone, Parser)]
@@ -72,7 +73,7 @@ impl Cli {
     /// The command line as the binary parses it (help, completions and the
     /// man page are generated from it).
     pub fn full_command() -> clap::Command {
-        with_admin_globals(Cli::command())
+        with_env_names(with_admin_globals(Cli::command()))
     }
 
     /// Parses the process's argv; on bad input prints clap's message and exits 2.
@@ -92,7 +93,15 @@ impl Cli {
         adjust: impl Fn(clap::Command) -> clap::Command,
     ) -> Result<Cli, clap::Error> {
         let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
-        let refused = match adjust(Self::full_command()).try_get_matches_from(&argv) {
+        Self::parse_either_side(&argv, adjust).map_err(|e| name_the_env_var(e, &argv))
+    }
+
+    /// [`Cli::try_parse_argv`] before the environment variable is named.
+    fn parse_either_side(
+        argv: &[OsString],
+        adjust: impl Fn(clap::Command) -> clap::Command,
+    ) -> Result<Cli, clap::Error> {
+        let refused = match adjust(Self::full_command()).try_get_matches_from(argv) {
             Ok(matches) => return Cli::from_arg_matches(&matches),
             Err(e) => e,
         };
@@ -107,10 +116,10 @@ impl Cli {
         if shown || !admin_later {
             return Err(refused);
         }
-        let command = adjust(with_admin_globals(
+        let command = adjust(with_env_names(with_admin_globals(
             RunFlagsThenAdmin::command().mut_args(|a| a.global(true)),
-        ));
-        let matches = command.try_get_matches_from(&argv)?;
+        )));
+        let matches = command.try_get_matches_from(argv)?;
         let parsed = RunFlagsThenAdmin::from_arg_matches(&matches)?;
         let AdminOnly::Admin(admin) = parsed.admin;
         Ok(Cli {

@@ -171,7 +171,7 @@ pub struct LegacyFlags {
 }
 
 /// A boolean as Go's `strconv.ParseBool` reads it.
-fn go_bool(s: &str) -> Result<bool, String> {
+pub(super) fn go_bool(s: &str) -> Result<bool, String> {
     match s {
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),

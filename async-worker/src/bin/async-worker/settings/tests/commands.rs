@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
 use super::REDIS;
 use super::flags::cli;
@@ -121,7 +121,7 @@ fn demo_flags_have_the_readme_defaults() {
 
 #[test]
 fn the_help_text_names_every_design_flag() {
-    let help = Cli::command().render_long_help().to_string();
+    let help = Cli::full_command().render_long_help().to_string();
     for flag in [
         "--transport <NAME>",
         "--transport-config <JSON>",
@@ -195,4 +195,42 @@ fn a_bad_flag_before_admin_is_named_and_help_after_it_is_admins() {
         help.to_string().contains("--transport-config-file"),
         "{help}"
     );
+}
+
+#[test]
+fn help_shows_the_environment_variable_and_the_config_field_of_each_of_our_flags() {
+    use crate::settings::precedence::OURS;
+    let mut commands = vec![Cli::full_command()];
+    commands[0].build();
+    for name in ["run", "admin"] {
+        let sub = commands[0].find_subcommand(name).expect(name).clone();
+        commands.push(sub);
+    }
+    for command in &mut commands {
+        let help = command.render_long_help().to_string();
+        for setting in OURS {
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(setting.flag))
+                .unwrap_or_else(|| panic!("{} has no --{}", command.get_name(), setting.flag));
+            assert_eq!(
+                arg.get_env().and_then(|e| e.to_str()),
+                Some(setting.env),
+                "--{}",
+                setting.flag
+            );
+            assert!(
+                help.contains(&format!("[env: {}", setting.env)),
+                "{}: {help}",
+                setting.env
+            );
+            assert!(
+                help.contains(&format!("config: {}", setting.field)),
+                "{}: {help}",
+                setting.field
+            );
+        }
+    }
+    let demo = commands[0].find_subcommand("demo").expect("demo");
+    assert!(demo.get_arguments().all(|a| a.get_env().is_none()));
 }
