@@ -19,6 +19,14 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// What the binary printed on stdout with `args`, which must succeed.
+fn printed(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    text(&out.stdout)
+}
+
 #[test]
 fn dead_list_reads_the_transport_config_file_given_before_or_after_the_command() {
     let Some(server) = common::redis_server() else {
@@ -53,15 +61,9 @@ fn dead_list_reads_the_transport_config_file_given_before_or_after_the_command()
         &["admin", "--transport-config-file", file, "stats", "--json"][..],
         &["--transport-config-file", file, "admin", "stats", "--json"][..],
     ] {
-        let out = run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        let printed: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {}", text(&out.stdout)));
+        let stdout = printed(args);
+        let printed: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {stdout}"));
         assert!(
             printed.is_array() || printed.is_object(),
             "{args:?}: {printed}"
@@ -78,15 +80,8 @@ fn completions_and_the_man_page_are_generated_from_the_command_line() {
         (&["completions", "fish"][..], "admin"),
         (&["man"][..], ".TH async-worker"),
     ] {
-        let out = run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        let printed = text(&out.stdout);
-        assert!(printed.contains(says), "{args:?} lacks {says:?}: {printed}");
+        let stdout = printed(args);
+        assert!(stdout.contains(says), "{args:?} lacks {says:?}: {stdout}");
     }
     let out = run(&["completions", "no-such-shell"]);
     assert_eq!(out.status.code(), Some(2));

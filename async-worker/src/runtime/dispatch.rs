@@ -198,8 +198,11 @@ impl Consumer {
         } in ready
         {
             let buffered = metrics::handed_off(queue);
-            // Every line logged while the request runs names it; never its payload.
+            // Every line logged while the request runs names it; never its
+            // payload. Its own target, so `async_worker::request=off` in
+            // RUST_LOG drops it (1-3 µs of CPU per request at info level).
             let span = tracing::info_span!(
+                target: "async_worker::request",
                 "request",
                 queue = %queue,
                 id = %request.generation.id,

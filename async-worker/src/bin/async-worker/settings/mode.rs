@@ -17,7 +17,7 @@ use reqwest::Url;
 use super::RunArgs;
 use super::error::SettingsError;
 use super::precedence::{Sources, ours};
-use super::transport::{TransportConfig, positive, set};
+use super::transport::{TransportConfig, count, positive, set};
 
 /// The modes Go knows, as written in the config.
 const MODES: &str = "\"standalone\" (or \"\"), \"cluster\" or \"sentinel\"";
@@ -144,16 +144,12 @@ pub(super) fn connection_extras(
             &args.redis_tls_key_file,
         ),
     };
-    let configured = positive(config.replica_acks, origin, "replica_acks")?
-        .map(|n| {
-            u32::try_from(n).map_err(|_| SettingsError::ConfigValue {
-                origin: origin.to_owned(),
-                field: "replica_acks".into(),
-                detail: format!("{n} is too large"),
-                fix: "give the number of replicas to wait for, e.g. 1".into(),
-            })
-        })
-        .transpose()?;
+    let configured = count(
+        positive(config.replica_acks, origin, "replica_acks")?,
+        origin,
+        "replica_acks",
+        "give the number of replicas to wait for, e.g. 1",
+    )?;
     let replica_acks = sources
         .pick_shown(ours("replica-acks"), args.replica_acks, configured)
         .unwrap_or(0);

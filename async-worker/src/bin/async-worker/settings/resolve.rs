@@ -11,7 +11,7 @@ use super::allow::{allow_list, queue_allow_lists};
 use super::error::SettingsError;
 use super::precedence::{Sources, ours};
 use super::queues::{configured_queues, default_queue};
-use super::transport::{TransportConfig, positive, set};
+use super::transport::{TransportConfig, count, positive, set};
 use super::{ProcessorSettings, RunArgs};
 use async_worker::config::RuntimeConfig;
 use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
@@ -132,17 +132,12 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
             .unwrap_or(flag_values[i]);
     }
     let [lease, reclaim, dedup] = claim;
-    let configured_deliveries = config
-        .max_deliveries
-        .map(|n| {
-            u32::try_from(n).map_err(|_| SettingsError::ConfigValue {
-                origin: origin.to_owned(),
-                field: "max_deliveries".into(),
-                detail: format!("{n} is out of range"),
-                fix: "give it a whole number from 0 (unlimited) to 4294967295".into(),
-            })
-        })
-        .transpose()?;
+    let configured_deliveries = count(
+        config.max_deliveries,
+        origin,
+        "max_deliveries",
+        "give it a whole number from 0 (unlimited) to 4294967295",
+    )?;
     let max_deliveries = sources
         .pick_shown(
             ours("max-deliveries"),

@@ -208,6 +208,27 @@ pub(crate) fn positive(
     }
 }
 
+/// A config count that must fit 32 bits (`max_deliveries`, `replica_acks`);
+/// `fix` says what to give instead.
+pub(crate) fn count<N: Copy + std::fmt::Display + TryInto<u32>>(
+    value: Option<N>,
+    origin: &str,
+    field: &str,
+    fix: &str,
+) -> Result<Option<u32>, SettingsError> {
+    let Some(n) = value else {
+        return Ok(None);
+    };
+    n.try_into()
+        .map(Some)
+        .map_err(|_| SettingsError::ConfigValue {
+            origin: origin.to_owned(),
+            field: field.to_owned(),
+            detail: format!("{n} is out of range"),
+            fix: fix.to_owned(),
+        })
+}
+
 /// A non-empty string: `""` and `null` read as unset, as in Go.
 pub(crate) fn set(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|s| !s.is_empty())
