@@ -21,6 +21,7 @@ use claim_core::wire::{ErrorCode, ParsedMember, ResultRecord};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument;
 
 /// A claimed member with a worker permit, about to go to a worker once its
 /// payload (when stored apart) is attached.
@@ -197,6 +198,16 @@ impl Consumer {
         } in ready
         {
             let buffered = metrics::handed_off(queue);
+            // Every line logged while the request runs names it; never its
+            // payload. Its own target, so `async_worker::request=off` in
+            // RUST_LOG drops it (1-3 µs of CPU per request at info level).
+            let span = tracing::info_span!(
+                target: "async_worker::request",
+                "request",
+                queue = %queue,
+                id = %request.generation.id,
+                generation = %request.generation.token,
+            );
             let run = execute(
                 shared.clone(),
                 queue.clone(),
@@ -206,10 +217,11 @@ impl Consumer {
                 self.pool.clone(),
                 permit,
             );
-            shared.spawn_until(&shared.tasks, &shared.abandon, async move {
+            let run = async move {
                 buffered.picked_up();
                 run.await
-            });
+            };
+            shared.spawn_until(&shared.tasks, &shared.abandon, run.instrument(span));
         }
         Handed { lost, fetch_failed }
     }

@@ -76,6 +76,14 @@ impl Worker {
     /// Starts `command` (the binary with the caller's argv and environment,
     /// serving metrics and health on the ports given), logging to a file of its own.
     pub fn spawn(mut command: Command, metrics_port: u16, health_port: u16) -> Worker {
+        // The tests read the log as text (`owner=…`, `index=0`); stderr is a
+        // file, so without a choice the worker would write JSON lines.
+        let chosen = command
+            .get_args()
+            .any(|a| a.to_string_lossy().starts_with("--zap-encoder"));
+        if !chosen {
+            command.arg("--zap-encoder=console");
+        }
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let log = std::env::temp_dir().join(format!(

@@ -1,10 +1,14 @@
-//! The `async-worker` command line: `run` (the default, also what runs without a subcommand), `demo` and `admin`.
+//! The `async-worker` command line: `run` (the default, also what runs without a subcommand), `demo`, `admin`, `completions` and `man`, and how an argv becomes one of them.
 
-use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::admin::AdminArgs;
 use crate::demo::DemoArgs;
 use crate::settings::RunArgs;
+use crate::settings::precedence::{name_the_env_var, with_env_names};
 
 /// The `async-worker` command line.
 #[derive(Debug, Clone, Parser)]
@@ -22,14 +26,6 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-impl Cli {
-    /// The subcommand to run; no subcommand means `run` with the top-level flags.
-    pub fn into_command(self) -> Command {
-        self.command
-            .unwrap_or_else(|| Command::Run(Box::new(self.run)))
-    }
-}
-
 /// What the binary does.
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
@@ -39,4 +35,102 @@ pub enum Command {
     Demo(DemoArgs),
     /// Look at and steer the queues: stats, claims, dead entries, release, pause.
     Admin(AdminArgs),
+    /// Print a shell completion script for this command line to stdout.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of this command line to stdout.
+    Man,
+}
+
+/// `async-worker <run flags> admin …`: the flags of `run` given before
+/// `admin`. They are global here, so clap hands their values down to the
+/// admin command; the full command line cannot do the same, because
+/// globals would reach `demo`, whose `--claim-lease-ttl` is another type.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "async-worker")]
+struct RunFlagsThenAdmin {
+    #[command(flatten)]
+    run: RunArgs,
+    #[command(subcommand)]
+    admin: AdminOnly,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+enum AdminOnly {
+    Admin(AdminArgs),
+}
+
+impl Cli {
+    /// The subcommand to run; no subcommand means `run` with the top-level flags.
+    pub fn into_command(self) -> Command {
+        self.command
+            .unwrap_or_else(|| Command::Run(Box::new(self.run)))
+    }
+
+    /// The command line as the binary parses it (help, completions and the
+    /// man page are generated from it).
+    pub fn full_command() -> clap::Command {
+        with_env_names(with_admin_globals(Cli::command()))
+    }
+
+    /// Parses the process's argv; on bad input prints clap's message and exits 2.
+    pub fn parse_args() -> Cli {
+        Self::try_parse_argv(std::env::args_os(), |c| c).unwrap_or_else(|e| e.exit())
+    }
+
+    /// Parses `argv` (program name first). `adjust` changes the command
+    /// before parsing (the tests point `env` names elsewhere).
+    ///
+    /// The connection flags are accepted on either side of an admin command:
+    /// within `admin` every flag of `run` is global, and when the full
+    /// command line refuses flags given before `admin`, the argv is read
+    /// again as `<run flags> admin …`.
+    pub fn try_parse_argv(
+        argv: impl IntoIterator<Item = impl Into<OsString>>,
+        adjust: impl Fn(clap::Command) -> clap::Command,
+    ) -> Result<Cli, clap::Error> {
+        let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+        Self::parse_either_side(&argv, adjust).map_err(|e| name_the_env_var(e, &argv))
+    }
+
+    /// [`Cli::try_parse_argv`] before the environment variable is named.
+    fn parse_either_side(
+        argv: &[OsString],
+        adjust: impl Fn(clap::Command) -> clap::Command,
+    ) -> Result<Cli, clap::Error> {
+        let refused = match adjust(Self::full_command()).try_get_matches_from(argv) {
+            Ok(matches) => return Cli::from_arg_matches(&matches),
+            Err(e) => e,
+        };
+        let shown = matches!(
+            refused.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        );
+        // `admin` first is the full command line's own case: its error stands.
+        let admin_later = argv.iter().skip(2).any(|a| a == "admin");
+        if shown || !admin_later {
+            return Err(refused);
+        }
+        let command = adjust(with_env_names(with_admin_globals(
+            RunFlagsThenAdmin::command().mut_args(|a| a.global(true)),
+        )));
+        let matches = command.try_get_matches_from(argv)?;
+        let parsed = RunFlagsThenAdmin::from_arg_matches(&matches)?;
+        let AdminOnly::Admin(admin) = parsed.admin;
+        Ok(Cli {
+            command: Some(Command::Admin(admin)),
+            run: parsed.run,
+        })
+    }
+}
+
+/// Makes every flag of `admin` (the flags of `run` among them) global within
+/// it, so `admin dead list --transport-config-file F` reads the file.
+fn with_admin_globals(command: clap::Command) -> clap::Command {
+    command.mut_subcommand("admin", |admin| admin.mut_args(|a| a.global(true)))
 }

@@ -15,18 +15,18 @@ use async_worker::serve::{self, HealthProbe, Server};
 use async_worker::status::StatusSource;
 use async_worker::status::route::status_router;
 use claim_redis::RedisStore;
-use clap::Parser;
 use tokio_util::sync::CancellationToken;
-use tracing_subscriber::EnvFilter;
 
 use cli::{Cli, Command};
 use demo::DemoArgs;
+use logging::LogFormat;
 use settings::{ProcessorSettings, redact_url};
 
 mod admin;
 mod cli;
 mod demo;
 mod flow;
+mod logging;
 mod settings;
 
 /// Exit code of a second signal during the drain (128 + SIGINT).
@@ -36,7 +36,7 @@ const EXIT_SECOND_SIGNAL: i32 = 130;
 const ENDPOINT_STOP: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn main() -> ExitCode {
-    let command = Cli::parse().into_command();
+    let command = Cli::parse_args().into_command();
     let tokio = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,17 +55,36 @@ fn main() -> ExitCode {
                 ExitCode::from(e.exit_code())
             }
         },
-        Command::Demo(args) => tokio.block_on(demo(args)),
+        Command::Demo(args) => {
+            logging::init("warn", LogFormat::for_stderr());
+            tokio.block_on(demo(args))
+        }
         Command::Admin(args) => {
-            init_tracing("warn");
+            let format = args.connect.go.zap_encoder.as_deref();
+            // A bad encoder is refused once the admin command resolves its flags.
+            let format = format.and_then(LogFormat::from_encoder);
+            logging::init("warn", format.unwrap_or_else(LogFormat::for_stderr));
             tokio.block_on(admin::run(args))
+        }
+        Command::Completions { shell } => {
+            let mut command = Cli::full_command();
+            clap_complete::generate(shell, &mut command, "async-worker", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Command::Man => {
+            match clap_mangen::Man::new(Cli::full_command()).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("async-worker man: cannot write the man page: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }
 
 /// The demo: 0 when nothing was lost and every request has exactly one record.
 async fn demo(args: DemoArgs) -> ExitCode {
-    init_tracing("warn");
     match demo::run(args).await {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
@@ -73,38 +92,6 @@ async fn demo(args: DemoArgs) -> ExitCode {
             eprintln!("async-worker demo: {e}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Logs to stderr. `RUST_LOG` (an env-filter directive) wins; else the Go
-/// processor's `LOG_LEVEL` (`error`, `warn`, `info`, `debug`; the chart sets
-/// it); else `default`. An unusable `LOG_LEVEL` is logged and ignored.
-fn init_tracing(default: &str) {
-    let go_level = std::env::var("LOG_LEVEL").ok().filter(|l| !l.is_empty());
-    let from_go = go_level.as_deref().and_then(go_log_level);
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(from_go.unwrap_or(default)));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .init();
-    if let (Some(level), None) = (go_level, from_go) {
-        tracing::warn!(
-            "LOG_LEVEL {level:?} is not a level this processor knows (error, warn, info, debug); using {default:?}"
-        );
-    }
-}
-
-/// The filter for a Go `LOG_LEVEL` value.
-fn go_log_level(level: &str) -> Option<&'static str> {
-    match level.to_ascii_lowercase().as_str() {
-        "error" | "dpanic" | "panic" | "fatal" => Some("error"),
-        "warn" | "warning" => Some("warn"),
-        "info" => Some("info"),
-        "debug" => Some("debug"),
-        "trace" => Some("trace"),
-        _ => None,
     }
 }
 
@@ -124,7 +111,7 @@ impl HealthProbe for RuntimeHealth {
 }
 
 async fn run(settings: ProcessorSettings) -> ExitCode {
-    init_tracing("info");
+    logging::init("info", settings.log_format);
     for note in &settings.notes {
         tracing::warn!("{note}");
     }
@@ -138,7 +125,19 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         .iter()
         .map(|q| q.queue_name.as_str())
         .collect();
-    tracing::info!(redis = %redact_url(&settings.redis_url), ?queues, "starting the processor");
+    // The claim settings as resolved (flag, env, transport config or default).
+    let store = &settings.store;
+    tracing::info!(
+        redis = %redact_url(&settings.redis_url),
+        ?queues,
+        claim_lease_ttl_ms = store.lease_ttl_ms,
+        claim_reclaim_interval_ms = settings.runtime.reclaim_interval.as_millis() as u64,
+        result_dedup_ttl_ms = store.result_dedup_ttl_ms,
+        max_deliveries = store.max_deliveries,
+        replica_acks = settings.replica_acks,
+        require_durability = settings.require_durability,
+        "starting the processor"
+    );
 
     // Endpoints stop after the runtime has drained, so probes see the drain.
     let endpoints = CancellationToken::new();

@@ -23,8 +23,8 @@ use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// `async-worker admin`: the connection flags of `run` (given before the
-/// command), then the command.
+/// `async-worker admin`: the connection flags of `run` (before or after
+/// the command; they are global within `admin`), then the command.
 #[derive(Debug, Clone, Args)]
 pub struct AdminArgs {
     /// Print JSON instead of a table (read commands).
@@ -36,10 +36,10 @@ pub struct AdminArgs {
     pub show_payload: bool,
 
     /// The flags `run` takes: the same transport config, Redis URL and
-    /// validation. Give them before the command.
+    /// validation, before or after the command.
     #[command(
         flatten,
-        next_help_heading = "Flags of run (the connection and transport config; give them before the command)"
+        next_help_heading = "Flags of run (the connection and transport config; before or after the command)"
     )]
     pub connect: Box<RunArgs>,
 

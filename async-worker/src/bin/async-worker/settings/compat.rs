@@ -3,13 +3,15 @@
 //! The rule: nothing is silently ignored. A flag whose value changes what Go
 //! does but not what we can do (authenticated /metrics, gateway TLS, hot
 //! reload) is refused. A flag that cannot change behaviour here (logging
-//! knobs) is accepted with a note. The flow-control flags (pools, merge
+//! knobs other than `--zap-encoder`, which picks JSON or console lines) is
+//! accepted with a note. The flow-control flags (pools, merge
 //! policy, transforms, gate and Prometheus settings) are read in `flow`. The table in docs/OPERATIONS.md ("Go flags") lists the same decisions.
 
 use std::time::Duration;
 
 use super::error::SettingsError;
 use super::go_flags::GoFlags;
+use crate::logging::{ENCODERS, LogFormat};
 use async_worker::go_duration::parse_go_duration;
 
 /// Checks the Go flags; notes the accepted ones that have no effect and
@@ -36,7 +38,6 @@ pub(super) fn check_go_flags(
     let logging = [
         ("-v", flags.verbosity.map(|v| v.to_string())),
         ("--zap-devel", flags.zap_devel.map(|v| v.to_string())),
-        ("--zap-encoder", flags.zap_encoder.clone()),
         ("--zap-log-level", flags.zap_log_level.clone()),
         ("--zap-stacktrace-level", flags.zap_stacktrace_level.clone()),
         ("--zap-time-encoding", flags.zap_time_encoding.clone()),
@@ -49,6 +50,21 @@ pub(super) fn check_go_flags(
         }
     }
     Ok(backlog)
+}
+
+/// The log format `--zap-encoder` names (Go's zap encoders); without the
+/// flag, console on a terminal and JSON otherwise.
+pub(super) fn log_format(flags: &GoFlags) -> Result<LogFormat, SettingsError> {
+    let Some(name) = flags.zap_encoder.as_deref() else {
+        return Ok(LogFormat::for_stderr());
+    };
+    LogFormat::from_encoder(name).ok_or_else(|| {
+        SettingsError::invalid(
+            "--zap-encoder",
+            format!("{name:?} is not a log encoder"),
+            format!("give one of {ENCODERS} (or leave it out: console on a terminal, else json)"),
+        )
+    })
 }
 
 /// Refuses, in flag order, the first flag this version cannot honour.

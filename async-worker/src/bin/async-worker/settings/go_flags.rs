@@ -82,7 +82,7 @@ pub struct GoFlags {
           default_missing_value = "true", value_parser = go_bool)]
     pub zap_devel: Option<bool>,
 
-    /// Go's zap logging flag: accepted, no effect.
+    /// Log lines as `json` or `console` text [default: console on a terminal, else json].
     #[arg(long, value_name = "ENCODER")]
     pub zap_encoder: Option<String>,
 
@@ -171,7 +171,7 @@ pub struct LegacyFlags {
 }
 
 /// A boolean as Go's `strconv.ParseBool` reads it.
-fn go_bool(s: &str) -> Result<bool, String> {
+pub(super) fn go_bool(s: &str) -> Result<bool, String> {
     match s {
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),

@@ -2,8 +2,12 @@
 //!
 //! Flags and config fields carry the Go processor's names (DESIGN.md, "Flags
 //! and metrics"). Decisions:
-//! - Precedence: a value the transport config supplies wins over its flag (the
-//!   flag is then ignored, with a note); flags win over built-in defaults.
+//! - Precedence, for each of our own settings: the transport config's field
+//!   (the spec: flags are "ignored when --transport-config supplies its own
+//!   values"), else its flag, else its environment variable
+//!   (`precedence::OURS`), else the default; a flag the config overrode is
+//!   noted. The Redis URL keeps Go's rule (the config's `url`, else
+//!   `--redis-url` / `REDIS_URL`).
 //! - Duration flags take Go syntax (`300s`, `1m`, `500ms`, `1h30m`, `1.5s`) or
 //!   a bare number: seconds for `--claim-lease-ttl`, `--result-dedup-ttl`,
 //!   `--request-timeout` and `--drain-timeout`; milliseconds for
@@ -28,6 +32,7 @@ mod flow;
 mod go_flags;
 mod legacy;
 mod mode;
+pub mod precedence;
 mod queues;
 mod resolve;
 #[cfg(test)]
@@ -42,7 +47,7 @@ pub use mode::RedisTls;
 pub use resolve::redact_url;
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -51,7 +56,9 @@ use async_worker::config::RuntimeConfig;
 use async_worker::http_handler::HttpTarget;
 use claim_core::store::StoreConfig;
 
-/// The processor's flags.
+/// The processor's flags. Each of our own (not Go's) also reads an
+/// environment variable, given by [`precedence::OURS`] when the command is
+/// built (`Cli::full_command`); `--help` shows both it and the config field.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Transport; only redis-sortedset is supported [default: redis-sortedset].
@@ -72,11 +79,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL", env = "REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
 
-    /// Gateway base URL for the default queue when there is no transport config.
+    /// Gateway base URL for the default queue when there is no transport config [config: queues[].igw_base_url].
     #[arg(long, value_name = "URL")]
     pub igw_base_url: Option<String>,
 
-    /// Request path for the default queue when there is no transport config.
+    /// Request path for the default queue when there is no transport config [config: queues[].request_path_url].
     #[arg(long, value_name = "PATH", default_value = "/v1/completions")]
     pub request_path_url: String,
 
@@ -126,9 +133,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "PORT", default_value_t = 8081)]
     pub health_port: u16,
 
-    /// Address the metrics and health endpoints listen on.
-    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::UNSPECIFIED))]
-    pub bind_address: IpAddr,
+    /// Address the metrics and health endpoints listen on [default: 0.0.0.0; config: bind_address].
+    #[arg(long, value_name = "IP")]
+    pub bind_address: Option<IpAddr>,
 
     /// CA bundle (PEM) that signs the Redis server's certificate, for rediss:// URLs [default: the system's roots; config: redis_tls_ca_file].
     #[arg(long, value_name = "PATH")]
@@ -146,13 +153,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub replica_acks: Option<u32>,
 
-    /// Refuse to start when Redis lacks AOF persistence or `maxmemory-policy noeviction`.
-    #[arg(long)]
-    pub require_durability: bool,
+    /// Refuse to start when Redis lacks AOF persistence or `maxmemory-policy noeviction` [default: false; config: require_durability].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = go_flags::go_bool)]
+    pub require_durability: Option<bool>,
 
-    /// Refuse a transport config with fields this processor does not know (default: warn and ignore them, as Go does).
-    #[arg(long)]
-    pub strict_config: bool,
+    /// Refuse a transport config with fields this processor does not know [default: false, warn and ignore them as Go does; config: strict_config].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = go_flags::go_bool)]
+    pub strict_config: Option<bool>,
 
     /// Flags of the Go processor.
     #[command(flatten)]
@@ -201,6 +210,8 @@ pub struct ProcessorSettings {
     /// Where `/healthz` and `/readyz` listen; `None` when `--health-port 0`.
     pub health_addr: Option<SocketAddr>,
     pub require_durability: bool,
+    /// How log lines are written (`--zap-encoder`).
+    pub log_format: crate::logging::LogFormat,
     /// Worker pools, merge policy, transforms and the gate flags.
     pub flow: FlowSettings,
     /// Things worth a warning at start: flags the config overrode, unknown

@@ -7,7 +7,7 @@
 //! `--redis-tls-ca-file`, `--redis-tls-cert-file`, `--redis-tls-key-file`,
 //! `--replica-acks`, and config fields `redis_tls_ca_file`,
 //! `redis_tls_cert_file`, `redis_tls_key_file`, `replica_acks`; as for every
-//! setting, the config wins over its flag (with a note).
+//! setting of ours, the config wins over the flag (or its env), with a note.
 
 use std::path::PathBuf;
 
@@ -16,7 +16,8 @@ use reqwest::Url;
 
 use super::RunArgs;
 use super::error::SettingsError;
-use super::transport::{TransportConfig, positive, set};
+use super::precedence::{Sources, ours};
+use super::transport::{TransportConfig, count, positive, set};
 
 /// The modes Go knows, as written in the config.
 const MODES: &str = "\"standalone\" (or \"\"), \"cluster\" or \"sentinel\"";
@@ -110,8 +111,8 @@ pub(super) fn check_mode(
     }
 }
 
-/// The TLS files and `replica_acks`, config over flag; refuses TLS files
-/// with a plain `redis://` URL and a certificate without its key.
+/// The TLS files and `replica_acks`, flag (or env) over config; refuses
+/// TLS files with a plain `redis://` URL and a certificate without its key.
 pub(super) fn connection_extras(
     config: &TransportConfig,
     args: &RunArgs,
@@ -119,55 +120,39 @@ pub(super) fn connection_extras(
     url: &str,
     notes: &mut Vec<String>,
 ) -> Result<(RedisTls, u32), SettingsError> {
-    let mut path = |field: &str,
-                    flag: &str,
-                    from_config: &Option<String>,
-                    given: &Option<PathBuf>| match set(from_config) {
-        Some(p) => {
-            if given.is_some() {
-                notes.push(format!("{flag} is ignored: {origin} sets {field}"));
-            }
-            Some(PathBuf::from(p))
-        }
-        None => given.clone(),
+    let mut sources = Sources { origin, notes };
+    let mut path = |flag: &str, configured: &Option<String>, given: &Option<PathBuf>| {
+        let configured = set(configured).map(PathBuf::from);
+        sources.pick(ours(flag), given.clone(), configured, |p| {
+            p.display().to_string()
+        })
     };
     let tls = RedisTls {
         ca_file: path(
-            "redis_tls_ca_file",
-            "--redis-tls-ca-file",
+            "redis-tls-ca-file",
             &config.redis_tls_ca_file,
             &args.redis_tls_ca_file,
         ),
         cert_file: path(
-            "redis_tls_cert_file",
-            "--redis-tls-cert-file",
+            "redis-tls-cert-file",
             &config.redis_tls_cert_file,
             &args.redis_tls_cert_file,
         ),
         key_file: path(
-            "redis_tls_key_file",
-            "--redis-tls-key-file",
+            "redis-tls-key-file",
             &config.redis_tls_key_file,
             &args.redis_tls_key_file,
         ),
     };
-    let configured = positive(config.replica_acks, origin, "replica_acks")?;
-    let replica_acks = match configured {
-        Some(n) => {
-            if args.replica_acks.is_some() {
-                notes.push(format!(
-                    "--replica-acks is ignored: {origin} sets replica_acks"
-                ));
-            }
-            u32::try_from(n).map_err(|_| SettingsError::ConfigValue {
-                origin: origin.to_owned(),
-                field: "replica_acks".into(),
-                detail: format!("{n} is too large"),
-                fix: "give the number of replicas to wait for, e.g. 1".into(),
-            })?
-        }
-        None => args.replica_acks.unwrap_or(0),
-    };
+    let configured = count(
+        positive(config.replica_acks, origin, "replica_acks")?,
+        origin,
+        "replica_acks",
+        "give the number of replicas to wait for, e.g. 1",
+    )?;
+    let replica_acks = sources
+        .pick_shown(ours("replica-acks"), args.replica_acks, configured)
+        .unwrap_or(0);
     if tls != RedisTls::default() && !url.starts_with("rediss://") {
         return Err(SettingsError::invalid(
             "--redis-tls-ca-file / --redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_*)",

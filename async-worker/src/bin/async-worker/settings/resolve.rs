@@ -1,6 +1,6 @@
 //! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`], checking every value.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use claim_core::store::StoreConfig;
@@ -9,44 +9,41 @@ use reqwest::Url;
 
 use super::allow::{allow_list, queue_allow_lists};
 use super::error::SettingsError;
+use super::precedence::{Sources, ours};
 use super::queues::{configured_queues, default_queue};
-use super::transport::{TransportConfig, positive, set};
+use super::transport::{TransportConfig, count, positive, set};
 use super::{ProcessorSettings, RunArgs};
 use async_worker::config::RuntimeConfig;
 use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 
 const TRANSPORT: &str = "redis-sortedset";
 
-/// A claim duration a flag sets unless the transport config's field does.
+/// A claim duration: its flag (or env) over its transport config field.
 struct ClaimDuration {
+    /// The flag, without its dashes (its entry in `precedence::OURS`).
     flag: &'static str,
     /// The flag's value when it is not given.
     default: &'static str,
     /// The unit of a bare number, and of the config field.
     unit: BareUnit,
-    /// The transport config field that wins over the flag.
-    field: &'static str,
 }
 
 /// The claim lease, the reclaim interval and the result dedup TTL.
 const CLAIM_DURATIONS: [ClaimDuration; 3] = [
     ClaimDuration {
-        flag: "--claim-lease-ttl",
+        flag: "claim-lease-ttl",
         default: "300s",
         unit: BareUnit::Seconds,
-        field: "claim_lease_ttl_seconds",
     },
     ClaimDuration {
-        flag: "--claim-reclaim-interval",
+        flag: "claim-reclaim-interval",
         default: "15000ms",
         unit: BareUnit::Milliseconds,
-        field: "claim_reclaim_interval_ms",
     },
     ClaimDuration {
-        flag: "--result-dedup-ttl",
+        flag: "result-dedup-ttl",
         default: "21600s",
         unit: BareUnit::Seconds,
-        field: "result_dedup_ttl_seconds",
     },
 ];
 
@@ -56,6 +53,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     }
     let mut notes = Vec::new();
     let backlog_poll = super::compat::check_go_flags(&args.go, &mut notes)?;
+    let log_format = super::compat::log_format(&args.go)?;
     // As in Go: any --transport* flag makes the deprecated flags ignored.
     let new_flags = args.transport.is_some()
         || args.transport_config.is_some()
@@ -69,8 +67,17 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         Some((config, origin, _)) => (config.clone(), origin.as_str()),
         None => (TransportConfig::default(), "transport config"),
     };
+    let strict = Sources {
+        origin,
+        notes: &mut notes,
+    }
+    .pick_shown(
+        ours("strict-config"),
+        args.strict_config,
+        config.strict_config,
+    );
     for field in config.unknown_fields() {
-        if args.strict_config {
+        if strict == Some(true) {
             return Err(SettingsError::UnknownConfigField {
                 origin: origin.to_owned(),
                 field,
@@ -100,13 +107,13 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         .iter_mut()
         .zip(CLAIM_DURATIONS.iter().zip(given))
     {
-        *slot = flag_duration(d.flag, value.unwrap_or(d.default), d.unit)?;
+        *slot = flag_duration(&format!("--{}", d.flag), value.unwrap_or(d.default), d.unit)?;
     }
     let timeout = |flag, value| flag_duration(flag, value, BareUnit::Seconds);
     let request_timeout = timeout("--request-timeout", &args.request_timeout)?;
     let drain_timeout = timeout("--drain-timeout", &args.drain_timeout)?;
 
-    let mut over = Override {
+    let mut sources = Sources {
         origin,
         notes: &mut notes,
     };
@@ -117,12 +124,41 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     ];
     let mut claim = [Duration::ZERO; 3];
     for (i, d) in CLAIM_DURATIONS.iter().enumerate() {
-        let configured = positive(from_config[i], origin, d.field)?.map(|n| d.unit.times(n));
-        let flag_value = (d.flag, given[i].is_some(), flag_values[i]);
-        claim[i] = over.duration(configured, flag_value, d.field);
+        let setting = ours(d.flag);
+        let configured = positive(from_config[i], origin, setting.field)?.map(|n| d.unit.times(n));
+        let flag = given[i].map(|_| flag_values[i]);
+        claim[i] = sources
+            .pick(setting, flag, configured, |v| format_duration(*v))
+            .unwrap_or(flag_values[i]);
     }
     let [lease, reclaim, dedup] = claim;
-    let max_deliveries = over.max_deliveries(config.max_deliveries, args.max_deliveries)?;
+    let configured_deliveries = count(
+        config.max_deliveries,
+        origin,
+        "max_deliveries",
+        "give it a whole number from 0 (unlimited) to 4294967295",
+    )?;
+    let max_deliveries = sources
+        .pick_shown(
+            ours("max-deliveries"),
+            args.max_deliveries,
+            configured_deliveries,
+        )
+        .unwrap_or(10);
+    let bind_address = sources
+        .pick_shown(
+            ours("bind-address"),
+            args.bind_address,
+            bind_address(&config, origin)?,
+        )
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    let require_durability = sources
+        .pick_shown(
+            ours("require-durability"),
+            args.require_durability,
+            config.require_durability,
+        )
+        .unwrap_or(false);
     let poll_ms = positive(config.poll_interval_ms, origin, "poll_interval_ms")?.unwrap_or(1000);
     let batch_size = positive(config.batch_size, origin, "batch_size")?.unwrap_or(10);
 
@@ -221,7 +257,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     })?;
     super::bounds::check_key_names(&store, &runtime)?;
 
-    let addr = |port: u16| (port != 0).then(|| SocketAddr::new(args.bind_address, port));
+    let addr = |port: u16| (port != 0).then(|| SocketAddr::new(bind_address, port));
     Ok(ProcessorSettings {
         redis_url,
         redis_mode,
@@ -232,7 +268,8 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         queues: queues.into_iter().map(|(_, q)| q).collect(),
         metrics_addr: addr(args.metrics_port),
         health_addr: addr(args.health_port),
-        require_durability: args.require_durability,
+        require_durability,
+        log_format,
         flow,
         notes,
     })
@@ -275,58 +312,19 @@ fn flag_duration(flag: &str, value: &str, unit: BareUnit) -> Result<Duration, Se
     }
 }
 
-/// Applies "the config wins over its flag", noting flags it overrode.
-struct Override<'a> {
-    origin: &'a str,
-    notes: &'a mut Vec<String>,
-}
-
-impl Override<'_> {
-    fn duration(
-        &mut self,
-        from_config: Option<Duration>,
-        (flag, flag_given, flag_value): (&str, bool, Duration),
-        field: &str,
-    ) -> Duration {
-        match from_config {
-            Some(value) => {
-                if flag_given && value != flag_value {
-                    self.notes.push(format!(
-                        "{flag} {} is ignored: {} sets {field}, which wins ({})",
-                        format_duration(flag_value),
-                        self.origin,
-                        format_duration(value)
-                    ));
-                }
-                value
-            }
-            None => flag_value,
-        }
-    }
-
-    fn max_deliveries(
-        &mut self,
-        from_config: Option<i64>,
-        flag: Option<u32>,
-    ) -> Result<u32, SettingsError> {
-        let field = "max_deliveries";
-        let Some(value) = from_config else {
-            return Ok(flag.unwrap_or(10));
-        };
-        let value = u32::try_from(value).map_err(|_| SettingsError::ConfigValue {
-            origin: self.origin.to_owned(),
-            field: field.into(),
-            detail: format!("{value} is out of range"),
-            fix: "give it a whole number from 0 (unlimited) to 4294967295".into(),
-        })?;
-        if let Some(f) = flag.filter(|f| *f != value) {
-            self.notes.push(format!(
-                "--max-deliveries {f} is ignored: {} sets {field}, which wins ({value})",
-                self.origin
-            ));
-        }
-        Ok(value)
-    }
+/// The config's `bind_address`, an IP address; `""` and `null` are unset.
+fn bind_address(config: &TransportConfig, origin: &str) -> Result<Option<IpAddr>, SettingsError> {
+    let Some(text) = set(&config.bind_address) else {
+        return Ok(None);
+    };
+    text.parse()
+        .map(Some)
+        .map_err(|e| SettingsError::ConfigValue {
+            origin: origin.to_owned(),
+            field: "bind_address".into(),
+            detail: format!("{text:?} is not an IP address ({e})"),
+            fix: "give an IP address such as 0.0.0.0, 127.0.0.1 or ::".into(),
+        })
 }
 
 fn millis(d: Duration) -> u64 {

@@ -43,15 +43,21 @@ pub struct TransportConfig {
     pub result_dedup_ttl_seconds: Option<i64>,
     /// Wins over `--max-deliveries`; here `0` means unlimited, as with the flag.
     pub max_deliveries: Option<i64>,
-    /// Ours: replicas each claim and ack batch waits for (`WAIT`); wins
-    /// over `--replica-acks`. 0 = none.
+    /// Ours: replicas each claim and ack batch waits for (`WAIT`);
+    /// Wins over `--replica-acks`. 0 = none.
     pub replica_acks: Option<i64>,
-    /// Ours: PEM CA bundle for a `rediss://` URL; wins over `--redis-tls-ca-file`.
+    /// Ours: PEM CA bundle for a `rediss://` URL; `--redis-tls-ca-file` wins.
     pub redis_tls_ca_file: Option<String>,
-    /// Ours: PEM client certificate; wins over `--redis-tls-cert-file`.
+    /// Ours: PEM client certificate; `--redis-tls-cert-file` wins.
     pub redis_tls_cert_file: Option<String>,
-    /// Ours: PEM key of the client certificate; wins over `--redis-tls-key-file`.
+    /// Ours: PEM key of the client certificate; `--redis-tls-key-file` wins.
     pub redis_tls_key_file: Option<String>,
+    /// Ours: the address the metrics and health endpoints listen on; `--bind-address` wins.
+    pub bind_address: Option<String>,
+    /// Ours: refuse to start when Redis misses the durability contract; `--require-durability` wins.
+    pub require_durability: Option<bool>,
+    /// Ours: refuse fields this processor does not know; `--strict-config` wins.
+    pub strict_config: Option<bool>,
     /// Ours: the result lists a member may name (exact names and `prefix*`
     /// patterns), beside the configured ones; unset: any (Go parity). A
     /// queue's own list replaces it for that queue.
@@ -170,7 +176,7 @@ fn fix_for(path: &str, top: &str) -> String {
         "allowed_result_lists" => {
             "give allowed_result_lists a list of list names or prefix* patterns".into()
         }
-        "enable_tracing" => "give it true or false".into(),
+        "enable_tracing" | "require_durability" | "strict_config" => "give it true or false".into(),
         "poll_interval_ms"
         | "batch_size"
         | "claim_lease_ttl_seconds"
@@ -200,6 +206,27 @@ pub(crate) fn positive(
         }),
         Some(v) => Ok(Some(v as u64)),
     }
+}
+
+/// A config count that must fit 32 bits (`max_deliveries`, `replica_acks`);
+/// `fix` says what to give instead.
+pub(crate) fn count<N: Copy + std::fmt::Display + TryInto<u32>>(
+    value: Option<N>,
+    origin: &str,
+    field: &str,
+    fix: &str,
+) -> Result<Option<u32>, SettingsError> {
+    let Some(n) = value else {
+        return Ok(None);
+    };
+    n.try_into()
+        .map(Some)
+        .map_err(|_| SettingsError::ConfigValue {
+            origin: origin.to_owned(),
+            field: field.to_owned(),
+            detail: format!("{n} is out of range"),
+            fix: fix.to_owned(),
+        })
 }
 
 /// A non-empty string: `""` and `null` read as unset, as in Go.

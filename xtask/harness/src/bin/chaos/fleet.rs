@@ -135,6 +135,8 @@ impl Fleet {
             .args(["--metrics-port", &metrics_port.to_string(), "--health-port", "0"])
             .args(["--bind-address", "127.0.0.1", "--drain-timeout", "10s"])
             .args(["--concurrency", &self.concurrency.to_string()])
+            // Text lines: the owner token is read back as `owner=<hex>`.
+            .arg("--zap-encoder=console")
             .env_remove("REDIS_URL")
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())

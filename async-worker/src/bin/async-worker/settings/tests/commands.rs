@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
+use super::REDIS;
 use super::flags::cli;
 use crate::cli::{Cli, Command};
 use crate::settings::{BareUnit, parse_flag_duration};
@@ -65,7 +66,7 @@ fn no_subcommand_and_run_both_run_the_processor() {
     ] {
         match cli(&args).unwrap().into_command() {
             Command::Run(run) => assert_eq!(run.concurrency, 5),
-            Command::Demo(_) | Command::Admin(_) => panic!("expected run"),
+            other => panic!("expected run, got {other:?}"),
         }
     }
     let error = cli(&["--concurrency", "5", "demo"]).unwrap_err();
@@ -120,7 +121,7 @@ fn demo_flags_have_the_readme_defaults() {
 
 #[test]
 fn the_help_text_names_every_design_flag() {
-    let help = Cli::command().render_long_help().to_string();
+    let help = Cli::full_command().render_long_help().to_string();
     for flag in [
         "--transport <NAME>",
         "--transport-config <JSON>",
@@ -145,4 +146,91 @@ fn the_help_text_names_every_design_flag() {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }
     assert!(Cli::try_parse_from(["async-worker", "--help"]).is_err());
+}
+
+#[test]
+fn admin_takes_the_connection_flags_before_or_after_its_command() {
+    let file = "/etc/async/transport.json";
+    for args in [
+        vec!["admin", "dead", "list", "--transport-config-file", file],
+        vec!["admin", "--transport-config-file", file, "dead", "list"],
+        vec!["--transport-config-file", file, "admin", "dead", "list"],
+        vec![
+            "--redis-url",
+            REDIS,
+            "--transport-config-file",
+            file,
+            "admin",
+            "stats",
+            "--json",
+        ],
+    ] {
+        let Command::Admin(admin) = cli(&args).unwrap().into_command() else {
+            panic!("expected admin: {args:?}");
+        };
+        assert_eq!(
+            admin.connect.transport_config_file.as_deref(),
+            Some(std::path::Path::new(file)),
+            "{args:?}"
+        );
+    }
+    let Command::Admin(admin) = cli(&["--max-deliveries", "3", "admin", "stats", "--json"])
+        .unwrap()
+        .into_command()
+    else {
+        panic!("expected admin");
+    };
+    assert_eq!(admin.connect.max_deliveries, Some(3));
+    assert!(admin.json);
+}
+
+#[test]
+fn a_bad_flag_before_admin_is_named_and_help_after_it_is_admins() {
+    let error = cli(&["--no-such-flag", "admin", "stats"]).unwrap_err();
+    assert_eq!(error.exit_code(), 2);
+    assert!(error.to_string().contains("--no-such-flag"), "{error}");
+    let help = cli(&["--redis-url", REDIS, "admin", "dead", "list", "--help"]).unwrap_err();
+    assert_eq!(help.exit_code(), 0);
+    assert!(
+        help.to_string().contains("--transport-config-file"),
+        "{help}"
+    );
+}
+
+#[test]
+fn help_shows_the_environment_variable_and_the_config_field_of_each_of_our_flags() {
+    use crate::settings::precedence::OURS;
+    let mut commands = vec![Cli::full_command()];
+    commands[0].build();
+    for name in ["run", "admin"] {
+        let sub = commands[0].find_subcommand(name).expect(name).clone();
+        commands.push(sub);
+    }
+    for command in &mut commands {
+        let help = command.render_long_help().to_string();
+        for setting in OURS {
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(setting.flag))
+                .unwrap_or_else(|| panic!("{} has no --{}", command.get_name(), setting.flag));
+            assert_eq!(
+                arg.get_env().and_then(|e| e.to_str()),
+                Some(setting.env),
+                "--{}",
+                setting.flag
+            );
+            assert!(
+                help.contains(&format!("[env: {}", setting.env)),
+                "{}: {help}",
+                setting.env
+            );
+            assert!(
+                help.contains(&format!("config: {}", setting.field)),
+                "{}: {help}",
+                setting.field
+            );
+        }
+    }
+    let demo = commands[0].find_subcommand("demo").expect("demo");
+    assert!(demo.get_arguments().all(|a| a.get_env().is_none()));
 }

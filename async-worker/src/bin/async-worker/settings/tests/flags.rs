@@ -136,26 +136,77 @@ fn transport_config_values_win_over_flags_and_the_ignored_flags_are_noted() {
         "1s",
         "--max-deliveries",
         "3",
+        "--bind-address",
+        "127.0.0.1",
         "--transport-config",
         r#"{"url":"redis://cfg:6379","queues":[{"queue_name":"q","igw_base_url":"http://gw"}],
             "claim_lease_ttl_seconds":120,"claim_reclaim_interval_ms":5000,
-            "result_dedup_ttl_seconds":7200,"max_deliveries":4}"#,
+            "result_dedup_ttl_seconds":7200,"max_deliveries":4,"bind_address":"::1"}"#,
     ]);
     assert_eq!(s.redis_url, "redis://cfg:6379");
     assert_eq!(
         claim_durations(&s),
-        (120_000, Duration::from_millis(5000), 7_200_000)
+        (120_000, Duration::from_secs(5), 7_200_000)
     );
     assert_eq!(s.store.max_deliveries, 4);
+    assert_eq!(
+        s.health_addr.map(|a| a.ip().to_string()).as_deref(),
+        Some("::1")
+    );
     let notes = s.notes.join("\n");
     assert_says(
         &notes,
         &[
-            "--claim-lease-ttl 1m is ignored",
-            "--claim-reclaim-interval 1s is ignored",
-            "--max-deliveries 3 is ignored",
+            "--claim-lease-ttl 1m (or ASYNC_WORKER_CLAIM_LEASE_TTL) is ignored: --transport-config sets claim_lease_ttl_seconds to 2m",
+            "--claim-reclaim-interval 1s (or ASYNC_WORKER_CLAIM_RECLAIM_INTERVAL) is ignored",
+            "--max-deliveries 3 (or ASYNC_WORKER_MAX_DELIVERIES) is ignored",
+            "--bind-address 127.0.0.1 (or ASYNC_WORKER_BIND_ADDRESS) is ignored",
             "--igw-base-url is ignored",
         ],
+    );
+}
+
+#[test]
+fn the_transport_config_sets_our_settings_that_no_flag_gives() {
+    let s = ok(&[
+        "--transport-config",
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}],"max_deliveries":4,
+            "bind_address":"::1","require_durability":true,"strict_config":true}"#,
+    ]);
+    assert_eq!(s.store.max_deliveries, 4);
+    assert_eq!(
+        s.metrics_addr.map(|a| a.ip().to_string()).as_deref(),
+        Some("::1")
+    );
+    assert!(s.require_durability);
+    assert_eq!(s.notes.len(), 1, "only --igw-base-url's: {:#?}", s.notes);
+    let unknown =
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}],"strict_config":true,"x":1}"#;
+    assert_says(
+        &refused(&["--transport-config", unknown]),
+        &["--strict-config refuses"],
+    );
+    // The config's word stands: no flag turns its strictness or its
+    // durability requirement off.
+    assert_says(
+        &refused(&["--strict-config=false", "--transport-config", unknown]),
+        &["--strict-config refuses"],
+    );
+    let loose = r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}],"x":1}"#;
+    let off = ok(&["--transport-config", loose]);
+    assert_says(&off.notes.join("\n"), &["unknown field x is ignored"]);
+    let s = ok(&[
+        "--require-durability=false",
+        "--transport-config",
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}],"require_durability":true}"#,
+    ]);
+    assert!(s.require_durability);
+    let m = config_refused(
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw"}],"bind_address":"here"}"#,
+    );
+    assert_says(
+        &m,
+        &["bind_address", "\"here\" is not an IP address", "0.0.0.0"],
     );
 }
 

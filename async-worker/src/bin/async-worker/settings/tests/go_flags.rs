@@ -286,15 +286,10 @@ fn go_flags_without_effect_here_are_accepted_with_one_warning_each() {
         "--zap-stacktrace-level=error",
         "--zap-time-encoding=iso8601",
     ]);
-    for flag in [
-        "-v 4",
-        "--zap-devel true",
-        "--zap-log-level debug",
-        "--zap-encoder json",
-    ] {
+    for flag in ["-v 4", "--zap-devel true", "--zap-log-level debug"] {
         assert_one_note(&s, flag, &["has no effect", "LOG_LEVEL"]);
     }
-    assert_eq!(s.notes.len(), 6, "{:#?}", s.notes);
+    assert_eq!(s.notes.len(), 5, "{:#?}", s.notes);
     // Go registers the verbosity as both -v and --v.
     let s = ok(&["--igw-base-url", "http://gw", "--v=3"]);
     assert_one_note(&s, "-v 3", &["has no effect"]);
@@ -347,4 +342,24 @@ fn go_bool_flags_read_gos_spellings_and_refuse_others() {
     }
     let error = cli(&["--metrics-endpoint-auth=yes"], None).unwrap_err();
     assert_eq!(error.exit_code(), 2);
+}
+
+#[test]
+fn zap_encoder_picks_json_or_console_lines_and_refuses_any_other_encoder() {
+    use crate::logging::LogFormat;
+    let gw = ["--igw-base-url", "http://gw"];
+    for (encoder, format) in [("json", LogFormat::Json), ("console", LogFormat::Console)] {
+        let s = ok(&[&gw[..], &["--zap-encoder", encoder]].concat());
+        assert_eq!(s.log_format, format, "--zap-encoder {encoder}");
+        assert!(s.notes.is_empty(), "{:#?}", s.notes);
+    }
+    let m = refused(&[&gw[..], &["--zap-encoder=xml"]].concat());
+    assert_says(
+        &m,
+        &[
+            "--zap-encoder",
+            "\"xml\" is not a log encoder",
+            "json, console",
+        ],
+    );
 }

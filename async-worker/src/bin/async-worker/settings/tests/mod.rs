@@ -4,7 +4,6 @@
 
 use crate::cli::{Cli, Command};
 use crate::settings::{ProcessorSettings, SettingsError};
-use clap::{CommandFactory, FromArgMatches};
 
 mod bounds;
 mod chart;
@@ -27,15 +26,16 @@ pub const QUEUE: &str = r#"{"queue_name":"q","igw_base_url":"http://gw"}"#;
 /// Parses `args` the way the binary does; `redis_url_env` stands in for
 /// `REDIS_URL` (the test's own environment is never read).
 pub fn cli(args: &[&str], redis_url_env: Option<&'static str>) -> Result<Cli, clap::Error> {
-    let command = Cli::command().mut_arg("redis_url", |a| {
-        let a = a.env("ASYNC_WORKER_TEST_NO_SUCH_VAR");
-        match redis_url_env {
-            Some(url) => a.default_value(url),
-            None => a,
-        }
-    });
     let argv = std::iter::once("async-worker").chain(args.iter().copied());
-    Cli::from_arg_matches(&command.try_get_matches_from(argv)?)
+    Cli::try_parse_argv(argv, |command| {
+        command.mut_arg("redis_url", |a| {
+            let a = a.env("ASYNC_WORKER_TEST_NO_SUCH_VAR");
+            match redis_url_env {
+                Some(url) => a.default_value(url),
+                None => a,
+            }
+        })
+    })
 }
 
 /// Resolves `args` with `REDIS_URL` set to `redis_url_env`.
@@ -48,7 +48,7 @@ pub fn resolve_env(
         .into_command()
     {
         Command::Run(run) => run.resolve(),
-        Command::Demo(_) | Command::Admin(_) => panic!("expected the run command"),
+        other => panic!("expected the run command, got {other:?}"),
     }
 }
 
