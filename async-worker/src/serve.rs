@@ -130,15 +130,24 @@ pub fn install_recorder() -> Result<PrometheusHandle, ServeError> {
     Ok(handle)
 }
 
-/// Serves `router` on `addr` until `shutdown` fires.
+/// Serves `router` on `addr` until `shutdown` fires. `[::]` (the
+/// processor's default) is dual-stack: Linux accepts IPv4 on it too. Where
+/// the host has no IPv6 (the address family is missing or unavailable),
+/// `[::]` falls back to `0.0.0.0` on the same port, with a warning.
 pub async fn serve(
     addr: SocketAddr,
     router: Router,
     shutdown: CancellationToken,
 ) -> Result<Server, ServeError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })?;
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Err(e) if addr.ip() == std::net::Ipv6Addr::UNSPECIFIED && no_ipv6(&e) => {
+            let v4 = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, addr.port()));
+            tracing::warn!(%addr, error = %e, fallback = %v4, "no IPv6 here; listening on IPv4 only");
+            tokio::net::TcpListener::bind(v4).await
+        }
+        bound => bound,
+    }
+    .map_err(|source| ServeError::Bind { addr, source })?;
     let local_addr = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
@@ -148,6 +157,14 @@ pub async fn serve(
             .await
     });
     Ok(Server { local_addr, task })
+}
+
+/// Whether binding failed because the host has no IPv6: the address family
+/// is not supported (`EAFNOSUPPORT`), or no IPv6 address can be bound.
+fn no_ipv6(error: &std::io::Error) -> bool {
+    const EAFNOSUPPORT: i32 = 97; // Linux's errno for a missing address family
+    error.raw_os_error() == Some(EAFNOSUPPORT)
+        || error.kind() == std::io::ErrorKind::AddrNotAvailable
 }
 
 /// Serves `/healthz` and `/readyz` on `addr`.

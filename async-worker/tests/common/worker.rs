@@ -175,10 +175,15 @@ impl Worker {
 
     /// The HTTP status of `GET <path>` on the health port (0 when it does not answer).
     pub async fn health_status(&self, path: &str) -> u16 {
+        self.health_status_at(std::net::Ipv4Addr::LOCALHOST.into(), path)
+            .await
+    }
+
+    /// [`Worker::health_status`] on the health port of `host`.
+    pub async fn health_status_at(&self, host: std::net::IpAddr, path: &str) -> u16 {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let answer = async {
-            let mut stream =
-                tokio::net::TcpStream::connect(("127.0.0.1", self.health_port)).await?;
+            let mut stream = tokio::net::TcpStream::connect((host, self.health_port)).await?;
             let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
             stream.write_all(request.as_bytes()).await?;
             let mut response = String::new();

@@ -133,7 +133,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PORT", default_value_t = 8081)]
     pub health_port: u16,
 
-    /// Address the metrics and health endpoints listen on [default: 0.0.0.0; config: bind_address].
+    /// Address the metrics and health endpoints listen on [default: :: (IPv6 and IPv4; 0.0.0.0 without IPv6); config: bind_address].
     #[arg(long, value_name = "IP")]
     pub bind_address: Option<IpAddr>,
 

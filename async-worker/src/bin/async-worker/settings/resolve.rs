@@ -1,6 +1,6 @@
 //! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`], checking every value.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use claim_core::store::StoreConfig;
@@ -151,7 +151,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
             args.bind_address,
             bind_address(&config, origin)?,
         )
-        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        .unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
     let require_durability = sources
         .pick_shown(
             ours("require-durability"),
