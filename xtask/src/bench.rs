@@ -83,7 +83,7 @@ const LARGE_REQUESTS: usize = 50_000;
 const LARGE_HOLD_PENDING: usize = 10_000;
 
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
-     [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] \
+     [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] [--log-filter DIRECTIVE (JSON logs to nowhere, as in a pod)] \
      [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,protected-cluster,protected-cluster-1q,profile,flow] \
      [--repeat N (the runs N times, interleaved; medians printed)] [--no-build] \
      [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
@@ -129,7 +129,7 @@ fn parse(args: Vec<String>) -> Result<Options, Error> {
             }
             "--runs" | "--repeat" | "--requests" | "--concurrency" | "--batch" | "--ack-batch"
             | "--poll-ms" | "--latency-secs" | "--hold-pending" | "--hold-inflight"
-            | "--window" => {
+            | "--window" | "--log-filter" => {
                 let value = match inline {
                     Some(v) => v,
                     None => args

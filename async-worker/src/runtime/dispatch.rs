@@ -199,9 +199,12 @@ impl Consumer {
         {
             let buffered = metrics::handed_off(queue);
             // Every line logged while the request runs names it; never its
-            // payload. Its own target, so `async_worker::request=off` in
-            // RUST_LOG drops it (1-3 µs of CPU per request at info level).
-            let span = tracing::info_span!(
+            // payload. At debug level: a live span costs 1.5-5 µs of worker
+            // CPU and ~500 B per request in flight (`cargo xtask bench
+            // --log-filter`), and the info-level lines about one request
+            // name it themselves (`request=`). `LOG_LEVEL=debug`, or
+            // `RUST_LOG=info,async_worker::request=debug`, turns it on.
+            let span = tracing::debug_span!(
                 target: "async_worker::request",
                 "request",
                 queue = %queue,

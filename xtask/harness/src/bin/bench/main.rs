@@ -88,6 +88,12 @@ struct Args {
     /// Store payloads apart, as Go's producer does with `WithPayloadKeys`.
     #[arg(long)]
     by_reference: bool,
+    /// Log as the processor does in a pod: JSON lines, filtered by this
+    /// `RUST_LOG` directive (`info`, `info,async_worker::request=off`),
+    /// formatted in full and written to nowhere. Without it nothing is
+    /// logged (no subscriber), as before.
+    #[arg(long)]
+    log_filter: Option<String>,
 }
 
 /// What every phase needs to know.
@@ -223,6 +229,13 @@ pub fn sorted_micros(latency: &Latency) -> Vec<u32> {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    if let Some(directive) = &args.log_filter {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(directive))
+            .with_writer(std::io::sink)
+            .init();
+    }
     let set = Arc::new(Settings {
         queue: claim_core::wire::DEFAULT_QUEUE.to_owned(),
         list: claim_core::wire::DEFAULT_RESULT_LIST.to_owned(),
