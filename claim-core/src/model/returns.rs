@@ -11,8 +11,9 @@ impl Model {
     /// (not a delivery: the shutdown sweep is a release too); true where a
     /// claim of the caller's ended. A claim whose generation
     /// is answered (a live marker: a stale owner's ack landed while this
-    /// one held it) is dropped instead, with its redelivery count: back in
-    /// pending it would be served again once the marker expired.
+    /// one held it) is dropped instead, with its redelivery count and its
+    /// payload key: back in pending it would be served again once the
+    /// marker expired, and the stale ack left the payload to this holder.
     pub fn release(
         &mut self,
         queue: &str,
@@ -58,11 +59,17 @@ impl Model {
     }
 
     /// After a claim of `g` ended: if `g` is answered, forgets its
-    /// redelivery count and says so (the caller then returns it nowhere).
+    /// redelivery count and its payload key, and says so (the caller then
+    /// returns it nowhere). A stale owner's ack leaves the payload to the
+    /// claim's holder ([`Self::ack`]); this is the holder ending its claim
+    /// without an ack, so nobody else would delete it. The key is the
+    /// generation's own (`request-payload:<id>:<token>`, the only one a
+    /// member may name), deleted whether or not the member named it.
     fn drop_if_answered(&mut self, queue: &str, g: &Generation, now: Millis) -> bool {
         let answered = self.is_terminal(g, now);
         if answered {
             self.q(queue).redeliveries.remove(g);
+            self.payloads.remove(&wire::payload_key(&g.id, &g.token));
         }
         answered
     }

@@ -6,33 +6,45 @@
 //! holds the claim. Returned to pending, parked or promoted, the request
 //! would be served again, and once its marker expired it would get a
 //! second record. So each path ends `w2`'s claim with nothing left
-//! anywhere, and the one record stays the only one.
+//! anywhere, and the one record stays the only one. The request is stored
+//! by reference: the stale ack left its payload to the holder `w2`, so a
+//! path that ends `w2`'s claim without an ack deletes the payload key too
+//! (nobody else would before it expires, ten minutes after the deadline).
 
 use super::StoreFactory;
+use super::payloads::{by_reference, stored, submission};
 use super::returns::park;
 use super::support::{Fixture, Q, Req, config, fixture, one_answered, owner};
 use crate::CheckedStore;
 use claim_core::admin::ClaimAdmin;
 use claim_core::wire;
-use claim_core::{ClaimInspect, ClaimStore};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore};
 
-/// `a` answered by `w1`'s stale ack while `w2` holds its claim.
+/// `a`, stored by reference, answered by `w1`'s stale ack while `w2`
+/// holds its claim.
 async fn answered_while_held<F: StoreFactory>(f: &F) -> (Fixture<F::Store>, Req) {
     let fx = fixture(f, config()).await;
-    let r = fx.req("a", "t", 3600);
-    let report = fx.lapse("w1", &r).await;
+    let (r, payload) = by_reference(fx.start, "a", 3600);
+    fx.store.submit(Q, &submission(&r, payload)).await.unwrap();
+    fx.claim("w1", r.one()).await;
+    let report = fx.reclaim_at(31).await;
     assert_eq!(report.redelivered, 1, "{report:?}");
     fx.claim("w2", r.one()).await;
     let stale = fx.ack("w1", r.one(), "w1, stale").await;
     assert!(stale[0].pushed && !stale[0].claim_dropped, "{stale:?}");
     assert!(fx.store.is_terminal(&r.generation).await.unwrap());
     assert_eq!(fx.depths().await.claimed, 1, "w2 still holds it");
+    assert!(stored(&fx.store, &r).await, "left to the holder");
     (fx, r)
 }
 
-/// Nothing of `a` is left anywhere, now or after its marker expired, and
-/// its one record is the only one.
-async fn nothing_left<S: CheckedStore>(fx: &Fixture<S>, path: &str) {
+/// Nothing of `r` is left anywhere (its payload key included), now or
+/// after its marker expired, and its one record is the only one.
+async fn nothing_left<S: CheckedStore>(fx: &Fixture<S>, r: &Req, path: &str) {
+    assert!(
+        !stored(&fx.store, r).await,
+        "{path}: the holder that ends an answered claim deletes its payload"
+    );
     let d = fx.depths().await;
     assert_eq!(
         (d.pending, d.claimed, d.dead),
@@ -59,7 +71,7 @@ pub async fn a_release_of_a_claim_whose_generation_was_answered_drops_it_instead
         vec![true],
         "w2's claim ended"
     );
-    nothing_left(&fx, "release").await;
+    nothing_left(&fx, &r, "release").await;
 }
 
 pub async fn parking_a_claim_whose_generation_was_answered_drops_it_and_parks_nothing(
@@ -71,7 +83,7 @@ pub async fn parking_a_claim_whose_generation_was_answered_drops_it_and_parks_no
         vec![true],
         "w2's claim ended"
     );
-    nothing_left(&fx, "park").await;
+    nothing_left(&fx, &r, "park").await;
 }
 
 pub async fn a_due_retry_entry_whose_generation_was_answered_is_dropped_not_promoted(
@@ -106,7 +118,7 @@ pub async fn an_admin_release_of_a_claim_whose_generation_was_answered_drops_it_
     let (fx, r) = answered_while_held(f).await;
     let released = fx.store.release_claim(Q, &r.generation).await.unwrap();
     assert_eq!(released, Some(owner("w2")), "w2's claim ended");
-    nothing_left(&fx, "admin release").await;
+    nothing_left(&fx, &r, "admin release").await;
 }
 
 super::checks! {

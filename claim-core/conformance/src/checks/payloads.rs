@@ -12,7 +12,7 @@ use claim_core::{ClaimStore, Payload, StoreError};
 
 /// A request as Go's producer writes it with payload keys on: the member
 /// has `"payload":null` and `internal.payload_ref`; the payload is apart.
-fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Payload) {
+pub(super) fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Payload) {
     let deadline = (start.0 / 1000) as i64 + deadline_in;
     let payload = serde_json::json!({"model": "m", "prompt": id});
     let (envelope, bytes) = Envelope::new(id, "t", deadline, payload).by_reference();
@@ -24,7 +24,7 @@ fn by_reference(start: Millis, id: &str, deadline_in: i64) -> (Req, Payload) {
     (req, Payload::from(bytes))
 }
 
-fn submission(r: &Req, payload: Payload) -> Submission {
+pub(super) fn submission(r: &Req, payload: Payload) -> Submission {
     Submission {
         payload: Some(payload),
         ..r.submission()
@@ -59,7 +59,8 @@ async fn claimed_by_reference<F: StoreFactory>(f: &F, who: &str) -> (Fixture<F::
     (fx, r)
 }
 
-async fn stored<S: CheckedStore>(store: &S, r: &Req) -> bool {
+/// Whether `r`'s payload key is still stored.
+pub(super) async fn stored<S: CheckedStore>(store: &S, r: &Req) -> bool {
     let got = store.fetch_payloads(&[payload_ref(r)]).await.unwrap();
     got[0].is_some()
 }

@@ -14,7 +14,7 @@
 
 use super::request_keys;
 use crate::conn::{Effect, bad_reply};
-use crate::ops::owner_flags::OwnerScript;
+use crate::ops::owner_flags::{ENDED_ANSWERED, OwnerScript, ended};
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Generation, Op, OwnerToken, StoreError, wire};
 
@@ -37,9 +37,39 @@ pub(crate) async fn owner_flags<T: Sync>(
             .map(|i| member(i).map(<[u8]>::to_vec))
             .collect();
         let markers = claimed_markers(store, script.op, script.queue, &gens, members).await?;
-        out.extend(script.run_chunk(store, owner, chunk, &markers).await?);
+        let codes = script.run_chunk(store, owner, chunk, &markers).await?;
+        let answered = gens
+            .iter()
+            .zip(&codes)
+            .filter(|(_, c)| **c == ENDED_ANSWERED);
+        forget_payloads(store, script.op, answered.map(|(g, _)| *g)).await;
+        out.extend(codes.into_iter().map(ended));
     }
     Ok(out)
+}
+
+/// Deletes the payload keys of generations whose claims ended dropped as
+/// answered: a stale owner's ack left them to the holder, which ended its
+/// claim without an ack. Each lies in its own slot, so after the script;
+/// what a failure leaves expires on its own (ten minutes after the
+/// deadline).
+pub(crate) async fn forget_payloads<'g>(
+    store: &RedisStore,
+    op: Op,
+    answered: impl Iterator<Item = &'g Generation>,
+) {
+    let keys = store.keys();
+    let targets: Vec<(String, String)> = answered
+        .map(|g| {
+            (
+                keys.payload(&wire::payload_key(&g.id, &g.token)),
+                String::new(),
+            )
+        })
+        .collect();
+    if !targets.is_empty() {
+        request_keys::delete(store, op, targets).await;
+    }
 }
 
 /// Per generation, the marker value to decide by (`""` when none), read
