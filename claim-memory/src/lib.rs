@@ -125,11 +125,11 @@ impl ClaimStore for MemoryStore {
     }
 
     async fn claim(&self, by: Holder<'_>, items: &[ClaimRequest]) -> Result<Vec<ClaimOutcome>> {
-        self.with(|m, now| m.claim(by.queue, by.owner, items, now))
+        self.with(|m, now| m.claim(by, items, now))
     }
 
     async fn renew(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<RenewOutcome>> {
-        self.with(|m, now| m.renew(by.queue, by.owner, generations, now))
+        self.with(|m, now| m.renew(by, generations, now))
     }
 
     async fn cancelled(&self, generations: &[Generation]) -> Result<Vec<bool>> {
@@ -137,15 +137,15 @@ impl ClaimStore for MemoryStore {
     }
 
     async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
-        self.with(|m, now| m.ack(by.queue, by.owner, items, now))
+        self.with(|m, now| m.ack(by, items, now))
     }
 
     async fn release(&self, by: Holder<'_>, generations: &[Generation]) -> Result<Vec<bool>> {
-        self.with(|m, now| m.release(by.queue, by.owner, generations, now))
+        self.with(|m, now| m.release(by, generations, now))
     }
 
     async fn park_retry(&self, by: Holder<'_>, items: &[ParkItem]) -> Result<Vec<bool>> {
-        self.with(|m, now| m.park_retry(by.queue, by.owner, items, now))
+        self.with(|m, now| m.park_retry(by, items, now))
     }
 
     async fn promote_due(&self, limit: usize) -> Result<usize> {

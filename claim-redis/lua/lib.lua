@@ -233,6 +233,18 @@ local function note_drop(drops, counts, gen, r)
   end
 end
 
+-- Ends an owner's claim of an answered generation (release, retry
+-- parking): the claim `gen` joins `drops`, nothing goes back, and
+-- `payload_key` (the generation's own, when the plain layout passed it)
+-- joins `unpayload`. Returns the item's code: 3, ended as answered.
+local function drop_answered(drops, unpayload, gen, payload_key)
+  drops[#drops + 1] = gen
+  if payload_key then
+    unpayload[#unpayload + 1] = payload_key
+  end
+  return 3
+end
+
 -- Runs the variadic write `cmd key values...` if there are any values
 -- (Redis refuses the command with none).
 local function write_any(cmd, key, values)

@@ -37,6 +37,8 @@ local tagged = #ARGV - 2 == 4 * (#KEYS - 5)
 local n = tagged and #KEYS - 5 or (#ARGV - 2) / 3
 need(n >= 1 and (tagged or #KEYS == 6 + 2 * n),
   'park_retry: expects 6 + 2n KEYS and 2 + 3n ARGV (hash-tagged: 5 + n and 2 + 4n)')
+-- The explicit-time side hash (plain only): payload keys' expiries.
+local side, explicit = not tagged and KEYS[6 + 2 * n], ARGV[2] ~= ''
 need(ARGV[2] == '' or tonumber(ARGV[2]), 'park_retry: time must be a number')
 local owner = ARGV[1]
 local gens = {}
@@ -57,11 +59,7 @@ for i = 1, n do
     seen[gen] = true
     local value = tagged and ARGV[2 + 3 * n + i] or ''
     if is_live(markers[i], now) or (value ~= '' and is_live(value, now)) then
-      drops[#drops + 1] = gen
-      if not tagged then
-        unpayload[#unpayload + 1] = KEYS[5 + n + i]
-      end
-      out[i] = 3
+      out[i] = drop_answered(drops, unpayload, gen, not tagged and KEYS[5 + n + i])
     else
       note_drop(drops, counts, gen, r)
       push(parked, ARGV[3 * i + 2], ARGV[3 * i + 1])
@@ -75,8 +73,6 @@ if #drops == 0 then
   return out
 end
 
-local explicit = ARGV[2] ~= ''
-local side = not tagged and KEYS[6 + 2 * n]
 check_types({ KEYS[1], KEYS[4], explicit and #unpayload > 0 and side },
   { KEYS[3], #parked > 0 and KEYS[5] })
 drop_claims(KEYS[1], KEYS[2], KEYS[3], KEYS[4], drops, counts)

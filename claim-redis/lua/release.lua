@@ -42,6 +42,8 @@ local tagged = #ARGV - 2 == 2 * (#KEYS - 5)
 local n = tagged and #KEYS - 5 or #ARGV - 2
 need(n >= 1 and (tagged or #KEYS == 6 + 2 * n),
   'release: expects 6 + 2n KEYS and 2 + n ARGV (hash-tagged: 5 + n and 2 + 2n)')
+-- The explicit-time side hash (plain only): payload keys' expiries.
+local side, explicit = not tagged and KEYS[6 + 2 * n], ARGV[2] ~= ''
 need(ARGV[2] == '' or tonumber(ARGV[2]), 'release: time must be a number')
 local owner = ARGV[1]
 local owners = redis.call('HMGET', KEYS[3], unpack(ARGV, 3, 2 + n))
@@ -72,11 +74,7 @@ for j, gen in ipairs(mine) do
     local answered = is_live(markers[i], now)
       or (tagged and ARGV[2 + n + i] ~= '' and is_live(ARGV[2 + n + i], now))
     if answered then
-      drops[#drops + 1] = gen
-      if not tagged then
-        unpayload[#unpayload + 1] = KEYS[5 + n + i]
-      end
-      out[i] = 3
+      out[i] = drop_answered(drops, unpayload, gen, not tagged and KEYS[5 + n + i])
     else
       push(back, score, member)
       note_drop(drops, counts, gen, r)
@@ -88,8 +86,6 @@ if #drops == 0 then
   return out
 end
 
-local explicit = ARGV[2] ~= ''
-local side = not tagged and KEYS[6 + 2 * n]
 check_types({ KEYS[5], explicit and #unpayload > 0 and side }, { KEYS[1], KEYS[4] })
 write_any('ZADD', KEYS[1], back)
 drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, counts)

@@ -51,6 +51,11 @@ async fn claimed(store: &RedisStore, owner: &OwnerToken, id: &str, token: &str) 
     }
 }
 
+/// Sets `key` to `value` behind the store's back (a producer's write).
+async fn set(raw: &mut redis::aio::MultiplexedConnection, key: String, value: &str) {
+    let _: () = raw.set(key, value).await.unwrap();
+}
+
 fn item(held: &Held, list: &str, text: &str) -> AckItem {
     let generation = &held.generation;
     AckItem {
@@ -128,14 +133,8 @@ async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_ex
     let prefix = store.keys().prefix().to_owned();
     let mut raw = common::raw(&server.url()).await;
     // A resubmission: the producer's keys now hold the new token.
-    let _: () = raw
-        .set(format!("{prefix}request-active:a"), "new")
-        .await
-        .unwrap();
-    let _: () = raw
-        .set(format!("{prefix}request-cancel:a"), "new")
-        .await
-        .unwrap();
+    set(&mut raw, format!("{prefix}request-active:a"), "new").await;
+    set(&mut raw, format!("{prefix}request-cancel:a"), "new").await;
     store
         .ack(owner.on(Q), &[item(&g, "out", "r")])
         .await
@@ -148,10 +147,7 @@ async fn producer_keys_are_cleared_only_for_the_pushed_generation_and_markers_ex
     );
 
     let h = claimed(&store, &owner, "b", "t").await;
-    let _: () = raw
-        .set(format!("{prefix}request-cancel:b"), "t")
-        .await
-        .unwrap();
+    set(&mut raw, format!("{prefix}request-cancel:b"), "t").await;
     store
         .ack(owner.on(Q), &[item(&h, "out", "r")])
         .await

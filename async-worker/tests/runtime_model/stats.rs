@@ -2,7 +2,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 /// Sums over the cases a test ran (shrinking runs included).
 #[derive(Debug, Default)]
@@ -45,32 +44,33 @@ pub fn add(f: impl FnOnce(&mut Stats)) {
 /// The sums so far, as a few lines; starts over.
 pub fn take() -> String {
     let s = STATS.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} cases, {} steps, {} requests, {} deliveries ({} cancelled by the runtime)",
-        s.cases, s.steps, s.requests, s.deliveries, s.stopped
-    );
-    let _ = writeln!(out, "records by code: {:?}", s.records);
-    let _ = writeln!(
-        out,
-        "{} runtimes started, {} killed; calls stopped in a trap: {:?}",
-        s.started, s.kills, s.sprung
-    );
-    let _ = writeln!(
-        out,
-        "store faults injected: {} determinate, {} indeterminate",
-        s.determinate, s.indeterminate
-    );
-    let _ = writeln!(
-        out,
-        "gate answers: {:?}; {} reservations, {} releases run",
-        s.gate_answers, s.reserved, s.gate_released
-    );
-    let _ = write!(
-        out,
-        "drained runtimes reported: {} leases lost, {} duplicates suppressed, {} released, {} swept, {} redelivered, {} retries",
-        s.lease_lost, s.duplicates_suppressed, s.released, s.swept, s.redelivered, s.retries
-    );
-    out
+    format!(
+        "{} cases, {} steps, {} requests, {} deliveries ({} cancelled by the runtime)\n\
+         records by code: {:?}\n\
+         {} runtimes started, {} killed; calls stopped in a trap: {:?}\n\
+         store faults injected: {} determinate, {} indeterminate\n\
+         gate answers: {:?}; {} reservations, {} releases run\n\
+         drained runtimes reported: {} leases lost, {} duplicates suppressed, {} released, \
+         {} swept, {} redelivered, {} retries",
+        s.cases,
+        s.steps,
+        s.requests,
+        s.deliveries,
+        s.stopped,
+        s.records,
+        s.started,
+        s.kills,
+        s.sprung,
+        s.determinate,
+        s.indeterminate,
+        s.gate_answers,
+        s.reserved,
+        s.gate_released,
+        s.lease_lost,
+        s.duplicates_suppressed,
+        s.released,
+        s.swept,
+        s.redelivered,
+        s.retries
+    )
 }

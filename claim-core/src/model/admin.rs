@@ -43,7 +43,7 @@ impl Model {
         now: Millis,
     ) -> Option<OwnerToken> {
         let owner = self.queue(queue)?.claims.get(generation)?.owner.clone();
-        self.release(queue, &owner, std::slice::from_ref(generation), now);
+        self.release(owner.on(queue), std::slice::from_ref(generation), now);
         Some(owner)
     }
 

@@ -24,7 +24,7 @@ use crate::store::{
     StoreConfig, Submission,
 };
 use crate::stored::{Payload, Record};
-use crate::types::{Generation, Member, Millis, OwnerToken, Score};
+use crate::types::{Generation, Holder, Member, Millis, OwnerToken, Score};
 use crate::wire;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -230,11 +230,11 @@ impl Model {
 
     pub fn claim(
         &mut self,
-        queue: &str,
-        owner: &OwnerToken,
+        by: Holder<'_>,
         items: &[ClaimRequest],
         now: Millis,
     ) -> Vec<ClaimOutcome> {
+        let (queue, owner) = (by.queue, by.owner);
         let ttl = self.config.lease_ttl_ms;
         items
             .iter()
@@ -287,17 +287,11 @@ impl Model {
             .collect()
     }
 
-    pub fn renew(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-        now: Millis,
-    ) -> Vec<RenewOutcome> {
+    pub fn renew(&mut self, by: Holder<'_>, gens: &[Generation], now: Millis) -> Vec<RenewOutcome> {
+        let (queue, owner) = (by.queue, by.owner);
         let ttl = self.config.lease_ttl_ms;
         let q = self.q(queue);
-        generations
-            .iter()
+        gens.iter()
             .map(|g| match q.claims.get_mut(g) {
                 Some(c) if c.owner == *owner => {
                     c.lease_expiry = member_lease_expiry(now, ttl, c.member.as_bytes());

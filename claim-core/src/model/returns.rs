@@ -3,7 +3,7 @@
 use super::Model;
 use crate::store::{DeadEntry, ParkItem, ReclaimReport};
 use crate::stored::Record;
-use crate::types::{Generation, Member, Millis, OwnerToken};
+use crate::types::{Generation, Holder, Member, Millis};
 use crate::wire::{self, ErrorCode, ResultRecord};
 
 impl Model {
@@ -14,15 +14,9 @@ impl Model {
     /// one held it) is dropped instead, with its redelivery count and its
     /// payload key: back in pending it would be served again once the
     /// marker expired, and the stale ack left the payload to this holder.
-    pub fn release(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        generations: &[Generation],
-        now: Millis,
-    ) -> Vec<bool> {
-        generations
-            .iter()
+    pub fn release(&mut self, by: Holder<'_>, gens: &[Generation], now: Millis) -> Vec<bool> {
+        let (queue, owner) = (by.queue, by.owner);
+        gens.iter()
             .map(|g| match self.take_owned(queue, owner, g) {
                 Some(c) => {
                     if !self.drop_if_answered(queue, g, now) {
@@ -38,13 +32,8 @@ impl Model {
     /// Parks the claims `owner` holds in the retry set; true where a claim
     /// of the caller's ended. An answered generation's claim is dropped,
     /// nothing parked (as [`Self::release`]).
-    pub fn park_retry(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[ParkItem],
-        now: Millis,
-    ) -> Vec<bool> {
+    pub fn park_retry(&mut self, by: Holder<'_>, items: &[ParkItem], now: Millis) -> Vec<bool> {
+        let (queue, owner) = (by.queue, by.owner);
         items
             .iter()
             .map(|item| {

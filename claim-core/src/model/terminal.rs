@@ -5,7 +5,7 @@ use crate::lease::marker_expiry;
 use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome, DeadEntry};
 use crate::stored::Record;
-use crate::types::{Generation, Member, Millis, OwnerToken};
+use crate::types::{Generation, Holder, Member, Millis};
 use crate::wire;
 
 impl Model {
@@ -38,88 +38,86 @@ impl Model {
         true
     }
 
-    pub fn ack(
-        &mut self,
-        queue: &str,
-        owner: &OwnerToken,
-        items: &[AckItem],
-        now: Millis,
-    ) -> Vec<AckOutcome> {
+    pub fn ack(&mut self, by: Holder<'_>, items: &[AckItem], now: Millis) -> Vec<AckOutcome> {
         items
             .iter()
-            .map(|item| {
-                let g = &item.generation;
-                let own_record_landed = self.marked_by(g, &item.record, now);
-                let unusable = if self.is_terminal(g, now) {
-                    None
-                } else {
-                    self.result_list_unusable(queue, &item.result_list)
-                };
-                // Only the claim's holder dead-letters a generation whose list
-                // is unusable. A caller that does not hold it is stale: the
-                // generation is elsewhere (claimed by another owner, back in
-                // pending, parked for retry) and whoever takes it there meets
-                // the same list, so this item changes nothing; dead-lettering
-                // here would put the generation in two places.
-                let held_by_caller = self
-                    .queue(queue)
-                    .and_then(|q| q.claims.get(g))
-                    .is_some_and(|c| c.owner == *owner);
-                let deferred = unusable.is_some() && !held_by_caller;
-                let pushed = unusable.is_none()
-                    && self.ours_somewhere(queue, item)
-                    && self.deliver_terminal(
-                        g,
-                        (&item.result_list, item.record.clone()),
-                        &item.member,
-                        now,
-                    );
-                let q = self.q(queue);
-                let owned = q.claims.get(g).is_some_and(|c| c.owner == *owner);
-                if owned {
-                    q.claims.remove(g);
-                }
-                // A copy of this generation the reclaimer put back while a
-                // stale owner still worked on it: the generation is answered
-                // (or dead-lettered) now, so the copy must never be served.
-                let copy_taken = !deferred && q.pending.remove(&item.member).is_some();
-                if copy_taken {
-                    q.redeliveries.remove(g);
-                }
-                let unheld = !q.claims.contains_key(g);
-                let dead_lettered = unusable.is_some() && !deferred;
-                if pushed && item.result_ttl_seconds > 0 {
-                    let ttl = crate::routing::clamp_ttl(item.result_ttl_seconds);
-                    self.list_ttls.insert(item.result_list.clone(), ttl);
-                }
-                // The owner's ack ends the generation: its payload is no
-                // longer needed. So does an ack that takes the last pending
-                // copy while nobody holds a claim (a stale owner's record
-                // after the reclaimer put the request back): no later ack
-                // would delete it. A dead-lettered one keeps it for a redrive.
-                if (owned || (copy_taken && unheld))
-                    && !dead_lettered
-                    && let Some(key) = &item.payload_ref
-                {
-                    self.payloads.remove(key);
-                }
-                let q = self.q(queue);
-                if let Some(reason) = unusable.filter(|_| !deferred) {
-                    let entry = DeadEntry {
-                        member: item.member.clone(),
-                        reason,
-                        at: now,
-                    };
-                    q.dead.insert(item.member.clone(), entry);
-                }
-                AckOutcome {
-                    pushed,
-                    claim_dropped: owned,
-                    dead_lettered,
-                    own_record_landed,
-                }
-            })
+            .map(|item| self.ack_one(by, item, now))
             .collect()
+    }
+
+    /// One item of [`Self::ack`].
+    fn ack_one(&mut self, by: Holder<'_>, item: &AckItem, now: Millis) -> AckOutcome {
+        let (queue, owner) = (by.queue, by.owner);
+        let g = &item.generation;
+        let own_record_landed = self.marked_by(g, &item.record, now);
+        let unusable = if self.is_terminal(g, now) {
+            None
+        } else {
+            self.result_list_unusable(queue, &item.result_list)
+        };
+        // Only the claim's holder dead-letters a generation whose list
+        // is unusable. A caller that does not hold it is stale: the
+        // generation is elsewhere (claimed by another owner, back in
+        // pending, parked for retry) and whoever takes it there meets
+        // the same list, so this item changes nothing; dead-lettering
+        // here would put the generation in two places.
+        let held_by_caller = self
+            .queue(queue)
+            .and_then(|q| q.claims.get(g))
+            .is_some_and(|c| c.owner == *owner);
+        let deferred = unusable.is_some() && !held_by_caller;
+        let pushed = unusable.is_none()
+            && self.ours_somewhere(queue, item)
+            && self.deliver_terminal(
+                g,
+                (&item.result_list, item.record.clone()),
+                &item.member,
+                now,
+            );
+        let q = self.q(queue);
+        let owned = q.claims.get(g).is_some_and(|c| c.owner == *owner);
+        if owned {
+            q.claims.remove(g);
+        }
+        // A copy of this generation the reclaimer put back while a
+        // stale owner still worked on it: the generation is answered
+        // (or dead-lettered) now, so the copy must never be served.
+        let copy_taken = !deferred && q.pending.remove(&item.member).is_some();
+        if copy_taken {
+            q.redeliveries.remove(g);
+        }
+        let unheld = !q.claims.contains_key(g);
+        let dead_lettered = unusable.is_some() && !deferred;
+        if pushed && item.result_ttl_seconds > 0 {
+            let ttl = crate::routing::clamp_ttl(item.result_ttl_seconds);
+            self.list_ttls.insert(item.result_list.clone(), ttl);
+        }
+        // The owner's ack ends the generation: its payload is no
+        // longer needed. So does an ack that takes the last pending
+        // copy while nobody holds a claim (a stale owner's record
+        // after the reclaimer put the request back): no later ack
+        // would delete it. A dead-lettered one keeps it for a redrive.
+        if (owned || (copy_taken && unheld))
+            && !dead_lettered
+            && let Some(key) = &item.payload_ref
+        {
+            self.payloads.remove(key);
+        }
+        let q = self.q(queue);
+        if let Some(reason) = unusable.filter(|_| !deferred) {
+            let entry = DeadEntry {
+                member: item.member.clone(),
+                reason,
+                at: now,
+            };
+            q.dead.insert(item.member.clone(), entry);
+        }
+        AckOutcome {
+            pushed,
+            claim_dropped: owned,
+            dead_lettered,
+            own_record_landed,
+        }
     }
 
     /// Whether an ack of `item` may push: the generation is still in this

@@ -80,12 +80,18 @@ fn the_plain_layout_is_the_default_and_parks_in_the_shared_retry_set() {
 fn hash_tagged_keys_are_gos_cluster_names_exactly() {
     let keys = tagged("");
     let q = keys.queue("request-sortedset");
-    assert_eq!(q.pending, "request-sortedset");
-    assert_eq!(q.claimed, "{request-sortedset}:claimed");
-    assert_eq!(q.owners, "{request-sortedset}:claim-owners");
-    assert_eq!(q.index, "{request-sortedset}:claims-idx");
-    assert_eq!(q.deliveries, "{request-sortedset}:deliveries");
-    assert_eq!(q.dead, "{request-sortedset}:dead");
+    let go = [
+        ":claimed",
+        ":claim-owners",
+        ":claims-idx",
+        ":deliveries",
+        ":dead",
+    ];
+    let [pending, rest @ ..] = q.all();
+    assert_eq!(pending, "request-sortedset");
+    for (name, suffix) in rest.into_iter().zip(go) {
+        assert_eq!(name, format!("{{request-sortedset}}{suffix}"));
+    }
     assert_eq!(q.retry, "{request-sortedset}:retry");
     assert_eq!(q.paused, "{request-sortedset}:paused");
     assert_eq!(

@@ -210,10 +210,7 @@ impl GoQueue {
         expiry_s: i64,
     ) -> RedisResult<bool> {
         let won: i64 = invocation(&scripts().claim, &self.queue_keys())
-            .arg(member)
-            .arg(key)
-            .arg(owner)
-            .arg(expiry_s)
+            .arg((member, key, owner, expiry_s))
             .invoke_async(conn)
             .await?;
         Ok(won == 1)
@@ -229,9 +226,7 @@ impl GoQueue {
     ) -> RedisResult<i64> {
         let k = &self.keys;
         invocation(&scripts().renew, &[&k.claimed, &k.index, &k.owners])
-            .arg(key)
-            .arg(owner)
-            .arg(expiry_s)
+            .arg((key, owner, expiry_s))
             .invoke_async(conn)
             .await
     }
@@ -245,9 +240,7 @@ impl GoQueue {
         score: f64,
     ) -> RedisResult<bool> {
         let done: i64 = invocation(&scripts().release, &self.queue_keys())
-            .arg(key)
-            .arg(owner)
-            .arg(score_text(score))
+            .arg((key, owner, score_text(score)))
             .invoke_async(conn)
             .await?;
         Ok(done == 1)
@@ -264,10 +257,7 @@ impl GoQueue {
     ) -> RedisResult<bool> {
         let k = &self.keys;
         let pushed: i64 = invocation(&scripts().ack, &[&k.owners, &k.claimed, &k.index, list])
-            .arg(key)
-            .arg(owner)
-            .arg(record)
-            .arg(0)
+            .arg((key, owner, record, 0))
             .invoke_async(conn)
             .await?;
         Ok(pushed == 1)
@@ -299,9 +289,7 @@ impl GoQueue {
                 .await?;
             let s = member.as_deref().map_or(0.0, score);
             let n: i64 = invocation(&scripts().reclaim_one, &self.queue_keys())
-                .arg(&key)
-                .arg(now_s)
-                .arg(score_text(s))
+                .arg((&key, now_s, score_text(s)))
                 .invoke_async(conn)
                 .await?;
             back += usize::from(n == 1);

@@ -134,7 +134,7 @@ impl Walk {
                 let got = self.store.claim(owner.on(Q), &items).await.unwrap();
                 assert_eq!(
                     got,
-                    self.model.claim(Q, &owner, &items, now),
+                    self.model.claim(owner.on(Q), &items, now),
                     "{ctx}: claim"
                 );
                 format!("claim {owner} {}", items.len())
@@ -142,7 +142,7 @@ impl Walk {
             5 => {
                 let g = self.rng.some(&gens, 4);
                 let got = self.store.renew(owner.on(Q), &g).await.unwrap();
-                assert_eq!(got, self.model.renew(Q, &owner, &g, now), "{ctx}: renew");
+                assert_eq!(got, self.model.renew(owner.on(Q), &g, now), "{ctx}: renew");
                 "renew".into()
             }
             6 | 7 => {
@@ -174,13 +174,13 @@ impl Walk {
                     })
                     .collect();
                 let got = self.store.ack(owner.on(Q), &items).await.unwrap();
-                assert_eq!(got, self.model.ack(Q, &owner, &items, now), "{ctx}: ack");
+                assert_eq!(got, self.model.ack(owner.on(Q), &items, now), "{ctx}: ack");
                 format!("ack {owner} {}", items.len())
             }
             8 => {
                 let g = self.rng.some(&gens, 3);
                 let got = self.store.release(owner.on(Q), &g).await.unwrap();
-                let want = self.model.release(Q, &owner, &g, now);
+                let want = self.model.release(owner.on(Q), &g, now);
                 assert_eq!(got, want, "{ctx}: release");
                 "release".into()
             }
@@ -203,7 +203,7 @@ impl Walk {
                 let got = self.store.park_retry(owner.on(Q), &items).await.unwrap();
                 assert_eq!(
                     got,
-                    self.model.park_retry(Q, &owner, &items, now),
+                    self.model.park_retry(owner.on(Q), &items, now),
                     "{ctx}: park"
                 );
                 "park".into()

@@ -65,6 +65,11 @@ pub(super) async fn stored<S: CheckedStore>(store: &S, r: &Req) -> bool {
     got[0].is_some()
 }
 
+/// Asserts whether `r`'s payload key is still stored, saying `why`.
+pub(super) async fn payload_is<S: CheckedStore>(store: &S, r: &Req, kept: bool, why: &str) {
+    assert_eq!(stored(store, r).await, kept, "{}: {why}", r.generation.id);
+}
+
 pub async fn fetch_returns_stored_payloads_in_order_and_none_where_missing(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let (a, pa) = by_reference(fx.start, "a", 3600);

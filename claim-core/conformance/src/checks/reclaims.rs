@@ -1,14 +1,14 @@
 //! Checks of reclaim: expired leases back to pending, the delivery limit (and the payload it ends), and what a redelivery counts.
 
 use super::StoreFactory;
+use super::payloads::payload_is;
 use super::returns::{park, redeliveries};
 use super::support::{
     Q, RESULTS, Req, config, fixture, limited, limited_with_list, one_claimed, owner,
 };
-use crate::CheckedStore;
 use claim_core::store::Submission;
 use claim_core::types::{Member, Millis, Score};
-use claim_core::wire::{self, Envelope};
+use claim_core::wire::Envelope;
 use claim_core::{ClaimInspect, ClaimStore};
 use claim_core::{ClaimProducer, ListReads, Record};
 
@@ -237,11 +237,6 @@ fn by_reference(start: Millis, id: &str) -> (Req, Submission) {
 }
 
 /// Whether the payload of `r`, stored apart, is still there.
-async fn payload_kept<S: CheckedStore>(store: &S, r: &Req) -> bool {
-    let key = wire::payload_key(&r.generation.id, &r.generation.token);
-    store.fetch_payloads(&[key]).await.unwrap()[0].is_some()
-}
-
 pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_redelivered_one_keeps_it(
     f: &impl StoreFactory,
 ) {
@@ -256,22 +251,31 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     let crashers = [inline.clone(), poison.clone()];
     fx.claim("crasher", &crashers).await;
     assert_eq!(fx.reclaim_at(31).await.redelivered, 2);
-    assert!(
-        payload_kept(&fx.store, &poison).await,
-        "a redelivered request keeps its payload"
-    );
+    payload_is(
+        &fx.store,
+        &poison,
+        true,
+        "a redelivered request keeps its payload",
+    )
+    .await;
     let all = [inline.clone(), poison.clone(), survivor.clone()];
     fx.claim("crasher", &all).await;
     let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (1, 2));
-    assert!(
-        !payload_kept(&fx.store, &poison).await,
-        "the DELIVERY_LIMIT record answered it: its payload key is gone"
-    );
-    assert!(
-        payload_kept(&fx.store, &survivor).await,
-        "the redelivered request's next holder still needs its payload"
-    );
+    payload_is(
+        &fx.store,
+        &poison,
+        false,
+        "the DELIVERY_LIMIT record answered it: its payload key is gone",
+    )
+    .await;
+    payload_is(
+        &fx.store,
+        &survivor,
+        true,
+        "the redelivered request's next holder still needs its payload",
+    )
+    .await;
     let mut ids = fx.result_ids().await;
     ids.sort();
     assert_eq!(ids, vec!["a-inline", "p-ref"]);
@@ -293,18 +297,24 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     // A stale owner answers both; a non-owner's ack leaves the payloads to
     // the holder, which then dies without acking.
     fx.ack("slow", &both, "answered").await;
-    assert!(payload_kept(&fx.store, &at_limit).await);
-    assert!(payload_kept(&fx.store, &below).await);
+    payload_is(&fx.store, &at_limit, true, "").await;
+    payload_is(&fx.store, &below, true, "").await;
     let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
-    assert!(
-        !payload_kept(&fx.store, &at_limit).await,
-        "answered: the claim at the limit drops its payload with it"
-    );
-    assert!(
-        !payload_kept(&fx.store, &below).await,
-        "answered: the claim below the limit drops its payload with it"
-    );
+    payload_is(
+        &fx.store,
+        &at_limit,
+        false,
+        "answered: the claim at the limit drops its payload with it",
+    )
+    .await;
+    payload_is(
+        &fx.store,
+        &below,
+        false,
+        "answered: the claim below the limit drops its payload with it",
+    )
+    .await;
     let mut ids = fx.result_ids().await;
     ids.sort();
     assert_eq!(ids, vec!["a-limit", "b-below"]);

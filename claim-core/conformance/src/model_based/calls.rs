@@ -128,11 +128,11 @@ pub fn on_model(model: &mut Model, call: &Call, now: Millis) -> Answer {
             offset,
             limit,
         } => Answer::Pending(model.peek(queue, *offset, *limit)),
-        Call::Claim(b) => Answer::Claimed(model.claim(&b.queue, &b.owner, &b.items, now)),
-        Call::Renew(b) => Answer::Renewed(model.renew(&b.queue, &b.owner, &b.items, now)),
-        Call::Ack(b) => Answer::Acked(model.ack(&b.queue, &b.owner, &b.items, now)),
-        Call::Release(b) => Answer::Flags(model.release(&b.queue, &b.owner, &b.items, now)),
-        Call::ParkRetry(b) => Answer::Flags(model.park_retry(&b.queue, &b.owner, &b.items, now)),
+        Call::Claim(b) => Answer::Claimed(model.claim(b.owner.on(&b.queue), &b.items, now)),
+        Call::Renew(b) => Answer::Renewed(model.renew(b.owner.on(&b.queue), &b.items, now)),
+        Call::Ack(b) => Answer::Acked(model.ack(b.owner.on(&b.queue), &b.items, now)),
+        Call::Release(b) => Answer::Flags(model.release(b.owner.on(&b.queue), &b.items, now)),
+        Call::ParkRetry(b) => Answer::Flags(model.park_retry(b.owner.on(&b.queue), &b.items, now)),
         Call::PromoteDue { limit } => Answer::Moved(model.promote_due(*limit, now)),
         Call::ReclaimExpired { queue, limit } => {
             Answer::Reclaimed(model.reclaim_expired(queue, *limit, now))

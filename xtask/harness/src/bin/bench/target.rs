@@ -21,6 +21,7 @@ use claim_redis::keys::{Keys, QueueKeys};
 use claim_redis::slots::hash_slot;
 use claim_redis::testing::RedisCluster;
 use claim_redis::{KeyLayout, RedisStoreOptions, Topology};
+use std::ops::Range;
 
 /// One server the run reads counters from.
 pub struct Node {
@@ -224,7 +225,7 @@ impl Target {
     /// batch is sent.
     pub async fn enqueue(
         &self,
-        seqs: std::ops::Range<usize>,
+        seqs: Range<usize>,
         deadline: i64,
         payloads: Payloads,
         mut mark: impl FnMut(usize),
