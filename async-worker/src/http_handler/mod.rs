@@ -13,7 +13,9 @@
 //!   `INVALID_REQUEST`. Then the merge policy's stamps, which win over the
 //!   member's: the fairness id ([`fairness`], on by default) and, under
 //!   `tier-priority`, the lane's priority and objective headers
-//!   ([`crate::merge_policy`]).
+//!   ([`crate::merge_policy`]); and the W3C trace context from the
+//!   member's `data.metadata` ([`trace_context`]), checked, always passed
+//!   through.
 //! - Body: the request's payload bytes, unchanged: the member's `data.payload`,
 //!   or the payload the runtime fetched from its `internal.payload_ref`.
 //! - Answers: 429 and 5xx retry, as do connection and body-read errors; any
@@ -49,6 +51,7 @@ mod backoff;
 pub mod fairness;
 mod target;
 mod tier_stamps;
+pub mod trace_context;
 
 pub use backoff::{Backoff, parse_retry_after};
 
@@ -201,6 +204,7 @@ impl HttpHandler {
     fn headers_of(&self, target: &HttpTarget, request: &Request) -> Result<HeaderMap, String> {
         let mut headers = target.headers(&request.parsed.headers)?;
         self.fairness.stamp(&mut headers, &request.parsed.metadata);
+        trace_context::stamp(&mut headers, &request.parsed.metadata);
         if let Some(tiers) = &self.tiers {
             tiers.stamp(&mut headers, &request.parsed.labels)?;
         }

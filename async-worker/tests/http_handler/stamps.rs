@@ -111,3 +111,35 @@ async fn a_gcs_uri_request_reaches_the_gateway_as_form_data_and_an_expiring_one_
         other => panic!("expected INVALID_REQUEST, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn the_trace_context_in_the_metadata_reaches_the_gateway_unchanged() {
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let metadata = format!(r#"{{"traceparent":"{parent}","tracestate":"congo=t61rcWkgMzE"}}"#);
+    let r = request(
+        &format!(r#","metadata":{metadata},"headers":{{"Traceparent":"00-spoofed"}}"#),
+        r#"{"prompt":"x"}"#,
+        Duration::from_secs(3600),
+    );
+    let (_, log) = outcome_of(&r).await;
+    let seen = last_seen(&log);
+    assert_eq!(header(&seen, "traceparent"), vec![parent]);
+    assert_eq!(header(&seen, "tracestate"), vec!["congo=t61rcWkgMzE"]);
+}
+
+#[tokio::test]
+async fn a_malformed_trace_context_is_not_sent_and_the_call_still_goes_out() {
+    let r = request(
+        r#","metadata":{"traceparent":"00-zz","tracestate":"a=1"}"#,
+        r#"{"prompt":"x"}"#,
+        Duration::from_secs(3600),
+    );
+    let (outcome, log) = outcome_of(&r).await;
+    assert!(
+        matches!(outcome, async_worker::HandlerOutcome::Success { .. }),
+        "{outcome:?}"
+    );
+    let seen = last_seen(&log);
+    assert!(header(&seen, "traceparent").is_empty());
+    assert!(header(&seen, "tracestate").is_empty());
+}

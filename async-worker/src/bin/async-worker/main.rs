@@ -117,7 +117,7 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     }
     if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some_and(|v| !v.is_empty()) {
         tracing::warn!(
-            "OTEL_EXPORTER_OTLP_ENDPOINT is set but has no effect: this processor exports no OpenTelemetry traces"
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set but has no effect: this processor exports no OpenTelemetry spans of its own (a request's W3C trace context in data.metadata is passed through to the gateway all the same)"
         );
     }
     let queues: Vec<&str> = settings
