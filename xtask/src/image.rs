@@ -3,11 +3,13 @@
 //! There is no container daemon here, so this proves what it can of the
 //! image without building it: it builds the release binary with the
 //! Dockerfile's cargo command ([`BUILD`] plus `--target <host triple>`; a
-//! test below fails when the Dockerfile's command drifts from it), lays out
+//! test below fails when the Dockerfile's command drifts from it), strips
+//! its debug info as the Dockerfile does, lays out
 //! an empty root directory holding only what the runtime stage adds (the
 //! binary at `/llm-d-async`, the upstream chart's `command`, and a symlink
 //! at `/usr/local/bin/async-worker`) plus exactly the shared libraries
-//! `ldd` reports (a subset of what the distroless `cc` base ships), every
+//! `ldd` reports and the CA bundle (a subset of what the distroless `cc`
+//! base ships; the HTTP client does not build without roots), every
 //! file and directory read-only, and runs there with `chroot` as UID 65532
 //! (the image's `USER`, so nothing in the root is writable, as under
 //! `readOnlyRootFilesystem`) and an empty environment:
@@ -304,6 +306,7 @@ mod tests {
             "the Dockerfile's `cargo build` differs from xtask/src/image.rs's BUILD; make them the same: expected `{command}`"
         );
         for needle in [
+            "--strip-debug /out/llm-d-async",
             "USER 65532:65532",
             "/llm-d-async",
             "/usr/local/bin/async-worker",

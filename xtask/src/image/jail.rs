@@ -51,12 +51,12 @@ impl Jail {
         let userspec = format!("--userspec={UID}:{UID}");
         let mut cmd = match self {
             Jail::Chroot => {
-                let mut cmd = Command::new("chroot");
+                let mut cmd = Command::new(located("chroot"));
                 cmd.arg(userspec);
                 cmd
             }
             Jail::Unshare => {
-                let mut cmd = Command::new("unshare");
+                let mut cmd = Command::new(located("unshare"));
                 cmd.args(["--map-root-user", "chroot"]);
                 cmd
             }
@@ -87,6 +87,16 @@ impl Jail {
             .wait_with_output()
             .map_err(|e| Error::Failed(format!("`{shown}`: {e}")))
     }
+}
+
+/// `program`'s path in a `PATH` directory (the command's environment is
+/// cleared, so it cannot be looked up there), else the bare name.
+fn located(program: &str) -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|file| file.is_file())
+        .unwrap_or_else(|| program.into())
 }
 
 /// The effective UID, from `/proc/self/status`.

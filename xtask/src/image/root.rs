@@ -1,4 +1,4 @@
-//! The image step's temporary root: the binary at `/llm-d-async`, its symlink at `/usr/local/bin/async-worker`, and exactly the shared libraries `ldd` lists, all read-only; removed on drop.
+//! The image step's temporary root: the binary at `/llm-d-async`, its symlink at `/usr/local/bin/async-worker`, exactly the shared libraries `ldd` lists and the CA bundle, all read-only; removed on drop.
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::Error;
+
+/// Where Debian, and so the distroless base, keeps the CA certificates.
+const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
 /// The temporary root; made writable again and removed on drop.
 pub(super) struct Root {
@@ -24,17 +27,51 @@ impl Root {
             files: Vec::new(),
         };
         root.copy(binary, "/llm-d-async")?;
+        root.strip_debug("/llm-d-async")?;
         let link = root.dir.join("usr/local/bin/async-worker");
         fs::create_dir_all(link.parent().expect("a parent"))
             .map_err(|e| failed(&link, "create", e))?;
         symlink("/llm-d-async", &link).map_err(|e| failed(&link, "symlink", e))?;
         root.files
             .push(("/usr/local/bin/async-worker -> /llm-d-async".into(), 0));
+        // The distroless base ships the CA bundle; the HTTP client will not
+        // build without one (rustls loads the system's roots).
+        let bundle = Path::new(CA_BUNDLE);
+        if !bundle.is_file() {
+            return Err(Error::Failed(format!(
+                "{CA_BUNDLE} is missing: the image ships a CA bundle there and the binary needs one (install ca-certificates)"
+            )));
+        }
+        root.copy(bundle, CA_BUNDLE)?;
         for library in libraries(binary)? {
             root.copy(Path::new(&library), &library)?;
         }
         set_modes(&root.dir, 0o555, 0o555).map_err(|e| failed(&root.dir, "chmod", e))?;
         Ok(root)
+    }
+
+    /// `strip --strip-debug` on `path` in the root, as the Dockerfile does
+    /// to the binary (the release profile's line tables dropped).
+    fn strip_debug(&mut self, path: &str) -> Result<(), Error> {
+        let file = self.dir.join(path.trim_start_matches('/'));
+        let status = Command::new("strip")
+            .arg("--strip-debug")
+            .arg(&file)
+            .status()
+            .map_err(|e| Error::Failed(format!("could not run `strip` (install binutils): {e}")))?;
+        if !status.success() {
+            return Err(Error::Failed(format!(
+                "`strip --strip-debug {}` failed ({status})",
+                file.display()
+            )));
+        }
+        let bytes = fs::metadata(&file)
+            .map_err(|e| failed(&file, "stat", e))?
+            .len();
+        if let Some(entry) = self.files.iter_mut().find(|(p, _)| p == path) {
+            entry.1 = bytes;
+        }
+        Ok(())
     }
 
     /// Copies `from` (symlinks followed) to `to` inside the root.
