@@ -21,8 +21,9 @@
 //!    outside the root on a free port (the root holds no redis-server):
 //!    `/readyz` on its health port must answer 200 within a bound, and
 //!    SIGTERM must end it with exit code 0. The Redis demo cannot run in
-//!    the image: it starts its replicas through `/proc/self/exe` and stops
-//!    them with the `kill` program, neither of which a distroless root has.
+//!    the image: it stops its replicas with the `kill` program, which the
+//!    distroless image lacks (and it starts them through `/proc/self/exe`,
+//!    which this root, without `/proc`, lacks too).
 //!
 //! Not root: `unshare --map-root-user` makes the chroot possible (as the
 //! mapped root, not UID 65532); where that fails too the step is skipped
