@@ -9,8 +9,9 @@
 //! conformance suite on every store and layout through `cargo xtask
 //! conformance` (per-store summary lines), the usage examples build
 //! (`async-worker/examples`), the harness build (`xtask/harness`: the
-//! `bench` and `chaos` binaries), then the short chaos run (`cargo xtask
-//! chaos --short`) and the same short run on a Redis Cluster with a primary
+//! `bench` and `chaos` binaries), the image step (`cargo xtask image`: the
+//! Dockerfile's release build run in an empty root, [`crate::image`]), then
+//! the short chaos run (`cargo xtask chaos --short`) and the same short run on a Redis Cluster with a primary
 //! killed mid-run ([`CLUSTER_CHAOS`]; both skipped without `redis-server`
 //! unless `CI` is set). `CI` is passed
 //! through (tests that need `redis-server` fail instead of skipping when it
@@ -28,7 +29,7 @@
 
 use std::{env, path::Path, time::Instant};
 
-use crate::{Error, Shown, cargo, chaos, conformance, elapsed, run_inherit};
+use crate::{Error, Shown, cargo, chaos, conformance, elapsed, image, run_inherit};
 
 /// One step: a name for messages and what to run.
 enum Step {
@@ -41,6 +42,8 @@ enum Step {
     Conformance(&'static str),
     /// A chaos run: a name, and the flags of `cargo xtask chaos`.
     Chaos(&'static str, &'static [&'static str]),
+    /// `cargo xtask image`: the image's binary run in an empty root.
+    Image(&'static str),
 }
 
 /// The cluster chaos step's flags: the short size (2 workers, 1,500
@@ -63,7 +66,7 @@ const LIBRARY_FEATURES: &[&str] = &[
     "test-support",
 ];
 
-const STEPS: [Step; 9] = [
+const STEPS: [Step; 10] = [
     Step::Cargo("fmt", &[&["fmt", "--all", "--", "--check"]]),
     Step::Cargo(
         "clippy",
@@ -100,6 +103,7 @@ const STEPS: [Step; 9] = [
         "harness",
         &[&["build", "-p", "harness", "--bins", "--locked"]],
     ),
+    Step::Image("image"),
     Step::Chaos("chaos", &["--short"]),
     Step::Chaos("chaos-cluster", CLUSTER_CHAOS),
 ];
@@ -157,6 +161,14 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
                     features.join(", ")
                 );
                 (*name, check_features(package, features))
+            }
+            Step::Image(name) => {
+                println!(
+                    "\n==> [{}/{}] {name}: cargo xtask image",
+                    i + 1,
+                    STEPS.len()
+                );
+                (*name, image::run())
             }
             Step::Chaos(name, flags) => {
                 println!(
@@ -221,12 +233,12 @@ fn check_features(package: &str, features: &[&str]) -> Result<(), Error> {
 }
 
 /// `CI` set to anything but empty, `0` or `false` (any case).
-fn is_ci() -> bool {
+pub(crate) fn is_ci() -> bool {
     env::var("CI").is_ok_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "" | "0" | "false"))
 }
 
 /// Whether an executable file named `program` is in a `PATH` directory.
-fn on_path(program: &str) -> bool {
+pub(crate) fn on_path(program: &str) -> bool {
     let Some(path) = env::var_os("PATH") else {
         return false;
     };

@@ -7,6 +7,7 @@ mod chaos;
 mod ci;
 mod conformance;
 mod demo;
+mod image;
 #[cfg(test)]
 mod tidy;
 
@@ -24,7 +25,7 @@ usage: cargo xtask <subcommand> [options]
 
 subcommands:
   ci                                   everything CI checks: fmt, clippy, the library's feature matrix,
-                                       tests, conformance, examples, harness, short chaos (one server, cluster)
+                                       tests, conformance, examples, harness, image, short chaos (one server, cluster)
   conformance [--store memory|redis|redis-tagged|redis-cluster|all] [-- <test args>]
                                        run the ClaimStore conformance suite (default: all)
   bench [--runs a,b] [--requests N] [--repeat N] [--program P] …
@@ -34,6 +35,8 @@ subcommands:
   chaos [--workers N] [--requests M] [--seed S] [--short] [--topology standalone|cluster|sentinel] [--kill …]
                                        SIGKILLed workers, a Redis restart, a cut link, a killed primary on real processes
   demo [--redis URL] [--requests N] …  the run command: replicas, a stand-in gateway, one replica hard-stopped
+  image                                the container image's binary (the Dockerfile's release build) run in an
+                                       empty root as UID 65532: --help, a short demo, ready against Redis, SIGTERM
   help                                 print this message";
 
 /// Why a subcommand stopped.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(args.collect()),
         Some("chaos") => chaos::run_cli(args.collect()),
         Some("demo") => demo::run(args.collect()),
+        Some("image") => image::run_cli(args.collect()),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(())

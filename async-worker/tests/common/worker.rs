@@ -1,4 +1,4 @@
-//! The harness of the process tests (process, poison_process, payload_refs_process, chart_argv_process, chart_queries, deploy_rules, status_page, mixed_fleet): one `async-worker` process, its log, signals and its /metrics page.
+//! The harness of the process tests (process, poison_process, payload_refs_process, chart_argv_process, chart_overlay_process, chart_queries, deploy_rules, status_page, mixed_fleet): one `async-worker` process, its log, signals and its /metrics page.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -84,6 +84,13 @@ impl Worker {
         if !chosen {
             command.arg("--zap-encoder=console");
         }
+        Worker::spawn_exact(command, metrics_port, health_port)
+    }
+
+    /// [`Worker::spawn`] with `command`'s argv as it is (no
+    /// `--zap-encoder` added: the log is JSON lines, stderr being a file),
+    /// for a test that runs the argv a chart renders, exactly.
+    pub fn spawn_exact(mut command: Command, metrics_port: u16, health_port: u16) -> Worker {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let log = std::env::temp_dir().join(format!(
