@@ -5,6 +5,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::failed;
 use crate::Error;
 
 /// Where Debian, and so the distroless base, keeps the CA certificates.
@@ -148,10 +149,6 @@ fn parse_ldd(text: &str) -> Result<Vec<String>, Error> {
         }
     }
     Ok(paths)
-}
-
-fn failed(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::Failed(format!("{what} {}: {e}", path.display()))
 }
 
 #[cfg(test)]
