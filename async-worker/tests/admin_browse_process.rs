@@ -250,3 +250,45 @@ async fn the_browse_cancel_and_retry_now_commands_exit_1_when_redis_is_down_and_
         .unwrap();
     assert!(!written, "a refused cancel writes nothing");
 }
+
+#[tokio::test]
+async fn retry_now_of_an_entry_bound_for_a_bookkeeping_key_dead_letters_it_and_touches_nothing_else()
+ {
+    let Some(server) = common::redis_server() else {
+        return;
+    };
+    let url = server.url();
+    let mut conn = common::connect(&url).await;
+    // A hostile producer names the queue's claim hash as the entry's queue.
+    let claimed = format!("{QUEUE}:claimed");
+    let _: () = conn.hset(&claimed, "someone-else", "kept").await.unwrap();
+    let mut e = Envelope::new(
+        "hostile",
+        common::token("hostile"),
+        common::unix_now() + 3600,
+        serde_json::json!({}),
+    );
+    e.internal.request_queue_name = claimed.clone();
+    let _: () = conn
+        .zadd(RETRIES, e.to_bytes(), common::unix_now() + 3600)
+        .await
+        .unwrap();
+
+    let ran = admin(&url, &["retry-now", "hostile"]);
+    let out = ran.ok();
+    assert!(
+        out.contains("cannot be promoted: moved to the dead set"),
+        "{out}"
+    );
+    assert!(out.contains("promoted 0 of 1"), "{out}");
+    let dead = admin(&url, &["--json", "dead", "list"]).json();
+    assert_eq!(dead[0]["id"], "hostile", "{dead}");
+    assert!(
+        dead[0]["reason"].as_str().unwrap().contains(&claimed),
+        "{dead}"
+    );
+    let kept: Vec<(String, String)> = conn.hgetall(&claimed).await.unwrap();
+    assert_eq!(kept, [("someone-else".to_owned(), "kept".to_owned())]);
+    let d = common::depths(&mut conn).await;
+    assert_eq!((d.pending, d.retry), (0, 0), "{d:?}");
+}
