@@ -1,4 +1,4 @@
-//! `/status` in headless Chromium, and `/status.json`: a real worker over a private redis-server with pending, claimed and dead entries; both show queue names, counts, the owner token and dead reasons, and no payload.
+//! `/status` in headless Chromium, and `/status.json`: a real worker over a private redis-server with pending, claimed and dead entries; both show queue names, counts, the oldest pending age, the owner token and its pod, dead reasons, and no payload.
 //!
 //! Two queues: `intake` (a fast gateway; its requests name a result list
 //! that holds a string, so each ack dead-letters them, and one member is
@@ -32,6 +32,8 @@ const SECRET: &str = "PAYLOAD-SECRET-7f3a";
 /// Requests to the slow queue; two are claimed (the concurrency), the rest pend.
 const SLOW_REQUESTS: usize = 6;
 const CONCURRENCY: usize = 2;
+/// The worker's host name (`HOSTNAME`, as Kubernetes sets it to the pod's).
+const POD: &str = "status-pod-1";
 
 /// Submits as the Go producer does to `queue`, created a minute ago, with
 /// the secret in the payload.
@@ -108,6 +110,7 @@ fn start_worker(redis_url: &str, config: &str, drain: &str) -> Worker {
             "--bind-address", "127.0.0.1",
         ])
         .env_remove("REDIS_URL")
+        .env("HOSTNAME", POD)
         .env("RUST_LOG", "info");
     Worker::spawn(command, metrics_port, health_port)
 }
@@ -203,6 +206,8 @@ async fn the_status_page_in_chromium_and_status_json_show_queues_counts_claims_o
         &[
             format!("<td class=\"n pending\">{pending}</td>"),
             format!("<td class=\"n claimed\">{CONCURRENCY}</td>"),
+            // Submitted a minute ago: the head of pending is that old.
+            "<td class=\"n oldest-pending\">1 m ".into(),
         ],
     );
     assert_holds(
@@ -214,8 +219,10 @@ async fn the_status_page_in_chromium_and_status_json_show_queues_counts_claims_o
         &[
             format!("<code id=\"owner\">{owner}</code>"),
             format!("<dd id=\"in-flight\">{CONCURRENCY}</dd>"),
+            format!("<dd id=\"pod\">{POD}</dd>"),
         ],
     );
+    assert!(owner.starts_with(&format!("{POD}/")), "{owner}");
     // Both claims, owned by this replica, in the claims table.
     let claims = &dom[dom.find("id=\"claims\"").expect("claims section")..];
     let claims = &claims[..claims.find("</section>").expect("section end")];
@@ -225,6 +232,8 @@ async fn the_status_page_in_chromium_and_status_json_show_queues_counts_claims_o
         "{claims}"
     );
     assert_eq!(claims.matches("<td>slow-").count(), CONCURRENCY, "{claims}");
+    let pod_cell = format!("<td class=\"pod\">{POD}</td>");
+    assert_eq!(claims.matches(&pod_cell).count(), CONCURRENCY, "{claims}");
     // Dead entries with their reasons, the unparsable one without an id.
     let dead = &dom[dom.find("id=\"dead\"").expect("dead section")..];
     let reason = format!("result list \"{BAD_LIST}\" holds a string");
@@ -258,6 +267,7 @@ async fn the_status_page_in_chromium_and_status_json_show_queues_counts_claims_o
     let json: serde_json::Value = serde_json::from_str(&body).expect("/status.json is JSON");
     assert_eq!(json["replica"]["owner"], owner.as_str(), "{json:#}");
     assert_eq!(json["replica"]["in_flight"], CONCURRENCY, "{json:#}");
+    assert_eq!(json["replica"]["pod"], POD, "{json:#}");
     let queues = json["store"]["queues"].as_array().expect("queues");
     let slow = queues
         .iter()
@@ -267,10 +277,13 @@ async fn the_status_page_in_chromium_and_status_json_show_queues_counts_claims_o
         (slow["pending"].clone(), slow["claimed"].clone()),
         (pending.into(), CONCURRENCY.into())
     );
-    assert_eq!(
-        json["store"]["claims"].as_array().map(Vec::len),
-        Some(CONCURRENCY)
-    );
+    let age = slow["oldest_pending_age_ms"]
+        .as_u64()
+        .expect("an oldest pending age");
+    assert!((60_000..600_000).contains(&age), "{slow:#}");
+    let claim_rows = json["store"]["claims"].as_array().expect("claims");
+    assert_eq!(claim_rows.len(), CONCURRENCY);
+    assert!(claim_rows.iter().all(|c| c["pod"] == POD), "{json:#}");
     assert!(body.contains(&reason.replace('"', "\\\"")), "{body}");
     assert!(
         !body.contains(SECRET),

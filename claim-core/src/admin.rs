@@ -1,4 +1,4 @@
-//! `ClaimAdmin`: the operator's store operations (dead-letter redrive and purge, release of any owner's claim, pause and resume), each one atomic step.
+//! `ClaimAdmin`: the operator's store operations (dead-letter redrive and purge, release of any owner's claim, pause and resume, promotion of one parked retry now), each one atomic step.
 //!
 //! These are what `async-worker admin` runs while workers keep running, so
 //! each is atomic and safe beside every hot-path operation: a redrive racing
@@ -35,6 +35,26 @@ pub enum Redrive {
     Unparsable,
 }
 
+/// What a promotion of one parked retry now ([`ClaimAdmin::retry_now`]) did:
+/// the promoter's rules, applied to one entry whatever its due time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryNow {
+    /// Out of the retry set and into its queue's pending set at its
+    /// pending score (`wire::queue_score`), for any replica to claim.
+    Promoted,
+    /// Not in the retry set (promoted or claimed meanwhile, or never parked).
+    NotParked,
+    /// Its generation already has its terminal record (a stale owner's ack
+    /// answered it while parked): dropped from the retry set with its
+    /// delivery count, not promoted, as the promoter drops it.
+    Answered,
+    /// It cannot be promoted (unparsable, or its queue names a key that is
+    /// no queue): moved to the default queue's dead set with the reason, as
+    /// the promoter moves it.
+    DeadLettered,
+}
+
 /// Operator operations on a store. See the module docs.
 #[async_trait]
 pub trait ClaimAdmin: ClaimStore {
@@ -67,4 +87,13 @@ pub trait ClaimAdmin: ClaimStore {
     /// untouched: in-flight work finishes and acks normally. Read back with
     /// [`crate::ClaimInspect::paused`].
     async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool>;
+
+    /// Promotes the parked retry `member` (as the retry set holds it) now,
+    /// in one atomic step, by the promoter's rules
+    /// ([`ClaimStore::promote_due`]) but whatever its due time: to the
+    /// queue its `internal.request_queue_name` names (else the default
+    /// queue) at its pending score; an answered generation is dropped, an
+    /// entry that cannot be promoted dead-lettered. Nothing outside the
+    /// entry's own keys moves.
+    async fn retry_now(&self, member: &Member) -> Result<RetryNow>;
 }

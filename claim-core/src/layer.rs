@@ -124,6 +124,7 @@ layer! {
         fn claims(queue: &str) -> Vec<crate::store::ClaimInfo> = Claims;
         fn dead_entries(queue: &str) -> Vec<crate::store::DeadEntry> = DeadEntries;
         fn retry_entries() -> Vec<crate::store::PendingEntry> = RetryEntries;
+        fn peek_after(queue: &str, after: crate::Score, limit: usize) -> Vec<crate::store::PendingEntry> = PeekAfter;
         fn is_terminal(generation: &crate::Generation) -> bool = IsTerminal;
         fn list_len(list: &str) -> usize = ListLen;
         fn paused(queue: &str) -> bool = Paused;

@@ -26,7 +26,7 @@ pub mod stored;
 pub mod types;
 pub mod wire;
 
-pub use admin::{ClaimAdmin, Redrive};
+pub use admin::{ClaimAdmin, Redrive, RetryNow};
 pub use clock::{Clock, ManualClock, SystemClock, unix_now, unix_now_ms};
 pub use error::{Result, StoreError};
 pub use lists::ListReads;

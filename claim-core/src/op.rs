@@ -35,6 +35,7 @@ operations! {
     FetchPayloads = "fetch_payloads",
     Cancel = "cancel",
     Peek = "peek",
+    PeekAfter = "peek_after",
     Claim = "claim",
     Renew = "renew",
     Cancelled = "cancelled",
@@ -59,6 +60,7 @@ operations! {
     PurgeDead = "purge_dead",
     ReleaseClaim = "release_claim",
     SetPaused = "set_paused",
+    RetryNow = "retry_now",
     /// `RedisStore::check_durability`: a backend's own read, not a trait method.
     CheckDurability = "check_durability",
 }
@@ -83,6 +85,7 @@ impl Op {
                 | Op::PurgeDead
                 | Op::ReleaseClaim
                 | Op::SetPaused
+                | Op::RetryNow
         )
     }
 
@@ -92,6 +95,7 @@ impl Op {
         matches!(
             self,
             Op::Depths
+                | Op::PeekAfter
                 | Op::RetryDepth
                 | Op::Claims
                 | Op::DeadEntries

@@ -7,7 +7,7 @@
 
 use async_trait::async_trait;
 use claim_core::Result;
-use claim_core::admin::{ClaimAdmin, Redrive};
+use claim_core::admin::{ClaimAdmin, Redrive, RetryNow};
 use claim_core::model::Model;
 use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
@@ -15,7 +15,7 @@ use claim_core::store::{
 };
 use claim_core::{
     ClaimInspect, ClaimProducer, ClaimStore, Clock, Generation, Holder, Member, Millis, OwnerToken,
-    Payload, Record,
+    Payload, Record, Score,
 };
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -85,6 +85,15 @@ impl ClaimInspect for MemoryStore {
 
     async fn retry_entries(&self) -> Result<Vec<PendingEntry>> {
         self.with(|m, _| m.retry_entries())
+    }
+
+    async fn peek_after(
+        &self,
+        queue: &str,
+        after: Score,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>> {
+        self.with(|m, _| m.peek_after(queue, after, limit))
     }
 
     async fn is_terminal(&self, generation: &Generation) -> Result<bool> {
@@ -211,5 +220,9 @@ impl ClaimAdmin for MemoryStore {
 
     async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool> {
         self.with(|m, _| m.set_paused(queue, paused))
+    }
+
+    async fn retry_now(&self, member: &Member) -> Result<RetryNow> {
+        self.with(|m, now| m.retry_now(member, now))
     }
 }

@@ -45,6 +45,7 @@ pub(crate) struct Scripts {
     pub redrive_dead: Script,
     pub purge_dead: Script,
     pub release_claim: Script,
+    pub retry_now: Script,
 }
 
 impl Scripts {
@@ -69,10 +70,11 @@ impl Scripts {
             redrive_dead: script!("redrive_dead.lua"),
             purge_dead: script!("purge_dead.lua"),
             release_claim: script!("release_claim.lua"),
+            retry_now: script!("retry_now.lua"),
         }
     }
 
-    pub(crate) fn all(&self) -> [(&'static str, &Script); 19] {
+    pub(crate) fn all(&self) -> [(&'static str, &Script); 20] {
         [
             ("claim", &self.claim),
             ("renew", &self.renew),
@@ -93,6 +95,7 @@ impl Scripts {
             ("redrive_dead", &self.redrive_dead),
             ("purge_dead", &self.purge_dead),
             ("release_claim", &self.release_claim),
+            ("retry_now", &self.retry_now),
         ]
     }
 }

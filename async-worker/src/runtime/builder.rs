@@ -62,6 +62,7 @@ pub struct RuntimeBuilder {
     handler: Option<Arc<dyn Handler>>,
     gates: GateSet,
     clock: Arc<dyn Clock>,
+    pod: Option<String>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -84,7 +85,24 @@ impl RuntimeBuilder {
             handler: None,
             gates: GateSet::default(),
             clock: Arc::new(SystemClock),
+            pod: None,
         }
+    }
+
+    /// Names the pod (host) this runtime runs in, in its owner token
+    /// (`<pod>/<32 hex digits>`), so the status page and `admin claims`
+    /// can say which pod holds a claim. Characters other than ASCII
+    /// letters, digits, `.`, `-` and `_` are dropped, and at most 63 kept
+    /// (a DNS label); an empty name leaves the token as before (32 hex
+    /// digits).
+    pub fn pod(mut self, name: &str) -> Self {
+        let name: String = name
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+            .take(63)
+            .collect();
+        self.pod = (!name.is_empty()).then_some(name);
+        self
     }
 
     /// Drains this queue too (a name, or a [`QueueSpec`]).
@@ -197,6 +215,7 @@ impl RuntimeBuilder {
             handler,
             gates,
             clock,
+            pod,
         } = self;
         config.validate()?;
         let pools = Pools::new(&config, gates)?;
@@ -204,7 +223,10 @@ impl RuntimeBuilder {
         for spec in &mut config.queues {
             route_from_store(spec, store.config())?;
         }
-        Ok(Runtime::assemble(store, handler, pools, config, clock))
+        let owner = crate::admin::stats::owner_token(pod.as_deref());
+        Ok(Runtime::assemble(
+            store, handler, pools, config, clock, owner,
+        ))
     }
 }
 

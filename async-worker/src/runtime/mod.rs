@@ -194,10 +194,10 @@ impl Runtime {
         pools: Pools,
         config: RuntimeConfig,
         clock: Arc<dyn Clock>,
+        owner: OwnerToken,
     ) -> Self {
         let (settlements, receiver) =
             mpsc::channel(config.total_workers().max(config.ack_batch_size) * 2);
-        let owner = OwnerToken::new(format!("{:032x}", rand::random::<u128>()));
         let kill = CancellationToken::new();
         for spec in &config.queues {
             crate::metrics::register_queue(spec);

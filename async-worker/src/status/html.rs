@@ -61,9 +61,11 @@ fn replica(page: &mut String, snapshot: &Snapshot) {
         page,
         "<section id=\"replica\"><h2>This replica</h2><dl>\
 <dt>Owner token</dt><dd><code id=\"owner\">{}</code></dd>\
+<dt>Pod</dt><dd id=\"pod\">{}</dd>\
 <dt>In flight</dt><dd id=\"in-flight\">{}</dd>\
 <dt>Readiness</dt><dd>{ready}</dd></dl></section>",
         escape(&r.owner),
+        escape(r.pod.as_deref().unwrap_or("-")),
         r.in_flight
     );
 }
@@ -90,7 +92,7 @@ fn queues(page: &mut String, view: &StoreView) {
             page,
             "<tr data-queue=\"{queue}\"><td>{queue}</td><td class=\"n pending\">{}</td>\
 <td class=\"n claimed\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+<td class=\"n oldest-pending\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
 <td class=\"n dead\">{}</td><td>{}</td><td>{claiming}</td></tr>",
             q.pending,
             q.claimed,
@@ -110,11 +112,11 @@ fn queues(page: &mut String, view: &StoreView) {
 fn claims(page: &mut String, view: &StoreView, own: &str) {
     page.push_str(
         "<section id=\"claims\"><h2>Oldest claims</h2>\n<table><thead><tr>\
-<th>Queue</th><th>Request id</th><th>Token</th><th>Owner</th><th>Lease left</th>\
+<th>Queue</th><th>Request id</th><th>Token</th><th>Pod</th><th>Owner</th><th>Lease left</th>\
 <th>Redeliveries</th><th>Age</th></tr></thead><tbody>\n",
     );
     if view.claims.is_empty() {
-        page.push_str("<tr><td colspan=\"7\">no live claims</td></tr>\n");
+        page.push_str("<tr><td colspan=\"8\">no live claims</td></tr>\n");
     }
     for c in &view.claims {
         let (class, whose) = if c.owner == own {
@@ -124,11 +126,12 @@ fn claims(page: &mut String, view: &StoreView, own: &str) {
         };
         let _ = writeln!(
             page,
-            "<tr{class}><td>{}</td><td>{}</td><td><code>{}</code></td>\
+            "<tr{class}><td>{}</td><td>{}</td><td><code>{}</code></td><td class=\"pod\">{}</td>\
 <td><code>{}</code>{whose}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             escape(&c.queue),
             escape(&c.id),
             escape(&c.token),
+            escape(c.pod.as_deref().unwrap_or("-")),
             escape(&c.owner),
             lease_left(c.lease_left_ms),
             c.redeliveries,
@@ -189,6 +192,7 @@ mod tests {
         Snapshot {
             replica: Replica {
                 owner: "me".into(),
+                pod: None,
                 in_flight: 1,
                 not_ready_because: None,
             },
@@ -200,6 +204,7 @@ mod tests {
                     id: evil.to_owned(),
                     token: evil.to_owned(),
                     owner: "me".into(),
+                    pod: Some("pod-a".into()),
                     lease_left_ms: 4_000,
                     redeliveries: 2,
                     age_ms: Some(61_000),
@@ -233,6 +238,8 @@ mod tests {
         assert!(page.contains("<code id=\"owner\">me</code>"), "{page}");
         assert!(page.contains("<td class=\"n pending\">3</td>"), "{page}");
         assert!(page.contains("(this replica)"), "{page}");
+        assert!(page.contains("<td class=\"pod\">pod-a</td>"), "{page}");
+        assert!(page.contains("<dd id=\"pod\">-</dd>"), "{page}");
         assert!(page.contains("<td class=\"reason\">q</td>"), "{page}");
         assert!(page.contains("paused"), "{page}");
         assert!(page.contains("1 m 01 s"), "{page}");

@@ -1,4 +1,4 @@
-//! The `/status` page's data: one read-only snapshot of the queues (as `admin stats` counts them), the oldest claims, recent dead entries and this replica's owner token and in-flight count.
+//! The `/status` page's data: one read-only snapshot of the queues (as `admin stats` counts them: the oldest pending age too, from the source of the `oldest_pending_age_seconds` gauge), the oldest claims with each owner's pod, recent dead entries and this replica's owner token, pod and in-flight count.
 //!
 //! Everything comes from [`crate::admin::stats`] over `ClaimInspect`
 //! reads: no payload is ever read into a row, and nothing here writes to
@@ -49,6 +49,8 @@ impl std::fmt::Debug for StatusSource {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Replica {
     pub owner: String,
+    /// The pod (host) named in the owner token, if it names one.
+    pub pod: Option<String>,
     pub in_flight: usize,
     /// Why it is not ready, when it is not.
     pub not_ready_because: Option<String>,
@@ -107,6 +109,7 @@ impl StatusSource {
     pub async fn snapshot(&self) -> Snapshot {
         let replica = Replica {
             owner: self.owner.as_str().to_owned(),
+            pod: stats::owner_pod(self.owner.as_str()).map(str::to_owned),
             in_flight: (self.in_flight)(),
             not_ready_because: self.health.not_ready_because(),
         };
@@ -165,6 +168,7 @@ mod tests {
             id: id.into(),
             token: "t".into(),
             owner: "o".into(),
+            pod: None,
             lease_left_ms,
             redeliveries: 0,
             age_ms,

@@ -49,6 +49,7 @@ pub mod leases;
 pub mod payloads;
 pub mod poison;
 pub mod reclaims;
+pub mod retry_now;
 pub mod returns;
 pub mod routing;
 pub mod support;

@@ -74,6 +74,7 @@ where
     [
         checks::admin::admin_checks(),
         checks::answered::admin_checks(),
+        checks::retry_now::admin_checks(),
     ]
     .into_iter()
     .flatten()

@@ -345,6 +345,21 @@ impl Model {
             .unwrap_or_default()
     }
 
+    /// Up to `limit` pending members of `queue` scored above `after`.
+    pub fn peek_after(&self, queue: &str, after: Score, limit: usize) -> Vec<PendingEntry> {
+        let Some(q) = self.queues.get(queue) else {
+            return Vec::new();
+        };
+        q.pending
+            .after(after)
+            .take(limit)
+            .map(|(score, member)| PendingEntry {
+                member: member.clone(),
+                score,
+            })
+            .collect()
+    }
+
     pub fn retry_entries(&self) -> Vec<PendingEntry> {
         self.retry
             .iter()

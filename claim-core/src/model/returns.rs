@@ -1,6 +1,7 @@
 //! The model's returns to pending and to the dead set: release (the shutdown sweep is one), retry parking, promotion of due retries, reclaim of expired claims, dead-lettering.
 
 use super::Model;
+use crate::admin::RetryNow;
 use crate::store::{DeadEntry, ParkItem, ReclaimReport};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Member, Millis};
@@ -71,40 +72,59 @@ impl Model {
             .map(|(_, m)| m.clone())
             .collect();
         for member in &due {
-            self.retry.remove(member);
-            let parsed = wire::parse_member(member.as_bytes());
-            let (queue, score) = match parsed {
-                Ok(p) => {
-                    // Go's formula, as Go's mover and producer score it.
-                    let score = p.score();
-                    let g = Generation::new(p.id, p.token);
-                    let queue = p
-                        .request_queue_name
-                        .unwrap_or_else(|| self.config.default_queue.clone());
-                    let refused = self.config.retry_destination_refusal(&queue).is_some();
-                    if !refused && self.is_terminal(&g, now) {
-                        // Answered while parked (a stale owner's ack): a
-                        // copy back in pending would be served twice once
-                        // the marker expires. Its redelivery count goes too.
-                        self.q(&queue).redeliveries.remove(&g);
-                        continue;
-                    }
-                    (queue, score)
-                }
-                Err(e) => {
-                    self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
-                    continue;
-                }
-            };
-            match self.retry_destination_unusable(&queue) {
-                Some(reason) => self.dead_letter_retry(member, reason, now),
-                None => {
-                    let pending = &mut self.q(&queue).pending;
-                    pending.insert(member.clone(), score);
-                }
-            }
+            self.promote_entry(member, now);
         }
         due.len()
+    }
+
+    /// Promotes one parked retry now, whatever its due time, by the
+    /// promoter's rules ([`Self::promote_due`]).
+    pub fn retry_now(&mut self, member: &Member, now: Millis) -> RetryNow {
+        if self.retry.score(member).is_none() {
+            return RetryNow::NotParked;
+        }
+        self.promote_entry(member, now)
+    }
+
+    /// Moves one retry entry out of the retry set: to its queue's pending
+    /// set, nowhere (answered), or the default queue's dead set.
+    fn promote_entry(&mut self, member: &Member, now: Millis) -> RetryNow {
+        self.retry.remove(member);
+        let parsed = wire::parse_member(member.as_bytes());
+        let (queue, score) = match parsed {
+            Ok(p) => {
+                // Go's formula, as Go's mover and producer score it.
+                let score = p.score();
+                let g = Generation::new(p.id, p.token);
+                let queue = p
+                    .request_queue_name
+                    .unwrap_or_else(|| self.config.default_queue.clone());
+                let refused = self.config.retry_destination_refusal(&queue).is_some();
+                if !refused && self.is_terminal(&g, now) {
+                    // Answered while parked (a stale owner's ack): a
+                    // copy back in pending would be served twice once
+                    // the marker expires. Its redelivery count goes too.
+                    self.q(&queue).redeliveries.remove(&g);
+                    return RetryNow::Answered;
+                }
+                (queue, score)
+            }
+            Err(e) => {
+                self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
+                return RetryNow::DeadLettered;
+            }
+        };
+        match self.retry_destination_unusable(&queue) {
+            Some(reason) => {
+                self.dead_letter_retry(member, reason, now);
+                RetryNow::DeadLettered
+            }
+            None => {
+                let pending = &mut self.q(&queue).pending;
+                pending.insert(member.clone(), score);
+                RetryNow::Promoted
+            }
+        }
     }
 
     /// Why a retry entry must not be moved to `queue`: its name plays

@@ -54,6 +54,14 @@ impl ZSet {
             .map(|(s, m)| (*s, m))
     }
 
+    /// Members with a score greater than `min`, in order (ZRANGEBYSCORE (min +inf).
+    pub fn after(&self, min: Score) -> impl Iterator<Item = (Score, &Member)> {
+        self.ordered
+            .iter()
+            .skip_while(move |(s, _)| *s <= min)
+            .map(|(s, m)| (*s, m))
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (Score, &Member)> {
         self.ordered.iter().map(|(s, m)| (*s, m))
     }

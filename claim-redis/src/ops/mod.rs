@@ -20,6 +20,7 @@
 //! | `cancel` | `lua/cancel.lua`; hash-tagged: `cluster::cancel` | `cancel` |
 //! | `cancelled` | MGET of cancel markers; hash-tagged: per slot | `cancelled` |
 //! | `peek` | ZRANGE of the pending set | `peek` |
+//! | `peek_after` | ZRANGEBYSCORE of the pending set above a score | `peek_after` |
 //! | `claim` | `lua/claim.lua`; hash-tagged: `cluster::claim` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
 //! | `ack` | `lua/ack.lua`; hash-tagged: `cluster::ack` | `ack` |
@@ -43,6 +44,7 @@
 //! | `purge_dead` | `lua/purge_dead.lua` | `ClaimAdmin::purge_dead` |
 //! | `release_claim` | `lua/release_claim.lua`; hash-tagged: marker reads first | `ClaimAdmin::release_claim` |
 //! | `set_paused` | SET .. GET or DEL of `<queue>:paused` | `ClaimAdmin::set_paused` |
+//! | `retry_now` | `lua/retry_now.lua`; hash-tagged: `cluster::retry_now` | `ClaimAdmin::retry_now` |
 //!
 //! Shared leaves (imported by an operation and its cluster counterpart,
 //! importing neither): `batches` (the chunk loop of batched calls), `call` (every script call and multi-key command,
@@ -76,6 +78,7 @@ pub(crate) mod owner_flags;
 pub(crate) mod park_retry;
 pub(crate) mod paused;
 pub(crate) mod peek;
+pub(crate) mod peek_after;
 pub(crate) mod ping;
 pub(crate) mod producer_writes;
 pub(crate) mod promote;
@@ -90,6 +93,7 @@ pub(crate) mod repair_index;
 pub(crate) mod results;
 pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
+pub(crate) mod retry_now;
 pub(crate) mod retry_sets;
 pub(crate) mod script_args;
 pub(crate) mod set_paused;

@@ -4,14 +4,14 @@ use super::RedisStore;
 use crate::ops;
 use async_trait::async_trait;
 use claim_core::Result;
-use claim_core::admin::{ClaimAdmin, Redrive};
+use claim_core::admin::{ClaimAdmin, Redrive, RetryNow};
 use claim_core::store::{
     AckItem, AckOutcome, ClaimInfo, ClaimOutcome, ClaimRequest, DeadEntry, ParkItem, PendingEntry,
     QueueDepths, ReclaimReport, RenewOutcome, StoreConfig, Submission,
 };
 use claim_core::{
     ClaimInspect, ClaimProducer, ClaimStore, Generation, Holder, Member, Millis, Op, OwnerToken,
-    Payload, Record,
+    Payload, Record, Score,
 };
 
 #[async_trait]
@@ -34,6 +34,15 @@ impl ClaimInspect for RedisStore {
 
     async fn retry_entries(&self) -> Result<Vec<PendingEntry>> {
         ops::retry_entries::retry_entries(self).await
+    }
+
+    async fn peek_after(
+        &self,
+        queue: &str,
+        after: Score,
+        limit: usize,
+    ) -> Result<Vec<PendingEntry>> {
+        ops::peek_after::peek_after(self, queue, after, limit).await
     }
 
     async fn is_terminal(&self, generation: &Generation) -> Result<bool> {
@@ -153,6 +162,10 @@ impl ClaimAdmin for RedisStore {
 
     async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool> {
         ops::set_paused::set_paused(self, queue, paused).await
+    }
+
+    async fn retry_now(&self, member: &Member) -> Result<RetryNow> {
+        ops::retry_now::retry_now(self, member).await
     }
 }
 

@@ -170,7 +170,8 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
     };
     let builder = Runtime::builder(Arc::new(store))
         .handler(handler)
-        .config(settings.runtime.clone());
+        .config(settings.runtime.clone())
+        .pod(&pod_name());
     let builder = flow::with_flow(builder, &settings, &gates);
     let runtime = match builder.build() {
         Ok(runtime) => runtime,
@@ -198,6 +199,19 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         let _ = tokio::time::timeout(ENDPOINT_STOP, server.task).await;
     }
     ExitCode::SUCCESS
+}
+
+/// This pod's name, for the owner token: `HOSTNAME` (Kubernetes sets it
+/// to the pod's name), else the kernel's host name; empty when neither is
+/// there (the token then has no pod).
+fn pod_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
 }
 
 fn fail(error: &dyn std::fmt::Display) -> ExitCode {

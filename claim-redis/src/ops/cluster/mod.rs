@@ -11,5 +11,6 @@ pub(crate) mod promote;
 pub(crate) mod push_once;
 pub(crate) mod reclaim;
 pub(crate) mod request_keys;
+pub(crate) mod retry_now;
 pub(crate) mod retry_sets;
 pub(crate) mod submit;

@@ -14,19 +14,19 @@ const PAGE: usize = 1000;
 
 /// One place a generation of the request is.
 #[derive(Debug, Serialize)]
-struct Location {
-    token: String,
+pub(super) struct Location {
+    pub token: String,
     /// `pending`, `claimed`, `parked` (retry set) or `dead`.
-    place: &'static str,
-    queue: Option<String>,
-    owner: Option<String>,
-    lease_left_ms: Option<i64>,
-    redeliveries: Option<u32>,
-    reason: Option<String>,
+    pub place: &'static str,
+    pub queue: Option<String>,
+    pub owner: Option<String>,
+    pub lease_left_ms: Option<i64>,
+    pub redeliveries: Option<u32>,
+    pub reason: Option<String>,
     /// Unix ms: when it was dead-lettered, or when a parked retry is due.
-    at_ms: Option<u64>,
+    pub at_ms: Option<u64>,
     /// The envelope, its payload left out unless `--show-payload`.
-    envelope: serde_json::Value,
+    pub envelope: serde_json::Value,
 }
 
 /// The whole answer.
@@ -40,6 +40,37 @@ struct Report {
 
 pub(super) async fn run(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
     let store = &ctx.store;
+    let locations = locate(ctx, id, None).await?;
+    let tokens: BTreeSet<String> = locations.iter().map(|l| l.token.clone()).collect();
+    let mut answered = Vec::new();
+    for token in tokens {
+        if store
+            .is_terminal(&Generation::new(id, token.clone()))
+            .await?
+        {
+            answered.push(token);
+        }
+    }
+    let report = Report {
+        id: id.to_owned(),
+        locations,
+        answered,
+    };
+    if ctx.json {
+        return json(&report);
+    }
+    print(&report)
+}
+
+/// Every place a generation of request `id` is, in the configured queues
+/// (or `only`, and the retries bound for it): pending (paging through the
+/// whole set), claimed, dead, parked.
+pub(super) async fn locate(
+    ctx: &Ctx,
+    id: &str,
+    only: Option<&str>,
+) -> Result<Vec<Location>, AdminError> {
+    let store = &ctx.store;
     let now = store.now().await?;
     let mut locations = Vec::new();
     let mine = |m: &Member| {
@@ -48,7 +79,7 @@ pub(super) async fn run(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
             .filter(|p| p.id == id)
             .map(|p| p.token)
     };
-    for q in ctx.queues(None)? {
+    for q in ctx.queues(only)? {
         let queue = Some(q.queue.clone());
         let mut offset = 0;
         loop {
@@ -92,30 +123,16 @@ pub(super) async fn run(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
             let queue = wire::parse_member(r.member.as_bytes())
                 .ok()
                 .and_then(|p| p.request_queue_name);
-            let mut l = at(ctx, token, "parked", queue, &r.member);
+            let bound_for = queue.as_deref().unwrap_or(&store.config().default_queue);
+            if only.is_some_and(|o| o != bound_for) {
+                continue;
+            }
+            let mut l = at(ctx, token, "parked", queue.clone(), &r.member);
             l.at_ms = Some(r.score.as_millis().0);
             locations.push(l);
         }
     }
-    let tokens: BTreeSet<String> = locations.iter().map(|l| l.token.clone()).collect();
-    let mut answered = Vec::new();
-    for token in tokens {
-        if store
-            .is_terminal(&Generation::new(id, token.clone()))
-            .await?
-        {
-            answered.push(token);
-        }
-    }
-    let report = Report {
-        id: id.to_owned(),
-        locations,
-        answered,
-    };
-    if ctx.json {
-        return json(&report);
-    }
-    print(&report)
+    Ok(locations)
 }
 
 fn at(

@@ -5,6 +5,8 @@
 //! an id that names nothing). Read commands print a table, or JSON with
 //! `--json`. No command prints a payload unless `--show-payload` is given.
 
+mod browse;
+mod cancel;
 mod claims;
 mod dead_list;
 mod dead_purge;
@@ -13,6 +15,7 @@ mod inspect;
 mod output;
 mod pause;
 mod release;
+mod retry_now;
 mod stats;
 
 use crate::settings::{BareUnit, ProcessorSettings, RunArgs, SettingsError, parse_flag_duration};
@@ -70,6 +73,32 @@ pub enum AdminCommand {
         #[arg(long)]
         expired: bool,
     },
+    /// A page of the pending set(s), earliest score first: id, generation, score, deadline, retries, age.
+    Pending {
+        #[command(flatten)]
+        page: Page,
+    },
+    /// A page of the retry set, earliest due first: queue, id, generation, due, deadline, retries, age.
+    Retries {
+        #[command(flatten)]
+        page: Page,
+    },
+    /// Cancel request ID as the Go producer does, and say where it is and what ends it.
+    Cancel {
+        /// The request id (`data.id`).
+        id: String,
+        /// Look for it only in this queue (the cancel itself is per id).
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+    },
+    /// Promote the parked retries of request ID to pending now, by the promoter's rules.
+    RetryNow {
+        /// The request id (`data.id`).
+        id: String,
+        /// Only retries bound for this queue.
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+    },
     /// Where each generation of a request is now, and its envelope without the payload.
     Inspect {
         /// The request id (`data.id`).
@@ -124,6 +153,42 @@ pub enum DeadCommand {
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// Which page `pending` and `retries` print.
+#[derive(Debug, Clone, Args)]
+pub struct Page {
+    /// One queue (default: every configured queue; `retries`: every entry).
+    #[arg(long, value_name = "Q")]
+    pub queue: Option<String>,
+    /// Entries per page (per queue).
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub limit: u32,
+    /// Start above this score (the last score of the page before).
+    #[arg(long, value_name = "SCORE", conflicts_with = "offset", value_parser = finite_score)]
+    pub after: Option<f64>,
+    /// Start at this rank (0: the head).
+    #[arg(long, value_name = "N")]
+    pub offset: Option<usize>,
+}
+
+impl Page {
+    fn from(&self) -> browse::From {
+        match (self.after, self.offset) {
+            (Some(score), _) => browse::From::After(score),
+            (None, offset) => browse::From::Offset(offset.unwrap_or(0)),
+        }
+    }
+}
+
+fn finite_score(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(
+            "not a finite number; give a score as `pending` prints it, such as 1796175855.0000005"
+                .into(),
+        ),
+    }
 }
 
 /// Dead entries named by request id, or all of them.
@@ -183,6 +248,15 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// How often a worker with these settings renews its claims (and reads
+    /// their cancel keys), for messages.
+    pub fn heartbeat(&self) -> String {
+        let ttl = Duration::from_millis(claim_core::ClaimStore::config(&self.store).lease_ttl_ms);
+        output::duration(Some(
+            claim_core::lease::heartbeat_interval(ttl).as_millis() as u64
+        ))
+    }
+
     /// The configured queues, or the one `--queue` names (it must be configured).
     pub fn queues(&self, only: Option<&str>) -> Result<Vec<QueueRef>, AdminError> {
         let configured: Vec<&str> = self
@@ -243,6 +317,26 @@ async fn execute(args: AdminArgs) -> Result<(), AdminError> {
             owner,
             expired,
         } => claims::run(&ctx, queue.as_deref(), owner.as_deref(), expired).await,
+        AdminCommand::Pending { page } => {
+            browse::pending(
+                &ctx,
+                page.queue.as_deref(),
+                page.limit as usize,
+                page.from(),
+            )
+            .await
+        }
+        AdminCommand::Retries { page } => {
+            browse::retries(
+                &ctx,
+                page.queue.as_deref(),
+                page.limit as usize,
+                page.from(),
+            )
+            .await
+        }
+        AdminCommand::Cancel { id, queue } => cancel::run(&ctx, &id, queue.as_deref()).await,
+        AdminCommand::RetryNow { id, queue } => retry_now::run(&ctx, &id, queue.as_deref()).await,
         AdminCommand::Inspect { id } => inspect::run(&ctx, &id).await,
         AdminCommand::Dead { command } => match command {
             DeadCommand::List { queue } => dead_list::run(&ctx, queue.as_deref()).await,

@@ -320,13 +320,14 @@ impl Drop for Fleet {
     }
 }
 
-/// The owner token a worker logs at start (`owner=<hex>`).
+/// The owner token a worker logs at start (`owner=<hex>`, or
+/// `owner=<pod>/<hex>` where the worker knows its host name).
 fn owner_token(log: &Path) -> Option<String> {
     let text = std::fs::read_to_string(log).ok()?;
     let at = text.find("owner=")? + "owner=".len();
     let token: String = text[at..]
         .chars()
-        .take_while(char::is_ascii_hexdigit)
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '-' | '_'))
         .collect();
     (!token.is_empty()).then_some(token)
 }

@@ -1,0 +1,156 @@
+//! `retry_now` in the hash-tagged layout: the entry found in whichever retry set holds it, handed over to its queue's own retry set when it lies in another (as the promoter hands entries over), then `lua/retry_now.lua` in the queue's slot with the marker read first.
+//!
+//! The hand-over (register the queue, add the same bytes to its set at the
+//! same due score, then remove them where they were) and the burial of an
+//! entry outside the default queue's slot (its dead entry written first,
+//! then its removal) are the promoter's steps, with its crash argument
+//! (`cluster::promote`): a crash in between leaves identical bytes in two
+//! places, which the next pass settles, never a lost entry or a second
+//! record. A marker written between its read and the script is missed as
+//! the promoter misses it: the copy in pending is then dropped as answered
+//! by the claim script.
+
+use super::request_keys;
+use super::retry_sets::retry_sets;
+use crate::codec::{PromoteAs, dead_json, score_arg};
+use crate::conn::Effect;
+use crate::ops::call::Call;
+use crate::ops::retry_now::{Target, outcome, target};
+use crate::state::RedisStore;
+use claim_core::{Member, Millis, Op, RetryNow, StoreError};
+
+const OP: Op = Op::RetryNow;
+
+pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<RetryNow, StoreError> {
+    let now = store.now_ms(OP).await?;
+    let keys = store.keys();
+    let default_queue = store.inner.config.default_queue.clone();
+    let sets = retry_sets(store, OP).await?;
+    let mut reads = redis::pipe();
+    for (_, set) in &sets {
+        reads.zscore(set, member.as_bytes());
+    }
+    let scores: Vec<Option<f64>> = store.conn().query(OP, Effect::Read, &reads).await?;
+    let holding: Vec<(Option<String>, String, f64)> = sets
+        .into_iter()
+        .zip(scores)
+        .filter_map(|((queue, set), score)| score.map(|s| (queue, set, s)))
+        .collect();
+    let Some(first) = holding.first().cloned() else {
+        return Ok(RetryNow::NotParked);
+    };
+    match target(store, member.as_bytes()) {
+        Target::Bury { reason } => {
+            let dead = keys.queue(&default_queue).dead;
+            let json = dead_json(&reason, now);
+            tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
+            let home = holding
+                .iter()
+                .find(|h| h.0.as_deref() == Some(default_queue.as_str()));
+            if let Some((_, set, _)) = home {
+                return script(store, set, &dead, None, member, &json, now).await;
+            }
+            // Outside the dead hash's slot: the dead entry first, then the removal.
+            let write = redis::Cmd::hset(&dead, member.as_bytes(), &json);
+            store.conn().query::<()>(OP, Effect::Write, &write).await?;
+            let rem = redis::Cmd::zrem(&first.1, member.as_bytes());
+            store.conn().query::<()>(OP, Effect::Write, &rem).await?;
+            Ok(RetryNow::DeadLettered)
+        }
+        Target::Promote {
+            queue,
+            score,
+            generation,
+            parsed,
+        } => {
+            let dest = keys.queue(&queue);
+            if !holding.iter().any(|h| h.1 == dest.retry) {
+                let register = redis::Cmd::sadd(keys.retry_queues(), &queue);
+                store
+                    .conn()
+                    .query::<()>(OP, Effect::Write, &register)
+                    .await?;
+                let add = redis::Cmd::zadd(&dest.retry, member.as_bytes(), first.2);
+                store.conn().query::<()>(OP, Effect::Write, &add).await?;
+                let rem = redis::Cmd::zrem(&first.1, member.as_bytes());
+                store.conn().query::<()>(OP, Effect::Write, &rem).await?;
+            }
+            let candidates = [request_keys::marker_candidates(
+                store,
+                &queue,
+                Some(&parsed),
+                &generation,
+            )];
+            let marker = request_keys::markers(store, OP, &candidates)
+                .await?
+                .into_iter()
+                .next()
+                .flatten()
+                .unwrap_or_default();
+            let promote = Promote {
+                pending: &dest.pending,
+                deliveries: &dest.deliveries,
+                score: score_arg(score),
+                claim_key: generation.claim_key(),
+                marker,
+            };
+            script(
+                store,
+                &dest.retry,
+                &dest.dead,
+                Some(promote),
+                member,
+                "",
+                now,
+            )
+            .await
+        }
+    }
+}
+
+/// A promotion's keys and arguments beyond the set and the dead hash.
+struct Promote<'a> {
+    pending: &'a str,
+    deliveries: &'a str,
+    score: String,
+    claim_key: String,
+    marker: String,
+}
+
+/// `retry_now.lua` in the slot of `set` and `dead`: a promotion, or (no
+/// `promote`) the burial with the dead entry `json`.
+async fn script(
+    store: &RedisStore,
+    set: &str,
+    dead: &str,
+    promote: Option<Promote<'_>>,
+    member: &Member,
+    json: &str,
+    now: Millis,
+) -> Result<RetryNow, StoreError> {
+    let mut call = Call::new(store, &store.scripts().retry_now);
+    call.key(set).key(dead);
+    let marker = match &promote {
+        Some(p) => {
+            call.key(p.pending).key(p.deliveries);
+            call.arg(member.as_bytes())
+                .arg(PromoteAs::Promote.tag())
+                .arg(&p.score)
+                .arg(&p.claim_key);
+            p.marker.as_str()
+        }
+        None => {
+            call.key(dead).key(dead);
+            call.arg(member.as_bytes())
+                .arg(PromoteAs::Bury.tag())
+                .arg(json)
+                .arg("");
+            ""
+        }
+    };
+    call.arg(now.0).arg(store.keys().prefix().len()).arg(marker);
+    let code: i64 = call.run(store, OP).await?;
+    let outcome = outcome(code);
+    tracing::info!(?outcome, "parked retry promoted by an operator");
+    Ok(outcome)
+}
