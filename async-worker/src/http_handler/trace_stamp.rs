@@ -50,6 +50,9 @@ pub fn gateway_span(headers: &mut HeaderMap) -> tracing::Span {
     }
 
     let span = tracing::debug_span!(target: "async_worker::gateway", "http-request");
+    if span.is_disabled() {
+        return span;
+    }
     let context = span.context();
     if context.span().span_context().is_valid() {
         headers.remove(TRACESTATE);
