@@ -50,7 +50,9 @@
 //! `http-handler` adds [`http_handler`] (the gateway client),
 //! `metric-gates` the gates that read Prometheus or a scrape, `serve` the
 //! metrics and health endpoints, `test-support` the stand-ins the tests and
-//! the chaos run borrow.
+//! the chaos run borrow, `otel` OpenTelemetry parentage (the request's span
+//! continues the producer's trace; the gateway call's span is injected
+//! into its headers) for a subscriber with an OpenTelemetry layer.
 
 pub mod admin;
 pub mod clock;
@@ -62,6 +64,8 @@ pub mod handler;
 pub mod http_handler;
 pub mod merge_policy;
 pub mod metrics;
+#[cfg(feature = "otel")]
+mod otel;
 pub mod prelude;
 pub mod runtime;
 #[cfg(feature = "serve")]
@@ -69,6 +73,7 @@ pub mod serve;
 pub mod status;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+pub mod trace_context;
 pub mod transform;
 pub mod typed;
 

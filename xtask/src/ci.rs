@@ -64,6 +64,7 @@ const LIBRARY_FEATURES: &[&str] = &[
     "metric-gates",
     "serve",
     "test-support",
+    "otel",
 ];
 
 const STEPS: [Step; 10] = [

@@ -14,7 +14,7 @@
 //!   member's: the fairness id ([`fairness`], on by default) and, under
 //!   `tier-priority`, the lane's priority and objective headers
 //!   ([`crate::merge_policy`]); and the W3C trace context from the
-//!   member's `data.metadata` ([`trace_context`]), checked, always passed
+//!   member's `data.metadata` ([`trace_stamp`]), checked, always passed
 //!   through.
 //! - Body: the request's payload bytes, unchanged: the member's `data.payload`,
 //!   or the payload the runtime fetched from its `internal.payload_ref`.
@@ -51,7 +51,7 @@ mod backoff;
 pub mod fairness;
 mod target;
 mod tier_stamps;
-pub mod trace_context;
+pub mod trace_stamp;
 
 pub use backoff::{Backoff, parse_retry_after};
 
@@ -204,7 +204,7 @@ impl HttpHandler {
     fn headers_of(&self, target: &HttpTarget, request: &Request) -> Result<HeaderMap, String> {
         let mut headers = target.headers(&request.parsed.headers)?;
         self.fairness.stamp(&mut headers, &request.parsed.metadata);
-        trace_context::stamp(&mut headers, &request.parsed.metadata);
+        trace_stamp::stamp(&mut headers, &request.parsed.metadata);
         if let Some(tiers) = &self.tiers {
             tiers.stamp(&mut headers, &request.parsed.labels)?;
         }
@@ -320,6 +320,7 @@ impl Handler for HttpHandler {
             );
         }
         tracing::debug!(id = %request.parsed.id, %url, "calling the gateway");
+        let span = trace_stamp::gateway_span(&mut headers);
         let sent_at = tokio::time::Instant::now();
         let abandoned = || self.report(request, &GatewayOutcome::failed(sent_at));
         let (outcome, answer) = tokio::select! {
@@ -338,7 +339,7 @@ impl Handler for HttpHandler {
                     "deadline passed while waiting for the gateway",
                 );
             }
-            answer = self.call(url, headers, body, sent_at) => answer,
+            answer = tracing::Instrument::instrument(self.call(url, headers, body, sent_at), span) => answer,
         };
         self.report(request, &outcome);
         let retry_after = outcome.retry_after;

@@ -211,6 +211,10 @@ impl Consumer {
                 id = %request.generation.id,
                 generation = %request.generation.token,
             );
+            // With an OpenTelemetry layer, the span continues the
+            // producer's trace (its `traceparent` in `data.metadata`).
+            #[cfg(feature = "otel")]
+            crate::otel::continue_trace(&span, &request);
             let run = execute(
                 shared.clone(),
                 queue.clone(),

@@ -28,6 +28,7 @@ mod demo;
 mod flow;
 mod logging;
 mod settings;
+mod traces;
 
 /// Exit code of a second signal during the drain (128 + SIGINT).
 const EXIT_SECOND_SIGNAL: i32 = 130;
@@ -56,14 +57,14 @@ fn main() -> ExitCode {
             }
         },
         Command::Demo(args) => {
-            logging::init("warn", LogFormat::for_stderr());
+            logging::init("warn", LogFormat::for_stderr(), None);
             tokio.block_on(demo(args))
         }
         Command::Admin(args) => {
             let format = args.connect.go.zap_encoder.as_deref();
             // A bad encoder is refused once the admin command resolves its flags.
             let format = format.and_then(LogFormat::from_encoder);
-            logging::init("warn", format.unwrap_or_else(LogFormat::for_stderr));
+            logging::init("warn", format.unwrap_or_else(LogFormat::for_stderr), None);
             tokio.block_on(admin::run(args))
         }
         Command::Completions { shell } => {
@@ -111,15 +112,32 @@ impl HealthProbe for RuntimeHealth {
 }
 
 async fn run(settings: ProcessorSettings) -> ExitCode {
-    logging::init("info", settings.log_format);
+    let traces = match traces::Traces::from_env() {
+        Ok(traces) => traces,
+        Err(e) => {
+            eprintln!("async-worker: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (traces, tracer) = traces.unzip();
+    logging::init("info", settings.log_format, tracer);
     for note in &settings.notes {
         tracing::warn!("{note}");
     }
-    if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some_and(|v| !v.is_empty()) {
-        tracing::warn!(
-            "OTEL_EXPORTER_OTLP_ENDPOINT is set but has no effect: this processor exports no OpenTelemetry spans of its own (a request's W3C trace context in data.metadata is passed through to the gateway all the same)"
-        );
+    if let Some(t) = &traces {
+        tracing::info!(endpoint = %t.endpoint, protocol = t.protocol, "exporting OpenTelemetry spans");
     }
+    let code = serve_until_drained(settings).await;
+    if let Some(traces) = traces {
+        // Blocks until the batch is exported: off the runtime's threads.
+        let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
+    }
+    code
+}
+
+/// The processor from its start line to its drain: the endpoints, the
+/// store, the gates and the runtime.
+async fn serve_until_drained(settings: ProcessorSettings) -> ExitCode {
     let queues: Vec<&str> = settings
         .queues
         .iter()
