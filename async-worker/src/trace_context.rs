@@ -58,12 +58,14 @@ pub fn valid_traceparent(value: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const GOOD: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    /// A W3C example `traceparent`.
+    pub(crate) const GOOD: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-    fn metadata(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    /// A request's metadata holding `pairs`.
+    pub(crate) fn metadata(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

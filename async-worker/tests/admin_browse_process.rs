@@ -78,11 +78,9 @@ fn next_after(ran: &Ran) -> String {
 
 #[tokio::test]
 async fn pending_and_retries_page_earliest_first_by_rank_or_by_score_and_never_print_a_payload() {
-    let Some(server) = common::redis_server() else {
+    let Some((_server, url, mut conn)) = common::server_and_conn().await else {
         return;
     };
-    let url = server.url();
-    let mut conn = common::connect(&url).await;
     let deadlines = submit(&mut conn, 5).await;
     let dues = [
         park(&mut conn, "parked-0", 100).await,
@@ -150,11 +148,9 @@ async fn pending_and_retries_page_earliest_first_by_rank_or_by_score_and_never_p
 
 #[tokio::test]
 async fn retry_now_moves_a_parked_retry_to_pending_at_its_deadline_score_at_once_and_only_once() {
-    let Some(server) = common::redis_server() else {
+    let Some((_server, url, mut conn)) = common::server_and_conn().await else {
         return;
     };
-    let url = server.url();
-    let mut conn = common::connect(&url).await;
     park(&mut conn, "parked-0", 3600).await;
     park(&mut conn, "parked-1", 3600).await;
     let parked: Vec<(Vec<u8>, f64)> = conn.zrange_withscores(RETRIES, 0, 0).await.unwrap();
@@ -195,25 +191,18 @@ async fn retry_now_moves_a_parked_retry_to_pending_at_its_deadline_score_at_once
 #[tokio::test]
 async fn the_browse_cancel_and_retry_now_commands_exit_1_when_redis_is_down_and_2_on_bad_input() {
     let unreachable = format!("redis://127.0.0.1:{}", common::free_port());
-    for args in [
+    let down = [
         &["pending"][..],
         &["retries"],
         &["cancel", "x"],
         &["retry-now", "x"],
-    ] {
-        let ran = admin(&unreachable, args);
-        assert_eq!(ran.code, 1, "{args:?}: {}", ran.stderr);
-        assert!(
-            ran.stderr.contains("cannot reach Redis"),
-            "{args:?}: {}",
-            ran.stderr
-        );
-    }
+    ]
+    .map(|args| (unreachable.as_str(), args, 1, "cannot reach Redis"));
     let Some(server) = common::redis_server() else {
         return;
     };
     let url = server.url();
-    for (args, says) in [
+    let bad = [
         (
             &["pending", "--queue", "no-such-queue"][..],
             "not in the transport config",
@@ -238,9 +227,11 @@ async fn the_browse_cancel_and_retry_now_commands_exit_1_when_redis_is_down_and_
             &["retries", "--after", "1", "--offset", "2"],
             "cannot be used with",
         ),
-    ] {
-        let ran = admin(&url, args);
-        assert_eq!(ran.code, 2, "{args:?}: {}", ran.stderr);
+    ]
+    .map(|(args, says)| (url.as_str(), args, 2, says));
+    for (target, args, code, says) in down.into_iter().chain(bad) {
+        let ran = admin(target, args);
+        assert_eq!(ran.code, code, "{args:?}: {}", ran.stderr);
         assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
     }
     let mut conn = common::connect(&url).await;
@@ -254,11 +245,9 @@ async fn the_browse_cancel_and_retry_now_commands_exit_1_when_redis_is_down_and_
 #[tokio::test]
 async fn retry_now_of_an_entry_bound_for_a_bookkeeping_key_dead_letters_it_and_touches_nothing_else()
  {
-    let Some(server) = common::redis_server() else {
+    let Some((_server, url, mut conn)) = common::server_and_conn().await else {
         return;
     };
-    let url = server.url();
-    let mut conn = common::connect(&url).await;
     // A hostile producer names the queue's claim hash as the entry's queue.
     let claimed = format!("{QUEUE}:claimed");
     let _: () = conn.hset(&claimed, "someone-else", "kept").await.unwrap();

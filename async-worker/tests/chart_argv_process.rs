@@ -32,18 +32,8 @@ async fn the_upstream_charts_argv_and_environment_run_a_working_processor() {
         common::depths(&mut conn).await.results >= ids.len()
     })
     .await;
-    let records = common::records(&mut conn).await;
-    let counts = common::records_per_id(&records);
-    assert!(
-        counts.values().all(|n| *n == 1),
-        "two records for one request"
-    );
-    assert_eq!(
-        counts
-            .into_keys()
-            .collect::<std::collections::BTreeSet<_>>(),
-        ids
-    );
+    let (_, answered) = common::records_once_each(&mut conn).await;
+    assert_eq!(answered, ids);
 
     // SIGTERM drains and exits 0.
     worker.signal("TERM");

@@ -73,11 +73,9 @@ fn hex(bytes: &[u8]) -> String {
 #[tokio::test]
 async fn a_producers_trace_reaches_the_gateway_through_the_request_and_gateway_call_spans_an_otlp_receiver_gets()
  {
-    let Some(server) = common::redis_server() else {
+    let Some((_server, url, mut conn)) = common::server_and_conn().await else {
         return;
     };
-    let url = server.url();
-    let mut conn = common::connect(&url).await;
     let gateway = HttpStub::start(Arc::new(|_| (200, r#"{"ok":true}"#.to_owned())))
         .await
         .unwrap();

@@ -245,17 +245,12 @@ pub trait ClaimInspect: Send + Sync + std::fmt::Debug + 'static {
     /// The retry set, earliest due first.
     async fn retry_entries(&self) -> Result<Vec<PendingEntry>>;
 
-    /// Up to `limit` pending members of `queue` whose score is greater
+    /// Up to `n` pending members of `queue` whose score is greater
     /// than `after`, earliest score first (`ZRANGEBYSCORE (after +inf`):
     /// the page after one whose last score was `after`, found without
     /// reading the pages before it (`admin pending --after`). Members that
     /// share `after` itself are not in it.
-    async fn peek_after(
-        &self,
-        queue: &str,
-        after: Score,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>>;
+    async fn peek_after(&self, queue: &str, after: Score, n: usize) -> Result<Vec<PendingEntry>>;
 
     /// True when the generation has a live terminal marker.
     async fn is_terminal(&self, generation: &Generation) -> Result<bool>;

@@ -87,13 +87,8 @@ impl ClaimInspect for MemoryStore {
         self.with(|m, _| m.retry_entries())
     }
 
-    async fn peek_after(
-        &self,
-        queue: &str,
-        after: Score,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>> {
-        self.with(|m, _| m.peek_after(queue, after, limit))
+    async fn peek_after(&self, queue: &str, after: Score, n: usize) -> Result<Vec<PendingEntry>> {
+        self.with(|m, _| m.peek_after(queue, after, n))
     }
 
     async fn is_terminal(&self, generation: &Generation) -> Result<bool> {

@@ -72,15 +72,7 @@ pub fn gateway_span(_headers: &mut HeaderMap) -> tracing::Span {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const GOOD: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-    fn metadata(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::trace_context::tests::{GOOD, metadata};
 
     #[test]
     fn a_valid_traceparent_and_its_tracestate_replace_the_members_headers() {

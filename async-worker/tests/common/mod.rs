@@ -162,6 +162,30 @@ pub async fn records_in(conn: &mut MultiplexedConnection, list: &str) -> Vec<Res
     raw.iter().rev().map(|r| parse_record(r)).collect()
 }
 
+/// Every record in the result list, after asserting each request id has
+/// exactly one; with the ids.
+pub async fn records_once_each(
+    conn: &mut MultiplexedConnection,
+) -> (Vec<ResultRecord>, BTreeSet<String>) {
+    let records = records(conn).await;
+    let counts = records_per_id(&records);
+    let twice: Vec<_> = counts.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(
+        twice.is_empty(),
+        "ids with other than one record: {twice:?}"
+    );
+    (records, counts.into_keys().collect())
+}
+
+/// A private server, its URL and a raw connection to it; `None` when the
+/// test is skipped (see [`redis_server`]).
+pub async fn server_and_conn() -> Option<(RedisServer, String, MultiplexedConnection)> {
+    let server = redis_server()?;
+    let url = server.url();
+    let conn = connect(&url).await;
+    Some((server, url, conn))
+}
+
 /// How many records each request id has.
 pub fn records_per_id(records: &[ResultRecord]) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();

@@ -49,7 +49,7 @@ pub struct ModelBased {
 
 /// Every check of every file but the operator's, in file order.
 pub fn all_checks<F: StoreFactory + 'static>() -> Vec<Check<F>> {
-    [
+    joined([
         checks::claims::checks(),
         checks::acks::checks(),
         checks::poison::checks(),
@@ -60,10 +60,7 @@ pub fn all_checks<F: StoreFactory + 'static>() -> Vec<Check<F>> {
         checks::hostile::checks(),
         checks::leases::checks(),
         checks::routing::checks(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    ])
 }
 
 /// Every check of the operator's operations.
@@ -71,14 +68,16 @@ pub fn all_admin_checks<F: StoreFactory + 'static>() -> Vec<Check<F>>
 where
     F::Store: ClaimAdmin,
 {
-    [
+    joined([
         checks::admin::admin_checks(),
         checks::answered::admin_checks(),
         checks::retry_now::admin_checks(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    ])
+}
+
+/// The checks of several files, in order.
+fn joined<F, const N: usize>(files: [Vec<Check<F>>; N]) -> Vec<Check<F>> {
+    files.into_iter().flatten().collect()
 }
 
 /// Runs the suite on stores of `make`'s factories as a libtest-compatible

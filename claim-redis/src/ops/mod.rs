@@ -19,8 +19,7 @@
 //! | `fetch_payloads` | MGET of payload keys; hash-tagged: per slot | `fetch_payloads` |
 //! | `cancel` | `lua/cancel.lua`; hash-tagged: `cluster::cancel` | `cancel` |
 //! | `cancelled` | MGET of cancel markers; hash-tagged: per slot | `cancelled` |
-//! | `peek` | ZRANGE of the pending set | `peek` |
-//! | `peek_after` | ZRANGEBYSCORE of the pending set above a score | `peek_after` |
+//! | `peek` | ZRANGE of the pending set from a rank, or ZRANGEBYSCORE above a score | `peek`, `peek_after` |
 //! | `claim` | `lua/claim.lua`; hash-tagged: `cluster::claim` | `claim` |
 //! | `renew` | `lua/renew.lua` | `renew` |
 //! | `ack` | `lua/ack.lua`; hash-tagged: `cluster::ack` | `ack` |
@@ -78,7 +77,6 @@ pub(crate) mod owner_flags;
 pub(crate) mod park_retry;
 pub(crate) mod paused;
 pub(crate) mod peek;
-pub(crate) mod peek_after;
 pub(crate) mod ping;
 pub(crate) mod producer_writes;
 pub(crate) mod promote;
@@ -95,6 +93,7 @@ pub(crate) mod retry_depth;
 pub(crate) mod retry_entries;
 pub(crate) mod retry_now;
 pub(crate) mod retry_sets;
+pub(crate) mod retry_target;
 pub(crate) mod script_args;
 pub(crate) mod set_paused;
 pub(crate) mod submit;

@@ -2,7 +2,8 @@
 
 use super::call::Call;
 use super::cluster;
-use crate::codec::{PromoteAs, dead_json, score_arg};
+use super::retry_target::{bury_args, promote_args};
+use crate::codec::{dead_json, score_arg};
 use crate::conn::Effect;
 use crate::keys::KeyLayout;
 use crate::state::{MAX_BATCH, RedisStore};
@@ -60,10 +61,7 @@ async fn plain(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
                             call.key(dest.pending)
                                 .key(store.keys().marker(&g))
                                 .key(dest.deliveries);
-                            call.arg(member.as_slice())
-                                .arg(PromoteAs::Promote.tag())
-                                .arg(score_arg(score))
-                                .arg(g.claim_key());
+                            promote_args(&mut call, member, score, &g);
                             continue;
                         }
                         Some(why) => why,
@@ -74,10 +72,7 @@ async fn plain(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
             };
             tracing::warn!(dead = %fallback, "retry entry cannot be promoted: moving it to the dead set");
             call.key(&fallback).key(&fallback).key(&fallback);
-            call.arg(member.as_slice())
-                .arg(PromoteAs::Bury.tag())
-                .arg(dead_json(&refusal, now))
-                .arg("");
+            bury_args(&mut call, member, &dead_json(&refusal, now));
         }
         let n: usize = call.run(store, Op::PromoteDue).await?;
         moved += n;

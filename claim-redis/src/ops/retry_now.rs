@@ -2,11 +2,11 @@
 
 use super::call::Call;
 use super::cluster;
-use crate::codec::{PromoteAs, dead_json, score_arg};
+use super::retry_target::{Target, bury_args, outcome, promote_args, target};
+use crate::codec::dead_json;
 use crate::keys::KeyLayout;
 use crate::state::RedisStore;
-use claim_core::wire::{self, ParsedMember};
-use claim_core::{Generation, Member, Op, RetryNow, Score, StoreError};
+use claim_core::{Member, Op, RetryNow, StoreError};
 
 const OP: Op = Op::RetryNow;
 
@@ -14,61 +14,6 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
     match store.layout() {
         KeyLayout::Plain => plain(store, member).await,
         KeyLayout::HashTagged => cluster::retry_now::retry_now(store, member).await,
-    }
-}
-
-/// Where an entry goes, decided from its bytes and the configuration
-/// alone, as the promoter decides (`promote.rs`, `cluster::promote`).
-pub(crate) enum Target {
-    /// To `queue`'s pending set at `score` (unless the script finds it
-    /// answered, or the queue key of another type).
-    Promote {
-        queue: String,
-        score: Score,
-        generation: Generation,
-        parsed: Box<ParsedMember>,
-    },
-    /// To the dead hash with this reason.
-    Bury { reason: String },
-}
-
-/// The entry's [`Target`]: its queue (`internal.request_queue_name`, else
-/// the default), unless unparsable or bound for a key that is no queue.
-pub(crate) fn target(store: &RedisStore, member: &[u8]) -> Target {
-    let config = &store.inner.config;
-    let parsed = match wire::parse_member(member) {
-        Ok(parsed) => parsed,
-        // The parse error may quote member bytes: only the dead entry keeps it.
-        Err(e) => {
-            let reason = format!("retry entry unparsable: {e}");
-            return Target::Bury { reason };
-        }
-    };
-    let queue = parsed
-        .request_queue_name
-        .clone()
-        .unwrap_or_else(|| config.default_queue.clone());
-    if let Some(reason) = config
-        .retry_destination_refusal(&queue)
-        .or_else(|| store.keys().queue_refusal(&queue))
-    {
-        return Target::Bury { reason };
-    }
-    Target::Promote {
-        score: parsed.score(),
-        generation: Generation::new(parsed.id.clone(), parsed.token.clone()),
-        parsed: Box::new(parsed),
-        queue,
-    }
-}
-
-/// The script's answer as an outcome.
-pub(crate) fn outcome(code: i64) -> RetryNow {
-    match code {
-        1 => RetryNow::Promoted,
-        2 => RetryNow::Answered,
-        3 => RetryNow::DeadLettered,
-        _ => RetryNow::NotParked,
     }
 }
 
@@ -91,18 +36,12 @@ async fn plain(store: &RedisStore, member: &Member) -> Result<RetryNow, StoreErr
             call.key(dest.pending)
                 .key(dest.deliveries)
                 .key(keys.marker(&generation));
-            call.arg(member.as_bytes())
-                .arg(PromoteAs::Promote.tag())
-                .arg(score_arg(score))
-                .arg(generation.claim_key());
+            promote_args(&mut call, member.as_bytes(), score, &generation);
         }
         Target::Bury { reason } => {
             tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
             call.key(&dead).key(&dead).key(&dead);
-            call.arg(member.as_bytes())
-                .arg(PromoteAs::Bury.tag())
-                .arg(dead_json(&reason, now))
-                .arg("");
+            bury_args(&mut call, member.as_bytes(), &dead_json(&reason, now));
         }
     }
     call.arg(now.0).arg(keys.prefix().len());

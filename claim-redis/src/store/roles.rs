@@ -36,13 +36,8 @@ impl ClaimInspect for RedisStore {
         ops::retry_entries::retry_entries(self).await
     }
 
-    async fn peek_after(
-        &self,
-        queue: &str,
-        after: Score,
-        limit: usize,
-    ) -> Result<Vec<PendingEntry>> {
-        ops::peek_after::peek_after(self, queue, after, limit).await
+    async fn peek_after(&self, queue: &str, after: Score, n: usize) -> Result<Vec<PendingEntry>> {
+        ops::peek::peek(self, queue, ops::peek::Start::Above(after), n).await
     }
 
     async fn is_terminal(&self, generation: &Generation) -> Result<bool> {
@@ -77,7 +72,7 @@ impl ClaimStore for RedisStore {
     }
 
     async fn peek(&self, queue: &str, offset: usize, limit: usize) -> Result<Vec<PendingEntry>> {
-        ops::peek::peek(self, queue, offset, limit).await
+        ops::peek::peek(self, queue, ops::peek::Start::Rank(offset), limit).await
     }
 
     /// A claimed batch is handed to workers only once `replica_acks`

@@ -337,30 +337,6 @@ where
     assert_eq!(fx.store.list_len(super::support::RESULTS).await.unwrap(), 3);
 }
 
-pub async fn peek_after_pages_pending_by_score_without_the_pages_before<F: StoreFactory>(f: &F)
-where
-    F::Store: ClaimAdmin,
-{
-    let fx = fixture(f, config()).await;
-    let rs = fx.reqs(5);
-    fx.submit(&rs).await;
-    let page = |after: Score| fx.store.peek_after(Q, after, 2);
-    let first = page(Score(0.0)).await.unwrap();
-    assert_eq!(first, fx.store.peek(Q, 0, 2).await.unwrap());
-    let second = page(first[1].score).await.unwrap();
-    assert_eq!(second, fx.store.peek(Q, 2, 2).await.unwrap());
-    let last = page(second[1].score).await.unwrap();
-    assert_eq!((last.len(), &last[0].member), (1, &rs[4].member));
-    assert!(page(last[0].score).await.unwrap().is_empty());
-    assert!(
-        fx.store
-            .peek_after("no-such-queue", Score(0.0), 2)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-}
-
 /// Whether a batch of requests holds one of `r`'s generation.
 trait ContainsGen {
     fn contains_gen(&self, r: &Req) -> bool;
@@ -393,6 +369,5 @@ super::admin_checks! {
         a_redrive_racing_a_reclaim_loses_nothing_and_yields_one_record,
         pause_and_resume_are_read_back_per_queue_and_say_whether_they_changed,
         a_pause_racing_a_claim_loses_nothing_and_held_claims_finish,
-        list_len_counts_a_result_lists_records,
-        peek_after_pages_pending_by_score_without_the_pages_before;
+        list_len_counts_a_result_lists_records;
 }

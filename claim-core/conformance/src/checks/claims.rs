@@ -324,11 +324,33 @@ pub async fn a_cancel_after_the_claim_is_seen_by_the_holder(f: &impl StoreFactor
     );
 }
 
+pub async fn peek_after_pages_pending_by_score_without_the_pages_before(f: &impl StoreFactory) {
+    let fx = fixture(f, config()).await;
+    let rs = fx.reqs(5);
+    fx.submit(&rs).await;
+    let page = |after: Score| fx.store.peek_after(Q, after, 2);
+    let first = page(Score(0.0)).await.unwrap();
+    assert_eq!(first, fx.store.peek(Q, 0, 2).await.unwrap());
+    let second = page(first[1].score).await.unwrap();
+    assert_eq!(second, fx.store.peek(Q, 2, 2).await.unwrap());
+    let last = page(second[1].score).await.unwrap();
+    assert_eq!((last.len(), &last[0].member), (1, &rs[4].member));
+    assert!(page(last[0].score).await.unwrap().is_empty());
+    assert!(
+        fx.store
+            .peek_after("no-such-queue", Score(0.0), 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 super::checks! {
     clock_free:
         peek_lists_members_earliest_deadline_first_without_removing_them,
         a_pushed_job_is_peeked_and_claimed_with_its_payload,
         peek_honours_offset_and_limit,
+        peek_after_pages_pending_by_score_without_the_pages_before,
         claim_of_a_member_no_longer_pending_reports_not_pending,
         of_two_owners_claiming_one_member_exactly_one_wins,
         concurrent_claims_never_dispatch_a_member_twice,

@@ -262,20 +262,8 @@ pub async fn a_request_ended_at_the_delivery_limit_leaves_no_payload_key_and_a_r
     fx.claim("crasher", &all).await;
     let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (1, 2));
-    payload_is(
-        &fx.store,
-        &poison,
-        false,
-        "the DELIVERY_LIMIT record answered it: its payload key is gone",
-    )
-    .await;
-    payload_is(
-        &fx.store,
-        &survivor,
-        true,
-        "the redelivered request's next holder still needs its payload",
-    )
-    .await;
+    payload_is(&fx.store, &poison, false, "DELIVERY_LIMIT answered it").await;
+    payload_is(&fx.store, &survivor, true, "its next holder needs it").await;
     let mut ids = fx.result_ids().await;
     ids.sort();
     assert_eq!(ids, vec!["a-inline", "p-ref"]);
@@ -301,20 +289,8 @@ pub async fn an_expired_claim_of_an_answered_generation_leaves_no_payload_key(
     payload_is(&fx.store, &below, true, "").await;
     let report = fx.reclaim_at(62).await;
     assert_eq!((report.redelivered, report.dead_lettered), (0, 0));
-    payload_is(
-        &fx.store,
-        &at_limit,
-        false,
-        "answered: the claim at the limit drops its payload with it",
-    )
-    .await;
-    payload_is(
-        &fx.store,
-        &below,
-        false,
-        "answered: the claim below the limit drops its payload with it",
-    )
-    .await;
+    payload_is(&fx.store, &at_limit, false, "answered, at the limit").await;
+    payload_is(&fx.store, &below, false, "answered, below the limit").await;
     let mut ids = fx.result_ids().await;
     ids.sort();
     assert_eq!(ids, vec!["a-limit", "b-below"]);

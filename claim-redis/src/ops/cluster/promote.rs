@@ -23,11 +23,12 @@
 
 use super::request_keys;
 use super::retry_sets::retry_sets;
-use crate::codec::{PromoteAs, dead_json, score_arg};
+use crate::codec::{dead_json, score_arg};
 use crate::conn::Effect;
 use crate::ops::call::Call;
+use crate::ops::retry_target::{Target, bury_args, promote_args, target};
 use crate::state::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Millis, Op, StoreError, wire};
+use claim_core::{Generation, Millis, Op, StoreError};
 
 const OP: Op = Op::PromoteDue;
 
@@ -113,34 +114,22 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
 /// Where `member`, due at `due` in the retry set of `home` (`None`: the
 /// shared set), goes.
 fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan {
-    let config = &store.inner.config;
-    let keys = store.keys();
     let member = member.to_vec();
-    let parsed = match wire::parse_member(&member) {
-        Ok(parsed) => parsed,
-        // The parse error may quote member bytes: only the dead entry keeps it.
-        Err(e) => {
-            let reason = format!("retry entry unparsable: {e}");
-            return Plan::Bury { member, reason };
-        }
+    let (queue, score, generation, parsed) = match target(store, &member) {
+        Target::Bury { reason } => return Plan::Bury { member, reason },
+        Target::Promote {
+            queue,
+            score,
+            generation,
+            parsed,
+        } => (queue, score, generation, parsed),
     };
-    let queue = parsed
-        .request_queue_name
-        .clone()
-        .unwrap_or_else(|| config.default_queue.clone());
-    if let Some(reason) = config
-        .retry_destination_refusal(&queue)
-        .or_else(|| keys.queue_refusal(&queue))
-    {
-        return Plan::Bury { member, reason };
-    }
     if home != Some(queue.as_str()) {
         return Plan::Elsewhere { member, due, queue };
     }
-    let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
     Plan::Here {
         markers: request_keys::marker_candidates(store, &queue, Some(&parsed), &generation),
-        score: parsed.score().0,
+        score: score.0,
         generation,
         member,
     }
@@ -244,20 +233,14 @@ async fn settle(
                 let marker = values.next().flatten().unwrap_or_default();
                 let marker = marker.as_str();
                 call.key(dest.pending).key(dest.deliveries);
-                call.arg(member.as_slice())
-                    .arg(PromoteAs::Promote.tag())
-                    .arg(score_arg(claim_core::Score(*score)))
-                    .arg(generation.claim_key())
-                    .arg(marker);
+                promote_args(&mut call, member, claim_core::Score(*score), generation);
+                call.arg(marker);
             }
             Plan::Bury { member, reason } => {
                 tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
                 call.key(&dead).key(&dead);
-                call.arg(member.as_slice())
-                    .arg(PromoteAs::Bury.tag())
-                    .arg(dead_json(reason, now))
-                    .arg("")
-                    .arg("");
+                bury_args(&mut call, member, &dead_json(reason, now));
+                call.arg("");
             }
             Plan::Elsewhere { .. } => {}
         }

@@ -15,7 +15,7 @@ use super::retry_sets::retry_sets;
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
 use crate::ops::call::Call;
-use crate::ops::retry_now::{Target, outcome, target};
+use crate::ops::retry_target::{Target, bury_args, outcome, target};
 use crate::state::RedisStore;
 use claim_core::{Member, Millis, Op, RetryNow, StoreError};
 
@@ -141,10 +141,7 @@ async fn script(
         }
         None => {
             call.key(dead).key(dead);
-            call.arg(member.as_bytes())
-                .arg(PromoteAs::Bury.tag())
-                .arg(json)
-                .arg("");
+            bury_args(&mut call, member.as_bytes(), json);
             ""
         }
     };

@@ -7,7 +7,7 @@
 //! here: it holds only what waits for a retry.
 
 use super::output::{duration, print_rows, utc};
-use super::{AdminError, Ctx};
+use super::{AdminError, Ctx, Page};
 use async_worker::admin::stats::member_age;
 use claim_core::store::PendingEntry;
 use claim_core::{ClaimInspect, ClaimStore, Millis, Score, wire};
@@ -59,12 +59,8 @@ fn row(queue: String, e: &PendingEntry, now: Millis, due: bool) -> Row {
 }
 
 /// `admin pending`: a page of each queue's pending set (or `--queue`'s).
-pub(super) async fn pending(
-    ctx: &Ctx,
-    queue: Option<&str>,
-    limit: usize,
-    from: From,
-) -> Result<(), AdminError> {
+pub(super) async fn pending(ctx: &Ctx, asked: &Page) -> Result<(), AdminError> {
+    let (queue, limit, from) = (asked.queue.as_deref(), asked.limit as usize, asked.from());
     let now = ctx.store.now().await?;
     let mut rows = Vec::new();
     let mut next = Vec::new();
@@ -86,12 +82,8 @@ pub(super) async fn pending(
 }
 
 /// `admin retries`: a page of the retry set, or of its entries bound for `--queue`.
-pub(super) async fn retries(
-    ctx: &Ctx,
-    queue: Option<&str>,
-    limit: usize,
-    from: From,
-) -> Result<(), AdminError> {
+pub(super) async fn retries(ctx: &Ctx, asked: &Page) -> Result<(), AdminError> {
+    let (queue, limit, from) = (asked.queue.as_deref(), asked.limit as usize, asked.from());
     let only = match queue {
         Some(q) => Some(ctx.queues(Some(q))?.remove(0).queue),
         None => None,

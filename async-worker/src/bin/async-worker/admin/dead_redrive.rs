@@ -1,7 +1,7 @@
 //! `admin dead redrive (ID… | --all) [--queue Q]`: dead entries back to pending at their original score, delivery count reset, atomically each; prints what moved.
 
 use super::dead_list::{by_queue, chosen};
-use super::output::print_rows;
+use super::output::print_outcomes;
 use super::{AdminError, Ctx, Which};
 use claim_core::{ClaimAdmin, Redrive};
 use serde::Serialize;
@@ -29,26 +29,18 @@ pub(super) async fn run(ctx: &Ctx, which: &Which, queue: Option<&str>) -> Result
             });
         }
     }
-    let header = ["QUEUE", "ID", "GENERATION", "OUTCOME"];
-    let printed = print_rows(ctx.json, &outcomes, &header, |m| {
-        vec![
+    let cells = |m: &Moved| {
+        [
             m.queue.to_owned(),
             m.id.unwrap_or("(unparsable)").to_owned(),
             m.token.unwrap_or("-").to_owned(),
             describe(m.outcome).to_owned(),
         ]
-    })?;
-    if printed {
-        let moved = outcomes
-            .iter()
-            .filter(|m| m.outcome == Redrive::Moved)
-            .count();
-        println!(
-            "moved {moved} of {} dead entries back to pending",
-            outcomes.len()
-        );
-    }
-    Ok(())
+    };
+    let moved = |m: &Moved| m.outcome == Redrive::Moved;
+    print_outcomes(ctx.json, &outcomes, cells, moved, |n, of| {
+        format!("moved {n} of {of} dead entries back to pending")
+    })
 }
 
 fn describe(outcome: Redrive) -> &'static str {

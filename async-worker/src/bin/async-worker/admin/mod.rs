@@ -173,7 +173,7 @@ pub struct Page {
 }
 
 impl Page {
-    fn from(&self) -> browse::From {
+    pub(super) fn from(&self) -> browse::From {
         match (self.after, self.offset) {
             (Some(score), _) => browse::From::After(score),
             (None, offset) => browse::From::Offset(offset.unwrap_or(0)),
@@ -317,24 +317,8 @@ async fn execute(args: AdminArgs) -> Result<(), AdminError> {
             owner,
             expired,
         } => claims::run(&ctx, queue.as_deref(), owner.as_deref(), expired).await,
-        AdminCommand::Pending { page } => {
-            browse::pending(
-                &ctx,
-                page.queue.as_deref(),
-                page.limit as usize,
-                page.from(),
-            )
-            .await
-        }
-        AdminCommand::Retries { page } => {
-            browse::retries(
-                &ctx,
-                page.queue.as_deref(),
-                page.limit as usize,
-                page.from(),
-            )
-            .await
-        }
+        AdminCommand::Pending { page } => browse::pending(&ctx, &page).await,
+        AdminCommand::Retries { page } => browse::retries(&ctx, &page).await,
         AdminCommand::Cancel { id, queue } => cancel::run(&ctx, &id, queue.as_deref()).await,
         AdminCommand::RetryNow { id, queue } => retry_now::run(&ctx, &id, queue.as_deref()).await,
         AdminCommand::Inspect { id } => inspect::run(&ctx, &id).await,

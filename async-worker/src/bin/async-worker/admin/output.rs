@@ -33,6 +33,24 @@ pub fn print_rows<T: Serialize>(
     Ok(true)
 }
 
+/// What a command did to each generation: JSON, or a table (queue, id,
+/// generation, outcome) and then `summary` of how many rows `done` counts
+/// among all of them.
+pub fn print_outcomes<T: Serialize>(
+    as_json: bool,
+    rows: &[T],
+    cells: impl Fn(&T) -> [String; 4],
+    done: impl Fn(&T) -> bool,
+    summary: impl FnOnce(usize, usize) -> String,
+) -> Result<(), AdminError> {
+    let header = ["QUEUE", "ID", "GENERATION", "OUTCOME"];
+    if print_rows(as_json, rows, &header, |r| cells(r).into())? {
+        let n = rows.iter().filter(|r| done(r)).count();
+        println!("{}", summary(n, rows.len()));
+    }
+    Ok(())
+}
+
 /// A table: a header row and rows of cells, printed with aligned columns.
 #[derive(Debug)]
 pub struct Table {

@@ -1,6 +1,6 @@
 //! `admin retry-now ID [--queue Q]`: promotes each parked retry of request ID to its queue's pending set now, by the promoter's rules (`ClaimAdmin::retry_now`).
 
-use super::output::print_rows;
+use super::output::print_outcomes;
 use super::{AdminError, Ctx};
 use claim_core::{ClaimAdmin, ClaimInspect, ClaimStore, RetryNow, wire};
 use serde::Serialize;
@@ -48,30 +48,22 @@ pub(super) async fn run(ctx: &Ctx, id: &str, queue: Option<&str>) -> Result<(), 
             outcome,
         });
     }
-    let header = ["QUEUE", "ID", "GENERATION", "OUTCOME"];
-    let printed = print_rows(ctx.json, &moved, &header, |m| {
+    let cells = |m: &Moved| {
         let outcome = match m.outcome {
             RetryNow::Promoted => "promoted to pending",
             RetryNow::NotParked => "no longer parked (promoted meanwhile)",
             RetryNow::Answered => "already answered: dropped, not promoted",
             RetryNow::DeadLettered => "cannot be promoted: moved to the dead set",
         };
-        vec![
+        [
             m.queue.clone(),
             m.id.clone(),
             m.token.clone(),
             outcome.into(),
         ]
-    })?;
-    if printed {
-        let n = moved
-            .iter()
-            .filter(|m| m.outcome == RetryNow::Promoted)
-            .count();
-        println!(
-            "promoted {n} of {} parked retries: pending now, for any replica to claim",
-            moved.len()
-        );
-    }
-    Ok(())
+    };
+    let promoted = |m: &Moved| m.outcome == RetryNow::Promoted;
+    print_outcomes(ctx.json, &moved, cells, promoted, |n, of| {
+        format!("promoted {n} of {of} parked retries: pending now, for any replica to claim")
+    })
 }
