@@ -168,6 +168,34 @@ impl OwnerToken {
         &self.0
     }
 
+    /// A replica's token: `random` as 32 hex digits, after `<pod>/` when
+    /// the replica knows its pod. The pod is kept to ASCII letters, digits,
+    /// `.`, `-` and `_`, at most 63 of them (a DNS label); an empty one is
+    /// no pod. A store compares a token whole and never parses it (the
+    /// packed owner entry splits from the right), so the prefix changes
+    /// nothing there.
+    pub fn for_pod(pod: Option<&str>, random: u128) -> Self {
+        let pod: String = pod
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+            .take(63)
+            .collect();
+        OwnerToken(match pod.is_empty() {
+            true => format!("{random:032x}"),
+            false => format!("{pod}/{random:032x}"),
+        })
+    }
+
+    /// The pod this token names ([`Self::for_pod`]): what precedes its last
+    /// `/` when 32 hex digits follow it; `None` for a token without one (a
+    /// Go processor's, or a replica's from before pods were named).
+    pub fn pod(&self) -> Option<&str> {
+        let (pod, random) = self.0.rsplit_once('/')?;
+        let hex = random.len() == 32 && random.bytes().all(|b| b.is_ascii_hexdigit());
+        (hex && !pod.is_empty()).then_some(pod)
+    }
+
     /// This owner on `queue`: the holder every claim-touching store call
     /// names (`store.claim(owner.on(queue), &items)`).
     pub fn on<'a>(&'a self, queue: &'a str) -> Holder<'a> {
@@ -193,6 +221,31 @@ impl fmt::Display for OwnerToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owner_token_names_its_pod_and_tokens_without_one_name_none() {
+        let token = OwnerToken::for_pod(Some("worker-7f9c-abcde"), 7);
+        assert_eq!(token.pod(), Some("worker-7f9c-abcde"));
+        let bare = OwnerToken::for_pod(None, 7);
+        assert_eq!(bare.as_str().len(), 32);
+        assert_eq!(bare.pod(), None);
+        assert_eq!(
+            OwnerToken::for_pod(Some("|/ "), 7),
+            bare,
+            "nothing usable: no pod"
+        );
+        assert_eq!(
+            OwnerToken::new("0123456789abcdef").pod(),
+            None,
+            "a Go processor's token"
+        );
+        assert_eq!(
+            OwnerToken::new("a/b").pod(),
+            None,
+            "not 32 hex digits after the slash"
+        );
+        assert_eq!(OwnerToken::new(format!("/{}", "0".repeat(32))).pod(), None);
+    }
 
     #[test]
     fn generation_keys_round_trip_whatever_colons_they_hold() {

@@ -73,7 +73,8 @@ pub struct ClaimRow {
     pub token: String,
     pub owner: String,
     /// The pod (host) the owner runs in, when its token names one
-    /// ([`owner_pod`]): `None` for a Go processor's or an older replica's.
+    /// ([`claim_core::OwnerToken::pod`]): `None` for a Go processor's or an
+    /// older replica's.
     pub pod: Option<String>,
     /// Lease left, ms (negative once expired, before the reclaimer ran).
     pub lease_left_ms: i64,
@@ -95,27 +96,6 @@ pub struct DeadRow {
     pub at_ms: u64,
 }
 
-/// A fresh owner token: 32 random hex digits, after `<pod>/` when the
-/// runtime knows its pod ([`crate::runtime::RuntimeBuilder::pod`]). An
-/// owner token is compared whole and never parsed by a store (the packed
-/// owner entry splits from the right), so the prefix changes nothing there.
-pub fn owner_token(pod: Option<&str>) -> claim_core::OwnerToken {
-    let random = format!("{:032x}", rand::random::<u128>());
-    claim_core::OwnerToken::new(match pod {
-        Some(pod) => format!("{pod}/{random}"),
-        None => random,
-    })
-}
-
-/// The pod an owner token names ([`owner_token`]): what precedes its last
-/// `/` when 32 hex digits follow it; `None` for a token without one (a Go
-/// processor's, or a replica's from before pods were named).
-pub fn owner_pod(owner: &str) -> Option<&str> {
-    let (pod, random) = owner.rsplit_once('/')?;
-    let hex = random.len() == 32 && random.bytes().all(|b| b.is_ascii_hexdigit());
-    (hex && !pod.is_empty()).then_some(pod)
-}
-
 /// Milliseconds from a member's `data.created` to `now`.
 pub fn member_age(member: &Member, now: Millis) -> Option<u64> {
     let created = wire::parse_member(member.as_bytes()).ok()?.created?;
@@ -130,7 +110,7 @@ pub fn claim_row(queue: &str, claim: &ClaimInfo, now: Millis) -> ClaimRow {
         id: claim.generation.id.clone(),
         token: claim.generation.token.clone(),
         owner: claim.owner.as_str().to_owned(),
-        pod: owner_pod(claim.owner.as_str()).map(str::to_owned),
+        pod: claim.owner.pod().map(str::to_owned),
         lease_left_ms: claim.lease_expiry.0 as i64 - now.0 as i64,
         redeliveries: claim.redeliveries,
         age_ms: member_age(&claim.member, now),
@@ -246,25 +226,4 @@ pub async fn dead_rows(store: &dyn ClaimStore, queue: &str) -> Result<Vec<DeadRo
         .collect();
     rows.sort_by(|a, b| b.at_ms.cmp(&a.at_ms).then_with(|| a.id.cmp(&b.id)));
     Ok(rows)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_owner_token_names_its_pod_and_tokens_without_one_name_none() {
-        let token = owner_token(Some("worker-7f9c-abcde"));
-        assert_eq!(owner_pod(token.as_str()), Some("worker-7f9c-abcde"));
-        let bare = owner_token(None);
-        assert_eq!(bare.as_str().len(), 32);
-        assert_eq!(owner_pod(bare.as_str()), None);
-        assert_eq!(
-            owner_pod("0123456789abcdef"),
-            None,
-            "a Go processor's token"
-        );
-        assert_eq!(owner_pod("a/b"), None, "not 32 hex digits after the slash");
-        assert_eq!(owner_pod(&format!("/{}", "0".repeat(32))), None);
-    }
 }

@@ -13,7 +13,7 @@ use crate::config::{BuildError, QueueSpec, RuntimeConfig};
 use crate::gate::DispatchGate;
 use crate::handler::Handler;
 use claim_core::store::StoreConfig;
-use claim_core::{ClaimStore, Clock, SystemClock};
+use claim_core::{ClaimStore, Clock, OwnerToken, SystemClock};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,18 +90,10 @@ impl RuntimeBuilder {
     }
 
     /// Names the pod (host) this runtime runs in, in its owner token
-    /// (`<pod>/<32 hex digits>`), so the status page and `admin claims`
-    /// can say which pod holds a claim. Characters other than ASCII
-    /// letters, digits, `.`, `-` and `_` are dropped, and at most 63 kept
-    /// (a DNS label); an empty name leaves the token as before (32 hex
-    /// digits).
+    /// ([`claim_core::OwnerToken::for_pod`]: `<pod>/<32 hex digits>`), so
+    /// the status page and `admin claims` can say which pod holds a claim.
     pub fn pod(mut self, name: &str) -> Self {
-        let name: String = name
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-            .take(63)
-            .collect();
-        self.pod = (!name.is_empty()).then_some(name);
+        self.pod = Some(name.to_owned());
         self
     }
 
@@ -223,7 +215,7 @@ impl RuntimeBuilder {
         for spec in &mut config.queues {
             route_from_store(spec, store.config())?;
         }
-        let owner = crate::admin::stats::owner_token(pod.as_deref());
+        let owner = OwnerToken::for_pod(pod.as_deref(), rand::random());
         Ok(Runtime::assemble(
             store, handler, pools, config, clock, owner,
         ))

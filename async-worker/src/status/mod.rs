@@ -109,7 +109,7 @@ impl StatusSource {
     pub async fn snapshot(&self) -> Snapshot {
         let replica = Replica {
             owner: self.owner.as_str().to_owned(),
-            pod: stats::owner_pod(self.owner.as_str()).map(str::to_owned),
+            pod: self.owner.pod().map(str::to_owned),
             in_flight: (self.in_flight)(),
             not_ready_because: self.health.not_ready_because(),
         };
