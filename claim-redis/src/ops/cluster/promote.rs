@@ -135,6 +135,35 @@ fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan
     }
 }
 
+/// Moves `leaving` out of the retry set `set` to the places `places`
+/// writes (single-key commands in other slots, pipelined), after adding
+/// `queues` to the set of queues with retry sets of their own: each step
+/// only after the one before it landed, so a crash leaves an entry in
+/// both places (the next promotion meets it twice and the scripts drop the
+/// copy), never in none, and never in a set promotion cannot find.
+pub(crate) async fn move_out(
+    store: &RedisStore,
+    op: Op,
+    set: &str,
+    queues: &[&str],
+    places: &redis::Pipeline,
+    leaving: &[&[u8]],
+) -> Result<(), StoreError> {
+    if !queues.is_empty() {
+        let register = redis::Cmd::sadd(store.keys().retry_queues(), queues);
+        store
+            .conn()
+            .query::<()>(op, Effect::Write, &register)
+            .await?;
+    }
+    store
+        .conn()
+        .query::<()>(op, Effect::Transaction, places)
+        .await?;
+    let rem = redis::Cmd::zrem(set, leaving);
+    store.conn().query::<()>(op, Effect::Write, &rem).await
+}
+
 /// Carries out one batch's plans for the set `set` of `home`; answers how
 /// many entries left the retry sets for pending or the dead hash, and how
 /// many were handed over to another queue's retry set. An entry buried
@@ -186,19 +215,7 @@ async fn settle(
         }
     }
     if !leaving.is_empty() {
-        if !queues.is_empty() {
-            let register = redis::Cmd::sadd(keys.retry_queues(), &queues);
-            store
-                .conn()
-                .query::<()>(OP, Effect::Write, &register)
-                .await?;
-        }
-        store
-            .conn()
-            .query::<()>(OP, Effect::Transaction, &places)
-            .await?;
-        let rem = redis::Cmd::zrem(set, leaving);
-        store.conn().query::<()>(OP, Effect::Write, &rem).await?;
+        move_out(store, OP, set, &queues, &places, &leaving).await?;
     }
     if here.is_empty() {
         return Ok([buried, handed_over]);

@@ -10,14 +10,15 @@
 //! the promoter misses it: the copy in pending is then dropped as answered
 //! by the claim script.
 
+use super::promote::move_out;
 use super::request_keys;
 use super::retry_sets::retry_sets;
-use crate::codec::{PromoteAs, dead_json, score_arg};
+use crate::codec::dead_json;
 use crate::conn::Effect;
 use crate::ops::call::Call;
-use crate::ops::retry_target::{Target, bury_args, outcome, target};
+use crate::ops::retry_target::{Target, bury_args, outcome, promote_args, target};
 use crate::state::RedisStore;
-use claim_core::{Member, Millis, Op, RetryNow, StoreError};
+use claim_core::{Generation, Member, Millis, Op, RetryNow, Score, StoreError};
 
 const OP: Op = Op::RetryNow;
 
@@ -51,10 +52,9 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
                 return script(store, set, &dead, None, member, &json, now).await;
             }
             // Outside the dead hash's slot: the dead entry first, then the removal.
-            let write = redis::Cmd::hset(&dead, member.as_bytes(), &json);
-            store.conn().query::<()>(OP, Effect::Write, &write).await?;
-            let rem = redis::Cmd::zrem(&first.1, member.as_bytes());
-            store.conn().query::<()>(OP, Effect::Write, &rem).await?;
+            let mut place = redis::pipe();
+            place.hset(&dead, member.as_bytes(), &json).ignore();
+            move_out(store, OP, &first.1, &[], &place, &[member.as_bytes()]).await?;
             Ok(RetryNow::DeadLettered)
         }
         Target::Promote {
@@ -65,15 +65,10 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
         } => {
             let dest = keys.queue(&queue);
             if !holding.iter().any(|h| h.1 == dest.retry) {
-                let register = redis::Cmd::sadd(keys.retry_queues(), &queue);
-                store
-                    .conn()
-                    .query::<()>(OP, Effect::Write, &register)
-                    .await?;
-                let add = redis::Cmd::zadd(&dest.retry, member.as_bytes(), first.2);
-                store.conn().query::<()>(OP, Effect::Write, &add).await?;
-                let rem = redis::Cmd::zrem(&first.1, member.as_bytes());
-                store.conn().query::<()>(OP, Effect::Write, &rem).await?;
+                let mut place = redis::pipe();
+                place.zadd(&dest.retry, member.as_bytes(), first.2).ignore();
+                let (queues, leaving) = ([queue.as_str()], [member.as_bytes()]);
+                move_out(store, OP, &first.1, &queues, &place, &leaving).await?;
             }
             let candidates = [request_keys::marker_candidates(
                 store,
@@ -90,8 +85,8 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
             let promote = Promote {
                 pending: &dest.pending,
                 deliveries: &dest.deliveries,
-                score: score_arg(score),
-                claim_key: generation.claim_key(),
+                score,
+                generation: &generation,
                 marker,
             };
             script(
@@ -112,8 +107,8 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
 struct Promote<'a> {
     pending: &'a str,
     deliveries: &'a str,
-    score: String,
-    claim_key: String,
+    score: Score,
+    generation: &'a Generation,
     marker: String,
 }
 
@@ -133,10 +128,7 @@ async fn script(
     let marker = match &promote {
         Some(p) => {
             call.key(p.pending).key(p.deliveries);
-            call.arg(member.as_bytes())
-                .arg(PromoteAs::Promote.tag())
-                .arg(&p.score)
-                .arg(&p.claim_key);
+            promote_args(&mut call, member.as_bytes(), p.score, p.generation);
             p.marker.as_str()
         }
         None => {
