@@ -45,16 +45,38 @@ pub fn member_lease_expiry(now: Millis, ttl_ms: u64, member: &[u8]) -> Millis {
     lease_expiry(now, ttl_ms, crate::wire::member_deadline(member))
 }
 
-/// Expiry of a terminal marker written at `now` for a request due at
-/// `deadline` (the member's `data.deadline`, not its pending score): the
-/// dedup TTL past the later of now and the last moment any claim of it can
-/// last (deadline + [`DEADLINE_GRACE_MS`]); the dedup TTL past now when the
+/// Expiry of a terminal marker written at `now` where no other copy of the
+/// generation is left (the holder's own ack, the reclaimer's delivery-limit
+/// record): the dedup TTL past now.
+///
+/// Nothing else can answer such a generation: its claim is dropped and its
+/// pending copies are taken in the same atomic step, so a stale owner's late
+/// ack finds it nowhere and is suppressed without the marker. The marker
+/// only has to outlive what comes back within a short window: a retried ack
+/// whose first attempt's outcome was unknown, and a producer resubmitting
+/// the same bytes. Its lifetime is bounded by the protocol, not by the
+/// request's deadline (docs/RELIABILITY.md, "Where a marker is written").
+pub fn marker_expiry(now: Millis, dedup_ttl_ms: u64) -> Millis {
+    now.plus(dedup_ttl_ms)
+}
+
+/// Expiry of a terminal marker written at `now` while another owner still
+/// holds a claim of the generation (a stale owner answered first), or before
+/// the caller's own claim is dropped in a second step (the cross-slot ack):
+/// the dedup TTL past the later of now and the last moment any claim of it
+/// can last (deadline + [`DEADLINE_GRACE_MS`], `deadline` being the member's
+/// `data.deadline`, not its pending score); the dedup TTL past now when the
 /// deadline cannot be read (its claims get now + TTL, see [`lease_expiry`]).
 ///
-/// A claim never outlives deadline + grace, so a reclaimer (or a claim of a
-/// copy left pending) finds the marker for a whole dedup TTL after the last
-/// lease could end, however long the request waited in a backlog first.
-pub fn marker_expiry(now: Millis, dedup_ttl_ms: u64, deadline: Option<i64>) -> Millis {
+/// That claim's holder may still ack, renew or lapse: its ack, the release
+/// or retry that ends it, and a reclaimer finding it expired must all see
+/// the generation answered for as long as the claim can exist, however long
+/// the request waited in a backlog first.
+pub fn marker_expiry_beside_a_claim(
+    now: Millis,
+    dedup_ttl_ms: u64,
+    deadline: Option<i64>,
+) -> Millis {
     match lease_cap(deadline) {
         Some(cap) => now.max(cap),
         None => now,
@@ -157,27 +179,33 @@ mod tests {
         let far = Some(MAX_DEADLINE_SECS);
         let limit = 1u64 << 53;
         assert_eq!(lease_expiry(NOW, 300_000, far), NOW.plus(300_000));
-        let marker = marker_expiry(NOW, 3_600_000, far);
+        let marker = marker_expiry_beside_a_claim(NOW, 3_600_000, far);
         assert_eq!(
             marker,
             Millis(MAX_DEADLINE_SECS as u64 * 1000 + DEADLINE_GRACE_MS + 3_600_000)
         );
         assert!(marker.0 < limit);
-        let huge = marker_expiry(NOW, 3_600_000, Some(i64::MAX));
+        let huge = marker_expiry_beside_a_claim(NOW, 3_600_000, Some(i64::MAX));
         assert_eq!(huge, NOW.plus(3_600_000));
     }
 
     #[test]
-    fn a_marker_outlives_a_far_deadline_plus_the_grace_by_the_dedup_ttl() {
+    fn a_marker_beside_a_claim_outlives_a_far_deadline_plus_the_grace_by_the_dedup_ttl() {
         let day = 86_400_000;
         let deadline = Some((NOW.0 + day) as i64 / 1000);
         assert_eq!(
-            marker_expiry(NOW, 3_600_000, deadline),
+            marker_expiry_beside_a_claim(NOW, 3_600_000, deadline),
             NOW.plus(day + DEADLINE_GRACE_MS + 3_600_000)
         );
         let past = Some(1_600_000_000);
-        assert_eq!(marker_expiry(NOW, 3_600_000, past), NOW.plus(3_600_000));
-        assert_eq!(marker_expiry(NOW, 3_600_000, None), NOW.plus(3_600_000));
+        assert_eq!(
+            marker_expiry_beside_a_claim(NOW, 3_600_000, past),
+            NOW.plus(3_600_000)
+        );
+        assert_eq!(
+            marker_expiry_beside_a_claim(NOW, 3_600_000, None),
+            NOW.plus(3_600_000)
+        );
     }
 
     #[test]
@@ -205,5 +233,14 @@ mod tests {
         assert_eq!(heartbeat_interval(Duration::ZERO), MIN_HEARTBEAT);
         assert_eq!(heartbeat_interval(Duration::from_secs(300)), MAX_HEARTBEAT);
         assert_eq!(heartbeat_interval(Duration::from_secs(91)), MAX_HEARTBEAT);
+    }
+
+    #[test]
+    fn a_marker_with_no_other_copy_left_lives_the_dedup_ttl_whatever_the_deadline() {
+        assert_eq!(marker_expiry(NOW, 3_600_000), NOW.plus(3_600_000));
+        let day_away = Some((NOW.0 + 86_400_000) as i64 / 1000);
+        assert!(
+            marker_expiry(NOW, 3_600_000) < marker_expiry_beside_a_claim(NOW, 3_600_000, day_away)
+        );
     }
 }

@@ -51,10 +51,17 @@
 -- holds it (a bare owner token) or answered it (Go writes no marker), or it
 -- is parked under new bytes and will be served again, so a record here
 -- would be a second one (the model's ours_somewhere). Else the record is
--- pushed and the marker `<expiry>:<digest>` written, expiring
--- the dedup TTL after the later of now and deadline + 30 s (no claim
--- outlives that; lib.lua marker_expiry, now + dedup TTL for a deadline
--- that cannot be read); the producer's active/cancel keys are deleted only where
+-- pushed and the marker `<expiry>:<digest>` written. Where another owner
+-- holds the claim (the caller is stale), that holder may still ack, renew
+-- or lapse: the marker expires the dedup TTL after the later of now and
+-- deadline + 30 s (no claim outlives that; lib.lua
+-- marker_expiry_beside_a_claim). Otherwise this call drops the only claim
+-- (the caller's) and takes every pending copy, so nothing is left that
+-- could answer the generation again: a later stale ack finds it neither
+-- claimed nor pending and is suppressed by the rule above, and the marker
+-- only guards a retry of this call whose outcome was unknown (code 8) and
+-- a resubmission of the same bytes, for the dedup TTL after now (lib.lua
+-- marker_expiry), whatever the deadline. The producer's active/cancel keys are deleted only where
 -- they hold this generation's token. In every case a pending copy of the
 -- member (the reclaimer's, while a stale owner worked) is removed with its
 -- delivery count, and the claim is dropped only if the caller owns it (its
@@ -200,7 +207,12 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
-    local expiry = marker_expiry(now, ttl, deadlines[i])
+    local expiry
+    if entry and not ours then
+      expiry = marker_expiry_beside_a_claim(now, ttl, deadlines[i])
+    else
+      expiry = marker_expiry(now, ttl)
+    end
     expiries[nm] = expiry
     values[nm] = ms_string(expiry) .. ':' .. digest
     local token = ARGV[t0 + i]

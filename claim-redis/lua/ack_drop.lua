@@ -9,7 +9,8 @@
 -- KEYS[6+i] (i = 1..n) item i's terminal marker in the queue's slot
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] slack added to the markers' PX (explicit-time mode), in ms
--- then per item i, at b = 3 + 5(i-1): ARGV[b+1] claim key, ARGV[b+2] the
+-- ARGV[4] result dedup TTL in ms
+-- then per item i, at b = 4 + 5(i-1): ARGV[b+1] claim key, ARGV[b+2] the
 -- member as claimed, ARGV[b+3] why its list cannot take a record ('' when
 -- it can: push_once answered anything but "unusable"), ARGV[b+4] the live
 -- marker push_once answered in the list's slot ('' when none, or when its
@@ -39,7 +40,14 @@
 -- never for a dead-lettered member. The list-slot marker is copied (same
 -- value, same expiry) into the queue's slot unless a live one is there:
 -- claim, reclaim and promotion read it in their own slot, and
--- ack_fence.lua stops a late ack to another list with it. A push not yet
+-- ack_fence.lua stops a late ack to another list with it. A list-slot
+-- marker written for the caller's own claim lives only the dedup TTL
+-- (claim_core::lease::marker_expiry: this script drops that claim, the only
+-- copy); if the claim is held by another owner now (the caller's lease
+-- lapsed between its fence and its push, and someone claimed it again),
+-- that holder may still ack or lapse, so the copy lives as long as its
+-- claim can: marker_expiry_beside_a_claim from the member's deadline, the
+-- later of the two expiries, with the marker's digest. A push not yet
 -- replicated is neither answered nor copied: its claim stays and lapses,
 -- and the reclaimer finds the list-slot marker (answered: dropped) or, if
 -- a failover lost record and marker, redelivers it.
@@ -52,14 +60,15 @@
 -- taken and the queue-slot markers live, so it changes nothing (and
 -- writes no dead entry again).
 
-need(#ARGV >= 8 and (#ARGV - 3) % 5 == 0 and #KEYS == 6 + (#ARGV - 3) / 5,
-  'ack_drop: expects 6 + n KEYS and 3 + 5n ARGV')
-local n = (#ARGV - 3) / 5
-local owner, slack = ARGV[1], tonumber(ARGV[3])
-need(slack and (ARGV[2] == '' or tonumber(ARGV[2])), 'ack_drop: time and slack must be numbers')
+need(#ARGV >= 9 and (#ARGV - 4) % 5 == 0 and #KEYS == 6 + (#ARGV - 4) / 5,
+  'ack_drop: expects 6 + n KEYS and 4 + 5n ARGV')
+local n = (#ARGV - 4) / 5
+local owner, slack, ttl = ARGV[1], ms_arg(ARGV[3]), ms_arg(ARGV[4])
+need(slack and ttl and ttl + slack <= MAX_MS and (ARGV[2] == '' or ms_arg(ARGV[2])),
+  'ack_drop: time, slack and dedup TTL must be whole numbers in range')
 local gens, members = {}, {}
 for i = 1, n do
-  local b = 3 + 5 * (i - 1)
+  local b = 4 + 5 * (i - 1)
   gens[i] = ARGV[b + 1]
   members[i] = ARGV[b + 2]
   need(ARGV[b + 5] == '0' or ARGV[b + 5] == '1', 'ack_drop: answered flags must be 0 or 1')
@@ -76,21 +85,29 @@ local out = {}
 local dropped, removed, copied, copies_of = {}, {}, {}, {}
 local drops, dead, zrem, forget = {}, {}, {}, {}
 for i = 1, n do
-  local b = 3 + 5 * (i - 1)
+  local b = 4 + 5 * (i - 1)
   local gen, member, reason = gens[i], members[i], ARGV[b + 3]
   local marker = ARGV[b + 4]
   local answered = ARGV[b + 5] == '1' or is_live(queue_markers[i], now)
   local key = KEYS[6 + i]
+  local entry = owners[i]
+  local callers = entry and find(entry, bar, 1, true) == 1 and find(entry, '^[^|]+|%d+$', rest)
   if marker ~= '' and not copied[key] and not is_live(queue_markers[i], now) then
     local expiry = tonumber(string.match(marker, '^(%d+)'))
     if expiry and expiry > now then
+      if entry and not callers then
+        local guard = marker_expiry_beside_a_claim(now, ttl, member_deadline(member))
+        if guard > expiry then
+          expiry = guard
+          local digest = marker_digest(marker)
+          marker = digest and (ms_string(expiry) .. ':' .. digest) or ms_string(expiry)
+        end
+      end
       copied[key] = true
       push(copies_of, key, marker, expiry)
     end
   end
-  local entry = owners[i]
-  local held = entry and not dropped[gen] and find(entry, bar, 1, true) == 1
-    and find(entry, '^[^|]+|%d+$', rest)
+  local held = entry and not dropped[gen] and callers
   local unheld = not entry or dropped[gen]
   local burying = reason ~= '' and held
   -- What this ack may end: an answered generation, or one it dead-letters.

@@ -13,7 +13,9 @@
 -- our owners, or pending as these very bytes: ack.lua's condition for
 -- pushing, the model's ours_somewhere), plus 4 if its queue-slot marker is
 -- live (answered: nothing may be pushed), plus 8 if that marker holds this
--- record's digest (its own record landed).
+-- record's digest (its own record landed), plus 16 if another owner (ours
+-- or a Go processor) holds the claim: a marker written for this ack must
+-- then outlive that claim (claim_core::lease::marker_expiry_beside_a_claim).
 --
 -- Correctness: it writes nothing, so running it twice (a resent call) or
 -- not at all changes no state. One atomic read answers every item from one
@@ -47,6 +49,8 @@ for i = 1, n do
   local code = 0
   if held then
     code = 1
+  elseif entry then
+    code = 16
   end
   if held or (entry and not is_foreign(entry)) or copies[i] then
     code = code + 2

@@ -4,9 +4,10 @@
 --
 -- Correctness: every helper is a pure function of its arguments (clock_ms
 -- may read TIME, which writes nothing), so prepending them changes no
--- script's effects. score_ms, lease_expiry, marker_expiry, member_deadline
--- and is_live mirror claim-core's Score::as_millis, lease::lease_expiry,
--- lease::marker_expiry, wire::member_deadline and the model's marker
+-- script's effects. score_ms, lease_expiry, marker_expiry,
+-- marker_expiry_beside_a_claim, member_deadline and is_live mirror
+-- claim-core's Score::as_millis, lease::lease_expiry, lease::marker_expiry,
+-- lease::marker_expiry_beside_a_claim, wire::member_deadline and the model's marker
 -- liveness, so the scripts compute the same numbers as the reference model:
 -- leases and markers from the member's deadline (1..MAX_DEADLINE_SECS, else
 -- "cannot be read"), never its score. ms_arg, deadline_arg and ttl_secs_arg
@@ -134,10 +135,21 @@ local function lease_expiry(now, ttl, deadline)
   return math.min(now + ttl, deadline * 1000 + 30000)
 end
 
--- The expiry of a terminal marker written at now: the dedup TTL past the
--- later of now and deadline + 30 s; past now when the deadline cannot be
--- read (claim_core::lease::marker_expiry).
-local function marker_expiry(now, ttl, deadline)
+-- The expiry of a terminal marker written at now where no other copy of
+-- the generation is left (the holder's own ack, the reclaimer's
+-- delivery-limit record): the dedup TTL past now
+-- (claim_core::lease::marker_expiry).
+local function marker_expiry(now, ttl)
+  return now + ttl
+end
+
+-- The expiry of a terminal marker written at now while another claim of
+-- the generation may still end in an ack, a renewal or a lapse (a stale
+-- owner answered beside the holder; the cross-slot push before its claim
+-- drop): the dedup TTL past the later of now and deadline + 30 s; past now
+-- when the deadline cannot be read
+-- (claim_core::lease::marker_expiry_beside_a_claim).
+local function marker_expiry_beside_a_claim(now, ttl, deadline)
   if deadline < 1 then
     return now + ttl
   end

@@ -12,9 +12,14 @@
 -- ARGV[5] why the list is refused by its name ('' when the name is free)
 -- ARGV[6] length of the key prefix (for the reason's list name)
 -- then 4 per item, at b = 6 + 4(i-1): ARGV[b+1] record, ARGV[b+2] record
--- digest, ARGV[b+3] the member's data.deadline in Unix seconds
--- (claim_core::wire::member_deadline; 0 when it cannot be read; never the
--- pending score), ARGV[b+4] '1' if the
+-- digest, ARGV[b+3] the deadline in Unix seconds of a claim the marker
+-- must outlive: the member's data.deadline (claim_core::wire::
+-- member_deadline; never the pending score) where another owner may hold
+-- the generation's claim; 0 where the caller's own claim, the only one,
+-- is dropped next (the ack's ack_drop.lua, the reclaimer's script) or the
+-- deadline cannot be read: the marker then lives the dedup TTL, and a
+-- crash before that drop leaves a lapsing claim the reclaimer ends on
+-- this marker (it reads it here), ARGV[b+4] '1' if the
 -- record may be pushed, '0' to only report the marker (the caller's fence
 -- found the generation no longer ours to answer)
 -- Returns n codes, then the list's refusal ('' when usable), then n
@@ -33,8 +38,9 @@
 -- either, so a redrive after the fix gets its record. Else, when allowed,
 -- the record is LPUSHed (in item order, one LPUSH for the batch) and the
 -- marker `<expiry>:<digest>` written, expiring the dedup TTL after the
--- later of now and deadline + 30 s (ack.lua's rule: no claim or pending
--- copy outlives it). A generation repeated in the batch sees the marker of
+-- later of now and that deadline + 30 s (ack.lua's rule: no claim of it
+-- outlives that; lib.lua marker_expiry_beside_a_claim, now + dedup TTL for
+-- 0). A generation repeated in the batch sees the marker of
 -- its earlier item. The list gets its EXPIRE only when something was
 -- pushed. Reads and the one TYPE come first, then the writes, so an error
 -- leaves nothing written. Every number is range-checked before the first
@@ -104,7 +110,7 @@ for i = 1, n do
     code = 1
     records[#records + 1] = ARGV[b + 1]
     local m = #markers + 1
-    local expiry = marker_expiry(now, ttl, deadlines[i])
+    local expiry = marker_expiry_beside_a_claim(now, ttl, deadlines[i])
     markers[m] = key
     expiries[m] = expiry
     values[m] = ms_string(expiry) .. ':' .. digest

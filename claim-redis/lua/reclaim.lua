@@ -50,11 +50,13 @@
 -- EXPIRE the routing gave, as an ack's push sets it; of several items on
 -- one list the last non-zero one, in item order), the marker written, the
 -- producer keys holding this token cleared, and the member kept in the dead
--- hash; the marker expires the dedup TTL after the later of now and
--- deadline + 30 s, the deadline read from the claimed member (lib.lua
--- member_deadline; now + dedup TTL when it cannot be read), never from the
--- score the owner entry keeps: a score of inf or 9.2e18 cannot make the
--- marker's SET fail after the LPUSH. Numbers are range-checked first
+-- hash; the marker expires the dedup TTL after now (lib.lua
+-- marker_expiry): the claim is dropped and the member dead-lettered in this
+-- script, so no copy is left to answer, and a stale owner's late ack finds
+-- the generation nowhere (ack.lua suppresses it); the marker only guards
+-- a resubmission of the same bytes within the dedup TTL. Nothing from the
+-- member or the score the owner entry keeps goes into the expiry: a score
+-- of inf or 9.2e18 cannot make the marker's SET fail after the LPUSH. Numbers are range-checked first
 -- (time, dedup TTL, slack: whole ms in 0..2^53; list TTLs: whole seconds,
 -- clamped as ttl_secs_arg does), so no SET, EXPIRE or ZADD of this script
 -- can fail on a value it computes; a pending score restored
@@ -239,7 +241,7 @@ for i, item in ipairs(items) do
         expires[list] = item.expire
       end
       markers[#markers + 1] = KEYS[item.keys + 1]
-      local expiry = marker_expiry(now, ttl, member_deadline(member))
+      local expiry = marker_expiry(now, ttl)
       marker_expiries[#markers] = expiry
       marker_value[#markers] = ms_string(expiry)
         .. ':' .. item.digest

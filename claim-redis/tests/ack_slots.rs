@@ -183,11 +183,8 @@ async fn crash_between_push_and_drop(routed: &str, list: &str) -> Option<bool> {
     // (record, marker in the list's slot), and w1 dies before the drop.
     let first = ack_item(&s, list, "w1's answer");
     let digest = record_digest(first.record.as_bytes());
-    let expiry = marker_expiry(
-        common::T0,
-        StoreConfig::default().result_dedup_ttl_ms,
-        claim_core::wire::member_deadline(first.member.as_bytes()),
-    );
+    // w1 held the claim: its marker lives the dedup TTL.
+    let expiry = marker_expiry(common::T0, StoreConfig::default().result_dedup_ttl_ms);
     let list_key = keys.list(list);
     let _: () = rig
         .raw

@@ -193,3 +193,90 @@ async fn with_replica_acks_a_split_ack_whose_push_no_replica_acknowledged_keeps_
     assert!(store.claims(QUEUE).await.unwrap().is_empty());
     assert!(store.peek(QUEUE, 0, 10).await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owners_split_ack_whose_claim_moved_on_before_its_drop_guards_the_new_holder_past_the_dedup_ttl()
+ {
+    let Some(cluster) = common::cluster::private(0).await else {
+        return;
+    };
+    let clock = ManualClock::new(common::T0);
+    let options = RedisStoreOptions {
+        call_timeout: Duration::from_secs(10),
+        time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
+        ..common::cluster::options(&cluster, common::config())
+    };
+    let store = RedisStore::connect(options.clone()).await.expect("connect");
+    // w2's own process: connections of its own, not queued behind w1's
+    // held-back push.
+    let other = RedisStore::connect(options).await.expect("connect");
+    let keys = store.keys().clone();
+    let q = keys.queue(QUEUE);
+    let primary_of = |key: &str| {
+        cluster
+            .primary_of_slot(cluster.key_slot(key).unwrap())
+            .unwrap()
+    };
+    let queue_port = primary_of(&q.pending);
+    let list = (0..100)
+        .map(|i| format!("results-{i}"))
+        .find(|l| primary_of(&keys.list(l)) != queue_port)
+        .expect("a list on another primary");
+    let url = |port: u16| format!("redis://127.0.0.1:{port}");
+    let mut queue_node = common::raw(&url(queue_port)).await;
+    let mut list_node = common::raw(&url(primary_of(&keys.list(&list)))).await;
+    common::round::round_trip(&store, QUEUE, &list, "warm-up", DEADLINE)
+        .await
+        .expect("a first round trip");
+
+    let (w1, w2) = (OwnerToken::new("w1"), OwnerToken::new("w2"));
+    let s = common::submission("a", "t", DEADLINE);
+    store.submit(QUEUE, &s).await.unwrap();
+    claimed(&store, &w1, &s).await;
+    // w1's ack: its fence finds w1 holding the claim (so its push writes a
+    // marker for the dedup TTL only) while the list's primary holds the
+    // push back.
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(20_000)
+        .arg("WRITE")
+        .query_async(&mut list_node)
+        .await
+        .unwrap();
+    let fences = evalsha_calls(&mut queue_node).await;
+    let ack = {
+        let (store, item) = (store.clone(), ack_item(&s, &list, "w1"));
+        let w1 = w1.clone();
+        tokio::spawn(async move { store.ack(w1.on(QUEUE), &[item]).await })
+    };
+    let started = Instant::now();
+    while evalsha_calls(&mut queue_node).await == fences {
+        assert!(started.elapsed() < Duration::from_secs(10), "no fence ran");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Before the push, w1's lease lapses and w2 takes the request.
+    clock.advance(common::config().lease_ttl_ms + 1_000);
+    let report = other.reclaim_expired(QUEUE, 10).await.unwrap();
+    assert_eq!(report.redelivered, 1, "{report:?}");
+    claimed(&other, &w2, &s).await;
+    let _: () = redis::cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query_async(&mut list_node)
+        .await
+        .unwrap();
+    let out = ack.await.unwrap().expect("w1's ack")[0];
+    assert!(out.pushed && !out.claim_dropped, "{out:?}");
+    // w2 holds a claim that can last until the deadline + 30 s: the
+    // answer must still stop it after the dedup TTL (1 h) has passed.
+    clock.set(common::T0.plus(common::config().result_dedup_ttl_ms + 60_000));
+    assert!(store.is_terminal(&s.generation).await.unwrap());
+    let out = store.ack(w2.on(QUEUE), &[ack_item(&s, &list, "w2")]).await;
+    let out = out.unwrap()[0];
+    assert!(!out.pushed && out.claim_dropped, "{out:?}");
+    assert_eq!(
+        store.results(&list).await.unwrap().len(),
+        2,
+        "warm-up and w1's"
+    );
+    drop(cluster);
+}

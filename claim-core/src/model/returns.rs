@@ -2,6 +2,7 @@
 
 use super::Model;
 use crate::admin::RetryNow;
+use crate::lease::marker_expiry;
 use crate::store::{DeadEntry, ParkItem, ReclaimReport};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Member, Millis};
@@ -150,6 +151,7 @@ impl Model {
 
     pub fn reclaim_expired(&mut self, queue: &str, limit: usize, now: Millis) -> ReclaimReport {
         let max = self.config.max_deliveries;
+        let dedup_ttl = self.config.result_dedup_ttl_ms;
         let mut expired: Vec<(Millis, Generation)> = self
             .q(queue)
             .claims
@@ -190,7 +192,11 @@ impl Model {
                     Some(why) => undeliverable_limit_reason(redeliveries, &why),
                     None => {
                         let record = delivery_limit_record(&g, redeliveries, queue);
-                        if self.deliver_terminal(&g, (&list, record), &claim.member, now)
+                        // The claim is gone and the member goes to the dead
+                        // hash: no copy is left to answer, so the marker
+                        // lives the dedup TTL (lease.rs).
+                        let expiry = marker_expiry(now, dedup_ttl);
+                        if self.deliver_terminal(&g, (&list, record), expiry, now)
                             && let Some(ttl) = route.ttl_seconds
                         {
                             // The list's EXPIRE, as an ack's push sets it.

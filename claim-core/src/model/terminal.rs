@@ -1,21 +1,23 @@
 //! The model's terminal step: ack delivers a record, suppresses a duplicate, or dead-letters a member whose result list is unusable.
 
 use super::{Model, unusable_list_reason};
-use crate::lease::marker_expiry;
+use crate::lease::{marker_expiry, marker_expiry_beside_a_claim};
 use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome, DeadEntry};
 use crate::stored::Record;
-use crate::types::{Generation, Holder, Member, Millis};
+use crate::types::{Generation, Holder, Millis};
 use crate::wire;
 
 impl Model {
-    /// Pushes a terminal record unless one exists; clears the producer's keys
-    /// where they still hold this generation's token. True when pushed.
+    /// Pushes a terminal record unless one exists, with a marker expiring at
+    /// `expiry` ([`crate::lease`] says which of its two lifetimes); clears the
+    /// producer's keys where they still hold this generation's token. True
+    /// when pushed.
     pub(super) fn deliver_terminal(
         &mut self,
         g: &Generation,
         (list, record): (&str, Record),
-        member: &Member,
+        expiry: Millis,
         now: Millis,
     ) -> bool {
         if self.is_terminal(g, now) {
@@ -25,9 +27,6 @@ impl Model {
             .entry(list.to_owned())
             .or_default()
             .push_front(record.clone());
-        // From the member's deadline, not its pending score (lease.rs).
-        let deadline = wire::member_deadline(member.as_bytes());
-        let expiry = marker_expiry(now, self.config.result_dedup_ttl_ms, deadline);
         let digest = record_digest(record.as_bytes());
         self.markers.insert(g.clone(), (expiry, digest));
         for keys in [&mut self.active, &mut self.cancels] {
@@ -71,7 +70,7 @@ impl Model {
             && self.deliver_terminal(
                 g,
                 (&item.result_list, item.record.clone()),
-                &item.member,
+                self.ack_marker_expiry(queue, by, item, now),
                 now,
             );
         let q = self.q(queue);
@@ -117,6 +116,32 @@ impl Model {
             claim_dropped: owned,
             dead_lettered,
             own_record_landed,
+        }
+    }
+
+    /// The expiry of the marker an ack of `item` by `by` writes. Where
+    /// another owner holds the generation's claim (the caller is a stale
+    /// owner), that holder may still ack, renew or lapse: the marker lives
+    /// as long as the claim can, from the member's deadline (not its pending
+    /// score). Otherwise this ack drops the only claim and takes the pending
+    /// copies: no other copy is left, and the marker lives the dedup TTL.
+    fn ack_marker_expiry(
+        &self,
+        queue: &str,
+        by: Holder<'_>,
+        item: &AckItem,
+        now: Millis,
+    ) -> Millis {
+        let ttl = self.config.result_dedup_ttl_ms;
+        let held_by_another = self
+            .queue(queue)
+            .and_then(|q| q.claims.get(&item.generation))
+            .is_some_and(|c| c.owner != *by.owner);
+        if held_by_another {
+            let deadline = wire::member_deadline(item.member.as_bytes());
+            marker_expiry_beside_a_claim(now, ttl, deadline)
+        } else {
+            marker_expiry(now, ttl)
         }
     }
 

@@ -130,39 +130,42 @@ pub async fn a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline
     assert_eq!(order[0].score, Score(0.0));
 }
 
-pub async fn a_marker_follows_the_deadline_of_a_member_scored_below_it(f: &impl StoreFactory) {
+pub async fn a_stale_owners_marker_beside_another_claim_follows_the_deadline_of_a_member_scored_below_it(
+    f: &impl StoreFactory,
+) {
     let fx = fixture(f, config()).await;
     let days = 3 * 86_400;
     let zero = fx.req("zero", "t", days);
     fx.store.submit(Q, &scored(&zero, 0)).await.expect("submit");
-    let claimed = fx.claim("w1", zero.one()).await;
+    fx.claim("w1", zero.one()).await;
+    assert_eq!(fx.reclaim_at(31).await.redelivered, 1, "w1's lease lapsed");
+    let claimed = fx.claim("w2", zero.one()).await;
     let ClaimOutcome::Claimed { score, .. } = claimed[0] else {
         panic!("claimed, got {claimed:?}");
     };
     assert_eq!(score, Score(0.0));
-    // The runtime acks with the score its claim answered.
+    // The stale owner w1 answers first (the runtime acks with the score
+    // its claim answered) while w2 still holds the claim.
     let item = AckItem {
         score,
-        ..zero.ack_item(RESULTS, "done")
+        ..zero.ack_item(RESULTS, "stale")
     };
     let acked = fx.store.ack(owner("w1").on(Q), &[item]).await.unwrap();
-    assert!(acked[0].pushed);
-    // The marker lives the dedup TTL (1 h) past deadline + 30 s; from the
-    // score it would have lived 1 h from now.
-    for secs in [3_601, days as u64, days as u64 + 30 + 3_599] {
+    assert!(acked[0].pushed && !acked[0].claim_dropped);
+    // w2's claim can last until deadline + 30 s: the marker lives the
+    // dedup TTL (1 h) past that; from the score it would have lived 1 h
+    // from now, from the ack alone too.
+    for secs in [3_632, days as u64, days as u64 + 30 + 3_599] {
         fx.clock.set(fx.at(secs));
         assert!(
             fx.store.is_terminal(&zero.generation).await.unwrap(),
             "answered at {secs} s"
         );
     }
-    // A copy of the answered generation that comes back is a duplicate.
+    // The holder's own record, however late, is a duplicate.
     fx.clock.set(fx.at(days as u64));
-    fx.store.submit(Q, &scored(&zero, 0)).await.expect("submit");
-    assert_eq!(
-        fx.claim("w2", zero.one()).await,
-        vec![ClaimOutcome::DuplicateDropped]
-    );
+    let late = fx.ack("w2", zero.one(), "holder").await;
+    assert!(!late[0].pushed && late[0].claim_dropped, "{late:?}");
     assert_eq!(fx.result_ids().await, vec!["zero"], "one record");
 }
 
@@ -213,6 +216,6 @@ super::checks! {
     clocked:
         a_member_scored_far_below_its_deadline_is_not_reclaimed_while_its_holder_renews,
         a_member_scored_below_its_deadline_keeps_its_place_and_its_deadline_caps_the_lease,
-        a_marker_follows_the_deadline_of_a_member_scored_below_it,
+        a_stale_owners_marker_beside_another_claim_follows_the_deadline_of_a_member_scored_below_it,
         a_member_whose_deadline_cannot_be_read_is_leased_for_the_ttl_whatever_its_score;
 }

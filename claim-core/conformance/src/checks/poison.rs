@@ -185,29 +185,41 @@ pub async fn a_stale_owners_ack_after_a_reclaim_removes_the_pending_copy_so_no_s
     assert_eq!(fx.result_ids().await, vec!["a"]);
 }
 
-pub async fn a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap(
-    f: &impl StoreFactory,
-) {
+pub async fn an_owners_marker_lives_the_dedup_ttl_whatever_the_deadline(f: &impl StoreFactory) {
     let fx = fixture(f, config()).await;
     let far = fx.req("far", "t", 30_000);
     let past = fx.req("past", "t", -100);
     fx.submit(&[far.clone(), past.clone()]).await;
     fx.claim("w1", &[far.clone(), past.clone()]).await;
     fx.ack("w1", &[far.clone(), past.clone()], "x").await;
+    // The owner's ack dropped the only claim: nothing else can answer
+    // either generation, and the marker only guards the dedup TTL (1 h).
     fx.clock.set(fx.at(3599));
-    assert!(fx.store.is_terminal(&past.generation).await.unwrap());
+    for r in [&far, &past] {
+        assert!(
+            fx.store.is_terminal(&r.generation).await.unwrap(),
+            "{}",
+            r.generation.id
+        );
+    }
+    // Within it, a resubmission of the same bytes is a duplicate.
+    fx.submit(far.one()).await;
+    assert_eq!(
+        fx.claim("w2", far.one()).await,
+        vec![ClaimOutcome::DuplicateDropped]
+    );
     fx.clock.set(fx.at(3601));
-    assert!(
-        !fx.store.is_terminal(&past.generation).await.unwrap(),
-        "a past deadline: the dedup TTL from now"
-    );
-    fx.clock.set(fx.at(30_000 + 30 + 3599));
-    assert!(fx.store.is_terminal(&far.generation).await.unwrap());
-    fx.clock.set(fx.at(30_000 + 30 + 3601));
-    assert!(
-        !fx.store.is_terminal(&far.generation).await.unwrap(),
-        "a far deadline: the dedup TTL past deadline + 30 s"
-    );
+    for r in [&far, &past] {
+        assert!(
+            !fx.store.is_terminal(&r.generation).await.unwrap(),
+            "{}: gone the dedup TTL after the ack, not after its deadline",
+            r.generation.id
+        );
+    }
+    // A stale copy of the owner's claim finds the generation nowhere.
+    let late = fx.ack("w1", far.one(), "late").await;
+    assert!(!late[0].pushed, "{late:?}");
+    assert_eq!(fx.result_ids().await.len(), 2, "one record each");
 }
 
 pub async fn a_stale_owners_ack_of_a_parked_generation_is_suppressed_and_the_parked_copy_answers(
@@ -300,7 +312,7 @@ super::checks! {
         ack_to_an_unusable_result_list_dead_letters_the_member_alone_and_pushes_nothing,
         an_unusable_result_list_of_an_answered_generation_suppresses_without_dead_lettering;
     clocked:
-        a_marker_lives_the_dedup_ttl_past_the_deadline_plus_the_lease_cap,
+        an_owners_marker_lives_the_dedup_ttl_whatever_the_deadline,
         a_stale_owner_leaves_an_unusable_list_to_the_claim_holder,
         a_stale_owners_ack_to_an_unusable_list_leaves_a_parked_generation_in_the_retry_set_alone,
         a_stale_owners_ack_to_an_unusable_list_leaves_the_pending_copy_for_its_next_holder,

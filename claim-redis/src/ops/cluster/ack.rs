@@ -65,10 +65,11 @@ use claim_core::store::AckItem;
 use claim_core::{ClaimKey, Op, OwnerToken, StoreError, wire};
 use redis::RedisWrite;
 /// ack_fence.lua's bits: ours somewhere (may push), answered (a live
-/// queue-slot marker), by this very record.
+/// queue-slot marker), by this very record, held by another owner.
 const OURS_SOMEWHERE: i64 = 2;
 const ANSWERED: i64 = 4;
 const OWN_RECORD: i64 = 8;
+const HELD_ELSEWHERE: i64 = 16;
 
 /// Acks one chunk of at most [`MAX_BATCH`](crate::state::MAX_BATCH) items
 /// of `queue` (its keys `q`): those whose list shares the queue's slot in
@@ -204,7 +205,7 @@ async fn across(
                     generation: &items[i].generation,
                     record: items[i].record.as_bytes(),
                     digest: &digests[i],
-                    deadline: wire::member_deadline(items[i].member.as_bytes()).unwrap_or(0),
+                    other_claim_deadline: other_claim_deadline(items[i], fence[i]),
                 })
                 .collect();
             let refusal = store.list_refusal(queue, list);
@@ -274,9 +275,23 @@ async fn across(
         .collect())
 }
 
+/// What the list-slot marker of `item` must outlive ([`PushItem`]): where
+/// the fence found another owner holding the claim, that claim, so the
+/// marker follows the member's deadline; otherwise nothing (the caller's
+/// claim is dropped in step (c), a pending copy too), and it lives the
+/// dedup TTL. A claim taken between the fence and the drop is guarded by
+/// the queue-slot copy ack_drop.lua writes.
+fn other_claim_deadline(item: &AckItem, fence: i64) -> i64 {
+    if fence & HELD_ELSEWHERE != 0 {
+        wire::member_deadline(item.member.as_bytes()).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
 /// Step (a), `ack_fence.lua`: per item, 1 if the caller holds the claim,
 /// plus [`OURS_SOMEWHERE`], plus [`ANSWERED`] and [`OWN_RECORD`] from the
-/// queue-slot marker.
+/// queue-slot marker, plus [`HELD_ELSEWHERE`].
 async fn fence(
     store: &RedisStore,
     q: &QueueKeys,
@@ -315,7 +330,7 @@ async fn drop_claims(
     let script = &store.scripts().ack_drop;
     let n = items.len();
     let bytes: usize = items.iter().map(|i| i.member.len() + 200).sum();
-    let mut cmd = evalsha(script, 6 + n, 3 + 5 * n, bytes);
+    let mut cmd = evalsha(script, 6 + n, 4 + 5 * n, bytes);
     for key in q.all() {
         cmd.arg(key);
     }
@@ -324,7 +339,8 @@ async fn drop_claims(
     }
     cmd.arg(owner.as_str())
         .arg(store.time_arg())
-        .arg(store.ttl_slack());
+        .arg(store.ttl_slack())
+        .arg(store.inner.config.result_dedup_ttl_ms);
     for ((item, answer), answered) in items.iter().zip(answers).zip(answered) {
         cmd.write_arg_fmt(ClaimKey(&item.generation));
         cmd.arg(item.member.as_bytes());

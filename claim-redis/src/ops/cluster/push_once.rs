@@ -20,9 +20,15 @@ pub(crate) struct PushItem<'a> {
     /// `claim_core::marker::record_digest(record)`.
     pub digest: &'a str,
     /// The member's `data.deadline` ([`claim_core::wire::member_deadline`],
-    /// 0 when it cannot be read), never its pending score: the marker lives
-    /// at least until this plus the lease cap.
-    pub deadline: i64,
+    /// never its pending score) where another owner may hold the
+    /// generation's claim (the caller's fence found it not holding): the
+    /// marker then outlives any claim of it, this plus the lease cap plus
+    /// the dedup TTL. 0 where the caller's claim is the only one and is
+    /// dropped next (the ack's step (c), the reclaimer's script), and for
+    /// a deadline that cannot be read: the marker lives the dedup TTL
+    /// (`claim_core::lease::marker_expiry`), and a crash before that drop
+    /// leaves a lapsing claim the reclaimer ends on this marker.
+    pub other_claim_deadline: i64,
 }
 
 /// What happened to one item.
@@ -109,7 +115,7 @@ pub(crate) async fn push_checked(
             let may = may_push(c * MAX_BATCH + i);
             cmd.arg(item.record)
                 .arg(item.digest)
-                .arg(item.deadline)
+                .arg(item.other_claim_deadline)
                 .arg(if may { "1" } else { "0" });
         }
         let reply: Vec<Value> = call::run(store, op, script, &cmd).await?;

@@ -22,14 +22,18 @@ struct Rig {
 /// A hash-tagged store on a manual clock; `None` when redis-server is
 /// missing outside CI (in CI that panics).
 async fn rig() -> Option<Rig> {
+    rig_with(StoreConfig::default(), ManualClock::new(T0)).await
+}
+
+/// [`rig`] with `config`, on `clock`.
+async fn rig_with(config: StoreConfig, clock: Arc<ManualClock>) -> Option<Rig> {
     require_redis_server()?;
     let server = RedisServer::start(RedisServerOptions::default()).expect("redis-server");
-    let clock = ManualClock::new(T0);
     let options = RedisStoreOptions {
         key_prefix: random_prefix(),
         time: TimeSource::Clock(clock as Arc<dyn Clock>),
         key_layout: KeyLayout::HashTagged,
-        ..RedisStoreOptions::new(server.url(), StoreConfig::default())
+        ..RedisStoreOptions::new(server.url(), config)
     };
     let store = RedisStore::connect(options).await.expect("connect");
     let raw = redis::Client::open(server.url())
@@ -66,7 +70,7 @@ fn items(owned: &[Owned]) -> Vec<PushItem<'_>> {
             generation: &o.generation,
             record: &o.record,
             digest: &o.digest,
-            deadline: DEADLINE,
+            other_claim_deadline: DEADLINE,
         })
         .collect()
 }
@@ -110,7 +114,8 @@ async fn a_generation_repeated_in_one_batch_is_pushed_once() {
 }
 
 #[tokio::test]
-async fn the_marker_lies_in_the_lists_slot_and_expires_after_the_deadline_grace_and_dedup_ttl() {
+async fn the_marker_lies_in_the_lists_slot_and_beside_another_claim_expires_after_the_deadline_grace_and_dedup_ttl()
+ {
     let Some(mut rig) = rig().await else { return };
     let one = [owned("a", "rec-a")];
     pushed(&rig.store, "{elsewhere}results", 0, &one).await;
@@ -160,4 +165,60 @@ async fn the_list_gets_its_ttl_only_when_something_was_pushed() {
     pushed(&rig.store, "results", 600, &[owned("b", "rec-b")]).await;
     let ttl: i64 = rig.raw.ttl(&key).await.unwrap();
     assert!((1..=600).contains(&ttl), "{ttl}");
+}
+
+#[tokio::test]
+async fn a_crash_between_the_push_and_the_claim_drop_ends_the_claim_on_the_short_lived_marker() {
+    use claim_core::store::Submission;
+    use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Member, OwnerToken};
+    let config = StoreConfig {
+        lease_ttl_ms: 30_000,
+        default_result_list: "{elsewhere}results".to_owned(),
+        ..StoreConfig::default()
+    };
+    let (ttl, clock) = (config.result_dedup_ttl_ms, ManualClock::new(T0));
+    let Some(mut rig) = rig_with(config, clock.clone()).await else {
+        return;
+    };
+    let member = format!(
+        r#"{{"internal":{{"request_token":"tok"}},"request_kind":"redis","data":{{"id":"a","deadline":{DEADLINE},"payload":{{}}}}}}"#
+    );
+    let s = Submission {
+        member: Member::from(member.as_str()),
+        generation: Generation::new("a", "tok"),
+        deadline: DEADLINE,
+        payload: None,
+    };
+    let store = &rig.store;
+    store.submit("jobs", &s).await.unwrap();
+    let w1 = OwnerToken::new("w1");
+    store
+        .claim(w1.on("jobs"), &[s.claim_request()])
+        .await
+        .unwrap();
+    // The ack's push lands in the list's slot (the caller held the claim:
+    // a dedup-TTL marker), then the process dies before its drop.
+    let one = [owned("a", "rec-a")];
+    let push = PushItem {
+        other_claim_deadline: 0,
+        ..items(&one).remove(0)
+    };
+    let answer = push_once(store, "{elsewhere}results", 0, &[push]).await;
+    assert_eq!(answer.unwrap(), [Pushed::Pushed]);
+    let keys = store.keys();
+    let marker = keys.marker_for(&keys.list("{elsewhere}results"), &s.generation);
+    let value: String = rig.raw.get(&marker).await.expect("marker");
+    assert_eq!(value, format!("{}:{}", T0.0 + ttl, one[0].digest));
+    // The claim lapses; the reclaimer reads the marker in the list's slot
+    // and ends the claim as answered instead of redelivering it.
+    clock.advance(31_000);
+    let report = store.reclaim_expired("jobs", 10).await.unwrap();
+    assert_eq!(
+        (report.redelivered, report.ghosts_repaired),
+        (0, 1),
+        "{report:?}"
+    );
+    assert!(store.peek("jobs", 0, 10).await.unwrap().is_empty());
+    assert!(store.claims("jobs").await.unwrap().is_empty());
+    assert_eq!(records(&mut rig, "{elsewhere}results").await, ["rec-a"]);
 }

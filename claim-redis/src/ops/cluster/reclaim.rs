@@ -73,9 +73,6 @@ struct Item {
     entry: Option<Vec<u8>>,
     generation: Generation,
     parsed: Option<wire::ParsedMember>,
-    /// The member's `data.deadline` ([`wire::member_deadline`], 0 when it
-    /// cannot be read): a DELIVERY_LIMIT marker's expiry follows it.
-    deadline: i64,
     /// The marker value read (or [`ANSWERED`]).
     marker: Option<String>,
     /// `(kind, dead entry JSON)` for a claim at the limit.
@@ -104,10 +101,6 @@ impl ReclaimChosen for HashTagged {
                 skip: false,
                 key: key.clone(),
                 generation: Generation::from_claim_key(key),
-                deadline: member
-                    .as_deref()
-                    .and_then(wire::member_deadline)
-                    .unwrap_or(0),
                 parsed: member.and_then(|m| wire::parse_member(&m).ok()),
                 entry,
                 marker: None,
@@ -254,8 +247,8 @@ async fn push_limit_records(
         m.as_deref()
             .is_some_and(|v| parse_marker(v).is_none_or(|(expiry, _)| expiry > now.0))
     };
-    // (item index, (list, TTL), record, deadline) of the records to push.
-    let mut pushes: Vec<(usize, (String, u64), Record, i64)> = Vec::new();
+    // (item index, (list, TTL), record) of the records to push.
+    let mut pushes: Vec<(usize, (String, u64), Record)> = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
         if item.skip {
             continue;
@@ -278,8 +271,7 @@ async fn push_limit_records(
         }
         let record = delivery_limit_record(g, redeliveries, queue);
         let ttl = route.ttl_or_zero();
-        // The marker follows the member's deadline, not the owner entry's score.
-        pushes.push((i, (route.list, ttl), record, item.deadline));
+        pushes.push((i, (route.list, ttl), record));
     }
     let mut lists: Vec<&(String, u64)> = pushes.iter().map(|p| &p.1).collect();
     lists.sort_unstable();
@@ -287,7 +279,7 @@ async fn push_limit_records(
     let mut decided: Vec<(usize, Pushed)> = Vec::new();
     let (mut failed, mut skipped) = (None, Vec::new());
     for list in lists {
-        let group: Vec<&(usize, (String, u64), Record, i64)> =
+        let group: Vec<&(usize, (String, u64), Record)> =
             pushes.iter().filter(|p| p.1 == *list).collect();
         let digests: Vec<String> = group
             .iter()
@@ -300,7 +292,12 @@ async fn push_limit_records(
                 generation: &items[p.0].generation,
                 record: p.2.as_bytes(),
                 digest,
-                deadline: p.3,
+                // The claim is dropped by this pass's script and the
+                // member dead-lettered: no copy is left to answer, so the
+                // marker lives the dedup TTL; a crash before the script
+                // leaves the lapsed claim, which the next pass finds
+                // answered by this marker.
+                other_claim_deadline: 0,
             })
             .collect();
         let (name, ttl) = list;
