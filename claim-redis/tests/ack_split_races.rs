@@ -30,39 +30,104 @@ async fn claimed(store: &RedisStore, owner: &OwnerToken, s: &Submission) {
     assert!(matches!(out[..], [ClaimOutcome::Claimed { .. }]), "{out:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_returned_before_its_drop()
- {
-    let Some(cluster) = common::cluster::private(0).await else {
-        return;
-    };
+/// A private cluster on an explicit clock, a store on it, a result list on
+/// another primary than the queue's, raw connections to both primaries,
+/// and one round trip done (every script has run on both).
+struct Split {
+    _cluster: claim_redis::testing::RedisCluster,
+    clock: Arc<ManualClock>,
+    options: RedisStoreOptions,
+    store: RedisStore,
+    list: String,
+    queue_node: redis::aio::MultiplexedConnection,
+    list_node: redis::aio::MultiplexedConnection,
+}
+
+async fn split() -> Option<Split> {
+    let cluster = common::cluster::private(0).await?;
     let clock = ManualClock::new(common::T0);
     let options = RedisStoreOptions {
         call_timeout: Duration::from_secs(10),
         time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
         ..common::cluster::options(&cluster, common::config())
     };
-    let store = RedisStore::connect(options).await.expect("connect");
+    let store = RedisStore::connect(options.clone()).await.expect("connect");
     let keys = store.keys().clone();
-    let q = keys.queue(QUEUE);
     let primary_of = |key: &str| {
         cluster
             .primary_of_slot(cluster.key_slot(key).unwrap())
             .unwrap()
     };
-    let queue_port = primary_of(&q.pending);
+    let queue_port = primary_of(&keys.queue(QUEUE).pending);
     let list = (0..100)
         .map(|i| format!("results-{i}"))
         .find(|l| primary_of(&keys.list(l)) != queue_port)
         .expect("a list on another primary");
     let url = |port: u16| format!("redis://127.0.0.1:{port}");
-    let mut queue_node = common::raw(&url(queue_port)).await;
-    let mut list_node = common::raw(&url(primary_of(&keys.list(&list)))).await;
-    // Every script this test runs has run once on both primaries.
+    let queue_node = common::raw(&url(queue_port)).await;
+    let list_node = common::raw(&url(primary_of(&keys.list(&list)))).await;
     common::round::round_trip(&store, QUEUE, &list, "warm-up", DEADLINE)
         .await
         .expect("a first round trip");
+    Some(Split {
+        _cluster: cluster,
+        clock,
+        options,
+        store,
+        list,
+        queue_node,
+        list_node,
+    })
+}
 
+impl Split {
+    /// Starts `owner`'s ack of `s` while the list's primary refuses writes
+    /// (`CLIENT PAUSE WRITE`), and returns once its fence has run on the
+    /// queue's primary: its push waits until [`Self::unpause`].
+    async fn ack_held_before_its_push(
+        &mut self,
+        owner: &OwnerToken,
+        s: &Submission,
+        text: &str,
+    ) -> tokio::task::JoinHandle<Result<Vec<AckOutcome>, claim_core::StoreError>> {
+        let _: () = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(20_000)
+            .arg("WRITE")
+            .query_async(&mut self.list_node)
+            .await
+            .unwrap();
+        let fences = evalsha_calls(&mut self.queue_node).await;
+        let ack = {
+            let (store, item) = (self.store.clone(), ack_item(s, &self.list, text));
+            let owner = owner.clone();
+            tokio::spawn(async move { store.ack(owner.on(QUEUE), &[item]).await })
+        };
+        let started = Instant::now();
+        while evalsha_calls(&mut self.queue_node).await == fences {
+            assert!(started.elapsed() < Duration::from_secs(10), "no fence ran");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        ack
+    }
+
+    async fn unpause(&mut self) {
+        let _: () = redis::cmd("CLIENT")
+            .arg("UNPAUSE")
+            .query_async(&mut self.list_node)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_returned_before_its_drop()
+ {
+    let Some(mut rig) = split().await else {
+        return;
+    };
+    let (store, clock, list) = (rig.store.clone(), rig.clock.clone(), rig.list.clone());
+    let q = store.keys().queue(QUEUE);
     let (w1, w2) = (OwnerToken::new("w1"), OwnerToken::new("w2"));
     let s = common::submission("a", "t", DEADLINE);
     store.submit(QUEUE, &s).await.unwrap();
@@ -76,7 +141,7 @@ async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_ret
     let (key, go_owner) = (s.generation.claim_key(), go::owner_token());
     let expiry = clock.now().0 as i64 / 1000 + 30;
     let won = gq.claim(
-        &mut queue_node,
+        &mut rig.queue_node,
         s.member.as_bytes(),
         &key,
         &go_owner,
@@ -86,34 +151,15 @@ async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_ret
 
     // w1's stale ack: its fence runs while the list's primary holds its
     // push back, and finds the request with the Go processor: not ours.
-    let _: () = redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(20_000)
-        .arg("WRITE")
-        .query_async(&mut list_node)
-        .await
-        .unwrap();
-    let fences = evalsha_calls(&mut queue_node).await;
-    let ack = {
-        let (store, item) = (store.clone(), ack_item(&s, &list, "w1, stale"));
-        let w1 = w1.clone();
-        tokio::spawn(async move { store.ack(w1.on(QUEUE), &[item]).await })
-    };
-    let started = Instant::now();
-    while evalsha_calls(&mut queue_node).await == fences {
-        assert!(started.elapsed() < Duration::from_secs(10), "no fence ran");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let ack = rig.ack_held_before_its_push(&w1, &s, "w1, stale").await;
     // Before the ack's drop, the Go processor lets go of the request: back
     // in pending as these very bytes, its only copy.
     let score = go::score(s.member.as_bytes());
-    let released = gq.release(&mut queue_node, &key, &go_owner, score).await;
+    let released = gq
+        .release(&mut rig.queue_node, &key, &go_owner, score)
+        .await;
     assert!(released.unwrap(), "the Go processor releases it");
-    let _: () = redis::cmd("CLIENT")
-        .arg("UNPAUSE")
-        .query_async(&mut list_node)
-        .await
-        .unwrap();
+    rig.unpause().await;
     let out = ack.await.unwrap().expect("the stale ack");
     assert_eq!(
         out,
@@ -140,7 +186,6 @@ async fn a_stale_ack_whose_fence_found_the_request_elsewhere_leaves_the_copy_ret
     let out = out.unwrap()[0];
     assert!(out.pushed && out.claim_dropped, "{out:?}");
     assert_eq!(store.results(&list).await.unwrap().len(), 2);
-    drop(cluster);
 }
 
 #[tokio::test]
@@ -197,38 +242,15 @@ async fn with_replica_acks_a_split_ack_whose_push_no_replica_acknowledged_keeps_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_owners_split_ack_whose_claim_moved_on_before_its_drop_guards_the_new_holder_past_the_dedup_ttl()
  {
-    let Some(cluster) = common::cluster::private(0).await else {
+    let Some(mut rig) = split().await else {
         return;
     };
-    let clock = ManualClock::new(common::T0);
-    let options = RedisStoreOptions {
-        call_timeout: Duration::from_secs(10),
-        time: TimeSource::Clock(clock.clone() as Arc<dyn Clock>),
-        ..common::cluster::options(&cluster, common::config())
-    };
-    let store = RedisStore::connect(options.clone()).await.expect("connect");
+    let (store, clock, list) = (rig.store.clone(), rig.clock.clone(), rig.list.clone());
     // w2's own process: connections of its own, not queued behind w1's
     // held-back push.
-    let other = RedisStore::connect(options).await.expect("connect");
-    let keys = store.keys().clone();
-    let q = keys.queue(QUEUE);
-    let primary_of = |key: &str| {
-        cluster
-            .primary_of_slot(cluster.key_slot(key).unwrap())
-            .unwrap()
-    };
-    let queue_port = primary_of(&q.pending);
-    let list = (0..100)
-        .map(|i| format!("results-{i}"))
-        .find(|l| primary_of(&keys.list(l)) != queue_port)
-        .expect("a list on another primary");
-    let url = |port: u16| format!("redis://127.0.0.1:{port}");
-    let mut queue_node = common::raw(&url(queue_port)).await;
-    let mut list_node = common::raw(&url(primary_of(&keys.list(&list)))).await;
-    common::round::round_trip(&store, QUEUE, &list, "warm-up", DEADLINE)
+    let other = RedisStore::connect(rig.options.clone())
         .await
-        .expect("a first round trip");
-
+        .expect("connect");
     let (w1, w2) = (OwnerToken::new("w1"), OwnerToken::new("w2"));
     let s = common::submission("a", "t", DEADLINE);
     store.submit(QUEUE, &s).await.unwrap();
@@ -236,34 +258,13 @@ async fn an_owners_split_ack_whose_claim_moved_on_before_its_drop_guards_the_new
     // w1's ack: its fence finds w1 holding the claim (so its push writes a
     // marker for the dedup TTL only) while the list's primary holds the
     // push back.
-    let _: () = redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(20_000)
-        .arg("WRITE")
-        .query_async(&mut list_node)
-        .await
-        .unwrap();
-    let fences = evalsha_calls(&mut queue_node).await;
-    let ack = {
-        let (store, item) = (store.clone(), ack_item(&s, &list, "w1"));
-        let w1 = w1.clone();
-        tokio::spawn(async move { store.ack(w1.on(QUEUE), &[item]).await })
-    };
-    let started = Instant::now();
-    while evalsha_calls(&mut queue_node).await == fences {
-        assert!(started.elapsed() < Duration::from_secs(10), "no fence ran");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let ack = rig.ack_held_before_its_push(&w1, &s, "w1").await;
     // Before the push, w1's lease lapses and w2 takes the request.
     clock.advance(common::config().lease_ttl_ms + 1_000);
     let report = other.reclaim_expired(QUEUE, 10).await.unwrap();
     assert_eq!(report.redelivered, 1, "{report:?}");
     claimed(&other, &w2, &s).await;
-    let _: () = redis::cmd("CLIENT")
-        .arg("UNPAUSE")
-        .query_async(&mut list_node)
-        .await
-        .unwrap();
+    rig.unpause().await;
     let out = ack.await.unwrap().expect("w1's ack")[0];
     assert!(out.pushed && !out.claim_dropped, "{out:?}");
     // w2 holds a claim that can last until the deadline + 30 s: the
@@ -278,5 +279,4 @@ async fn an_owners_split_ack_whose_claim_moved_on_before_its_drop_guards_the_new
         2,
         "warm-up and w1's"
     );
-    drop(cluster);
 }
