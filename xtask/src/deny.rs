@@ -82,14 +82,30 @@ mod tests {
 
     #[test]
     fn deny_reads_a_cargo_deny_path_and_the_advisories_switch_and_refuses_anything_else() {
-        let options = parse(owned_args(&["--cargo-deny", "/x/cargo-deny", "--advisories"]));
+        let options = parse(owned_args(&[
+            "--cargo-deny",
+            "/x/cargo-deny",
+            "--advisories",
+        ]));
         assert!(matches!(
             options,
             Ok(Options { program: Some(ref p), advisories: true }) if p == Path::new("/x/cargo-deny")
         ));
-        assert!(matches!(parse(vec![]), Ok(Options { program: None, advisories: false })));
-        assert!(matches!(parse(owned_args(&["--cargo-deny"])), Err(Error::Usage(_))));
-        assert!(matches!(parse(owned_args(&["--fast"])), Err(Error::Usage(_))));
+        assert!(matches!(
+            parse(vec![]),
+            Ok(Options {
+                program: None,
+                advisories: false
+            })
+        ));
+        assert!(matches!(
+            parse(owned_args(&["--cargo-deny"])),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse(owned_args(&["--fast"])),
+            Err(Error::Usage(_))
+        ));
     }
 
     #[test]
