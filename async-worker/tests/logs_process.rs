@@ -105,3 +105,37 @@ async fn console_lines_are_text_and_a_bad_encoder_is_refused_naming_the_accepted
         assert!(log.contains(says), "the refusal lacks {says}: {log}");
     }
 }
+
+#[tokio::test]
+async fn zap_log_level_wins_over_the_log_level_the_chart_sets_and_a_bad_one_is_refused() {
+    // Nothing listens there: the processor logs its start (info), then the
+    // connection error (error), and exits 1.
+    let unreachable = format!("redis://127.0.0.1:{}", common::free_port());
+    let at = |level: &str| {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["--redis-url", &unreachable, "--igw-base-url", "http://gw"])
+            .args(["--metrics-port", "0", "--health-port", "0"])
+            .args(["--zap-encoder", "json", "--zap-log-level", level])
+            .env_remove("REDIS_URL")
+            .env_remove("RUST_LOG")
+            .env("LOG_LEVEL", "debug");
+        Worker::spawn(command, 0, 0)
+    };
+    let mut quiet = at("error");
+    assert_eq!(quiet.exit_within(BOUND).await.code(), Some(1));
+    let lines = json_lines(&quiet.log());
+    assert!(!lines.is_empty(), "the connection error is logged");
+    for line in &lines {
+        assert_eq!(line["level"], "ERROR", "LOG_LEVEL=debug lost: {line:?}");
+    }
+
+    let mut refused = at("loud");
+    let status = refused.exit_within(BOUND).await;
+    let log = refused.log();
+    assert_eq!(status.code(), Some(2), "{log}");
+    assert!(
+        log.contains("--zap-log-level: \"loud\" is not a log level"),
+        "{log}"
+    );
+}

@@ -81,9 +81,15 @@ async fn a_producers_trace_reaches_the_gateway_through_the_request_and_gateway_c
         .unwrap();
     let (receiver, otlp) = Receiver::start().await;
 
+    // enable_tracing: a span per Redis call besides the request's.
+    let config = serde_json::json!({
+        "url": url,
+        "enable_tracing": true,
+        "queues": [{"queue_name": common::QUEUE, "igw_base_url": gateway.url()}],
+    });
     let mut command = Command::new(BINARY);
     command
-        .args(["--redis-url", &url, "--igw-base-url", &gateway.url()])
+        .args(["--transport-config", &config.to_string()])
         .args(["--metrics-port", "0", "--health-port", "0"])
         .args(["--drain-timeout", "5s"])
         .env_remove("REDIS_URL")
@@ -143,6 +149,38 @@ async fn a_producers_trace_reaches_the_gateway_through_the_request_and_gateway_c
     let want = format!("00-{TRACE}-{}-01", hex(&call.span_id));
     assert_eq!(sent, want, "the gateway's parent is the call's span");
     assert_eq!(seen[0].header("tracestate"), Some("congo=t61rcWkgMzE"));
+
+    // The Redis calls: a claim or an ack serves a batch of requests, and
+    // runs outside every request's span (the claim before it starts, the
+    // ack in the writer), so each call's span is a root of its own.
+    let redis = receiver.named("redis");
+    let script = |name: &str| {
+        redis
+            .iter()
+            .find(|s| attribute(s, "db.operation").as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} span among {}", redis.len()))
+    };
+    for span in [script("claim"), script("ack")] {
+        assert_eq!(attribute(span, "db.system").as_deref(), Some("redis"));
+        assert_eq!(attribute(span, "queue").as_deref(), Some(common::QUEUE));
+        assert!(span.parent_span_id.is_empty(), "a root: {span:?}");
+        assert_ne!(hex(&span.trace_id), TRACE, "not in one request's trace");
+    }
+}
+
+/// A span's string attribute `key`.
+fn attribute(span: &Span, key: &str) -> Option<String> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    let value = span
+        .attributes
+        .iter()
+        .find(|a| a.key == key)?
+        .value
+        .as_ref()?;
+    match value.value.as_ref()? {
+        Value::StringValue(s) => Some(s.clone()),
+        _ => None,
+    }
 }
 
 #[test]

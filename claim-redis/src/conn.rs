@@ -27,18 +27,23 @@ use deadpool::managed::{self, Metrics, PoolError, RecycleResult};
 use redis::aio::MultiplexedConnection;
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind};
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 mod classify;
 mod cluster;
 mod handle;
 mod sentinel;
+mod trace;
 
 pub(crate) use classify::{bad_reply, classify};
 pub(crate) use cluster::ClusterBackend;
 
 pub(crate) use handle::Handle;
 pub(crate) use sentinel::SentinelSource;
+pub use trace::CALL_SPAN_TARGET;
+pub(crate) use trace::CallNames;
 
 /// A connection handed out again within this long of its last checkout is
 /// trusted without a PING; one idle longer is checked first.
@@ -119,12 +124,15 @@ pub(crate) trait Request: Sync {
         &'a self,
         conn: &'a mut Handle,
     ) -> impl Future<Output = RedisResult<T>> + Send + 'a;
+
+    /// Its span, when calls are traced.
+    fn span(&self, names: &CallNames, op: Op) -> tracing::Span;
 }
 
 /// Both have an inherent `query_async` of the same shape; one impl body
 /// serves both.
 macro_rules! request {
-    ($($ty:ty),*) => {$(
+    ($($ty:ty => $span:ident),*) => {$(
         impl Request for $ty {
             fn send<'a, T: FromRedisValue + 'static>(
                 &'a self,
@@ -132,11 +140,15 @@ macro_rules! request {
             ) -> impl Future<Output = RedisResult<T>> + Send + 'a {
                 self.query_async(conn)
             }
+
+            fn span(&self, names: &CallNames, op: Op) -> tracing::Span {
+                names.$span(op, self)
+            }
         }
     )*};
 }
 
-request!(redis::Cmd, redis::Pipeline);
+request!(redis::Cmd => command, redis::Pipeline => pipeline);
 
 /// The connections a store uses: a pool of multiplexed connections to one
 /// server (standalone, or the primary Sentinel names), or a cluster client
@@ -152,6 +164,9 @@ pub(crate) enum Backend {
 pub(crate) struct Conn {
     backend: Backend,
     timeout: Duration,
+    /// Set when every call gets a span (`enable_tracing`); `None` costs
+    /// each call one check.
+    trace: Option<Arc<CallNames>>,
 }
 
 impl std::fmt::Debug for Conn {
@@ -166,8 +181,30 @@ impl std::fmt::Debug for Conn {
 }
 
 impl Conn {
-    pub(crate) fn new(backend: Backend, timeout: Duration) -> Self {
-        Conn { backend, timeout }
+    pub(crate) fn new(backend: Backend, timeout: Duration, trace: Option<CallNames>) -> Self {
+        let trace = trace.map(Arc::new);
+        Conn {
+            backend,
+            timeout,
+            trace,
+        }
+    }
+
+    /// Whether calls get spans.
+    pub(crate) fn traced(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// `call` inside the span `span` names, when calls are traced.
+    async fn traced_call<T>(
+        &self,
+        span: impl FnOnce(&CallNames) -> tracing::Span,
+        call: impl Future<Output = T>,
+    ) -> T {
+        match &self.trace {
+            None => call.await,
+            Some(names) => call.instrument(span(names)).await,
+        }
     }
 
     pub(crate) fn timeout(&self) -> Duration {
@@ -208,9 +245,13 @@ impl Conn {
         effect: Effect,
         request: &impl Request,
     ) -> Result<T, StoreError> {
-        let mut conn = self.get(op).await?;
-        let answer = self.bounded(request.send(&mut conn)).await;
-        settle(op, effect, conn, answer)
+        let call = async {
+            let mut conn = self.get(op).await?;
+            let answer = self.bounded(request.send(&mut conn)).await;
+            settle(op, effect, conn, answer)
+        };
+        self.traced_call(|names| request.span(names, op), call)
+            .await
     }
 
     /// Runs one read, giving an error the server answered (an unknown or
@@ -220,11 +261,16 @@ impl Conn {
         op: Op,
         cmd: &redis::Cmd,
     ) -> Result<Result<T, String>, StoreError> {
-        let mut conn = self.get(op).await?;
-        let answer = self
-            .bounded(async { Ok(cmd.query_async(&mut conn).await) })
-            .await;
-        let answer: RedisResult<T> = settle(op, Effect::Read, conn, answer)?;
+        let call = async {
+            let mut conn = self.get(op).await?;
+            let answer = self
+                .bounded(async { Ok(cmd.query_async(&mut conn).await) })
+                .await;
+            settle(op, Effect::Read, conn, answer)
+        };
+        let answer: RedisResult<T> = self
+            .traced_call(|names| names.command(op, cmd), call)
+            .await?;
         match answer {
             Ok(value) => Ok(Ok(value)),
             Err(e) if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) => {
@@ -236,15 +282,22 @@ impl Conn {
 
     /// Runs a script by SHA; on NOSCRIPT (a restarted or flushed server, or
     /// a promoted replica that never loaded it) redis-rs loads it and runs
-    /// it again, so callers never see it.
-    pub(crate) async fn script<T: FromRedisValue>(
+    /// it again, so callers never see it. `invocation` is `script`'s;
+    /// `keys` are its KEYS as far as the caller kept them (for the span).
+    pub(crate) async fn script<'k, T: FromRedisValue>(
         &self,
         op: Op,
+        script: &redis::Script,
+        keys: impl IntoIterator<Item = &'k [u8]>,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
-        let mut conn = self.get(op).await?;
-        let answer = self.bounded(invocation.invoke_async(&mut conn)).await;
-        settle(op, Effect::Write, conn, answer)
+        let call = async {
+            let mut conn = self.get(op).await?;
+            let answer = self.bounded(invocation.invoke_async(&mut conn)).await;
+            settle(op, Effect::Write, conn, answer)
+        };
+        self.traced_call(|names| names.script(op, script, keys), call)
+            .await
     }
 
     /// Runs an `EVALSHA` of `script` that the caller built as a plain
@@ -258,19 +311,23 @@ impl Conn {
         script: &redis::Script,
         cmd: &redis::Cmd,
     ) -> Result<T, StoreError> {
-        let mut conn = self.get(op).await?;
-        let answer = self
-            .bounded(async {
-                match cmd.query_async(&mut conn).await {
-                    Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                        script.prepare_invoke().load_async(&mut conn).await?;
-                        cmd.query_async(&mut conn).await
+        let call = async {
+            let mut conn = self.get(op).await?;
+            let answer = self
+                .bounded(async {
+                    match cmd.query_async(&mut conn).await {
+                        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                            script.prepare_invoke().load_async(&mut conn).await?;
+                            cmd.query_async(&mut conn).await
+                        }
+                        other => other,
                     }
-                    other => other,
-                }
-            })
-            .await;
-        settle(op, Effect::Write, conn, answer)
+                })
+                .await;
+            settle(op, Effect::Write, conn, answer)
+        };
+        self.traced_call(|names| names.evalsha(op, script, cmd), call)
+            .await
     }
 
     /// The call's answer, or `Err(timeout)` when none came within it.

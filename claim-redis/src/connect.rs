@@ -79,7 +79,10 @@ pub(crate) async fn open(
         }
     };
     prepare(&backend, scripts, t, &errors).await?;
-    Ok(Conn::new(backend, t))
+    let trace = options
+        .trace_calls
+        .then(|| conn::CallNames::new(&scripts.all(), &options.key_prefix));
+    Ok(Conn::new(backend, t, trace))
 }
 
 fn pooled(

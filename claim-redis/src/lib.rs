@@ -24,6 +24,7 @@ mod tls;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
+pub use conn::CALL_SPAN_TARGET;
 pub use durability::DurabilityReport;
 pub use keys::KeyLayout;
 pub use options::{ConnectError, RedisStoreOptions, TimeSource, TlsOptions, Topology, redact};

@@ -48,6 +48,11 @@ pub struct RedisStoreOptions {
     /// Sentinel) or [`KeyLayout::HashTagged`] (Redis Cluster: every call in
     /// one slot, checked before it is sent).
     pub key_layout: KeyLayout,
+    /// A tracing span per Redis call (`redis`, target
+    /// [`crate::CALL_SPAN_TARGET`], debug level: `db.system`,
+    /// `db.operation`, `store.op`, `queue`), the transport config's
+    /// `enable_tracing`. Off (the default), each call pays one check.
+    pub trace_calls: bool,
 }
 
 /// Which Redis servers a store talks to. In every mode `url` stays the
@@ -115,6 +120,7 @@ impl RedisStoreOptions {
             tls: TlsOptions::default(),
             replica_acks: 0,
             key_layout: KeyLayout::Plain,
+            trace_calls: false,
         }
     }
 }

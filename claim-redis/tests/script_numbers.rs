@@ -10,9 +10,10 @@ mod common;
 #[path = "script_numbers/harness.rs"]
 mod harness;
 
-use harness::Expect::{AnyNumber, Clamped, FiniteWhole, Refused};
+use harness::Expect::{AnyNumber, Clamped, Finite, FiniteWhole, Refused};
 use harness::Key::{
-    Active, Cancel, Claimed, Dead, Deliveries, Index, List, Marker, Owners, Pending, Seq, Side,
+    Active, Cancel, Claimed, Dead, Deliveries, Index, List, Marker, Owners, Pending, Retry, Seq,
+    Side,
 };
 use harness::{
     Case, Check, DEADLINE, EXPIRE_AT, I64_MAX, MEMBER, NOW, Setup, each_bad_value, held, int_reply,
@@ -103,6 +104,17 @@ const CASES: &[Case] = &[
         expect: &[(FiniteWhole, &[2]), (AnyNumber, &[4, 6])],
         setup: Setup::Nothing,
         check: Check::SequenceAndActiveExpire,
+    },
+    // retry_now.lua (plain layout): member, kind, pending score, claim
+    // key, now, prefix length.
+    Case {
+        script: "retry_now.lua",
+        prelude: "",
+        keys: &[Retry, Dead, Pending, Deliveries, Marker],
+        args: &[MEMBER, "p", DEADLINE, "a\0t", NOW, "0"],
+        expect: &[(Refused, &[4, 5]), (Finite, &[2])],
+        setup: Setup::Parked,
+        check: Check::PromotedToPending,
     },
 ];
 

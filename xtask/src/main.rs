@@ -7,6 +7,7 @@ mod chaos;
 mod ci;
 mod conformance;
 mod demo;
+mod deny;
 mod image;
 #[cfg(test)]
 mod tidy;
@@ -35,6 +36,9 @@ subcommands:
   chaos [--workers N] [--requests M] [--seed S] [--short] [--topology standalone|cluster|sentinel] [--kill …]
                                        SIGKILLed workers, a Redis restart, a cut link, a killed primary on real processes
   demo [--redis URL] [--requests N] …  the run command: replicas, a stand-in gateway, one replica hard-stopped
+  deny [--cargo-deny PATH] [--advisories]
+                                       cargo-deny's licence, ban and source checks (deny.toml; not in ci);
+                                       --advisories adds RustSec's (fetched from GitHub)
   image                                the container image's binary (the Dockerfile's release build) run in an
                                        empty root as UID 65532: --help, a short demo, ready against Redis, SIGTERM
   help                                 print this message";
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(args.collect()),
         Some("chaos") => chaos::run_cli(args.collect()),
         Some("demo") => demo::run(args.collect()),
+        Some("deny") => deny::run(args.collect()),
         Some("image") => image::run_cli(args.collect()),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");

@@ -29,15 +29,19 @@ pub(crate) fn evalsha(script: &Script, keys: usize, args: usize, bytes: usize) -
 /// checked, when the layout is hash-tagged (an invocation's keys cannot be
 /// read back).
 pub(crate) struct Call<'a> {
+    script: &'a Script,
     invocation: ScriptInvocation<'a>,
+    /// Kept when they are checked (hash-tagged) or name the call's span.
     keys: Option<Vec<Vec<u8>>>,
 }
 
 impl<'a> Call<'a> {
     pub(crate) fn new(store: &RedisStore, script: &'a Script) -> Self {
+        let keep = store.checks_slots() || store.conn().traced();
         Call {
+            script,
             invocation: script.prepare_invoke(),
-            keys: store.checks_slots().then(Vec::new),
+            keys: keep.then(Vec::new),
         }
     }
 
@@ -62,14 +66,20 @@ impl<'a> Call<'a> {
         store: &RedisStore,
         op: Op,
     ) -> Result<T, StoreError> {
-        if let Some(keys) = &self.keys {
-            check_one_slot(
-                op,
-                &format!("script call ({op:?})"),
-                keys.iter().map(Vec::as_slice),
-            )?;
+        let keys = self.keys.as_deref().unwrap_or_default();
+        if store.checks_slots() {
+            let what = format!("script call ({op:?})");
+            check_one_slot(op, &what, keys.iter().map(Vec::as_slice))?;
         }
-        store.conn().script(op, &self.invocation).await
+        store
+            .conn()
+            .script(
+                op,
+                self.script,
+                keys.iter().map(Vec::as_slice),
+                &self.invocation,
+            )
+            .await
     }
 }
 

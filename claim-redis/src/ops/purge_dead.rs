@@ -17,7 +17,15 @@ pub(crate) async fn purge_dead(
         for m in chunk {
             call.arg(m.as_bytes());
         }
-        let reply: Vec<i64> = store.conn().script(Op::PurgeDead, &call).await?;
+        let reply: Vec<i64> = store
+            .conn()
+            .script(
+                Op::PurgeDead,
+                &store.scripts().purge_dead,
+                [q.dead.as_bytes()],
+                &call,
+            )
+            .await?;
         out.extend(
             per_item(Op::PurgeDead, reply, chunk.len())?
                 .into_iter()

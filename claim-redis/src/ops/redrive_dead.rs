@@ -50,7 +50,15 @@ pub(crate) async fn redrive_dead(
         for (_, member, score, claim_key) in chunk {
             call.arg(member.as_bytes()).arg(score).arg(claim_key);
         }
-        let reply: Vec<i64> = store.conn().script(Op::RedriveDead, &call).await?;
+        let reply: Vec<i64> = store
+            .conn()
+            .script(
+                Op::RedriveDead,
+                &store.scripts().redrive_dead,
+                [q.dead.as_bytes()],
+                &call,
+            )
+            .await?;
         for ((i, ..), moved) in chunk
             .iter()
             .zip(per_item(Op::RedriveDead, reply, chunk.len())?)

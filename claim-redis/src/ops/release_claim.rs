@@ -35,7 +35,15 @@ pub(crate) async fn release_claim(
     if let Some(marker) = &marker {
         call.arg(marker.as_str());
     }
-    let ended: Option<(String, i64)> = store.conn().script(Op::ReleaseClaim, &call).await?;
+    let ended: Option<(String, i64)> = store
+        .conn()
+        .script(
+            Op::ReleaseClaim,
+            &store.scripts().release_claim,
+            [q.claimed.as_bytes()],
+            &call,
+        )
+        .await?;
     let answered = ended.as_ref().is_some_and(|(_, answered)| *answered == 1);
     if answered && marker.is_some() {
         // Hash-tagged: the payload key lies in its own slot.

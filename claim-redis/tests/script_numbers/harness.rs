@@ -48,6 +48,9 @@ pub(crate) enum Expect {
     /// Finite whole numbers succeed with `check` holding (they are used as
     /// a score, not an expiry); ±inf, nan and fractions fail writing nothing.
     FiniteWhole,
+    /// Every finite number succeeds with `check` holding (a pending score,
+    /// fractions included); ±inf and nan fail writing nothing.
+    Finite,
 }
 
 /// One script's table row: what it must do with a bad number at each
@@ -78,6 +81,8 @@ pub(crate) enum Setup {
     Held(&'static str, u32),
     /// `a`'s active key set (a key the script must not touch).
     Active,
+    /// `a`'s member parked in the retry set, due at NOW.
+    Parked,
 }
 
 /// What a case's clamped successes must leave.
@@ -91,6 +96,8 @@ pub(crate) enum Check {
     OneRecordListTtlAndMarker,
     /// The sequence counter and the active key both have an expiry.
     SequenceAndActiveExpire,
+    /// `a`'s member left the retry set for pending, at the score given.
+    PromotedToPending,
 }
 
 impl Case {
@@ -121,6 +128,10 @@ impl Case {
                 vec![key(p, Key::Pending), "+inf".into(), MEMBER.into()],
             ),
             Setup::Active => ("SET", vec![key(p, Key::Active), "keep".into()]),
+            Setup::Parked => (
+                "ZADD",
+                vec![key(p, Key::Retry), "1700000000".into(), MEMBER.into()],
+            ),
         };
         let _: () = redis::cmd(command)
             .arg(args)
@@ -144,6 +155,18 @@ impl Case {
                 assert!(ttl != -1, "expiry {bad}: the counter never lives forever");
                 let px = int_reply(raw, "PTTL", &key(p, Key::Active)).await;
                 assert!(px != -1, "expiry {bad}: the active key has an expiry");
+            }
+            Check::PromotedToPending => {
+                let score: Option<f64> = redis::cmd("ZSCORE")
+                    .arg(key(p, Key::Pending))
+                    .arg(MEMBER)
+                    .query_async(raw)
+                    .await
+                    .unwrap();
+                let want: f64 = bad.parse().unwrap();
+                assert_eq!(score, Some(want), "score {bad}: pending at it");
+                let parked = int_reply(raw, "ZCARD", &key(p, Key::Retry)).await;
+                assert_eq!(parked, 0, "score {bad}: no longer parked");
             }
         }
     }
@@ -202,6 +225,7 @@ impl Expect {
             Expect::Clamped => matches!(bad, I64_MAX | "1e300" | "inf"),
             Expect::AnyNumber => bad != "nan",
             Expect::FiniteWhole => matches!(bad, I64_MAX | "1e300" | "-5"),
+            Expect::Finite => !matches!(bad, "inf" | "-inf" | "nan"),
         }
     }
 }
@@ -226,6 +250,8 @@ pub(crate) enum Key {
     List,
     /// The sequence counter of queue `q` and deadline `x`.
     Seq,
+    /// The shared retry set.
+    Retry,
 }
 
 /// `key`'s name under prefix `p` (queue `q`, generation `a`/`t`).
@@ -243,6 +269,7 @@ pub(crate) fn key(p: &str, key: Key) -> String {
         Key::Cancel => "request-cancel:a",
         Key::List => "list",
         Key::Seq => "request-seq:q:x",
+        Key::Retry => "retry-sortedset",
     };
     format!("{p}{name}")
 }

@@ -1,4 +1,4 @@
-//! Where the binary's logs go and how they look: stderr, JSON lines or console text (`--zap-encoder`), at the level `RUST_LOG` or `LOG_LEVEL` sets.
+//! Where the binary's logs go and how they look: stderr, JSON lines or console text (`--zap-encoder`), at the level `RUST_LOG`, `--zap-log-level` or `LOG_LEVEL` sets.
 
 use std::io::IsTerminal;
 
@@ -43,17 +43,22 @@ impl LogFormat {
     }
 }
 
-/// Logs to stderr in `format`. `RUST_LOG` (an env-filter directive) wins;
-/// else the Go processor's `LOG_LEVEL` (`error`, `warn`, `info`, `debug`;
-/// the chart sets it); else `default`. An unusable `LOG_LEVEL` is logged
-/// and ignored. With a `tracer` ([`crate::traces`]), the request and
-/// gateway-call spans also go to it, whatever the log level: its layer
-/// has a filter of its own.
-pub fn init(default: &str, format: LogFormat, tracer: Option<SdkTracer>) {
+/// Logs to stderr in `format`, at the level [`level_directive`] picks
+/// (`zap_level` is `--zap-log-level`, read by [`zap_log_level`]). An
+/// unusable `LOG_LEVEL` is logged and ignored. With a `tracer`
+/// ([`crate::traces`]), the request and gateway-call spans, and the Redis
+/// call spans of `enable_tracing`, also go to it, whatever the log level:
+/// its layer has a filter of its own.
+pub fn init(
+    default: &str,
+    zap_level: Option<&'static str>,
+    format: LogFormat,
+    tracer: Option<SdkTracer>,
+) {
     let go_level = std::env::var("LOG_LEVEL").ok().filter(|l| !l.is_empty());
     let from_go = go_level.as_deref().and_then(go_log_level);
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(from_go.unwrap_or(default)));
+        .unwrap_or_else(|_| EnvFilter::new(level_directive(zap_level, from_go, default)));
     let fmt = fmt::layer().with_writer(std::io::stderr);
     let fmt: Box<dyn Layer<Registry> + Send + Sync> = match format {
         LogFormat::Json => fmt
@@ -73,13 +78,14 @@ pub fn init(default: &str, format: LogFormat, tracer: Option<SdkTracer>) {
     let spans = tracer.map(|tracer| {
         let traced = Targets::new()
             .with_target("async_worker::request", Level::DEBUG)
-            .with_target("async_worker::gateway", Level::DEBUG);
+            .with_target("async_worker::gateway", Level::DEBUG)
+            .with_target(claim_redis::CALL_SPAN_TARGET, Level::DEBUG);
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
             .with_filter(traced)
     });
     tracing_subscriber::registry().with(fmt).with(spans).init();
-    if let (Some(level), None) = (go_level, from_go) {
+    if let (Some(level), None, None) = (go_level, from_go, zap_level) {
         tracing::warn!(
             "LOG_LEVEL {level:?} is not a level this processor knows (error, warn, info, debug); using {default:?}"
         );
@@ -95,5 +101,40 @@ fn go_log_level(level: &str) -> Option<&'static str> {
         "debug" => Some("debug"),
         "trace" => Some("trace"),
         _ => None,
+    }
+}
+
+/// The level when `RUST_LOG` does not set one: `--zap-log-level`, which the
+/// operator typed (the chart always sets `LOG_LEVEL`, to `info` by
+/// default, so the flag must win over it to mean anything), else
+/// `LOG_LEVEL`, else the command's `default`.
+pub fn level_directive<'a>(
+    zap_level: Option<&'a str>,
+    log_level: Option<&'a str>,
+    default: &'a str,
+) -> &'a str {
+    zap_level.or(log_level).unwrap_or(default)
+}
+
+/// The values `--zap-log-level` accepts, for its error message.
+pub const ZAP_LEVELS: &str =
+    "debug, info, warn, error, panic, or a whole number from 1 (debug) up (2 and more: trace)";
+
+/// The filter for a `--zap-log-level` value, as Go's zap flag reads it: a
+/// level name (any case; `panic` logs errors only, the closest level here),
+/// or a number above 0 for zap's debug levels of rising verbosity (1 is
+/// debug; every higher one is trace, the most verbose level here). `warn`
+/// is accepted too, although Go's flag refuses it.
+pub fn zap_log_level(value: &str) -> Option<&'static str> {
+    match value.to_ascii_lowercase().as_str() {
+        "debug" => Some("debug"),
+        "info" => Some("info"),
+        "warn" => Some("warn"),
+        "error" | "panic" => Some("error"),
+        number => match number.parse::<u64>() {
+            Ok(1) => Some("debug"),
+            Ok(n) if n > 1 => Some("trace"),
+            _ => None,
+        },
     }
 }

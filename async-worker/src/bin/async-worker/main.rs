@@ -57,14 +57,16 @@ fn main() -> ExitCode {
             }
         },
         Command::Demo(args) => {
-            logging::init("warn", LogFormat::for_stderr(), None);
+            logging::init("warn", None, LogFormat::for_stderr(), None);
             tokio.block_on(demo(args))
         }
         Command::Admin(args) => {
-            let format = args.connect.go.zap_encoder.as_deref();
-            // A bad encoder is refused once the admin command resolves its flags.
-            let format = format.and_then(LogFormat::from_encoder);
-            logging::init("warn", format.unwrap_or_else(LogFormat::for_stderr), None);
+            let go = &args.connect.go;
+            // A bad encoder or level is refused once the admin command resolves its flags.
+            let format = go.zap_encoder.as_deref().and_then(LogFormat::from_encoder);
+            let level = go.zap_log_level.as_deref().and_then(logging::zap_log_level);
+            let format = format.unwrap_or_else(LogFormat::for_stderr);
+            logging::init("warn", level, format, None);
             tokio.block_on(admin::run(args))
         }
         Command::Completions { shell } => {
@@ -111,7 +113,7 @@ impl HealthProbe for RuntimeHealth {
     }
 }
 
-async fn run(settings: ProcessorSettings) -> ExitCode {
+async fn run(mut settings: ProcessorSettings) -> ExitCode {
     let traces = match traces::Traces::from_env() {
         Ok(traces) => traces,
         Err(e) => {
@@ -120,12 +122,19 @@ async fn run(settings: ProcessorSettings) -> ExitCode {
         }
     };
     let (traces, tracer) = traces.unzip();
-    logging::init("info", settings.log_format, tracer);
+    logging::init("info", settings.log_level, settings.log_format, tracer);
     for note in &settings.notes {
         tracing::warn!("{note}");
     }
     if let Some(t) = &traces {
         tracing::info!(endpoint = %t.endpoint, protocol = t.protocol, "exporting OpenTelemetry spans");
+    } else if settings.redis_tracing {
+        // Spans nothing exports would only cost: off, as Go's chart turns
+        // --redis-tracing on only with an endpoint.
+        settings.redis_tracing = false;
+        tracing::warn!(
+            "enable_tracing is on but no spans are exported (set OTEL_EXPORTER_OTLP_ENDPOINT): Redis calls are not traced"
+        );
     }
     let code = serve_until_drained(settings).await;
     if let Some(traces) = traces {

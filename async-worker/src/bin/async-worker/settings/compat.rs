@@ -3,15 +3,15 @@
 //! The rule: nothing is silently ignored. A flag whose value changes what Go
 //! does but not what we can do (authenticated /metrics, gateway TLS, hot
 //! reload) is refused. A flag that cannot change behaviour here (logging
-//! knobs other than `--zap-encoder`, which picks JSON or console lines) is
-//! accepted with a note. The flow-control flags (pools, merge
+//! knobs other than `--zap-encoder`, which picks JSON or console lines, and
+//! `--zap-log-level`, which sets the level) is accepted with a note. The flow-control flags (pools, merge
 //! policy, transforms, gate and Prometheus settings) are read in `flow`. The table in docs/OPERATIONS.md ("Go flags") lists the same decisions.
 
 use std::time::Duration;
 
 use super::error::SettingsError;
 use super::go_flags::GoFlags;
-use crate::logging::{ENCODERS, LogFormat};
+use crate::logging::{ENCODERS, LogFormat, ZAP_LEVELS, zap_log_level};
 use async_worker::go_duration::parse_go_duration;
 
 /// Checks the Go flags; notes the accepted ones that have no effect and
@@ -38,7 +38,6 @@ pub(super) fn check_go_flags(
     let logging = [
         ("-v", flags.verbosity.map(|v| v.to_string())),
         ("--zap-devel", flags.zap_devel.map(|v| v.to_string())),
-        ("--zap-log-level", flags.zap_log_level.clone()),
         ("--zap-stacktrace-level", flags.zap_stacktrace_level.clone()),
         ("--zap-time-encoding", flags.zap_time_encoding.clone()),
     ];
@@ -63,6 +62,21 @@ pub(super) fn log_format(flags: &GoFlags) -> Result<LogFormat, SettingsError> {
             "--zap-encoder",
             format!("{name:?} is not a log encoder"),
             format!("give one of {ENCODERS} (or leave it out: console on a terminal, else json)"),
+        )
+    })
+}
+
+/// The log level `--zap-log-level` names (as an env-filter directive), when
+/// it is given; a value Go's zap flag would refuse is refused here too.
+pub(super) fn log_level(flags: &GoFlags) -> Result<Option<&'static str>, SettingsError> {
+    let Some(value) = flags.zap_log_level.as_deref() else {
+        return Ok(None);
+    };
+    zap_log_level(value).map(Some).ok_or_else(|| {
+        SettingsError::invalid(
+            "--zap-log-level",
+            format!("{value:?} is not a log level"),
+            format!("give one of {ZAP_LEVELS} (or leave it out: LOG_LEVEL, else info)"),
         )
     })
 }

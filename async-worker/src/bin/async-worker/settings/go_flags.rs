@@ -86,7 +86,7 @@ pub struct GoFlags {
     #[arg(long, value_name = "ENCODER")]
     pub zap_encoder: Option<String>,
 
-    /// Go's zap logging flag: accepted, no effect (set LOG_LEVEL or RUST_LOG).
+    /// Log level: debug, info, warn, error, panic or a number (1 = debug, 2+ = trace); wins over LOG_LEVEL, RUST_LOG wins over it [default: LOG_LEVEL, else info].
     #[arg(long, value_name = "LEVEL")]
     pub zap_log_level: Option<String>,
 

@@ -212,6 +212,11 @@ pub struct ProcessorSettings {
     pub require_durability: bool,
     /// How log lines are written (`--zap-encoder`).
     pub log_format: crate::logging::LogFormat,
+    /// The level `--zap-log-level` sets (an env-filter directive), if given.
+    pub log_level: Option<&'static str>,
+    /// A span per Redis call (`enable_tracing`); `run` keeps it only when
+    /// spans are exported.
+    pub redis_tracing: bool,
     /// Worker pools, merge policy, transforms and the gate flags.
     pub flow: FlowSettings,
     /// Things worth a warning at start: flags the config overrode, unknown
@@ -231,6 +236,7 @@ impl ProcessorSettings {
                 client_key: self.redis_tls.key_file.clone(),
             },
             replica_acks: self.replica_acks,
+            trace_calls: self.redis_tracing,
             ..RedisStoreOptions::new(self.redis_url.clone(), self.store.clone())
         }
     }

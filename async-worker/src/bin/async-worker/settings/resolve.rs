@@ -54,6 +54,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let mut notes = Vec::new();
     let backlog_poll = super::compat::check_go_flags(&args.go, &mut notes)?;
     let log_format = super::compat::log_format(&args.go)?;
+    let log_level = super::compat::log_level(&args.go)?;
     // As in Go: any --transport* flag makes the deprecated flags ignored.
     let new_flags = args.transport.is_some()
         || args.transport_config.is_some()
@@ -88,11 +89,8 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
             "{origin}: unknown field {field} is ignored (as the Go processor ignores it); remove it or correct its spelling (--strict-config refuses it)"
         ));
     }
-    if config.enable_tracing == Some(true) {
-        notes.push(format!(
-            "{origin}: enable_tracing is accepted for Go compatibility and has no effect (no Redis tracing spans are emitted)"
-        ));
-    }
+    // Go's per-command Redis spans (`--redis-tracing` is mapped onto it).
+    let redis_tracing = config.enable_tracing == Some(true);
 
     // The Go flags and the config's shape are checked above; here every
     // duration flag is parsed before any config value is checked, in this
@@ -270,6 +268,8 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         health_addr: addr(args.health_port),
         require_durability,
         log_format,
+        log_level,
+        redis_tracing,
         flow,
         notes,
     })

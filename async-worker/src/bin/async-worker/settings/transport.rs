@@ -4,8 +4,7 @@
 //! (`unknown`) and reported by its path, e.g. `queues[0].gate`: a warning,
 //! as Go ignores it, or a refusal under `--strict-config`. As in Go, `0`, `""`
 //! and `null` mean "not set" (the flag or built-in default applies); a
-//! negative number is an error. Go's `enable_tracing` is accepted (a Go
-//! config must keep loading) and ignored. Every field may be left out.
+//! negative number is an error. Every field may be left out.
 
 use std::collections::BTreeMap;
 
@@ -33,7 +32,7 @@ pub struct TransportConfig {
     pub poll_interval_ms: Option<i64>,
     /// Members peeked per poll (default 10).
     pub batch_size: Option<i64>,
-    /// Go's tracing switch: accepted for compatibility, ignored.
+    /// A tracing span per Redis call, exported with the request spans.
     pub enable_tracing: Option<bool>,
     /// Wins over `--claim-lease-ttl`.
     pub claim_lease_ttl_seconds: Option<i64>,

@@ -278,18 +278,6 @@ fn queue_entries_carry_the_go_fields() {
 }
 
 #[test]
-fn go_enable_tracing_is_accepted_and_noted_as_ignored() {
-    let s = config(
-        r#"{"enable_tracing":true,"queues":[{"queue_name":"q","igw_base_url":"http://gw"}]}"#,
-    );
-    assert!(
-        s.notes.iter().any(|n| n.contains("enable_tracing")),
-        "{:?}",
-        s.notes
-    );
-}
-
-#[test]
 fn a_transport_config_file_is_read() {
     let path =
         std::env::temp_dir().join(format!("async-worker-settings-{}.json", std::process::id()));

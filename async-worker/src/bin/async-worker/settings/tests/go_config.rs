@@ -304,11 +304,16 @@ fn without_a_url_anywhere_the_error_is_gos() {
 }
 
 #[test]
-fn go_enable_tracing_true_is_noted_and_false_is_silent() {
+fn go_enable_tracing_true_turns_the_redis_call_spans_on_and_false_or_absent_leaves_them_off() {
     let s = config(&with_queue(r#""enable_tracing":true"#));
-    assert_one_note(&s, "enable_tracing", &["has no effect"]);
-    let s = config(&with_queue(r#""enable_tracing":false"#));
+    assert!(s.redis_tracing && s.redis_options().trace_calls);
     assert!(s.notes.is_empty(), "{:#?}", s.notes);
+    for field in [r#""enable_tracing":false"#, r#""enable_tracing":null"#] {
+        let s = config(&with_queue(field));
+        assert!(!s.redis_options().trace_calls, "{field}");
+        assert!(s.notes.is_empty(), "{:#?}", s.notes);
+    }
+    assert!(!config(&with_queue(r#""batch_size":10"#)).redis_tracing);
 }
 
 #[test]

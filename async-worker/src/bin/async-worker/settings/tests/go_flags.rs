@@ -33,7 +33,7 @@ fn the_upstream_charts_single_queue_argv_gives_a_working_configuration() {
     assert_eq!(s.store.retry_set, "retry-sortedset");
     assert_runtime_defaults(&s);
     assert_eq!(s.runtime.backlog_poll_interval, Duration::from_secs(15));
-    // One deprecation note per deprecated flag, and the tracing switch's; nothing else.
+    // One deprecation note per deprecated flag; nothing else.
     let deprecated = [
         "--message-queue-impl",
         "--redis.ss.igw-base-url",
@@ -47,8 +47,11 @@ fn the_upstream_charts_single_queue_argv_gives_a_working_configuration() {
     for flag in deprecated {
         assert_one_note(&s, &format!("{flag} is deprecated"), &["use "]);
     }
-    assert_one_note(&s, "enable_tracing is accepted", &["has no effect"]);
-    assert_eq!(s.notes.len(), deprecated.len() + 1, "{:#?}", s.notes);
+    assert!(
+        s.redis_tracing,
+        "--redis-tracing=true turns the Redis spans on"
+    );
+    assert_eq!(s.notes.len(), deprecated.len(), "{:#?}", s.notes);
 }
 
 #[test]
@@ -286,10 +289,11 @@ fn go_flags_without_effect_here_are_accepted_with_one_warning_each() {
         "--zap-stacktrace-level=error",
         "--zap-time-encoding=iso8601",
     ]);
-    for flag in ["-v 4", "--zap-devel true", "--zap-log-level debug"] {
+    for flag in ["-v 4", "--zap-devel true"] {
         assert_one_note(&s, flag, &["has no effect", "LOG_LEVEL"]);
     }
-    assert_eq!(s.notes.len(), 5, "{:#?}", s.notes);
+    // --zap-log-level sets the level (tests/log_level.rs): no note.
+    assert_eq!(s.notes.len(), 4, "{:#?}", s.notes);
     // Go registers the verbosity as both -v and --v.
     let s = ok(&["--igw-base-url", "http://gw", "--v=3"]);
     assert_one_note(&s, "-v 3", &["has no effect"]);

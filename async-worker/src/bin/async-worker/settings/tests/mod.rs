@@ -13,6 +13,7 @@ mod flags;
 mod flow;
 mod go_config;
 mod go_flags;
+mod log_level;
 mod refusals;
 
 pub use chart::CHART_SINGLE_QUEUE;
