@@ -81,10 +81,24 @@ pub(super) fn parse(args: Vec<String>) -> Result<Options, Error> {
                 options.program = Some(PathBuf::from(value));
                 options.build = false;
             }
-            "--runs" | "--repeat" | "--requests" | "--concurrency" | "--batch" | "--ack-batch"
-            | "--poll-ms" | "--latency-secs" | "--hold-pending" | "--hold-inflight"
-            | "--window" | "--log-filter" | "--backlog-sizes" | "--configured-queues"
-            | "--busy-queues" | "--idle-secs" | "--answered" | "--result-dedup-ttl" => {
+            "--runs"
+            | "--repeat"
+            | "--requests"
+            | "--concurrency"
+            | "--batch"
+            | "--ack-batch"
+            | "--poll-ms"
+            | "--latency-secs"
+            | "--hold-pending"
+            | "--hold-inflight"
+            | "--window"
+            | "--log-filter"
+            | "--backlog-sizes"
+            | "--configured-queues"
+            | "--busy-queues"
+            | "--idle-secs"
+            | "--answered"
+            | "--result-dedup-ttl" => {
                 let value = match inline {
                     Some(v) => v,
                     None => args
@@ -127,10 +141,18 @@ mod tests {
         for opt_in in OPT_IN_RUNS {
             assert!(!default.runs.iter().any(|r| r == opt_in), "{opt_in}");
         }
-        let scale = parse(owned_args(&["--runs", "backlog,queues,answered", "--answered", "500"]))
-            .ok()
-            .expect("valid flags");
-        assert_eq!(scale.runs, owned_args(&["backlog", "queues", "answered-memory"]));
+        let scale = parse(owned_args(&[
+            "--runs",
+            "backlog,queues,answered",
+            "--answered",
+            "500",
+        ]))
+        .ok()
+        .expect("valid flags");
+        assert_eq!(
+            scale.runs,
+            owned_args(&["backlog", "queues", "answered-memory"])
+        );
         assert_eq!(scale.pass, owned_args(&["--answered", "500"]));
         let asked = parse(owned_args(&["--runs", "flow"]))
             .ok()

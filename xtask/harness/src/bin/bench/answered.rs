@@ -63,9 +63,8 @@ pub async fn run(name: &str, url: &str, set: &Settings, answered: usize, dedup: 
     let drained = drain(&set, &backend().await, 1).await;
     let answered_at = Instant::now();
     let records = consume(&admin, &set.list, answered).await;
-    let bound = dedup
-        + Duration::from_millis(MIN_LEASE_TTL_MS)
-        + RuntimeConfig::default().reclaim_interval;
+    let bound =
+        dedup + Duration::from_millis(MIN_LEASE_TTL_MS) + RuntimeConfig::default().reclaim_interval;
     let (after, settled) = settle(&admin, answered_at + bound).await;
     let waited = answered_at.elapsed();
     let left = by_prefix(&admin.keys_with_usage().await.expect("SCAN"));
@@ -107,7 +106,10 @@ async fn quiet_memory(admin: &Admin) -> Reading {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    admin.shed_activity().await.expect("SLOWLOG RESET, SCRIPT FLUSH");
+    admin
+        .shed_activity()
+        .await
+        .expect("SLOWLOG RESET, SCRIPT FLUSH");
     let field = async |name| admin.info_field("memory", name).await.expect("INFO");
     Reading {
         used: field("used_memory").await,

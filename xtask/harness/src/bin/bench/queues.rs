@@ -37,11 +37,11 @@ pub async fn run(name: &str, url: &str, set: &Settings, shape: &Shape) {
         shape.busy
     );
     let many = |count: usize| async move {
-        Arc::new(
-            Target::standalone(url, set)
-                .await
-                .with_queues(count, shape.busy.min(count), &set.list),
-        )
+        Arc::new(Target::standalone(url, set).await.with_queues(
+            count,
+            shape.busy.min(count),
+            &set.list,
+        ))
     };
     let baseline = idle(set, many(1).await, shape.idle).await;
     let all = idle(set, many(shape.configured).await, shape.idle).await;

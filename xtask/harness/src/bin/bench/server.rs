@@ -174,8 +174,15 @@ impl Admin {
     /// KB each). All of it is inside `used_memory`.
     pub async fn shed_activity(&self) -> redis::RedisResult<()> {
         let mut c = self.conn.clone();
-        redis::cmd("SLOWLOG").arg("RESET").query_async::<()>(&mut c).await?;
-        redis::cmd("SCRIPT").arg("FLUSH").arg("SYNC").query_async::<()>(&mut c).await?;
+        redis::cmd("SLOWLOG")
+            .arg("RESET")
+            .query_async::<()>(&mut c)
+            .await?;
+        redis::cmd("SCRIPT")
+            .arg("FLUSH")
+            .arg("SYNC")
+            .query_async::<()>(&mut c)
+            .await?;
         self.reset_stats().await
     }
 
@@ -304,10 +311,19 @@ impl Admin {
         for chunk in keys.chunks(1000) {
             let mut pipe = redis::pipe();
             for key in chunk {
-                pipe.cmd("MEMORY").arg("USAGE").arg(key).arg("SAMPLES").arg(0);
+                pipe.cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(key)
+                    .arg("SAMPLES")
+                    .arg(0);
             }
             let usage: Vec<Option<u64>> = pipe.query_async(&mut c).await?;
-            out.extend(chunk.iter().cloned().zip(usage.into_iter().map(Option::unwrap_or_default)));
+            out.extend(
+                chunk
+                    .iter()
+                    .cloned()
+                    .zip(usage.into_iter().map(Option::unwrap_or_default)),
+            );
         }
         Ok(out)
     }
