@@ -23,143 +23,36 @@
 //! - `flow` (only when asked for: ~80 s): the spare-capacity bench, a
 //!   stand-in inference pool shared by interactive users and a batch
 //!   backlog behind the runtime, ungated and behind each flow-control gate
-//!   (utilization, interactive queue wait, batch rate per scenario).
+//!   (utilization, interactive queue wait, batch rate per scenario);
+//! - at scale, also only when asked for: `backlog` (the drain rate with
+//!   10,000 and with 1,000,000 pending, each held steady, and their ratio),
+//!   `queues` (idle Redis CPU per idle queue with 200 configured, and 10
+//!   busy queues' rate beside them against alone), `answered-memory` (Redis
+//!   memory an answered request still holds after a short dedup window).
 //!
 //! Each run prints a `row` line (`key=value`) and a `json` line; this module
-//! prints the table, the protected/unprotected ratio and the 16 KiB ratios,
+//! prints the table, the protected/unprotected ratio, the 16 KiB ratios and
+//! the summaries of the runs at scale,
 //! and writes every figure to `target/bench/latest.json` and a timestamped
 //! copy. `--repeat N` runs the list N times, interleaved, and also prints
 //! each run's medians.
 
 mod cluster;
+mod options;
+mod scale;
 mod server;
 mod summary;
 mod table;
 
 use crate::{Error, Shown, cargo, project_root, run_inherit, target_dir};
+use options::{Options, parse};
 use server::Server;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use summary::{print_payload_keys_left, print_payload_ratios, ratio, write_json};
 use table::{
     FLOW_COLUMNS, Row, base_name, get, is_flow, medians, pairs, print_columns, print_table,
 };
-
-/// What to run, from the command line.
-struct Options {
-    /// Passed through to every run (`--requests 200000` and the like).
-    pass: Vec<String>,
-    runs: Vec<String>,
-    /// Times the run list is run, interleaved (a, b, a, b, …).
-    repeat: usize,
-    build: bool,
-    /// Another build of the bench program (a baseline to compare with).
-    program: Option<PathBuf>,
-}
-
-/// The runs a bench runs when `--runs` names none.
-const ALL_RUNS: [&str; 10] = [
-    "protected",
-    "unprotected",
-    "memory",
-    "protected+aof",
-    "protected×3",
-    "protected-16K",
-    "protected-16K-ref",
-    "protected-cluster",
-    "protected-cluster-1q",
-    "profile",
-];
-
-/// Runs only `--runs` starts, as they take long.
-const OPT_IN_RUNS: [&str; 1] = ["flow"];
-
-/// The 16 KiB runs' payload size.
-const LARGE_PAYLOAD: usize = 16 * 1024;
-/// Caps on the 16 KiB runs' sizes, so Redis holds at most ~1 GB of
-/// payloads: requests drained, and requests pending in the hold phase.
-const LARGE_REQUESTS: usize = 50_000;
-const LARGE_HOLD_PENDING: usize = 10_000;
-
-const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
-     [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] [--log-filter DIRECTIVE (JSON logs to nowhere, as in a pod)] \
-     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,protected-cluster,protected-cluster-1q,profile,flow] \
-     [--repeat N (the runs N times, interleaved; medians printed)] [--no-build] \
-     [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
-
-/// Run names as typed (ASCII spellings accepted) to their table names.
-fn canonical(run: &str) -> String {
-    match run {
-        "protected-x3" | "protectedx3" | "replicas" => "protected×3".to_owned(),
-        "protected-aof" | "aof" => "protected+aof".to_owned(),
-        "protected-16k" | "16k" => "protected-16K".to_owned(),
-        "protected-16k-ref" | "16k-ref" => "protected-16K-ref".to_owned(),
-        "cluster" => "protected-cluster".to_owned(),
-        "cluster-1q" => "protected-cluster-1q".to_owned(),
-        other => other.to_owned(),
-    }
-}
-
-fn parse(args: Vec<String>) -> Result<Options, Error> {
-    let mut options = Options {
-        pass: Vec::new(),
-        runs: ALL_RUNS.iter().map(|s| s.to_string()).collect(),
-        repeat: 1,
-        build: true,
-        program: None,
-    };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
-            None => (arg.clone(), None),
-        };
-        match flag.as_str() {
-            "--no-build" => options.build = false,
-            "--program" => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => args
-                        .next()
-                        .ok_or_else(|| Error::Usage("`--program` needs a path".into()))?,
-                };
-                options.program = Some(PathBuf::from(value));
-                options.build = false;
-            }
-            "--runs" | "--repeat" | "--requests" | "--concurrency" | "--batch" | "--ack-batch"
-            | "--poll-ms" | "--latency-secs" | "--hold-pending" | "--hold-inflight"
-            | "--window" | "--log-filter" => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => args
-                        .next()
-                        .ok_or_else(|| Error::Usage(format!("`{flag}` needs a value")))?,
-                };
-                if flag == "--runs" {
-                    options.runs = value.split(',').map(canonical).collect();
-                    if let Some(bad) = options.runs.iter().find(|r| {
-                        !ALL_RUNS.contains(&r.as_str()) && !OPT_IN_RUNS.contains(&r.as_str())
-                    }) {
-                        return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
-                    }
-                } else if flag == "--repeat" {
-                    options.repeat = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        Error::Usage(format!("`--repeat {value}`: expected a positive number"))
-                    })?;
-                } else {
-                    options.pass.extend([flag, value]);
-                }
-            }
-            _ => {
-                return Err(Error::Usage(format!(
-                    "bench: unexpected argument `{arg}`\n  {USAGE}"
-                )));
-            }
-        }
-    }
-    Ok(options)
-}
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let options = parse(args)?;
@@ -199,6 +92,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
             "protected+aof" => ("protected", aof.as_ref()),
             "protected×3" => ("replicas", Some(&plain)),
             "protected-16K" | "protected-16K-ref" => ("protected", Some(&plain)),
+            "answered-memory" => ("answered", Some(&plain)),
             // The cluster runs start their own cluster: no server here.
             "protected-cluster" | "protected-cluster-1q" => ("cluster", None),
             other => (other, Some(&plain)),
@@ -280,6 +174,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         }
     }
     cluster::print_summary(&rows);
+    scale::print_summary(&rows);
     if !steps.is_empty() {
         println!("\nRedis CPU per item, each step alone (profile):");
         for step in &steps {
@@ -293,6 +188,13 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     );
     Ok(())
 }
+
+/// The 16 KiB runs' payload size.
+const LARGE_PAYLOAD: usize = 16 * 1024;
+/// Caps on the 16 KiB runs' sizes, so Redis holds at most ~1 GB of
+/// payloads: requests drained, and requests pending in the hold phase.
+const LARGE_REQUESTS: usize = 50_000;
+const LARGE_HOLD_PENDING: usize = 10_000;
 
 /// The arguments a run gets: the pass-through flags, and for the 16 KiB
 /// runs the payload flags with the sizes capped (see [`LARGE_REQUESTS`]).
@@ -362,33 +264,5 @@ mod tests {
                 "16384"
             ])
         );
-    }
-
-    #[test]
-    fn the_flow_run_runs_only_when_asked_for() {
-        let default = parse(Vec::new()).ok().expect("no flags");
-        assert!(!default.runs.iter().any(|r| r == "flow"));
-        let asked = parse(owned_args(&["--runs", "flow"]))
-            .ok()
-            .expect("valid flags");
-        assert_eq!(asked.runs, owned_args(&["flow"]));
-    }
-
-    #[test]
-    fn runs_repeat_interleaved_and_the_16k_spellings_are_accepted() {
-        let options = parse(owned_args(&[
-            "--runs",
-            "protected,16k,protected-16k-ref",
-            "--repeat",
-            "3",
-        ]))
-        .ok()
-        .expect("valid flags");
-        assert_eq!(options.repeat, 3);
-        assert_eq!(
-            options.runs,
-            owned_args(&["protected", "protected-16K", "protected-16K-ref"])
-        );
-        assert!(parse(owned_args(&["--repeat", "0"])).is_err());
     }
 }

@@ -45,7 +45,7 @@ pub(super) fn base_name(row: &[(String, String)]) -> &str {
 }
 
 /// One row per run name, in first-seen order: the median of each numeric
-/// column over that name's rows (the lower middle of an even count, so
+/// column (and of each figure the runs at scale summarize) over that name's rows (the lower middle of an even count, so
 /// every figure is one a run measured), `-` where none was numeric; the
 /// name carries `(median of N)` when it ran more than once.
 pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
@@ -66,13 +66,18 @@ pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
                 name.to_owned()
             };
             let mut out = vec![("name".to_owned(), label)];
-            for (_, key) in COLUMNS {
+            let keys = COLUMNS.iter().map(|(_, key)| *key);
+            for key in keys.chain(super::scale::KEYS) {
                 let mut values: Vec<f64> = same
                     .iter()
                     .filter_map(|r| get(r, key).parse().ok())
                     .collect();
                 values.sort_by(f64::total_cmp);
                 let cell = match values.len() {
+                    // A figure in words (keys left): the last round's.
+                    0 if super::scale::TEXT_KEYS.contains(&key) => {
+                        same.last().map_or("-", |r| get(r, key)).to_owned()
+                    }
                     0 => per_part_median(&same, key),
                     n => values[(n - 1) / 2].to_string(),
                 };

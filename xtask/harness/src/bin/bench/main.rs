@@ -14,18 +14,25 @@
 //! private cluster of three primaries, `--queues` queues on as many
 //! primaries; never given a `--url`), `profile` (Redis CPU of each script
 //! on its own), `flow` (the spare-capacity bench: a stand-in inference
-//! pool shared by interactive users and a gated batch backlog, see [`flow`]).
+//! pool shared by interactive users and a gated batch backlog, see [`flow`]),
+//! and at scale `backlog` (a small and a large backlog held steady during a
+//! drain, see [`backlog`]), `queues` (many idle queues beside a few busy
+//! ones, see [`queues`]) and `answered` (the memory an answered request
+//! still holds, see [`answered`]).
 //! Every run but `replicas`, `profile` and `flow` has three phases: a hold with `--hold-pending`
 //! requests pending and `--hold-inflight` held by a waiting handler (worker
 //! RSS, Redis bytes per claim), a drain of `--requests` enqueued before the
 //! clock starts (jobs/s, Redis CPU, calls and round trips per job), and a
 //! steady arrival at half the drain rate (enqueue→result p50/p99).
 
+mod answered;
+mod backlog;
 mod counting;
 mod flow;
 mod members;
 mod profile;
 mod protected;
+mod queues;
 mod report;
 mod server;
 mod target;
@@ -48,6 +55,7 @@ use tokio_util::sync::CancellationToken;
 #[derive(Parser, Debug)]
 struct Args {
     /// protected | unprotected | memory | replicas | cluster | profile | flow
+    /// | backlog | queues | answered
     run: String,
     /// The name the row carries (default: the run).
     #[arg(long)]
@@ -88,6 +96,24 @@ struct Args {
     /// Store payloads apart, as Go's producer does with `WithPayloadKeys`.
     #[arg(long)]
     by_reference: bool,
+    /// The `backlog` run's backlog sizes, held steady during each drain.
+    #[arg(long, value_delimiter = ',', default_values_t = [10_000, 1_000_000], value_parser = clap::value_parser!(usize))]
+    backlog_sizes: Vec<usize>,
+    /// The `queues` run's configured queues.
+    #[arg(long, default_value_t = 200)]
+    configured_queues: usize,
+    /// The `queues` run's busy queues (those the requests are dealt over).
+    #[arg(long, default_value_t = 10)]
+    busy_queues: usize,
+    /// Length of each of the `queues` run's idle windows, in seconds.
+    #[arg(long, default_value_t = 15)]
+    idle_secs: u64,
+    /// Requests the `answered` run submits, drains and consumes.
+    #[arg(long, default_value_t = 20_000)]
+    answered: usize,
+    /// The `answered` run's store `result_dedup_ttl`, in seconds (its lease is 3 s).
+    #[arg(long, default_value_t = 5)]
+    result_dedup_ttl: u64,
     /// Log as the processor does in a pod: JSON lines, filtered by this
     /// `RUST_LOG` directive (`info`, `info,async_worker::request=off`),
     /// formatted in full and written to nowhere. Without it nothing is
@@ -97,7 +123,7 @@ struct Args {
 }
 
 /// What every phase needs to know.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     pub queue: String,
     pub list: String,
@@ -110,6 +136,8 @@ pub struct Settings {
     pub hold_pending: usize,
     pub hold_inflight: usize,
     pub payloads: members::Payloads,
+    /// Each request's deadline, this many seconds after it is enqueued.
+    pub deadline_secs: i64,
 }
 
 pub fn id_of(seq: usize) -> String {
@@ -251,6 +279,7 @@ async fn main() {
             bytes: args.payload_bytes,
             by_reference: args.by_reference,
         },
+        deadline_secs: 3600,
     });
     let name = args.name.clone().unwrap_or_else(|| args.run.clone());
     // Keeps a private server alive for the run when no --url was given.
@@ -317,6 +346,19 @@ async fn main() {
             emit(&name, &set, &drain, &latency, Some(&held));
         }
         "flow" => flow::run(&name, &url, &set).await,
+        "backlog" => backlog::run(&name, &url, &set, &args.backlog_sizes).await,
+        "queues" => {
+            let shape = queues::Shape {
+                configured: args.configured_queues,
+                busy: args.busy_queues,
+                idle: Duration::from_secs(args.idle_secs),
+            };
+            queues::run(&name, &url, &set, &shape).await;
+        }
+        "answered" => {
+            let dedup = Duration::from_secs(args.result_dedup_ttl);
+            answered::run(&name, &url, &set, args.answered, dedup).await;
+        }
         "profile" => {
             let admin = admin().await;
             let steps = profile::run(&set, &url, &admin, args.window).await;

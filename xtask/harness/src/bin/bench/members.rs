@@ -23,19 +23,14 @@ pub fn producer_commands(
     deadline: i64,
     payloads: Payloads,
 ) -> Vec<(String, redis::Cmd)> {
-    let ttl_ms = 3_600_000u64;
+    // Both the active key and a stored payload live until the deadline
+    // (the payload a grace longer), as the Go producer sets them.
+    let ttl_ms = active_ttl_ms(deadline);
     let (id, token) = (crate::id_of(seq), crate::token_of(seq));
     let mut out = Vec::with_capacity(4);
     let cancel = format!("request-cancel:{id}");
     out.push((cancel.clone(), redis::cmd("DEL").arg(&cancel).to_owned()));
-    let active = format!("request-active:{id}");
-    let set_active = redis::cmd("SET")
-        .arg(&active)
-        .arg(&token)
-        .arg("PX")
-        .arg(ttl_ms)
-        .to_owned();
-    out.push((active, set_active));
+    out.push(set_active(seq, deadline));
     let (member, stored) = member(seq, deadline, payloads);
     if let Some(payload) = stored {
         let key = payload_key(&id, &token);
@@ -54,6 +49,32 @@ pub fn producer_commands(
         .to_owned();
     out.push((queue.to_owned(), zadd));
     out
+}
+
+/// Milliseconds from now to `deadline` (Unix seconds), at least one: the
+/// producer's expiry of the active key.
+pub fn active_ttl_ms(deadline: i64) -> u64 {
+    let left = deadline.saturating_sub(async_worker::clock::unix_now());
+    u64::try_from(left).unwrap_or(0).saturating_mul(1000).max(1)
+}
+
+/// The active-key `SET` and the member of request `seq`, for a fill that
+/// sends many members in one `ZADD` (see [`crate::target::Target::fill`]).
+pub fn fill_parts(seq: usize, deadline: i64) -> (redis::Cmd, Vec<u8>) {
+    let (_, set) = set_active(seq, deadline);
+    (set, member(seq, deadline, Payloads::default()).0)
+}
+
+/// The producer's `SET request-active:<id> <token> PX <until the deadline>`, with its key.
+fn set_active(seq: usize, deadline: i64) -> (String, redis::Cmd) {
+    let active = format!("request-active:{}", crate::id_of(seq));
+    let set = redis::cmd("SET")
+        .arg(&active)
+        .arg(crate::token_of(seq))
+        .arg("PX")
+        .arg(active_ttl_ms(deadline))
+        .to_owned();
+    (active, set)
 }
 
 /// How the bench's requests carry their payloads.

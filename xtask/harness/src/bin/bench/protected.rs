@@ -74,7 +74,7 @@ impl Backend {
         }
     }
 
-    async fn flush(&self) {
+    pub async fn flush(&self) {
         if let Backend::Redis(target) = self {
             target.flush().await;
         }
@@ -88,7 +88,7 @@ impl Backend {
         seqs: std::ops::Range<usize>,
         latency: Option<&Latency>,
     ) {
-        let deadline = async_worker::clock::unix_now() + 3600;
+        let deadline = async_worker::clock::unix_now() + set.deadline_secs;
         let mark = |seq| {
             if let Some(l) = latency {
                 l.mark_enqueued(seq)
@@ -116,7 +116,7 @@ impl Backend {
     }
 }
 
-fn config(set: &Settings, backend: &Backend, concurrency: usize) -> RuntimeConfig {
+pub fn config(set: &Settings, backend: &Backend, concurrency: usize) -> RuntimeConfig {
     let queues = match backend {
         Backend::Redis(target) => target.queue_specs(),
         Backend::Memory => vec![QueueSpec::new(set.queue.clone())],
@@ -131,7 +131,7 @@ fn config(set: &Settings, backend: &Backend, concurrency: usize) -> RuntimeConfi
     }
 }
 
-fn start(
+pub fn start(
     store: Arc<dyn ClaimStore>,
     handler: Arc<dyn Handler>,
     config: RuntimeConfig,
@@ -145,7 +145,7 @@ fn start(
     tokio::spawn(runtime.run(stop.clone()))
 }
 
-async fn wait_for(what: &str, limit: Duration, done: impl Fn() -> bool) {
+pub async fn wait_for(what: &str, limit: Duration, done: impl Fn() -> bool) {
     let started = Instant::now();
     while !done() {
         assert!(
@@ -159,15 +159,29 @@ async fn wait_for(what: &str, limit: Duration, done: impl Fn() -> bool) {
 /// Drains `set.requests` enqueued before the clock starts, with `replicas` runtimes.
 pub async fn drain(set: &Settings, backend: &Backend, replicas: usize) -> Drain {
     backend.flush().await;
+    let stores = counting_stores(backend, replicas).await;
+    backend
+        .enqueue(set, stores[0].as_ref(), 0..set.requests, None)
+        .await;
+    timed_drain(set, backend, &stores).await
+}
+
+/// A fresh store per runtime, each counted into one shared [`Counts`].
+pub async fn counting_stores(backend: &Backend, replicas: usize) -> Vec<Arc<Counting>> {
     let counts = Arc::new(Counts::default());
     let mut stores = Vec::new();
     for _ in 0..replicas {
         let inner = backend.fresh_store().await;
         stores.push(Arc::new(Counting::new(inner, counts.clone())));
     }
-    backend
-        .enqueue(set, stores[0].as_ref(), 0..set.requests, None)
-        .await;
+    stores
+}
+
+/// Starts a runtime over each of `stores` (sharing one [`Counts`]) and
+/// times them until `set.requests` records are pushed: whatever the queue
+/// holds by then, and whatever else runs meanwhile (a refilling producer).
+pub async fn timed_drain(set: &Settings, backend: &Backend, stores: &[Arc<Counting>]) -> Drain {
+    let counts = stores[0].counts.clone();
     let target = match backend {
         Backend::Redis(target) => Some(target.clone()),
         Backend::Memory => None,

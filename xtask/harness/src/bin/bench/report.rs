@@ -34,6 +34,19 @@ pub fn print_row(row: &serde_json::Value) {
 
 /// Prints the run's `row` and `json` lines.
 pub fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Option<&Held>) {
+    emit_with(name, set, drain, latency, held, serde_json::json!({}));
+}
+
+/// [`emit`], with `extra`'s fields (an object of a run's own figures)
+/// added to the row.
+pub fn emit_with(
+    name: &str,
+    set: &Settings,
+    drain: &Drain,
+    latency: &[u32],
+    held: Option<&Held>,
+    extra: serde_json::Value,
+) {
     let jobs = drain.jobs as f64;
     let c = &drain.counts;
     let get = counting::Counts::get;
@@ -87,6 +100,10 @@ pub fn emit(name: &str, set: &Settings, drain: &Drain, latency: &[u32], held: Op
         "wasted_round_trips": 2 * get(&c.empty_claims),
         "payload_keys_left": drain.payload_keys_left,
     });
+    let mut row = row;
+    if let (Some(row), Some(extra)) = (row.as_object_mut(), extra.as_object()) {
+        row.extend(extra.clone());
+    }
     print_row(&row);
     let mut full = row;
     full["jobs"] = drain.jobs.into();

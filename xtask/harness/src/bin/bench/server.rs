@@ -10,12 +10,14 @@ use redis::aio::MultiplexedConnection;
 use std::collections::BTreeMap;
 
 /// Commands the bench itself sends; they are not the workload's.
-const OWN_COMMANDS: [&str; 5] = [
+const OWN_COMMANDS: [&str; 7] = [
     "info",
     "config|resetstat",
     "flushall",
     "memory|usage",
     "scan",
+    "slowlog|reset",
+    "script|flush",
 ];
 
 /// A connection of the bench's own (not the store's pool).
@@ -163,6 +165,27 @@ impl Admin {
             .await
     }
 
+    /// Empties what a server holds besides its keys and grows with activity,
+    /// not with data, before a memory reading: the slow log (up to 128
+    /// entries of up to 32 arguments), the Lua VM with its script cache
+    /// (`SCRIPT FLUSH`: hundreds of KB of heap and cached scripts; a store
+    /// loads its scripts again when it next calls one) and the latency
+    /// histogram of every command used so far (`CONFIG RESETSTAT`, tens of
+    /// KB each). All of it is inside `used_memory`.
+    pub async fn shed_activity(&self) -> redis::RedisResult<()> {
+        let mut c = self.conn.clone();
+        redis::cmd("SLOWLOG")
+            .arg("RESET")
+            .query_async::<()>(&mut c)
+            .await?;
+        redis::cmd("SCRIPT")
+            .arg("FLUSH")
+            .arg("SYNC")
+            .query_async::<()>(&mut c)
+            .await?;
+        self.reset_stats().await
+    }
+
     pub async fn snapshot(&self) -> redis::RedisResult<Snapshot> {
         let mut c = self.conn.clone();
         let info: String = redis::cmd("INFO")
@@ -252,6 +275,69 @@ impl Admin {
             }
             cursor = next;
         }
+    }
+
+    /// A numeric field of `INFO <section>` (`used_memory`, `connected_clients`).
+    pub async fn info_field(&self, section: &str, name: &str) -> redis::RedisResult<u64> {
+        let mut c = self.conn.clone();
+        let info: String = redis::cmd("INFO").arg(section).query_async(&mut c).await?;
+        Ok(info
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Every key of the server, with its `MEMORY USAGE` (`SCAN`, then
+    /// the usages pipelined 1,000 keys at a time).
+    pub async fn keys_with_usage(&self) -> redis::RedisResult<Vec<(String, u64)>> {
+        let mut c = self.conn.clone();
+        let mut keys: Vec<String> = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, page): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut c)
+                .await?;
+            keys.extend(page);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(1000) {
+            let mut pipe = redis::pipe();
+            for key in chunk {
+                pipe.cmd("MEMORY")
+                    .arg("USAGE")
+                    .arg(key)
+                    .arg("SAMPLES")
+                    .arg(0);
+            }
+            let usage: Vec<Option<u64>> = pipe.query_async(&mut c).await?;
+            out.extend(
+                chunk
+                    .iter()
+                    .cloned()
+                    .zip(usage.into_iter().map(Option::unwrap_or_default)),
+            );
+        }
+        Ok(out)
+    }
+
+    /// Pops up to `count` records from the right of `list` (as a `BRPOP`
+    /// consumer takes them, oldest first).
+    pub async fn pop(&self, list: &str, count: usize) -> redis::RedisResult<Vec<String>> {
+        let mut c = self.conn.clone();
+        let popped: Option<Vec<String>> = redis::cmd("RPOP")
+            .arg(list)
+            .arg(count)
+            .query_async(&mut c)
+            .await?;
+        Ok(popped.unwrap_or_default())
     }
 
     pub async fn hlen(&self, key: &str) -> redis::RedisResult<u64> {

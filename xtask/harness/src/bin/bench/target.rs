@@ -1,18 +1,20 @@
 //! Where a Redis run's keys live: one server, or the primaries of a private local cluster, and which queue (and node) each request goes to.
 //!
 //! A standalone target is one server and one queue, as every run but the
-//! cluster ones has. A cluster target is three primaries (no replicas, so
+//! cluster ones and `queues` has (`queues` configures many on one server,
+//! requests dealt over the first few). A cluster target is three primaries (no replicas, so
 //! no replication traffic shares the CPU) started by the run itself on
 //! free loopback ports, with `queues` queues, each on its own primary and
 //! each with its result list in its own slot (`{<queue>}:results`), so an
-//! ack stays one script. Request `seq` goes to queue `seq % queues`. The
+//! ack stays one script. Request `seq` goes to queue `seq % busy` (every
+//! queue is busy unless told otherwise). The
 //! Go-style producer's per-request keys (`request-active:<id>`, ...) hash
 //! wherever their id puts them, on any primary, as they would in
 //! production. The bench reads every node on its own: CPU and command
 //! counters per primary.
 
 use crate::Settings;
-use crate::members::{Payloads, enqueue_batches, producer_commands};
+use crate::members::{Payloads, enqueue_batches, fill_parts, producer_commands};
 use crate::server::{Admin, Delta, Snapshot};
 use async_worker::QueueSpec;
 use claim_core::store::StoreConfig;
@@ -45,6 +47,12 @@ pub struct Target {
     pub layout: KeyLayout,
     pub nodes: Vec<Node>,
     pub queues: Vec<TargetQueue>,
+    /// Requests are dealt over the first `busy` queues only (all of them
+    /// unless [`Target::with_queues`] said otherwise).
+    pub busy: usize,
+    /// The store settings every fresh store starts from (lease and dedup
+    /// TTLs); the result routing is this target's own.
+    pub store_config: StoreConfig,
     /// The private cluster this target started: its processes live as long
     /// as the target and are killed on drop.
     cluster: Option<RedisCluster>,
@@ -69,8 +77,28 @@ impl Target {
                 list: set.list.clone(),
                 node: 0,
             }],
+            busy: 1,
+            store_config: StoreConfig::default(),
             cluster: None,
         }
+    }
+
+    /// This one-server target with `count` queues (`bench-q:000`, …, all
+    /// answering to `list`), requests dealt over the first `busy` of them.
+    pub fn with_queues(mut self, count: usize, busy: usize, list: &str) -> Target {
+        assert!(
+            !self.is_cluster() && (1..=count).contains(&busy),
+            "bench: {busy} busy queues of {count}: give 1 to {count} busy queues on one server"
+        );
+        self.queues = (0..count)
+            .map(|i| TargetQueue {
+                name: format!("bench-q:{i:03}"),
+                list: list.to_owned(),
+                node: 0,
+            })
+            .collect();
+        self.busy = busy;
+        self
     }
 
     /// Starts a private cluster of three primaries and places `queues`
@@ -103,6 +131,8 @@ impl Target {
             layout: KeyLayout::HashTagged,
             nodes,
             queues: Vec::new(),
+            busy: queues,
+            store_config: StoreConfig::default(),
             cluster: None,
         };
         for node in 0..queues {
@@ -142,7 +172,7 @@ impl Target {
                 .iter()
                 .map(|q| (q.name.clone(), q.list.clone()))
                 .collect(),
-            ..StoreConfig::default()
+            ..self.store_config.clone()
         };
         RedisStoreOptions {
             topology: self.topology.clone(),
@@ -170,7 +200,7 @@ impl Target {
     pub fn jobs_by_node(&self, count: usize) -> Vec<u64> {
         let mut jobs = vec![0u64; self.nodes.len()];
         for seq in 0..count {
-            jobs[self.queues[seq % self.queues.len()].node] += 1;
+            jobs[self.queues[seq % self.busy].node] += 1;
         }
         jobs
     }
@@ -220,7 +250,7 @@ impl Target {
     }
 
     /// Enqueues requests `seqs` Go-style, request `seq` on queue
-    /// `seq % queues`, each command pipelined to the node serving its key,
+    /// `seq % busy`, each command pipelined to the node serving its key,
     /// 1,000 requests at a time; calls `mark` for each just before its
     /// batch is sent.
     pub async fn enqueue(
@@ -234,7 +264,7 @@ impl Target {
             let mut pipes: Vec<redis::Pipeline> =
                 self.nodes.iter().map(|_| redis::pipe()).collect();
             for seq in batch {
-                let queue = &self.queues[seq % self.queues.len()].name;
+                let queue = &self.queues[seq % self.busy].name;
                 for (key, cmd) in producer_commands(queue, seq, deadline, payloads) {
                     pipes[self.node_of(&key)].add_command(cmd).ignore();
                 }
@@ -252,4 +282,41 @@ impl Target {
         }
         Ok(())
     }
+
+    /// Fills the one queue of a one-server target with requests `seqs`
+    /// fast, for a backlog: per 1,000 requests the producer's active-key
+    /// `SET`s and one `ZADD` of all their members, [`FILL_PIPELINES`]
+    /// pipelines in flight at once. What the queue then holds is what the
+    /// Go producer leaves (its cancel-key `DEL` finds nothing to delete on
+    /// a flushed server, so it is left out).
+    pub async fn fill(&self, seqs: Range<usize>, deadline: i64) -> redis::RedisResult<()> {
+        assert!(!self.is_cluster(), "bench: a fill is for one server");
+        let queue = &self.queues[0].name;
+        let batches: Vec<Range<usize>> = enqueue_batches(seqs).collect();
+        for group in batches.chunks(FILL_PIPELINES) {
+            let pipes: Vec<redis::Pipeline> = group
+                .iter()
+                .map(|batch| {
+                    let mut pipe = redis::pipe();
+                    let mut zadd = redis::cmd("ZADD");
+                    zadd.arg(queue);
+                    for seq in batch.clone() {
+                        let (set_active, member) = fill_parts(seq, deadline);
+                        pipe.add_command(set_active).ignore();
+                        zadd.arg(deadline).arg(member);
+                    }
+                    pipe.add_command(zadd).ignore();
+                    pipe
+                })
+                .collect();
+            let admin = &self.nodes[0].admin;
+            for sent in futures::future::join_all(pipes.iter().map(|p| admin.send(p))).await {
+                sent?;
+            }
+        }
+        Ok(())
+    }
 }
+
+/// Pipelines a [`Target::fill`] keeps in flight.
+const FILL_PIPELINES: usize = 4;

@@ -1,0 +1,180 @@
+//! `cargo xtask bench`'s command line: the runs (default and opt-in), their spellings, and the flags passed through to every run.
+
+use crate::Error;
+use std::path::PathBuf;
+
+/// What to run, from the command line.
+pub(super) struct Options {
+    /// Passed through to every run (`--requests 200000` and the like).
+    pub pass: Vec<String>,
+    pub runs: Vec<String>,
+    /// Times the run list is run, interleaved (a, b, a, b, …).
+    pub repeat: usize,
+    pub build: bool,
+    /// Another build of the bench program (a baseline to compare with).
+    pub program: Option<PathBuf>,
+}
+
+/// The runs a bench runs when `--runs` names none.
+const ALL_RUNS: [&str; 10] = [
+    "protected",
+    "unprotected",
+    "memory",
+    "protected+aof",
+    "protected×3",
+    "protected-16K",
+    "protected-16K-ref",
+    "protected-cluster",
+    "protected-cluster-1q",
+    "profile",
+];
+
+/// Runs only `--runs` starts, as they take long: the spare-capacity
+/// bench (~75 s), and the runs at scale (a backlog of 1,000,000, 200
+/// queues idle and busy, the memory an answered request still holds).
+const OPT_IN_RUNS: [&str; 4] = ["flow", "backlog", "queues", "answered-memory"];
+
+const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
+     [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] [--log-filter DIRECTIVE (JSON logs to nowhere, as in a pod)] \
+     [--runs protected,unprotected,memory,protected+aof,protected×3,protected-16k,protected-16k-ref,protected-cluster,protected-cluster-1q,profile,flow,backlog,queues,answered-memory] \
+     [--backlog-sizes N,N] [--configured-queues N] [--busy-queues N] [--idle-secs S] [--answered N] [--result-dedup-ttl S] \
+     [--repeat N (the runs N times, interleaved; medians printed)] [--no-build] \
+     [--program PATH (another build of the bench binary, e.g. a baseline; implies --no-build)]";
+
+/// Run names as typed (ASCII spellings accepted) to their table names.
+fn canonical(run: &str) -> String {
+    match run {
+        "protected-x3" | "protectedx3" | "replicas" => "protected×3".to_owned(),
+        "protected-aof" | "aof" => "protected+aof".to_owned(),
+        "protected-16k" | "16k" => "protected-16K".to_owned(),
+        "protected-16k-ref" | "16k-ref" => "protected-16K-ref".to_owned(),
+        "cluster" => "protected-cluster".to_owned(),
+        "cluster-1q" => "protected-cluster-1q".to_owned(),
+        "answered" | "memory-answered" => "answered-memory".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+pub(super) fn parse(args: Vec<String>) -> Result<Options, Error> {
+    let mut options = Options {
+        pass: Vec::new(),
+        runs: ALL_RUNS.iter().map(|s| s.to_string()).collect(),
+        repeat: 1,
+        build: true,
+        program: None,
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
+            None => (arg.clone(), None),
+        };
+        match flag.as_str() {
+            "--no-build" => options.build = false,
+            "--program" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => args
+                        .next()
+                        .ok_or_else(|| Error::Usage("`--program` needs a path".into()))?,
+                };
+                options.program = Some(PathBuf::from(value));
+                options.build = false;
+            }
+            "--runs"
+            | "--repeat"
+            | "--requests"
+            | "--concurrency"
+            | "--batch"
+            | "--ack-batch"
+            | "--poll-ms"
+            | "--latency-secs"
+            | "--hold-pending"
+            | "--hold-inflight"
+            | "--window"
+            | "--log-filter"
+            | "--backlog-sizes"
+            | "--configured-queues"
+            | "--busy-queues"
+            | "--idle-secs"
+            | "--answered"
+            | "--result-dedup-ttl" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => args
+                        .next()
+                        .ok_or_else(|| Error::Usage(format!("`{flag}` needs a value")))?,
+                };
+                if flag == "--runs" {
+                    options.runs = value.split(',').map(canonical).collect();
+                    if let Some(bad) = options.runs.iter().find(|r| {
+                        !ALL_RUNS.contains(&r.as_str()) && !OPT_IN_RUNS.contains(&r.as_str())
+                    }) {
+                        return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
+                    }
+                } else if flag == "--repeat" {
+                    options.repeat = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        Error::Usage(format!("`--repeat {value}`: expected a positive number"))
+                    })?;
+                } else {
+                    options.pass.extend([flag, value]);
+                }
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "bench: unexpected argument `{arg}`\n  {USAGE}"
+                )));
+            }
+        }
+    }
+    Ok(options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::owned_args;
+
+    #[test]
+    fn the_flow_run_and_the_runs_at_scale_run_only_when_asked_for() {
+        let default = parse(Vec::new()).ok().expect("no flags");
+        for opt_in in OPT_IN_RUNS {
+            assert!(!default.runs.iter().any(|r| r == opt_in), "{opt_in}");
+        }
+        let scale = parse(owned_args(&[
+            "--runs",
+            "backlog,queues,answered",
+            "--answered",
+            "500",
+        ]))
+        .ok()
+        .expect("valid flags");
+        assert_eq!(
+            scale.runs,
+            owned_args(&["backlog", "queues", "answered-memory"])
+        );
+        assert_eq!(scale.pass, owned_args(&["--answered", "500"]));
+        let asked = parse(owned_args(&["--runs", "flow"]))
+            .ok()
+            .expect("valid flags");
+        assert_eq!(asked.runs, owned_args(&["flow"]));
+    }
+
+    #[test]
+    fn runs_repeat_interleaved_and_the_16k_spellings_are_accepted() {
+        let options = parse(owned_args(&[
+            "--runs",
+            "protected,16k,protected-16k-ref",
+            "--repeat",
+            "3",
+        ]))
+        .ok()
+        .expect("valid flags");
+        assert_eq!(options.repeat, 3);
+        assert_eq!(
+            options.runs,
+            owned_args(&["protected", "protected-16K", "protected-16K-ref"])
+        );
+        assert!(parse(owned_args(&["--repeat", "0"])).is_err());
+    }
+}
