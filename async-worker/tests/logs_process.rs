@@ -13,13 +13,15 @@ const BOUND: Duration = Duration::from_secs(20);
 /// A payload no log line may carry.
 const SECRET: &str = "payload-never-logged-7f3a";
 
-/// The worker on `redis_url`, logging at debug with `encoder`, metrics and health off.
-fn start(redis_url: &str, gateway: &str, encoder: &str) -> Worker {
+/// The worker on `redis_url`, with `LOG_LEVEL=debug` and `encoder`,
+/// metrics and health off, and `extra` flags.
+fn start(redis_url: &str, gateway: &str, encoder: &str, extra: &[&str]) -> Worker {
     let mut command = Command::new(BINARY);
     command
         .args(["--redis-url", redis_url, "--igw-base-url", gateway])
         .args(["--metrics-port", "0", "--health-port", "0"])
         .args(["--drain-timeout", "5s", "--zap-encoder", encoder])
+        .args(extra)
         .env_remove("REDIS_URL")
         .env_remove("RUST_LOG")
         .env("LOG_LEVEL", "debug");
@@ -42,7 +44,7 @@ async fn json_lines_carry_timestamp_level_target_message_and_the_requests_queue_
     let Some(mut stage) = Stage::answering_after(Duration::from_millis(1)).await else {
         return;
     };
-    let mut worker = start(&stage.url, &stage.gateway.base_url(), "json");
+    let mut worker = start(&stage.url, &stage.gateway.base_url(), "json", &[]);
     let deadline = common::unix_now() + 600;
     let payload = serde_json::json!({"model": "m", "prompt": SECRET});
     common::go_submit(&mut stage.conn, "logged-1", deadline, payload).await;
@@ -87,7 +89,7 @@ async fn json_lines_carry_timestamp_level_target_message_and_the_requests_queue_
 async fn console_lines_are_text_and_a_bad_encoder_is_refused_naming_the_accepted_ones() {
     // Nothing listens there: the processor logs its start, then exits 1.
     let unreachable = format!("redis://127.0.0.1:{}", common::free_port());
-    let mut worker = start(&unreachable, "http://gateway.invalid", "console");
+    let mut worker = start(&unreachable, "http://gateway.invalid", "console", &[]);
     let status = worker.exit_within(BOUND).await;
     assert_eq!(status.code(), Some(1), "{}", worker.log());
     let log = worker.log();
@@ -97,7 +99,7 @@ async fn console_lines_are_text_and_a_bad_encoder_is_refused_naming_the_accepted
         assert!(parsed.is_err(), "a console line is JSON: {line}");
     }
 
-    let mut refused = start(&unreachable, "http://gateway.invalid", "xml");
+    let mut refused = start(&unreachable, "http://gateway.invalid", "xml", &[]);
     let status = refused.exit_within(BOUND).await;
     let log = refused.log();
     assert_eq!(status.code(), Some(2), "{log}");
@@ -112,15 +114,12 @@ async fn zap_log_level_wins_over_the_log_level_the_chart_sets_and_a_bad_one_is_r
     // connection error (error), and exits 1.
     let unreachable = format!("redis://127.0.0.1:{}", common::free_port());
     let at = |level: &str| {
-        let mut command = Command::new(BINARY);
-        command
-            .args(["--redis-url", &unreachable, "--igw-base-url", "http://gw"])
-            .args(["--metrics-port", "0", "--health-port", "0"])
-            .args(["--zap-encoder", "json", "--zap-log-level", level])
-            .env_remove("REDIS_URL")
-            .env_remove("RUST_LOG")
-            .env("LOG_LEVEL", "debug");
-        Worker::spawn(command, 0, 0)
+        start(
+            &unreachable,
+            "http://gw",
+            "json",
+            &["--zap-log-level", level],
+        )
     };
     let mut quiet = at("error");
     assert_eq!(quiet.exit_within(BOUND).await.code(), Some(1));

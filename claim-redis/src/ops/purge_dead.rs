@@ -12,19 +12,16 @@ pub(crate) async fn purge_dead(
     let q = store.keys().queue(queue);
     let mut out = Vec::with_capacity(members.len());
     for chunk in members.chunks(MAX_BATCH) {
-        let mut call = store.scripts().purge_dead.prepare_invoke();
+        let script = &store.scripts().purge_dead;
+        let mut call = script.prepare_invoke();
         call.key(&q.dead);
         for m in chunk {
             call.arg(m.as_bytes());
         }
+        let on = [q.dead.as_bytes()];
         let reply: Vec<i64> = store
             .conn()
-            .script(
-                Op::PurgeDead,
-                &store.scripts().purge_dead,
-                [q.dead.as_bytes()],
-                &call,
-            )
+            .script(Op::PurgeDead, script, on, &call)
             .await?;
         out.extend(
             per_item(Op::PurgeDead, reply, chunk.len())?

@@ -45,19 +45,16 @@ pub(crate) async fn redrive_dead(
         }
     }
     for chunk in movable.chunks(MAX_BATCH) {
-        let mut call = store.scripts().redrive_dead.prepare_invoke();
+        let script = &store.scripts().redrive_dead;
+        let mut call = script.prepare_invoke();
         call.key(&q.pending).key(&q.dead).key(&q.deliveries);
         for (_, member, score, claim_key) in chunk {
             call.arg(member.as_bytes()).arg(score).arg(claim_key);
         }
+        let on = [q.dead.as_bytes()];
         let reply: Vec<i64> = store
             .conn()
-            .script(
-                Op::RedriveDead,
-                &store.scripts().redrive_dead,
-                [q.dead.as_bytes()],
-                &call,
-            )
+            .script(Op::RedriveDead, script, on, &call)
             .await?;
         for ((i, ..), moved) in chunk
             .iter()

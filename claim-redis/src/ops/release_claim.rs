@@ -22,7 +22,8 @@ pub(crate) async fn release_claim(
             values.into_iter().next()
         }
     };
-    let mut call = store.scripts().release_claim.prepare_invoke();
+    let script = &store.scripts().release_claim;
+    let mut call = script.prepare_invoke();
     for key in [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries] {
         call.key(key);
     }
@@ -35,14 +36,10 @@ pub(crate) async fn release_claim(
     if let Some(marker) = &marker {
         call.arg(marker.as_str());
     }
+    let on = [q.claimed.as_bytes()];
     let ended: Option<(String, i64)> = store
         .conn()
-        .script(
-            Op::ReleaseClaim,
-            &store.scripts().release_claim,
-            [q.claimed.as_bytes()],
-            &call,
-        )
+        .script(Op::ReleaseClaim, script, on, &call)
         .await?;
     let answered = ended.as_ref().is_some_and(|(_, answered)| *answered == 1);
     if answered && marker.is_some() {
