@@ -117,15 +117,16 @@ mod tests {
 
     #[test]
     fn the_figures_at_scale_survive_medians_and_words_take_the_last_round() {
-        let rows: Vec<Row> = [
-            "name=a jobs_per_s=9 backlog=1000000 keys_left=x:*=1/9B",
-            "name=a jobs_per_s=7 backlog=1000000 keys_left=y:*=2/8B",
-            "name=a jobs_per_s=8 backlog=1000000 keys_left=z:*=3/7B",
-        ]
-        .iter()
-        .map(|r| pairs(r))
-        .collect();
-        let m = medians(&rows);
+        let round = |jobs: u32, keys: &str| {
+            pairs(&format!(
+                "name=a jobs_per_s={jobs} backlog=1000000 keys_left={keys}"
+            ))
+        };
+        let m = medians(&[
+            round(9, "x:*=1/9B"),
+            round(7, "y:*=2/8B"),
+            round(8, "z:*=3/7B"),
+        ]);
         assert_eq!(get(&m[0], "backlog"), "1000000");
         assert_eq!(get(&m[0], "jobs_per_s"), "8");
         assert_eq!(get(&m[0], "keys_left"), "z:*=3/7B");

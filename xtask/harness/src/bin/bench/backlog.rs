@@ -103,9 +103,7 @@ mod tests {
 
     #[test]
     fn backlog_sizes_are_named_in_thousands_and_millions_when_round() {
-        assert_eq!(short(10_000), "10k");
-        assert_eq!(short(1_000_000), "1M");
-        assert_eq!(short(2_500_000), "2500k");
-        assert_eq!(short(1234), "1234");
+        let names = [10_000, 1_000_000, 2_500_000, 1234].map(short);
+        assert_eq!(names, ["10k", "1M", "2500k", "1234"]);
     }
 }
