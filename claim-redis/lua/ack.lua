@@ -159,7 +159,6 @@ for r = 1, runs do
 end
 local now = clock_ms(ARGV[2])
 
-local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
 local marked, dropped, deleted, removed = {}, {}, {}, {}
@@ -177,7 +176,7 @@ for i = 1, n do
   left = left - 1
   local gen, member, digest = ARGV[g0 + i], ARGV[m0 + i], ARGV[d0 + i]
   local entry = owners[i]
-  local ours = entry and find(entry, bar, 1, true) == 1 and find(entry, '^[^|]+|%d+$', rest)
+  local ours = held_by(entry, bar, rest)
   local deferred = false
   local code = 0
   if marked[gen] then

@@ -79,7 +79,6 @@ local queue_markers = redis.call('MGET', unpack(KEYS, 7, 6 + n))
 local now = clock_ms(ARGV[2])
 local at = ',"at_ms":' .. ms_string(now) .. '}'
 
-local find = string.find
 local bar, rest = owner .. '|', #owner + 2
 local out = {}
 local dropped, removed, copied, copies_of = {}, {}, {}, {}
@@ -91,7 +90,7 @@ for i = 1, n do
   local answered = ARGV[b + 5] == '1' or is_live(queue_markers[i], now)
   local key = KEYS[6 + i]
   local entry = owners[i]
-  local callers = entry and find(entry, bar, 1, true) == 1 and find(entry, '^[^|]+|%d+$', rest)
+  local callers = held_by(entry, bar, rest)
   if marker ~= '' and not copied[key] and not is_live(queue_markers[i], now) then
     local expiry = tonumber(string.match(marker, '^(%d+)'))
     if expiry and expiry > now then

@@ -40,12 +40,11 @@ local owners = redis.call('HMGET', KEYS[2], unpack(gens))
 local copies = redis.call('ZMSCORE', KEYS[1], unpack(members))
 local markers = redis.call('MGET', unpack(KEYS, 3, 2 + n))
 local now = clock_ms(ARGV[2])
-local find = string.find
 local bar, rest = ARGV[1] .. '|', #ARGV[1] + 2
 local out = {}
 for i = 1, n do
   local entry = owners[i]
-  local held = entry and find(entry, bar, 1, true) == 1 and find(entry, '^[^|]+|%d+$', rest)
+  local held = held_by(entry, bar, rest)
   local code = 0
   if held then
     code = 1

@@ -192,6 +192,15 @@ local function unpack_owner(entry)
   return owner, score, tonumber(n)
 end
 
+-- True when a claim-owners entry is `<owner>|<score>|<count>` for the
+-- owner whose `bar` is `<owner>|` and `rest` is #owner + 2 (computed once
+-- per call by the script): a prefix match plus a shape check of the rest,
+-- so an owner token that is a prefix of another never matches it.
+local function held_by(entry, bar, rest)
+  return entry and string.find(entry, bar, 1, true) == 1
+    and string.find(entry, '^[^|]+|%d+$', rest) ~= nil
+end
+
 -- True for a claim-owners entry written by a Go processor: a bare owner
 -- token (16 hex), never packed, so it holds no `|` (ours holds two).
 local function is_foreign(entry)
