@@ -13,7 +13,9 @@
 //! Dockerfile's release build run in an empty root, [`crate::image`]), then
 //! the short chaos run (`cargo xtask chaos --short`) and the same short run on a Redis Cluster with a primary
 //! killed mid-run ([`CLUSTER_CHAOS`]; both skipped without `redis-server`
-//! unless `CI` is set). `CI` is passed
+//! unless `CI` is set), and last cargo-deny's licence, ban and source
+//! checks ([`crate::deny`]; its install, when none is found, runs in the
+//! background from the start at the lowest CPU priority). `CI` is passed
 //! through (tests that need `redis-server` fail instead of skipping when it
 //! is set); `PROPTEST_CASES` is removed so tests choose their own case counts.
 //!
@@ -27,9 +29,13 @@
 //! store's binary once. Clippy's `--all-targets` skips `test = false`
 //! targets, hence its second command with `--test 'conformance*'`.
 
-use std::{env, path::Path, time::Instant};
+use std::{
+    env,
+    path::{Path, PathBuf},
+    time::Instant,
+};
 
-use crate::{Error, Shown, cargo, chaos, conformance, elapsed, image, run_inherit};
+use crate::{Error, Shown, cargo, chaos, conformance, deny, elapsed, image, run_inherit};
 
 /// One step: a name for messages and what to run.
 enum Step {
@@ -44,6 +50,8 @@ enum Step {
     Chaos(&'static str, &'static [&'static str]),
     /// `cargo xtask image`: the image's binary run in an empty root.
     Image(&'static str),
+    /// `cargo xtask deny`'s checks, with the cargo-deny [`crate::deny::prefetch`] installs.
+    Deny(&'static str),
 }
 
 /// The cluster chaos step's flags: the short size (2 workers, 1,500
@@ -67,7 +75,7 @@ const LIBRARY_FEATURES: &[&str] = &[
     "otel",
 ];
 
-const STEPS: [Step; 10] = [
+const STEPS: [Step; 11] = [
     Step::Cargo("fmt", &[&["fmt", "--all", "--", "--check"]]),
     Step::Cargo(
         "clippy",
@@ -107,6 +115,7 @@ const STEPS: [Step; 10] = [
     Step::Image("image"),
     Step::Chaos("chaos", &["--short"]),
     Step::Chaos("chaos-cluster", CLUSTER_CHAOS),
+    Step::Deny("deny"),
 ];
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
@@ -128,6 +137,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     }
 
     let start = Instant::now();
+    let mut prefetch = Some(deny::prefetch());
     let mut timings = Vec::new();
     for (i, step) in STEPS.iter().enumerate() {
         let step_start = Instant::now();
@@ -170,6 +180,11 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
                     STEPS.len()
                 );
                 (*name, image::run())
+            }
+            Step::Deny(name) => {
+                println!("\n==> [{}/{}] {name}: cargo xtask deny", i + 1, STEPS.len());
+                let prefetch = prefetch.take().expect("one deny step");
+                (*name, deny::check(prefetch))
             }
             Step::Chaos(name, flags) => {
                 println!(
@@ -240,10 +255,15 @@ pub(crate) fn is_ci() -> bool {
 
 /// Whether an executable file named `program` is in a `PATH` directory.
 pub(crate) fn on_path(program: &str) -> bool {
-    let Some(path) = env::var_os("PATH") else {
-        return false;
-    };
-    env::split_paths(&path).any(|dir| is_executable(&dir.join(program)))
+    find_on_path(program).is_some()
+}
+
+/// The first executable file named `program` in the `PATH` directories.
+pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = env::var_os("PATH")?;
+    env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
 }
 
 #[cfg(unix)]

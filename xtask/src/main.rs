@@ -26,7 +26,7 @@ usage: cargo xtask <subcommand> [options]
 
 subcommands:
   ci                                   everything CI checks: fmt, clippy, the library's feature matrix,
-                                       tests, conformance, examples, harness, image, short chaos (one server, cluster)
+                                       tests, conformance, examples, harness, image, short chaos (one server, cluster), deny
   conformance [--store memory|redis|redis-tagged|redis-cluster|all] [-- <test args>]
                                        run the ClaimStore conformance suite (default: all)
   bench [--runs a,b] [--requests N] [--repeat N] [--program P] …
@@ -37,7 +37,8 @@ subcommands:
                                        SIGKILLed workers, a Redis restart, a cut link, a killed primary on real processes
   demo [--redis URL] [--requests N] …  the run command: replicas, a stand-in gateway, one replica hard-stopped
   deny [--cargo-deny PATH] [--advisories]
-                                       cargo-deny's licence, ban and source checks (deny.toml; not in ci);
+                                       cargo-deny's licence, ban and source checks (deny.toml), installing
+                                       cargo-deny under the target when none is on PATH;
                                        --advisories adds RustSec's (fetched from GitHub)
   image                                the container image's binary (the Dockerfile's release build) run in an
                                        empty root as UID 65532: --help, a short demo, ready against Redis, SIGTERM
