@@ -8,7 +8,7 @@
 
 use super::candidate::{Candidate, Plan, lenient_payload_ref};
 use super::consumer::Consumer;
-use super::execute::execute;
+use super::execute::{Work, execute};
 use super::held::Flight;
 use super::release::release;
 use super::routing::{self, Destination, MemberRouting};
@@ -215,19 +215,16 @@ impl Consumer {
             // producer's trace (its `traceparent` in `data.metadata`).
             #[cfg(feature = "otel")]
             crate::otel::continue_trace(&span, &request);
-            let run = execute(
-                shared.clone(),
-                queue.clone(),
+            let run = execute(Work {
+                shared: shared.clone(),
+                queue: queue.clone(),
                 request,
                 destination,
                 flight,
-                self.pool.clone(),
+                pool: self.pool.clone(),
                 permit,
-            );
-            let run = async move {
-                buffered.picked_up();
-                run.await
-            };
+                buffered,
+            });
             shared.spawn_until(&shared.tasks, &shared.abandon, run.instrument(span));
         }
         Handed { lost, fetch_failed }

@@ -137,17 +137,46 @@ impl Shared {
     /// renewal racing the ack does not count it as a lost lease. A closed
     /// channel means the process is going down hard: the claim lapses and
     /// is redelivered.
-    pub async fn hand_to_writer(&self, settlement: settlement::Settlement) {
+    pub fn hand_to_writer(
+        &self,
+        settlement: settlement::Settlement,
+    ) -> impl Future<Output = ()> + Send + '_ {
         let (queue, generation) = settlement.claim();
         if let Some(flight) = self.held.flight(queue, generation) {
             flight.mark_handed_over();
         }
-        self.send_to_writer(settlement).await;
+        self.send_to_writer(settlement)
     }
 
-    /// Sends to the writer unless shutdown's bound passes first; then the
-    /// claim stays held and the sweep returns it to pending.
-    pub async fn send_to_writer(&self, settlement: settlement::Settlement) {
+    /// Sends to the writer unless shutdown's bound passed; then the claim
+    /// stays held and the sweep returns it to pending.
+    ///
+    /// Sent at once where the channel has room, and only a full channel's
+    /// wait is a future holding the settlement, boxed: every request's
+    /// task reserves room for its largest await, and this one was 784 of
+    /// its bytes.
+    pub fn send_to_writer(
+        &self,
+        settlement: settlement::Settlement,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let waiting = if self.abandon.is_cancelled() {
+            None
+        } else {
+            match self.settlements.try_send(settlement) {
+                Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => None,
+                Err(mpsc::error::TrySendError::Full(settlement)) => {
+                    Some(Box::pin(self.wait_to_send(settlement)))
+                }
+            }
+        };
+        async move {
+            if let Some(waiting) = waiting {
+                waiting.await;
+            }
+        }
+    }
+
+    async fn wait_to_send(&self, settlement: settlement::Settlement) {
         tokio::select! {
             _ = self.settlements.send(settlement) => {}
             () = self.abandon.cancelled() => {}

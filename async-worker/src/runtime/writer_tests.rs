@@ -1,4 +1,4 @@
-//! Tests of the result writer's own loop: what it delivers after shutdown closes its channel.
+//! Tests of the result writer's own loop (what it delivers after shutdown closes its channel) and of how a worker hands it a settlement.
 
 use super::{Settlement, run};
 use crate::runtime::Runtime;
@@ -104,4 +104,55 @@ async fn settlements_queued_when_shutdown_closes_the_channel_are_still_acked_and
     );
     assert_eq!(store.results(LIST).await.unwrap().len(), 5);
     assert_eq!(store.depths(Q).await.unwrap().claimed, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_settlement_is_handed_over_at_once_with_room_waits_while_the_channel_is_full_and_none_is_sent_once_abandoned()
+ {
+    let store = Arc::new(MemoryStore::new(StoreConfig::default()));
+    // One worker, acks of one: the channel holds two settlements.
+    let config = RuntimeConfig {
+        queues: vec![QueueSpec::new(Q)],
+        concurrency: 1,
+        ack_batch_size: 1,
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::builder(store.clone())
+        .handler(Arc::new(Unused))
+        .config(config)
+        .build()
+        .expect("valid runtime settings");
+    let mut settlements = claimed(&store, &runtime, 4).await.into_iter();
+    let Runtime {
+        shared,
+        mut receiver,
+    } = runtime;
+    for _ in 0..2 {
+        shared.send_to_writer(settlements.next().unwrap()).await;
+    }
+    assert_eq!(
+        receiver.len(),
+        2,
+        "with room, each is in the channel once sent"
+    );
+
+    let third = shared.send_to_writer(settlements.next().unwrap());
+    tokio::pin!(third);
+    let waited = tokio::time::timeout(Duration::from_secs(5), &mut third).await;
+    assert!(waited.is_err(), "a full channel's send waits for room");
+    assert!(receiver.recv().await.is_some());
+    third.await;
+    assert_eq!(
+        receiver.len(),
+        2,
+        "the waiting one went in once there was room"
+    );
+
+    shared.abandon.cancel();
+    shared.send_to_writer(settlements.next().unwrap()).await;
+    assert_eq!(
+        receiver.len(),
+        2,
+        "past shutdown's bound nothing more is handed over: the sweep returns the claim"
+    );
 }
