@@ -27,6 +27,17 @@ impl Handler for Unused {
     }
 }
 
+/// A runtime of `config` over a fresh memory store.
+fn runtime_on_memory(config: RuntimeConfig) -> (Arc<MemoryStore>, Runtime) {
+    let store = Arc::new(MemoryStore::new(StoreConfig::default()));
+    let runtime = Runtime::builder(store.clone())
+        .handler(Arc::new(Unused))
+        .config(config)
+        .build()
+        .expect("valid runtime settings");
+    (store, runtime)
+}
+
 /// Claims `n` fresh requests as `owner` and returns what a worker would hand the writer.
 async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settlement> {
     let queue: Arc<str> = Q.into();
@@ -77,16 +88,10 @@ async fn claimed(store: &MemoryStore, runtime: &Runtime, n: usize) -> Vec<Settle
 
 #[tokio::test]
 async fn settlements_queued_when_shutdown_closes_the_channel_are_still_acked_and_the_writer_ends() {
-    let store = Arc::new(MemoryStore::new(StoreConfig::default()));
-    let config = RuntimeConfig {
+    let (store, runtime) = runtime_on_memory(RuntimeConfig {
         queues: vec![QueueSpec::new(Q)],
         ..RuntimeConfig::default()
-    };
-    let runtime = Runtime::builder(store.clone())
-        .handler(Arc::new(Unused))
-        .config(config)
-        .build()
-        .expect("valid runtime settings");
+    });
     let settlements = claimed(&store, &runtime, 5).await;
     let Runtime { shared, receiver } = runtime;
     for settlement in settlements {
@@ -109,19 +114,13 @@ async fn settlements_queued_when_shutdown_closes_the_channel_are_still_acked_and
 #[tokio::test(start_paused = true)]
 async fn a_settlement_is_handed_over_at_once_with_room_waits_while_the_channel_is_full_and_none_is_sent_once_abandoned()
  {
-    let store = Arc::new(MemoryStore::new(StoreConfig::default()));
     // One worker, acks of one: the channel holds two settlements.
-    let config = RuntimeConfig {
+    let (store, runtime) = runtime_on_memory(RuntimeConfig {
         queues: vec![QueueSpec::new(Q)],
         concurrency: 1,
         ack_batch_size: 1,
         ..RuntimeConfig::default()
-    };
-    let runtime = Runtime::builder(store.clone())
-        .handler(Arc::new(Unused))
-        .config(config)
-        .build()
-        .expect("valid runtime settings");
+    });
     let mut settlements = claimed(&store, &runtime, 4).await.into_iter();
     let Runtime {
         shared,
