@@ -35,6 +35,7 @@ mod classify;
 mod cluster;
 mod handle;
 mod sentinel;
+mod slot_map;
 mod trace;
 
 pub(crate) use classify::{bad_reply, classify};
@@ -42,6 +43,7 @@ pub(crate) use cluster::ClusterBackend;
 
 pub(crate) use handle::Handle;
 pub(crate) use sentinel::SentinelSource;
+pub(crate) use slot_map::SlotMap;
 pub use trace::CALL_SPAN_TARGET;
 pub(crate) use trace::CallNames;
 

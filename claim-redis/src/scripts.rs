@@ -22,6 +22,24 @@ macro_rules! script {
     };
 }
 
+/// A script allowed to touch keys of several slots of one cluster node
+/// (the per-node reads and deletes of per-request keys, the one exception
+/// docs/ARCHITECTURE.md lists), with Redis 7's shebang as its first line:
+/// `allow-cross-slot-keys`, plus `$flags` (`no-writes` for the read, so
+/// a node refusing writes, `CLIENT PAUSE WRITE` or `min-replicas`, still
+/// runs it).
+macro_rules! cross_slot_script {
+    ($file:literal, $flags:literal) => {
+        Script::new(concat!(
+            "#!lua flags=allow-cross-slot-keys",
+            $flags,
+            "\n",
+            include_str!("../lua/lib.lua"),
+            include_str!(concat!("../lua/", $file))
+        ))
+    };
+}
+
 /// Every script the store runs.
 #[derive(Debug)]
 pub(crate) struct Scripts {
@@ -34,6 +52,9 @@ pub(crate) struct Scripts {
     pub ack_drop: Script,
     pub push_once: Script,
     pub del_if: Script,
+    /// Per-node reads and deletes of per-request keys (cross-slot).
+    pub node_get: Script,
+    pub node_del_if: Script,
     pub release: Script,
     pub park_retry: Script,
     pub promote: Script,
@@ -59,6 +80,8 @@ impl Scripts {
             ack_drop: script!("ack_drop.lua"),
             push_once: script!("push_once.lua"),
             del_if: script!("del_if.lua"),
+            node_get: cross_slot_script!("node_get.lua", ",no-writes"),
+            node_del_if: cross_slot_script!("node_del_if.lua", ""),
             release: script!("release.lua"),
             park_retry: script!("park_retry.lua"),
             promote: script!("promote.lua"),
@@ -74,7 +97,7 @@ impl Scripts {
         }
     }
 
-    pub(crate) fn all(&self) -> [(&'static str, &Script); 20] {
+    pub(crate) fn all(&self) -> [(&'static str, &Script); 22] {
         [
             ("claim", &self.claim),
             ("renew", &self.renew),
@@ -84,6 +107,8 @@ impl Scripts {
             ("ack_drop", &self.ack_drop),
             ("push_once", &self.push_once),
             ("del_if", &self.del_if),
+            ("node_get", &self.node_get),
+            ("node_del_if", &self.node_del_if),
             ("release", &self.release),
             ("park_retry", &self.park_retry),
             ("promote", &self.promote),

@@ -32,6 +32,9 @@ pub(crate) struct ClusterBackend {
     timeouts_in_a_row: AtomicU32,
     rebuilds: AtomicU64,
     rebuilding: tokio::sync::Mutex<()>,
+    /// Which node serves each slot, for the per-node calls
+    /// (`conn/slot_map.rs`).
+    pub(crate) slot_map: super::slot_map::SlotMapCache,
 }
 
 impl ClusterBackend {
@@ -42,6 +45,7 @@ impl ClusterBackend {
             timeouts_in_a_row: AtomicU32::new(0),
             rebuilds: AtomicU64::new(0),
             rebuilding: tokio::sync::Mutex::new(()),
+            slot_map: Default::default(),
         })
     }
 

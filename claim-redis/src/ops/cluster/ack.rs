@@ -37,8 +37,9 @@
 //!   ack then meets the list-slot marker in (b) and its (c) writes the copy.
 //! - Then the per-request keys, which live in slots of their own:
 //!   `request-active:<id>` and `request-cancel:<id>` deleted only where
-//!   they hold this generation's token (`del_if.lua`, compare and delete
-//!   in one step), payload keys where ack.lua would delete them. Best
+//!   they hold this generation's token (compare and delete in one step,
+//!   one `node_del_if.lua` call per node, `del_if.lua` per key for what a
+//!   node refuses), payload keys where ack.lua would delete them. Best
 //!   effort, after the record: a failure is only logged. Across slots the
 //!   producer keys go concurrently with (c) (the record is written by
 //!   then), the payload keys after it (it says which). That is safe:

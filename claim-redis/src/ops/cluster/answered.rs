@@ -6,7 +6,8 @@
 //! missing inside the split ack's crash window and for a record the
 //! reclaimer pushed; so the candidates
 //! ([`request_keys::marker_candidates`], from the claimed member's
-//! routing) are read first, per slot, and passed in as values. A marker
+//! routing) are read first (one call per node, per slot what a node
+//! refuses) and passed in as values. A marker
 //! written between this read and the script is missed: the copy goes back
 //! to pending (or the retry set), where the claim script drops it as
 //! answered (promotion too), or its holder's record is suppressed by the

@@ -1,4 +1,4 @@
-//! `claim` in the hash-tagged layout: the per-request keys (markers, `request-cancel:`) read per slot first, then `lua/claim.lua` on the queue's keys alone, in the queue's slot.
+//! `claim` in the hash-tagged layout: the per-request keys (markers, `request-cancel:`) read first (one call per node, per slot what a node refuses: `request_keys`), then `lua/claim.lua` on the queue's keys alone, in the queue's slot.
 
 use super::request_keys;
 use crate::codec::claim_outcomes;
@@ -16,7 +16,7 @@ pub(crate) struct HashTagged;
 impl ClaimChunk for HashTagged {
     /// One script call in the hash-tagged layout: the per-request keys (each
     /// item's marker, in its result list's slot, and `request-cancel:<id>`)
-    /// are read first with per-slot commands ([`request_keys`]) and handed to
+    /// are read first, one call per node ([`request_keys`]), and handed to
     /// `lua/claim.lua` as arguments; the script then runs on the queue's keys
     /// alone, in the queue's slot.
     ///
@@ -100,8 +100,8 @@ impl ClaimChunk for HashTagged {
 }
 
 /// Deletes the payloads stored apart of the copies `claim.lua` dropped as
-/// answered and held by nobody, one delete per key (each in a slot of its
-/// own; [`request_keys::delete`]). Best effort, as in the plain layout.
+/// answered and held by nobody, one call per node (per key what a node
+/// refuses; [`request_keys::delete`]). Best effort, as in the plain layout.
 async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], reply: &[Value]) {
     let targets: Vec<(String, String)> = answered_payload_keys(store, chunk, reply)
         .into_iter()

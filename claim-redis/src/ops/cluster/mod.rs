@@ -6,6 +6,7 @@ pub(crate) mod cancel;
 pub(crate) mod claim;
 pub(crate) mod enqueue;
 pub(crate) mod is_terminal;
+pub(crate) mod node_keys;
 pub(crate) mod park_retry;
 pub(crate) mod promote;
 pub(crate) mod push_once;

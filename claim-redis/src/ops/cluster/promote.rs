@@ -3,7 +3,8 @@
 //! Each queue parks in its own `<base>:retry` ([`crate::keys::QueueKeys`]),
 //! so promotion is one atomic script in the queue's slot, as in the plain
 //! layout; the marker of each entry lies in its result list's slot and is
-//! read first (per slot) and passed as an argument.
+//! read first (one call per node, per slot what a node refuses) and passed
+//! as an argument.
 //!
 //! Hand-over, for an entry whose destination lies in another slot than
 //! the set it is in (every entry of the shared set, which Go processors

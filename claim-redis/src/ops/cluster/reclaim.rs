@@ -15,9 +15,9 @@
 //!    as answered (live marker), or dead-letters it: with the record pushed
 //!    in step 2 (`x`), or with the reason its list cannot take one (`u`);
 //! 4. delete the payload key and the producer keys holding this token of
-//!    each generation the script ended answered, one compare-and-delete
-//!    per key (`del_if.lua`, [`request_keys::delete`]), best
-//!    effort.
+//!    each generation the script ended answered, compare-and-delete, one
+//!    call per node (per key what a node refuses: `del_if.lua`,
+//!    [`request_keys::delete`]), best effort.
 //!
 //! Isolation. Steps 1 and 2 reach slots other than the queue's (each
 //! member's result list), so one member's list can fail where the others'

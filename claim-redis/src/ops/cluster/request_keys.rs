@@ -1,8 +1,9 @@
-//! Hash-tagged layout: per-request keys (markers, `request-cancel:`, `request-active:`, `request-payload:`), which lie in slots of their own, read with per-slot commands in one pipelined round trip, and deleted after an ack, reclaim or claim one compare-and-delete (`del_if.lua`) per key.
+//! Hash-tagged layout: per-request keys (markers, `request-cancel:`, `request-active:`, `request-payload:`), which lie in slots of their own, read and deleted after an ack, reclaim or claim with one script call per cluster node (`node_keys`), and what a node refuses per slot: one `MGET` per slot, one compare-and-delete (`del_if.lua`) per key.
 //!
 //! Reads. A script runs in one slot, and per-request keys lie in slots of
 //! their own (a marker in its result list's slot). Their values are read
-//! here first, grouped by slot (one `MGET` per slot, all pipelined; a
+//! here first, one `node_get.lua` call per node ([`node_keys`]); the keys
+//! it could not read go per slot (one `MGET` per slot, all pipelined; a
 //! cluster client routes each command to its slot's node), and handed to
 //! the script as arguments. The reads are not atomic with the script:
 //! each caller's header says what a write landing in between can cause.
@@ -11,7 +12,9 @@
 //! (`request-active:`, `request-cancel:`, compared with the generation's
 //! token) and payload keys (unconditionally) after their own scripts, once
 //! the generation is answered (ack.lua deletes these inline in the plain
-//! layout). Each delete is best effort: the record and its marker are
+//! layout): one `node_del_if.lua` call per node, then per key
+//! (`del_if.lua`) what a node refused. Each delete is best effort: the
+//! record and its marker are
 //! written already, and every key expires on its own (`cluster::ack`'s
 //! header says why a leftover is safe). But a failover's window refuses
 //! them all, and the chaos run with a primary SIGKILLed found keys left
@@ -20,6 +23,7 @@
 //! a newer generation's producer key, and it is safe to run twice, so
 //! every resend is too.
 
+use super::node_keys;
 use crate::codec::explicit_time_arg;
 use crate::conn::{Effect, bad_reply};
 use crate::ops::call::{self, check_keys, evalsha};
@@ -66,9 +70,32 @@ pub(crate) async fn mget(
 }
 
 /// [`mget`], and, for each key that holds another type than a string,
-/// that type (`Some("hash")`, ...): a second round trip only when some key
-/// exists without a string value.
+/// that type (`Some("hash")`, ...): per node ([`node_keys::read`]), then
+/// per slot what the nodes refused ([`per_slot`]).
 pub(crate) async fn strings(
+    store: &RedisStore,
+    op: Op,
+    keys: &[String],
+    kinds: bool,
+) -> Result<(Vec<Option<Vec<u8>>>, Vec<Option<String>>), StoreError> {
+    let read = node_keys::read(store, op, keys, kinds).await?;
+    let (mut values, mut types) = (read.values, read.types);
+    if read.left.is_empty() {
+        return Ok((values, types));
+    }
+    let names: Vec<String> = read.left.iter().map(|&i| keys[i].clone()).collect();
+    let (v, t) = per_slot(store, op, &names, kinds).await?;
+    for ((&i, v), t) in read.left.iter().zip(v).zip(t) {
+        values[i] = v;
+        types[i] = t;
+    }
+    Ok((values, types))
+}
+
+/// [`strings`] one `MGET` per slot, pipelined (with `kinds`, an `EXISTS`
+/// beside each, and a second round trip only when some key exists without
+/// a string value).
+async fn per_slot(
     store: &RedisStore,
     op: Op,
     keys: &[String],
@@ -261,9 +288,21 @@ pub(crate) async fn after_ack(store: &RedisStore, items: &[&AckItem], codes: &[i
 }
 
 /// Deletes each `(key, expected)`: a key holding `expected` (a token), or
-/// any value when `expected` is empty. Never fails: what cannot be deleted
-/// is logged and expires on its own.
+/// any value when `expected` is empty; per node ([`node_keys::delete`]),
+/// then per key what the nodes refused. Never fails: what cannot be
+/// deleted is logged and expires on its own.
 pub(crate) async fn delete(store: &RedisStore, op: Op, targets: Vec<(String, String)>) {
+    let left = node_keys::delete(store, op, targets).await;
+    let later = del_if_calls(store, op, left.failed);
+    if !later.is_empty() {
+        tokio::spawn(retry_later(store.clone(), op, later));
+    }
+    per_key(store, op, left.refused).await;
+}
+
+/// One `del_if.lua` call per target (a target whose side hash would lie
+/// in another slot, impossible by construction, is logged and left).
+fn del_if_calls(store: &RedisStore, op: Op, targets: Vec<(String, String)>) -> Vec<Cmd> {
     let keys = store.keys();
     let explicit = explicit_time_arg(store.explicit_now().is_some());
     let script = &store.scripts().del_if;
@@ -280,6 +319,14 @@ pub(crate) async fn delete(store: &RedisStore, op: Op, targets: Vec<(String, Str
         cmd.arg(&key).arg(&side).arg(&expected).arg(explicit);
         calls.push(cmd);
     }
+    calls
+}
+
+/// [`delete`] one `del_if.lua` call per key, pipelined; those that fail
+/// transiently resent in the background ([`retry_later`]).
+async fn per_key(store: &RedisStore, op: Op, targets: Vec<(String, String)>) {
+    let script = &store.scripts().del_if;
+    let calls = del_if_calls(store, op, targets);
     if calls.is_empty() {
         return;
     }
