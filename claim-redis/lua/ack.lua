@@ -73,9 +73,10 @@
 --
 -- Numbers: time, dedup TTL, slack and every deadline are range-checked
 -- (lib.lua ms_arg, deadline_arg) before anything is read, so a marker's
--- PX is always a whole number in 1..2^53 and its SET cannot fail after the
--- LPUSH (which would leave a record without a marker and the claim not
--- dropped). A list TTL (a member's result_ttl_seconds) above
+-- expiry (PXAT on the server's TIME, PX on an explicit clock: lib.lua
+-- set_markers) is always a whole number in 1..2^53 and its SET
+-- cannot fail after the LPUSH (which would leave a record without a
+-- marker and the claim not dropped). A list TTL (a member's result_ttl_seconds) above
 -- MAX_DEADLINE_SECS is clamped to it, not refused: one member's number
 -- never fails its batch-mates' acks, and EXPIRE cannot fail after a push.
 --
@@ -212,8 +213,9 @@ for i = 1, n do
     else
       expiry = marker_expiry(now, ttl)
     end
-    expiries[nm] = expiry
-    values[nm] = ms_string(expiry) .. ':' .. digest
+    local expiry_text = ms_string(expiry)
+    expiries[nm] = expiry_text
+    values[nm] = expiry_text .. ':' .. digest
     local token = ARGV[t0 + i]
     for j = 1, 2 do
       if vals[n + 2 * i - 2 + j] == token then
@@ -266,7 +268,8 @@ for r = 1, runs do
   end
 end
 del_keys(unpayload, KEYS[7], explicit)
-finish_generations(markers, values, expiries, dels, KEYS[7], explicit, now, slack)
+set_markers(markers, values, expiries, ARGV[2], now, slack)
+del_keys(dels, KEYS[7], explicit)
 write_any('ZREM', KEYS[1], zrem)
 write_any('HDEL', KEYS[5], forget)
 write_any('HSET', KEYS[6], dead)

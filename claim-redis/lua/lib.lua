@@ -13,7 +13,7 @@
 -- "cannot be read"), never its score. ms_arg, deadline_arg and ttl_secs_arg
 -- are the range checks every script runs on its numeric ARGV through
 -- need() before its first write; with them every expiry computed here is a
--- whole number below 2^53 ms, which PX, PEXPIREAT and ZADD accept, so no
+-- whole number below 2^53 ms, which PX, PXAT, PEXPIREAT and ZADD accept, so no
 -- write after the first can fail on a number;
 -- index_score writes a ms value as the seconds text that Redis reads back
 -- to the double ms / 1000, which score_ms turns back into the same ms.
@@ -21,7 +21,7 @@
 -- the same script. is_foreign tells a Go processor's bare owner token from
 -- our packed entry; member_score is Go's score formula (pure, on a decoded
 -- copy of the member). The helpers that write (note_drop fills a Lua table
--- only; write_any, drop_claims, del_keys and finish_generations call
+-- only; write_any, drop_claims, del_keys and set_markers call
 -- Redis) do so only when a script calls
 -- them, after its reads and type checks, so defining them writes nothing.
 
@@ -312,18 +312,33 @@ local function check_types(hashes, zsets)
   end
 end
 
--- The writes that finish generations: each terminal marker markers[m] set
--- to values[m] (`<expiry ms>` or `<expiry ms>:<digest>`), which Redis keeps
--- `slack` ms past expiries[m], that expiry as a number (passed beside the
--- value, not parsed back out of it: this runs once per acked item); then
--- the producer keys `dels` deleted (del_keys).
-local function finish_generations(markers, values, expiries, dels, side, explicit, now, slack)
+-- Sets each terminal marker markers[m] to values[m] (`<expiry ms>` or
+-- `<expiry ms>:<digest>`), expiring at expiries[m], that expiry as ms
+-- digits: the same string the value begins with (made once per answered
+-- item by the caller, ms_string). `clock` is the time argument the script
+-- gave clock_ms. When it is '' (now is the server's TIME, read in this
+-- very script) the expiry is the SET's PXAT as is: Redis drops the key at
+-- the moment its value stops being live, and propagates the command
+-- without rewriting a relative PX into an absolute one. Any other time
+-- (an explicit logical clock, or a TIME the caller read before the call,
+-- possibly on another server) counts relative to now, as PX, plus `slack`
+-- ms: Redis expires on its own clock, which an absolute time from
+-- elsewhere could place in the past, and a marker must never vanish early.
+local function set_markers(markers, values, expiries, clock, now, slack)
   for m = 1, #markers do
-    -- At least 1 ms: PX 0 (a zero dedup TTL) would fail the SET after the
-    -- push. The caller range-checked now, ttl and slack, and computed the
-    -- expiry from a deadline in range, so the value is a valid PX.
-    local px = math.max(1, expiries[m] - now + slack)
-    redis.call('SET', markers[m], values[m], 'PX', ms_string(px))
+    if clock == '' then
+      -- A whole number >= now (the caller range-checked the dedup TTL and
+      -- computed the expiry from a deadline in range): PXAT accepts it,
+      -- and one at or before the script's start only makes the key expire
+      -- at once (a zero dedup TTL: its value is not live then either), so
+      -- the SET cannot fail after the push.
+      redis.call('SET', markers[m], values[m], 'PXAT', expiries[m])
+    else
+      -- At least 1 ms: PX 0 (a zero dedup TTL) would fail the SET after
+      -- the push. The caller range-checked now, ttl and slack, so the
+      -- value is a valid PX.
+      local px = math.max(1, tonumber(expiries[m]) - now + slack)
+      redis.call('SET', markers[m], values[m], 'PX', ms_string(px))
+    end
   end
-  del_keys(dels, side, explicit)
 end

@@ -46,8 +46,9 @@
 -- leaves nothing written. Every number is range-checked before the first
 -- read (lib.lua ms_arg, deadline_arg): time, dedup TTL, slack, prefix
 -- length and each deadline must be whole numbers in range, or the call
--- fails with nothing written; the marker's PX is then a whole number in
--- 1..2^53, so its SET cannot fail after the LPUSH. A list TTL above
+-- fails with nothing written; the marker's PXAT (PX on an explicit clock,
+-- lib.lua set_markers) is then a whole number in 1..2^53, so its
+-- SET cannot fail after the LPUSH. A list TTL above
 -- MAX_DEADLINE_SECS is clamped to it (EXPIRE cannot fail after the push). Marker and push are one atomic step in one slot,
 -- so a record without its marker (or the reverse) is never visible.
 --
@@ -112,8 +113,9 @@ for i = 1, n do
     local m = #markers + 1
     local expiry = marker_expiry_beside_a_claim(now, ttl, deadlines[i])
     markers[m] = key
-    expiries[m] = expiry
-    values[m] = ms_string(expiry) .. ':' .. digest
+    local expiry_text = ms_string(expiry)
+    expiries[m] = expiry_text
+    values[m] = expiry_text .. ':' .. digest
     marked[key] = values[m]
     seen = values[m]
   end
@@ -127,7 +129,7 @@ if #records > 0 then
     redis.call('EXPIRE', KEYS[1], ms_string(expire))
   end
 end
-finish_generations(markers, values, expiries, {}, nil, false, now, slack)
+set_markers(markers, values, expiries, ARGV[1], now, slack)
 out[n + 1] = refusal
 for i = 1, n do
   out[n + 1 + i] = live[i]

@@ -241,10 +241,9 @@ for i, item in ipairs(items) do
         expires[list] = item.expire
       end
       markers[#markers + 1] = KEYS[item.keys + 1]
-      local expiry = marker_expiry(now, ttl)
-      marker_expiries[#markers] = expiry
-      marker_value[#markers] = ms_string(expiry)
-        .. ':' .. item.digest
+      local expiry_text = ms_string(marker_expiry(now, ttl))
+      marker_expiries[#markers] = expiry_text
+      marker_value[#markers] = expiry_text .. ':' .. item.digest
       for m = 1, 2 do
         local key = KEYS[item.keys + 2 + m]
         if vals[base + 2 + m] == item.token and not deleted[key] then
@@ -270,7 +269,8 @@ for _, list in ipairs(order) do
     redis.call('EXPIRE', list, ms_string(expires[list]))
   end
 end
-finish_generations(markers, marker_value, marker_expiries, dels, KEYS[7], explicit, now, slack)
+set_markers(markers, marker_value, marker_expiries, ARGV[1], now, slack)
+del_keys(dels, KEYS[7], explicit)
 if #back > 0 then
   redis.call('ZADD', KEYS[1], unpack(back))
   write_any('HSET', KEYS[5], counts)

@@ -194,3 +194,40 @@ async fn a_claim_leaves_no_encoding_placeholder_and_keeps_owners_and_index_out_o
         assert_eq!(encoding, expected, "{key}");
     }
 }
+
+#[tokio::test]
+async fn a_marker_on_the_servers_clock_is_set_with_its_values_expiry_as_pxat_and_expires_exactly_then()
+ {
+    let (server, store) = or_skip!(on_server_time().await);
+    let owner = OwnerToken::new("w");
+    let g = claimed(&store, &owner, "a", "t").await;
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut monitor = client.get_connection().expect("monitor connection");
+    monitor
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let _: () = redis::cmd("MONITOR").query(&mut monitor).unwrap();
+    store
+        .ack(owner.on(Q), &[item(&g, "out", "r")])
+        .await
+        .unwrap();
+    let marker = store.keys().marker(&g.generation);
+    let mut raw = common::raw(&server.url()).await;
+    let value: String = raw.get(&marker).await.unwrap();
+    let expiry = value.split(':').next().unwrap().to_owned();
+    // The SET the script sent, as MONITOR shows it: the expiry string the
+    // value begins with, absolute, so Redis neither computes nor rewrites it.
+    let set = loop {
+        let line: String = redis::from_redis_value(monitor.recv_response().unwrap()).unwrap();
+        if line.contains(&format!("\"SET\" \"{marker}\"")) {
+            break line;
+        }
+    };
+    assert!(set.ends_with(&format!("\"PXAT\" \"{expiry}\"")), "{set}");
+    let expires_at: i64 = redis::cmd("PEXPIRETIME")
+        .arg(&marker)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(expires_at.to_string(), expiry);
+}
