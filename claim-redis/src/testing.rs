@@ -219,14 +219,40 @@ impl Drop for RedisServer {
     }
 }
 
-/// A loopback port nothing listens on (bound, then released).
+/// A loopback port nothing listens on (bound, then released), and never
+/// one this process handed out before: the port is only taken when the
+/// server or worker it is for binds it, so two asked for back to back
+/// (two workers of one test, tests running in parallel) could otherwise be
+/// given the same one by the kernel, and the second fails to listen.
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    static HANDED_OUT: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    // A set of numbers: a panic elsewhere leaves it consistent.
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|p| p.into_inner());
+    for _ in 0..1000 {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        if handed_out.insert(port) {
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        "every free loopback port the kernel offered 1,000 times was handed out by this process already",
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_asked_for_back_to_back_are_all_different() {
+        let ports: Vec<u16> = (0..500)
+            .map(|_| free_port().expect("a free port"))
+            .collect();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len(), "a port was handed out twice");
+    }
 
     #[test]
     fn random_prefixes_differ_and_look_like_test_prefixes() {
