@@ -10,7 +10,7 @@
 //! server, Sentinel) is one node serving every slot.
 
 use super::{Backend, Conn, Effect};
-use crate::slots::{SLOTS, hash_slot};
+use crate::slots::SLOTS;
 use claim_core::Op;
 use redis::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,10 +34,10 @@ impl SlotMap {
         }
     }
 
-    /// The node (an index, stable within this map) serving `key`'s slot,
-    /// `None` when no node does.
-    pub(crate) fn node_of(&self, key: &[u8]) -> Option<u16> {
-        self.owner[usize::from(hash_slot(key))]
+    /// The node (an index, stable within this map) serving `slot`, `None`
+    /// when no node does.
+    pub(crate) fn node_of(&self, slot: u16) -> Option<u16> {
+        self.owner.get(usize::from(slot)).copied().flatten()
     }
 
     /// A `CLUSTER SLOTS` reply: `[start, end, [host, port, …], replicas…]`

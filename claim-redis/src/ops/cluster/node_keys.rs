@@ -86,9 +86,9 @@ fn by_node(
     let mut nodes: BTreeMap<u16, BTreeMap<u16, Vec<usize>>> = BTreeMap::new();
     let mut left = Vec::new();
     for (i, key) in keys.iter().enumerate() {
-        match map.node_of(key.as_bytes()).filter(|_| fits(i)) {
+        let slot = crate::slots::hash_slot(key.as_bytes());
+        match map.node_of(slot).filter(|_| fits(i)) {
             Some(node) => {
-                let slot = crate::slots::hash_slot(key.as_bytes());
                 nodes
                     .entry(node)
                     .or_default()
