@@ -30,5 +30,7 @@ mod record;
 
 pub(crate) use counted::QueueCount;
 pub use names::*;
-pub(crate) use queue::{Buffered, handed_off, register_pool_gate, register_queue};
+pub(crate) use queue::{
+    Buffered, QueueHandle, handed_off, queue_handle, register_pool_gate, register_queue,
+};
 pub(crate) use record::*;

@@ -244,7 +244,7 @@ mod tests {
         metrics::histogram!("app_latency_seconds").record(0.2);
         let spec = crate::config::QueueSpec::new("q");
         crate::metrics::register_queue(&spec);
-        crate::metrics::inference_latency("q", Duration::from_millis(40));
+        crate::metrics::queue_handle("q").inference_latency(Duration::from_millis(40));
         let text = reqwest::get(format!("http://{}/metrics", server.local_addr))
             .await
             .unwrap()

@@ -1,5 +1,6 @@
 //! Lease arithmetic: when a claim expires and how often its holder renews it.
 
+use crate::stored::Member;
 use crate::types::Millis;
 use crate::wire::MAX_DEADLINE_SECS;
 use std::time::Duration;
@@ -40,9 +41,9 @@ pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Option<i64>) -> Millis {
 }
 
 /// [`lease_expiry`] of a claim of `member`, its deadline read by
-/// [`crate::wire::member_deadline`].
-pub fn member_lease_expiry(now: Millis, ttl_ms: u64, member: &[u8]) -> Millis {
-    lease_expiry(now, ttl_ms, crate::wire::member_deadline(member))
+/// [`crate::wire::member_deadline`] ([`Member::deadline`]).
+pub fn member_lease_expiry(now: Millis, ttl_ms: u64, member: &Member) -> Millis {
+    lease_expiry(now, ttl_ms, member.deadline())
 }
 
 /// Expiry of a terminal marker written at `now` where no other copy of the

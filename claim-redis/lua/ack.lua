@@ -168,6 +168,7 @@ local dead, zrem, forget = {}, {}, {}
 local nm, nd, ndr = 0, 0, 0
 local at = ',"at_ms":' .. ms_string(now) .. '}'
 local unpayload = {}
+local own_expiry
 local run, left = 1, tonumber(ARGV[7])
 for i = 1, n do
   while left == 0 do
@@ -207,13 +208,14 @@ for i = 1, n do
     records[#records + 1] = ARGV[r0 + i]
     nm = nm + 1
     markers[nm] = KEYS[k0 + i]
-    local expiry
+    local expiry_text
     if entry and not ours then
-      expiry = marker_expiry_beside_a_claim(now, ttl, deadlines[i])
+      expiry_text = ms_string(marker_expiry_beside_a_claim(now, ttl, deadlines[i]))
     else
-      expiry = marker_expiry(now, ttl)
+      -- The same for every item of the call: formatted once.
+      own_expiry = own_expiry or ms_string(marker_expiry(now, ttl))
+      expiry_text = own_expiry
     end
-    local expiry_text = ms_string(expiry)
     expiries[nm] = expiry_text
     values[nm] = expiry_text .. ':' .. digest
     local token = ARGV[t0 + i]

@@ -209,9 +209,12 @@ for i = 1, n do
       end
       out[o], out[o + 1], out[o + 2], out[o + 3] = code, 0, '', 0
     else
-      local r = 0
+      -- r_text: the count as the owner entry writes it; the usual 0 as a
+      -- literal, since concatenating a Lua number formats it with printf.
+      local r, r_text = 0, '0'
       if count then
         r = tonumber(count) or 0
+        r_text = r
         forget_count(gen)
       end
       held[gen] = true
@@ -223,7 +226,7 @@ for i = 1, n do
         text_of[deadline] = expiry == full and full_text or index_score(expiry)
       end
       claimed[nc + 1], claimed[nc + 2] = gen, member
-      owned[nc + 1], owned[nc + 2] = gen, bar .. score .. '|' .. r
+      owned[nc + 1], owned[nc + 2] = gen, bar .. score .. '|' .. r_text
       index[nc + 1], index[nc + 2] = text_of[deadline], gen
       nc = nc + 2
       local code = 2

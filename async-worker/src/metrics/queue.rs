@@ -208,7 +208,27 @@ pub(super) fn millis(d: Duration) -> f64 {
 /// Runs `record` on the handles of queue `name` (registering it with
 /// default labels if it never was).
 pub(super) fn with_queue(name: &str, record: impl FnOnce(&QueueMetrics)) {
-    record(&handles(name));
+    // Recorded under the read lock, without cloning the handles' Arc: the
+    // hot path records several events per request.
+    let table = table().read().unwrap_or_else(|p| p.into_inner());
+    match table.get(name) {
+        Some(found) => record(found),
+        None => {
+            drop(table);
+            record(&handles(name));
+        }
+    }
+}
+
+/// One queue's handles, looked up once for many events (a request's own,
+/// an answered batch's): its per-request events are methods
+/// (`QueueHandle::result` and the others, in `record.rs`).
+#[derive(Clone)]
+pub(crate) struct QueueHandle(pub(super) Arc<QueueMetrics>);
+
+/// The handles of queue `name` (registered with default labels if it never was).
+pub(crate) fn queue_handle(name: &str) -> QueueHandle {
+    QueueHandle(handles(name))
 }
 
 /// The handles of queue `name`, registered with default labels if it never was.
@@ -253,10 +273,12 @@ pub(crate) fn handed_off(queue: &str) -> Buffered {
 }
 
 impl Buffered {
-    /// A worker starts the request: its residence time is recorded.
-    pub fn picked_up(self) {
+    /// A worker starts the request: its residence time is recorded; the
+    /// queue's handles stay with the request for its other events.
+    pub fn picked_up(self) -> QueueHandle {
         let waited = millis(self.since.elapsed());
         self.queue.queue_residence.record(waited);
+        QueueHandle(self.queue.clone())
     }
 }
 

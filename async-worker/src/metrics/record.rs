@@ -2,7 +2,7 @@
 
 use super::counted::QueueCount;
 use super::names::*;
-use super::queue::{millis, with_queue};
+use super::queue::{QueueHandle, QueueMetrics, millis, with_queue};
 use std::time::Duration;
 
 /// `n` more events counted by `counter` for `queue`.
@@ -36,38 +36,48 @@ pub(crate) fn gate_wait_requeued(queue: &str) {
     with_queue(queue, |q| q.gate_wait_requeues.increment(1));
 }
 
-/// One terminal record landed with `code` ("OK" or an error code): counted
-/// by code, and in Go's outcome counter for it. `CANCELLED` has none (Go
-/// counts a cancelled request in none); `GATE_DROPPED` and `GATE_ERROR`
-/// count as gate decisions, as Go counts them.
-pub(crate) fn result(queue: &str, code: &'static str) {
-    results(queue, code, 1);
-}
-
 /// `n` terminal records the store wrote itself with `code` (the reclaimer's
-/// `DELIVERY_LIMIT` records), counted as [`result`] counts one.
+/// `DELIVERY_LIMIT` records), counted as [`QueueHandle::result`] counts one.
 pub(crate) fn results_by_store(queue: &str, code: &'static str, n: usize) {
-    results(queue, code, n);
+    with_queue(queue, |q| count_results(q, code, n as u64));
 }
 
-fn results(queue: &str, code: &'static str, n: usize) {
-    let n = n as u64;
-    with_queue(queue, |q| {
-        q.by_code(code).increment(n);
-        match code {
-            "OK" => q.successful.increment(n),
-            "DEADLINE_EXCEEDED" => q.exceeded_deadline.increment(n),
-            "CANCELLED" => {}
-            "GATE_DROPPED" => q.gate[GateReason::Dropped as usize].increment(n),
-            "GATE_ERROR" => q.gate[GateReason::Error as usize].increment(n),
-            _ => q.failed.increment(n),
-        }
-    });
+fn count_results(q: &QueueMetrics, code: &'static str, n: u64) {
+    q.by_code(code).increment(n);
+    match code {
+        "OK" => q.successful.increment(n),
+        "DEADLINE_EXCEEDED" => q.exceeded_deadline.increment(n),
+        "CANCELLED" => {}
+        "GATE_DROPPED" => q.gate[GateReason::Dropped as usize].increment(n),
+        "GATE_ERROR" => q.gate[GateReason::Error as usize].increment(n),
+        _ => q.failed.increment(n),
+    }
 }
 
-/// One more (or, with a negative `delta`, fewer) request in the handler.
-pub(crate) fn in_flight(queue: &str, delta: f64) {
-    with_queue(queue, |q| q.in_flight.increment(delta));
+/// The per-request events, on handles looked up once.
+impl QueueHandle {
+    /// One terminal record landed with `code` ("OK" or an error code):
+    /// counted by code, and in Go's outcome counter for it. `CANCELLED` has
+    /// none (Go counts a cancelled request in none); `GATE_DROPPED` and
+    /// `GATE_ERROR` count as gate decisions, as Go counts them.
+    pub(crate) fn result(&self, code: &'static str) {
+        count_results(&self.0, code, 1);
+    }
+
+    /// One more (or, with a negative `delta`, fewer) request in the handler.
+    pub(crate) fn in_flight(&self, delta: f64) {
+        self.0.in_flight.increment(delta);
+    }
+
+    /// One handler call's duration.
+    pub(crate) fn inference_latency(&self, took: Duration) {
+        self.0.inference_latency.record(millis(took));
+    }
+
+    /// A record landed `ms` after its request was created.
+    pub(crate) fn message_latency(&self, ms: f64) {
+        self.0.message_latency.record(ms.max(0.0));
+    }
 }
 
 /// The sampled sizes of a queue: pending members, live claims, the dead set.
@@ -102,16 +112,6 @@ pub(crate) fn depths_unavailable(queue: &str) {
         q.backlog.set(0.0);
         q.backlog_available.set(0.0);
     });
-}
-
-/// One handler call's duration.
-pub(crate) fn inference_latency(queue: &str, took: Duration) {
-    with_queue(queue, |q| q.inference_latency.record(millis(took)));
-}
-
-/// A record landed `ms` after its request was created.
-pub(crate) fn message_latency(queue: &str, ms: f64) {
-    with_queue(queue, |q| q.message_latency.record(ms.max(0.0)));
 }
 
 /// `n` members moved to the dead set for `reason` (one of [`DEAD_LETTER_REASONS`]).

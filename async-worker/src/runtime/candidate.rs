@@ -44,7 +44,7 @@ impl Candidate {
     /// read; a member with no usable generation is the caller's to
     /// dead-letter, with the returned reason.
     pub fn of(entry: PendingEntry) -> Result<Candidate, (PendingEntry, MemberError)> {
-        match wire::parse_member(entry.member.as_bytes()) {
+        match entry.member.parse() {
             Ok(parsed) => {
                 let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
                 Ok(Candidate {

@@ -8,7 +8,7 @@ use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, terminal};
 use crate::gate::Releases;
 use crate::handler::{HandlerOutcome, Request};
-use crate::metrics;
+use crate::metrics::{self, QueueHandle};
 use claim_core::store::ParkItem;
 use claim_core::wire::{self, ErrorCode, ResultRecord};
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub struct Work {
 )]
 pub fn execute(mut work: Work) -> impl Future<Output = ()> + Send {
     async move {
-        work.buffered.picked_up();
+        let queue_metrics = work.buffered.picked_up();
         let shared = &work.shared;
         let releases = if let Some(gate) = &work.pool.gate {
             // Boxed: a gate's wait is a large state every queued request would
@@ -81,6 +81,7 @@ pub fn execute(mut work: Work) -> impl Future<Output = ()> + Send {
         };
         run_handler(
             shared,
+            &queue_metrics,
             &work.queue,
             &work.request,
             work.destination,
@@ -98,12 +99,13 @@ pub fn execute(mut work: Work) -> impl Future<Output = ()> + Send {
 /// its outcome handed to the writer.
 async fn run_handler(
     shared: &Arc<Shared>,
+    queue_metrics: &QueueHandle,
     queue: &Arc<str>,
     request: &Request,
     destination: Destination,
     flight: &Flight,
 ) {
-    let _in_flight = InFlight::start(queue);
+    let _in_flight = InFlight::start(queue_metrics);
     let now = shared.clock.now();
     let until_deadline = Duration::from_millis(now.until(request.deadline));
     let budget = shared.config.request_timeout.min(until_deadline);
@@ -117,7 +119,7 @@ async fn run_handler(
         outcome = shared.handler.handle(request, flight.cancel.clone()) => Some(outcome),
         () = tokio::time::sleep(budget) => Some(timed_out(shared, request)),
     };
-    metrics::inference_latency(queue, started.elapsed());
+    queue_metrics.inference_latency(started.elapsed());
     let outcome = match (handled, flight.reason()) {
         (_, Some(StopReason::Cancelled)) => HandlerOutcome::cancelled(),
         (Some(outcome), _) => outcome,
@@ -133,18 +135,18 @@ async fn run_handler(
 }
 
 /// Counts the request on its queue's in-flight gauge until `execute` ends, however it ends.
-struct InFlight(Arc<str>);
+struct InFlight(QueueHandle);
 
 impl InFlight {
-    fn start(queue: &Arc<str>) -> Self {
-        metrics::in_flight(queue, 1.0);
-        InFlight(queue.clone())
+    fn start(metrics: &QueueHandle) -> Self {
+        metrics.in_flight(1.0);
+        InFlight(metrics.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        metrics::in_flight(&self.0, -1.0);
+        self.0.in_flight(-1.0);
     }
 }
 

@@ -75,13 +75,15 @@ impl Flight {
     }
 }
 
-/// A held claim's key: its queue and generation.
-type ClaimKey = (Arc<str>, Generation);
+/// Held claims of one queue, by generation.
+type QueueClaims = HashMap<Generation, HeldClaim>;
 
-/// Claims held, by queue and generation.
+/// Claims held, by queue and generation. Nested by queue, so a lookup
+/// borrows the caller's queue and generation instead of building an owned
+/// key (two strings cloned per acked request).
 #[derive(Debug, Default, Clone)]
 pub struct Held {
-    inner: Arc<Mutex<HashMap<ClaimKey, HeldClaim>>>,
+    inner: Arc<Mutex<HashMap<Arc<str>, QueueClaims>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,10 +93,23 @@ struct HeldClaim {
 }
 
 impl Held {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ClaimKey, HeldClaim>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, QueueClaims>> {
         // Entries are inserted and removed whole; a panic elsewhere cannot
         // leave one half-written, so a poisoned map is still consistent.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the held claim of `generation` in `queue`, if there is one.
+    fn with_claim<T>(
+        &self,
+        queue: &str,
+        generation: &Generation,
+        f: impl FnOnce(&mut HeldClaim) -> T,
+    ) -> Option<T> {
+        self.lock()
+            .get_mut(queue)
+            .and_then(|claims| claims.get_mut(generation))
+            .map(f)
     }
 
     /// Holds a claim of a request created at `created` (`data.created`,
@@ -114,14 +129,24 @@ impl Held {
             flight: flight.clone(),
             lease_expiry,
         };
-        self.lock().insert((queue.clone(), generation), claim);
+        let mut held = self.lock();
+        match held.get_mut(&**queue) {
+            Some(claims) => claims.insert(generation, claim),
+            None => held
+                .entry(queue.clone())
+                .or_default()
+                .insert(generation, claim),
+        };
         flight
     }
 
     /// Forgets a claim (acked, returned, or lost). Returns its flight.
     pub fn remove(&self, queue: &Arc<str>, generation: &Generation) -> Option<Arc<Flight>> {
-        let key = (queue.clone(), generation.clone());
-        let removed = self.lock().remove(&key).map(|c| c.flight);
+        let removed = self
+            .lock()
+            .get_mut(&**queue)
+            .and_then(|claims| claims.remove(generation))
+            .map(|c| c.flight);
         if let Some(flight) = &removed {
             flight.release_gates();
         }
@@ -129,51 +154,48 @@ impl Held {
     }
 
     pub fn set_lease(&self, queue: &Arc<str>, generation: &Generation, lease_expiry: Millis) {
-        let key = (queue.clone(), generation.clone());
-        if let Some(c) = self.lock().get_mut(&key) {
-            c.lease_expiry = lease_expiry;
-        }
+        self.with_claim(queue, generation, |c| c.lease_expiry = lease_expiry);
     }
 
     /// The lease expiry last confirmed by the store for a held claim.
     pub fn lease_expiry(&self, queue: &Arc<str>, generation: &Generation) -> Option<Millis> {
-        let key = (queue.clone(), generation.clone());
-        self.lock().get(&key).map(|c| c.lease_expiry)
+        self.with_claim(queue, generation, |c| c.lease_expiry)
     }
 
     pub fn flight(&self, queue: &Arc<str>, generation: &Generation) -> Option<Arc<Flight>> {
-        let key = (queue.clone(), generation.clone());
-        self.lock().get(&key).map(|c| c.flight.clone())
+        self.with_claim(queue, generation, |c| c.flight.clone())
     }
 
-    /// Every held generation, grouped by queue.
+    /// Every held generation, grouped by queue (queues holding none left out).
     pub fn by_queue(&self) -> HashMap<Arc<str>, Vec<Generation>> {
-        let mut out: HashMap<Arc<str>, Vec<Generation>> = HashMap::new();
-        for (queue, generation) in self.lock().keys() {
-            out.entry(queue.clone())
-                .or_default()
-                .push(generation.clone());
-        }
-        out
+        self.lock()
+            .iter()
+            .filter(|(_, claims)| !claims.is_empty())
+            .map(|(queue, claims)| (queue.clone(), claims.keys().cloned().collect()))
+            .collect()
     }
 
     /// Stops every held request's work.
     pub fn stop_all(&self, reason: StopReason) {
-        for claim in self.lock().values() {
+        for claim in self.lock().values().flat_map(HashMap::values) {
             claim.flight.stop(reason);
         }
     }
 
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().values().map(HashMap::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        self.lock().values().all(HashMap::is_empty)
     }
 
     /// The earliest lease expiry among held claims.
     pub fn earliest_expiry(&self) -> Option<Millis> {
-        self.lock().values().map(|c| c.lease_expiry).min()
+        self.lock()
+            .values()
+            .flat_map(HashMap::values)
+            .map(|c| c.lease_expiry)
+            .min()
     }
 }

@@ -25,6 +25,7 @@ pub(super) enum StoreReply {
 /// Accounts for every item of an answered call and forgets its claim.
 pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
     let queue = &group.lane.0;
+    let handle = metrics::queue_handle(queue);
     let stats = &shared.stats;
     let mut suppressed = 0;
     let mut landed_before = 0;
@@ -41,10 +42,10 @@ pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
                     metrics::dead_lettered(queue, "unusable_result_list", 1);
                     stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
                 } else if outcome.pushed {
-                    metrics::result(queue, code);
+                    handle.result(code);
                     if let Some(created) = flight.and_then(|f| f.created()) {
                         let ms = now.0 as f64 - created as f64 * 1000.0;
-                        metrics::message_latency(queue, ms);
+                        handle.message_latency(ms);
                     }
                     stats.records_pushed.fetch_add(1, Ordering::Relaxed);
                 } else if owed.uncertain && outcome.own_record_landed {

@@ -265,7 +265,7 @@ impl Model {
                     return ClaimOutcome::DuplicateDropped;
                 }
                 let redeliveries = q.redeliveries.remove(&item.generation).unwrap_or(0);
-                let expiry = member_lease_expiry(now, ttl, item.member.as_bytes());
+                let expiry = member_lease_expiry(now, ttl, &item.member);
                 q.claims.insert(
                     item.generation.clone(),
                     ClaimInfo {
@@ -294,7 +294,7 @@ impl Model {
         gens.iter()
             .map(|g| match q.claims.get_mut(g) {
                 Some(c) if c.owner == *owner => {
-                    c.lease_expiry = member_lease_expiry(now, ttl, c.member.as_bytes());
+                    c.lease_expiry = member_lease_expiry(now, ttl, &c.member);
                     RenewOutcome::Renewed {
                         lease_expiry: c.lease_expiry,
                     }

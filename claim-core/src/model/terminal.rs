@@ -6,7 +6,6 @@ use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome, DeadEntry};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Millis};
-use crate::wire;
 
 impl Model {
     /// Pushes a terminal record unless one exists, with a marker expiring at
@@ -138,7 +137,7 @@ impl Model {
             .and_then(|q| q.claims.get(&item.generation))
             .is_some_and(|c| c.owner != *by.owner);
         if held_by_another {
-            let deadline = wire::member_deadline(item.member.as_bytes());
+            let deadline = item.member.deadline();
             marker_expiry_beside_a_claim(now, ttl, deadline)
         } else {
             marker_expiry(now, ttl)

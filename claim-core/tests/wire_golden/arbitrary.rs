@@ -60,6 +60,9 @@ proptest! {
     #[test]
     fn what_a_hostile_envelope_parses_to_names_only_its_own_keys_and_numbers_in_range(member in envelope()) {
         let deadline = wire::member_deadline(member.as_bytes());
+        let stored = claim_core::Member::from(member.as_str());
+        let _ = stored.parse();
+        prop_assert_eq!(stored.clone().deadline(), deadline, "a member remembers what its bytes hold");
         match wire::parse_member(member.as_bytes()) {
             Ok(p) => {
                 prop_assert!((1..=wire::MAX_DEADLINE_SECS).contains(&p.deadline));

@@ -79,7 +79,7 @@ pub(crate) fn ack_args<T: Borrow<AckItem>>(
     for item in items() {
         // The marker lives from the member's deadline, not its pending
         // score (which a producer may set to anything, ±inf included).
-        cmd.arg(wire::member_deadline(item.member.as_bytes()).unwrap_or(0));
+        cmd.arg(item.member.deadline().unwrap_or(0));
     }
     for item in items() {
         cmd.arg(record_digest(item.record.as_bytes()));
@@ -101,7 +101,7 @@ pub(crate) fn claim_item_args(cmd: &mut redis::Cmd, chunk: &[ClaimRequest]) {
         cmd.arg(&item.generation.token);
     }
     for item in chunk {
-        cmd.arg(wire::member_deadline(item.member.as_bytes()).unwrap_or(0));
+        cmd.arg(item.member.deadline().unwrap_or(0));
     }
 }
 

@@ -63,7 +63,7 @@ use crate::slots::hash_slot;
 use crate::state::RedisStore;
 use claim_core::marker::record_digest;
 use claim_core::store::AckItem;
-use claim_core::{ClaimKey, Op, OwnerToken, StoreError, wire};
+use claim_core::{ClaimKey, Op, OwnerToken, StoreError};
 use redis::RedisWrite;
 /// ack_fence.lua's bits: ours somewhere (may push), answered (a live
 /// queue-slot marker), by this very record, held by another owner.
@@ -284,7 +284,7 @@ async fn across(
 /// the queue-slot copy ack_drop.lua writes.
 fn other_claim_deadline(item: &AckItem, fence: i64) -> i64 {
     if fence & HELD_ELSEWHERE != 0 {
-        wire::member_deadline(item.member.as_bytes()).unwrap_or(0)
+        item.member.deadline().unwrap_or(0)
     } else {
         0
     }
