@@ -37,7 +37,7 @@ pub(super) fn put<'a>(entries: &mut Entries<'a>, key: &str, value: &'a RawValue,
                 .unwrap_or(entries.len())
         });
     entries.retain(|(k, _)| k != key);
-    entries.insert(at.min(entries.len()), (key.to_owned(), value));
+    entries.insert(at.min(entries.len()), (key.to_owned().into(), value));
 }
 
 pub(super) struct Ordered<'e, 'a>(pub(super) &'e Entries<'a>);
