@@ -29,9 +29,10 @@
 -- KEYS[k+i] are the markers (in the lists' slot, which is the queue's) and
 -- nothing follows them; ARGV ends with the six groups (no payload indexes).
 -- The caller deletes those keys afterwards, from the reply's bits 1 and 16.
--- Returns one integer per item: 1 if its record was pushed, plus 2 if the
--- caller's claim was dropped, plus 4 if it was dead-lettered, plus 8 if
--- nothing was pushed because the live marker was written by this same
+-- Returns one string of an integer per item, in item order, separated by
+-- spaces (one bulk reply: the caller's parser costs per value): 1 if its
+-- record was pushed, plus 2 if the caller's claim was dropped, plus 4 if
+-- it was dead-lettered, plus 8 if nothing was pushed because the live marker was written by this same
 -- record (digest equal: an earlier attempt of this ack landed), plus 16 if
 -- the item's payload key (if it has one) goes (deleted here when passed).
 --
@@ -278,4 +279,4 @@ write_any('HSET', KEYS[6], dead)
 if ndr > 0 then
   drop_claims(KEYS[2], KEYS[3], KEYS[4], KEYS[5], drops, {})
 end
-return out
+return table.concat(out, ' ')

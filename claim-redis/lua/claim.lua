@@ -21,11 +21,15 @@
 -- values ('' = absent; a cancel whose explicit-time expiry passed is sent
 -- as absent), n reasons why an item's per-request keys are unreadable
 -- ('' = readable), as the plain layout's MGET/EXISTS/TYPE reads decide.
--- Returns a flat array, four entries per item: outcome (0 not pending,
--- 1 duplicate dropped, 2 claimed, 3 claimed and cancelled, 4 dead-lettered,
--- 5 duplicate dropped whose generation is answered and held by nobody),
--- redeliveries, the pending score as Redis printed it ('' unless claimed),
--- lease expiry ms.
+-- Returns one string, an entry per item in item order, separated by
+-- spaces (one bulk reply, not four values per item: the caller's reply
+-- parser costs per value, see docs/PERFORMANCE.md). An entry is the
+-- outcome alone (0 not pending, 1 duplicate dropped, 4 dead-lettered,
+-- 5 duplicate dropped whose generation is answered and held by nobody) or,
+-- for 2 (claimed) and 3 (claimed and cancelled), `<outcome>,<redeliveries>,
+-- <the pending score as Redis printed it>,<lease expiry ms>`; no field can
+-- hold a comma or a space (scores are Redis's number text, the rest
+-- digits).
 --
 -- Leases: min(now + TTL, deadline + 30 s) from the deadline passed, never
 -- the pending score: a member scored 0, -inf or by its creation time gets
@@ -68,8 +72,8 @@
 -- every decision after them is the same as in the plain layout.
 --
 -- Cost (see docs/PERFORMANCE.md): one call per step for the whole batch.
--- Most items share the lease expiry now + TTL, whose index score text is
--- made once per batch.
+-- Most items share the lease expiry now + TTL, whose index score and reply
+-- texts are made once per batch.
 
 local tagged = #KEYS == 7
 local n = (#ARGV - 4) / (tagged and 7 or 4)
@@ -97,9 +101,9 @@ for i = 1, n do
 end
 if not any then
   for i = 1, n do
-    out[4 * i - 3], out[4 * i - 2], out[4 * i - 1], out[4 * i] = 0, 0, '', 0
+    out[i] = '0'
   end
-  return out
+  return table.concat(out, ' ')
 end
 
 -- flags[2i-1], flags[2i]: item i's marker and cancel values (false when
@@ -153,8 +157,9 @@ end
 local now = clock_ms(ARGV[2])
 local full = now + ttl
 local full_text = index_score(full)
--- Lease expiry by deadline: a batch has few distinct deadlines.
-local expiry_of, text_of = {}, {}
+-- Lease expiry by deadline (a batch has few distinct deadlines): the ms,
+-- its index score text and the reply's text.
+local expiry_of, text_of, reply_of = {}, {}, {}
 local bar = owner .. '|'
 
 local taken, held, counted = {}, {}, {}
@@ -175,16 +180,15 @@ local function take(member)
 end
 for i = 1, n do
   local member, gen, score = ARGV[m0 + i], ARGV[g0 + i], scores[i]
-  local o = 4 * i - 3
   if not score or taken[member] then
-    out[o], out[o + 1], out[o + 2], out[o + 3] = 0, 0, '', 0
+    out[i] = '0'
   elseif unreadable[i] then
     take(member)
     push(dead, member, '{"reason":' .. cjson.encode(unreadable[i]) .. at)
     if deliveries[i] and not counted[gen] then
       forget_count(gen)
     end
-    out[o], out[o + 1], out[o + 2], out[o + 3] = 4, 0, '', 0
+    out[i] = '4'
   else
     take(member)
     local marker = flags[2 * i - 1]
@@ -203,18 +207,17 @@ for i = 1, n do
       end
       -- 5: an answered copy nobody holds; the caller deletes its payload
       -- stored apart (no ack is left to), which this script cannot name.
-      local code = 1
+      local code = '1'
       if terminal and not owners[i] then
-        code = 5
+        code = '5'
       end
-      out[o], out[o + 1], out[o + 2], out[o + 3] = code, 0, '', 0
+      out[i] = code
     else
       -- r_text: the count as the owner entry writes it; the usual 0 as a
       -- literal, since concatenating a Lua number formats it with printf.
-      local r, r_text = 0, '0'
+      local r_text = '0'
       if count then
-        r = tonumber(count) or 0
-        r_text = r
+        r_text = ms_string(tonumber(count) or 0)
         forget_count(gen)
       end
       held[gen] = true
@@ -224,16 +227,17 @@ for i = 1, n do
         expiry = lease_expiry(now, ttl, deadline)
         expiry_of[deadline] = expiry
         text_of[deadline] = expiry == full and full_text or index_score(expiry)
+        reply_of[deadline] = ',' .. ms_string(expiry)
       end
       claimed[nc + 1], claimed[nc + 2] = gen, member
       owned[nc + 1], owned[nc + 2] = gen, bar .. score .. '|' .. r_text
       index[nc + 1], index[nc + 2] = text_of[deadline], gen
       nc = nc + 2
-      local code = 2
+      local code = '2,'
       if flags[2 * i] == ARGV[t0 + i] and (not explicit or side_live(cancel_expiry[i], now)) then
-        code = 3
+        code = '3,'
       end
-      out[o], out[o + 1], out[o + 2], out[o + 3] = code, r, score, expiry
+      out[i] = code .. r_text .. ',' .. score .. reply_of[deadline]
     end
   end
 end
@@ -258,4 +262,4 @@ if nc > 0 then
 end
 write_any('HDEL', KEYS[5], forget)
 write_any('HSET', KEYS[7], dead)
-return out
+return table.concat(out, ' ')

@@ -18,37 +18,87 @@ pub(crate) fn per_item<T>(op: Op, reply: Vec<T>, items: usize) -> Result<Vec<T>,
     Ok(reply)
 }
 
-/// `claim.lua`'s reply: four values per item (code, redeliveries, score,
-/// lease expiry); code 0 not pending, 1 duplicate dropped, 2 claimed, 3
-/// claimed and cancelled, 4 dead-lettered.
-pub(crate) fn claim_outcomes(
-    reply: &[Value],
-    items: usize,
-) -> Result<Vec<ClaimOutcome>, StoreError> {
-    let bad = |what: String| bad_reply(Op::Claim, Effect::Write, what);
-    if reply.len() != 4 * items {
-        return Err(bad(format!("{} values for {items} items", reply.len())));
-    }
-    reply
-        .chunks(4)
-        .map(|v| claim_outcome(v).ok_or_else(|| bad(format!("{v:?}"))))
-        .collect()
+/// `claim.lua`'s reply, decoded: an outcome per item, and which items'
+/// copies were dropped as answered while nobody holds their generation
+/// (code 5: the caller deletes their payloads stored apart).
+#[derive(Debug, PartialEq)]
+pub(crate) struct ClaimReply {
+    pub outcomes: Vec<ClaimOutcome>,
+    pub answered_unheld: Vec<usize>,
 }
 
-fn claim_outcome(v: &[Value]) -> Option<ClaimOutcome> {
-    let code = int(&v[0])?;
-    Some(match code {
-        0 => ClaimOutcome::NotPending,
-        1 | 5 => ClaimOutcome::DuplicateDropped,
-        4 => ClaimOutcome::DeadLettered,
-        2 | 3 => ClaimOutcome::Claimed {
-            cancelled: code == 3,
-            redeliveries: u32::try_from(int(&v[1])?).ok()?,
-            score: parse_score(bytes(&v[2])?)?,
-            lease_expiry: Millis(u64::try_from(int(&v[3])?).ok()?),
+/// `claim.lua`'s reply: one string, an entry per item separated by spaces,
+/// each the code alone (0 not pending, 1 or 5 duplicate dropped, 4
+/// dead-lettered) or, claimed (2, or 3 when cancelled),
+/// `code,redeliveries,score,lease expiry ms`.
+pub(crate) fn claim_reply(reply: &Value, items: usize) -> Result<ClaimReply, StoreError> {
+    let bad = |what: String| bad_reply(Op::Claim, Effect::Write, what);
+    let text = bytes(reply).ok_or_else(|| bad(format!("{reply:?}")))?;
+    let mut out = ClaimReply {
+        outcomes: Vec::with_capacity(items),
+        answered_unheld: Vec::new(),
+    };
+    for (i, entry) in entries(text).enumerate() {
+        let outcome = claim_entry(entry).ok_or_else(|| {
+            let entry = String::from_utf8_lossy(entry);
+            bad(format!("entry {} of {items} is {entry:?}", i + 1))
+        })?;
+        if entry == b"5" {
+            out.answered_unheld.push(i);
+        }
+        out.outcomes.push(outcome);
+    }
+    if out.outcomes.len() != items {
+        let what = format!("{} entries for {items} items", out.outcomes.len());
+        return Err(bad(what));
+    }
+    Ok(out)
+}
+
+fn claim_entry(entry: &[u8]) -> Option<ClaimOutcome> {
+    let mut fields = entry.split(|&b| b == b',');
+    let code = fields.next()?;
+    let outcome = match code {
+        b"0" => ClaimOutcome::NotPending,
+        b"1" | b"5" => ClaimOutcome::DuplicateDropped,
+        b"4" => ClaimOutcome::DeadLettered,
+        b"2" | b"3" => ClaimOutcome::Claimed {
+            cancelled: code == b"3",
+            redeliveries: number(fields.next()?)?,
+            score: parse_score(fields.next()?)?,
+            lease_expiry: Millis(number(fields.next()?)?),
         },
         _ => return None,
-    })
+    };
+    fields.next().is_none().then_some(outcome)
+}
+
+/// A script's reply of one code per item packed in one string, separated
+/// by spaces (`ack.lua`): the codes, checked to be exactly `items`.
+pub(crate) fn packed_codes(op: Op, reply: &Value, items: usize) -> Result<Vec<i64>, StoreError> {
+    let bad = |what: String| bad_reply(op, Effect::Write, what);
+    let text = bytes(reply).ok_or_else(|| bad(format!("{reply:?}")))?;
+    let codes: Option<Vec<i64>> = entries(text).map(number).collect();
+    match codes {
+        Some(codes) if codes.len() == items => Ok(codes),
+        Some(codes) => Err(bad(format!("{} codes for {items} items", codes.len()))),
+        None => Err(bad(format!("{:?}", String::from_utf8_lossy(text)))),
+    }
+}
+
+/// The space-separated entries of a packed reply; none in an empty one
+/// (a call of no items).
+fn entries(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let text = if text.is_empty() { None } else { Some(text) };
+    text.into_iter().flat_map(|t| t.split(|&b| b == b' '))
+}
+
+/// A whole number written in ASCII digits (no sign, no spaces).
+fn number<T: std::str::FromStr>(text: &[u8]) -> Option<T> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
 }
 
 /// `renew.lua`'s value per item: the new lease expiry, or -1 when lost.
@@ -138,15 +188,6 @@ pub(crate) fn pending_entries(entries: Vec<(Vec<u8>, f64)>) -> Vec<PendingEntry>
             score: Score(score),
         })
         .collect()
-}
-
-/// An integer reply (scripts return Lua numbers as integers).
-fn int(v: &Value) -> Option<i64> {
-    match v {
-        Value::Int(n) => Some(*n),
-        Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
-        _ => None,
-    }
 }
 
 /// A bulk or simple string reply as bytes.
@@ -247,5 +288,67 @@ mod tests {
             (foreign.reason.as_str(), foreign.at),
             ("not json", Millis(0))
         );
+    }
+
+    fn text(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn a_packed_claim_reply_decodes_every_outcome_and_names_the_answered_unheld() {
+        let reply = claim_reply(
+            &text("0 1 2,0,1700000000.5,1700000030500 5 4 3,2,-inf,9"),
+            6,
+        );
+        let claimed = |cancelled, redeliveries, score, ms| ClaimOutcome::Claimed {
+            cancelled,
+            redeliveries,
+            score: Score(score),
+            lease_expiry: Millis(ms),
+        };
+        assert_eq!(
+            reply.unwrap(),
+            ClaimReply {
+                outcomes: vec![
+                    ClaimOutcome::NotPending,
+                    ClaimOutcome::DuplicateDropped,
+                    claimed(false, 0, 1700000000.5, 1700000030500),
+                    ClaimOutcome::DuplicateDropped,
+                    ClaimOutcome::DeadLettered,
+                    claimed(true, 2, f64::NEG_INFINITY, 9),
+                ],
+                answered_unheld: vec![3],
+            }
+        );
+    }
+
+    #[test]
+    fn a_claim_reply_of_the_wrong_count_or_a_bad_entry_is_an_error_naming_it() {
+        let err = |reply: Value, items| claim_reply(&reply, items).unwrap_err().to_string();
+        assert!(err(text("0 0"), 3).contains("2 entries for 3 items"));
+        for bad in ["2,0,1", "2,0,1,5,6", "2,-1,1,5", "7", "0,", "", "2,0,x,5"] {
+            let e = err(text(&format!("0 {bad}")), 2);
+            assert!(e.contains("entry 2 of 2"), "{bad:?}: {e}");
+        }
+        assert!(claim_reply(&Value::Array(vec![]), 1).is_err());
+        assert_eq!(claim_reply(&text(""), 0).unwrap().outcomes, vec![]);
+    }
+
+    #[test]
+    fn packed_codes_are_exactly_one_unsigned_integer_per_item() {
+        assert_eq!(
+            packed_codes(Op::Ack, &text("3 1 19"), 3).unwrap(),
+            vec![3, 1, 19]
+        );
+        assert_eq!(
+            packed_codes(Op::Ack, &text(""), 0).unwrap(),
+            Vec::<i64>::new()
+        );
+        for (reply, items) in [("3 1", 3), ("3 1 2", 2), ("3  1", 2), ("-1", 1), ("1.5", 1)] {
+            assert!(
+                packed_codes(Op::Ack, &text(reply), items).is_err(),
+                "{reply:?}"
+            );
+        }
     }
 }

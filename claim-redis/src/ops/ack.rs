@@ -4,7 +4,7 @@ use super::batches::in_batches;
 use super::call::{self, evalsha};
 use super::cluster;
 use super::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
-use crate::codec::ack_outcome;
+use crate::codec::{ack_outcome, packed_codes};
 use crate::keys::KeyLayout;
 use crate::state::RedisStore;
 use claim_core::store::{AckItem, AckOutcome};
@@ -73,5 +73,6 @@ async fn one_script(
             cmd.arg(i + 1);
         }
     }
-    call::run_per_item(store, Op::Ack, script, &cmd, n).await
+    let reply = call::run(store, Op::Ack, script, &cmd).await?;
+    packed_codes(Op::Ack, &reply, n)
 }

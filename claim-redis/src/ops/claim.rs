@@ -4,7 +4,7 @@ use super::call::{self, evalsha};
 use super::claim_batches::{Chunk, ClaimChunk, Outcomes, answered_payload_keys, claim_in_batches};
 use super::cluster;
 use super::script_args::claim_item_args;
-use crate::codec::claim_outcomes;
+use crate::codec::claim_reply;
 use crate::conn::Effect;
 use crate::keys::KeyLayout;
 use crate::state::RedisStore;
@@ -58,10 +58,10 @@ impl ClaimChunk for Plain {
             .arg(ttl)
             .arg(keys.prefix().len());
         claim_item_args(&mut cmd, chunk);
-        let reply: Vec<Value> = call::run(store, Op::Claim, script, &cmd).await?;
-        let outcomes = claim_outcomes(&reply, n)?;
-        forget_answered_payloads(store, chunk, &reply).await;
-        Ok(outcomes)
+        let reply: Value = call::run(store, Op::Claim, script, &cmd).await?;
+        let reply = claim_reply(&reply, n)?;
+        forget_answered_payloads(store, chunk, &reply.answered_unheld).await;
+        Ok(reply.outcomes)
     }
 }
 
@@ -69,8 +69,8 @@ impl ClaimChunk for Plain {
 /// answered and held by nobody (outcome 5): no ack is left to delete them.
 /// Best effort: the generation is answered, so a failure only leaves the
 /// key to its own expiry (the deadline plus ten minutes).
-async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], reply: &[Value]) {
-    let keys = answered_payload_keys(store, chunk, reply);
+async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], answered: &[usize]) {
+    let keys = answered_payload_keys(store, chunk, answered);
     if keys.is_empty() {
         return;
     }

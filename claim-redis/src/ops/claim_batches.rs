@@ -4,7 +4,6 @@ use super::release::release;
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::store::{ClaimOutcome, ClaimRequest, generations_of};
 use claim_core::{OwnerToken, StoreError, wire};
-use redis::Value;
 use std::future::Future;
 
 /// `(store, queue, owner, items)`: at most [`MAX_BATCH`] items of
@@ -86,13 +85,12 @@ async fn batches<L: ClaimChunk>(
 pub(crate) fn answered_payload_keys(
     store: &RedisStore,
     chunk: &[ClaimRequest],
-    reply: &[Value],
+    answered: &[usize],
 ) -> Vec<String> {
-    chunk
+    answered
         .iter()
-        .zip(reply.chunks(4))
-        .filter(|(_, v)| matches!(v[0], Value::Int(5)))
-        .filter_map(|(item, _)| wire::parse_member(item.member.as_bytes()).ok()?.payload_ref)
+        .filter_map(|&i| chunk.get(i))
+        .filter_map(|item| wire::parse_member(item.member.as_bytes()).ok()?.payload_ref)
         .map(|payload_ref| store.keys().payload(&payload_ref))
         .collect()
 }

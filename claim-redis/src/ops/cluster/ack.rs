@@ -56,6 +56,7 @@
 
 use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
 use super::request_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
+use crate::codec::packed_codes;
 use crate::keys::QueueKeys;
 use crate::ops::call::{self, evalsha};
 use crate::ops::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
@@ -148,7 +149,8 @@ async fn same_slot(
         cmd.write_arg_fmt(keys.marker_key_for(&q.pending, &item.generation));
     }
     ack_args(&mut cmd, store, (queue, owner), &runs, chunk);
-    call::run_per_item(store, Op::Ack, script, &cmd, n).await
+    let reply = call::run(store, Op::Ack, script, &cmd).await?;
+    packed_codes(Op::Ack, &reply, n)
 }
 
 /// Steps (a) to (c) for items whose list lies in another slot than the

@@ -1,7 +1,7 @@
 //! `claim` in the hash-tagged layout: the per-request keys (markers, `request-cancel:`) read first (one call per node, per slot what a node refuses: `request_keys`), then `lua/claim.lua` on the queue's keys alone, in the queue's slot.
 
 use super::request_keys;
-use crate::codec::claim_outcomes;
+use crate::codec::claim_reply;
 use crate::ops::call::{self, evalsha};
 use crate::ops::claim_batches::{Chunk, ClaimChunk, Outcomes, answered_payload_keys};
 use crate::ops::script_args::claim_item_args;
@@ -92,18 +92,18 @@ impl ClaimChunk for HashTagged {
             });
             cmd.arg(why.unwrap_or_default());
         }
-        let reply: Vec<Value> = call::run(store, Op::Claim, script, &cmd).await?;
-        let outcomes = claim_outcomes(&reply, n)?;
-        forget_answered_payloads(store, chunk, &reply).await;
-        Ok(outcomes)
+        let reply: Value = call::run(store, Op::Claim, script, &cmd).await?;
+        let reply = claim_reply(&reply, n)?;
+        forget_answered_payloads(store, chunk, &reply.answered_unheld).await;
+        Ok(reply.outcomes)
     }
 }
 
 /// Deletes the payloads stored apart of the copies `claim.lua` dropped as
 /// answered and held by nobody, one call per node (per key what a node
 /// refuses; [`request_keys::delete`]). Best effort, as in the plain layout.
-async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], reply: &[Value]) {
-    let targets: Vec<(String, String)> = answered_payload_keys(store, chunk, reply)
+async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], answered: &[usize]) {
+    let targets: Vec<(String, String)> = answered_payload_keys(store, chunk, answered)
         .into_iter()
         .map(|k| (k, String::new()))
         .collect();
