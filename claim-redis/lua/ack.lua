@@ -32,9 +32,10 @@
 -- Returns one string of an integer per item, in item order, separated by
 -- spaces (one bulk reply: the caller's parser costs per value): 1 if its
 -- record was pushed, plus 2 if the caller's claim was dropped, plus 4 if
--- it was dead-lettered, plus 8 if nothing was pushed because the live marker was written by this same
--- record (digest equal: an earlier attempt of this ack landed), plus 16 if
--- the item's payload key (if it has one) goes (deleted here when passed).
+-- it was dead-lettered, plus 8 if nothing was pushed because the live
+-- marker was written by this same record (digest equal: an earlier
+-- attempt of this ack landed), plus 16 if the item's payload key (if it
+-- has one) goes (deleted here when passed).
 --
 -- Correctness: per item, as the model: a generation with a live marker is
 -- answered already and this record is suppressed (first record wins); the

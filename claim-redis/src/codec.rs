@@ -33,7 +33,7 @@ pub(crate) struct ClaimReply {
 /// `code,redeliveries,score,lease expiry ms`.
 pub(crate) fn claim_reply(reply: &Value, items: usize) -> Result<ClaimReply, StoreError> {
     let bad = |what: String| bad_reply(Op::Claim, Effect::Write, what);
-    let text = bytes(reply).ok_or_else(|| bad(format!("{reply:?}")))?;
+    let text = packed_text(Op::Claim, reply)?;
     let mut out = ClaimReply {
         outcomes: Vec::with_capacity(items),
         answered_unheld: Vec::new(),
@@ -77,13 +77,18 @@ fn claim_entry(entry: &[u8]) -> Option<ClaimOutcome> {
 /// by spaces (`ack.lua`): the codes, checked to be exactly `items`.
 pub(crate) fn packed_codes(op: Op, reply: &Value, items: usize) -> Result<Vec<i64>, StoreError> {
     let bad = |what: String| bad_reply(op, Effect::Write, what);
-    let text = bytes(reply).ok_or_else(|| bad(format!("{reply:?}")))?;
+    let text = packed_text(op, reply)?;
     let codes: Option<Vec<i64>> = entries(text).map(number).collect();
     match codes {
         Some(codes) if codes.len() == items => Ok(codes),
         Some(codes) => Err(bad(format!("{} codes for {items} items", codes.len()))),
         None => Err(bad(format!("{:?}", String::from_utf8_lossy(text)))),
     }
+}
+
+/// A packed reply's one string; anything else is a bad reply.
+fn packed_text(op: Op, reply: &Value) -> Result<&[u8], StoreError> {
+    bytes(reply).ok_or_else(|| bad_reply(op, Effect::Write, format!("{reply:?}")))
 }
 
 /// The space-separated entries of a packed reply; none in an empty one
