@@ -281,7 +281,8 @@ fn earned<S: CheckedStore + Clone>(
 /// No claim outlives its lease by more than one reclaim interval while a
 /// healthy replica (running, fault-free, untrapped since before the lease
 /// ran out) is there to reclaim it: a dead replica's claims come back in
-/// time. A claim born with its lease already run out counts from its birth.
+/// time. A claim born with its lease already run out counts from its birth;
+/// on Redis only real time counts, not the clock's jumps.
 fn reclaimed_in_time<S: CheckedStore + Clone>(
     world: &World<S>,
     snap: &Snapshot,
@@ -295,7 +296,9 @@ fn reclaimed_in_time<S: CheckedStore + Clone>(
             .copied()
             .unwrap_or_default();
         let expired = s.pace.reached(c.lease_expiry).max(born);
-        let overdue = snap.now > expired.plus(interval + s.slack_ms);
+        // Time a jump skipped gave no reclaimer a turn: a claim that ran
+        // out just before one is due one interval of real time later.
+        let overdue = s.pace.acting_time(expired, snap.now) > interval + s.slack_ms;
         let watched = world.healthy_since.iter().flatten().any(|h| *h <= expired);
         if overdue && watched {
             let owner = &c.owner;

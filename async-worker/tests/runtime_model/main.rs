@@ -25,7 +25,8 @@
 //! gate's `Continue`, no member's retry count exceeds its handler's retries
 //! (a requeue keeps it), no gate reservation is released twice or left
 //! behind by a runtime that is gone, and no claim outlives its lease by
-//! more than one reclaim interval while a healthy replica runs. At the end
+//! more than one reclaim interval while a healthy replica runs (on Redis,
+//! of real time: the clock's jumps give no task a turn). At the end
 //! (faults healed, handlers released, every slot running): every request
 //! has exactly one record, nothing is pending, claimed or parked, every
 //! gate reservation was released exactly once, and every replica drains

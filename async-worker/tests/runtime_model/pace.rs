@@ -37,6 +37,18 @@ impl JumpClock {
         jumps.push((from, from.plus(ms)));
     }
 
+    /// Real time between two readings of the clock: the clock time between
+    /// them less every jump made in between, during which no task ran.
+    pub fn real_between(&self, from: Millis, to: Millis) -> u64 {
+        let jumps = self.jumps.lock().unwrap();
+        let jumped: u64 = jumps
+            .iter()
+            .filter(|(start, end)| from <= *start && *end <= to)
+            .map(|(start, end)| start.until(*end))
+            .sum();
+        from.until(to).saturating_sub(jumped)
+    }
+
     /// When a moment the clock jumped over was first reached: the end of
     /// that jump (a lease expiring mid-jump expired, in real time, at its end).
     pub fn reached(&self, at: Millis) -> Millis {
@@ -108,6 +120,17 @@ impl Pace {
         match self {
             Pace::Paused => at,
             Pace::Real(clock) => clock.reached(at),
+        }
+    }
+
+    /// How long the runtime's tasks had to act between two moments of the
+    /// run: all of it on paused time (sleeping fires every timer in
+    /// order), the real time alone on Redis (a jump moves the clock while
+    /// no reclaimer gets a turn).
+    pub fn acting_time(&self, from: Millis, to: Millis) -> u64 {
+        match self {
+            Pace::Paused => from.until(to),
+            Pace::Real(clock) => clock.real_between(from, to),
         }
     }
 }
