@@ -2,59 +2,17 @@
 //!
 //! Times `wire::parse_member` on members shaped as the Go producer writes
 //! them (the `cargo xtask bench` member, and the same with a 16 KiB
-//! payload), and beside it a reference: `serde_json` deriving the same
-//! fields into a struct in one pass over the bytes, which checks none of
-//! what the parser checks (duplicate keys read as Go reads them, ranges,
-//! the payload key) and is the floor a one-pass reader could approach.
-//! Five rounds each, nanoseconds per member per round and their median.
-//! A plain program, not a test: it asserts nothing about time, it measures
-//! (compare builds by running it on each, alternated).
+//! payload), and beside it a generic read of the same bytes into a
+//! `serde_json::Value`, for scale. Five rounds each, nanoseconds per member
+//! per round and their median. A plain program, not a test: it asserts
+//! nothing about time, it measures (compare builds by running it on each,
+//! alternated).
 
 use claim_core::wire::{Envelope, parse_member};
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
 const ROUNDS: usize = 5;
-
-/// The fields `parse_member` reads, owned as `ParsedMember` owns them.
-#[derive(Deserialize)]
-#[expect(dead_code, reason = "deserialized to be timed, never read")]
-struct Reference {
-    request_kind: String,
-    data: Data,
-    internal: Option<Internal>,
-}
-
-#[derive(Deserialize)]
-#[expect(dead_code, reason = "deserialized to be timed, never read")]
-struct Data {
-    id: String,
-    deadline: f64,
-    created: Option<f64>,
-    payload: Box<RawValue>,
-    endpoint: Option<String>,
-    headers: Option<BTreeMap<String, String>>,
-    metadata: Option<BTreeMap<String, String>>,
-}
-
-#[derive(Deserialize)]
-#[expect(dead_code, reason = "deserialized to be timed, never read")]
-struct Internal {
-    request_token: Option<String>,
-    retry_count: Option<u32>,
-    queue_id: Option<String>,
-    request_queue_name: Option<String>,
-    result_queue_name: Option<String>,
-    result_ttl_seconds: Option<u64>,
-    result_routing_resolved: Option<bool>,
-    transport_correlation_id: Option<String>,
-    enqueue_seq: Option<i64>,
-    payload_ref: Option<String>,
-    labels: Option<BTreeMap<String, String>>,
-}
 
 fn member(prompt_bytes: usize) -> Vec<u8> {
     let prompt = "x".repeat(prompt_bytes);
@@ -96,12 +54,11 @@ fn main() {
         let parsed = rounds(&bytes, iterations, |b| {
             parse_member(b).expect("the bench member parses")
         });
-        let reference = rounds(&bytes, iterations, |b| {
-            let r: Reference = serde_json::from_slice(b).expect("the reference reads it");
-            r
+        let generic = rounds(&bytes, iterations, |b| {
+            serde_json::from_slice::<serde_json::Value>(b).expect("the member is JSON")
         });
         println!("{name} member ({} B), ns per member:", bytes.len());
         println!("  parse_member          {parsed}");
-        println!("  one-pass reference    {reference}");
+        println!("  serde_json::Value     {generic}");
     }
 }

@@ -128,7 +128,11 @@ pub(super) fn last_field<'a>(json: &'a str, key: &str) -> Result<Option<&'a RawV
 /// Unix seconds from a raw JSON number, a fraction floored; `None` for
 /// anything else or outside `range` ([`seconds`] reads a field this way).
 pub(super) fn seconds_of(raw: &RawValue, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
-    let n: Number = serde_json::from_str(raw.get()).ok()?;
+    number_seconds(&serde_json::from_str(raw.get()).ok()?, range)
+}
+
+/// [`seconds_of`] of a number already read.
+pub(super) fn number_seconds(n: &Number, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
     let secs = n.as_i64().or_else(|| {
         let f = n.as_f64()?.floor();
         (f.is_finite() && f.abs() < 9.0e18).then_some(f as i64)

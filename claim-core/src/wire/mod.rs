@@ -37,16 +37,18 @@ mod go_json;
 mod go_order;
 mod member;
 mod member_error;
+mod one_pass;
+#[cfg(test)]
+mod one_pass_tests;
+mod parsed;
 mod producer;
 mod result;
 mod retry;
 mod sequence;
 
-pub use member::{
-    MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, RequestKind, lenient_payload_key,
-    member_deadline, parse_member,
-};
+pub use member::{lenient_payload_key, member_deadline, parse_member};
 pub use member_error::MemberError;
+pub use parsed::{MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, RequestKind};
 pub use producer::{Envelope, InternalRouting, RequestData};
 pub use result::{ErrorCode, PAYLOAD_MISSING_MESSAGE, ResultRecord, UnknownErrorCode};
 pub use retry::{stamp_requeue, stamp_retry};

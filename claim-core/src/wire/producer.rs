@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::go_json::go_json;
-use super::member::RequestKind;
+use super::parsed::RequestKind;
 use super::sequence::payload_key;
 use super::{DEFAULT_QUEUE, DEFAULT_RESULT_LIST};
 use crate::store::Submission;
