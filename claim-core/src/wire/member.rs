@@ -1,8 +1,9 @@
 //! Reading a pending member: what the processor needs from it, and why a member cannot be processed.
 
 use super::member_error::MemberError;
-use super::parsed::{MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember};
-use super::sequence::payload_key;
+use super::parsed::{
+    CREATED_SECS, DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, own_payload_ref,
+};
 
 use super::entries::{
     Check, Entries, bad, field, get, is_object, last_field, object, seconds, seconds_of,
@@ -20,7 +21,7 @@ pub fn member_deadline(raw: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(raw).ok()?;
     let data = last_field(text, "data").ok()??;
     let deadline = last_field(data.get(), "deadline").ok()??;
-    seconds_of(deadline, 1..=MAX_DEADLINE_SECS)
+    seconds_of(deadline, DEADLINE_SECS)
 }
 
 /// Parses a pending member without changing it.
@@ -70,22 +71,6 @@ pub(super) fn parse_text(text: &str) -> Result<ParsedMember, MemberError> {
     }
 }
 
-/// The only payload key a member may name is its own generation's,
-/// `request-payload:<id>:<request_token>` (what the Go producer writes): a
-/// member naming any other key (a queue, the retry set, a result list,
-/// another request's payload) would have the store read and delete it.
-fn own_payload_ref(id: &str, token: &str, payload_ref: Option<&str>) -> Result<(), String> {
-    match payload_ref {
-        None => Ok(()),
-        Some(named) if named == payload_key(id, token) => Ok(()),
-        Some(named) => Err(format!(
-            "names the key {:?}; a member may reference only its own payload key {:?}",
-            shortened(named),
-            payload_key(id, token)
-        )),
-    }
-}
-
 /// The payload key of a member whose fields did not all parse, read as
 /// loosely as possible: its own `request-payload:<id>:<token>` when the
 /// member names exactly that key, else `None` (no key is read or deleted
@@ -94,15 +79,6 @@ pub fn lenient_payload_key(id: &str, token: &str, named: Option<&str>) -> Option
     named
         .filter(|n| own_payload_ref(id, token, Some(n)).is_ok())
         .map(str::to_owned)
-}
-
-/// A name for an error message, cut at 80 characters.
-fn shortened(name: &str) -> String {
-    if name.chars().count() > 80 {
-        format!("{}…", name.chars().take(80).collect::<String>())
-    } else {
-        name.to_owned()
-    }
 }
 
 fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
@@ -118,14 +94,14 @@ fn fields(top: &Entries, data: &Entries) -> Check<ParsedMember> {
     };
     let retry_count = get(&internal, "internal.retry_count", "a non-negative integer")?;
     let when = "a positive Unix timestamp in seconds, at most 253402300799 (year 9999)";
-    let Some(deadline) = seconds(data, "data.deadline", when, 1..=MAX_DEADLINE_SECS)? else {
+    let Some(deadline) = seconds(data, "data.deadline", when, DEADLINE_SECS)? else {
         return missing("data.deadline", when);
     };
     let created = seconds(
         data,
         "data.created",
         "Unix seconds between -253402300799 and 253402300799",
-        -MAX_DEADLINE_SECS..=MAX_DEADLINE_SECS,
+        CREATED_SECS,
     )?;
     let object_or_null = "a JSON object or null";
     // `field` reads `null` as absent; here `null` is a value (stored apart).

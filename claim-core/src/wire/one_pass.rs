@@ -35,8 +35,9 @@ use serde_json::Number;
 use serde_json::value::RawValue;
 
 use super::entries::{is_object, number_seconds};
-use super::parsed::{MAX_DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, RequestKind};
-use super::sequence::payload_key;
+use super::parsed::{
+    CREATED_SECS, DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, RequestKind, own_payload_ref,
+};
 
 /// The member, or `None` when the full parser must read it.
 pub(super) fn parse(text: &str) -> Option<ParsedMember> {
@@ -49,19 +50,13 @@ pub(super) fn parse(text: &str) -> Option<ParsedMember> {
         return None;
     }
     let payload_ref = present(internal.payload_ref);
-    if payload_ref
-        .as_ref()
-        .is_some_and(|r| *r != payload_key(&id, &token))
-    {
-        return None;
-    }
+    own_payload_ref(&id, &token, payload_ref.as_deref()).ok()?;
     let payload = data.payload.0?;
     if !is_object(&payload) && payload.get() != "null" {
         return None;
     }
-    let years = -MAX_DEADLINE_SECS..=MAX_DEADLINE_SECS;
     let created = match data.created {
-        Some(n) => Some(number_seconds(&n, years)?).filter(|c| *c != 0),
+        Some(n) => Some(number_seconds(&n, CREATED_SECS)?).filter(|c| *c != 0),
         None => None,
     };
     let result_ttl_seconds = internal.result_ttl_seconds;
@@ -71,7 +66,7 @@ pub(super) fn parse(text: &str) -> Option<ParsedMember> {
     Some(ParsedMember {
         id,
         token,
-        deadline: number_seconds(&data.deadline?, 1..=MAX_DEADLINE_SECS)?,
+        deadline: number_seconds(&data.deadline?, DEADLINE_SECS)?,
         created,
         retry_count: internal.retry_count.unwrap_or(0),
         queue_id: present(internal.queue_id),

@@ -1,11 +1,11 @@
-//! What a parsed member holds (`ParsedMember`, `RequestKind`) and the bounds its numbers are held to: shared by the full parser and its one-pass fast path.
+//! What a parsed member holds (`ParsedMember`, `RequestKind`), the bounds its numbers are held to and the one payload key it may name: shared by the full parser and its one-pass fast path.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::sequence::queue_score;
+use super::sequence::{payload_key, queue_score};
 use crate::types::Score;
 
 /// The envelope's `request_kind`: which Go request type `data` holds.
@@ -100,7 +100,43 @@ impl ParsedMember {
 /// is answered `INVALID_REQUEST`.
 pub const MAX_DEADLINE_SECS: i64 = 253_402_300_799;
 
+/// The `data.deadline` a member may carry, in Unix seconds.
+pub(super) const DEADLINE_SECS: std::ops::RangeInclusive<i64> = 1..=MAX_DEADLINE_SECS;
+
+/// The `data.created` a member may carry, in Unix seconds.
+pub(super) const CREATED_SECS: std::ops::RangeInclusive<i64> =
+    -MAX_DEADLINE_SECS..=MAX_DEADLINE_SECS;
+
 /// The longest `internal.result_ttl_seconds` a member may ask for: ten
 /// years. Redis refuses an `EXPIRE` whose end overflows its clock, and that
 /// refusal would come after the record's push.
 pub const MAX_RESULT_TTL_SECS: u64 = 10 * 365 * 24 * 3600;
+
+/// The only payload key a member may name is its own generation's,
+/// `request-payload:<id>:<request_token>` (what the Go producer writes): a
+/// member naming any other key (a queue, the retry set, a result list,
+/// another request's payload) would have the store read and delete it.
+pub(super) fn own_payload_ref(
+    id: &str,
+    token: &str,
+    payload_ref: Option<&str>,
+) -> Result<(), String> {
+    match payload_ref {
+        None => Ok(()),
+        Some(named) if named == payload_key(id, token) => Ok(()),
+        Some(named) => Err(format!(
+            "names the key {:?}; a member may reference only its own payload key {:?}",
+            shortened(named),
+            payload_key(id, token)
+        )),
+    }
+}
+
+/// A name for an error message, cut at 80 characters.
+fn shortened(name: &str) -> String {
+    if name.chars().count() > 80 {
+        format!("{}…", name.chars().take(80).collect::<String>())
+    } else {
+        name.to_owned()
+    }
+}
