@@ -11,13 +11,14 @@ use super::consumer::Consumer;
 use super::execute::{Work, execute};
 use super::held::Flight;
 use super::release::release;
-use super::routing::{self, Destination, MemberRouting};
+use super::routing::{self, Destination, member_route};
 use super::settlement::{Claimed, gate_dropped, terminal};
 use crate::handler::Request;
 use crate::metrics;
 use claim_core::Millis;
+use claim_core::routing::MemberRoute;
 use claim_core::store::ClaimOutcome;
-use claim_core::wire::{ErrorCode, ParsedMember, ResultRecord};
+use claim_core::wire::{ErrorCode, ResultRecord};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
@@ -90,7 +91,7 @@ impl Consumer {
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Dropped(parsed, record) => {
-                    let destination = self.destination(member_routing(&parsed));
+                    let destination = self.destination(member_route(&parsed));
                     let record = gate_dropped(&candidate.generation.id, record);
                     let claimed = Claimed {
                         generation: candidate.generation,
@@ -106,7 +107,7 @@ impl Consumer {
                 Plan::Invalid(why) => {
                     // Unreadable, so a first attempt as far as anyone can tell.
                     first_attempts += 1;
-                    let destination = self.destination(MemberRouting::default());
+                    let destination = self.destination(MemberRoute::default());
                     let payload_ref =
                         lenient_payload_ref(&candidate.generation, &candidate.entry.member);
                     let claimed = Claimed {
@@ -124,7 +125,7 @@ impl Consumer {
             let first_attempt = parsed.retry_count == 0;
             first_attempts += usize::from(first_attempt);
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
-            let destination = self.destination(member_routing(&parsed));
+            let destination = self.destination(member_route(&parsed));
             let early_exit = if deadline <= now {
                 Some((
                     ErrorCode::DeadlineExceeded,
@@ -247,18 +248,8 @@ impl Consumer {
     /// Where a member polled here records its result (Go's routing, see
     /// `routing`): by the store's config, which the builder copied into the
     /// spec, so the store's own records land beside this runtime's.
-    fn destination(&self, member: MemberRouting) -> Destination {
+    fn destination(&self, member: MemberRoute<'_>) -> Destination {
         let default_list = &self.shared.store.config().default_result_list;
         routing::at_poll(member, &self.spec, default_list)
-    }
-}
-
-/// The routing fields of a parsed member.
-fn member_routing(parsed: &ParsedMember) -> MemberRouting {
-    MemberRouting {
-        resolved: parsed.result_routing_resolved,
-        queue_id: parsed.queue_id.clone(),
-        result_queue_name: parsed.result_queue_name.clone(),
-        result_ttl_seconds: parsed.result_ttl_seconds.unwrap_or(0),
     }
 }

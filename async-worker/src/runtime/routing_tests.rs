@@ -1,6 +1,7 @@
-//! The result-routing precedence table, row by row: poll-time stamping and the ack-time (a)/(b)/(c) choice.
+//! The result-routing precedence table, row by row: poll-time stamping and the ack-time (a)/(b)/(c) choice, and `at_poll` against Go's two steps run as Go runs them.
 
 use super::*;
+use claim_core::routing::route;
 
 const DEFAULT: &str = "result-list";
 
@@ -12,8 +13,59 @@ fn spec(list: Option<&str>, ttl: Option<u64>) -> QueueSpec {
     }
 }
 
-fn member(resolved: bool, list: Option<&str>, ttl: u64) -> MemberRouting {
-    MemberRouting {
+/// What a member says about its routing, owned, as Go's processor rewrites
+/// it: the reference [`at_poll`] must agree with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct GoRouting {
+    resolved: bool,
+    queue_id: Option<String>,
+    result_queue_name: Option<String>,
+    result_ttl_seconds: u64,
+}
+
+impl GoRouting {
+    /// Go's poll-time stamp by the queue `spec` polled: an empty `queue_id`
+    /// becomes the spec's; unless resolved, a set spec `result_queue_name`
+    /// overwrites the member's, the spec's TTL (none when unset) replaces
+    /// the member's, and the routing is resolved.
+    fn stamped(mut self, spec: &QueueSpec) -> Self {
+        if self.queue_id.as_deref().is_none_or(str::is_empty) {
+            self.queue_id = Some(spec.id.clone());
+        }
+        if !self.resolved {
+            if let Some(list) = spec.result_queue_name.as_deref().filter(|l| !l.is_empty()) {
+                self.result_queue_name = Some(list.to_owned());
+            }
+            self.result_ttl_seconds = spec.result_ttl_seconds.unwrap_or(0);
+            self.resolved = true;
+        }
+        self
+    }
+
+    /// Go's ack-time choice: (a) resolved: the member's list and TTL;
+    /// (b) unresolved with `config` (the queue config named by `queue_id`):
+    /// the config's list, else the member's, and the config's TTL;
+    /// (c) otherwise the member's list and no TTL. Each list falls back to
+    /// `default_list`.
+    fn destination(&self, config: Option<&QueueSpec>, default_list: &str) -> Destination {
+        let queue = config.map(|c| QueueRoute {
+            result_queue_name: c.result_queue_name.as_deref(),
+            result_ttl_seconds: c.result_ttl_seconds,
+        });
+        route(Some(self.route()), queue, default_list)
+    }
+
+    fn route(&self) -> MemberRoute<'_> {
+        MemberRoute {
+            resolved: self.resolved,
+            result_queue_name: self.result_queue_name.as_deref(),
+            result_ttl_seconds: self.result_ttl_seconds,
+        }
+    }
+}
+
+fn member(resolved: bool, list: Option<&str>, ttl: u64) -> GoRouting {
+    GoRouting {
         resolved,
         queue_id: None,
         result_queue_name: list.map(str::to_owned),
@@ -63,7 +115,7 @@ fn at_poll_a_resolved_member_keeps_its_routing_and_an_unresolved_one_takes_the_c
     ];
     for (i, (routing, config, expected)) in rows.into_iter().enumerate() {
         assert_eq!(
-            at_poll(routing.clone(), config, DEFAULT),
+            at_poll(routing.route(), config, DEFAULT),
             expected,
             "row {i}: {routing:?}"
         );
@@ -76,7 +128,7 @@ fn stamping_fills_an_empty_queue_id_and_marks_the_routing_resolved() {
     assert_eq!(stamped.queue_id.as_deref(), Some("q"));
     assert!(stamped.resolved);
     assert_eq!(stamped.result_ttl_seconds, 5);
-    let other = MemberRouting {
+    let other = GoRouting {
         queue_id: Some("other".into()),
         ..member(true, None, 0)
     };
@@ -125,4 +177,50 @@ fn at_ack_the_list_follows_rows_a_b_and_c_each_falling_back_to_the_default() {
             "row {i}: {routing:?}"
         );
     }
+}
+
+#[test]
+fn at_poll_answers_what_gos_stamp_at_poll_then_choice_at_ack_answer_for_every_member_and_config() {
+    let lists = [None, Some(""), Some("mine"), Some("config-list")];
+    let ttls = [None, Some(0), Some(60)];
+    for resolved in [false, true] {
+        for own in lists {
+            for own_ttl in [0, 7] {
+                for config_list in lists {
+                    for config_ttl in ttls {
+                        let routing = member(resolved, own, own_ttl);
+                        let config = spec(config_list, config_ttl);
+                        let go = routing.clone().stamped(&config);
+                        assert_eq!(
+                            at_poll(routing.route(), &config, DEFAULT),
+                            go.destination(Some(&config), DEFAULT),
+                            "{routing:?} polled from {config:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_destination_of_a_parsed_member_reads_its_internal_routing_fields() {
+    let member = br#"{"internal":{"request_token":"t","result_queue_name":"mine","result_ttl_seconds":9,"result_routing_resolved":true},"request_kind":"redis","data":{"id":"r","deadline":4000000000,"payload":{}}}"#;
+    let parsed = claim_core::wire::parse_member(member).expect("parses");
+    assert_eq!(
+        member_route(&parsed),
+        MemberRoute {
+            resolved: true,
+            result_queue_name: Some("mine"),
+            result_ttl_seconds: 9,
+        }
+    );
+    assert_eq!(
+        at_poll(
+            member_route(&parsed),
+            &spec(Some("config-list"), Some(60)),
+            DEFAULT
+        ),
+        to("mine", Some(9))
+    );
 }
