@@ -11,7 +11,7 @@ use super::consumer::Consumer;
 use super::execute::{Work, execute};
 use super::held::Flight;
 use super::release::release;
-use super::routing::{self, Destination, member_route};
+use super::routing::{self, Destination};
 use super::settlement::{Claimed, gate_dropped, terminal};
 use crate::handler::Request;
 use crate::metrics;
@@ -91,7 +91,7 @@ impl Consumer {
             let parsed = match candidate.plan {
                 Plan::Dispatch(parsed) => parsed,
                 Plan::Dropped(parsed, record) => {
-                    let destination = self.destination(member_route(&parsed));
+                    let destination = self.destination(MemberRoute::of(&parsed));
                     let record = gate_dropped(&candidate.generation.id, record);
                     let claimed = Claimed {
                         generation: candidate.generation,
@@ -125,7 +125,7 @@ impl Consumer {
             let first_attempt = parsed.retry_count == 0;
             first_attempts += usize::from(first_attempt);
             let deadline = Millis((parsed.deadline.max(0) as u64).saturating_mul(1000));
-            let destination = self.destination(member_route(&parsed));
+            let destination = self.destination(MemberRoute::of(&parsed));
             let early_exit = if deadline <= now {
                 Some((
                     ErrorCode::DeadlineExceeded,

@@ -12,20 +12,17 @@
 
 use crate::config::QueueSpec;
 use claim_core::routing::{MemberRoute, QueueRoute};
-use claim_core::wire::ParsedMember;
 
 /// A record's result list and the `EXPIRE` set on it after the push:
 /// claim-core's [`Route`](claim_core::routing::Route), the answer of the
 /// one routing function every store uses too.
 pub use claim_core::routing::Route as Destination;
 
-/// What a parsed member says about its result routing (its `internal`
-/// fields), borrowed from it.
-pub fn member_route(parsed: &ParsedMember) -> MemberRoute<'_> {
-    MemberRoute {
-        resolved: parsed.result_routing_resolved,
-        result_queue_name: parsed.result_queue_name.as_deref(),
-        result_ttl_seconds: parsed.result_ttl_seconds.unwrap_or(0),
+/// What the config of the queue polled says about routing, borrowed from it.
+pub(super) fn queue_route(spec: &QueueSpec) -> QueueRoute<'_> {
+    QueueRoute {
+        result_queue_name: spec.result_queue_name.as_deref(),
+        result_ttl_seconds: spec.result_ttl_seconds,
     }
 }
 
@@ -35,13 +32,10 @@ pub fn member_route(parsed: &ParsedMember) -> MemberRoute<'_> {
 /// the config's list (when set) and TTL, then read as resolved: the same
 /// answer as reading it unresolved against that config, so `spec` is passed
 /// as the queue config and nothing is copied per request but the list's
-/// name in the answer.
+/// name in the answer. The member's fields come borrowed
+/// ([`MemberRoute::of`]).
 pub fn at_poll(member: MemberRoute<'_>, spec: &QueueSpec, default_list: &str) -> Destination {
-    let queue = QueueRoute {
-        result_queue_name: spec.result_queue_name.as_deref(),
-        result_ttl_seconds: spec.result_ttl_seconds,
-    };
-    claim_core::routing::route(Some(member), Some(queue), default_list)
+    claim_core::routing::route(Some(member), Some(queue_route(spec)), default_list)
 }
 
 #[cfg(test)]

@@ -48,11 +48,7 @@ impl GoRouting {
     /// (c) otherwise the member's list and no TTL. Each list falls back to
     /// `default_list`.
     fn destination(&self, config: Option<&QueueSpec>, default_list: &str) -> Destination {
-        let queue = config.map(|c| QueueRoute {
-            result_queue_name: c.result_queue_name.as_deref(),
-            result_ttl_seconds: c.result_ttl_seconds,
-        });
-        route(Some(self.route()), queue, default_list)
+        route(Some(self.route()), config.map(queue_route), default_list)
     }
 
     fn route(&self) -> MemberRoute<'_> {
@@ -208,7 +204,7 @@ fn the_destination_of_a_parsed_member_reads_its_internal_routing_fields() {
     let member = br#"{"internal":{"request_token":"t","result_queue_name":"mine","result_ttl_seconds":9,"result_routing_resolved":true},"request_kind":"redis","data":{"id":"r","deadline":4000000000,"payload":{}}}"#;
     let parsed = claim_core::wire::parse_member(member).expect("parses");
     assert_eq!(
-        member_route(&parsed),
+        MemberRoute::of(&parsed),
         MemberRoute {
             resolved: true,
             result_queue_name: Some("mine"),
@@ -217,7 +213,7 @@ fn the_destination_of_a_parsed_member_reads_its_internal_routing_fields() {
     );
     assert_eq!(
         at_poll(
-            member_route(&parsed),
+            MemberRoute::of(&parsed),
             &spec(Some("config-list"), Some(60)),
             DEFAULT
         ),
