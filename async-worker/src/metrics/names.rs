@@ -42,7 +42,7 @@ metrics_table! {
     DISPATCH_BUDGET = "dispatch_budget", Gauge, "Q",
         "The queue gate's budget (free fraction, 0 to 1) read at each poll; only queues with a gate";
     GATE_WAIT_REQUEUES = "gate_wait_requeues_total", Counter, "Q",
-        "Requests a pool gate kept waiting past --gate-wait-timeout, requeued (created at 0)";
+        "Requests a pool gate kept waiting past --gate-wait-timeout, requeued with their retry count kept (created at 0)";
     GATE_METRIC_VALUE = "gate_metric_value", Gauge, "Q, inference_pool",
         "The value D a metric gate (prometheus-saturation, prometheus-budget, prometheus-query, endpoint-scrape) last read, set when the read gave a finite sample; inference_pool is the gate's pool param; endpoint-scrape's series has every label empty";
     GATE_METRIC_THRESHOLD = "gate_metric_threshold", Gauge, "Q, inference_pool",
