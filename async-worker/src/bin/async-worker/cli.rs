@@ -8,7 +8,6 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::admin::AdminArgs;
 use crate::demo::DemoArgs;
 use crate::settings::RunArgs;
-use crate::settings::precedence::{name_the_env_var, with_env_names};
 
 /// The `async-worker` command line.
 #[derive(Debug, Clone, Parser)]
@@ -73,7 +72,7 @@ impl Cli {
     /// The command line as the binary parses it (help, completions and the
     /// man page are generated from it).
     pub fn full_command() -> clap::Command {
-        with_env_names(with_admin_globals(Cli::command()))
+        with_admin_globals(Cli::command())
     }
 
     /// Parses the process's argv; on bad input prints clap's message and exits 2.
@@ -116,9 +115,9 @@ impl Cli {
         if shown || !admin_later {
             return Err(refused);
         }
-        let command = adjust(with_env_names(with_admin_globals(
+        let command = adjust(with_admin_globals(
             RunFlagsThenAdmin::command().mut_args(|a| a.global(true)),
-        )));
+        ));
         let matches = command.try_get_matches_from(argv)?;
         let parsed = RunFlagsThenAdmin::from_arg_matches(&matches)?;
         let AdminOnly::Admin(admin) = parsed.admin;
@@ -127,6 +126,38 @@ impl Cli {
             run: parsed.run,
         })
     }
+}
+
+/// Names the environment variable when a value clap refused came from one
+/// (clap's message names only the flag, which the operator never typed).
+fn name_the_env_var(error: clap::Error, argv: &[OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(refused)) = error.get(ContextKind::InvalidArg) else {
+        return error;
+    };
+    let typed = |flag: &str| {
+        let typed = |a: &str| a == flag || a.starts_with(&format!("{flag}="));
+        argv.iter().any(|a| a.to_str().is_some_and(typed))
+    };
+    let command = Cli::full_command();
+    let from_env = command.get_arguments().find_map(|arg| {
+        let flag = format!("--{}", arg.get_long()?);
+        let env = arg.get_env()?.to_str()?;
+        let named = refused.split(['=', ' ', '[']).next() == Some(flag.as_str());
+        (named && std::env::var_os(env).is_some() && !typed(&flag)).then(|| env.to_owned())
+    });
+    let Some(env) = from_env else {
+        return error;
+    };
+    let rendered = error.render().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    clap::Error::raw(
+        error.kind(),
+        format!(
+            "{message}; the value comes from the environment variable {env}: correct it or unset it\n"
+        ),
+    )
 }
 
 /// Makes every flag of `admin` (the flags of `run` among them) global within

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::error::SettingsError;
-use super::go_flags::GoFlags;
+use super::go::go_duration as duration;
+use super::{GoFlags, SettingsError};
 use async_worker::config::PoolSpec;
 use async_worker::gate::GateParams;
 use async_worker::merge_policy::MergePolicy;
@@ -52,7 +52,6 @@ const GATE_WAIT: Duration = Duration::from_secs(300);
 pub(super) fn resolve_flow(
     flags: &GoFlags,
     has_queue_config: bool,
-    duration: impl Fn(&str, &str) -> Result<Duration, SettingsError>,
 ) -> Result<FlowSettings, SettingsError> {
     let given = |v: &Option<String>| v.as_deref().filter(|v| !v.is_empty()).map(str::to_owned);
     let pools = match given(&flags.pool_config_file) {

@@ -1,25 +1,24 @@
-//! The queues to drain: the default one from flags, or `queues[]` of the transport config, checked.
+//! The queues to drain: the default one from flags, or `queues[]` of the transport config, checked; and the result-list allow-lists (`allowed_result_lists`, top level and per queue).
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use claim_core::routing::AllowList;
 use claim_core::wire;
 
-use super::error::SettingsError;
-use super::transport::{QueueConfig, gate_params, positive, set};
-use super::{QueueSettings, RunArgs};
+use super::config::{gate_params, positive, set};
+use super::resolve::Sources;
+use super::{QueueSettings, RunArgs, SettingsError};
+use async_worker::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
 use async_worker::config::QueueSpec;
 use async_worker::http_handler::HttpTarget;
 
 const DEFAULT_REQUEST_PATH: &str = "/v1/completions";
-use async_worker::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
 
+/// The one queue without a transport config: `request-sortedset`, to `--igw-base-url`.
 pub(super) fn default_queue(args: &RunArgs) -> Result<(QueueSpec, QueueSettings), SettingsError> {
     let fix = "pass --igw-base-url http://gateway:80, or give a transport config whose queues[] set igw_base_url";
     let Some(base) = args.igw_base_url.as_deref().filter(|u| !u.is_empty()) else {
-        return Err(SettingsError::MissingIgwBaseUrl {
-            field: "--igw-base-url".into(),
-            fix: fix.into(),
-        });
+        return Err(missing_igw_base_url("--igw-base-url".into(), fix.into()));
     };
     let target = target("--igw-base-url", base, &args.request_path_url, None)?;
     let spec = QueueSpec::new(wire::DEFAULT_QUEUE);
@@ -35,29 +34,18 @@ pub(super) fn default_queue(args: &RunArgs) -> Result<(QueueSpec, QueueSettings)
     Ok((spec, queue))
 }
 
-pub(super) fn configured_queues(
-    queues: Option<&[QueueConfig]>,
-    origin: &str,
-) -> Result<Vec<(QueueSpec, QueueSettings)>, SettingsError> {
-    let queues = queues.unwrap_or_default();
+/// The configured `queues[]`, each checked.
+pub(super) fn configured(s: &Sources) -> Result<Vec<(QueueSpec, QueueSettings)>, SettingsError> {
+    let (queues, origin) = (s.config.queues.as_deref().unwrap_or_default(), &s.origin);
     if queues.is_empty() {
-        return Err(SettingsError::ConfigValue {
-            origin: origin.to_owned(),
-            field: "queues".into(),
-            detail: "no queue is configured".into(),
-            fix: "add at least one queue object with queue_name and igw_base_url".into(),
-        });
+        let fix = "add at least one queue object with queue_name and igw_base_url";
+        return Err(s.error("queues", "no queue is configured".into(), fix));
     }
     let (mut ids, mut names) = (BTreeSet::new(), BTreeSet::new());
     let mut out = Vec::with_capacity(queues.len());
     for (i, q) in queues.iter().enumerate() {
         let at = |field: &str| format!("queues[{i}].{field}");
-        let value_error = |field: &str, detail: String, fix: &str| SettingsError::ConfigValue {
-            origin: origin.to_owned(),
-            field: at(field),
-            detail,
-            fix: fix.to_owned(),
-        };
+        let value_error = |field: &str, detail: String, fix: &str| s.error(at(field), detail, fix);
         let Some(queue_name) = set(&q.queue_name) else {
             return Err(value_error(
                 "queue_name",
@@ -66,10 +54,9 @@ pub(super) fn configured_queues(
             ));
         };
         let Some(base) = set(&q.igw_base_url) else {
-            return Err(SettingsError::MissingIgwBaseUrl {
-                field: format!("{origin}: {}", at("igw_base_url")),
-                fix: format!("add \"igw_base_url\": \"http://gateway:80\" to {}", at("")),
-            });
+            let input = format!("{origin}: {}", at("igw_base_url"));
+            let fix = format!("add \"igw_base_url\": \"http://gateway:80\" to {}", at(""));
+            return Err(missing_igw_base_url(input, fix));
         };
         let id = set(&q.id).unwrap_or(queue_name);
         if !ids.insert(id.to_owned()) {
@@ -132,4 +119,35 @@ fn target(
             "give the gateway's base URL, such as http://gateway:80",
         )
     })
+}
+
+fn missing_igw_base_url(input: String, fix: String) -> SettingsError {
+    let detail = "every queue needs the inference gateway's base URL";
+    SettingsError::invalid(format!("{input} is missing"), detail, fix)
+}
+
+/// An `allowed_result_lists` setting (at `at`, `""` for the top level).
+pub(super) fn allow_list(
+    s: &Sources,
+    entries: &Option<Vec<String>>,
+    at: &str,
+) -> Result<Option<AllowList>, SettingsError> {
+    let Some(entries) = entries else {
+        return Ok(None);
+    };
+    let fix = "list result list names, or prefixes ending in *";
+    (AllowList::new(entries.clone()).map(Some))
+        .map_err(|detail| s.error(format!("{at}allowed_result_lists"), detail, fix))
+}
+
+/// Each configured queue's own `allowed_result_lists`, by queue name.
+pub(super) fn queue_allow_lists(s: &Sources) -> Result<BTreeMap<String, AllowList>, SettingsError> {
+    let mut out = BTreeMap::new();
+    for (i, queue) in s.config.queues.iter().flatten().enumerate() {
+        let allow = allow_list(s, &queue.allowed_result_lists, &format!("queues[{i}]."))?;
+        if let (Some(name), Some(allow)) = (set(&queue.queue_name), allow) {
+            out.insert(name.to_owned(), allow);
+        }
+    }
+    Ok(out)
 }

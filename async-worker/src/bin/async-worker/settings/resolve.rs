@@ -1,182 +1,239 @@
-//! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`], checking every value.
+//! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`]: where each setting's value comes from, each value parsed and checked as it is read; then `validate` checks the whole.
+//!
+//! Our settings take the transport config's field, else the flag (typed, or
+//! from its environment variable, which clap reads), else the default. The
+//! config wins because the spec says so ("ignored when --transport-config
+//! supplies its own values"), so one config file describes a deployment
+//! whatever flags its pods were started with; a flag it overrode is noted.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use claim_core::store::StoreConfig;
 use claim_core::wire;
-use reqwest::Url;
 
-use super::allow::{allow_list, queue_allow_lists};
-use super::error::SettingsError;
-use super::precedence::{Sources, ours};
-use super::queues::{configured_queues, default_queue};
-use super::transport::{TransportConfig, count, positive, set};
-use super::{ProcessorSettings, RunArgs};
+use super::config::{TransportConfig, count, positive, set};
+use super::validate::validate;
+use super::{ProcessorSettings, RunArgs, SettingsError, go, queues, redis};
 use async_worker::config::RuntimeConfig;
 use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 
 const TRANSPORT: &str = "redis-sortedset";
 
-/// A claim duration: its flag (or env) over its transport config field.
-struct ClaimDuration {
-    /// The flag, without its dashes (its entry in `precedence::OURS`).
-    flag: &'static str,
-    /// The flag's value when it is not given.
-    default: &'static str,
-    /// The unit of a bare number, and of the config field.
-    unit: BareUnit,
+/// One run's inputs: the flags, the transport config (empty without one)
+/// and how messages name it, and the notes logged at start.
+pub(super) struct Sources<'a> {
+    pub args: &'a RunArgs,
+    pub config: TransportConfig,
+    pub origin: String,
+    pub notes: Vec<String>,
 }
 
-/// The claim lease, the reclaim interval and the result dedup TTL.
-const CLAIM_DURATIONS: [ClaimDuration; 3] = [
-    ClaimDuration {
-        flag: "claim-lease-ttl",
-        default: "300s",
-        unit: BareUnit::Seconds,
-    },
-    ClaimDuration {
-        flag: "claim-reclaim-interval",
-        default: "15000ms",
-        unit: BareUnit::Milliseconds,
-    },
-    ClaimDuration {
-        flag: "result-dedup-ttl",
-        default: "21600s",
-        unit: BareUnit::Seconds,
-    },
-];
+impl Sources<'_> {
+    /// One of our settings: the config's value, else the flag's (from the
+    /// command line or its variable); notes a flag the config overrode.
+    pub fn ours<T: PartialEq>(
+        &mut self,
+        flag: &str,
+        field: &str,
+        (given, configured): (Option<T>, Option<T>),
+        show: impl Fn(&T) -> String,
+    ) -> Option<T> {
+        if let (Some(f), Some(c)) = (&given, &configured)
+            && f != c
+        {
+            let (env, origin) = (env_of(flag), &self.origin);
+            let (f, c) = (show(f), show(c));
+            self.notes.push(format!(
+                "--{flag} {f} (or {env}) is ignored: {origin} sets {field} to {c}"
+            ));
+        }
+        configured.or(given)
+    }
+
+    /// A config error at `field` naming this config.
+    pub fn error(&self, field: impl Into<String>, detail: String, fix: &str) -> SettingsError {
+        SettingsError::ConfigValue {
+            origin: self.origin.clone(),
+            field: field.into(),
+            detail,
+            fix: fix.to_owned(),
+        }
+    }
+
+    /// `--strict-config`: `strict_config`, else the flag, else off.
+    fn strict_config(&mut self) -> bool {
+        let sources = (self.args.strict_config, self.config.strict_config);
+        let strict = self.ours("strict-config", "strict_config", sources, bool::to_string);
+        strict == Some(true)
+    }
+
+    /// A claim duration of ours: the config's `field` (a whole number of
+    /// `unit`s), else the flag's value (`given`, parsed), else `default`.
+    fn claim_duration(
+        &mut self,
+        (flag, given): (&str, Option<Duration>),
+        (field, configured): (&str, Option<i64>),
+        (unit, default): (BareUnit, Duration),
+    ) -> Result<Duration, SettingsError> {
+        let configured = positive(configured, &self.origin, field)?.map(|n| unit.times(n));
+        let value = self.ours(flag, field, (given, configured), show);
+        Ok(value.unwrap_or(default))
+    }
+
+    /// `max_deliveries` (0 = unlimited), else `--max-deliveries`, else 10.
+    fn max_deliveries(&mut self) -> Result<u32, SettingsError> {
+        let fix = "give it a whole number from 0 (unlimited) to 4294967295";
+        let field = "max_deliveries";
+        let configured = count(self.config.max_deliveries, &self.origin, field, fix)?;
+        let sources = (self.args.max_deliveries, configured);
+        Ok(self
+            .ours("max-deliveries", field, sources, u32::to_string)
+            .unwrap_or(10))
+    }
+
+    /// `bind_address`, else `--bind-address`, else `::`.
+    fn bind_address(&mut self) -> Result<IpAddr, SettingsError> {
+        let configured = match set(&self.config.bind_address) {
+            None => None,
+            Some(text) => Some(text.parse().map_err(|e| {
+                let detail = format!("{text:?} is not an IP address ({e})");
+                let fix = "give an IP address such as 0.0.0.0, 127.0.0.1 or ::";
+                self.error("bind_address", detail, fix)
+            })?),
+        };
+        let sources = (self.args.bind_address, configured);
+        let address = self.ours("bind-address", "bind_address", sources, IpAddr::to_string);
+        Ok(address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED)))
+    }
+
+    /// `require_durability`, else `--require-durability`, else off.
+    fn require_durability(&mut self) -> bool {
+        let sources = (self.args.require_durability, self.config.require_durability);
+        let field = "require_durability";
+        let required = self.ours("require-durability", field, sources, bool::to_string);
+        required.unwrap_or(false)
+    }
+
+    /// Each unknown config field: a note naming the closest known one, or
+    /// under `--strict-config` the refusal.
+    fn check_unknown_fields(&mut self) -> Result<(), SettingsError> {
+        let strict = self.strict_config();
+        for (field, closest) in self.config.unknown_fields() {
+            let hint = closest
+                .map(|c| format!(": did you mean `{c}`?"))
+                .unwrap_or_default();
+            let origin = &self.origin;
+            if strict {
+                return Err(SettingsError::UnknownConfigField {
+                    origin: origin.clone(),
+                    field,
+                    detail: format!(
+                        "--strict-config refuses fields this processor does not know{hint}"
+                    ),
+                });
+            }
+            self.notes.push(format!(
+                "{origin}: unknown field {field} is ignored (as the Go processor ignores it){hint}; remove it or correct its spelling (--strict-config refuses it)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The environment variable of one of our flags (`claim-lease-ttl`:
+/// `ASYNC_WORKER_CLAIM_LEASE_TTL`), as `args.rs` declares it.
+pub fn env_of(flag: &str) -> String {
+    format!("ASYNC_WORKER_{}", flag.to_uppercase().replace('-', "_"))
+}
+
+fn show(d: &Duration) -> String {
+    format_duration(*d)
+}
 
 pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError> {
     if let Some(name) = args.transport.as_deref().filter(|t| *t != TRANSPORT) {
-        return Err(SettingsError::UnknownTransport { name: name.into() });
-    }
-    let mut notes = Vec::new();
-    let backlog_poll = super::compat::check_go_flags(&args.go, &mut notes)?;
-    let log_format = super::compat::log_format(&args.go)?;
-    let log_level = super::compat::log_level(&args.go)?;
-    // As in Go: any --transport* flag makes the deprecated flags ignored.
-    let new_flags = args.transport.is_some()
-        || args.transport_config.is_some()
-        || args.transport_config_file.is_some();
-    // (config, how messages name it, whether the deprecated flags built it)
-    let loaded = match super::legacy::legacy_config(args, new_flags, &mut notes)? {
-        Some(config) => Some((config, super::legacy::ORIGIN.to_owned(), true)),
-        None => load_config(args)?.map(|(config, origin)| (config, origin, false)),
-    };
-    let (config, origin) = match &loaded {
-        Some((config, origin, _)) => (config.clone(), origin.as_str()),
-        None => (TransportConfig::default(), "transport config"),
-    };
-    let strict = Sources {
-        origin,
-        notes: &mut notes,
-    }
-    .pick_shown(
-        ours("strict-config"),
-        args.strict_config,
-        config.strict_config,
-    );
-    for field in config.unknown_fields() {
-        if strict == Some(true) {
-            return Err(SettingsError::UnknownConfigField {
-                origin: origin.to_owned(),
-                field,
-                detail: "--strict-config refuses fields this processor does not know".into(),
-            });
-        }
-        notes.push(format!(
-            "{origin}: unknown field {field} is ignored (as the Go processor ignores it); remove it or correct its spelling (--strict-config refuses it)"
+        return Err(SettingsError::unsupported(
+            format!("--transport {name:?}"),
+            "this processor speaks only redis-sortedset",
+            "drop the flag or set --transport redis-sortedset",
         ));
     }
-    // Go's per-command Redis spans (`--redis-tracing` is mapped onto it).
-    let redis_tracing = config.enable_tracing == Some(true);
-
-    // The Go flags and the config's shape are checked above; here every
-    // duration flag is parsed before any config value is checked, in this
-    // order, so the first error reported stays the same.
-    let given = [
-        args.claim_lease_ttl.as_deref(),
-        args.claim_reclaim_interval.as_deref(),
-        args.result_dedup_ttl.as_deref(),
-    ];
-    let mut flag_values = [Duration::ZERO; 3];
-    for (slot, (d, value)) in flag_values
-        .iter_mut()
-        .zip(CLAIM_DURATIONS.iter().zip(given))
-    {
-        *slot = flag_duration(&format!("--{}", d.flag), value.unwrap_or(d.default), d.unit)?;
-    }
-    let timeout = |flag, value| flag_duration(flag, value, BareUnit::Seconds);
-    let request_timeout = timeout("--request-timeout", &args.request_timeout)?;
-    let drain_timeout = timeout("--drain-timeout", &args.drain_timeout)?;
-
-    let mut sources = Sources {
-        origin,
-        notes: &mut notes,
+    let mut notes = Vec::new();
+    let backlog_poll = go::check_go_flags(&args.go, &mut notes)?;
+    let log_format = go::log_format(&args.go)?;
+    let log_level = go::log_level(&args.go)?;
+    // (config, how messages name it, whether a config gives the queues)
+    let (config, origin, configured) = match go::legacy_config(args, &mut notes)? {
+        Some(config) => (config, go::LEGACY_ORIGIN.to_owned(), true),
+        None => match load_config(args)? {
+            Some((config, origin)) => (config, origin, true),
+            None => (TransportConfig::default(), "transport config".into(), false),
+        },
     };
-    let from_config = [
-        config.claim_lease_ttl_seconds,
-        config.claim_reclaim_interval_ms,
-        config.result_dedup_ttl_seconds,
-    ];
-    let mut claim = [Duration::ZERO; 3];
-    for (i, d) in CLAIM_DURATIONS.iter().enumerate() {
-        let setting = ours(d.flag);
-        let configured = positive(from_config[i], origin, setting.field)?.map(|n| d.unit.times(n));
-        let flag = given[i].map(|_| flag_values[i]);
-        claim[i] = sources
-            .pick(setting, flag, configured, |v| format_duration(*v))
-            .unwrap_or(flag_values[i]);
-    }
-    let [lease, reclaim, dedup] = claim;
-    let configured_deliveries = count(
-        config.max_deliveries,
+    let legacy = origin == go::LEGACY_ORIGIN;
+    let mut s = Sources {
+        args,
+        config,
         origin,
-        "max_deliveries",
-        "give it a whole number from 0 (unlimited) to 4294967295",
+        notes,
+    };
+    s.check_unknown_fields()?;
+
+    // Every duration flag is parsed before any config value is checked, so
+    // the first error reported stays the one it always was.
+    let (secs, ms) = (BareUnit::Seconds, BareUnit::Milliseconds);
+    let lease = flag_duration("--claim-lease-ttl", &args.claim_lease_ttl, secs)?;
+    let reclaim = flag_duration("--claim-reclaim-interval", &args.claim_reclaim_interval, ms)?;
+    let dedup = flag_duration("--result-dedup-ttl", &args.result_dedup_ttl, secs)?;
+    let request_timeout = flag_duration(
+        "--request-timeout",
+        &Some(args.request_timeout.clone()),
+        secs,
     )?;
-    let max_deliveries = sources
-        .pick_shown(
-            ours("max-deliveries"),
-            args.max_deliveries,
-            configured_deliveries,
-        )
-        .unwrap_or(10);
-    let bind_address = sources
-        .pick_shown(
-            ours("bind-address"),
-            args.bind_address,
-            bind_address(&config, origin)?,
-        )
-        .unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
-    let require_durability = sources
-        .pick_shown(
-            ours("require-durability"),
-            args.require_durability,
-            config.require_durability,
-        )
-        .unwrap_or(false);
-    let poll_ms = positive(config.poll_interval_ms, origin, "poll_interval_ms")?.unwrap_or(1000);
-    let batch_size = positive(config.batch_size, origin, "batch_size")?.unwrap_or(10);
+    let drain_timeout = flag_duration("--drain-timeout", &Some(args.drain_timeout.clone()), secs)?;
 
-    let redis_url = redis_url(&config, origin, args.redis_url.as_deref())?;
-    let redis_mode = super::mode::check_mode(&config, origin, &redis_url)?;
-    let (redis_tls, replica_acks) =
-        super::mode::connection_extras(&config, args, origin, &redis_url, &mut notes)?;
-    let queues = match &loaded {
-        Some((_, _, legacy)) => {
-            if args.igw_base_url.is_some() && !legacy {
-                notes.push(format!(
-                    "--igw-base-url is ignored: {origin} configures the queues"
-                ));
-            }
-            configured_queues(config.queues.as_deref(), origin)?
+    let c = s.config.clone();
+    // Each of ours: the config's field, else the flag (or its variable), else the default.
+    let lease = s.claim_duration(
+        ("claim-lease-ttl", lease),
+        ("claim_lease_ttl_seconds", c.claim_lease_ttl_seconds),
+        (secs, Duration::from_secs(300)),
+    )?;
+    let reclaim = s.claim_duration(
+        ("claim-reclaim-interval", reclaim),
+        ("claim_reclaim_interval_ms", c.claim_reclaim_interval_ms),
+        (ms, Duration::from_secs(15)),
+    )?;
+    let dedup = s.claim_duration(
+        ("result-dedup-ttl", dedup),
+        ("result_dedup_ttl_seconds", c.result_dedup_ttl_seconds),
+        (secs, Duration::from_secs(21_600)),
+    )?;
+    let max_deliveries = s.max_deliveries()?;
+    let bind_address = s.bind_address()?;
+    let require_durability = s.require_durability();
+    let poll_ms = positive(s.config.poll_interval_ms, &s.origin, "poll_interval_ms")?;
+    let batch_size = positive(s.config.batch_size, &s.origin, "batch_size")?.unwrap_or(10);
+
+    let redis_url = redis::url(&s.config, &s.origin, args.redis_url.as_deref())?;
+    let redis_mode = redis::mode(&s, &redis_url)?;
+    let redis_tls = redis::tls_files(&mut s);
+    let replica_acks = redis::replica_acks(&mut s)?;
+    let queues = if configured {
+        if args.igw_base_url.is_some() && !legacy {
+            let note = format!(
+                "--igw-base-url is ignored: {} configures the queues",
+                s.origin
+            );
+            s.notes.push(note);
         }
-        None => vec![default_queue(args)?],
+        queues::configured(&s)?
+    } else {
+        vec![queues::default_queue(args)?]
     };
 
-    let result_list = set(&config.result_queue_name).unwrap_or(wire::DEFAULT_RESULT_LIST);
+    let config = &s.config;
     let store = StoreConfig {
         lease_ttl_ms: millis(lease),
         result_dedup_ttl_ms: millis(dedup),
@@ -185,38 +242,22 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
             .unwrap_or(wire::DEFAULT_RETRY_SET)
             .to_owned(),
         default_queue: queues[0].0.queue_name.clone(),
-        default_result_list: result_list.to_owned(),
-        queue_result_lists: queues
-            .iter()
+        default_result_list: (set(&config.result_queue_name))
+            .unwrap_or(wire::DEFAULT_RESULT_LIST)
+            .to_owned(),
+        queue_result_lists: (queues.iter())
             .filter_map(|(spec, _)| {
-                let list = spec.result_queue_name.clone()?;
-                Some((spec.queue_name.clone(), list))
+                Some((spec.queue_name.clone(), spec.result_queue_name.clone()?))
             })
             .collect(),
-        queue_result_ttls: queues
-            .iter()
+        queue_result_ttls: (queues.iter())
             .filter_map(|(spec, _)| Some((spec.queue_name.clone(), spec.result_ttl_seconds?)))
             .collect(),
-        allowed_result_lists: allow_list(&config.allowed_result_lists, origin, "")?,
-        queue_allowed_result_lists: queue_allow_lists(&config, origin)?,
+        allowed_result_lists: queues::allow_list(&s, &config.allowed_result_lists, "")?,
+        queue_allowed_result_lists: queues::queue_allow_lists(&s)?,
     };
-
-    let flow = super::flow::resolve_flow(&args.go, loaded.is_some(), super::compat::go_duration)?;
-    if !flow.pools.is_empty()
-        && let Some((spec, _)) = queues
-            .iter()
-            .find(|(spec, _)| !flow.pools.iter().any(|p| p.id == spec.pool_name))
-    {
-        return Err(SettingsError::invalid(
-            "--pool-config-file",
-            format!(
-                "worker pool {:?} specified in queue config not found in pool configuration",
-                spec.pool_name
-            ),
-            "list the pool in the pools file, or set the queue's worker_pool_id to a listed pool",
-        ));
-    }
-    let poll_interval = Duration::from_millis(poll_ms);
+    let flow = super::flow::resolve_flow(&args.go, configured)?;
+    let poll_interval = Duration::from_millis(poll_ms.unwrap_or(1000));
     let runtime = RuntimeConfig {
         pools: flow.pools.iter().map(|p| p.spec()).collect(),
         gate_wait_timeout: flow.gate_wait_timeout,
@@ -224,39 +265,15 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         concurrency: args.concurrency,
         batch_size: usize::try_from(batch_size).unwrap_or(usize::MAX),
         poll_interval,
-        request_timeout,
-        drain_timeout,
+        request_timeout: request_timeout.unwrap_or_default(),
+        drain_timeout: drain_timeout.unwrap_or_default(),
         reclaim_interval: reclaim,
         promote_interval: poll_interval,
         backlog_poll_interval: backlog_poll,
         ..RuntimeConfig::default()
     };
-    if args.concurrency == 0 {
-        return Err(SettingsError::invalid(
-            "--concurrency",
-            "0 handles nothing",
-            "give it at least 1 (default 64)",
-        ));
-    }
-    runtime.validate().map_err(|detail| {
-        SettingsError::invalid(
-            "runtime settings",
-            detail.to_string(),
-            "adjust the flags or config fields named",
-        )
-    })?;
-    super::bounds::check_bounds(&store, &runtime)?;
-    store.validate().map_err(|detail| {
-        SettingsError::invalid(
-            "claim settings",
-            detail,
-            "adjust the flags or config fields named",
-        )
-    })?;
-    super::bounds::check_key_names(&store, &runtime)?;
-
     let addr = |port: u16| (port != 0).then(|| SocketAddr::new(bind_address, port));
-    Ok(ProcessorSettings {
+    let settings = ProcessorSettings {
         redis_url,
         redis_mode,
         redis_tls,
@@ -269,10 +286,12 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         require_durability,
         log_format,
         log_level,
-        redis_tracing,
+        redis_tracing: s.config.enable_tracing == Some(true),
         flow,
-        notes,
-    })
+        notes: s.notes,
+    };
+    validate(&settings)?;
+    Ok(settings)
 }
 
 /// The transport config and how error messages name it, when one was given.
@@ -284,95 +303,35 @@ fn load_config(args: &RunArgs) -> Result<Option<(TransportConfig, String)>, Sett
     let Some(path) = &args.transport_config_file else {
         return Ok(None);
     };
+    let flag = "--transport-config-file";
     let text =
-        std::fs::read_to_string(path).map_err(|source| SettingsError::UnreadableConfigFile {
-            flag: "--transport-config-file".into(),
-            path: path.clone(),
-            source,
-        })?;
-    let origin = format!("--transport-config-file {}", path.display());
+        std::fs::read_to_string(path).map_err(|e| SettingsError::unreadable(flag, path, e))?;
+    let origin = format!("{flag} {}", path.display());
     Ok(Some((TransportConfig::from_json(&text, &origin)?, origin)))
 }
 
-fn flag_duration(flag: &str, value: &str, unit: BareUnit) -> Result<Duration, SettingsError> {
+/// A duration flag, when given: Go syntax or a bare number of `unit`s, above zero.
+fn flag_duration(
+    flag: &str,
+    value: &Option<String>,
+    unit: BareUnit,
+) -> Result<Option<Duration>, SettingsError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let reason = match parse_flag_duration(value, unit) {
+        Ok(d) if !d.is_zero() => return Ok(Some(d)),
+        Ok(_) => "it is zero".to_owned(),
+        Err(e) => e.to_string(),
+    };
     let fix = format!(
         "give a positive Go duration such as 300s, 1m30s or 500ms, or a bare number of {}",
         unit.name()
     );
-    let error = |reason: String| SettingsError::Duration {
-        field: flag.to_owned(),
-        value: value.to_owned(),
-        reason,
-        fix: fix.clone(),
-    };
-    match parse_flag_duration(value, unit) {
-        Ok(d) if d.is_zero() => Err(error("it is zero".into())),
-        Ok(d) => Ok(d),
-        Err(e) => Err(error(e.to_string())),
-    }
-}
-
-/// The config's `bind_address`, an IP address; `""` and `null` are unset.
-fn bind_address(config: &TransportConfig, origin: &str) -> Result<Option<IpAddr>, SettingsError> {
-    let Some(text) = set(&config.bind_address) else {
-        return Ok(None);
-    };
-    text.parse()
-        .map(Some)
-        .map_err(|e| SettingsError::ConfigValue {
-            origin: origin.to_owned(),
-            field: "bind_address".into(),
-            detail: format!("{text:?} is not an IP address ({e})"),
-            fix: "give an IP address such as 0.0.0.0, 127.0.0.1 or ::".into(),
-        })
+    let input = format!("{flag} {value:?} is not usable");
+    Err(SettingsError::invalid(input, reason, fix))
 }
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn redis_url(
-    config: &TransportConfig,
-    origin: &str,
-    flag: Option<&str>,
-) -> Result<String, SettingsError> {
-    let (url, field) = match (set(&config.url), flag.filter(|u| !u.is_empty())) {
-        (Some(url), _) => (url, format!("{origin} url")),
-        (None, Some(url)) => (url, "--redis-url (or REDIS_URL)".to_owned()),
-        (None, None) => return Err(SettingsError::MissingRedisUrl),
-    };
-    let error = |reason: String| SettingsError::RedisUrl {
-        field: field.clone(),
-        url: redact_url(url),
-        reason,
-    };
-    let parsed = Url::parse(url).map_err(|e| error(e.to_string()))?;
-    match parsed.scheme() {
-        "redis" | "rediss" if parsed.host_str().is_none_or(str::is_empty) => {
-            Err(error("it names no host".into()))
-        }
-        "redis" | "rediss" | "unix" | "redis+unix" => Ok(url.to_owned()),
-        other => Err(error(format!("scheme {other:?}"))),
-    }
-}
-
-/// The URL with its password (or a lone user part, which redis-rs reads as
-/// the password) replaced by `***`, for messages and logs.
-pub fn redact_url(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            } else if !parsed.username().is_empty() {
-                let _ = parsed.set_username("***");
-            } else {
-                return url.to_owned();
-            }
-            parsed.to_string()
-        }
-        Err(_) => match (url.split_once("://"), url.rsplit_once('@')) {
-            (Some((scheme, _)), Some((_, host))) => format!("{scheme}://***@{host}"),
-            _ => url.to_owned(),
-        },
-    }
 }

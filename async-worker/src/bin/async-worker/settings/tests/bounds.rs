@@ -1,6 +1,6 @@
 //! Startup bounds on every setting and the key-name collision check: one-line errors, exit code 2.
 
-use crate::settings::bounds::{MAX_BATCH, MAX_CONCURRENCY};
+use crate::settings::{MAX_BATCH, MAX_CONCURRENCY};
 use crate::settings::{ProcessorSettings, SettingsError};
 
 const REDIS: &str = "redis://10.0.0.1:6380";

@@ -197,9 +197,70 @@ fn a_bad_flag_before_admin_is_named_and_help_after_it_is_admins() {
     );
 }
 
+/// Our own flags (Go has none of them), each with its environment variable
+/// and transport config field (`queues[].…`: that of every queue).
+const OURS: [(&str, &str, &str); 13] = [
+    (
+        "igw-base-url",
+        "ASYNC_WORKER_IGW_BASE_URL",
+        "queues[].igw_base_url",
+    ),
+    (
+        "request-path-url",
+        "ASYNC_WORKER_REQUEST_PATH_URL",
+        "queues[].request_path_url",
+    ),
+    (
+        "claim-lease-ttl",
+        "ASYNC_WORKER_CLAIM_LEASE_TTL",
+        "claim_lease_ttl_seconds",
+    ),
+    (
+        "claim-reclaim-interval",
+        "ASYNC_WORKER_CLAIM_RECLAIM_INTERVAL",
+        "claim_reclaim_interval_ms",
+    ),
+    (
+        "result-dedup-ttl",
+        "ASYNC_WORKER_RESULT_DEDUP_TTL",
+        "result_dedup_ttl_seconds",
+    ),
+    (
+        "max-deliveries",
+        "ASYNC_WORKER_MAX_DELIVERIES",
+        "max_deliveries",
+    ),
+    ("bind-address", "ASYNC_WORKER_BIND_ADDRESS", "bind_address"),
+    (
+        "redis-tls-ca-file",
+        "ASYNC_WORKER_REDIS_TLS_CA_FILE",
+        "redis_tls_ca_file",
+    ),
+    (
+        "redis-tls-cert-file",
+        "ASYNC_WORKER_REDIS_TLS_CERT_FILE",
+        "redis_tls_cert_file",
+    ),
+    (
+        "redis-tls-key-file",
+        "ASYNC_WORKER_REDIS_TLS_KEY_FILE",
+        "redis_tls_key_file",
+    ),
+    ("replica-acks", "ASYNC_WORKER_REPLICA_ACKS", "replica_acks"),
+    (
+        "require-durability",
+        "ASYNC_WORKER_REQUIRE_DURABILITY",
+        "require_durability",
+    ),
+    (
+        "strict-config",
+        "ASYNC_WORKER_STRICT_CONFIG",
+        "strict_config",
+    ),
+];
+
 #[test]
 fn help_shows_the_environment_variable_and_the_config_field_of_each_of_our_flags() {
-    use crate::settings::precedence::OURS;
     let mut commands = vec![Cli::full_command()];
     commands[0].build();
     for name in ["run", "admin"] {
@@ -208,28 +269,28 @@ fn help_shows_the_environment_variable_and_the_config_field_of_each_of_our_flags
     }
     for command in &mut commands {
         let help = command.render_long_help().to_string();
-        for setting in OURS {
+        for (flag, env, field) in OURS {
             let arg = command
                 .get_arguments()
-                .find(|a| a.get_long() == Some(setting.flag))
-                .unwrap_or_else(|| panic!("{} has no --{}", command.get_name(), setting.flag));
+                .find(|a| a.get_long() == Some(flag))
+                .unwrap_or_else(|| panic!("{} has no --{flag}", command.get_name()));
             assert_eq!(
                 arg.get_env().and_then(|e| e.to_str()),
-                Some(setting.env),
-                "--{}",
-                setting.flag
+                Some(env),
+                "--{flag}"
             );
+            assert_eq!(crate::settings::env_of(flag), env, "the note names it");
+            assert!(help.contains(&format!("[env: {env}")), "{env}: {help}");
             assert!(
-                help.contains(&format!("[env: {}", setting.env)),
-                "{}: {help}",
-                setting.env
-            );
-            assert!(
-                help.contains(&format!("config: {}", setting.field)),
-                "{}: {help}",
-                setting.field
+                help.contains(&format!("config: {field}")),
+                "{field}: {help}"
             );
         }
+        // No other flag reads a variable of ours.
+        let ours = (command.get_arguments())
+            .filter_map(|a| a.get_env()?.to_str())
+            .filter(|env| env.starts_with("ASYNC_WORKER_"));
+        assert_eq!(ours.count(), OURS.len(), "{}", command.get_name());
     }
     let demo = commands[0].find_subcommand("demo").expect("demo");
     assert!(demo.get_arguments().all(|a| a.get_env().is_none()));

@@ -1,8 +1,8 @@
 //! The Go transport config: every field accepted, unknown fields warned about (or refused with --strict-config), Go's mode and URL rules.
 
 use super::{
-    GATEWAY, QUEUE, REDIS, assert_one_note, assert_says, config, config_refused, ok, refused,
-    resolve_env,
+    GATEWAY, QUEUE, REDIS, assert_one_note, assert_says, config, config_refused, notes_about, ok,
+    refused, resolve_env,
 };
 use crate::settings::RedisTls;
 use claim_redis::Topology;
@@ -103,6 +103,42 @@ fn an_unknown_field_at_any_level_is_a_warning_naming_its_path() {
         );
     }
     assert_eq!(s.notes.len(), 3, "{:#?}", s.notes);
+}
+
+#[test]
+fn a_misspelt_field_is_ignored_with_a_warning_naming_the_field_it_was_meant_to_be() {
+    let s = config(&with_queue(r#""claim_lease_ttl_secods":30"#));
+    assert_eq!(
+        s.store.lease_ttl_ms, 300_000,
+        "the misspelt field is not used"
+    );
+    assert_one_note(
+        &s,
+        "unknown field claim_lease_ttl_secods ",
+        &["did you mean `claim_lease_ttl_seconds`?", "is ignored"],
+    );
+    let s = config(
+        r#"{"queues":[{"queue_name":"q","igw_base_url":"http://gw","gate_typ":"none","future_knob":1}]}"#,
+    );
+    assert_one_note(
+        &s,
+        "unknown field queues[0].gate_typ ",
+        &["did you mean `queues[0].gate_type`?"],
+    );
+    let far = notes_about(&s, "unknown field queues[0].future_knob ");
+    assert!(!far[0].contains("did you mean"), "nothing is near: {far:?}");
+    let m = refused(&[
+        "--strict-config",
+        "--transport-config",
+        &with_queue(r#""max_delivery":3"#),
+    ]);
+    assert_says(
+        &m,
+        &[
+            "unknown field max_delivery",
+            "did you mean `max_deliveries`?",
+        ],
+    );
 }
 
 #[test]

@@ -1,19 +1,21 @@
-//! The redis-sortedset transport config JSON, with the Go processor's field names.
+//! The redis-sortedset transport config JSON, with the Go processor's field names, and what becomes of a field neither we nor Go know.
 //!
 //! Every Go field is accepted. A field neither we nor Go know is kept aside
-//! (`unknown`) and reported by its path, e.g. `queues[0].gate`: a warning,
-//! as Go ignores it, or a refusal under `--strict-config`. As in Go, `0`, `""`
-//! and `null` mean "not set" (the flag or built-in default applies); a
-//! negative number is an error. Every field may be left out.
+//! (`unknown`) and reported by its path, e.g. `queues[0].gate`, with the
+//! closest known field: a warning, as Go ignores it, or a refusal under
+//! `--strict-config`. As in Go, `0`, `""` and `null` mean "not set" (the
+//! flag or built-in default applies); a negative number is an error. Every
+//! field may be left out. The field table of docs/OPERATIONS.md ("Transport
+//! config") is checked against these types (`settings/tests/docs.rs`).
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::error::SettingsError;
+use super::SettingsError;
 
 /// `--transport-config` / `--transport-config-file` for `redis-sortedset`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct TransportConfig {
     /// Redis URL; wins over `--redis-url` / `REDIS_URL`.
@@ -69,7 +71,7 @@ pub struct TransportConfig {
 }
 
 /// One `queues[]` entry.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct QueueConfig {
     /// Defaults to `queue_name`; must be unique.
@@ -107,15 +109,42 @@ impl TransportConfig {
         parse_json(text, origin, "the transport config must be a JSON object")
     }
 
-    /// The paths of the fields neither we nor Go know (`batchsize`,
-    /// `queues[0].gate`), in document order per level.
-    pub fn unknown_fields(&self) -> Vec<String> {
-        let mut paths: Vec<String> = self.unknown.keys().cloned().collect();
+    /// The fields neither we nor Go know, by path (`batchsize`,
+    /// `queues[0].gate`) in document order per level, each with the closest
+    /// known field's path when one is near (`batch_size`).
+    pub fn unknown_fields(&self) -> Vec<(String, Option<String>)> {
+        let top = known_fields::<TransportConfig>();
+        let mut paths: Vec<_> = (self.unknown.keys())
+            .map(|k| (k.clone(), closest(k, &top)))
+            .collect();
+        let in_queue = known_fields::<QueueConfig>();
         for (i, queue) in self.queues.iter().flatten().enumerate() {
-            paths.extend(queue.unknown.keys().map(|k| format!("queues[{i}].{k}")));
+            let at = |k: &str| format!("queues[{i}].{k}");
+            paths.extend(
+                (queue.unknown.keys()).map(|k| (at(k), closest(k, &in_queue).map(|c| at(&c)))),
+            );
         }
         paths
     }
+}
+
+/// The fields of a config type, as serde names them.
+pub fn known_fields<T: Default + Serialize>() -> Vec<String> {
+    match serde_json::to_value(T::default()) {
+        Ok(serde_json::Value::Object(fields)) => fields.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The known field nearest `name` by edit distance, when it is near enough
+/// to be a misspelling of it (a quarter of the name's letters, at least 2).
+fn closest(name: &str, known: &[String]) -> Option<String> {
+    let near = (name.len() / 4).max(2);
+    (known.iter())
+        .map(|k| (strsim::levenshtein(name, k), k))
+        .filter(|(distance, _)| *distance <= near)
+        .min()
+        .map(|(_, k)| k.clone())
 }
 
 impl QueueConfig {
