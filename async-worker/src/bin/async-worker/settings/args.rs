@@ -12,21 +12,19 @@ use clap::Args;
 /// The processor's flags.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Transport; only redis-sortedset is supported [default: redis-sortedset].
-    ///
-    /// Giving it (or a transport config) makes the deprecated Go flags ignored.
+    /// The only transport, redis-sortedset (Go's default, redis-pubsub, and any other is refused); giving it makes the deprecated Go flags ignored [default: redis-sortedset].
     #[arg(long, value_name = "NAME")]
     pub transport: Option<String>,
 
-    /// Transport config as inline JSON (Go field names).
+    /// The transport config as inline JSON, in Go's field names; without one (or the deprecated flags) the processor drains request-sortedset into --igw-base-url + --request-path-url.
     #[arg(long, value_name = "JSON", conflicts_with = "transport_config_file")]
     pub transport_config: Option<String>,
 
-    /// Transport config read from a JSON file (Go field names).
+    /// The transport config read from a JSON file.
     #[arg(long, value_name = "PATH")]
     pub transport_config_file: Option<PathBuf>,
 
-    /// Redis URL when the transport config gives no `url`.
+    /// Redis URL (redis://, rediss:// or unix://, with user, password and db) when the transport config's `url` is empty, as in Go.
     #[arg(long, value_name = "URL", env = "REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
 
@@ -43,7 +41,7 @@ pub struct RunArgs {
     )]
     pub request_path_url: String,
 
-    /// Crash-detection window [default: 300s; bare number = seconds; config: claim_lease_ttl_seconds].
+    /// Crash-detection window: a claim not renewed for this long is redelivered (heartbeats renew every ttl/3, 1 s..30 s apart); at least 3 s [default: 300s; bare number = seconds; config: claim_lease_ttl_seconds].
     #[arg(
         long,
         value_name = "DURATION",
@@ -52,7 +50,7 @@ pub struct RunArgs {
     )]
     pub claim_lease_ttl: Option<String>,
 
-    /// How often expired claims are scanned [default: 15000ms; bare number = milliseconds; config: claim_reclaim_interval_ms].
+    /// How often expired claims are scanned, which bounds how long a crashed replica's work waits beyond its lease [default: 15000ms; bare number = milliseconds; config: claim_reclaim_interval_ms].
     #[arg(
         long,
         value_name = "DURATION",
@@ -61,7 +59,7 @@ pub struct RunArgs {
     )]
     pub claim_reclaim_interval: Option<String>,
 
-    /// Lifetime of terminal markers [default: 21600s; bare number = seconds; config: result_dedup_ttl_seconds].
+    /// How long a terminal marker lives after an answer (a retried ack or a resubmission of the same bytes is suppressed within it; about 100 B of Redis per request); longer than the lease, at most 30 days [default: 21600s; bare number = seconds; config: result_dedup_ttl_seconds].
     #[arg(
         long,
         value_name = "DURATION",
@@ -70,11 +68,11 @@ pub struct RunArgs {
     )]
     pub result_dedup_ttl: Option<String>,
 
-    /// Expired leases before a request is dead-lettered, 0 = unlimited [default: 10; config: max_deliveries].
+    /// Lease expiries before a request gets a DELIVERY_LIMIT record and moves to `<queue>:dead`; 0 = unlimited [default: 10; config: max_deliveries].
     #[arg(long, value_name = "N", env = "ASYNC_WORKER_MAX_DELIVERIES")]
     pub max_deliveries: Option<u32>,
 
-    /// Requests handled at once, at most 10000.
+    /// Requests handled at once per replica (all queues share them), at most 10000.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub concurrency: usize,
 
@@ -87,7 +85,7 @@ pub struct RunArgs {
     )]
     pub request_timeout: String,
 
-    /// How long shutdown waits for in-flight work before sweeping it back [bare number = seconds].
+    /// How long SIGTERM waits for in-flight work before stopping it and sweeping its claims back [bare number = seconds].
     #[arg(
         long,
         value_name = "DURATION",
@@ -108,7 +106,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "IP", env = "ASYNC_WORKER_BIND_ADDRESS")]
     pub bind_address: Option<IpAddr>,
 
-    /// CA bundle (PEM) that signs the Redis server's certificate, for rediss:// URLs [default: the system's roots; config: redis_tls_ca_file].
+    /// CA bundle (PEM) that signs the Redis server's certificate, for rediss:// URLs (Go's --tls-* flags are about the gateway) [default: the system's roots; config: redis_tls_ca_file].
     #[arg(long, value_name = "PATH", env = "ASYNC_WORKER_REDIS_TLS_CA_FILE")]
     pub redis_tls_ca_file: Option<PathBuf>,
 

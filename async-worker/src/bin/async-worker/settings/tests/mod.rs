@@ -9,6 +9,7 @@ mod bounds;
 mod chart;
 mod chart_flow;
 mod commands;
+mod docs;
 mod flags;
 mod flow;
 mod go_config;
