@@ -131,9 +131,14 @@ impl Cli {
 /// Names the environment variable when a value clap refused came from one
 /// (clap's message names only the flag, which the operator never typed).
 fn name_the_env_var(error: clap::Error, argv: &[OsString]) -> clap::Error {
-    use clap::error::{ContextKind, ContextValue};
-    let Some(ContextValue::String(refused)) = error.get(ContextKind::InvalidArg) else {
-        return error;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let value_refused = matches!(
+        error.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    );
+    let refused = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) if value_refused => arg,
+        _ => return error,
     };
     let typed = |flag: &str| {
         let typed = |a: &str| a == flag || a.starts_with(&format!("{flag}="));

@@ -163,18 +163,18 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let backlog_poll = go::check_go_flags(&args.go, &mut notes)?;
     let log_format = go::log_format(&args.go)?;
     let log_level = go::log_level(&args.go)?;
-    // (config, how messages name it, whether a config gives the queues)
-    let (config, origin, configured) = match go::legacy_config(args, &mut notes)? {
-        Some(config) => (config, go::LEGACY_ORIGIN.to_owned(), true),
+    // The config, how messages name it, and whether the deprecated flags built it.
+    let (config, origin, legacy) = match go::legacy_config(args, &mut notes)? {
+        Some(config) => (Some(config), go::LEGACY_ORIGIN.to_owned(), true),
         None => match load_config(args)? {
-            Some((config, origin)) => (config, origin, true),
-            None => (TransportConfig::default(), "transport config".into(), false),
+            Some((config, origin)) => (Some(config), origin, false),
+            None => (None, "transport config".into(), false),
         },
     };
-    let legacy = origin == go::LEGACY_ORIGIN;
+    let configured = config.is_some();
     let mut s = Sources {
         args,
-        config,
+        config: config.unwrap_or_default(),
         origin,
         notes,
     };
@@ -186,12 +186,8 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let lease = flag_duration("--claim-lease-ttl", &args.claim_lease_ttl, secs)?;
     let reclaim = flag_duration("--claim-reclaim-interval", &args.claim_reclaim_interval, ms)?;
     let dedup = flag_duration("--result-dedup-ttl", &args.result_dedup_ttl, secs)?;
-    let request_timeout = flag_duration(
-        "--request-timeout",
-        &Some(args.request_timeout.clone()),
-        secs,
-    )?;
-    let drain_timeout = flag_duration("--drain-timeout", &Some(args.drain_timeout.clone()), secs)?;
+    let request_timeout = flag_duration("--request-timeout", &args.request_timeout, secs)?;
+    let drain_timeout = flag_duration("--drain-timeout", &args.drain_timeout, secs)?;
 
     let c = s.config.clone();
     // Each of ours: the config's field, else the flag (or its variable), else the default.
@@ -310,13 +306,14 @@ fn load_config(args: &RunArgs) -> Result<Option<(TransportConfig, String)>, Sett
     Ok(Some((TransportConfig::from_json(&text, &origin)?, origin)))
 }
 
-/// A duration flag, when given: Go syntax or a bare number of `unit`s, above zero.
-fn flag_duration(
+/// A duration flag, when given (`value`: an `Option` or the value of a
+/// flag with a default): Go syntax or a bare number of `unit`s, above zero.
+fn flag_duration<'a>(
     flag: &str,
-    value: &Option<String>,
+    value: impl Into<Option<&'a String>>,
     unit: BareUnit,
 ) -> Result<Option<Duration>, SettingsError> {
-    let Some(value) = value else {
+    let Some(value) = value.into() else {
         return Ok(None);
     };
     let reason = match parse_flag_duration(value, unit) {
