@@ -233,8 +233,9 @@ pub struct GoFlags {
 /// The deprecated flags the Go chart on main still passes, mapped onto the
 /// transport config unless a `--transport*` flag is given (then ignored).
 /// Each one's help is "Deprecated: use <what replaces it>.", which its
-/// deprecation note repeats (`go::legacy_config`).
-#[derive(Debug, Clone, Args)]
+/// deprecation note repeats (`go::legacy_config`, which finds the flags
+/// given by serializing these fields).
+#[derive(Debug, Clone, Args, serde::Serialize)]
 #[command(next_help_heading = "Deprecated Go flags (mapped onto the transport config)")]
 pub struct LegacyFlags {
     /// Deprecated: use --transport.

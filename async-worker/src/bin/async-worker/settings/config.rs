@@ -217,46 +217,6 @@ fn fix_for(path: &str, top: &str) -> String {
     }
 }
 
-/// A positive count or duration from the config: `None` when unset (absent,
-/// null or 0, as in Go); an error naming the field when negative.
-pub(crate) fn positive(
-    value: Option<i64>,
-    origin: &str,
-    field: &str,
-) -> Result<Option<u64>, SettingsError> {
-    match value {
-        None | Some(0) => Ok(None),
-        Some(v) if v < 0 => Err(SettingsError::ConfigValue {
-            origin: origin.to_owned(),
-            field: field.to_owned(),
-            detail: format!("{v} is negative"),
-            fix: "give it a positive number, or 0 / leave it out for the default".into(),
-        }),
-        Some(v) => Ok(Some(v as u64)),
-    }
-}
-
-/// A config count that must fit 32 bits (`max_deliveries`, `replica_acks`);
-/// `fix` says what to give instead.
-pub(crate) fn count<N: Copy + std::fmt::Display + TryInto<u32>>(
-    value: Option<N>,
-    origin: &str,
-    field: &str,
-    fix: &str,
-) -> Result<Option<u32>, SettingsError> {
-    let Some(n) = value else {
-        return Ok(None);
-    };
-    n.try_into()
-        .map(Some)
-        .map_err(|_| SettingsError::ConfigValue {
-            origin: origin.to_owned(),
-            field: field.to_owned(),
-            detail: format!("{n} is out of range"),
-            fix: fix.to_owned(),
-        })
-}
-
 /// A non-empty string: `""` and `null` read as unset, as in Go.
 pub(crate) fn set(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|s| !s.is_empty())

@@ -149,26 +149,11 @@ pub(super) fn go_duration(flag: &str, value: &str) -> Result<Duration, SettingsE
 
 /// Each deprecated flag given, with what replaces it (its help, "Deprecated: use …").
 fn given(flags: &LegacyFlags) -> Vec<(String, String)> {
-    let is_given = |id: &str| match id {
-        "message_queue_impl" => flags.message_queue_impl.is_some(),
-        "legacy_redis_url" => flags.legacy_redis_url.is_some(),
-        "ss_result_queue_name" => flags.ss_result_queue_name.is_some(),
-        "ss_poll_interval_ms" => flags.ss_poll_interval_ms.is_some(),
-        "ss_batch_size" => flags.ss_batch_size.is_some(),
-        "ss_queues_config" => flags.ss_queues_config.is_some(),
-        "ss_queues_config_file" => flags.ss_queues_config_file.is_some(),
-        "ss_igw_base_url" => flags.ss_igw_base_url.is_some(),
-        "ss_request_path_url" => flags.ss_request_path_url.is_some(),
-        "ss_request_queue_name" => flags.ss_request_queue_name.is_some(),
-        "ss_gate_type" => flags.ss_gate_type.is_some(),
-        "ss_gate_params" => flags.ss_gate_params.is_some(),
-        "ss_inference_objective" => flags.ss_inference_objective.is_some(),
-        "redis_tracing" => flags.redis_tracing.is_some(),
-        other => unreachable!("the deprecated flag {other} is not read"),
-    };
+    // By field name, which is each flag's clap id; null when not given.
+    let values = serde_json::to_value(flags).unwrap_or_default();
     let command = LegacyFlags::augment_args(clap::Command::new("legacy"));
     (command.get_arguments())
-        .filter(|arg| is_given(arg.get_id().as_str()))
+        .filter(|arg| !values[arg.get_id().as_str()].is_null())
         .map(|arg| {
             let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
             let instead = help.trim_start_matches("Deprecated: use ");

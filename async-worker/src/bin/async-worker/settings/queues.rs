@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use claim_core::routing::AllowList;
 use claim_core::wire;
 
-use super::config::{gate_params, positive, set};
+use super::config::{gate_params, set};
 use super::resolve::Sources;
 use super::{QueueSettings, RunArgs, SettingsError};
 use async_worker::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
@@ -88,7 +88,7 @@ pub(super) fn configured(s: &Sources) -> Result<Vec<(QueueSpec, QueueSettings)>,
             id: id.to_owned(),
             queue_name: queue_name.to_owned(),
             result_queue_name: set(&q.result_queue_name).map(str::to_owned),
-            result_ttl_seconds: positive(q.result_ttl_seconds, origin, &at("result_ttl_seconds"))?,
+            result_ttl_seconds: s.positive(q.result_ttl_seconds, &at("result_ttl_seconds"))?,
             pool_name: pool.to_owned(),
             labels: q.labels.clone().unwrap_or_default(),
         };

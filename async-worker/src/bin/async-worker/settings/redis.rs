@@ -12,7 +12,7 @@ use claim_redis::Topology;
 use reqwest::Url;
 
 use super::SettingsError;
-use super::config::{TransportConfig, count, positive, set};
+use super::config::{TransportConfig, set};
 use super::resolve::Sources;
 
 /// The modes Go knows, as written in the config.
@@ -107,14 +107,11 @@ pub(super) fn tls_files(s: &mut Sources) -> RedisTls {
 
 /// `replica_acks`, else `--replica-acks`, else 0.
 pub(super) fn replica_acks(s: &mut Sources) -> Result<u32, SettingsError> {
-    let (origin, field) = (&s.origin, "replica_acks");
-    let fix = "give the number of replicas to wait for, e.g. 1";
-    let configured = count(
-        positive(s.config.replica_acks, origin, field)?,
-        origin,
-        field,
-        fix,
-    )?;
+    let (field, fix) = (
+        "replica_acks",
+        "give the number of replicas to wait for, e.g. 1",
+    );
+    let configured = s.count(s.positive(s.config.replica_acks, field)?, field, fix)?;
     let sources = (s.args.replica_acks, configured);
     Ok(s.ours("replica-acks", field, sources, u32::to_string)
         .unwrap_or(0))

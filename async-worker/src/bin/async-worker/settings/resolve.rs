@@ -12,7 +12,7 @@ use std::time::Duration;
 use claim_core::store::StoreConfig;
 use claim_core::wire;
 
-use super::config::{TransportConfig, count, positive, set};
+use super::config::{TransportConfig, set};
 use super::validate::validate;
 use super::{ProcessorSettings, RunArgs, SettingsError, go, queues, redis};
 use async_worker::config::RuntimeConfig;
@@ -51,6 +51,32 @@ impl Sources<'_> {
         configured.or(given)
     }
 
+    /// A positive count or duration from the config: `None` when unset
+    /// (absent, null or 0, as in Go); an error naming the field when negative.
+    pub fn positive(&self, value: Option<i64>, field: &str) -> Result<Option<u64>, SettingsError> {
+        match value {
+            Some(v) if v < 0 => {
+                let fix = "give it a positive number, or 0 / leave it out for the default";
+                Err(self.error(field, format!("{v} is negative"), fix))
+            }
+            None | Some(0) => Ok(None),
+            Some(v) => Ok(Some(v.unsigned_abs())),
+        }
+    }
+
+    /// A config count that must fit 32 bits; `fix` says what to give instead.
+    pub fn count(
+        &self,
+        value: Option<impl Copy + std::fmt::Display + TryInto<u32>>,
+        field: &str,
+        fix: &str,
+    ) -> Result<Option<u32>, SettingsError> {
+        let Some(n) = value else {
+            return Ok(None);
+        };
+        (n.try_into().map(Some)).map_err(|_| self.error(field, format!("{n} is out of range"), fix))
+    }
+
     /// A config error at `field` naming this config.
     pub fn error(&self, field: impl Into<String>, detail: String, fix: &str) -> SettingsError {
         SettingsError::ConfigValue {
@@ -76,7 +102,7 @@ impl Sources<'_> {
         (field, configured): (&str, Option<i64>),
         (unit, default): (BareUnit, Duration),
     ) -> Result<Duration, SettingsError> {
-        let configured = positive(configured, &self.origin, field)?.map(|n| unit.times(n));
+        let configured = self.positive(configured, field)?.map(|n| unit.times(n));
         let value = self.ours(flag, field, (given, configured), show);
         Ok(value.unwrap_or(default))
     }
@@ -85,7 +111,7 @@ impl Sources<'_> {
     fn max_deliveries(&mut self) -> Result<u32, SettingsError> {
         let fix = "give it a whole number from 0 (unlimited) to 4294967295";
         let field = "max_deliveries";
-        let configured = count(self.config.max_deliveries, &self.origin, field, fix)?;
+        let configured = self.count(self.config.max_deliveries, field, fix)?;
         let sources = (self.args.max_deliveries, configured);
         Ok(self
             .ours("max-deliveries", field, sources, u32::to_string)
@@ -209,8 +235,8 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let max_deliveries = s.max_deliveries()?;
     let bind_address = s.bind_address()?;
     let require_durability = s.require_durability();
-    let poll_ms = positive(s.config.poll_interval_ms, &s.origin, "poll_interval_ms")?;
-    let batch_size = positive(s.config.batch_size, &s.origin, "batch_size")?.unwrap_or(10);
+    let poll_ms = s.positive(s.config.poll_interval_ms, "poll_interval_ms")?;
+    let batch_size = s.positive(s.config.batch_size, "batch_size")?.unwrap_or(10);
 
     let redis_url = redis::url(&s.config, &s.origin, args.redis_url.as_deref())?;
     let redis_mode = redis::mode(&s, &redis_url)?;
