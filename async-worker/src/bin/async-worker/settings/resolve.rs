@@ -146,21 +146,23 @@ impl Sources<'_> {
     fn check_unknown_fields(&mut self) -> Result<(), SettingsError> {
         let strict = self.strict_config();
         for (field, closest) in self.config.unknown_fields() {
-            let hint = closest
-                .map(|c| format!(": did you mean `{c}`?"))
-                .unwrap_or_default();
+            let hint = closest.map(|c| format!("; did you mean `{c}`?"));
             let origin = &self.origin;
             if strict {
+                let detail = "--strict-config refuses fields this processor does not know";
+                let detail = format!("{detail}{}", hint.unwrap_or_default());
                 return Err(SettingsError::UnknownConfigField {
                     origin: origin.clone(),
                     field,
-                    detail: format!(
-                        "--strict-config refuses fields this processor does not know{hint}"
-                    ),
+                    detail,
                 });
             }
+            let fix = match hint {
+                Some(hint) => format!("{hint} Remove it or correct its spelling"),
+                None => "; remove it or correct its spelling".to_owned(),
+            };
             self.notes.push(format!(
-                "{origin}: unknown field {field} is ignored (as the Go processor ignores it){hint}; remove it or correct its spelling (--strict-config refuses it)"
+                "{origin}: unknown field {field} is ignored (as the Go processor ignores it){fix} (--strict-config refuses it)"
             ));
         }
         Ok(())
