@@ -35,6 +35,7 @@ mod go;
 mod queues;
 mod redis;
 mod resolve;
+mod sources;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -44,7 +45,7 @@ pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_durati
 pub use flow::FlowSettings;
 pub use redis::{RedisTls, redact_url};
 #[cfg(test)]
-pub use resolve::env_of;
+pub use sources::env_of;
 pub use validate::SettingsError;
 #[cfg(test)]
 pub use validate::{MAX_BATCH, MAX_CONCURRENCY};

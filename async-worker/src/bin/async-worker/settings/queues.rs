@@ -6,7 +6,7 @@ use claim_core::routing::AllowList;
 use claim_core::wire;
 
 use super::config::{gate_params, set};
-use super::resolve::Sources;
+use super::sources::Sources;
 use super::{QueueSettings, RunArgs, SettingsError};
 use async_worker::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
 use async_worker::config::QueueSpec;

@@ -13,7 +13,7 @@ use reqwest::Url;
 
 use super::SettingsError;
 use super::config::{TransportConfig, set};
-use super::resolve::Sources;
+use super::sources::Sources;
 
 /// The modes Go knows, as written in the config.
 const MODES: &str = "\"standalone\" (or \"\"), \"cluster\" or \"sentinel\"";

@@ -1,10 +1,4 @@
-//! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`]: where each setting's value comes from, each value parsed and checked as it is read; then `validate` checks the whole.
-//!
-//! Our settings take the transport config's field, else the flag (typed, or
-//! from its environment variable, which clap reads), else the default. The
-//! config wins because the spec says so ("ignored when --transport-config
-//! supplies its own values"), so one config file describes a deployment
-//! whatever flags its pods were started with; a flag it overrode is noted.
+//! Turns [`RunArgs`] and the transport config into [`ProcessorSettings`]: one function per setting of ours (their common rule is `Sources::ours`: the config's field, else the flag or its variable, else the default), each value parsed and checked as it is read; then `validate` checks the whole.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -13,6 +7,7 @@ use claim_core::store::StoreConfig;
 use claim_core::wire;
 
 use super::config::{TransportConfig, set};
+use super::sources::Sources;
 use super::validate::validate;
 use super::{ProcessorSettings, RunArgs, SettingsError, go, queues, redis};
 use async_worker::config::RuntimeConfig;
@@ -20,73 +15,7 @@ use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 
 const TRANSPORT: &str = "redis-sortedset";
 
-/// One run's inputs: the flags, the transport config (empty without one)
-/// and how messages name it, and the notes logged at start.
-pub(super) struct Sources<'a> {
-    pub args: &'a RunArgs,
-    pub config: TransportConfig,
-    pub origin: String,
-    pub notes: Vec<String>,
-}
-
 impl Sources<'_> {
-    /// One of our settings: the config's value, else the flag's (from the
-    /// command line or its variable); notes a flag the config overrode.
-    pub fn ours<T: PartialEq>(
-        &mut self,
-        flag: &str,
-        field: &str,
-        (given, configured): (Option<T>, Option<T>),
-        show: impl Fn(&T) -> String,
-    ) -> Option<T> {
-        if let (Some(f), Some(c)) = (&given, &configured)
-            && f != c
-        {
-            let (env, origin) = (env_of(flag), &self.origin);
-            let (f, c) = (show(f), show(c));
-            self.notes.push(format!(
-                "--{flag} {f} (or {env}) is ignored: {origin} sets {field} to {c}"
-            ));
-        }
-        configured.or(given)
-    }
-
-    /// A positive count or duration from the config: `None` when unset
-    /// (absent, null or 0, as in Go); an error naming the field when negative.
-    pub fn positive(&self, value: Option<i64>, field: &str) -> Result<Option<u64>, SettingsError> {
-        match value {
-            Some(v) if v < 0 => {
-                let fix = "give it a positive number, or 0 / leave it out for the default";
-                Err(self.error(field, format!("{v} is negative"), fix))
-            }
-            None | Some(0) => Ok(None),
-            Some(v) => Ok(Some(v.unsigned_abs())),
-        }
-    }
-
-    /// A config count that must fit 32 bits; `fix` says what to give instead.
-    pub fn count(
-        &self,
-        value: Option<impl Copy + std::fmt::Display + TryInto<u32>>,
-        field: &str,
-        fix: &str,
-    ) -> Result<Option<u32>, SettingsError> {
-        let Some(n) = value else {
-            return Ok(None);
-        };
-        (n.try_into().map(Some)).map_err(|_| self.error(field, format!("{n} is out of range"), fix))
-    }
-
-    /// A config error at `field` naming this config.
-    pub fn error(&self, field: impl Into<String>, detail: String, fix: &str) -> SettingsError {
-        SettingsError::ConfigValue {
-            origin: self.origin.clone(),
-            field: field.into(),
-            detail,
-            fix: fix.to_owned(),
-        }
-    }
-
     /// `--strict-config`: `strict_config`, else the flag, else off.
     fn strict_config(&mut self) -> bool {
         let sources = (self.args.strict_config, self.config.strict_config);
@@ -167,12 +96,6 @@ impl Sources<'_> {
         }
         Ok(())
     }
-}
-
-/// The environment variable of one of our flags (`claim-lease-ttl`:
-/// `ASYNC_WORKER_CLAIM_LEASE_TTL`), as `args.rs` declares it.
-pub fn env_of(flag: &str) -> String {
-    format!("ASYNC_WORKER_{}", flag.to_uppercase().replace('-', "_"))
 }
 
 fn show(d: &Duration) -> String {
