@@ -1,9 +1,9 @@
-//! An operator's writes: `dead_letter` (`lua/dead_letter.lua`), `redrive_dead` (`lua/redrive_dead.lua`), `purge_dead` (`lua/purge_dead.lua`), `set_paused` (one command); and `is_terminal`, which a redrive asks: a generation's markers, in the hash-tagged layout looked for in every slot they may lie in (each configured list's, each configured queue's copy), then by SCAN on every primary.
+//! An operator's writes: `dead_letter` (`lua/dead_letter.lua`), `redrive_dead` (`lua/redrive_dead.lua`), `purge_dead` (`lua/purge_dead.lua`); and `is_terminal`, which a redrive asks: a generation's markers, in the hash-tagged layout looked for in every slot they may lie in (each configured list's, each configured queue's copy), then by SCAN on every primary.
 
 use super::call::Call;
 use super::cluster::request_keys;
 use crate::codec::{dead_json, flag, per_item, score_arg};
-use crate::conn::Effect;
+use crate::conn::{Effect, SlotMap};
 use crate::keys::{GenerationKey, KeyLayout, MARKER_PREFIX};
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::admin::Redrive;
@@ -63,28 +63,29 @@ pub(crate) async fn redrive_dead(
         }
     }
     // An entry sorted out above that is not dead answers NotDead, as the model.
-    let dead = dead_flags(store, &q.dead, members).await?;
+    // Whether the dead hash holds each member (`HEXISTS`, pipelined).
+    let mut pipe = redis::pipe();
+    for m in members {
+        pipe.hexists(&q.dead, m.as_bytes());
+    }
+    let dead: Vec<bool> = store
+        .conn()
+        .query(Op::RedriveDead, Effect::Read, &pipe)
+        .await?;
     for (i, d) in dead.into_iter().enumerate() {
         if !d {
             out[i] = Redrive::NotDead;
         }
     }
     for chunk in movable.chunks(MAX_BATCH) {
-        let script = &store.scripts().redrive_dead;
-        let mut call = script.prepare_invoke();
+        let mut call = Call::new(store, &store.scripts().redrive_dead);
         call.key(&q.pending).key(&q.dead).key(&q.deliveries);
         for (_, member, score, claim_key) in chunk {
             call.arg(member.as_bytes()).arg(score).arg(claim_key);
         }
-        let on = [q.dead.as_bytes()];
-        let reply: Vec<i64> = store
-            .conn()
-            .script(Op::RedriveDead, script, on, &call)
-            .await?;
-        for ((i, ..), moved) in chunk
-            .iter()
-            .zip(per_item(Op::RedriveDead, reply, chunk.len())?)
-        {
+        let reply: Vec<i64> = call.run(store, Op::RedriveDead).await?;
+        let moved = per_item(Op::RedriveDead, reply, chunk.len())?;
+        for ((i, ..), moved) in chunk.iter().zip(moved) {
             out[*i] = if flag(moved) {
                 Redrive::Moved
             } else {
@@ -108,22 +109,6 @@ async fn answered(store: &RedisStore, gens: &[&Generation]) -> Result<Vec<bool>,
     Ok(out)
 }
 
-/// For each member, whether the dead hash holds it (`HEXISTS`, pipelined).
-async fn dead_flags(
-    store: &RedisStore,
-    dead: &str,
-    members: &[Member],
-) -> Result<Vec<bool>, StoreError> {
-    let mut pipe = redis::pipe();
-    for m in members {
-        pipe.hexists(dead, m.as_bytes());
-    }
-    store
-        .conn()
-        .query(Op::RedriveDead, Effect::Read, &pipe)
-        .await
-}
-
 /// Deletes dead entries of one queue (`lua/purge_dead.lua`), one call per
 /// [`MAX_BATCH`] members.
 pub(crate) async fn purge_dead(
@@ -134,17 +119,12 @@ pub(crate) async fn purge_dead(
     let q = store.keys().queue(queue);
     let mut out = Vec::with_capacity(members.len());
     for chunk in members.chunks(MAX_BATCH) {
-        let script = &store.scripts().purge_dead;
-        let mut call = script.prepare_invoke();
+        let mut call = Call::new(store, &store.scripts().purge_dead);
         call.key(&q.dead);
         for m in chunk {
             call.arg(m.as_bytes());
         }
-        let on = [q.dead.as_bytes()];
-        let reply: Vec<i64> = store
-            .conn()
-            .script(Op::PurgeDead, script, on, &call)
-            .await?;
+        let reply: Vec<i64> = call.run(store, Op::PurgeDead).await?;
         out.extend(
             per_item(Op::PurgeDead, reply, chunk.len())?
                 .into_iter()
@@ -154,37 +134,6 @@ pub(crate) async fn purge_dead(
     let purged = out.iter().filter(|p| **p).count();
     tracing::info!(queue, purged, "dead entries purged");
     Ok(out)
-}
-
-/// `set_paused`: pauses (`SET <queue>:paused 1 GET`) or resumes (`DEL <queue>:paused`) claiming from a queue, one atomic command each.
-///
-/// No script: each is one command, atomic on its own, on one queue's key
-/// (one cluster slot). Its answer says whether it changed the flag: `SET ..
-/// GET` returns the value before (nil when the queue was running), `DEL` the
-/// number of keys deleted.
-pub(crate) async fn set_paused(
-    store: &RedisStore,
-    queue: &str,
-    paused: bool,
-) -> Result<bool, StoreError> {
-    let key = store.keys().queue(queue).paused;
-    let changed = if paused {
-        let cmd = redis::cmd("SET").arg(&key).arg("1").arg("GET").to_owned();
-        let before: Option<String> = store
-            .conn()
-            .query(Op::SetPaused, Effect::Write, &cmd)
-            .await?;
-        before.is_none()
-    } else {
-        let cmd = redis::Cmd::del(&key);
-        let n: i64 = store
-            .conn()
-            .query(Op::SetPaused, Effect::Write, &cmd)
-            .await?;
-        n > 0
-    };
-    tracing::info!(queue, paused, changed, "queue pause flag set");
-    Ok(changed)
 }
 
 /// Whether a generation's terminal marker is live: plain, one GET. A
@@ -275,11 +224,7 @@ async fn scan_markers(store: &RedisStore, generation: &Generation) -> Result<boo
     );
     // On a cluster each primary holds its own keys: scan every one.
     let nodes = match store.conn().cluster() {
-        Some(cluster) => primary_slots(store, &cluster)
-            .await?
-            .into_iter()
-            .map(Some)
-            .collect(),
+        Some(_) => primary_slots(store).await?.into_iter().map(Some).collect(),
         None => vec![None],
     };
     for node in nodes {
@@ -315,40 +260,18 @@ async fn scan_markers(store: &RedisStore, generation: &Generation) -> Result<boo
     Ok(false)
 }
 
-/// One slot of each primary of the cluster (from `CLUSTER SLOTS`), to route
-/// a keyless command to every primary once.
-async fn primary_slots(
-    store: &RedisStore,
-    cluster: &redis::cluster_async::ClusterConnection,
-) -> Result<Vec<u16>, StoreError> {
-    use redis::Value;
-    let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::RandomPrimary);
-    let mut cluster = cluster.clone();
-    let reply = tokio::time::timeout(
-        store.conn().timeout(),
-        cluster.route_command(redis::cmd("CLUSTER").arg("SLOTS").to_owned(), route),
-    )
-    .await
-    .map_err(|_| StoreError::failed(Op::IsTerminal, "CLUSTER SLOTS: no answer in time"))?
-    .map_err(|e| crate::conn::classify(Op::IsTerminal, Effect::Read, &e))?;
-    let bad = |what: &str| crate::conn::bad_reply(Op::IsTerminal, Effect::Read, what);
-    let Value::Array(ranges) = reply else {
-        return Err(bad("CLUSTER SLOTS is not an array"));
-    };
-    let mut seen = std::collections::BTreeMap::new();
-    for range in ranges {
-        let Value::Array(parts) = range else {
-            return Err(bad("a CLUSTER SLOTS range is not an array"));
-        };
-        let (Some(Value::Int(start)), Some(Value::Array(primary))) = (parts.first(), parts.get(2))
-        else {
-            return Err(bad("a CLUSTER SLOTS range has no start or primary"));
-        };
-        let address = format!("{:?}", primary.iter().take(2).collect::<Vec<_>>());
-        let slot = u16::try_from(*start).map_err(|_| bad("a slot out of range"))?;
-        seen.entry(address).or_insert(slot);
-    }
-    Ok(seen.into_values().collect())
+/// One slot of each primary of the cluster (from `CLUSTER SLOTS`, read
+/// fresh), to route a keyless command to every primary once.
+async fn primary_slots(store: &RedisStore) -> Result<Vec<u16>, StoreError> {
+    let cmd = redis::cmd("CLUSTER").arg("SLOTS").to_owned();
+    let reply: redis::Value = store
+        .conn()
+        .query(Op::IsTerminal, Effect::Read, &cmd)
+        .await?;
+    let map = SlotMap::parse(&reply).ok_or_else(|| {
+        crate::conn::bad_reply(Op::IsTerminal, Effect::Read, "CLUSTER SLOTS is no slot map")
+    })?;
+    Ok(map.first_slots())
 }
 
 /// Runs a keyless read on the primary serving `slot`.

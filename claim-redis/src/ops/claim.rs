@@ -2,6 +2,7 @@
 
 use super::call::{self, evalsha};
 use super::claim_cluster;
+use super::cluster::request_keys;
 use super::release::release;
 use crate::codec::claim_reply;
 use crate::conn::Effect;
@@ -11,8 +12,7 @@ use claim_core::store::{ClaimOutcome, ClaimRequest, generations_of};
 use claim_core::{ClaimKey, Op, OwnerToken, StoreError, wire};
 use redis::{RedisWrite, Value};
 
-/// Claims `items` in calls of [`MAX_BATCH`] (the plain layout's
-/// [`one_call`], or the hash-tagged layout's). When a later call fails, the claims of the
+/// Claims `items` in calls of [`MAX_BATCH`]. When a later call fails, the claims of the
 /// earlier ones are not orphaned: the batch is answered with them, the
 /// failed and later items as `NotPending` (they are still pending, or were
 /// released again if the failed call may have run). Items whose generation
@@ -55,7 +55,7 @@ async fn batches(
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(MAX_BATCH) {
         let outcomes = match store.layout() {
-            KeyLayout::Plain => one_call(store, queue, owner, chunk).await,
+            KeyLayout::Plain => run(store, &claim_cmd(store, queue, owner, chunk), chunk).await,
             KeyLayout::HashTagged => claim_cluster::one_call(store, queue, owner, chunk).await,
         };
         match outcomes {
@@ -76,86 +76,44 @@ async fn batches(
     Ok(out)
 }
 
-/// The payload keys (stored apart) of the copies `claim.lua` dropped as
-/// answered and held by nobody (outcome 5): no ack is left to delete them.
-pub(crate) fn answered_payload_keys(
-    store: &RedisStore,
-    chunk: &[ClaimRequest],
-    answered: &[usize],
-) -> Vec<String> {
-    answered
-        .iter()
-        .filter_map(|&i| chunk.get(i))
-        .filter_map(|item| wire::parse_member(item.member.as_bytes()).ok()?.payload_ref)
-        .map(|payload_ref| store.keys().payload(&payload_ref))
-        .collect()
-}
-
-/// One script call; the layout is `lua/claim.lua`'s header.
-async fn one_call(
+/// A claim.lua call for `chunk` (its header is the layout), ready to run
+/// in the plain layout: the queue's KEYS, then (plain) each item's marker
+/// and cancel key, then the ARGV both layouts take; the hash-tagged layout
+/// adds what it read of those keys first (`claim_cluster`).
+pub(crate) fn claim_cmd(
     store: &RedisStore,
     queue: &str,
     owner: &OwnerToken,
     chunk: &[ClaimRequest],
-) -> Result<Vec<ClaimOutcome>, StoreError> {
+) -> redis::Cmd {
     let keys = store.keys();
     let q = keys.queue(queue);
-    let ttl = store.inner.config.lease_ttl_ms;
-    let time = store.time_arg();
     let n = chunk.len();
-    let bytes: usize = chunk.iter().map(|i| i.member.len() + 160).sum();
+    let plain = store.layout() == KeyLayout::Plain;
+    let (item_keys, item_args, item_bytes) = if plain { (2, 4, 160) } else { (0, 7, 200) };
+    let bytes: usize = chunk.iter().map(|i| i.member.len() + item_bytes).sum();
     let script = &store.scripts().claim;
-    let mut cmd = evalsha(script, 7 + 2 * n, 4 + 4 * n, bytes);
+    let mut cmd = evalsha(script, 7 + item_keys * n, 4 + item_args * n, bytes);
     cmd.arg(&q.pending)
         .arg(&q.claimed)
         .arg(&q.owners)
         .arg(&q.index)
         .arg(&q.deliveries)
-        .arg(keys.clock_side())
+        .arg(keys.clock_side_for(&q.pending))
         .arg(&q.dead);
-    for item in chunk {
-        cmd.write_arg_fmt(keys.marker_key(&item.generation));
-        cmd.write_arg_fmt(keys.cancel_key(&item.generation.id));
+    if plain {
+        for item in chunk {
+            cmd.write_arg_fmt(keys.marker_key(&item.generation));
+            cmd.write_arg_fmt(keys.cancel_key(&item.generation.id));
+        }
     }
     cmd.arg(owner.as_str())
-        .arg(&time)
-        .arg(ttl)
+        .arg(store.time_arg())
+        .arg(store.inner.config.lease_ttl_ms)
         .arg(keys.prefix().len());
-    claim_item_args(&mut cmd, chunk);
-    let reply: Value = call::run(store, Op::Claim, script, &cmd).await?;
-    let reply = claim_reply(&reply, n)?;
-    forget_answered_payloads(store, chunk, &reply.answered_unheld).await;
-    Ok(reply.outcomes)
-}
-
-/// Deletes the payloads stored apart of the copies `claim.lua` dropped as
-/// answered and held by nobody (outcome 5): no ack is left to delete them.
-/// Best effort: the generation is answered, so a failure only leaves the
-/// key to its own expiry (the deadline plus ten minutes).
-async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], answered: &[usize]) {
-    let keys = answered_payload_keys(store, chunk, answered);
-    if keys.is_empty() {
-        return;
-    }
-    let mut pipe = redis::pipe();
-    pipe.atomic().del(&keys).ignore();
-    if store.explicit_now().is_some() {
-        pipe.hdel(store.keys().clock_side(), &keys).ignore();
-    }
-    if let Err(e) = store
-        .conn()
-        .query::<()>(Op::Claim, Effect::Transaction, &pipe)
-        .await
-    {
-        tracing::warn!(error = %e, keys = keys.len(), "deleting the payloads of answered copies failed; they expire ten minutes after their deadlines");
-    }
-}
-
-/// The ARGV both claim scripts take per item, in blocks: every member, then
-/// every claim key, then every request token, then every deadline (the
-/// lease follows it, not the score: [`wire::member_deadline`], 0 when it
-/// cannot be read).
-pub(crate) fn claim_item_args(cmd: &mut redis::Cmd, chunk: &[ClaimRequest]) {
+    // Per item, in blocks: every member, then every claim key, then every
+    // request token, then every deadline (the lease follows it, not the
+    // score: [`wire::member_deadline`], 0 when it cannot be read).
     for item in chunk {
         cmd.arg(item.member.as_bytes());
     }
@@ -168,4 +126,47 @@ pub(crate) fn claim_item_args(cmd: &mut redis::Cmd, chunk: &[ClaimRequest]) {
     for item in chunk {
         cmd.arg(item.member.deadline().unwrap_or(0));
     }
+    cmd
+}
+
+/// Runs a claim.lua call for `chunk` ([`claim_cmd`]) and answers its
+/// outcomes, after deleting the payloads stored apart of the copies it
+/// dropped as answered and held by nobody (outcome 5): no ack is left to
+/// delete them. Best effort: the generation is answered, so a failure only
+/// leaves a key to its own expiry (the deadline plus ten minutes).
+pub(crate) async fn run(
+    store: &RedisStore,
+    cmd: &redis::Cmd,
+    chunk: &[ClaimRequest],
+) -> Result<Vec<ClaimOutcome>, StoreError> {
+    let reply: Value = call::run(store, Op::Claim, &store.scripts().claim, cmd).await?;
+    let reply = claim_reply(&reply, chunk.len())?;
+    let answered = reply.answered_unheld.iter().filter_map(|&i| chunk.get(i));
+    let payloads: Vec<String> = answered
+        .filter_map(|item| wire::parse_member(item.member.as_bytes()).ok()?.payload_ref)
+        .map(|payload_ref| store.keys().payload(&payload_ref))
+        .collect();
+    if payloads.is_empty() {
+        return Ok(reply.outcomes);
+    }
+    if store.layout() == KeyLayout::HashTagged {
+        // Each in a slot of its own: one call per node, per key what a
+        // node refuses (`request_keys::delete`).
+        let targets = payloads.into_iter().map(|k| (k, String::new())).collect();
+        request_keys::delete(store, Op::Claim, targets).await;
+        return Ok(reply.outcomes);
+    }
+    let mut pipe = redis::pipe();
+    pipe.atomic().del(&payloads).ignore();
+    if store.explicit_now().is_some() {
+        pipe.hdel(store.keys().clock_side(), &payloads).ignore();
+    }
+    if let Err(e) = store
+        .conn()
+        .query::<()>(Op::Claim, Effect::Transaction, &pipe)
+        .await
+    {
+        tracing::warn!(error = %e, keys = payloads.len(), "deleting the payloads of answered copies failed; they expire ten minutes after their deadlines");
+    }
+    Ok(reply.outcomes)
 }

@@ -1,13 +1,10 @@
 //! `claim` in the hash-tagged layout: the per-request keys (markers, `request-cancel:`) read first (one call per node, per slot what a node refuses: `cluster::request_keys`), then `lua/claim.lua` on the queue's keys alone, in the queue's slot.
 
-use super::call::{self, evalsha};
-use super::claim::{answered_payload_keys, claim_item_args};
+use super::claim::{claim_cmd, run};
 use super::cluster::request_keys;
-use crate::codec::claim_reply;
 use crate::state::RedisStore;
 use claim_core::store::{ClaimOutcome, ClaimRequest};
 use claim_core::{Op, OwnerToken, StoreError, wire};
-use redis::Value;
 
 /// One script call in the hash-tagged layout: the per-request keys (each
 /// item's marker, in its result list's slot, and `request-cancel:<id>`)
@@ -32,8 +29,6 @@ pub(crate) async fn one_call(
     chunk: &[ClaimRequest],
 ) -> Result<Vec<ClaimOutcome>, StoreError> {
     let keys = store.keys();
-    let config = &store.inner.config;
-    let q = keys.queue(queue);
     let n = chunk.len();
     // Per item: its cancel key, then its marker's candidate keys.
     let mut per_item: Vec<String> = Vec::with_capacity(3 * n);
@@ -60,21 +55,7 @@ pub(crate) async fn one_call(
             .map(|expiry| expiry.is_none_or(|e| e > now.0))
             .collect(),
     };
-    let script = &store.scripts().claim;
-    let bytes: usize = chunk.iter().map(|i| i.member.len() + 200).sum();
-    let mut cmd = evalsha(script, 7, 4 + 7 * n, bytes);
-    cmd.arg(&q.pending)
-        .arg(&q.claimed)
-        .arg(&q.owners)
-        .arg(&q.index)
-        .arg(&q.deliveries)
-        .arg(keys.clock_side_for(&q.pending))
-        .arg(&q.dead);
-    cmd.arg(owner.as_str())
-        .arg(store.time_arg())
-        .arg(config.lease_ttl_ms)
-        .arg(keys.prefix().len());
-    claim_item_args(&mut cmd, chunk);
+    let mut cmd = claim_cmd(store, queue, owner, chunk);
     for &(start, end) in &spans {
         let marker = request_keys::best_marker(store, &values[start + 1..end]);
         cmd.arg(marker.unwrap_or_default());
@@ -92,21 +73,5 @@ pub(crate) async fn one_call(
         });
         cmd.arg(why.unwrap_or_default());
     }
-    let reply: Value = call::run(store, Op::Claim, script, &cmd).await?;
-    let reply = claim_reply(&reply, n)?;
-    forget_answered_payloads(store, chunk, &reply.answered_unheld).await;
-    Ok(reply.outcomes)
-}
-
-/// Deletes the payloads stored apart of the copies `claim.lua` dropped as
-/// answered and held by nobody, one call per node (per key what a node
-/// refuses; [`request_keys::delete`]). Best effort, as in the plain layout.
-async fn forget_answered_payloads(store: &RedisStore, chunk: &[ClaimRequest], answered: &[usize]) {
-    let targets: Vec<(String, String)> = answered_payload_keys(store, chunk, answered)
-        .into_iter()
-        .map(|k| (k, String::new()))
-        .collect();
-    if !targets.is_empty() {
-        request_keys::delete(store, Op::Claim, targets).await;
-    }
+    run(store, &cmd, chunk).await
 }

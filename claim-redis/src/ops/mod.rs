@@ -29,6 +29,7 @@ mod retries;
 mod retries_cluster;
 mod stats;
 
+use crate::codec::parse_dead;
 use crate::conn::Effect;
 use crate::state::RedisStore;
 use async_trait::async_trait;
@@ -46,20 +47,48 @@ use stats::Start;
 
 #[async_trait]
 impl ClaimInspect for RedisStore {
+    /// The sizes of a queue's pending set, live claims and dead hash, in
+    /// one MULTI.
     async fn depths(&self, queue: &str) -> Result<QueueDepths> {
-        stats::depths(self, queue).await
+        let q = self.keys().queue(queue);
+        let (pending, claimed, dead) =
+            stats::sizes(self, Op::Depths, &q.pending, [&q.owners, &q.dead]).await?;
+        Ok(QueueDepths {
+            pending,
+            claimed,
+            dead,
+        })
     }
 
+    /// A ZCARD of each retry set.
     async fn retry_depth(&self) -> Result<usize> {
-        stats::retry_depth(self).await
+        let mut pipe = redis::pipe();
+        for (_, set) in retries::retry_sets(self, Op::RetryDepth).await? {
+            pipe.zcard(set);
+        }
+        let sizes: Vec<usize> = self
+            .conn()
+            .query(Op::RetryDepth, Effect::Read, &pipe)
+            .await?;
+        Ok(sizes.into_iter().sum())
     }
 
     async fn claims(&self, queue: &str) -> Result<Vec<ClaimInfo>> {
         stats::claims(self, queue).await
     }
 
+    /// A queue's dead hash, each entry with its reason.
     async fn dead_entries(&self, queue: &str) -> Result<Vec<DeadEntry>> {
-        stats::dead_entries(self, queue).await
+        let cmd = redis::Cmd::hgetall(self.keys().queue(queue).dead);
+        let mut raw: Vec<(Vec<u8>, Vec<u8>)> = self
+            .conn()
+            .query(Op::DeadEntries, Effect::Read, &cmd)
+            .await?;
+        raw.sort();
+        Ok(raw
+            .into_iter()
+            .map(|(m, value)| parse_dead(m, &value))
+            .collect())
     }
 
     async fn retry_entries(&self) -> Result<Vec<PendingEntry>> {
@@ -193,8 +222,31 @@ impl ClaimAdmin for RedisStore {
         release::release_claim(self, queue, generation).await
     }
 
+    /// Pauses (`SET <queue>:paused 1 GET`) or resumes (`DEL
+    /// <queue>:paused`) claiming from a queue: no script, each one command,
+    /// atomic on its own, on one queue's key (one cluster slot). Its answer
+    /// says whether it changed the flag: `SET .. GET` returns the value
+    /// before (nil when the queue was running), `DEL` the number of keys
+    /// deleted.
     async fn set_paused(&self, queue: &str, paused: bool) -> Result<bool> {
-        admin::set_paused(self, queue, paused).await
+        let key = self.keys().queue(queue).paused;
+        let changed = if paused {
+            let cmd = redis::cmd("SET").arg(&key).arg("1").arg("GET").to_owned();
+            let before: Option<String> = self
+                .conn()
+                .query(Op::SetPaused, Effect::Write, &cmd)
+                .await?;
+            before.is_none()
+        } else {
+            let cmd = redis::Cmd::del(&key);
+            let n: i64 = self
+                .conn()
+                .query(Op::SetPaused, Effect::Write, &cmd)
+                .await?;
+            n > 0
+        };
+        tracing::info!(queue, paused, changed, "queue pause flag set");
+        Ok(changed)
     }
 
     async fn retry_now(&self, member: &Member) -> Result<RetryNow> {

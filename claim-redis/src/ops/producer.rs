@@ -17,24 +17,19 @@ pub(crate) async fn submit(
     queue: &str,
     s: &Submission,
 ) -> Result<(), StoreError> {
+    let pending = store.keys().queue(queue).pending;
+    let zadd = redis::Cmd::zadd(pending, s.member.as_bytes(), s.score().0);
     if store.layout() == KeyLayout::HashTagged {
         producer_keys(store, Op::Submit, s).await?;
-        let pending = store.keys().queue(queue).pending;
-        let zadd = redis::Cmd::zadd(pending, s.member.as_bytes(), s.score().0);
         return store.conn().query(Op::Submit, Effect::Write, &zadd).await;
     }
     let mut pipe = redis::pipe();
     pipe.atomic();
     producer_writes(store, s, &mut pipe);
-    pipe.zadd(
-        store.keys().queue(queue).pending,
-        s.member.as_bytes(),
-        s.score().0,
-    )
-    .ignore();
+    pipe.add_command(zadd).ignore();
     store
         .conn()
-        .query::<()>(Op::Submit, Effect::Transaction, &pipe)
+        .query(Op::Submit, Effect::Transaction, &pipe)
         .await
 }
 
@@ -60,10 +55,7 @@ pub(crate) async fn producer_keys(
 ) -> Result<(), StoreError> {
     let mut pipe = redis::pipe();
     producer_writes(store, s, &mut pipe);
-    store
-        .conn()
-        .query::<()>(op, Effect::Transaction, &pipe)
-        .await
+    store.conn().query(op, Effect::Transaction, &pipe).await
 }
 
 /// Stamps the next sequence of the queue and deadline and enqueues; the

@@ -55,6 +55,8 @@ pub(crate) async fn release(
     }
 }
 
+/// An operator ends one generation's claim now, whoever holds it
+/// (`lua/release_claim.lua`); answers the owner it had.
 pub(crate) async fn release_claim(
     store: &RedisStore,
     queue: &str,
@@ -72,8 +74,7 @@ pub(crate) async fn release_claim(
             values.into_iter().next()
         }
     };
-    let script = &store.scripts().release_claim;
-    let mut call = script.prepare_invoke();
+    let mut call = Call::new(store, &store.scripts().release_claim);
     for key in [&q.pending, &q.claimed, &q.owners, &q.index, &q.deliveries] {
         call.key(key);
     }
@@ -86,11 +87,7 @@ pub(crate) async fn release_claim(
     if let Some(marker) = &marker {
         call.arg(marker.as_str());
     }
-    let on = [q.claimed.as_bytes()];
-    let ended: Option<(String, i64)> = store
-        .conn()
-        .script(Op::ReleaseClaim, script, on, &call)
-        .await?;
+    let ended: Option<(String, i64)> = call.run(store, Op::ReleaseClaim).await?;
     let answered = ended.as_ref().is_some_and(|(_, answered)| *answered == 1);
     if answered && marker.is_some() {
         // Hash-tagged: the payload key lies in its own slot.

@@ -46,22 +46,16 @@ pub(crate) async fn park_retry(
         KeyLayout::Plain => park.run(store, owner, items).await,
         KeyLayout::HashTagged => {
             if !items.is_empty() {
-                register_retry_queue(store, queue).await?;
+                let register = redis::Cmd::sadd(store.keys().retry_queues(), queue);
+                store
+                    .conn()
+                    .query::<()>(Op::ParkRetry, Effect::Write, &register)
+                    .await?;
             }
             park.run_tagged(store, owner, items, |i| Some(i.member.as_bytes()))
                 .await
         }
     }
-}
-
-/// Adds `queue` to the set of queues with a retry set of their own
-/// (idempotent).
-async fn register_retry_queue(store: &RedisStore, queue: &str) -> Result<(), StoreError> {
-    let cmd = redis::Cmd::sadd(store.keys().retry_queues(), queue);
-    store
-        .conn()
-        .query::<()>(Op::ParkRetry, Effect::Write, &cmd)
-        .await
 }
 
 /// Every retry set to inspect or drain: the shared (Go's) one first; in

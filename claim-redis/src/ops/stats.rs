@@ -1,26 +1,13 @@
-//! The read-only inspections of several keys: `depths`, `retry_depth`, `retry_entries`, `claims`, `dead_entries`, and `peek`/`peek_after`, a page of the pending set, earliest score first, from a rank (ZRANGE) or above a score (ZRANGEBYSCORE, the admin CLI's `pending --after`).
+//! The read-only inspections longer than one command (the others are in `mod.rs`): `retry_entries`, `claims`, and `peek`/`peek_after`, a page of the pending set, earliest score first, from a rank (ZRANGE) or above a score (ZRANGEBYSCORE, the admin CLI's `pending --after`).
 
 use super::call::check_keys;
 use super::retries::retry_sets;
-use crate::codec::{parse_dead, parse_owner, pending_entries, score_arg};
+use crate::codec::{parse_owner, pending_entries, score_arg};
 use crate::conn::Effect;
 use crate::state::RedisStore;
-use claim_core::store::{ClaimInfo, DeadEntry, PendingEntry, QueueDepths};
+use claim_core::store::{ClaimInfo, PendingEntry};
 use claim_core::{Generation, Member, Millis, Op, OwnerToken, Score, StoreError, wire};
 use std::collections::HashMap;
-
-/// The sizes of a queue's pending set, live claims and dead hash, in one
-/// MULTI.
-pub(crate) async fn depths(store: &RedisStore, queue: &str) -> Result<QueueDepths, StoreError> {
-    let q = store.keys().queue(queue);
-    let (pending, claimed, dead) =
-        sizes(store, Op::Depths, &q.pending, [&q.owners, &q.dead]).await?;
-    Ok(QueueDepths {
-        pending,
-        claimed,
-        dead,
-    })
-}
 
 /// The sizes of a sorted set and of two hashes, read in one MULTI.
 pub(crate) async fn sizes(
@@ -42,20 +29,6 @@ pub(crate) async fn sizes(
         .hlen(hashes[1])
         .to_owned();
     store.conn().query(op, Effect::Read, &pipe).await
-}
-
-/// A ZCARD of each retry set ([`retry_sets`]).
-pub(crate) async fn retry_depth(store: &RedisStore) -> Result<usize, StoreError> {
-    let sets = retry_sets(store, Op::RetryDepth).await?;
-    let mut pipe = redis::pipe();
-    for (_, set) in &sets {
-        pipe.zcard(set);
-    }
-    let sizes: Vec<usize> = store
-        .conn()
-        .query(Op::RetryDepth, Effect::Read, &pipe)
-        .await?;
-    Ok(sizes.into_iter().sum())
 }
 
 /// A ZRANGE of each whole retry set ([`retry_sets`]), earliest due first.
@@ -122,23 +95,6 @@ pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimI
         .collect();
     claims.sort_by(|a, b| a.generation.cmp(&b.generation));
     Ok(claims)
-}
-
-/// A queue's dead hash, each entry with its reason.
-pub(crate) async fn dead_entries(
-    store: &RedisStore,
-    queue: &str,
-) -> Result<Vec<DeadEntry>, StoreError> {
-    let cmd = redis::Cmd::hgetall(store.keys().queue(queue).dead);
-    let mut raw: Vec<(Vec<u8>, Vec<u8>)> = store
-        .conn()
-        .query(Op::DeadEntries, Effect::Read, &cmd)
-        .await?;
-    raw.sort();
-    Ok(raw
-        .into_iter()
-        .map(|(member, value)| parse_dead(member, &value))
-        .collect())
 }
 
 /// Where a page starts.
