@@ -116,7 +116,11 @@ async fn live_values(
     }
     let now = store.explicit_now();
     let (values, expiries): (Vec<Option<Vec<u8>>>, Vec<Option<u64>>) = match (store.layout(), now) {
-        (KeyLayout::HashTagged, _) => request_keys::values_and_expiries(store, op, keys).await?,
+        (KeyLayout::HashTagged, None) => (request_keys::mget(store, op, keys).await?, Vec::new()),
+        (KeyLayout::HashTagged, Some(_)) => (
+            request_keys::mget(store, op, keys).await?,
+            request_keys::side_expiries(store, op, keys).await?,
+        ),
         (KeyLayout::Plain, None) => {
             let mget = redis::cmd("MGET").arg(keys).to_owned();
             (

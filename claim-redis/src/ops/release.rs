@@ -16,7 +16,7 @@
 //! answered (promotion too), or its holder's record is suppressed by the
 //! marker: never a second record.
 
-use super::call::{Call, in_batches};
+use super::call::Call;
 use super::cluster::request_keys;
 use crate::codec::per_item;
 use crate::conn::{Effect, bad_reply};
@@ -45,14 +45,7 @@ pub(crate) async fn release(
             call.arg(g.claim_key());
         },
     };
-    match store.layout() {
-        KeyLayout::Plain => release.run(store, owner, generations).await,
-        KeyLayout::HashTagged => {
-            release
-                .run_tagged(store, owner, generations, |_| None)
-                .await
-        }
-    }
+    release.run(store, owner, generations, |_| None).await
 }
 
 /// An operator ends one generation's claim now, whoever holds it
@@ -129,79 +122,61 @@ pub(crate) struct OwnerScript<'a, T> {
 }
 
 impl<T: Sync> OwnerScript<'_, T> {
-    /// Plain layout: every chunk of `items` with no marker values (the
-    /// script reads each marker in KEYS itself).
+    /// Runs the script on `items`, one call per [`MAX_BATCH`]: whether each
+    /// item's claim ended. Hash-tagged: each chunk's marker values are read
+    /// first ([`claimed_markers`]; `member` gives an item's claimed member
+    /// when the caller has it, parking, else the members are read from the
+    /// claimed hash), and the payload keys of the generations whose claims
+    /// ended answered are deleted after.
     pub(crate) async fn run(
-        &self,
-        store: &RedisStore,
-        owner: &OwnerToken,
-        items: &[T],
-    ) -> Result<Vec<bool>, StoreError> {
-        let codes = in_batches(items, |chunk| self.run_chunk(store, owner, chunk, &[])).await?;
-        Ok(codes.into_iter().map(ended).collect())
-    }
-
-    /// One call on at most [`MAX_BATCH`](crate::state::MAX_BATCH) items, `markers` (one per item,
-    /// or none) after their arguments; one code per item.
-    pub(crate) async fn run_chunk(
-        &self,
-        store: &RedisStore,
-        owner: &OwnerToken,
-        chunk: &[T],
-        markers: &[String],
-    ) -> Result<Vec<i64>, StoreError> {
-        let keys = store.keys();
-        let pending = keys.queue(self.queue).pending;
-        let mut call = Call::new(store, self.script);
-        for key in self.keys {
-            call.key(*key);
-        }
-        for item in chunk {
-            call.key(keys.marker_for(&pending, (self.generation)(item)));
-        }
-        if store.layout() == KeyLayout::Plain {
-            for item in chunk {
-                let g = (self.generation)(item);
-                call.key(keys.payload(&wire::payload_key(&g.id, &g.token)));
-            }
-            call.key(keys.clock_side());
-        }
-        call.arg(owner.as_str()).arg(store.time_arg());
-        for item in chunk {
-            (self.args)(&mut call, item);
-        }
-        for marker in markers {
-            call.arg(marker.as_str());
-        }
-        let reply: Vec<i64> = call.run(store, self.op).await?;
-        per_item(self.op, reply, chunk.len())
-    }
-
-    /// Hash-tagged layout: runs the script (release, sweep, parking) per [`MAX_BATCH`] items, each
-    /// chunk's marker values read first ([`claimed_markers`]); `member` gives
-    /// an item's claimed member when the caller has it (parking), else the
-    /// members are read from the claimed hash.
-    pub(crate) async fn run_tagged(
         &self,
         store: &RedisStore,
         owner: &OwnerToken,
         items: &[T],
         member: fn(&T) -> Option<&[u8]>,
     ) -> Result<Vec<bool>, StoreError> {
+        let keys = store.keys();
+        let pending = keys.queue(self.queue).pending;
+        let plain = store.layout() == KeyLayout::Plain;
         let mut out = Vec::with_capacity(items.len());
         for chunk in items.chunks(MAX_BATCH) {
             let gens: Vec<&Generation> = chunk.iter().map(self.generation).collect();
-            let members: Option<Vec<Vec<u8>>> = chunk
-                .iter()
-                .map(|i| member(i).map(<[u8]>::to_vec))
-                .collect();
-            let markers = claimed_markers(store, self.op, self.queue, &gens, members).await?;
-            let codes = self.run_chunk(store, owner, chunk, &markers).await?;
-            let answered = gens
-                .iter()
-                .zip(&codes)
-                .filter(|(_, c)| **c == ENDED_ANSWERED);
-            forget_payloads(store, self.op, answered.map(|(g, _)| *g)).await;
+            let markers = match plain {
+                true => Vec::new(),
+                false => {
+                    let members = chunk.iter().map(|i| member(i).map(<[u8]>::to_vec));
+                    claimed_markers(store, self.op, self.queue, &gens, members.collect()).await?
+                }
+            };
+            let mut call = Call::new(store, self.script);
+            for key in self.keys {
+                call.key(*key);
+            }
+            for g in &gens {
+                call.key(keys.marker_for(&pending, g));
+            }
+            if plain {
+                for g in &gens {
+                    call.key(keys.payload(&wire::payload_key(&g.id, &g.token)));
+                }
+                call.key(keys.clock_side());
+            }
+            call.arg(owner.as_str()).arg(store.time_arg());
+            for item in chunk {
+                (self.args)(&mut call, item);
+            }
+            for marker in &markers {
+                call.arg(marker.as_str());
+            }
+            let reply: Vec<i64> = call.run(store, self.op).await?;
+            let codes = per_item(self.op, reply, chunk.len())?;
+            if !plain {
+                let answered = gens
+                    .iter()
+                    .zip(&codes)
+                    .filter(|(_, c)| **c == ENDED_ANSWERED);
+                forget_payloads(store, self.op, answered.map(|(g, _)| *g)).await;
+            }
             out.extend(codes.into_iter().map(ended));
         }
         Ok(out)

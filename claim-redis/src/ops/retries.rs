@@ -14,7 +14,7 @@ use claim_core::{Generation, Member, Op, OwnerToken, RetryNow, Score, StoreError
 /// Parks `items` into the queue's retry set, owner-checked (an answered
 /// generation's claim is dropped, nothing parked). Plain layout: the
 /// queue's retry set is the shared one (Go's). Hash-tagged layout: the
-/// markers are read first (`RunTagged`), and
+/// markers are read first (`OwnerScript::run`), and
 /// The queue's retry set is its own, `<base>:retry`, in the queue's slot,
 /// so the park stays one atomic script; the queue is first added to the
 /// set of queues with retry sets of their own
@@ -42,20 +42,14 @@ pub(crate) async fn park_retry(
                 .arg(score_arg(item.due.as_score()));
         },
     };
-    match store.layout() {
-        KeyLayout::Plain => park.run(store, owner, items).await,
-        KeyLayout::HashTagged => {
-            if !items.is_empty() {
-                let register = redis::Cmd::sadd(store.keys().retry_queues(), queue);
-                store
-                    .conn()
-                    .query::<()>(Op::ParkRetry, Effect::Write, &register)
-                    .await?;
-            }
-            park.run_tagged(store, owner, items, |i| Some(i.member.as_bytes()))
-                .await
-        }
+    if store.layout() == KeyLayout::HashTagged && !items.is_empty() {
+        let register = redis::Cmd::sadd(store.keys().retry_queues(), queue);
+        let conn = store.conn();
+        conn.query::<()>(Op::ParkRetry, Effect::Write, &register)
+            .await?;
     }
+    park.run(store, owner, items, |i| Some(i.member.as_bytes()))
+        .await
 }
 
 /// Every retry set to inspect or drain: the shared (Go's) one first; in
@@ -151,29 +145,25 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
             .arg(now.0)
             .arg(store.keys().prefix().len());
         for member in &due {
-            let refusal = match wire::parse_member(member) {
-                Ok(p) => {
-                    let queue = p.request_queue_name.as_deref().unwrap_or(default_queue);
-                    match store.inner.config.retry_destination_refusal(queue) {
-                        None => {
-                            let score = p.score();
-                            let g = Generation::new(p.id, p.token);
-                            let dest = store.keys().queue(queue);
-                            call.key(dest.pending)
-                                .key(store.keys().marker(&g))
-                                .key(dest.deliveries);
-                            promote_args(&mut call, member, score, &g);
-                            continue;
-                        }
-                        Some(why) => why,
-                    }
+            match target(store, member) {
+                Target::Promote {
+                    queue,
+                    score,
+                    generation,
+                    ..
+                } => {
+                    let dest = store.keys().queue(&queue);
+                    call.key(dest.pending)
+                        .key(store.keys().marker(&generation))
+                        .key(dest.deliveries);
+                    promote_args(&mut call, member, score, &generation);
                 }
-                // The parse error may quote member bytes: only the dead entry keeps it.
-                Err(e) => format!("retry entry unparsable: {e}"),
-            };
-            tracing::warn!(dead = %fallback, "retry entry cannot be promoted: moving it to the dead set");
-            call.key(&fallback).key(&fallback).key(&fallback);
-            bury_args(&mut call, member, &dead_json(&refusal, now));
+                Target::Bury { reason } => {
+                    tracing::warn!(dead = %fallback, "retry entry cannot be promoted: moving it to the dead set");
+                    call.key(&fallback).key(&fallback).key(&fallback);
+                    bury_args(&mut call, member, &dead_json(&reason, now));
+                }
+            }
         }
         let n: usize = call.run(store, Op::PromoteDue).await?;
         moved += n;
