@@ -376,4 +376,5 @@ impl QueueKeys {
 }
 
 #[cfg(test)]
+#[path = "keys_tests.rs"]
 mod tests;
