@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 mod jail;
 mod root;
 
-use crate::{Error, Shown, cargo, ci, project_root, run_inherit, target_dir};
+use crate::{Error, Shown, cargo, is_ci, on_path, project_root, run_inherit, target_dir};
 use jail::Jail;
 use root::Root;
 
@@ -108,9 +108,9 @@ pub(crate) fn run() -> Result<(), Error> {
     println!("== image: {}:", demo.join(" "));
     print!("{}", String::from_utf8_lossy(&out.stdout));
 
-    if ci::on_path("redis-server") {
+    if on_path("redis-server").is_some() {
         processor_against_redis(&jail, &root.dir)?;
-    } else if ci::is_ci() {
+    } else if is_ci() {
         return Err(Error::Failed(
             "CI is set but `redis-server` is not on PATH: the image step runs the processor against one (install redis-server)".into(),
         ));

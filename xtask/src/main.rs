@@ -139,6 +139,18 @@ pub(crate) fn run_inherit(cmd: &mut Command) -> Result<(), Error> {
     }
 }
 
+/// `CI` set to anything but empty, `0` or `false` (any case).
+pub(crate) fn is_ci() -> bool {
+    env::var("CI").is_ok_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "" | "0" | "false"))
+}
+
+/// The first file named `program` in a `PATH` directory.
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
+    env::split_paths(&env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|file| file.is_file())
+}
+
 /// `1.2s`, `2m03s`.
 pub(crate) fn elapsed(d: Duration) -> String {
     let secs = d.as_secs();

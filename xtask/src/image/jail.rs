@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 use super::{BOUND, UID};
-use crate::{Error, Shown, ci};
+use crate::{Error, Shown, is_ci};
 
 /// How a command enters the root.
 pub(super) enum Jail {
@@ -35,7 +35,7 @@ impl Jail {
         }
         let why =
             "not root, and `unshare --map-root-user chroot / true` failed (no user namespaces)";
-        if ci::is_ci() {
+        if is_ci() {
             return Err(Error::Failed(format!(
                 "{why}: the image step cannot run the binary in an empty root; run CI as root"
             )));
