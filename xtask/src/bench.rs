@@ -40,13 +40,12 @@
 mod cluster;
 mod options;
 mod scale;
-mod server;
 mod summary;
 mod table;
 
+use crate::server::Server;
 use crate::{Error, Shown, cargo, project_root, run_inherit, target_dir};
 use options::{Options, parse};
-use server::Server;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use summary::{print_payload_keys_left, print_payload_ratios, ratio, write_json};

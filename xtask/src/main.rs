@@ -9,6 +9,7 @@ mod conformance;
 mod demo;
 mod deny;
 mod image;
+mod server;
 #[cfg(test)]
 mod tidy;
 
