@@ -1,41 +1,25 @@
 //! `cargo xtask bench`: the protected pipeline beside the unprotected dequeue it replaces, on private redis-servers.
 //!
-//! Builds the `bench` binary of the harness crate (`xtask/harness`) in
-//! release mode, starts two redis-servers of its own on free loopback ports
-//! (no persistence, and AOF with `appendfsync everysec`), then runs that
-//! binary once per run, each
-//! in a fresh process so the worker RSS is that run's own:
-//!
-//! - `protected`: the runtime over RedisStore, no-op handler;
-//! - `unprotected`: ZPOPMIN → LPUSH with the same batching and concurrency;
-//! - `memory`: the runtime over MemoryStore;
-//! - `protected+aof`: `protected` on the AOF server;
-//! - `protected×3`: three runtimes peeking the same head;
-//! - `protected-16K`, `protected-16K-ref`: `protected` with 16 KiB
-//!   payloads, inline and stored apart (Go's payload references), at most
-//!   50,000 requests and 10,000 held pending;
-//! - `protected-cluster`: `protected` on a private cluster of three
-//!   primaries (no replicas) the run starts itself, one queue per primary,
-//!   one runtime draining all three; `protected-cluster-1q`: the same
-//!   cluster with one queue (everything on one primary: the cluster
-//!   client's own cost);
-//! - `profile`: Redis CPU of each script called on its own;
-//! - `flow` (only when asked for: ~80 s): the spare-capacity bench, a
-//!   stand-in inference pool shared by interactive users and a batch
-//!   backlog behind the runtime, ungated and behind each flow-control gate
-//!   (utilization, interactive queue wait, batch rate per scenario);
-//! - at scale, also only when asked for: `backlog` (the drain rate with
-//!   10,000 and with 1,000,000 pending, each held steady, and their ratio),
-//!   `queues` (idle Redis CPU per idle queue with 200 configured, and 10
-//!   busy queues' rate beside them against alone), `answered-memory` (Redis
-//!   memory an answered request still holds after a short dedup window).
+//! Builds the harness's `bench` binary (`xtask/harness`) in release mode
+//! (or takes another build, `--program`, interleaved against this one),
+//! starts two redis-servers of its own on free loopback ports (no
+//! persistence, and AOF with `appendfsync everysec`), then runs that binary
+//! once per run, each in a fresh process so the worker RSS is that run's
+//! own: `protected` (the runtime over RedisStore, no-op handler),
+//! `unprotected` (ZPOPMIN → LPUSH, same batching and concurrency), `memory`,
+//! `protected+aof`, `protected×3` (three runtimes peeking one head),
+//! `protected-16K` and `-16K-ref` (16 KiB payloads inline and stored apart,
+//! sizes capped: [`LARGE_REQUESTS`]), `protected-cluster` (three primaries
+//! the run starts, a queue on each) and `-cluster-1q` (one queue), and
+//! `profile` (Redis CPU of each script alone). Only when asked for: `flow`
+//! (~80 s: a stand-in inference pool shared by interactive users and a
+//! gated batch backlog) and the runs at scale, `backlog`, `queues` and
+//! `answered-memory` ([`scale`]).
 //!
 //! Each run prints a `row` line (`key=value`) and a `json` line; this module
-//! prints the table, the protected/unprotected ratio, the 16 KiB ratios and
-//! the summaries of the runs at scale,
-//! and writes every figure to `target/bench/latest.json` and a timestamped
-//! copy. `--repeat N` runs the list N times, interleaved, and also prints
-//! each run's medians.
+//! prints the table, the ratios and summaries, and writes every figure to
+//! `target/bench/latest.json` and a timestamped copy. `--repeat N` runs the
+//! list N times, interleaved, and also prints each run's medians.
 
 mod cluster;
 mod options;

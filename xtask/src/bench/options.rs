@@ -29,6 +29,11 @@ const ALL_RUNS: [&str; 10] = [
     "profile",
 ];
 
+/// The flags every run gets as given (with a value each).
+const PASSED: &str = "--requests --concurrency --batch --ack-batch --poll-ms --latency-secs \
+    --hold-pending --hold-inflight --window --log-filter --backlog-sizes --configured-queues \
+    --busy-queues --idle-secs --answered --result-dedup-ttl";
+
 /// Runs only `--runs` starts, as they take long: the spare-capacity
 /// bench (~75 s), and the runs at scale (a backlog of 1,000,000, 200
 /// queues idle and busy, the memory an answered request still holds).
@@ -69,62 +74,41 @@ pub(super) fn parse(args: Vec<String>) -> Result<Options, Error> {
             Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
             None => (arg.clone(), None),
         };
+        let valued = ["--program", "--runs", "--repeat"].contains(&flag.as_str())
+            || PASSED.split_whitespace().any(|f| f == flag);
+        let value = match inline.or_else(|| valued.then(|| args.next()).flatten()) {
+            Some(value) if valued => value,
+            _ if valued => return Err(Error::Usage(format!("`{flag}` needs a value"))),
+            _ if flag == "--no-build" => {
+                options.build = false;
+                continue;
+            }
+            _ => {
+                let why = format!("bench: unexpected argument `{arg}`\n  {USAGE}");
+                return Err(Error::Usage(why));
+            }
+        };
         match flag.as_str() {
-            "--no-build" => options.build = false,
             "--program" => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => args
-                        .next()
-                        .ok_or_else(|| Error::Usage("`--program` needs a path".into()))?,
-                };
                 options.program = Some(PathBuf::from(value));
                 options.build = false;
             }
-            "--runs"
-            | "--repeat"
-            | "--requests"
-            | "--concurrency"
-            | "--batch"
-            | "--ack-batch"
-            | "--poll-ms"
-            | "--latency-secs"
-            | "--hold-pending"
-            | "--hold-inflight"
-            | "--window"
-            | "--log-filter"
-            | "--backlog-sizes"
-            | "--configured-queues"
-            | "--busy-queues"
-            | "--idle-secs"
-            | "--answered"
-            | "--result-dedup-ttl" => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => args
-                        .next()
-                        .ok_or_else(|| Error::Usage(format!("`{flag}` needs a value")))?,
+            "--runs" => {
+                options.runs = value.split(',').map(canonical).collect();
+                let known = |r: &&String| {
+                    ALL_RUNS.contains(&r.as_str()) || OPT_IN_RUNS.contains(&r.as_str())
                 };
-                if flag == "--runs" {
-                    options.runs = value.split(',').map(canonical).collect();
-                    if let Some(bad) = options.runs.iter().find(|r| {
-                        !ALL_RUNS.contains(&r.as_str()) && !OPT_IN_RUNS.contains(&r.as_str())
-                    }) {
-                        return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
-                    }
-                } else if flag == "--repeat" {
-                    options.repeat = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        Error::Usage(format!("`--repeat {value}`: expected a positive number"))
-                    })?;
-                } else {
-                    options.pass.extend([flag, value]);
+                if let Some(bad) = options.runs.iter().find(|r| !known(r)) {
+                    return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
                 }
             }
-            _ => {
-                return Err(Error::Usage(format!(
-                    "bench: unexpected argument `{arg}`\n  {USAGE}"
-                )));
+            "--repeat" => {
+                let repeat = value.parse().ok().filter(|n| *n > 0);
+                let why =
+                    || Error::Usage(format!("`--repeat {value}`: expected a positive number"));
+                options.repeat = repeat.ok_or_else(why)?;
             }
+            _ => options.pass.extend([flag, value]),
         }
     }
     Ok(options)
