@@ -99,10 +99,7 @@ const STEPS: [(&str, Step); 11] = [
     ("deny", Step::Deny),
 ];
 
-pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
-    if let Some(arg) = args.first() {
-        return Err(Error::Usage(format!("ci takes no arguments, got `{arg}`")));
-    }
+pub(crate) fn run() -> Result<(), Error> {
     let redis = on_path("redis-server").is_some();
     if is_ci() && !redis {
         return Err(Error::Failed(

@@ -1,35 +1,29 @@
 //! `cargo xtask image` (and the `image` step of `cargo xtask ci`): the container image's binary, built as the Dockerfile builds it and run in an empty root.
 //!
-//! There is no container daemon here, so this proves what it can of the
-//! image without building it: it builds the release binary with the
-//! Dockerfile's cargo command ([`BUILD`]; the Dockerfile adds `--target`
-//! to cross-compile, which on the host's own architecture builds the same
-//! binary in another directory, so it is left out here and the build is
-//! the `target/release` one `cargo run --release`, chaos and the demo share),
-//! strips its debug info as the Dockerfile does, and lays out an empty
-//! root holding only what the runtime stage adds (the binary at
-//! `/llm-d-async`, the upstream chart's `command`, and a symlink at
-//! `/usr/local/bin/async-worker`), the shared libraries `ldd` reports and
-//! the CA bundle (a subset of what the distroless `cc` base ships), all
-//! read-only. It runs there with `chroot` as UID 65532 (the image's `USER`,
-//! as under `readOnlyRootFilesystem`) and an empty environment:
-//!
-//! 1. `/llm-d-async --help` and `/usr/local/bin/async-worker --help`;
-//! 2. a short memory-store `demo`, which must print `PASS`;
-//! 3. the processor against a `redis-server` started outside the root:
-//!    `/readyz` must answer 200 within a bound, and SIGTERM must end it
-//!    with exit code 0. (The Redis demo cannot run in the image: it stops
-//!    its replicas with the `kill` program, which distroless lacks.)
-//!
-//! Not root: `unshare --map-root-user` makes the chroot possible (as the
-//! mapped root, not UID 65532); where that fails too the step is skipped
-//! with a message, unless `CI` is set, which makes it a failure. Without
-//! `redis-server` the third run is skipped the same way.
+//! No container daemon here, so this proves what it can of the image
+//! without building it. It builds the release binary with the Dockerfile's
+//! cargo command ([`BUILD`]; the Dockerfile's `--target`, there to
+//! cross-compile, is left out: on the host's own architecture it would
+//! build the same binary again in another directory, where the plain one is
+//! the `target/release` build `cargo run --release`, chaos and the demo
+//! share), strips its debug info as the Dockerfile does, and lays out a
+//! read-only root holding only what the runtime stage adds (`/llm-d-async`,
+//! the chart's `command`, and `/usr/local/bin/async-worker`), the shared
+//! libraries `ldd` reports and the CA bundle (a subset of the distroless
+//! `cc` base). There, with `chroot` as UID 65532 (the image's `USER`) and an
+//! empty environment, it runs `--help` by both names, a short memory-store
+//! `demo` (must print `PASS`), and the processor against a `redis-server`
+//! outside the root (`/readyz` must answer 200 and SIGTERM end it with exit
+//! code 0; the Redis demo cannot run there: it stops replicas with the
+//! `kill` program, which distroless lacks). Not root, `unshare
+//! --map-root-user` makes the chroot possible (as the mapped root); where
+//! that fails, or `redis-server` is missing, that part is skipped with a
+//! message, unless `CI` is set, which makes it a failure.
 
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
@@ -39,15 +33,7 @@ use crate::server::Server;
 use crate::{Error, Shown, cargo, is_ci, on_path, run_inherit, target_dir};
 
 /// The Dockerfile's `cargo` arguments, before its `--target`.
-pub(crate) const BUILD: &[&str] = &[
-    "build",
-    "--release",
-    "--locked",
-    "-p",
-    "async-worker",
-    "--bin",
-    "async-worker",
-];
+pub(crate) const BUILD: &str = "build --release --locked -p async-worker --bin async-worker";
 
 /// The image's user and group (distroless `nonroot`).
 const UID: &str = "65532";
@@ -57,18 +43,9 @@ const BOUND: Duration = Duration::from_secs(60);
 /// (the HTTP client does not build without roots).
 const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
-pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
-    match args.first() {
-        Some(arg) => Err(Error::Usage(format!(
-            "image takes no arguments, got `{arg}`"
-        ))),
-        None => run(),
-    }
-}
-
 /// Builds the binary, then runs it in an empty root (see the module doc).
 pub(crate) fn run() -> Result<(), Error> {
-    let mut build = cargo(BUILD);
+    let mut build = cargo(&BUILD.split(' ').collect::<Vec<_>>());
     println!("== image: {}", Shown(&build));
     run_inherit(&mut build)?;
     let Some(jail) = Jail::choose()? else {
@@ -81,10 +58,11 @@ pub(crate) fn run() -> Result<(), Error> {
     }
     for exe in ["/llm-d-async", "/usr/local/bin/async-worker"] {
         let out = jail.output(&root.dir, &[exe, "--help"])?;
-        let lines = expect(&out, "Usage:", &format!("{exe} --help"))?
-            .lines()
-            .count();
-        println!("== image: {exe} --help: exit 0, {lines} lines");
+        let help = expect(&out, "Usage:", &format!("{exe} --help"))?;
+        println!(
+            "== image: {exe} --help: exit 0, {} lines",
+            help.lines().count()
+        );
     }
     #[rustfmt::skip]
     let demo = [
@@ -119,10 +97,10 @@ fn processor_against_redis(jail: &Jail, root: &Path) -> Result<(), Error> {
         "--drain-timeout", "5s", "--zap-encoder", "console",
     ];
     let log = std::env::temp_dir().join(format!("xtask-image-{}.log", std::process::id()));
-    let file = fs::File::create(&log).map_err(|e| failed(&log, "create", e))?;
+    let file = fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f)));
+    let (stdout, stderr) = file.map_err(|e| failed(&log, "create", e))?;
     let mut cmd = jail.command(root, &argv);
-    let stdout = file.try_clone().map_err(|e| failed(&log, "clone", e))?;
-    cmd.stdin(Stdio::null()).stdout(stdout).stderr(file);
+    cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     cmd.env("LOG_LEVEL", "info");
     println!(
         "== image: {} (redis-server outside the root)",
@@ -189,23 +167,26 @@ fn http_status(port: u16, path: &str) -> Option<u16> {
     answer.split(' ').nth(1)?.parse().ok()
 }
 
-/// How a command enters the root: as root `chroot --userspec=65532:65532`;
-/// else `unshare --map-root-user chroot` (as the mapped root).
-enum Jail {
-    Chroot,
-    Unshare,
-}
+/// How a command enters the root: the program and arguments before the
+/// root's path (each program located on `PATH` now, as the command's own
+/// environment is cleared).
+struct Jail(Vec<PathBuf>);
 
 impl Jail {
-    /// The way in, or `None` (after saying why) when there is none outside CI.
+    /// As root `chroot --userspec=65532:65532`; else `unshare
+    /// --map-root-user chroot` (as the mapped root); else `None` (after
+    /// saying why) outside CI.
     fn choose() -> Result<Option<Jail>, Error> {
+        let located = |program: &str| on_path(program).unwrap_or_else(|| program.into());
         let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
         let uid = status.lines().find_map(|l| l.strip_prefix("Uid:"));
         if uid.and_then(|ids| ids.split_whitespace().nth(1)) == Some("0") {
-            return Ok(Some(Jail::Chroot));
+            let userspec = format!("--userspec={UID}:{UID}").into();
+            return Ok(Some(Jail(vec![located("chroot"), userspec])));
         }
-        let mut probe = Command::new("unshare");
-        probe.args(["--map-root-user", "chroot", "/", "true"]);
+        let unshare = ["--map-root-user", "chroot"].map(PathBuf::from);
+        let unshare = Jail([located("unshare")].into_iter().chain(unshare).collect());
+        let mut probe = unshare.command(Path::new("/"), &["true"]);
         if probe
             .stderr(Stdio::null())
             .status()
@@ -214,7 +195,7 @@ impl Jail {
             println!(
                 "image: not root: entering the root with `unshare --map-root-user` (as the mapped root, not UID {UID})"
             );
-            return Ok(Some(Jail::Unshare));
+            return Ok(Some(unshare));
         }
         let why =
             "not root, and `unshare --map-root-user chroot / true` failed (no user namespaces)";
@@ -229,43 +210,29 @@ impl Jail {
         Ok(None)
     }
 
-    /// `argv` run in `root` with an empty environment (so the programs are
-    /// looked up on `PATH` first).
+    /// `argv` run in `root` with an empty environment.
     fn command(&self, root: &Path, argv: &[&str]) -> Command {
-        let located = |program: &str| on_path(program).unwrap_or_else(|| program.into());
-        let mut cmd = match self {
-            Jail::Chroot => Command::new(located("chroot")),
-            Jail::Unshare => Command::new(located("unshare")),
-        };
-        match self {
-            Jail::Chroot => cmd.arg(format!("--userspec={UID}:{UID}")),
-            Jail::Unshare => cmd.args(["--map-root-user", "chroot"]),
-        };
-        cmd.arg(root).args(argv).env_clear();
+        let mut cmd = Command::new(&self.0[0]);
+        cmd.args(&self.0[1..]).arg(root).args(argv).env_clear();
         cmd
     }
 
-    /// Runs `argv` in `root` to its end (bounded), collecting its output.
+    /// Runs `argv` in `root` to its end under `timeout` ([`BOUND`]),
+    /// collecting its output.
     fn output(&self, root: &Path, argv: &[&str]) -> Result<Output, Error> {
-        let mut cmd = self.command(root, argv);
-        let shown = Shown(&cmd).to_string();
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::Failed(format!("could not start `{shown}`: {e}")))?;
-        let start = Instant::now();
-        while child.try_wait().ok().flatten().is_none() {
-            if start.elapsed() > BOUND {
-                let _ = child.kill();
-                return Err(Error::Failed(format!("`{shown}` ran past {BOUND:?}")));
+        let inner = self.command(root, argv);
+        let mut cmd = Command::new(on_path("timeout").unwrap_or_else(|| "timeout".into()));
+        cmd.arg(BOUND.as_secs().to_string())
+            .arg(inner.get_program())
+            .args(inner.get_args());
+        let shown = Shown(&inner).to_string();
+        let out = cmd.env_clear().stdin(Stdio::null()).output();
+        match out.map_err(|e| Error::Failed(format!("could not start `{shown}`: {e}")))? {
+            out if out.status.code() == Some(124) => {
+                Err(Error::Failed(format!("`{shown}` ran past {BOUND:?}")))
             }
-            sleep(Duration::from_millis(50));
+            out => Ok(out),
         }
-        child
-            .wait_with_output()
-            .map_err(|e| Error::Failed(format!("`{shown}`: {e}")))
     }
 }
 
@@ -315,7 +282,7 @@ impl Root {
         for library in libraries(binary)? {
             root.copy(Path::new(&library), &library)?;
         }
-        set_modes(&root.dir, 0o555, 0o555).map_err(|e| failed(&root.dir, "chmod", e))?;
+        chmod(&root.dir, "555")?;
         Ok(root)
     }
 
@@ -332,24 +299,21 @@ impl Root {
 
 impl Drop for Root {
     fn drop(&mut self) {
-        let _ = set_modes(&self.dir, 0o755, 0o644);
+        let _ = chmod(&self.dir, "755");
         let _ = fs::remove_dir_all(&self.dir);
     }
 }
 
-/// Sets every directory under `dir` (itself included) to `dirs` and every
-/// regular file to `files` (symlinks untouched).
-fn set_modes(dir: &Path, dirs: u32, files: u32) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
-        let kind = fs::symlink_metadata(&path)?.file_type();
-        if kind.is_dir() {
-            set_modes(&path, dirs, files)?;
-        } else if kind.is_file() {
-            fs::set_permissions(&path, fs::Permissions::from_mode(files))?;
-        }
+/// `chmod -R mode dir`: read-only (555) in use, writable (755) to remove.
+fn chmod(dir: &Path, mode: &str) -> Result<(), Error> {
+    let status = Command::new("chmod").args(["-R", mode]).arg(dir).status();
+    match status {
+        Ok(status) if status.success() => Ok(()),
+        other => Err(Error::Failed(format!(
+            "chmod -R {mode} {}: {other:?}",
+            dir.display()
+        ))),
     }
-    fs::set_permissions(dir, fs::Permissions::from_mode(dirs))
 }
 
 /// The absolute paths of the shared libraries `ldd` lists for `binary`
@@ -414,7 +378,7 @@ mod tests {
     #[test]
     fn the_dockerfile_builds_with_the_flags_this_step_builds_with() {
         let dockerfile = fs::read_to_string(project_root().join("Dockerfile")).expect("Dockerfile");
-        let command = format!("cargo {} --target ", BUILD.join(" "));
+        let command = format!("cargo {BUILD} --target ");
         assert_eq!(
             dockerfile.matches("cargo build").count(),
             1,

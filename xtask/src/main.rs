@@ -58,13 +58,17 @@ pub(crate) enum Error {
 fn main() -> ExitCode {
     let mut args = env::args().skip(1);
     let result = match args.next().as_deref() {
-        Some("ci") => ci::run(args.collect()),
+        Some(cmd @ ("ci" | "image")) if args.len() > 0 => Err(Error::Usage(format!(
+            "{cmd} takes no arguments, got `{}`",
+            args.next().unwrap_or_default()
+        ))),
+        Some("ci") => ci::run(),
         Some("conformance") => conformance::run_cli(args.collect()),
         Some("bench") => bench::run(args.collect()),
         Some("chaos") => chaos::run_cli(args.collect()),
         Some("demo") => demo::run(args.collect()),
         Some("deny") => deny::run(args.collect()),
-        Some("image") => image::run_cli(args.collect()),
+        Some("image") => image::run(),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(())
