@@ -21,21 +21,17 @@
 //! `target/bench/latest.json` and a timestamped copy. `--repeat N` runs the
 //! list N times, interleaved, and also prints each run's medians.
 
-mod cluster;
 mod options;
-mod scale;
-mod summary;
+mod report;
 mod table;
 
 use crate::server::Server;
 use crate::{Error, Shown, cargo, project_root, run_inherit, target_dir};
 use options::{Options, parse};
+use report::{print_payload_keys_left, print_summaries, ratio, write_json};
 use std::process::{Command, Stdio};
 use std::time::Instant;
-use summary::{print_payload_keys_left, print_payload_ratios, ratio, write_json};
-use table::{
-    FLOW_COLUMNS, Row, base_name, get, is_flow, medians, pairs, print_columns, print_table,
-};
+use table::{FLOW_COLUMNS, Row, is_flow, medians, pairs, print_columns, print_table};
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let options = parse(args)?;
@@ -82,7 +78,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         };
         let target = match server {
             Some(server) => vec!["--url".to_owned(), server.url()],
-            None => cluster::queues_arg(name),
+            None => report::queues_arg(name),
         };
         eprintln!(
             "xtask: bench run {name} ({})",
@@ -141,30 +137,14 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     } else {
         rows
     };
-    let ratio = ratio(&rows);
-    print_payload_ratios(&rows);
-    if let Some(r) = ratio {
-        println!("protected/unprotected jobs/s: {r:.3}");
-    }
-    if let Some(row) = rows.iter().find(|r| base_name(r) == "protected") {
-        let rate: Option<f64> = get(row, "jobs_per_s").parse().ok();
-        let us: Option<f64> = get(row, "redis_cpu_us_per_job").parse().ok();
-        if let (Some(rate), Some(us)) = (rate, us) {
-            println!(
-                "protected jobs/s over what its Redis CPU allows (1,000,000 / {us} µs): {:.2}",
-                rate * us / 1e6
-            );
-        }
-    }
-    cluster::print_summary(&rows);
-    scale::print_summary(&rows);
+    print_summaries(&rows);
     if !steps.is_empty() {
         println!("\nRedis CPU per item, each step alone (profile):");
         for step in &steps {
             println!("  {step}");
         }
     }
-    write_json(&out_dir, &options, &program, &json, ratio)?;
+    write_json(&out_dir, &options, &program, &json, ratio(&rows))?;
     eprintln!(
         "xtask: bench finished in {}",
         crate::elapsed(started.elapsed())
