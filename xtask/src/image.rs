@@ -25,7 +25,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -85,7 +85,8 @@ pub(crate) fn run() -> Result<(), Error> {
     Ok(())
 }
 
-/// Run 3: the processor in the root, ready on `/readyz`, exit 0 on SIGTERM.
+/// Run 3: the processor in the root, ready on `/readyz` within [`BOUND`],
+/// then exit code 0 within [`BOUND`] of SIGTERM.
 fn processor_against_redis(jail: &Jail, root: &Path) -> Result<(), Error> {
     let redis = Server::start(&std::env::temp_dir(), false)?;
     let (health, metrics) = (Server::free_port()?, Server::free_port()?);
@@ -101,15 +102,49 @@ fn processor_against_redis(jail: &Jail, root: &Path) -> Result<(), Error> {
     let (stdout, stderr) = file.map_err(|e| failed(&log, "create", e))?;
     let mut cmd = jail.command(root, &argv);
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
-    cmd.env("LOG_LEVEL", "info");
-    println!(
-        "== image: {} (redis-server outside the root)",
-        argv.join(" ")
-    );
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", Shown(&cmd))))?;
-    let verdict = ready_then_term(&mut child, health);
+    let shown = argv.join(" ");
+    println!("== image: {shown} (redis-server outside the root)");
+    let start = |e| Error::Failed(format!("could not start `{shown}`: {e}"));
+    let mut child = cmd.env("LOG_LEVEL", "info").spawn().map_err(start)?;
+    let (ready, mut signalled) = (Instant::now(), None);
+    let verdict = loop {
+        let exited = child
+            .try_wait()
+            .map_err(|e| format!("waiting for the processor: {e}"));
+        let waited = signalled.unwrap_or(ready).elapsed();
+        match (exited, signalled) {
+            (Err(e), _) => break Err(e),
+            (Ok(Some(status)), None) => {
+                break Err(format!(
+                    "the processor exited ({status}) before it was ready"
+                ));
+            }
+            (Ok(Some(status)), Some(_)) if status.success() => break Ok(waited),
+            (Ok(Some(status)), Some(_)) => {
+                break Err(format!("SIGTERM ended the processor with {status}"));
+            }
+            (Ok(None), None) if waited > BOUND => {
+                break Err(format!("/readyz did not answer 200 within {BOUND:?}"));
+            }
+            (Ok(None), Some(_)) if waited > BOUND => {
+                break Err(format!(
+                    "the processor did not exit within {BOUND:?} of SIGTERM"
+                ));
+            }
+            (Ok(None), None) if http_status(health, "/readyz") == Some(200) => {
+                let pid = child.id().to_string();
+                if !Command::new("kill")
+                    .args(["-TERM", &pid])
+                    .status()
+                    .is_ok_and(|s| s.success())
+                {
+                    break Err(format!("could not send SIGTERM to {pid}"));
+                }
+                signalled = Some(Instant::now());
+            }
+            (Ok(None), _) => sleep(Duration::from_millis(50)),
+        }
+    };
     let _ = child.kill();
     let _ = child.wait();
     let text = fs::read_to_string(&log).unwrap_or_default();
@@ -117,44 +152,6 @@ fn processor_against_redis(jail: &Jail, root: &Path) -> Result<(), Error> {
     let took = verdict.map_err(|msg| Error::Failed(format!("{msg}; its log:\n{text}")))?;
     println!("== image: /readyz 200, then SIGTERM: exit 0 ({took:?} after the signal)");
     Ok(())
-}
-
-/// Polls `/readyz` until 200, sends SIGTERM, waits for exit code 0.
-fn ready_then_term(child: &mut Child, health: u16) -> Result<Duration, String> {
-    let start = Instant::now();
-    while http_status(health, "/readyz") != Some(200) {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!(
-                "the processor exited ({status}) before it was ready"
-            ));
-        }
-        if start.elapsed() > BOUND {
-            return Err(format!("/readyz did not answer 200 within {BOUND:?}"));
-        }
-        sleep(Duration::from_millis(100));
-    }
-    let pid = child.id().to_string();
-    if !Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        return Err(format!("could not send SIGTERM to {pid}"));
-    }
-    let signalled = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(signalled.elapsed()),
-            Ok(Some(status)) => return Err(format!("SIGTERM ended the processor with {status}")),
-            Ok(None) if signalled.elapsed() > BOUND => {
-                return Err(format!(
-                    "the processor did not exit within {BOUND:?} of SIGTERM"
-                ));
-            }
-            Ok(None) => sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("waiting for the processor: {e}")),
-        }
-    }
 }
 
 /// The HTTP status of `GET path` on 127.0.0.1:`port`, if it answers.
@@ -254,16 +251,7 @@ impl Root {
             files: Vec::new(),
         };
         let exe = root.copy(binary, "/llm-d-async")?;
-        let status = Command::new("strip")
-            .arg("--strip-debug")
-            .arg(&exe)
-            .status();
-        if !status.as_ref().is_ok_and(|s| s.success()) {
-            return Err(Error::Failed(format!(
-                "`strip --strip-debug {}` failed ({status:?}; install binutils)",
-                exe.display()
-            )));
-        }
+        run_inherit(Command::new("strip").arg("--strip-debug").arg(&exe))?;
         root.files[0].1 = fs::metadata(&exe)
             .map_err(|e| failed(&exe, "stat", e))?
             .len();
@@ -306,14 +294,7 @@ impl Drop for Root {
 
 /// `chmod -R mode dir`: read-only (555) in use, writable (755) to remove.
 fn chmod(dir: &Path, mode: &str) -> Result<(), Error> {
-    let status = Command::new("chmod").args(["-R", mode]).arg(dir).status();
-    match status {
-        Ok(status) if status.success() => Ok(()),
-        other => Err(Error::Failed(format!(
-            "chmod -R {mode} {}: {other:?}",
-            dir.display()
-        ))),
-    }
+    run_inherit(Command::new("chmod").args(["-R", mode]).arg(dir))
 }
 
 /// The absolute paths of the shared libraries `ldd` lists for `binary`

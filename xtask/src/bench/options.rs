@@ -16,18 +16,8 @@ pub(super) struct Options {
 }
 
 /// The runs a bench runs when `--runs` names none.
-const ALL_RUNS: [&str; 10] = [
-    "protected",
-    "unprotected",
-    "memory",
-    "protected+aof",
-    "protected×3",
-    "protected-16K",
-    "protected-16K-ref",
-    "protected-cluster",
-    "protected-cluster-1q",
-    "profile",
-];
+const ALL_RUNS: &str = "protected unprotected memory protected+aof protected×3 protected-16K \
+    protected-16K-ref protected-cluster protected-cluster-1q profile";
 
 /// The flags every run gets as given (with a value each).
 const PASSED: &str = "--requests --concurrency --batch --ack-batch --poll-ms --latency-secs \
@@ -37,7 +27,7 @@ const PASSED: &str = "--requests --concurrency --batch --ack-batch --poll-ms --l
 /// Runs only `--runs` starts, as they take long: the spare-capacity
 /// bench (~75 s), and the runs at scale (a backlog of 1,000,000, 200
 /// queues idle and busy, the memory an answered request still holds).
-const OPT_IN_RUNS: [&str; 4] = ["flow", "backlog", "queues", "answered-memory"];
+const OPT_IN_RUNS: &str = "flow backlog queues answered-memory";
 
 const USAGE: &str = "cargo xtask bench [--requests N] [--concurrency N] [--batch N] [--ack-batch N] \
      [--poll-ms N] [--latency-secs S] [--hold-pending N] [--hold-inflight N] [--window N] [--log-filter DIRECTIVE (JSON logs to nowhere, as in a pod)] \
@@ -63,7 +53,7 @@ fn canonical(run: &str) -> String {
 pub(super) fn parse(args: Vec<String>) -> Result<Options, Error> {
     let mut options = Options {
         pass: Vec::new(),
-        runs: ALL_RUNS.iter().map(|s| s.to_string()).collect(),
+        runs: ALL_RUNS.split_whitespace().map(str::to_owned).collect(),
         repeat: 1,
         build: true,
         program: None,
@@ -95,9 +85,10 @@ pub(super) fn parse(args: Vec<String>) -> Result<Options, Error> {
             }
             "--runs" => {
                 options.runs = value.split(',').map(canonical).collect();
-                let known = |r: &&String| {
-                    ALL_RUNS.contains(&r.as_str()) || OPT_IN_RUNS.contains(&r.as_str())
-                };
+                let known = ALL_RUNS
+                    .split_whitespace()
+                    .chain(OPT_IN_RUNS.split_whitespace());
+                let known = |r: &&String| known.clone().any(|k| k == r.as_str());
                 if let Some(bad) = options.runs.iter().find(|r| !known(r)) {
                     return Err(Error::Usage(format!("bench: unknown run `{bad}`")));
                 }
@@ -122,7 +113,7 @@ mod tests {
     #[test]
     fn the_flow_run_and_the_runs_at_scale_run_only_when_asked_for() {
         let default = parse(Vec::new()).ok().expect("no flags");
-        for opt_in in OPT_IN_RUNS {
+        for opt_in in OPT_IN_RUNS.split_whitespace() {
             assert!(!default.runs.iter().any(|r| r == opt_in), "{opt_in}");
         }
         let scale = parse(owned_args(&[

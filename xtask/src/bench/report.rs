@@ -20,19 +20,9 @@ const CLUSTER_RUNS: [(&str, usize); 2] = [("protected-cluster", 3), ("protected-
 
 /// The figures of the runs at scale that are not table columns, carried
 /// through [`super::table::medians`].
-pub(super) const SCALE_KEYS: [&str; 11] = [
-    "backlog",
-    "fill_s",
-    "idle_us_per_queue_s",
-    "idle_calls_per_queue_s",
-    "idle_us_s_configured",
-    "idle_us_s_baseline",
-    "configured_queues",
-    "busy_queues",
-    "answered_bytes_per_request",
-    "waited_s",
-    "keys_left",
-];
+pub(super) const SCALE_KEYS: &str = "backlog fill_s idle_us_per_queue_s idle_calls_per_queue_s \
+    idle_us_s_configured idle_us_s_baseline configured_queues busy_queues \
+    answered_bytes_per_request waited_s keys_left";
 
 /// Of [`SCALE_KEYS`], those in words, not numbers: a median takes the last round's.
 pub(super) const TEXT_KEYS: [&str; 1] = ["keys_left"];

@@ -57,7 +57,9 @@ pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
         }
     }
     let keys = COLUMNS.iter().map(|(_, key)| *key);
-    let keys: Vec<&str> = keys.chain(super::report::SCALE_KEYS).collect();
+    let keys: Vec<&str> = keys
+        .chain(super::report::SCALE_KEYS.split_whitespace())
+        .collect();
     let one = |name: &str| {
         let same: Vec<&Row> = rows.iter().filter(|r| get(r, "name") == name).collect();
         let label = match same.len() {
