@@ -26,7 +26,7 @@ mod report;
 mod table;
 
 use crate::server::Server;
-use crate::{Error, Shown, cargo, project_root, run_inherit, target_dir};
+use crate::{Error, cargo, project_root, run_inherit, shown, target_dir};
 use options::{Options, parse};
 use report::{print_payload_keys_left, print_summaries, ratio, write_json};
 use std::process::{Command, Stdio};
@@ -38,7 +38,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let started = Instant::now();
     if options.build {
         let mut build = cargo(&["build", "--release", "-p", "harness", "--bin", "bench"]);
-        eprintln!("xtask: {}", Shown(&build));
+        eprintln!("xtask: {}", shown(&build));
         run_inherit(&mut build)?;
     }
     let program = options
@@ -93,7 +93,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
             .stderr(Stdio::inherit());
         let output = cmd
             .output()
-            .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", Shown(&cmd))))?;
+            .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", shown(&cmd))))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         if !output.status.success() {
             return Err(Error::Failed(format!(

@@ -22,7 +22,7 @@
 //! `--missing-payloads` set the share of submissions by reference and of
 //! those with no payload stored (defaults 0.5 and 0.02).
 
-use crate::{Error, Shown, cargo, run_inherit};
+use crate::{Error, cargo, run_inherit, shown};
 
 /// Flags that take a value, and what the value must be.
 const VALUED: [(&str, &str); 9] = [
@@ -169,11 +169,11 @@ pub(crate) fn run(flags: &[String], extra: &[&str], profile: Profile) -> Result<
     };
     let mut build = cargo(&["build", "-p", "async-worker", "--bin", "async-worker"]);
     build.args(release).args(extra);
-    println!("== chaos: {}", Shown(&build));
+    println!("== chaos: {}", shown(&build));
     run_inherit(&mut build)?;
     let mut chaos = cargo(&["run", "--quiet", "-p", "harness", "--bin", "chaos"]);
     chaos.args(release).args(extra).arg("--").args(flags);
-    println!("== chaos: {}", Shown(&chaos));
+    println!("== chaos: {}", shown(&chaos));
     run_inherit(&mut chaos)
 }
 

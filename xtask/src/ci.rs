@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use crate::{
-    Error, Shown, cargo, chaos, conformance, deny, elapsed, image, is_ci, on_path, run_inherit,
+    Error, cargo, chaos, conformance, deny, elapsed, image, is_ci, on_path, run_inherit, shown,
 };
 
 /// What one step runs.
@@ -116,7 +116,7 @@ pub(crate) fn run() -> Result<(), Error> {
             Step::Cargo(commands) => commands.iter().try_for_each(|args| {
                 let mut cmd = cargo(args);
                 cmd.env_remove("PROPTEST_CASES");
-                println!("--> {}", Shown(&cmd));
+                println!("--> {}", shown(&cmd));
                 run_inherit(&mut cmd)
             }),
             Step::Features(package, features) => check_features(package, features),
@@ -134,7 +134,8 @@ pub(crate) fn run() -> Result<(), Error> {
             }
         };
         let took = elapsed(step_start.elapsed());
-        if let Err(Error::Failed(msg) | Error::Usage(msg) | Error::Invalid(msg)) = result {
+        if let Err(e) = result {
+            let msg = e.message();
             return Err(Error::Failed(format!(
                 "ci step `{name}` failed after {took}: {msg}"
             )));
@@ -185,10 +186,9 @@ fn check_features(package: &str, features: &str) -> Result<(), Error> {
             args.extend(["--features", feature]);
         }
         let mut cmd = cargo(&args);
-        println!("--> {}", Shown(&cmd));
-        if let Err(Error::Failed(msg) | Error::Usage(msg) | Error::Invalid(msg)) =
-            run_inherit(&mut cmd)
-        {
+        println!("--> {}", shown(&cmd));
+        if let Err(e) = run_inherit(&mut cmd) {
+            let msg = e.message();
             let set = feature.map_or("no default features".to_owned(), |f| format!("only `{f}`"));
             return Err(Error::Failed(format!("{package} with {set}: {msg}")));
         }

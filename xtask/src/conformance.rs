@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use crate::{Error, Shown, cargo, is_ci, on_path};
+use crate::{Error, cargo, is_ci, on_path, shown};
 
 /// A backend with a conformance test target.
 #[derive(Debug)]
@@ -122,7 +122,7 @@ pub(crate) fn run(
         );
         cmd.args(cargo_args).arg("--").args(test_args);
         cmd.env_remove("PROPTEST_CASES");
-        println!("--> {}", Shown(&cmd));
+        println!("--> {}", shown(&cmd));
         let ([passed, failed], verdict) = run_store(store.name, &mut cmd);
         total = [total[0] + passed, total[1] + failed];
         if let Err(reason) = verdict {

@@ -12,7 +12,7 @@
 //! are. Advisories (`--advisories`) fetch the RustSec database from
 //! GitHub, which a build without network beyond the registries cannot reach.
 
-use crate::{Error, Shown, cargo, on_path, project_root, run_inherit, target_dir};
+use crate::{Error, cargo, on_path, project_root, run_inherit, shown, target_dir};
 use std::fs::{self, File};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -83,7 +83,7 @@ fn run_checks(program: PathBuf, advisories: bool) -> Result<(), Error> {
     cmd.args("--log-level error check licenses bans sources".split(' '));
     cmd.args(advisories.then_some("advisories"))
         .current_dir(project_root());
-    println!("--> {}", Shown(&cmd));
+    println!("--> {}", shown(&cmd));
     run_inherit(&mut cmd)?;
     println!("deny: ok (`cargo deny check bans` lists the duplicate versions it allows)");
     Ok(())
@@ -106,7 +106,7 @@ fn found_or_installed(mut prefetch: Prefetch) -> Result<PathBuf, Error> {
         return Ok(program);
     }
     let mut cmd = install(false);
-    println!("--> {}", Shown(&cmd));
+    println!("--> {}", shown(&cmd));
     let installed = run_inherit(&mut cmd).ok().and_then(|()| found());
     installed.ok_or_else(|| {
         Error::Failed(

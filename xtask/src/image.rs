@@ -30,7 +30,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::server::Server;
-use crate::{Error, Shown, cargo, is_ci, on_path, run_inherit, target_dir};
+use crate::{Error, cargo, is_ci, on_path, run_inherit, shown, target_dir};
 
 /// The Dockerfile's `cargo` arguments, before its `--target`.
 pub(crate) const BUILD: &str = "build --release --locked -p async-worker --bin async-worker";
@@ -46,7 +46,7 @@ const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// Builds the binary, then runs it in an empty root (see the module doc).
 pub(crate) fn run() -> Result<(), Error> {
     let mut build = cargo(&BUILD.split(' ').collect::<Vec<_>>());
-    println!("== image: {}", Shown(&build));
+    println!("== image: {}", shown(&build));
     run_inherit(&mut build)?;
     let Some(jail) = Jail::choose()? else {
         return Ok(());
@@ -222,7 +222,7 @@ impl Jail {
         cmd.arg(BOUND.as_secs().to_string())
             .arg(inner.get_program())
             .args(inner.get_args());
-        let shown = Shown(&inner).to_string();
+        let shown = shown(&inner);
         let out = cmd.env_clear().stdin(Stdio::null()).output();
         match out.map_err(|e| Error::Failed(format!("could not start `{shown}`: {e}")))? {
             out if out.status.code() == Some(124) => {

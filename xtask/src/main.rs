@@ -16,7 +16,6 @@ mod tidy;
 use std::{
     env,
     ffi::OsString,
-    fmt,
     path::{Path, PathBuf},
     process::{Command, ExitCode},
     time::Duration,
@@ -76,19 +75,21 @@ fn main() -> ExitCode {
         Some(other) => Err(Error::Usage(format!("unknown subcommand `{other}`"))),
         None => Err(Error::Usage("no subcommand given".to_owned())),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Error::Usage(msg)) => {
-            eprintln!("xtask: error: {msg}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        Err(Error::Invalid(msg)) => {
-            eprintln!("xtask: error: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Error::Failed(msg)) => {
-            eprintln!("xtask: error: {msg}");
-            ExitCode::FAILURE
+    let (msg, code) = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Error::Usage(msg)) => (format!("{msg}\n\n{USAGE}"), 2),
+        Err(Error::Invalid(msg)) => (msg, 2),
+        Err(Error::Failed(msg)) => (msg, 1),
+    };
+    eprintln!("xtask: error: {msg}");
+    ExitCode::from(code)
+}
+
+impl Error {
+    /// What went wrong, whatever the kind.
+    pub(crate) fn message(self) -> String {
+        match self {
+            Error::Usage(msg) | Error::Invalid(msg) | Error::Failed(msg) => msg,
         }
     }
 }
@@ -117,30 +118,25 @@ pub(crate) fn cargo(args: &[&str]) -> Command {
     cmd
 }
 
-/// Displays a command as `cargo fmt --all -- --check` (program by file name).
-pub(crate) struct Shown<'a>(pub(crate) &'a Command);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let program = Path::new(self.0.get_program());
-        let name = program.file_name().unwrap_or(program.as_os_str());
-        write!(f, "{}", name.to_string_lossy())?;
-        for arg in self.0.get_args() {
-            write!(f, " {}", arg.to_string_lossy())?;
-        }
-        Ok(())
-    }
+/// A command as `cargo fmt --all -- --check` (program by file name).
+pub(crate) fn shown(cmd: &Command) -> String {
+    let program = Path::new(cmd.get_program());
+    let name = program.file_name().unwrap_or(program.as_os_str());
+    let words = std::iter::once(name).chain(cmd.get_args());
+    words
+        .map(|w| w.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Runs `cmd` with inherited stdio; a spawn failure or non-zero exit is an error.
 pub(crate) fn run_inherit(cmd: &mut Command) -> Result<(), Error> {
-    let status = cmd
-        .status()
-        .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", Shown(cmd))))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(Error::Failed(format!("`{}` failed ({status})", Shown(cmd))))
+    let status = cmd.status();
+    let status =
+        status.map_err(|e| Error::Failed(format!("could not start `{}`: {e}", shown(cmd))))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(Error::Failed(format!("`{}` failed ({status})", shown(cmd)))),
     }
 }
 

@@ -212,24 +212,14 @@ fn print_queues(rows: &[Row]) {
     else {
         return;
     };
-    let [
-        busy,
-        configured,
-        per_queue,
-        calls,
-        idle_configured,
-        baseline,
-    ] = [
-        "busy_queues",
-        "configured_queues",
-        "idle_us_per_queue_s",
-        "idle_calls_per_queue_s",
-        "idle_us_s_configured",
-        "idle_us_s_baseline",
-    ]
-    .map(|key| get(beside, key));
+    let g = |key| get(beside, key);
+    let (busy, configured) = (g("busy_queues"), g("configured_queues"));
     println!(
-        "\nqueues: idle Redis CPU per idle queue {per_queue} µs/s ({calls} calls/s each; {configured} configured idle {idle_configured} µs/s, 1 configured {baseline} µs/s)"
+        "\nqueues: idle Redis CPU per idle queue {} µs/s ({} calls/s each; {configured} configured idle {} µs/s, 1 configured {} µs/s)",
+        g("idle_us_per_queue_s"),
+        g("idle_calls_per_queue_s"),
+        g("idle_us_s_configured"),
+        g("idle_us_s_baseline"),
     );
     let alone = rows.iter().find(|r| {
         get(r, "busy_queues") == busy
