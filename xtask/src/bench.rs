@@ -1,23 +1,12 @@
 //! `cargo xtask bench`: the protected pipeline beside the unprotected dequeue it replaces, on private redis-servers.
 //!
 //! Builds the harness's `bench` binary (`xtask/harness`) in release mode
-//! (or takes another build, `--program`, interleaved against this one),
-//! starts two redis-servers of its own on free loopback ports (no
-//! persistence, and AOF with `appendfsync everysec`), then runs that binary
-//! once per run, each in a fresh process so the worker RSS is that run's
-//! own: `protected` (the runtime over RedisStore, no-op handler),
-//! `unprotected` (ZPOPMIN → LPUSH, same batching and concurrency), `memory`,
-//! `protected+aof`, `protected×3` (three runtimes peeking one head),
-//! `protected-16K` and `-16K-ref` (16 KiB payloads inline and stored apart,
-//! sizes capped: [`LARGE_REQUESTS`]), `protected-cluster` (three primaries
-//! the run starts, a queue on each) and `-cluster-1q` (one queue), and
-//! `profile` (Redis CPU of each script alone). Only when asked for: `flow`
-//! (~80 s: a stand-in inference pool shared by interactive users and a
-//! gated batch backlog) and the runs at scale, `backlog`, `queues` and
-//! `answered-memory` ([`scale`]).
-//!
-//! Each run prints a `row` line (`key=value`) and a `json` line; this module
-//! prints the table, the ratios and summaries, and writes every figure to
+//! (or takes another build: `--program`), starts two redis-servers of its
+//! own (no persistence, and AOF with `appendfsync everysec`), then runs the
+//! binary once per run (the list: [`options`]), each in a fresh process so
+//! the worker RSS is that run's own. Each run prints a `row` line
+//! (`key=value`) and a `json` line; this module prints the table, the
+//! ratios and summaries ([`report`]), and writes every figure to
 //! `target/bench/latest.json` and a timestamped copy. `--repeat N` runs the
 //! list N times, interleaved, and also prints each run's medians.
 
@@ -37,7 +26,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let options = parse(args)?;
     let started = Instant::now();
     if options.build {
-        let mut build = cargo(&["build", "--release", "-p", "harness", "--bin", "bench"]);
+        let mut build = cargo("build --release -p harness --bin bench");
         eprintln!("xtask: {}", shown(&build));
         run_inherit(&mut build)?;
     }
@@ -199,33 +188,18 @@ mod tests {
 
     #[test]
     fn the_16k_runs_get_payload_flags_and_capped_sizes_and_other_runs_the_flags_as_given() {
-        let pass = owned_args(&["--requests", "100000", "--batch", "50"]);
+        let pass = owned_args("--requests 100000 --batch 50");
         assert_eq!(pass_for("protected", &pass), pass);
         assert_eq!(
             pass_for("protected-16K-ref", &pass),
-            owned_args(&[
-                "--batch",
-                "50",
-                "--requests",
-                "50000",
-                "--hold-pending",
-                "10000",
-                "--payload-bytes",
-                "16384",
-                "--by-reference"
-            ])
+            owned_args(
+                "--batch 50 --requests 50000 --hold-pending 10000 --payload-bytes 16384 --by-reference"
+            )
         );
-        let small = owned_args(&["--requests", "20000", "--hold-pending", "500"]);
+        let small = owned_args("--requests 20000 --hold-pending 500");
         assert_eq!(
             pass_for("protected-16K", &small),
-            owned_args(&[
-                "--requests",
-                "20000",
-                "--hold-pending",
-                "500",
-                "--payload-bytes",
-                "16384"
-            ])
+            owned_args("--requests 20000 --hold-pending 500 --payload-bytes 16384")
         );
     }
 }

@@ -163,15 +163,12 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
 /// Builds the worker, then runs the chaos binary with `flags`; `extra` cargo
 /// arguments (such as `--locked`) go to both cargo calls.
 pub(crate) fn run(flags: &[String], extra: &[&str], profile: Profile) -> Result<(), Error> {
-    let release: &[&str] = match profile {
-        Profile::Release => &["--release"],
-        Profile::Dev => &[],
-    };
-    let mut build = cargo(&["build", "-p", "async-worker", "--bin", "async-worker"]);
+    let release = (profile == Profile::Release).then_some("--release");
+    let mut build = cargo("build -p async-worker --bin async-worker");
     build.args(release).args(extra);
     println!("== chaos: {}", shown(&build));
     run_inherit(&mut build)?;
-    let mut chaos = cargo(&["run", "--quiet", "-p", "harness", "--bin", "chaos"]);
+    let mut chaos = cargo("run --quiet -p harness --bin chaos");
     chaos.args(release).args(extra).arg("--").args(flags);
     println!("== chaos: {}", shown(&chaos));
     run_inherit(&mut chaos)
@@ -182,31 +179,27 @@ mod tests {
     use super::*;
     use crate::owned_args;
 
-    fn refused(args: &[&str]) -> bool {
+    fn refused(args: &str) -> bool {
         matches!(parse(owned_args(args)), Err(Error::Usage(_)))
     }
 
     #[test]
     fn flags_are_checked_and_normalised() {
-        let parsed = parse(owned_args(&["--workers=4", "--seed", "7", "--short"])).ok();
-        let expected = owned_args(&["--workers", "4", "--seed", "7", "--short"]);
+        let parsed = parse(owned_args("--workers=4 --seed 7 --short")).ok();
+        let expected = owned_args("--workers 4 --seed 7 --short");
         assert_eq!(parsed, Some(expected));
-        let fractions = parse(owned_args(&[
-            "--payload-ref=1",
-            "--missing-payloads",
-            "0.1",
-        ]));
-        let expected = owned_args(&["--payload-ref", "1", "--missing-payloads", "0.1"]);
+        let fractions = parse(owned_args("--payload-ref=1 --missing-payloads 0.1"));
+        let expected = owned_args("--payload-ref 1 --missing-payloads 0.1");
         assert_eq!(fractions.ok(), Some(expected));
         for bad in [
-            &["--workers", "1"][..],
-            &["--requests", "ten"],
-            &["--seed"],
-            &["--fast"],
-            &["--appendfsync", "no"],
-            &["--payload-ref", "1.5"],
-            &["--payload-ref", "-0.2"],
-            &["--payload-ref", "half"],
+            "--workers 1",
+            "--requests ten",
+            "--seed",
+            "--fast",
+            "--appendfsync no",
+            "--payload-ref 1.5",
+            "--payload-ref -0.2",
+            "--payload-ref half",
         ] {
             assert!(refused(bad), "{bad:?}");
         }
@@ -214,22 +207,19 @@ mod tests {
 
     #[test]
     fn a_topology_is_checked_before_the_build_and_rules_out_what_it_has_no_use_for() {
-        let cluster = parse(owned_args(&["--topology=cluster", "--short"])).ok();
-        assert_eq!(
-            cluster,
-            Some(owned_args(&["--topology", "cluster", "--short"]))
-        );
-        let list = parse(owned_args(&["--topology", "cluster", "--kill=list"])).ok();
-        let expected = owned_args(&["--topology", "cluster", "--kill", "list"]);
+        let cluster = parse(owned_args("--topology=cluster --short")).ok();
+        assert_eq!(cluster, Some(owned_args("--topology cluster --short")));
+        let list = parse(owned_args("--topology cluster --kill=list")).ok();
+        let expected = owned_args("--topology cluster --kill list");
         assert_eq!(list, Some(expected));
         for bad in [
-            &["--topology", "mesh"][..],
-            &["--topology", "cluster", "--appendfsync", "everysec"],
-            &["--replica-acks", "1"],
-            &["--topology", "sentinel", "--replica-acks", "2"],
-            &["--topology", "cluster", "--kill", "replica"],
-            &["--topology", "sentinel", "--kill", "list"],
-            &["--kill", "both"],
+            "--topology mesh",
+            "--topology cluster --appendfsync everysec",
+            "--replica-acks 1",
+            "--topology sentinel --replica-acks 2",
+            "--topology cluster --kill replica",
+            "--topology sentinel --kill list",
+            "--kill both",
         ] {
             assert!(refused(bad), "{bad:?}");
         }
@@ -237,30 +227,27 @@ mod tests {
 
     #[test]
     fn a_replicated_topology_runs_with_replica_acks_0_then_1_and_short_with_0() {
-        let variants = |args: &[&str]| variants(&owned_args(args));
+        let variants = |args: &str| variants(&owned_args(args));
         let (acks_0, acks_1) = (
-            owned_args(&["--replica-acks", "0"]),
-            owned_args(&["--replica-acks", "1"]),
+            owned_args("--replica-acks 0"),
+            owned_args("--replica-acks 1"),
         );
         assert_eq!(
-            variants(&["--topology", "sentinel"]),
+            variants("--topology sentinel"),
             vec![acks_0.clone(), acks_1]
         );
-        assert_eq!(
-            variants(&["--topology", "cluster", "--short"]),
-            vec![acks_0]
-        );
-        let asked = variants(&["--topology", "cluster", "--replica-acks", "1"]);
+        assert_eq!(variants("--topology cluster --short"), vec![acks_0]);
+        let asked = variants("--topology cluster --replica-acks 1");
         assert_eq!(asked, vec![Vec::<String>::new()]);
-        let standalone = variants(&["--short"]);
-        assert_eq!(standalone, vec![owned_args(&["--appendfsync", "always"])]);
+        let standalone = variants("--short");
+        assert_eq!(standalone, vec![owned_args("--appendfsync always")]);
     }
 
     #[test]
     fn the_full_run_covers_both_fsync_policies_and_the_short_run_only_always() {
         assert_eq!(policies(&[]), vec![Some("always"), Some("everysec")]);
-        assert_eq!(policies(&owned_args(&["--short"])), vec![Some("always")]);
-        let asked = policies(&owned_args(&["--appendfsync", "everysec"]));
+        assert_eq!(policies(&owned_args("--short")), vec![Some("always")]);
+        let asked = policies(&owned_args("--appendfsync everysec"));
         assert_eq!(asked, vec![None]);
     }
 }

@@ -21,7 +21,7 @@ use crate::{
 /// What one step runs.
 enum Step {
     /// Cargo commands, run in order.
-    Cargo(&'static [&'static [&'static str]]),
+    Cargo(&'static [&'static str]),
     /// `cargo check` of a package without its default features, then with
     /// each of the listed features alone, stopping at the first failure.
     Features(&'static str, &'static str),
@@ -47,42 +47,26 @@ const CLUSTER_CHAOS: &[&str] = &["--short", "--topology", "cluster"];
 /// reuses the build of the clippy step before it.
 const LIBRARY_FEATURES: &str = "cli memory redis http-handler metric-gates serve test-support otel";
 
-/// Clippy's `--all-targets` leaves out the `test = false` conformance targets: a second command takes them.
-const CLIPPY: &[&[&str]] = &[
-    &[
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ],
-    &[
-        "clippy",
-        "--workspace",
-        "--test",
-        "conformance*",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ],
+/// Clippy's `--all-targets` leaves out the `test = false` conformance
+/// targets: a second command takes them.
+const CLIPPY: &[&str] = &[
+    "clippy --workspace --all-targets --locked -- -D warnings",
+    "clippy --workspace --test conformance* --locked -- -D warnings",
 ];
 
 const STEPS: [(&str, Step); 11] = [
-    ("fmt", Step::Cargo(&[&["fmt", "--all", "--", "--check"]])),
+    ("fmt", Step::Cargo(&["fmt --all -- --check"])),
     ("clippy", Step::Cargo(CLIPPY)),
     ("features", Step::Features("async-worker", LIBRARY_FEATURES)),
-    ("test", Step::Cargo(&[&["test", "--workspace", "--locked"]])),
+    ("test", Step::Cargo(&["test --workspace --locked"])),
     ("conformance", Step::Conformance),
     (
         "examples",
-        Step::Cargo(&[&["build", "--workspace", "--examples", "--locked"]]),
+        Step::Cargo(&["build --workspace --examples --locked"]),
     ),
     (
         "harness",
-        Step::Cargo(&[&["build", "-p", "harness", "--bins", "--locked"]]),
+        Step::Cargo(&["build -p harness --bins --locked"]),
     ),
     ("image", Step::Image),
     ("chaos", Step::Chaos(&["--short"])),
@@ -157,10 +141,7 @@ impl Step {
     fn shown(&self) -> String {
         match self {
             Step::Cargo(commands) => {
-                let commands: Vec<String> = commands
-                    .iter()
-                    .map(|c| format!("cargo {}", c.join(" ")))
-                    .collect();
+                let commands: Vec<String> = commands.iter().map(|c| format!("cargo {c}")).collect();
                 commands.join(", then ")
             }
             Step::Features(package, features) => format!(
@@ -178,14 +159,14 @@ impl Step {
 /// `cargo check -p package --no-default-features`, then with each feature
 /// alone; the first failure names its feature set.
 fn check_features(package: &str, features: &str) -> Result<(), Error> {
-    let base = ["check", "-p", package, "--locked", "--no-default-features"];
     let sets = std::iter::once(None).chain(features.split(' ').map(Some));
     for feature in sets {
-        let mut args = base.to_vec();
-        if let Some(feature) = feature {
-            args.extend(["--features", feature]);
-        }
-        let mut cmd = cargo(&args);
+        let only = feature
+            .map(|f| format!("--features {f}"))
+            .unwrap_or_default();
+        let mut cmd = cargo(&format!(
+            "check -p {package} --locked --no-default-features {only}"
+        ));
         println!("--> {}", shown(&cmd));
         if let Err(e) = run_inherit(&mut cmd) {
             let msg = e.message();

@@ -113,7 +113,7 @@ pub(crate) fn run(
             continue;
         }
         let other = STORES.iter().find(|s| s.krate != store.krate);
-        let mut cmd = cargo(&["test", "--workspace", "--test", store.target]);
+        let mut cmd = cargo(&format!("test --workspace --test {}", store.target));
         cmd.args(
             other
                 .map(|other| ["--exclude", other.krate])

@@ -7,15 +7,7 @@
 use crate::{Error, cargo, run_inherit, shown};
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
-    let mut demo = cargo(&[
-        "run",
-        "--release",
-        "--quiet",
-        "-p",
-        "async-worker",
-        "--",
-        "demo",
-    ]);
+    let mut demo = cargo("run --release --quiet -p async-worker -- demo");
     demo.args(&args);
     println!("== demo: {}", shown(&demo));
     run_inherit(&mut demo)

@@ -121,7 +121,7 @@ fn found_or_installed(mut prefetch: Prefetch) -> Result<PathBuf, Error> {
 /// directory; in the `background` under `nice -n 19`.
 fn install(background: bool) -> Command {
     let (root, build) = (tools(), tools().join("build"));
-    let mut cmd = cargo(&["install", "--locked", "--debug", "--quiet", "cargo-deny"]);
+    let mut cmd = cargo("install --locked --debug --quiet cargo-deny");
     cmd.args(["--version", PINNED, "--root"]).arg(root);
     cmd.arg("--target-dir").arg(build);
     if !background {
@@ -164,14 +164,10 @@ mod tests {
 
     #[test]
     fn deny_reads_a_cargo_deny_path_and_the_advisories_switch_and_refuses_anything_else() {
-        let options = parse(owned_args(&[
-            "--cargo-deny",
-            "/x/cargo-deny",
-            "--advisories",
-        ]));
+        let options = parse(owned_args("--cargo-deny /x/cargo-deny --advisories"));
         assert!(matches!(options, Ok((Some(p), true)) if p.as_os_str() == "/x/cargo-deny"));
         assert!(matches!(parse(vec![]), Ok((None, false))));
-        for bad in [&["--cargo-deny"][..], &["--fast"]] {
+        for bad in ["--cargo-deny", "--fast"] {
             let refused = parse(owned_args(bad));
             assert!(matches!(refused, Err(Error::Usage(_))), "{bad:?}");
         }
@@ -179,7 +175,7 @@ mod tests {
 
     #[test]
     fn a_cargo_deny_path_that_is_no_file_is_refused_naming_it() {
-        let result = run(owned_args(&["--cargo-deny", "/no/such/cargo-deny"]));
+        let result = run(owned_args("--cargo-deny /no/such/cargo-deny"));
         assert!(matches!(result, Err(Error::Invalid(m)) if m.contains("/no/such/cargo-deny")));
     }
 

@@ -45,7 +45,7 @@ const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
 /// Builds the binary, then runs it in an empty root (see the module doc).
 pub(crate) fn run() -> Result<(), Error> {
-    let mut build = cargo(&BUILD.split(' ').collect::<Vec<_>>());
+    let mut build = cargo(BUILD);
     println!("== image: {}", shown(&build));
     run_inherit(&mut build)?;
     let Some(jail) = Jail::choose()? else {

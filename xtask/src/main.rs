@@ -110,11 +110,13 @@ pub(crate) fn target_dir() -> PathBuf {
     }
 }
 
-/// A `cargo` command run from the workspace root, with the cargo that runs us.
-pub(crate) fn cargo(args: &[&str]) -> Command {
+/// A `cargo` command run from the workspace root, with the cargo that runs
+/// us; `args` split at spaces.
+pub(crate) fn cargo(args: &str) -> Command {
     let program = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut cmd = Command::new(program);
-    cmd.args(args).current_dir(project_root());
+    cmd.args(args.split_whitespace())
+        .current_dir(project_root());
     cmd
 }
 
@@ -162,8 +164,9 @@ pub(crate) fn elapsed(d: Duration) -> String {
     }
 }
 
-/// Command-line words as the owned strings the subcommands' parsers take.
+/// A command line's words (split at spaces) as the owned strings the
+/// subcommands' parsers take.
 #[cfg(test)]
-pub(crate) fn owned_args(words: &[&str]) -> Vec<String> {
-    words.iter().map(|s| s.to_string()).collect()
+pub(crate) fn owned_args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_owned).collect()
 }
