@@ -113,24 +113,20 @@ fn parse(args: Vec<String>) -> Result<Vec<String>, Error> {
         let Some((_, expected)) = VALUED.iter().find(|(flag, _)| *flag == name) else {
             return Err(Error::Usage(format!("chaos: unexpected argument `{arg}`")));
         };
-        let value = match inline.or_else(|| args.next()) {
-            Some(value) => value,
-            None => return Err(Error::Usage(format!("`{name}` needs {expected}"))),
+        let Some(value) = inline.or_else(|| args.next()) else {
+            return Err(Error::Usage(format!("`{name}` needs {expected}")));
         };
-        let minimum = match name.as_str() {
-            "--workers" => 2,
-            "--requests" => 100,
-            _ => 0,
-        };
+        let number = value.parse::<u64>().ok();
+        let one_of = |choices: &str| choices.split(' ').any(|c| c == value);
         let valid = match name.as_str() {
-            "--appendfsync" => value == "always" || value == "everysec",
-            "--topology" => matches!(value.as_str(), "standalone" | "cluster" | "sentinel"),
-            "--replica-acks" => value == "0" || value == "1",
-            "--kill" => matches!(value.as_str(), "queue" | "list" | "both"),
-            "--payload-ref" | "--missing-payloads" => {
-                value.parse::<f64>().is_ok_and(|f| (0.0..=1.0).contains(&f))
-            }
-            _ => value.parse::<u64>().is_ok_and(|n| n >= minimum),
+            "--workers" => number >= Some(2),
+            "--requests" => number >= Some(100),
+            "--seed" => number.is_some(),
+            "--appendfsync" => one_of("always everysec"),
+            "--topology" => one_of("standalone cluster sentinel"),
+            "--replica-acks" => one_of("0 1"),
+            "--kill" => one_of("queue list both"),
+            _ => value.parse::<f64>().is_ok_and(|f| (0.0..=1.0).contains(&f)),
         };
         if !valid {
             return Err(Error::Usage(format!(
