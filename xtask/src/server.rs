@@ -29,33 +29,25 @@ impl Server {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        let persistence = match aof {
+            true => "--appendonly yes --appendfsync everysec",
+            false => "--appendonly no",
+        };
+        let flags = format!(
+            "--port {port} --bind 127.0.0.1 --daemonize no --logfile redis.log {persistence}"
+        );
         let mut cmd = Command::new("redis-server");
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--daemonize", "no", "--logfile", "redis.log"]);
-        if aof {
-            cmd.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
-        } else {
-            cmd.args(["--appendonly", "no"]);
-        }
+        cmd.args(flags.split(' '))
+            .args(["--save", "", "--dir"])
+            .arg(&dir);
+        let install = "install it (Debian: apt-get install redis-server)";
         let child = cmd
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                Error::Failed(format!(
-                    "could not start redis-server ({e}); install it (Debian: apt-get install redis-server)"
-                ))
-            })?;
+            .stdin(Stdio::null())
+            .spawn();
+        let child = child
+            .map_err(|e| Error::Failed(format!("could not start redis-server ({e}); {install}")))?;
         let server = Server { port, dir, child };
         let started = Instant::now();
         while !ping(port) {
