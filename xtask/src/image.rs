@@ -246,15 +246,11 @@ impl Root {
     fn lay_out(binary: &Path) -> Result<Root, Error> {
         let dir = std::env::temp_dir().join(format!("xtask-image-root-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        let mut root = Root {
-            dir,
-            files: Vec::new(),
-        };
+        let mut root = Root { dir, files: vec![] };
         let exe = root.copy(binary, "/llm-d-async")?;
         run_inherit(Command::new("strip").arg("--strip-debug").arg(&exe))?;
-        root.files[0].1 = fs::metadata(&exe)
-            .map_err(|e| failed(&exe, "stat", e))?
-            .len();
+        let stripped = fs::metadata(&exe).map_err(|e| failed(&exe, "stat", e))?;
+        root.files[0].1 = stripped.len();
         let link = root.dir.join("usr/local/bin/async-worker");
         fs::create_dir_all(link.parent().expect("a parent"))
             .map_err(|e| failed(&link, "create", e))?;

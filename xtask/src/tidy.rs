@@ -53,10 +53,10 @@ fn code_map_names_every_module_directory_and_every_script() {
     let root = project_root();
     let doc = read(&root.join("docs/ARCHITECTURE.md"));
     let mut names = BTreeSet::new();
-    for file in SOURCE_DIRS
+    let files = SOURCE_DIRS
         .split_whitespace()
-        .flat_map(|d| files_under(&root.join(d)))
-    {
+        .flat_map(|d| files_under(&root.join(d)));
+    for file in files {
         let name = file.strip_prefix(&root).expect("under the root");
         let name = name.to_string_lossy().replace('\\', "/");
         match file.extension().and_then(|e| e.to_str()) {
@@ -95,15 +95,10 @@ fn no_two_product_files_import_each_other() {
     let mut found = Vec::new();
     for krate in PRODUCT_CRATES.split_whitespace() {
         for cycle in cycles(&root.join(krate)) {
+            let name = |m: &Module| Some(m.join("::")).filter(|n| !n.is_empty());
             let names: Vec<String> = cycle
                 .iter()
-                .map(|m| {
-                    if m.is_empty() {
-                        "crate root".into()
-                    } else {
-                        m.join("::")
-                    }
-                })
+                .map(|m| name(m).unwrap_or_else(|| "crate root".into()))
                 .collect();
             found.push(format!("{krate}: {}", names.join(" <-> ")));
         }
