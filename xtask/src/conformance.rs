@@ -23,45 +23,19 @@ use std::process::{Command, Stdio};
 
 use crate::{Error, cargo, is_ci, on_path, shown};
 
-/// A backend with a conformance test target.
-#[derive(Debug)]
-pub(crate) struct Store {
-    pub(crate) name: &'static str,
-    krate: &'static str,
-    /// The test target (`tests/<target>.rs`) that runs the suite.
-    target: &'static str,
-}
+/// A backend with a conformance test target: its name, its crate, and the
+/// test target (`tests/<target>.rs`) that runs the suite.
+type Store = (&'static str, &'static str, &'static str);
 
-const STORES: [Store; 4] = [
-    Store::new("memory", "claim-memory", "conformance"),
-    Store::new("redis", "claim-redis", "conformance"),
+pub(crate) const STORES: [Store; 4] = [
+    ("memory", "claim-memory", "conformance"),
+    ("redis", "claim-redis", "conformance"),
     // The hash-tagged (cluster) key layout on one server, every call
     // slot-checked by the store.
-    Store::new("redis-tagged", "claim-redis", "conformance_tagged"),
+    ("redis-tagged", "claim-redis", "conformance_tagged"),
     // A real local Redis Cluster: three primaries with a replica each.
-    Store::new("redis-cluster", "claim-redis", "conformance_cluster"),
+    ("redis-cluster", "claim-redis", "conformance_cluster"),
 ];
-
-impl Store {
-    const fn new(name: &'static str, krate: &'static str, target: &'static str) -> Store {
-        Store {
-            name,
-            krate,
-            target,
-        }
-    }
-
-    /// True when the suite would skip: a Redis store without
-    /// `redis-server` on PATH and `CI` unset (with `CI` set it fails).
-    fn skips(&self) -> bool {
-        self.krate == "claim-redis" && on_path("redis-server").is_none() && !is_ci()
-    }
-}
-
-/// Every store, in a fixed order.
-pub(crate) fn all() -> Vec<&'static Store> {
-    STORES.iter().collect()
-}
 
 pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
     let mut which = None;
@@ -87,10 +61,10 @@ pub(crate) fn run_cli(args: Vec<String>) -> Result<(), Error> {
     run(&stores, &[], &test_args)
 }
 
-fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
-    match STORES.iter().find(|s| s.name == which) {
-        _ if which == "all" => Ok(all()),
-        Some(store) => Ok(vec![store]),
+fn select(which: &str) -> Result<Vec<Store>, Error> {
+    match STORES.iter().find(|s| s.0 == which) {
+        _ if which == "all" => Ok(STORES.to_vec()),
+        Some(store) => Ok(vec![*store]),
         None => Err(Error::Usage(format!(
             "unknown store `{which}`: expected memory, redis, redis-tagged, redis-cluster or all"
         ))),
@@ -101,36 +75,34 @@ fn select(which: &str) -> Result<Vec<&'static Store>, Error> {
 /// `cargo_args` for cargo (such as `--locked`) and `test_args` for libtest;
 /// fails if any store failed.
 pub(crate) fn run(
-    stores: &[&Store],
+    stores: &[Store],
     cargo_args: &[&str],
     test_args: &[String],
 ) -> Result<(), Error> {
     let (mut failures, mut total) = (Vec::new(), [0, 0]);
-    for store in stores {
-        println!("== conformance: {}", store.name);
-        if store.skips() {
+    for &(name, krate, target) in stores {
+        println!("== conformance: {name}");
+        // Without redis-server the Redis suites skip (with `CI` set they fail).
+        if krate == "claim-redis" && on_path("redis-server").is_none() && !is_ci() {
             println!("skipped: redis-server not on PATH");
             continue;
         }
-        let other = STORES.iter().find(|s| s.krate != store.krate);
-        let mut cmd = cargo(&format!("test --workspace --test {}", store.target));
-        cmd.args(
-            other
-                .map(|other| ["--exclude", other.krate])
-                .into_iter()
-                .flatten(),
-        );
+        // The other crate, whose target of the same name must not run.
+        let other = STORES.iter().find(|s| s.1 != krate).map_or("", |s| s.1);
+        let mut cmd = cargo(&format!(
+            "test --workspace --test {target} --exclude {other}"
+        ));
         cmd.args(cargo_args).arg("--").args(test_args);
         cmd.env_remove("PROPTEST_CASES");
         println!("--> {}", shown(&cmd));
-        let ([passed, failed], verdict) = run_store(store.name, &mut cmd);
+        let ([passed, failed], verdict) = run_store(name, &mut cmd);
         total = [total[0] + passed, total[1] + failed];
         if let Err(reason) = verdict {
-            failures.push(format!("{}: {reason}", store.name));
+            failures.push(format!("{name}: {reason}"));
         }
     }
     if stores.len() > 1 {
-        let names: Vec<_> = stores.iter().map(|s| s.name).collect();
+        let names: Vec<_> = stores.iter().map(|s| s.0).collect();
         println!("== conformance total over {}", names.join(", "));
         println!("{} passed, {} failed", total[0], total[1]);
     }
