@@ -28,7 +28,7 @@ enum Step {
     /// `cargo xtask conformance` over every store, `--locked`.
     Conformance,
     /// A chaos run: the flags of `cargo xtask chaos`.
-    Chaos(&'static [&'static str]),
+    Chaos(&'static str),
     /// `cargo xtask image`: the image's binary run in an empty root.
     Image,
     /// `cargo xtask deny`'s checks, with the cargo-deny [`crate::deny::prefetch`] installs.
@@ -39,7 +39,7 @@ enum Step {
 /// requests, one worker kill, the primary kill) takes well under a minute,
 /// so CI stays under 15 minutes. Fewer requests would leave the worker
 /// kill no room clear of the failover's window, and the plan drops it.
-const CLUSTER_CHAOS: &[&str] = &["--short", "--topology", "cluster"];
+const CLUSTER_CHAOS: &str = "--short --topology cluster";
 
 /// The `features` step: `cargo check -p async-worker --no-default-features`
 /// (the library a user gets with `default-features = false`, as the README
@@ -69,7 +69,7 @@ const STEPS: [(&str, Step); 11] = [
         Step::Cargo(&["build -p harness --bins --locked"]),
     ),
     ("image", Step::Image),
-    ("chaos", Step::Chaos(&["--short"])),
+    ("chaos", Step::Chaos("--short")),
     ("chaos-cluster", Step::Chaos(CLUSTER_CHAOS)),
     ("deny", Step::Deny),
 ];
@@ -113,7 +113,7 @@ pub(crate) fn run() -> Result<(), Error> {
                 Ok(())
             }
             Step::Chaos(flags) => {
-                let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+                let flags: Vec<String> = flags.split(' ').map(str::to_owned).collect();
                 chaos::run(&flags, &["--locked"], chaos::Profile::Dev)
             }
         };
@@ -151,7 +151,7 @@ impl Step {
             Step::Conformance => "cargo xtask conformance".into(),
             Step::Image => "cargo xtask image".into(),
             Step::Deny => "cargo xtask deny".into(),
-            Step::Chaos(flags) => format!("cargo xtask chaos {}", flags.join(" ")),
+            Step::Chaos(flags) => format!("cargo xtask chaos {flags}"),
         }
     }
 }
