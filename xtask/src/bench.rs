@@ -45,11 +45,9 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         .map_err(|e| Error::Failed(format!("cannot create {}: {e}", out_dir.display())))?;
     let plain = Server::start(&out_dir, false)?;
     let needs_aof = options.runs.iter().any(|r| r == "protected+aof");
-    let aof = if needs_aof {
-        Some(Server::start(&out_dir, true)?)
-    } else {
-        None
-    };
+    let aof = needs_aof
+        .then(|| Server::start(&out_dir, true))
+        .transpose()?;
     let mut rows: Vec<Row> = Vec::new();
     let mut json: Vec<String> = Vec::new();
     let mut steps: Vec<String> = Vec::new();
@@ -69,10 +67,8 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
             Some(server) => vec!["--url".to_owned(), server.url()],
             None => report::queues_arg(name),
         };
-        eprintln!(
-            "xtask: bench run {name} ({})",
-            crate::elapsed(started.elapsed())
-        );
+        let at = crate::elapsed(started.elapsed());
+        eprintln!("xtask: bench run {name} ({at})");
         let mut cmd = Command::new(&program);
         cmd.arg(kind)
             .args(["--name", name])
@@ -117,10 +113,8 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     print_payload_keys_left(&rows);
     let rows = if options.repeat > 1 {
         let medians = medians(&rows);
-        println!(
-            "\nmedians per run ({} rounds, interleaved):",
-            options.repeat
-        );
+        let rounds = options.repeat;
+        println!("\nmedians per run ({rounds} rounds, interleaved):");
         print_table(&medians);
         medians
     } else {
@@ -134,10 +128,8 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         }
     }
     write_json(&out_dir, &options, &program, &json, ratio(&rows))?;
-    eprintln!(
-        "xtask: bench finished in {}",
-        crate::elapsed(started.elapsed())
-    );
+    let took = crate::elapsed(started.elapsed());
+    eprintln!("xtask: bench finished in {took}");
     Ok(())
 }
 
