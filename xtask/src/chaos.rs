@@ -53,38 +53,23 @@ fn value<'a>(flags: &'a [String], flag: &str) -> Option<&'a str> {
     flags.get(at + 1).map(String::as_str)
 }
 
-/// The runs to make, each as the flags it adds: on one server, the fsync
-/// policies ([`policies`]); on a cluster or Sentinel group (no AOF there),
-/// the workers' `replica_acks` asked for, else 0 for `--short` and 0 then 1
-/// for the full run.
+/// The runs to make, each as the flags it adds: on one server the fsync
+/// policy, on a cluster or Sentinel group (no AOF there) the workers'
+/// `replica_acks`; the one asked for, else the first choice (`always`, 0)
+/// for `--short` and both for the full run.
 fn variants(flags: &[String]) -> Vec<Vec<String>> {
+    let has = |flag: &str| flags.iter().any(|f| f == flag);
     let replicated = value(flags, "--topology").is_some_and(|t| t != "standalone");
-    let flag = |name: &str, value: &str| vec![name.to_owned(), value.to_owned()];
-    if !replicated {
-        return policies(flags)
-            .into_iter()
-            .map(|p| p.map_or_else(Vec::new, |p| flag("--appendfsync", p)))
-            .collect();
+    let (flag, choices) = match replicated {
+        true => ("--replica-acks", ["0", "1"]),
+        false => ("--appendfsync", ["always", "everysec"]),
+    };
+    if has(flag) {
+        return vec![Vec::new()];
     }
-    if flags.iter().any(|f| f == "--replica-acks") {
-        vec![Vec::new()]
-    } else if flags.iter().any(|f| f == "--short") {
-        vec![flag("--replica-acks", "0")]
-    } else {
-        vec![flag("--replica-acks", "0"), flag("--replica-acks", "1")]
-    }
-}
-
-/// The fsync policies to run: the one asked for; else `always` alone for
-/// `--short`, both for the full run.
-fn policies(flags: &[String]) -> Vec<Option<&'static str>> {
-    if flags.iter().any(|f| f == "--appendfsync") {
-        vec![None]
-    } else if flags.iter().any(|f| f == "--short") {
-        vec![Some("always")]
-    } else {
-        vec![Some("always"), Some("everysec")]
-    }
+    let runs = if has("--short") { 1 } else { 2 };
+    let run = |choice: &&str| vec![flag.to_owned(), choice.to_string()];
+    choices[..runs].iter().map(run).collect()
 }
 
 /// Which build the chaos run uses.
@@ -241,9 +226,13 @@ mod tests {
 
     #[test]
     fn the_full_run_covers_both_fsync_policies_and_the_short_run_only_always() {
-        assert_eq!(policies(&[]), vec![Some("always"), Some("everysec")]);
-        assert_eq!(policies(&owned_args("--short")), vec![Some("always")]);
-        let asked = policies(&owned_args("--appendfsync everysec"));
-        assert_eq!(asked, vec![None]);
+        let both = vec![
+            owned_args("--appendfsync always"),
+            owned_args("--appendfsync everysec"),
+        ];
+        assert_eq!(variants(&[]), both);
+        assert_eq!(variants(&owned_args("--short")), both[..1]);
+        let asked = variants(&owned_args("--appendfsync everysec"));
+        assert_eq!(asked, vec![Vec::<String>::new()]);
     }
 }
