@@ -155,18 +155,16 @@ fn pass_for(name: &str, pass: &[String]) -> Vec<String> {
     };
     let requests = value("--requests", 200_000).min(LARGE_REQUESTS);
     let hold_pending = value("--hold-pending", 100_000).min(LARGE_HOLD_PENDING);
-    let mut out = Vec::new();
-    let mut args = pass.iter();
-    while let Some(flag) = args.next() {
-        let value = args.next();
-        if flag != "--requests" && flag != "--hold-pending" {
-            out.push(flag.clone());
-            out.extend(value.cloned());
-        }
-    }
-    out.extend(["--requests".into(), requests.to_string()]);
-    out.extend(["--hold-pending".into(), hold_pending.to_string()]);
-    out.extend(["--payload-bytes".into(), LARGE_PAYLOAD.to_string()]);
+    let capped = |pair: &&[String]| pair[0] != "--requests" && pair[0] != "--hold-pending";
+    let mut out: Vec<String> = pass.chunks(2).filter(capped).flatten().cloned().collect();
+    let sizes = format!("--requests {requests} --hold-pending {hold_pending}");
+    let payload = format!("--payload-bytes {LARGE_PAYLOAD}");
+    out.extend(
+        [sizes, payload]
+            .iter()
+            .flat_map(|s| s.split(' '))
+            .map(str::to_owned),
+    );
     if by_reference {
         out.push("--by-reference".into());
     }
