@@ -1,65 +1,33 @@
 //! `cargo xtask bench`: the protected pipeline beside the unprotected dequeue it replaces, on private redis-servers.
 //!
-//! Builds the `bench` binary of the harness crate (`xtask/harness`) in
-//! release mode, starts two redis-servers of its own on free loopback ports
-//! (no persistence, and AOF with `appendfsync everysec`), then runs that
-//! binary once per run, each
-//! in a fresh process so the worker RSS is that run's own:
-//!
-//! - `protected`: the runtime over RedisStore, no-op handler;
-//! - `unprotected`: ZPOPMIN → LPUSH with the same batching and concurrency;
-//! - `memory`: the runtime over MemoryStore;
-//! - `protected+aof`: `protected` on the AOF server;
-//! - `protected×3`: three runtimes peeking the same head;
-//! - `protected-16K`, `protected-16K-ref`: `protected` with 16 KiB
-//!   payloads, inline and stored apart (Go's payload references), at most
-//!   50,000 requests and 10,000 held pending;
-//! - `protected-cluster`: `protected` on a private cluster of three
-//!   primaries (no replicas) the run starts itself, one queue per primary,
-//!   one runtime draining all three; `protected-cluster-1q`: the same
-//!   cluster with one queue (everything on one primary: the cluster
-//!   client's own cost);
-//! - `profile`: Redis CPU of each script called on its own;
-//! - `flow` (only when asked for: ~80 s): the spare-capacity bench, a
-//!   stand-in inference pool shared by interactive users and a batch
-//!   backlog behind the runtime, ungated and behind each flow-control gate
-//!   (utilization, interactive queue wait, batch rate per scenario);
-//! - at scale, also only when asked for: `backlog` (the drain rate with
-//!   10,000 and with 1,000,000 pending, each held steady, and their ratio),
-//!   `queues` (idle Redis CPU per idle queue with 200 configured, and 10
-//!   busy queues' rate beside them against alone), `answered-memory` (Redis
-//!   memory an answered request still holds after a short dedup window).
-//!
-//! Each run prints a `row` line (`key=value`) and a `json` line; this module
-//! prints the table, the protected/unprotected ratio, the 16 KiB ratios and
-//! the summaries of the runs at scale,
-//! and writes every figure to `target/bench/latest.json` and a timestamped
-//! copy. `--repeat N` runs the list N times, interleaved, and also prints
-//! each run's medians.
+//! Builds the harness's `bench` binary (`xtask/harness`) in release mode
+//! (or takes another build: `--program`), starts two redis-servers of its
+//! own (no persistence, and AOF with `appendfsync everysec`), then runs the
+//! binary once per run (the list: [`options`]), each in a fresh process so
+//! the worker RSS is that run's own. Each run prints a `row` line
+//! (`key=value`) and a `json` line; this module prints the table, the
+//! ratios and summaries ([`report`]), and writes every figure to
+//! `target/bench/latest.json` and a timestamped copy. `--repeat N` runs the
+//! list N times, interleaved, and also prints each run's medians.
 
-mod cluster;
 mod options;
-mod scale;
-mod server;
-mod summary;
+mod report;
 mod table;
 
-use crate::{Error, Shown, cargo, project_root, run_inherit, target_dir};
+use crate::server::Server;
+use crate::{Error, cargo, project_root, run_inherit, shown, target_dir};
 use options::{Options, parse};
-use server::Server;
+use report::{print_payload_keys_left, print_summaries, ratio, write_json};
 use std::process::{Command, Stdio};
 use std::time::Instant;
-use summary::{print_payload_keys_left, print_payload_ratios, ratio, write_json};
-use table::{
-    FLOW_COLUMNS, Row, base_name, get, is_flow, medians, pairs, print_columns, print_table,
-};
+use table::{FLOW_COLUMNS, Row, is_flow, medians, pairs, print_columns, print_table};
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     let options = parse(args)?;
     let started = Instant::now();
     if options.build {
-        let mut build = cargo(&["build", "--release", "-p", "harness", "--bin", "bench"]);
-        eprintln!("xtask: {}", Shown(&build));
+        let mut build = cargo("build --release -p harness --bin bench");
+        eprintln!("xtask: {}", shown(&build));
         run_inherit(&mut build)?;
     }
     let program = options
@@ -77,11 +45,9 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         .map_err(|e| Error::Failed(format!("cannot create {}: {e}", out_dir.display())))?;
     let plain = Server::start(&out_dir, false)?;
     let needs_aof = options.runs.iter().any(|r| r == "protected+aof");
-    let aof = if needs_aof {
-        Some(Server::start(&out_dir, true)?)
-    } else {
-        None
-    };
+    let aof = needs_aof
+        .then(|| Server::start(&out_dir, true))
+        .transpose()?;
     let mut rows: Vec<Row> = Vec::new();
     let mut json: Vec<String> = Vec::new();
     let mut steps: Vec<String> = Vec::new();
@@ -99,12 +65,10 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         };
         let target = match server {
             Some(server) => vec!["--url".to_owned(), server.url()],
-            None => cluster::queues_arg(name),
+            None => report::queues_arg(name),
         };
-        eprintln!(
-            "xtask: bench run {name} ({})",
-            crate::elapsed(started.elapsed())
-        );
+        let at = crate::elapsed(started.elapsed());
+        eprintln!("xtask: bench run {name} ({at})");
         let mut cmd = Command::new(&program);
         cmd.arg(kind)
             .args(["--name", name])
@@ -114,7 +78,7 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
             .stderr(Stdio::inherit());
         let output = cmd
             .output()
-            .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", Shown(&cmd))))?;
+            .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", shown(&cmd))))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         if !output.status.success() {
             return Err(Error::Failed(format!(
@@ -149,43 +113,23 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
     print_payload_keys_left(&rows);
     let rows = if options.repeat > 1 {
         let medians = medians(&rows);
-        println!(
-            "\nmedians per run ({} rounds, interleaved):",
-            options.repeat
-        );
+        let rounds = options.repeat;
+        println!("\nmedians per run ({rounds} rounds, interleaved):");
         print_table(&medians);
         medians
     } else {
         rows
     };
-    let ratio = ratio(&rows);
-    print_payload_ratios(&rows);
-    if let Some(r) = ratio {
-        println!("protected/unprotected jobs/s: {r:.3}");
-    }
-    if let Some(row) = rows.iter().find(|r| base_name(r) == "protected") {
-        let rate: Option<f64> = get(row, "jobs_per_s").parse().ok();
-        let us: Option<f64> = get(row, "redis_cpu_us_per_job").parse().ok();
-        if let (Some(rate), Some(us)) = (rate, us) {
-            println!(
-                "protected jobs/s over what its Redis CPU allows (1,000,000 / {us} µs): {:.2}",
-                rate * us / 1e6
-            );
-        }
-    }
-    cluster::print_summary(&rows);
-    scale::print_summary(&rows);
+    print_summaries(&rows);
     if !steps.is_empty() {
         println!("\nRedis CPU per item, each step alone (profile):");
         for step in &steps {
             println!("  {step}");
         }
     }
-    write_json(&out_dir, &options, &program, &json, ratio)?;
-    eprintln!(
-        "xtask: bench finished in {}",
-        crate::elapsed(started.elapsed())
-    );
+    write_json(&out_dir, &options, &program, &json, ratio(&rows))?;
+    let took = crate::elapsed(started.elapsed());
+    eprintln!("xtask: bench finished in {took}");
     Ok(())
 }
 
@@ -211,18 +155,16 @@ fn pass_for(name: &str, pass: &[String]) -> Vec<String> {
     };
     let requests = value("--requests", 200_000).min(LARGE_REQUESTS);
     let hold_pending = value("--hold-pending", 100_000).min(LARGE_HOLD_PENDING);
-    let mut out = Vec::new();
-    let mut args = pass.iter();
-    while let Some(flag) = args.next() {
-        let value = args.next();
-        if flag != "--requests" && flag != "--hold-pending" {
-            out.push(flag.clone());
-            out.extend(value.cloned());
-        }
-    }
-    out.extend(["--requests".into(), requests.to_string()]);
-    out.extend(["--hold-pending".into(), hold_pending.to_string()]);
-    out.extend(["--payload-bytes".into(), LARGE_PAYLOAD.to_string()]);
+    let capped = |pair: &&[String]| pair[0] != "--requests" && pair[0] != "--hold-pending";
+    let mut out: Vec<String> = pass.chunks(2).filter(capped).flatten().cloned().collect();
+    let sizes = format!("--requests {requests} --hold-pending {hold_pending}");
+    let payload = format!("--payload-bytes {LARGE_PAYLOAD}");
+    out.extend(
+        [sizes, payload]
+            .iter()
+            .flat_map(|s| s.split(' '))
+            .map(str::to_owned),
+    );
     if by_reference {
         out.push("--by-reference".into());
     }
@@ -236,33 +178,18 @@ mod tests {
 
     #[test]
     fn the_16k_runs_get_payload_flags_and_capped_sizes_and_other_runs_the_flags_as_given() {
-        let pass = owned_args(&["--requests", "100000", "--batch", "50"]);
+        let pass = owned_args("--requests 100000 --batch 50");
         assert_eq!(pass_for("protected", &pass), pass);
         assert_eq!(
             pass_for("protected-16K-ref", &pass),
-            owned_args(&[
-                "--batch",
-                "50",
-                "--requests",
-                "50000",
-                "--hold-pending",
-                "10000",
-                "--payload-bytes",
-                "16384",
-                "--by-reference"
-            ])
+            owned_args(
+                "--batch 50 --requests 50000 --hold-pending 10000 --payload-bytes 16384 --by-reference"
+            )
         );
-        let small = owned_args(&["--requests", "20000", "--hold-pending", "500"]);
+        let small = owned_args("--requests 20000 --hold-pending 500");
         assert_eq!(
             pass_for("protected-16K", &small),
-            owned_args(&[
-                "--requests",
-                "20000",
-                "--hold-pending",
-                "500",
-                "--payload-bytes",
-                "16384"
-            ])
+            owned_args("--requests 20000 --hold-pending 500 --payload-bytes 16384")
         );
     }
 }

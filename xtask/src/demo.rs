@@ -4,19 +4,11 @@
 //! binary is installed); this subcommand only builds and starts it, passing
 //! every flag through (`--redis URL`, `--requests N`, `--replicas N`, …).
 
-use crate::{Error, Shown, cargo, run_inherit};
+use crate::{Error, cargo, run_inherit, shown};
 
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
-    let mut demo = cargo(&[
-        "run",
-        "--release",
-        "--quiet",
-        "-p",
-        "async-worker",
-        "--",
-        "demo",
-    ]);
+    let mut demo = cargo("run --release --quiet -p async-worker -- demo");
     demo.args(&args);
-    println!("== demo: {}", Shown(&demo));
+    println!("== demo: {}", shown(&demo));
     run_inherit(&mut demo)
 }

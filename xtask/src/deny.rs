@@ -1,46 +1,28 @@
 //! `cargo xtask deny` and the `deny` step of `cargo xtask ci`: cargo-deny's licence, ban and source checks against `deny.toml`, installing a pinned cargo-deny under the target directory when none is found.
 //!
 //! Which cargo-deny runs: `--cargo-deny PATH`, else one on `PATH`, else
-//! the copy under `<target>/tools` (installed there by an earlier run),
-//! else [`PINNED`] is installed there first from crates.io. The install is
-//! a debug build (`cargo install --debug`): 1 min 46 s on the 2-core VM
-//! against 5 min 25 s for a release build, and its check takes ~9 s
-//! instead of ~2 s. It lives with the build output, so removing the target
-//! removes it, and nothing outside the checkout is installed.
-//!
-//! In `cargo xtask ci` the install starts in the background, at the lowest
-//! CPU priority (`nice -n 19`), when CI starts ([`prefetch`]): it takes the
-//! cores the other steps leave idle (the process tests and chaos runs wait
-//! on real processes much of the time), and the `deny` step at the end
-//! waits for it ([`check`]).
-//!
-//! Advisories are left out unless asked for (`--advisories`): that check
-//! fetches the RustSec database from GitHub, which a build without network
-//! beyond the package registries cannot reach.
+//! the copy under `<target>/tools`, installed there first when missing. The
+//! install is a debug build (1 min 46 s on the 2-core VM against 5 min 25 s
+//! for a release build; its check takes ~9 s instead of ~2 s), and removing
+//! the target removes it. In `cargo xtask ci` it runs in the background at
+//! `nice -n 19` from the start ([`prefetch`]), on the cores the other steps
+//! leave idle, and the `deny` step waits for it. The checks run at
+//! `--log-level error`: the duplicate versions `deny.toml` allows (over a
+//! thousand lines of warnings) are not printed, a failure's diagnostics
+//! are. Advisories (`--advisories`) fetch the RustSec database from
+//! GitHub, which a build without network beyond the registries cannot reach.
 
-use crate::{Error, Shown, cargo, ci, project_root, run_inherit, target_dir};
+use crate::{Error, cargo, on_path, project_root, run_inherit, shown, target_dir};
 use std::fs::{self, File};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-/// The checks that need nothing beyond the lock file and the registry index.
-const CHECKS: [&str; 3] = ["licenses", "bans", "sources"];
-
 /// The cargo-deny release installed when none is found.
 const PINNED: &str = "0.20.2";
 
-/// What to run, from the command line.
-#[derive(Debug, PartialEq)]
-struct Options {
-    /// `--cargo-deny PATH`: the binary, instead of the one found or installed.
-    program: Option<PathBuf>,
-    /// `--advisories`: the RustSec check too (fetches its database).
-    advisories: bool,
-}
-
 pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
-    let options = parse(args)?;
-    let program = match options.program {
+    let (program, advisories) = parse(args)?;
+    let program = match program {
         Some(path) if path.is_file() => path,
         Some(path) => {
             return Err(Error::Invalid(format!(
@@ -50,11 +32,17 @@ pub(crate) fn run(args: Vec<String>) -> Result<(), Error> {
         }
         None => found_or_installed(Prefetch(None))?,
     };
-    run_checks(program, options.advisories)
+    run_checks(program, advisories)
 }
 
-/// A background install of cargo-deny started by [`prefetch`]; dropping it
-/// unawaited (a CI step failed first) stops the install.
+/// The `deny` step of `cargo xtask ci`: waits for [`prefetch`]'s install
+/// (or installs now), then runs the checks.
+pub(crate) fn check(prefetch: Prefetch) -> Result<(), Error> {
+    run_checks(found_or_installed(prefetch)?, false)
+}
+
+/// A background install started by [`prefetch`]; dropped unawaited (a CI
+/// step failed first), it is stopped.
 pub(crate) struct Prefetch(Option<Child>);
 
 impl Drop for Prefetch {
@@ -66,115 +54,77 @@ impl Drop for Prefetch {
     }
 }
 
-/// Starts installing cargo-deny under the target directory, at the lowest
-/// CPU priority, unless one is found; its output goes to `install.log`.
+/// Starts the install under `nice -n 19` unless cargo-deny is found; its
+/// output goes to `<target>/tools/install.log`.
 pub(crate) fn prefetch() -> Prefetch {
     if found().is_some() {
         return Prefetch(None);
     }
-    let started = fs::create_dir_all(tools_root())
-        .and_then(|()| File::create(install_log()))
-        .and_then(|log| {
-            let mut cmd = niced(install_command());
-            cmd.stdin(Stdio::null())
-                .stdout(log.try_clone()?)
-                .stderr(log);
-            cmd.spawn()
-        });
+    let log = tools().join("install.log");
+    let mut cmd = install(true);
+    let started = fs::create_dir_all(tools())
+        .and_then(|()| File::create(&log))
+        .and_then(|file| cmd.stdout(file.try_clone()?).stderr(file).spawn());
     match started {
         Ok(child) => {
-            println!(
-                "xtask ci: installing cargo-deny {PINNED} in the background (nice 19; {})",
-                install_log().display()
-            );
+            let log = log.display();
+            println!("xtask ci: installing cargo-deny {PINNED} in the background (nice 19; {log})");
             Prefetch(Some(child))
         }
         Err(e) => {
-            println!(
-                "xtask ci: could not start the cargo-deny install in the background ({e}); the deny step installs it"
-            );
+            println!("xtask ci: no background cargo-deny install ({e}); the deny step installs it");
             Prefetch(None)
         }
     }
 }
 
-/// The `deny` step of `cargo xtask ci`: waits for `prefetch`'s install
-/// (or installs now), then runs the checks.
-pub(crate) fn check(prefetch: Prefetch) -> Result<(), Error> {
-    let program = found_or_installed(prefetch)?;
-    run_checks(program, false)
-}
-
 fn run_checks(program: PathBuf, advisories: bool) -> Result<(), Error> {
     let mut cmd = Command::new(program);
-    cmd.arg("check").args(CHECKS).current_dir(project_root());
-    if advisories {
-        cmd.arg("advisories");
-    }
-    println!("--> {}", Shown(&cmd));
-    run_inherit(&mut cmd)
+    cmd.args("--log-level error check licenses bans sources".split(' '));
+    cmd.args(advisories.then_some("advisories"))
+        .current_dir(project_root());
+    println!("--> {}", shown(&cmd));
+    run_inherit(&mut cmd)?;
+    println!("deny: ok (`cargo deny check bans` lists the duplicate versions it allows)");
+    Ok(())
 }
 
 /// cargo-deny on `PATH`, else the copy under the target directory.
 fn found() -> Option<PathBuf> {
-    ci::find_on_path("cargo-deny").or_else(|| Some(installed()).filter(|p| p.is_file()))
+    let installed = tools().join("bin/cargo-deny");
+    on_path("cargo-deny").or_else(|| installed.is_file().then_some(installed))
 }
 
-/// [`found`], after the background install if one runs, installing in the
-/// foreground when neither gave one.
+/// [`found`] once the background install (if any) ended, else installed
+/// in the foreground (where its errors show).
 fn found_or_installed(mut prefetch: Prefetch) -> Result<PathBuf, Error> {
     if let Some(mut child) = prefetch.0.take() {
         println!("--> waiting for the background cargo-deny install");
-        match child.wait() {
-            Ok(status) if status.success() => {}
-            outcome => {
-                let log = fs::read_to_string(install_log()).unwrap_or_default();
-                let tail: Vec<&str> = log.lines().rev().take(20).collect();
-                for line in tail.iter().rev() {
-                    println!("    {line}");
-                }
-                println!("--> the background install ended with {outcome:?}: installing again");
-            }
-        }
+        let _ = child.wait();
     }
     if let Some(program) = found() {
         return Ok(program);
     }
-    let mut cmd = install_command();
-    println!("--> {}", Shown(&cmd));
-    run_inherit(&mut cmd).map_err(|e| match e {
-        Error::Failed(msg) => Error::Failed(format!(
-            "cargo-deny is not on PATH and installing it failed ({msg}): \
-             install it with `cargo install --locked cargo-deny` or pass --cargo-deny PATH"
-        )),
-        other => other,
-    })?;
-    Ok(installed())
+    let mut cmd = install(false);
+    println!("--> {}", shown(&cmd));
+    let installed = run_inherit(&mut cmd).ok().and_then(|()| found());
+    installed.ok_or_else(|| {
+        Error::Failed(
+            "cargo-deny is not on PATH and installing it failed: install it with \
+             `cargo install --locked cargo-deny` or pass --cargo-deny PATH"
+                .into(),
+        )
+    })
 }
 
-/// `cargo install` of [`PINNED`], debug build, into the target directory.
-fn install_command() -> Command {
-    let root = tools_root();
-    let build = root.join("build");
-    let (root, build) = (root.to_string_lossy(), build.to_string_lossy());
-    cargo(&[
-        "install",
-        "--locked",
-        "--debug",
-        "--quiet",
-        "cargo-deny",
-        "--version",
-        PINNED,
-        "--root",
-        &root,
-        "--target-dir",
-        &build,
-    ])
-}
-
-/// `cmd` under `nice -n 19` where `nice` exists.
-fn niced(cmd: Command) -> Command {
-    if ci::find_on_path("nice").is_none() {
+/// `cargo install` of [`PINNED`], a locked debug build, into the target
+/// directory; in the `background` under `nice -n 19`.
+fn install(background: bool) -> Command {
+    let (root, build) = (tools(), tools().join("build"));
+    let mut cmd = cargo("install --locked --debug --quiet cargo-deny");
+    cmd.args(["--version", PINNED, "--root"]).arg(root);
+    cmd.arg("--target-dir").arg(build);
+    if !background {
         return cmd;
     }
     let mut niced = Command::new("nice");
@@ -182,68 +132,42 @@ fn niced(cmd: Command) -> Command {
         .args(["-n", "19"])
         .arg(cmd.get_program())
         .args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        niced.current_dir(dir);
-    }
+    niced.current_dir(project_root()).stdin(Stdio::null());
     niced
 }
 
-fn tools_root() -> PathBuf {
+fn tools() -> PathBuf {
     target_dir().join("tools")
 }
 
-fn installed() -> PathBuf {
-    tools_root().join("bin").join("cargo-deny")
-}
-
-fn install_log() -> PathBuf {
-    tools_root().join("install.log")
-}
-
-fn parse(args: Vec<String>) -> Result<Options, Error> {
-    let mut options = Options {
-        program: None,
-        advisories: false,
-    };
+/// `--cargo-deny PATH` and `--advisories`.
+fn parse(args: Vec<String>) -> Result<(Option<PathBuf>, bool), Error> {
+    let (mut program, mut advisories) = (None, false);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--advisories" => options.advisories = true,
+            "--advisories" => advisories = true,
             "--cargo-deny" => match args.next() {
-                Some(path) => options.program = Some(PathBuf::from(path)),
+                Some(path) => program = Some(PathBuf::from(path)),
                 None => return Err(Error::Usage("--cargo-deny needs a path".to_owned())),
             },
             other => return Err(Error::Usage(format!("deny: unknown option `{other}`"))),
         }
     }
-    Ok(options)
+    Ok((program, advisories))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::owned_args;
-    use std::path::Path;
 
     #[test]
     fn deny_reads_a_cargo_deny_path_and_the_advisories_switch_and_refuses_anything_else() {
-        let options = parse(owned_args(&[
-            "--cargo-deny",
-            "/x/cargo-deny",
-            "--advisories",
-        ]));
-        assert!(matches!(
-            options,
-            Ok(Options { program: Some(ref p), advisories: true }) if p == Path::new("/x/cargo-deny")
-        ));
-        assert!(matches!(
-            parse(vec![]),
-            Ok(Options {
-                program: None,
-                advisories: false
-            })
-        ));
-        for bad in [&["--cargo-deny"][..], &["--fast"]] {
+        let options = parse(owned_args("--cargo-deny /x/cargo-deny --advisories"));
+        assert!(matches!(options, Ok((Some(p), true)) if p.as_os_str() == "/x/cargo-deny"));
+        assert!(matches!(parse(vec![]), Ok((None, false))));
+        for bad in ["--cargo-deny", "--fast"] {
             let refused = parse(owned_args(bad));
             assert!(matches!(refused, Err(Error::Usage(_))), "{bad:?}");
         }
@@ -251,28 +175,20 @@ mod tests {
 
     #[test]
     fn a_cargo_deny_path_that_is_no_file_is_refused_naming_it() {
-        let result = run(owned_args(&["--cargo-deny", "/no/such/cargo-deny"]));
-        let Err(Error::Invalid(message)) = result else {
-            panic!("refused");
-        };
-        assert!(message.contains("/no/such/cargo-deny"), "{message}");
+        let result = run(owned_args("--cargo-deny /no/such/cargo-deny"));
+        assert!(matches!(result, Err(Error::Invalid(m)) if m.contains("/no/such/cargo-deny")));
     }
 
     #[test]
     fn the_install_is_a_locked_debug_build_of_the_pinned_release_under_the_target() {
-        let cmd = niced(install_command());
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let root = tools_root().to_string_lossy().into_owned();
+        let cmd = install(true);
+        let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into()).collect();
+        let root = tools().to_string_lossy().into_owned();
         for expected in ["install", "--locked", "--debug", PINNED, root.as_str()] {
             assert!(args.iter().any(|a| a == expected), "{expected} in {args:?}");
         }
-        assert!(tools_root().starts_with(target_dir()));
-        if ci::find_on_path("nice").is_some() {
-            assert_eq!(cmd.get_program(), "nice");
-            assert_eq!(&args[..2], ["-n", "19"]);
-        }
+        assert!(tools().starts_with(target_dir()));
+        assert_eq!(cmd.get_program(), "nice");
+        assert_eq!(&args[..2], ["-n", "19"]);
     }
 }

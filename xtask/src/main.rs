@@ -9,13 +9,13 @@ mod conformance;
 mod demo;
 mod deny;
 mod image;
+mod server;
 #[cfg(test)]
 mod tidy;
 
 use std::{
     env,
     ffi::OsString,
-    fmt,
     path::{Path, PathBuf},
     process::{Command, ExitCode},
     time::Duration,
@@ -57,13 +57,17 @@ pub(crate) enum Error {
 fn main() -> ExitCode {
     let mut args = env::args().skip(1);
     let result = match args.next().as_deref() {
-        Some("ci") => ci::run(args.collect()),
+        Some(cmd @ ("ci" | "image")) if args.len() > 0 => Err(Error::Usage(format!(
+            "{cmd} takes no arguments, got `{}`",
+            args.next().unwrap_or_default()
+        ))),
+        Some("ci") => ci::run(),
         Some("conformance") => conformance::run_cli(args.collect()),
         Some("bench") => bench::run(args.collect()),
         Some("chaos") => chaos::run_cli(args.collect()),
         Some("demo") => demo::run(args.collect()),
         Some("deny") => deny::run(args.collect()),
-        Some("image") => image::run_cli(args.collect()),
+        Some("image") => image::run(),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(())
@@ -71,19 +75,21 @@ fn main() -> ExitCode {
         Some(other) => Err(Error::Usage(format!("unknown subcommand `{other}`"))),
         None => Err(Error::Usage("no subcommand given".to_owned())),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Error::Usage(msg)) => {
-            eprintln!("xtask: error: {msg}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        Err(Error::Invalid(msg)) => {
-            eprintln!("xtask: error: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Error::Failed(msg)) => {
-            eprintln!("xtask: error: {msg}");
-            ExitCode::FAILURE
+    let (msg, code) = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Error::Usage(msg)) => (format!("{msg}\n\n{USAGE}"), 2),
+        Err(Error::Invalid(msg)) => (msg, 2),
+        Err(Error::Failed(msg)) => (msg, 1),
+    };
+    eprintln!("xtask: error: {msg}");
+    ExitCode::from(code)
+}
+
+impl Error {
+    /// What went wrong, whatever the kind.
+    pub(crate) fn message(self) -> String {
+        match self {
+            Error::Usage(msg) | Error::Invalid(msg) | Error::Failed(msg) => msg,
         }
     }
 }
@@ -104,39 +110,48 @@ pub(crate) fn target_dir() -> PathBuf {
     }
 }
 
-/// A `cargo` command run from the workspace root, with the cargo that runs us.
-pub(crate) fn cargo(args: &[&str]) -> Command {
+/// A `cargo` command run from the workspace root, with the cargo that runs
+/// us; `args` split at spaces.
+pub(crate) fn cargo(args: &str) -> Command {
     let program = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut cmd = Command::new(program);
-    cmd.args(args).current_dir(project_root());
+    cmd.args(args.split_whitespace())
+        .current_dir(project_root());
     cmd
 }
 
-/// Displays a command as `cargo fmt --all -- --check` (program by file name).
-pub(crate) struct Shown<'a>(pub(crate) &'a Command);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let program = Path::new(self.0.get_program());
-        let name = program.file_name().unwrap_or(program.as_os_str());
-        write!(f, "{}", name.to_string_lossy())?;
-        for arg in self.0.get_args() {
-            write!(f, " {}", arg.to_string_lossy())?;
-        }
-        Ok(())
-    }
+/// A command as `cargo fmt --all -- --check` (program by file name).
+pub(crate) fn shown(cmd: &Command) -> String {
+    let program = Path::new(cmd.get_program());
+    let name = program.file_name().unwrap_or(program.as_os_str());
+    let words = std::iter::once(name).chain(cmd.get_args());
+    words
+        .map(|w| w.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Runs `cmd` with inherited stdio; a spawn failure or non-zero exit is an error.
 pub(crate) fn run_inherit(cmd: &mut Command) -> Result<(), Error> {
-    let status = cmd
-        .status()
-        .map_err(|e| Error::Failed(format!("could not start `{}`: {e}", Shown(cmd))))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(Error::Failed(format!("`{}` failed ({status})", Shown(cmd))))
+    let status = cmd.status();
+    let status =
+        status.map_err(|e| Error::Failed(format!("could not start `{}`: {e}", shown(cmd))))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(Error::Failed(format!("`{}` failed ({status})", shown(cmd)))),
     }
+}
+
+/// `CI` set to anything but empty, `0` or `false` (any case).
+pub(crate) fn is_ci() -> bool {
+    env::var("CI").is_ok_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "" | "0" | "false"))
+}
+
+/// The first file named `program` in a `PATH` directory.
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
+    env::split_paths(&env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|file| file.is_file())
 }
 
 /// `1.2s`, `2m03s`.
@@ -149,8 +164,9 @@ pub(crate) fn elapsed(d: Duration) -> String {
     }
 }
 
-/// Command-line words as the owned strings the subcommands' parsers take.
+/// A command line's words (split at spaces) as the owned strings the
+/// subcommands' parsers take.
 #[cfg(test)]
-pub(crate) fn owned_args(words: &[&str]) -> Vec<String> {
-    words.iter().map(|s| s.to_string()).collect()
+pub(crate) fn owned_args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_owned).collect()
 }

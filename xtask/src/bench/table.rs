@@ -45,75 +45,71 @@ pub(super) fn base_name(row: &[(String, String)]) -> &str {
 }
 
 /// One row per run name, in first-seen order: the median of each numeric
-/// column (and of each figure the runs at scale summarize) over that name's rows (the lower middle of an even count, so
-/// every figure is one a run measured), `-` where none was numeric; the
-/// name carries `(median of N)` when it ran more than once.
+/// column (and of each figure the runs at scale summarize) over that
+/// name's rows (the lower middle of an even count, so every figure is one
+/// a run measured), `-` where none was numeric; the name carries `(median
+/// of N)` when it ran more than once.
 pub(super) fn medians(rows: &[Row]) -> Vec<Row> {
     let mut names: Vec<&str> = Vec::new();
-    for row in rows {
-        let name = get(row, "name");
+    for name in rows.iter().map(|r| get(r, "name")) {
         if !names.contains(&name) {
             names.push(name);
         }
     }
-    names
-        .into_iter()
-        .map(|name| {
-            let same: Vec<&Row> = rows.iter().filter(|r| get(r, "name") == name).collect();
-            let label = if same.len() > 1 {
-                format!("{name} (median of {})", same.len())
-            } else {
-                name.to_owned()
-            };
-            let mut out = vec![("name".to_owned(), label)];
-            let keys = COLUMNS.iter().map(|(_, key)| *key);
-            for key in keys.chain(super::scale::KEYS) {
-                let mut values: Vec<f64> = same
-                    .iter()
-                    .filter_map(|r| get(r, key).parse().ok())
-                    .collect();
-                values.sort_by(f64::total_cmp);
-                let cell = match values.len() {
-                    // A figure in words (keys left): the last round's.
-                    0 if super::scale::TEXT_KEYS.contains(&key) => {
-                        same.last().map_or("-", |r| get(r, key)).to_owned()
-                    }
-                    0 => per_part_median(&same, key),
-                    n => values[(n - 1) / 2].to_string(),
-                };
-                out.push((key.to_owned(), cell));
+    let keys = COLUMNS.iter().map(|(_, key)| *key);
+    let keys: Vec<&str> = keys
+        .chain(super::report::SCALE_KEYS.split_whitespace())
+        .collect();
+    let one = |name: &str| {
+        let same: Vec<&Row> = rows.iter().filter(|r| get(r, "name") == name).collect();
+        let label = match same.len() {
+            1 => name.to_owned(),
+            n => format!("{name} (median of {n})"),
+        };
+        let cell = |key: &str| {
+            let cells: Vec<&str> = same.iter().map(|r| get(r, key)).collect();
+            match median(&cells) {
+                // A figure in words (keys left): the last round's.
+                None if super::report::TEXT_KEYS.contains(&key) => {
+                    cells.last().unwrap_or(&"-").to_string()
+                }
+                None => per_part_median(&cells),
+                Some(m) => m,
             }
-            out
-        })
-        .collect()
+        };
+        let cells = keys.iter().map(|key| (key.to_string(), cell(key)));
+        std::iter::once(("name".to_owned(), label))
+            .chain(cells)
+            .collect()
+    };
+    names.into_iter().map(one).collect()
 }
 
-/// For a cell of `/`-separated figures (one per cluster primary): the
-/// median of each part over `rows`, `-` for a part none had; `-` when no
-/// row has such a cell.
-fn per_part_median(rows: &[&Row], key: &str) -> String {
-    let cells: Vec<Vec<&str>> = rows
+/// The lower middle of the numeric cells, if any is numeric.
+fn median(cells: &[&str]) -> Option<String> {
+    let mut values: Vec<f64> = cells.iter().filter_map(|c| c.parse().ok()).collect();
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    (n > 0).then(|| values[(n - 1) / 2].to_string())
+}
+
+/// For cells of `/`-separated figures (one per cluster primary): the
+/// median of each part, `-` for a part none had; `-` when no cell has parts.
+fn per_part_median(cells: &[&str]) -> String {
+    let parts: Vec<Vec<&str>> = cells
         .iter()
-        .map(|r| get(r, key))
         .filter(|c| c.contains('/'))
         .map(|c| c.split('/').collect())
         .collect();
-    let parts = cells.iter().map(Vec::len).max().unwrap_or(0);
-    if parts == 0 {
-        return "-".to_owned();
-    }
-    let median = |i: usize| {
-        let mut values: Vec<f64> = cells
-            .iter()
-            .filter_map(|c| c.get(i)?.parse().ok())
-            .collect();
-        values.sort_by(f64::total_cmp);
-        match values.len() {
-            0 => "-".to_owned(),
-            n => values[(n - 1) / 2].to_string(),
-        }
+    let width = parts.iter().map(Vec::len).max().unwrap_or(0);
+    let part = |i: usize| {
+        let column: Vec<&str> = parts.iter().filter_map(|p| p.get(i).copied()).collect();
+        median(&column).unwrap_or_else(|| "-".to_owned())
     };
-    (0..parts).map(median).collect::<Vec<_>>().join("/")
+    match width {
+        0 => "-".to_owned(),
+        _ => (0..width).map(part).collect::<Vec<_>>().join("/"),
+    }
 }
 
 /// The `flow` run's columns: one row per scenario.
@@ -138,15 +134,17 @@ pub(super) fn print_table(rows: &[Row]) {
 }
 
 pub(super) fn print_columns(columns: &[(&str, &str)], rows: &[Row]) {
-    let mut table: Vec<Vec<String>> = vec![
+    let header = columns.iter().map(|(h, _)| h.to_string());
+    let mut table = vec![
         std::iter::once("run".to_owned())
-            .chain(columns.iter().map(|(h, _)| h.to_string()))
-            .collect(),
+            .chain(header)
+            .collect::<Vec<_>>(),
     ];
     for row in rows {
+        let cells = columns.iter().map(|(_, k)| get(row, k).to_owned());
         table.push(
             std::iter::once(get(row, "name").to_owned())
-                .chain(columns.iter().map(|(_, k)| get(row, k).to_owned()))
+                .chain(cells)
                 .collect(),
         );
     }
@@ -160,19 +158,15 @@ pub(super) fn print_columns(columns: &[(&str, &str)], rows: &[Row]) {
     let widths: Vec<usize> = (0..table[0].len()).map(width).collect();
     println!();
     for (n, row) in table.iter().enumerate() {
-        let cells: Vec<String> = row
+        let cells = row
             .iter()
+            .zip(&widths)
             .enumerate()
-            .map(|(i, cell)| {
-                let pad = " ".repeat(widths[i] - cell.chars().count());
-                if i == 0 {
-                    format!("{cell}{pad}")
-                } else {
-                    format!("{pad}{cell}")
-                }
-            })
-            .collect();
-        println!("| {} |", cells.join(" | "));
+            .map(|(i, (cell, w))| match i {
+                0 => format!("{cell:<w$}"),
+                _ => format!("{cell:>w$}"),
+            });
+        println!("| {} |", cells.collect::<Vec<_>>().join(" | "));
         if n == 0 {
             let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
             println!("|-{}-|", rule.join("-|-"));

@@ -1,4 +1,4 @@
-//! The bench's private redis-servers: a free loopback port and an own directory each, killed on drop.
+//! Private redis-servers for the bench and the image step: a free loopback port and an own directory each, killed on drop.
 //!
 //! xtask has no dependencies, so this is a std-only cousin of claim-redis's
 //! `testing::RedisServer` (which the harness binaries use).
@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 /// The one PING probe of a test Redis, shared with claim-redis's test
 /// server as source: xtask has no dependencies, and the file uses std only.
-#[path = "../../../claim-redis/src/testing/ping.rs"]
+#[path = "../../claim-redis/src/testing/ping.rs"]
 mod redis_ping;
 use redis_ping::ping;
 
 /// A private redis-server: free loopback port, own directory, killed on drop.
-pub(super) struct Server {
+pub(crate) struct Server {
     pub port: u16,
     dir: PathBuf,
     child: Child,
@@ -24,41 +24,30 @@ pub(super) struct Server {
 
 impl Server {
     pub fn start(out_dir: &Path, aof: bool) -> Result<Server, Error> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .map_err(|e| Error::Failed(format!("no free port: {e}")))?;
+        let port = Server::free_port()?;
         let dir = out_dir.join(format!("redis-{port}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        let persistence = match aof {
+            true => "--appendonly yes --appendfsync everysec",
+            false => "--appendonly no",
+        };
+        let flags = format!(
+            "--port {port} --bind 127.0.0.1 --daemonize no --logfile redis.log {persistence}"
+        );
         let mut cmd = Command::new("redis-server");
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--daemonize", "no", "--logfile", "redis.log"]);
-        if aof {
-            cmd.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
-        } else {
-            cmd.args(["--appendonly", "no"]);
-        }
+        cmd.args(flags.split(' '))
+            .args(["--save", "", "--dir"])
+            .arg(&dir);
+        let install = "install it (Debian: apt-get install redis-server)";
         let child = cmd
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| {
-                Error::Failed(format!(
-                    "could not start redis-server ({e}); install it (Debian: apt-get install redis-server)"
-                ))
-            })?;
+            .stdin(Stdio::null())
+            .spawn();
+        let child = child
+            .map_err(|e| Error::Failed(format!("could not start redis-server ({e}); {install}")))?;
         let server = Server { port, dir, child };
         let started = Instant::now();
         while !ping(port) {
@@ -71,6 +60,14 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(server)
+    }
+
+    /// A loopback port nothing listens on now.
+    pub fn free_port() -> Result<u16, Error> {
+        TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(|e| Error::Failed(format!("no free loopback port: {e}")))
     }
 
     pub fn url(&self) -> String {
