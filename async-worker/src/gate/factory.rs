@@ -11,14 +11,18 @@ use super::composite::CompositeGate;
 use super::constant::ConstantGate;
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
 use super::local_max_concurrency::LocalMaxConcurrencyGate;
-use super::nested::GateBuild;
+#[cfg(feature = "metric-gates")]
+use super::metric;
+use super::nested::{Built, GateBuild};
 use super::params::Params;
 use super::tier_priority_admission::TierPriorityAdmissionGate;
 use super::wait_on_refuse::WaitOnRefuseGate;
+#[cfg(feature = "redis")]
+use super::{redis_budget::RedisBudgetGate, redis_quota::RedisQuotaGate};
 use std::sync::Arc;
 
 /// How one gate type is built.
-pub type Constructor = fn(&GateBuild) -> Result<Arc<dyn DispatchGate>, GateConfigError>;
+pub type Constructor = fn(&GateBuild) -> Built;
 
 /// `$build` in a build with the cargo `$feature`; in one without, the
 /// refusal naming the feature.
@@ -35,50 +39,19 @@ macro_rules! with_feature {
 /// Every `gate_type` this build knows, in the order the startup error lists
 /// them. Types left out of a build by a cargo feature are still listed:
 /// such a build refuses them by name instead of calling them unknown.
+#[rustfmt::skip]
 pub const GATE_TYPES: &[(&str, Constructor)] = &[
     ("constant", |_| Ok(Arc::new(ConstantGate))),
     ("composite", |b| shared(CompositeGate::from_params(b))),
-    ("wait-on-refuse", |b| {
-        shared(WaitOnRefuseGate::from_params(b))
-    }),
-    ("tier-priority-admission", |b| {
-        shared(TierPriorityAdmissionGate::from_params(b))
-    }),
-    ("local-max-concurrency", |b| {
-        shared(LocalMaxConcurrencyGate::from_params(b.params))
-    }),
-    (
-        "redis",
-        with_feature!("redis", |b| {
-            shared(super::redis_budget::RedisBudgetGate::from_params(
-                b.params, b.env,
-            ))
-        }),
-    ),
-    (
-        "redis-quota",
-        with_feature!("redis", |b| {
-            shared(super::redis_quota::RedisQuotaGate::from_params(
-                b.params, b.env,
-            ))
-        }),
-    ),
-    (
-        "prometheus-saturation",
-        with_feature!("metric-gates", super::metric::saturation),
-    ),
-    (
-        "prometheus-budget",
-        with_feature!("metric-gates", super::metric::budget),
-    ),
-    (
-        "prometheus-query",
-        with_feature!("metric-gates", super::metric::query),
-    ),
-    (
-        "endpoint-scrape",
-        with_feature!("metric-gates", super::metric::endpoint_scrape),
-    ),
+    ("wait-on-refuse", |b| shared(WaitOnRefuseGate::from_params(b))),
+    ("tier-priority-admission", |b| shared(TierPriorityAdmissionGate::from_params(b))),
+    ("local-max-concurrency", |b| shared(LocalMaxConcurrencyGate::from_params(b.params))),
+    ("redis", with_feature!("redis", |b| shared(RedisBudgetGate::from_params(b.params, b.env)))),
+    ("redis-quota", with_feature!("redis", |b| shared(RedisQuotaGate::from_params(b.params, b.env)))),
+    ("prometheus-saturation", with_feature!("metric-gates", metric::saturation)),
+    ("prometheus-budget", with_feature!("metric-gates", metric::budget)),
+    ("prometheus-query", with_feature!("metric-gates", metric::query)),
+    ("endpoint-scrape", with_feature!("metric-gates", metric::endpoint_scrape)),
     ("aimd", |b| shared(AimdGate::from_params(b.params, b.owner))),
 ];
 
@@ -111,9 +84,7 @@ pub fn build(
 }
 
 /// A built gate, shared.
-fn shared<G: DispatchGate>(
-    gate: Result<G, GateConfigError>,
-) -> Result<Arc<dyn DispatchGate>, GateConfigError> {
+fn shared<G: DispatchGate>(gate: Result<G, GateConfigError>) -> Built {
     Ok(Arc::new(gate?))
 }
 

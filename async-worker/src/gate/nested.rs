@@ -33,6 +33,9 @@ pub type BuildGate = fn(
     &GateEnv,
 ) -> Result<Option<Arc<dyn DispatchGate>>, GateConfigError>;
 
+/// A gate built, shared; or why it cannot be.
+pub type Built = Result<Arc<dyn DispatchGate>, GateConfigError>;
+
 /// One gate being built: its params, its owner and env, and the factory
 /// its inner gates are built with.
 #[derive(Debug, Clone, Copy)]
@@ -47,11 +50,7 @@ impl GateBuild<'_> {
     /// Builds the inner gate `config` names, the gate's `what` (`inner
     /// gate`) as its error says it. `""` and `none` build the always-open
     /// gate, as Go does.
-    pub fn inner(
-        &self,
-        what: &str,
-        config: &GateConfig,
-    ) -> Result<Arc<dyn DispatchGate>, GateConfigError> {
+    pub fn inner(&self, what: &str, config: &GateConfig) -> Built {
         let GateConfig {
             gate_type,
             gate_params,

@@ -105,7 +105,7 @@ impl Param for f64 {
 
     fn read(given: &Value) -> Result<Self, String> {
         match given {
-            Value::Number(n) => n.as_f64().ok_or_default(),
+            Value::Number(n) => n.as_f64().ok_or_else(String::new),
             Value::String(text) => parse_go_float(text),
             _ => Err(String::new()),
         }
@@ -124,7 +124,7 @@ impl Param for i64 {
             Value::String(text) => text.parse().ok(),
             _ => None,
         }
-        .ok_or_default()
+        .ok_or_else(String::new)
     }
 }
 
@@ -178,17 +178,6 @@ pub(crate) fn json(given: &Value) -> Result<Value, String> {
     match given {
         Value::String(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
         other => Ok(other.clone()),
-    }
-}
-
-/// `Option` to a refusal without a reason.
-trait OkOrDefault<T> {
-    fn ok_or_default(self) -> Result<T, String>;
-}
-
-impl<T> OkOrDefault<T> for Option<T> {
-    fn ok_or_default(self) -> Result<T, String> {
-        self.ok_or_else(String::new)
     }
 }
 

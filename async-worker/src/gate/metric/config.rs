@@ -6,14 +6,11 @@ use super::prometheus::PrometheusClient;
 use super::promql;
 use super::scrape::{ScrapeSource, Series, http_client};
 use super::source::{MetricGate, QuerySource, Source};
-use crate::gate::contract::{DispatchGate, GateConfigError, GateOwner};
-use crate::gate::nested::GateBuild;
+use crate::gate::contract::{GateConfigError, GateOwner};
+use crate::gate::nested::{Built, GateBuild};
 use crate::gate::params::{Params, go_float};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// A built metric gate, as the factory's registry takes it.
-type Built = Result<Arc<dyn DispatchGate>, GateConfigError>;
 
 fn error(text: impl Into<String>) -> GateConfigError {
     GateConfigError(text.into())
