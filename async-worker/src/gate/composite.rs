@@ -5,19 +5,11 @@
 //! answer; the caller's earlier reservations are not touched.
 
 use super::contract::{
-    DispatchGate, GateConfigError, GateError, GateParams, GateRequest, GatewayOutcome, Releases,
-    Verdict,
+    DispatchGate, GateConfigError, GateError, GateRequest, GatewayOutcome, Releases, Verdict,
 };
-use super::nested::{InnerGates, NestedParam};
+use super::nested::{GateBuild, GateConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// `gates`: an array of `{gate_type, gate_params}` or a string holding one.
-const GATES: NestedParam = NestedParam {
-    gate: "composite",
-    key: "gates",
-    missing: "composite gate requires 'gates' parameter with JSON array of gate configurations",
-};
 
 /// `gate_type: "composite"`.
 #[derive(Debug)]
@@ -30,9 +22,14 @@ impl CompositeGate {
         CompositeGate { gates }
     }
 
-    /// Builds each of `gates` with `inner`.
-    pub fn from_params(params: &GateParams, inner: &InnerGates) -> Result<Self, GateConfigError> {
-        Ok(CompositeGate::new(GATES.gates(params, inner)?))
+    /// Builds each of `gates` (an array of `{gate_type, gate_params}`, or
+    /// a string holding one).
+    pub fn from_params(build: &GateBuild) -> Result<Self, GateConfigError> {
+        let missing =
+            "composite gate requires 'gates' parameter with JSON array of gate configurations";
+        let configs: Vec<GateConfig> = build.params.required("gates", missing)?;
+        let gates = configs.iter().map(|c| build.inner("inner gate", c));
+        Ok(CompositeGate::new(gates.collect::<Result<_, _>>()?))
     }
 }
 
@@ -194,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    fn its_startup_errors_are_gos() {
+    fn its_startup_errors_name_the_gate_the_param_and_what_is_accepted() {
         let missing =
             "composite gate requires 'gates' parameter with JSON array of gate configurations";
         let errors = build_errors(
@@ -212,9 +209,10 @@ mod tests {
             [
                 missing,
                 missing,
-                "composite gate failed to parse 'gates' parameter: \
-                 json: cannot unmarshal object into Go value of type []pipeline.GateConfig",
-                "composite gate: unsupported type map[string]interface {} for 'gates' parameter",
+                "composite gate: parameter 'gates' cannot be \"{}\": expected an array of \
+                 {\"gate_type\", \"gate_params\"} objects, or a string holding one",
+                "composite gate: parameter 'gates' cannot be {}: expected an array of \
+                 {\"gate_type\", \"gate_params\"} objects, or a string holding one",
                 "composite gate failed to create inner gate \"local-max-concurrency\": \
                  local-max-concurrency limit must be greater than 0, got 0",
             ]

@@ -215,8 +215,9 @@ pub enum GateError {
     Cancelled(String),
 }
 
-/// A gate that cannot be built from its configuration: the message is
-/// Go's exact text, which the startup error wraps with the queue or pool.
+/// A gate that cannot be built from its configuration: the message names
+/// the gate and what is wrong, and the startup error wraps it with the
+/// queue or pool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct GateConfigError(pub String);

@@ -1,5 +1,6 @@
-//! Building a gate from its `gate_type` and `gate_params`: one match arm per type, and the startup error for a type nobody knows.
+//! Building a gate from its `gate_type` and `gate_params`: the registry of gate types, each a name and its constructor, and the startup error for a type nobody knows.
 //!
+//! Adding a gate type is its own file and one line in [`GATE_TYPES`].
 //! `""` and `none` mean no gate. Go opens an always-open gate for any type
 //! it does not know (a typo included); we refuse to start instead, naming
 //! the known types, because a misspelt gate on a batch queue would
@@ -10,29 +11,48 @@ use super::composite::CompositeGate;
 use super::constant::ConstantGate;
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateOwner, GateParams};
 use super::local_max_concurrency::LocalMaxConcurrencyGate;
-use super::nested::InnerGates;
+#[cfg(feature = "metric-gates")]
+use super::metric;
+use super::nested::{Built, GateBuild};
+use super::params::Params;
 use super::tier_priority_admission::TierPriorityAdmissionGate;
 use super::wait_on_refuse::WaitOnRefuseGate;
 #[cfg(feature = "redis")]
 use super::{redis_budget::RedisBudgetGate, redis_quota::RedisQuotaGate};
 use std::sync::Arc;
 
-/// Every `gate_type` this build knows, as the startup error lists them.
-/// Types left out of a build by a cargo feature are still listed: such a
-/// build refuses them by name instead of calling them unknown.
-pub const GATE_TYPES: &[&str] = &[
-    "constant",
-    "composite",
-    "wait-on-refuse",
-    "tier-priority-admission",
-    "local-max-concurrency",
-    "redis",
-    "redis-quota",
-    "prometheus-saturation",
-    "prometheus-budget",
-    "prometheus-query",
-    "endpoint-scrape",
-    "aimd",
+/// How one gate type is built.
+pub type Constructor = fn(&GateBuild) -> Built;
+
+/// `$build` in a build with the cargo `$feature`; in one without, the
+/// refusal naming the feature.
+macro_rules! with_feature {
+    ($feature:literal, $build:expr) => {{
+        #[cfg(feature = $feature)]
+        let build: Constructor = $build;
+        #[cfg(not(feature = $feature))]
+        let build: Constructor = |b| Err(left_out(b.params.gate, $feature));
+        build
+    }};
+}
+
+/// Every `gate_type` this build knows, in the order the startup error lists
+/// them. Types left out of a build by a cargo feature are still listed:
+/// such a build refuses them by name instead of calling them unknown.
+#[rustfmt::skip]
+pub const GATE_TYPES: &[(&str, Constructor)] = &[
+    ("constant", |_| Ok(Arc::new(ConstantGate))),
+    ("composite", |b| shared(CompositeGate::from_params(b))),
+    ("wait-on-refuse", |b| shared(WaitOnRefuseGate::from_params(b))),
+    ("tier-priority-admission", |b| shared(TierPriorityAdmissionGate::from_params(b))),
+    ("local-max-concurrency", |b| shared(LocalMaxConcurrencyGate::from_params(b.params))),
+    ("redis", with_feature!("redis", |b| shared(RedisBudgetGate::from_params(b.params, b.env)))),
+    ("redis-quota", with_feature!("redis", |b| shared(RedisQuotaGate::from_params(b.params, b.env)))),
+    ("prometheus-saturation", with_feature!("metric-gates", metric::saturation)),
+    ("prometheus-budget", with_feature!("metric-gates", metric::budget)),
+    ("prometheus-query", with_feature!("metric-gates", metric::query)),
+    ("endpoint-scrape", with_feature!("metric-gates", metric::endpoint_scrape)),
+    ("aimd", |b| shared(AimdGate::from_params(b.params, b.owner))),
 ];
 
 /// The gate a queue or pool config asks for; `None` for `""` and `none`.
@@ -42,39 +62,30 @@ pub fn build(
     owner: &GateOwner,
     env: &GateEnv,
 ) -> Result<Option<Arc<dyn DispatchGate>>, GateConfigError> {
-    let inner = InnerGates { build, owner, env };
-    let gate: Arc<dyn DispatchGate> = match gate_type {
-        "" | "none" => return Ok(None),
-        "constant" => Arc::new(ConstantGate),
-        "composite" => Arc::new(CompositeGate::from_params(params, &inner)?),
-        "wait-on-refuse" => Arc::new(WaitOnRefuseGate::from_params(params, &inner)?),
-        "tier-priority-admission" => {
-            Arc::new(TierPriorityAdmissionGate::from_params(params, &inner)?)
-        }
-        "local-max-concurrency" => Arc::new(LocalMaxConcurrencyGate::from_params(params)?),
-        "aimd" => Arc::new(AimdGate::from_params(params, owner)?),
-        #[cfg(feature = "redis")]
-        "redis" => Arc::new(RedisBudgetGate::from_params(params, env)?),
-        #[cfg(feature = "redis")]
-        "redis-quota" => Arc::new(RedisQuotaGate::from_params(params, env)?),
-        #[cfg(not(feature = "redis"))]
-        "redis" | "redis-quota" => return Err(left_out(gate_type, "redis")),
-        #[cfg(feature = "metric-gates")]
-        metric if super::metric::TYPES.contains(&metric) => {
-            super::metric::build(metric, params, owner, env)?
-        }
-        #[cfg(not(feature = "metric-gates"))]
-        "prometheus-saturation" | "prometheus-budget" | "prometheus-query" | "endpoint-scrape" => {
-            return Err(left_out(gate_type, "metric-gates"));
-        }
-        unknown => {
-            return Err(GateConfigError(format!(
-                "unknown gate_type {unknown:?}: the known types are {}, or \"\"/\"none\" for no gate",
-                GATE_TYPES.join(", ")
-            )));
-        }
+    if matches!(gate_type, "" | "none") {
+        return Ok(None);
+    }
+    let Some((gate_type, constructor)) = GATE_TYPES.iter().find(|(name, _)| *name == gate_type)
+    else {
+        let known: Vec<&str> = GATE_TYPES.iter().map(|(name, _)| *name).collect();
+        return Err(GateConfigError(format!(
+            "unknown gate_type {gate_type:?}: the known types are {}, or \"\"/\"none\" for no gate",
+            known.join(", ")
+        )));
     };
-    Ok(Some(gate))
+    let params = Params::new(gate_type, params);
+    constructor(&GateBuild {
+        params,
+        owner,
+        env,
+        factory: build,
+    })
+    .map(Some)
+}
+
+/// A built gate, shared.
+fn shared<G: DispatchGate>(gate: Result<G, GateConfigError>) -> Built {
+    Ok(Arc::new(gate?))
 }
 
 /// The refusal of a type this build left out with its cargo `feature`.
@@ -140,7 +151,7 @@ mod tests {
     fn an_unknown_type_is_refused_naming_the_known_ones() {
         let error = build_type("constnat").unwrap_err();
         assert!(error.0.contains("\"constnat\""), "{error}");
-        for known in GATE_TYPES {
+        for (known, _) in GATE_TYPES {
             assert!(error.0.contains(known), "{error}");
         }
     }
@@ -181,7 +192,7 @@ mod tests {
                 params(&[("url", "http://x/m"), ("metric", "m")]),
             ),
         ] {
-            assert!(GATE_TYPES.contains(&gate_type));
+            assert!(GATE_TYPES.iter().any(|(name, _)| *name == gate_type));
             let gate = build(gate_type, &params, &owner, &env);
             assert!(matches!(gate, Ok(Some(_))), "{gate_type}: {gate:?}");
         }

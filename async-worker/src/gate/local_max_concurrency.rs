@@ -12,9 +12,9 @@
 //! dropped wait holds no permit.
 
 use super::contract::{
-    DispatchGate, GateConfigError, GateError, GateParams, GateRequest, Release, Releases, Verdict,
+    DispatchGate, GateConfigError, GateError, GateRequest, Release, Releases, Verdict,
 };
-use super::params;
+use super::params::Params;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -54,18 +54,14 @@ impl LocalMaxConcurrencyGate {
 
     /// `limit` (required, an integer above 0) and `gating_mode`
     /// (`classifying`, the default, or `blocking`).
-    pub fn from_params(params: &GateParams) -> Result<Self, GateConfigError> {
-        let limit = params::int(params, "limit", 0).map_err(|e| {
-            GateConfigError(format!(
-                "local-max-concurrency gate requires a valid integer 'limit': {e}"
-            ))
-        })?;
+    pub fn from_params(params: Params) -> Result<Self, GateConfigError> {
+        let limit = params.get("limit", 0)?;
         let Ok(limit @ 1..) = u64::try_from(limit) else {
             return Err(GateConfigError(format!(
                 "local-max-concurrency limit must be greater than 0, got {limit}"
             )));
         };
-        let mode = match params::string(params, "gating_mode", "classifying").as_str() {
+        let mode = match params.text("gating_mode", "classifying").as_str() {
             "classifying" => GatingMode::Classifying,
             "blocking" => GatingMode::Blocking,
             other => {

@@ -141,7 +141,10 @@ async fn a_chain_cancelled_while_a_later_gate_blocks_gives_back_the_earlier_gate
 
 #[test]
 fn its_params_read_limit_and_mode() {
-    let read = |value| LocalMaxConcurrencyGate::from_params(&params(value)).unwrap();
+    let read = |value| {
+        let given = params(value);
+        LocalMaxConcurrencyGate::from_params(Params::new("local-max-concurrency", &given)).unwrap()
+    };
     let gate = read(json!({"limit": "3"}));
     assert_eq!((gate.limit, gate.mode), (3, GatingMode::Classifying));
     let gate = read(json!({"limit": 2, "gating_mode": "blocking"}));
@@ -153,7 +156,7 @@ fn its_params_read_limit_and_mode() {
 }
 
 #[test]
-fn its_startup_errors_are_gos() {
+fn its_startup_errors_name_the_param_the_value_and_what_is_accepted() {
     let error = |value| build_error("local-max-concurrency", value);
     let not_positive = "local-max-concurrency limit must be greater than 0, got";
     assert_eq!(error(json!({})), format!("{not_positive} 0"));
@@ -161,13 +164,13 @@ fn its_startup_errors_are_gos() {
     assert_eq!(error(json!({"limit": -3})), format!("{not_positive} -3"));
     assert_eq!(
         error(json!({"limit": "abc"})),
-        "local-max-concurrency gate requires a valid integer 'limit': \
-         invalid limit value 'abc': strconv.Atoi: parsing \"abc\": invalid syntax"
+        "local-max-concurrency gate: parameter 'limit' cannot be \"abc\": \
+         expected a whole number, or a string holding one"
     );
     assert_eq!(
         error(json!({"limit": 2.5})),
-        "local-max-concurrency gate requires a valid integer 'limit': \
-         invalid limit value: 2.5 is not an integer"
+        "local-max-concurrency gate: parameter 'limit' cannot be 2.5: \
+         expected a whole number, or a string holding one"
     );
     assert_eq!(
         error(json!({"limit": 1, "gating_mode": "fast"})),

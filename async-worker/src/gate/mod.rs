@@ -1,4 +1,4 @@
-//! Dispatch gates: the contract every gate type implements ([`contract`]), Go's `gate_params` readers ([`params`]), the gate types, and the factory that builds one from its `gate_type` ([`factory`]).
+//! Dispatch gates: the contract every gate type implements ([`contract`]), the typed `gate_params` readers ([`params`]), the gate types, each in its own file, and the factory's registry that builds one from its `gate_type` ([`factory`]).
 
 pub mod aimd;
 pub mod composite;

@@ -1,26 +1,22 @@
-//! The nested gate-config readers: each accepted shape, Go's decoding errors, and inner gates built with the outer owner and env.
+//! The nested gate-config readers: each accepted shape, refusals naming the value and why, and inner gates built with the outer owner and env.
 
 use super::*;
 use crate::gate::scripted::params;
 use serde_json::json;
 use std::cell::RefCell;
 
-const GATES: NestedParam = NestedParam {
-    gate: "outer",
-    key: "gates",
-    missing: "outer needs gates",
-};
+const MISSING: &str = "outer needs gates";
 
 fn configs(value: Value) -> Result<Vec<GateConfig>, String> {
-    GATES
-        .configs(&params(json!({ "gates": value })))
-        .map_err(|e| e.0)
+    let given = params(json!({ "gates": value }));
+    let read = Params::new("outer", &given).required("gates", MISSING);
+    read.map_err(|e| e.0)
 }
 
 fn config(value: Value) -> Result<GateConfig, String> {
-    GATES
-        .config(&params(json!({ "gates": value })))
-        .map_err(|e| e.0)
+    let given = params(json!({ "gates": value }));
+    let read = Params::new("outer", &given).required("gates", MISSING);
+    read.map_err(|e| e.0)
 }
 
 fn named(gate_type: &str, gate_params: Value) -> GateConfig {
@@ -62,88 +58,82 @@ fn fields_match_any_case_and_unknown_keys_and_nulls_are_ignored() {
 #[test]
 fn an_absent_null_or_empty_param_is_the_missing_text() {
     for value in [Value::Null, json!("")] {
-        assert_eq!(configs(value.clone()), Err("outer needs gates".to_owned()));
-        assert_eq!(config(value), Err("outer needs gates".to_owned()));
+        assert_eq!(configs(value.clone()), Err(MISSING.to_owned()));
+        assert_eq!(config(value), Err(MISSING.to_owned()));
+    }
+    let read: Result<Vec<GateConfig>, _> =
+        Params::new("outer", &GateParams::new()).required("gates", MISSING);
+    assert_eq!(read.unwrap_err().0, MISSING);
+}
+
+/// What a refusal of `gates` holding `given` starts with: the gate, the
+/// parameter, the value and what is accepted.
+fn refusal(given: &Value, accepted: &str) -> String {
+    format!("outer gate: parameter 'gates' cannot be {given}: expected {accepted}")
+}
+
+#[test]
+fn a_param_of_the_wrong_kind_is_refused_naming_what_is_accepted() {
+    let list = "an array of {\"gate_type\", \"gate_params\"} objects, or a string holding one";
+    let one = "a {\"gate_type\", \"gate_params\"} object, or a string holding one";
+    for given in [json!({"gate_type": "constant"}), json!(3)] {
+        assert_eq!(configs(given.clone()), Err(refusal(&given, list)));
     }
     assert_eq!(
-        GATES.configs(&GateParams::new()).unwrap_err().0,
-        "outer needs gates"
+        config(json!([])),
+        Err(format!(
+            "{} ([] is not an object)",
+            refusal(&json!([]), one)
+        ))
     );
 }
 
 #[test]
-fn a_param_of_the_wrong_kind_is_an_unsupported_type() {
-    assert_eq!(
-        configs(json!({"gate_type": "constant"})).unwrap_err(),
-        "outer gate: unsupported type map[string]interface {} for 'gates' parameter"
-    );
-    assert_eq!(
-        config(json!([])).unwrap_err(),
-        "outer gate: unsupported type []interface {} for 'gates' parameter"
-    );
-    assert_eq!(
-        configs(json!(3)).unwrap_err(),
-        "outer gate: unsupported type float64 for 'gates' parameter"
-    );
-}
-
-#[test]
-fn decoding_failures_read_as_go_json_errors() {
-    let parse = "outer gate failed to parse 'gates' parameter: ";
+fn decoding_failures_name_the_value_and_why() {
+    let list = "an array of";
+    let one = "a {";
     let cases = [
         (
             configs(json!("[")).map(drop),
-            "unexpected end of JSON input",
+            json!("["),
+            list,
+            "EOF while parsing a list",
         ),
-        (
-            configs(json!("{}")).map(drop),
-            "json: cannot unmarshal object into Go value of type []pipeline.GateConfig",
-        ),
+        (configs(json!("{}")).map(drop), json!("{}"), list, ""),
         (
             configs(json!([1])).map(drop),
-            "json: cannot unmarshal number into Go value of type pipeline.GateConfig",
+            json!([1]),
+            list,
+            "1 is not an object",
         ),
         (
             config(json!("[]")).map(drop),
-            "json: cannot unmarshal array into Go value of type pipeline.GateConfig",
+            json!("[]"),
+            one,
+            "[] is not an object",
         ),
         (
             config(json!({"gate_type": 1})).map(drop),
-            "json: cannot unmarshal number into Go struct field GateConfig.gate_type of type string",
+            json!({"gate_type": 1}),
+            one,
+            "its gate_type 1 is not a string",
         ),
         (
             configs(json!([{"gate_params": "x"}])).map(drop),
-            "json: cannot unmarshal string into Go struct field GateConfig.gate_params of type map[string]interface {}",
+            json!([{"gate_params": "x"}]),
+            list,
+            "its gate_params \"x\" is not an object",
         ),
     ];
-    for (outcome, cause) in cases {
-        assert_eq!(outcome, Err(format!("{parse}{cause}")));
+    for (outcome, given, accepted, why) in cases {
+        let error = outcome.unwrap_err();
+        assert!(error.starts_with(&refusal(&given, accepted)), "{error}");
+        assert!(error.contains(why), "{error}");
     }
-    assert!(configs(json!("nope")).unwrap_err().starts_with(parse));
-}
-
-#[test]
-fn an_object_param_comes_as_an_object_or_a_json_string() {
-    let read = |value: Value| object(&params(json!({ "p": value })), "p");
-    assert_eq!(read(json!({"a": 1})), Ok(params(json!({"a": 1}))));
-    assert_eq!(read(json!(r#"{"a":1}"#)), Ok(params(json!({"a": 1}))));
-    for empty in [Value::Null, json!(""), json!("null")] {
-        assert_eq!(read(empty), Ok(GateParams::new()));
-    }
-    assert_eq!(
-        read(json!("[1]")),
-        Err(
-            "failed to parse p: json: cannot unmarshal array into Go value of type map[string]interface {}"
-                .to_owned()
-        )
-    );
-    assert_eq!(
-        read(json!("{")),
-        Err("failed to parse p: unexpected end of JSON input".to_owned())
-    );
-    assert_eq!(
-        read(json!(true)),
-        Err("unsupported type bool for key \"p\"".to_owned())
+    assert!(
+        configs(json!("nope"))
+            .unwrap_err()
+            .contains("at line 1 column")
     );
 }
 
@@ -180,13 +170,15 @@ async fn inner_gates_get_the_outer_owner_and_env_and_none_is_always_open() {
         prometheus_url: Some("http://prom:9090".to_owned()),
         ..GateEnv::default()
     };
+    let given = GateParams::new();
     for gate_type in ["constant", "", "none"] {
-        let inner = InnerGates {
-            build: recording,
+        let outer = GateBuild {
+            params: Params::new("outer", &given),
             owner: &owner,
             env: &env,
+            factory: recording,
         };
-        let gate = inner.build("outer", &named(gate_type, json!({})));
+        let gate = outer.inner("inner gate", &named(gate_type, json!({})));
         assert_eq!(gate.unwrap().budget().await, 1.0);
     }
     let built = BUILT.with(|built| built.take());
@@ -199,16 +191,15 @@ async fn inner_gates_get_the_outer_owner_and_env_and_none_is_always_open() {
 
 #[test]
 fn an_inner_build_failure_names_the_inner_type() {
-    let inner = InnerGates {
-        build: recording,
+    let given = GateParams::new();
+    let outer = GateBuild {
+        params: Params::new("outer", &given),
         owner: &GateOwner::pool("p"),
         env: &GateEnv::default(),
+        factory: recording,
     };
-    let error = inner
-        .build(
-            "outer gate failed to create inner gate",
-            &named("bad", json!({})),
-        )
+    let error = outer
+        .inner("inner gate", &named("bad", json!({})))
         .unwrap_err();
     assert_eq!(
         error.0,

@@ -1,30 +1,91 @@
-//! Reading `gate_params` as Go does: values usually arrive as strings, absent or `null` means the default, and a bad value is refused with Go's text.
+//! Reading one gate's `gate_params` into typed values: each given as JSON of its kind or as a string holding one, as Go reads them; absent, `null` or `""` is the default.
 //!
-//! Each reader takes the params, the key and the default. The kinds:
-//! - [`string`]: a string (`""` is the default), a number (shortest
-//!   decimal, no exponent) or a bool; an object or array is the default.
-//! - [`float`]: a number, or a string in Go `ParseFloat` syntax (`1e3`,
-//!   `inf`, `NaN`, hex `0x1p-2`; `""` is the default).
-//! - [`int`]: an integral number, or a string in Go `Atoi` syntax (`"1.0"`
-//!   is refused).
-//! - [`duration`]: a Go duration string (`1m`, `500ms`, `-1s`); numbers
-//!   are formatted first, so `60` is refused for its missing unit.
-//! - [`string_map`]: an object (values formatted as Go's `%v`) or a string
-//!   holding a JSON object of strings.
+//! The kinds ([`Param`]): `f64` (Go `ParseFloat` syntax in a string:
+//! `1e3`, `inf`, `NaN`, hex `0x1p-2`), `i64` (a whole number; Go `Atoi`
+//! syntax in a string), [`Nanos`] (a Go duration string, `1m`, `-1s`),
+//! string maps and objects (JSON, or a string holding JSON), and the nested
+//! gate configurations of [`super::nested`]. Text params ([`Params::text`])
+//! are never refused: a number or bool is formatted, an object or array is
+//! the default. A value of the wrong kind is refused naming the gate, the
+//! parameter, the value given and what the kind accepts.
 
 use super::contract::{GateConfigError, GateParams};
 use crate::go_duration::parse_go_duration_nanos;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// A value present and not `null`.
-fn present<'a>(params: &'a GateParams, key: &str) -> Option<&'a Value> {
-    params.get(key).filter(|v| !v.is_null())
+/// One gate's `gate_params`, with the gate type its errors name.
+#[derive(Debug, Clone, Copy)]
+pub struct Params<'a> {
+    pub gate: &'static str,
+    pub given: &'a GateParams,
 }
 
-/// A string param: see the module docs.
+/// A kind of param value.
+pub trait Param: Sized {
+    /// What the kind accepts, as a refusal says it.
+    const ACCEPTS: &'static str;
+
+    /// The value `given` (neither `null` nor `""`) holds, or why it is
+    /// refused (empty when [`Param::ACCEPTS`] says it all).
+    fn read(given: &Value) -> Result<Self, String>;
+}
+
+impl<'a> Params<'a> {
+    pub fn new(gate: &'static str, given: &'a GateParams) -> Self {
+        Params { gate, given }
+    }
+
+    /// A text param: see the module docs.
+    pub fn text(&self, key: &str, default: &str) -> String {
+        string(self.given, key, default)
+    }
+
+    /// A typed param; `default` when absent, `null` or `""`.
+    pub fn get<T: Param>(&self, key: &str, default: T) -> Result<T, GateConfigError> {
+        Ok(self.optional(key)?.unwrap_or(default))
+    }
+
+    /// A typed param that must be given; `missing` is the error otherwise.
+    pub fn required<T: Param>(&self, key: &str, missing: &str) -> Result<T, GateConfigError> {
+        self.optional(key)?
+            .ok_or_else(|| GateConfigError(missing.to_owned()))
+    }
+
+    fn optional<T: Param>(&self, key: &str) -> Result<Option<T>, GateConfigError> {
+        let Some(given) = given(self.given, key) else {
+            return Ok(None);
+        };
+        read(given).map(Some).map_err(|refusal| {
+            GateConfigError(format!("{} gate: parameter '{key}' {refusal}", self.gate))
+        })
+    }
+}
+
+/// The value of `key`; `None` when absent, `null` or `""`.
+fn given<'a>(params: &'a GateParams, key: &str) -> Option<&'a Value> {
+    params
+        .get(key)
+        .filter(|given| !given.is_null() && given.as_str() != Some(""))
+}
+
+/// `given` read as a `T`, or its refusal: what was given and what `T` accepts.
+fn read<T: Param>(given: &Value) -> Result<T, String> {
+    T::read(given).map_err(|why| {
+        let why = if why.is_empty() {
+            why
+        } else {
+            format!(" ({why})")
+        };
+        format!("cannot be {given}: expected {}{why}", T::ACCEPTS)
+    })
+}
+
+/// A string param read as Go does: a string (`""` is the default), a number
+/// (shortest decimal, no exponent) or a bool; an object or array is the
+/// default.
 pub fn string(params: &GateParams, key: &str, default: &str) -> String {
-    match present(params, key) {
+    match params.get(key) {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(Value::Number(n)) => n.as_f64().map_or_else(|| n.to_string(), |f| format!("{f}")),
         Some(Value::Bool(b)) => b.to_string(),
@@ -32,110 +93,91 @@ pub fn string(params: &GateParams, key: &str, default: &str) -> String {
     }
 }
 
-/// A float param: see the module docs.
-pub fn float(params: &GateParams, key: &str, default: f64) -> Result<f64, GateConfigError> {
-    match present(params, key) {
-        None => Ok(default),
-        Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(default)),
-        Some(Value::String(s)) if s.is_empty() => Ok(default),
-        Some(Value::String(s)) => parse_go_float(s)
-            .map_err(|e| GateConfigError(format!("invalid {key} value '{s}': {e}"))),
-        Some(other) => Err(unsupported(key, other)),
-    }
-}
-
-/// An integer param: see the module docs.
-pub fn int(params: &GateParams, key: &str, default: i64) -> Result<i64, GateConfigError> {
-    match present(params, key) {
-        None => Ok(default),
-        Some(Value::Number(n)) => {
-            if let Some(i) = n.as_i64() {
-                return Ok(i);
-            }
-            let f = n.as_f64().unwrap_or(f64::NAN);
-            if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                Ok(f as i64)
-            } else {
-                Err(GateConfigError(format!(
-                    "invalid {key} value: {} is not an integer",
-                    go_value(&Value::Number(n.clone()))
-                )))
-            }
-        }
-        Some(Value::String(s)) if s.is_empty() => Ok(default),
-        Some(Value::String(s)) => {
-            parse_go_atoi(s).map_err(|e| GateConfigError(format!("invalid {key} value '{s}': {e}")))
-        }
-        Some(other) => Err(unsupported(key, other)),
-    }
-}
-
-/// A string-map param: an object, or a JSON object encoded in a string.
-/// Absent, `null` or `""` is an empty map. The error is the decoder's, for
-/// the gate to wrap (`<gate> gate failed to parse '<key>': …`).
+/// A string-map param: an object (values formatted as Go's `%v`), or a
+/// string holding a JSON object of strings; absent, `null` or `""` is
+/// empty. The refusal is for the caller to wrap.
 pub fn string_map(params: &GateParams, key: &str) -> Result<BTreeMap<String, String>, String> {
-    match present(params, key) {
-        None => Ok(BTreeMap::new()),
-        Some(Value::String(s)) if s.is_empty() => Ok(BTreeMap::new()),
-        Some(Value::String(s)) => {
-            serde_json::from_str::<BTreeMap<String, String>>(s).map_err(|e| e.to_string())
+    given(params, key).map_or(Ok(BTreeMap::new()), read)
+}
+
+impl Param for f64 {
+    const ACCEPTS: &'static str = "a number, or a string holding one";
+
+    fn read(given: &Value) -> Result<Self, String> {
+        match given {
+            Value::Number(n) => n.as_f64().ok_or_else(String::new),
+            Value::String(text) => parse_go_float(text),
+            _ => Err(String::new()),
         }
-        Some(Value::Object(map)) => Ok(map.iter().map(|(k, v)| (k.clone(), go_value(v))).collect()),
-        Some(other) => Err(format!(
-            "json: cannot unmarshal {} into Go value of type map[string]string",
-            json_kind(other)
-        )),
     }
 }
 
-/// A duration param in signed nanoseconds, read as Go's
-/// `time.ParseDuration` reads it. A number is formatted first (`60` is then
-/// refused for its missing unit); `""` is the default.
-pub fn duration(
-    params: &GateParams,
-    key: &str,
-    default_nanos: i64,
-) -> Result<i64, GateConfigError> {
-    let text = match present(params, key) {
-        None => return Ok(default_nanos),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => go_value(other),
-    };
-    if text.is_empty() {
-        return Ok(default_nanos);
-    }
-    parse_go_duration_nanos(&text)
-        .map_err(|e| GateConfigError(format!("invalid {key} value '{text}': {e}")))
-}
+impl Param for i64 {
+    const ACCEPTS: &'static str = "a whole number, or a string holding one";
 
-fn unsupported(key: &str, value: &Value) -> GateConfigError {
-    GateConfigError(format!(
-        "invalid {key} value: unsupported type {}",
-        go_type(value)
-    ))
-}
-
-/// Go's `%T` of a decoded JSON value.
-pub fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "float64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
+    fn read(given: &Value) -> Result<Self, String> {
+        match given {
+            Value::Number(n) => n.as_i64().or_else(|| {
+                let f = n.as_f64()?;
+                (f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64)
+            }),
+            Value::String(text) => text.parse().ok(),
+            _ => None,
+        }
+        .ok_or_else(String::new)
     }
 }
 
-/// The JSON kind Go's decoder names in a type mismatch (`object`, `number`).
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+/// A Go duration in signed nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nanos(pub i64);
+
+impl Param for Nanos {
+    const ACCEPTS: &'static str = "a Go duration string such as \"1m\" or \"500ms\"";
+
+    /// A number is formatted first, so only `0` passes without a unit.
+    fn read(given: &Value) -> Result<Self, String> {
+        let text = match given {
+            Value::String(text) => text.clone(),
+            Value::Number(_) => go_value(given),
+            _ => return Err(String::new()),
+        };
+        parse_go_duration_nanos(&text)
+            .map(Nanos)
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Param for BTreeMap<String, String> {
+    const ACCEPTS: &'static str = "an object, or a string holding a JSON object of strings";
+
+    fn read(given: &Value) -> Result<Self, String> {
+        match given {
+            Value::String(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+            Value::Object(map) => Ok(map.iter().map(|(k, v)| (k.clone(), go_value(v))).collect()),
+            _ => Err(String::new()),
+        }
+    }
+}
+
+impl Param for GateParams {
+    const ACCEPTS: &'static str = "an object, or a string holding one";
+
+    /// A string holding `null` is empty.
+    fn read(given: &Value) -> Result<Self, String> {
+        match json(given)? {
+            Value::Null => Ok(GateParams::new()),
+            Value::Object(map) => Ok(map),
+            _ => Err(String::new()),
+        }
+    }
+}
+
+/// The JSON a param holds: itself, or what its string holds.
+pub(crate) fn json(given: &Value) -> Result<Value, String> {
+    match given {
+        Value::String(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+        other => Ok(other.clone()),
     }
 }
 
@@ -184,44 +226,30 @@ pub fn go_float(f: f64) -> String {
     }
 }
 
-/// Go `strconv.ParseFloat(s, 64)`: decimal, `inf`/`infinity`/`nan` in any
-/// case with an optional sign, and hex mantissas with a `p` exponent.
+/// Go `strconv.ParseFloat(s, 64)`: an optional sign, then a finite decimal,
+/// `inf`/`infinity`/`nan` in any case, or a hex mantissa with a `p`
+/// exponent (`0x1p-2`).
 pub fn parse_go_float(s: &str) -> Result<f64, String> {
-    let syntax = || format!("strconv.ParseFloat: parsing {s:?}: invalid syntax");
-    let (negative, body) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
+    let (negative, body) = match s.strip_prefix('-') {
+        Some(body) => (true, body),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    let lower = body.to_ascii_lowercase();
-    let magnitude = if lower == "inf" || lower == "infinity" {
-        f64::INFINITY
-    } else if lower == "nan" {
-        f64::NAN
-    } else if let Some(hex) = lower.strip_prefix("0x") {
-        parse_hex_float(hex).ok_or_else(syntax)?
-    } else {
-        let decimal = body
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
-            && body.bytes().any(|b| b.is_ascii_digit());
-        if !decimal {
-            return Err(syntax());
-        }
-        let value: f64 = body.parse().map_err(|_| syntax())?;
-        if value.is_infinite() {
-            return Err(format!(
-                "strconv.ParseFloat: parsing {s:?}: value out of range"
-            ));
-        }
-        value
+    let special = ["inf", "infinity", "nan"]
+        .iter()
+        .any(|word| body.eq_ignore_ascii_case(word));
+    let magnitude = match body.get(..2) {
+        Some("0x" | "0X") => parse_hex_float(&body[2..]),
+        _ => body.parse().ok().filter(|f: &f64| f.is_finite() || special),
     };
-    Ok(if negative { -magnitude } else { magnitude })
+    match magnitude {
+        Some(f) => Ok(if negative { -f } else { f }),
+        None => Err(format!("{s:?} is not a number")),
+    }
 }
 
 /// `<hex digits>[.<hex digits>]p<exponent>` (after `0x`), as Go requires.
 fn parse_hex_float(hex: &str) -> Option<f64> {
-    let (mantissa, exponent) = hex.split_once('p')?;
+    let (mantissa, exponent) = hex.split_once(['p', 'P'])?;
     let exponent: i32 = exponent.parse().ok()?;
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if whole.is_empty() && fraction.is_empty() {
@@ -239,147 +267,6 @@ fn parse_hex_float(hex: &str) -> Option<f64> {
     Some(value * 2f64.powi(exponent))
 }
 
-/// Go `strconv.Atoi`: an optional sign and decimal digits, within 64 bits.
-pub fn parse_go_atoi(s: &str) -> Result<i64, String> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("strconv.Atoi: parsing {s:?}: invalid syntax"));
-    }
-    s.trim_start_matches('+')
-        .parse()
-        .map_err(|_| format!("strconv.Atoi: parsing {s:?}: value out of range"))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn params(value: Value) -> GateParams {
-        match json!({ "k": value }) {
-            Value::Object(map) => map,
-            _ => unreachable!(),
-        }
-    }
-
-    /// The error `read` gives for `k` holding `value`.
-    fn refused<T: std::fmt::Debug + Default>(
-        read: fn(&GateParams, &str, T) -> Result<T, GateConfigError>,
-        value: Value,
-    ) -> String {
-        read(&params(value), "k", T::default()).unwrap_err().0
-    }
-
-    #[test]
-    fn strings_take_numbers_and_bools_and_ignore_objects() {
-        assert_eq!(string(&params(json!("x")), "k", "d"), "x");
-        assert_eq!(string(&params(json!("")), "k", "d"), "d");
-        assert_eq!(string(&params(json!(0.8)), "k", "d"), "0.8");
-        assert_eq!(
-            string(&params(json!(1e21)), "k", "d"),
-            "1000000000000000000000"
-        );
-        assert_eq!(string(&params(json!(true)), "k", "d"), "true");
-        assert_eq!(string(&params(json!({"a": 1})), "k", "d"), "d");
-        assert_eq!(string(&params(json!(null)), "k", "d"), "d");
-        assert_eq!(string(&GateParams::new(), "k", "d"), "d");
-    }
-
-    #[test]
-    fn floats_read_go_syntax_and_integers() {
-        assert_eq!(float(&params(json!("0.7")), "k", 0.0), Ok(0.7));
-        assert_eq!(float(&params(json!("1e3")), "k", 0.0), Ok(1000.0));
-        assert_eq!(float(&params(json!("0x1p-2")), "k", 0.0), Ok(0.25));
-        assert_eq!(
-            float(&params(json!("-Inf")), "k", 0.0),
-            Ok(f64::NEG_INFINITY)
-        );
-        assert!(float(&params(json!("NaN")), "k", 0.0).unwrap().is_nan());
-        assert_eq!(float(&params(json!("")), "k", 0.5), Ok(0.5));
-        assert_eq!(float(&params(json!(2)), "k", 0.5), Ok(2.0));
-    }
-
-    #[test]
-    fn ints_read_whole_numbers_and_numeric_strings() {
-        assert_eq!(int(&params(json!(5)), "k", 0), Ok(5));
-        assert_eq!(int(&params(json!(5.0)), "k", 0), Ok(5));
-        assert_eq!(int(&params(json!("7")), "k", 0), Ok(7));
-    }
-
-    #[test]
-    fn durations_read_go_syntax_and_default_when_empty() {
-        assert_eq!(duration(&params(json!("1m")), "k", 0), Ok(60_000_000_000));
-        assert_eq!(duration(&params(json!("-2s")), "k", 0), Ok(-2_000_000_000));
-        assert_eq!(duration(&params(json!("")), "k", 7), Ok(7));
-        assert_eq!(duration(&GateParams::new(), "k", 7), Ok(7));
-    }
-
-    #[test]
-    fn a_bad_float_int_or_duration_is_refused_with_gos_text_naming_the_key() {
-        let cases = [
-            (
-                refused(float, json!("abc")),
-                "invalid k value 'abc': strconv.ParseFloat: parsing \"abc\": invalid syntax",
-            ),
-            (
-                refused(float, json!(true)),
-                "invalid k value: unsupported type bool",
-            ),
-            (
-                refused(float, json!("1e400")),
-                "invalid k value '1e400': strconv.ParseFloat: parsing \"1e400\": value out of range",
-            ),
-            (
-                refused(int, json!(2.5)),
-                "invalid k value: 2.5 is not an integer",
-            ),
-            (
-                refused(int, json!("1.0")),
-                "invalid k value '1.0': strconv.Atoi: parsing \"1.0\": invalid syntax",
-            ),
-            (
-                refused(int, json!([1])),
-                "invalid k value: unsupported type []interface {}",
-            ),
-            (
-                refused(duration, json!(60)),
-                "invalid k value '60': time: missing unit in duration \"60\"",
-            ),
-            (
-                refused(duration, json!("soon")),
-                "invalid k value 'soon': time: invalid duration \"soon\"",
-            ),
-        ];
-        for (error, expected) in cases {
-            assert_eq!(error, expected);
-        }
-    }
-
-    #[test]
-    fn string_maps_come_as_objects_or_json_strings() {
-        let from_object = string_map(&params(json!({"a": "x", "b": 2})), "k").unwrap();
-        assert_eq!(from_object["a"], "x");
-        assert_eq!(from_object["b"], "2");
-        let from_string = string_map(&params(json!(r#"{"a":"x"}"#)), "k").unwrap();
-        assert_eq!(from_string["a"], "x");
-        assert!(string_map(&params(json!("{")), "k").is_err());
-        assert!(string_map(&params(json!("")), "k").unwrap().is_empty());
-    }
-
-    #[test]
-    fn go_float_formats_as_percent_v() {
-        let cases = [
-            (100.0, "100"),
-            (2.5, "2.5"),
-            (1e6, "1e+06"),
-            (123456.0, "123456"),
-            (1234567.0, "1.234567e+06"),
-            (1e21, "1e+21"),
-            (0.00001, "1e-05"),
-            (0.0001, "0.0001"),
-        ];
-        for (f, text) in cases {
-            assert_eq!(go_float(f), text, "{f:?}");
-        }
-    }
-}
+#[path = "params_tests.rs"]
+mod tests;

@@ -7,9 +7,8 @@
 //! cannot know the pool has room), and the value is clamped to [0, 1]
 //! with `NaN` passed through. `apply` is the budget-only default.
 
-use super::contract::{DispatchGate, GateConfigError};
-use super::contract::{GateEnv, GateParams};
-use super::params;
+use super::contract::{DispatchGate, GateConfigError, GateEnv};
+use super::params::{self, Params};
 use super::redis_clients::RedisClients;
 use redis::AsyncCommands;
 
@@ -27,12 +26,11 @@ pub struct RedisBudgetGate {
 impl RedisBudgetGate {
     /// From `gate_params`: `address` (required, `host:port`) and
     /// `budget_key` (default `dispatch-gate-budget`).
-    pub fn from_params(params: &GateParams, env: &GateEnv) -> Result<Self, GateConfigError> {
-        let address = required_address("redis", params)?;
+    pub fn from_params(params: Params, env: &GateEnv) -> Result<Self, GateConfigError> {
         Ok(RedisBudgetGate {
             clients: env.redis.clone(),
-            address,
-            budget_key: params::string(params, "budget_key", DEFAULT_BUDGET_KEY),
+            address: required_address(params)?,
+            budget_key: params.text("budget_key", DEFAULT_BUDGET_KEY),
         })
     }
 
@@ -44,14 +42,12 @@ impl RedisBudgetGate {
 
 /// The `address` param both Redis gates require, or Go's refusal naming
 /// the gate type.
-pub(crate) fn required_address(
-    gate_type: &str,
-    params: &GateParams,
-) -> Result<String, GateConfigError> {
-    let address = params::string(params, "address", "");
+pub(crate) fn required_address(params: Params) -> Result<String, GateConfigError> {
+    let address = params.text("address", "");
     if address.is_empty() {
         return Err(GateConfigError(format!(
-            "{gate_type} gate requires an 'address' in gate_params"
+            "{} gate requires an 'address' in gate_params",
+            params.gate
         )));
     }
     Ok(address)
@@ -96,11 +92,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn gate_at(address: &str) -> RedisBudgetGate {
-        RedisBudgetGate::from_params(
-            &gate_params(json!({ "address": address, "budget_key": "budget" })),
-            &GateEnv::default(),
-        )
-        .unwrap()
+        let given = gate_params(json!({ "address": address, "budget_key": "budget" }));
+        RedisBudgetGate::from_params(Params::new("redis", &given), &GateEnv::default()).unwrap()
     }
 
     async fn verdict(gate: &RedisBudgetGate) -> Verdict {
@@ -118,7 +111,9 @@ mod tests {
     #[test]
     fn a_redis_gate_without_an_address_is_refused_with_go_text() {
         for params in [json!({}), json!({ "address": "" })] {
-            let error = RedisBudgetGate::from_params(&gate_params(params), &GateEnv::default());
+            let given = gate_params(params);
+            let error =
+                RedisBudgetGate::from_params(Params::new("redis", &given), &GateEnv::default());
             assert_eq!(
                 error.unwrap_err().0,
                 "redis gate requires an 'address' in gate_params"
@@ -129,7 +124,8 @@ mod tests {
     #[test]
     fn the_budget_key_defaults_to_go_s_key() {
         let params = gate_params(json!({ "address": "127.0.0.1:1" }));
-        let gate = RedisBudgetGate::from_params(&params, &GateEnv::default()).unwrap();
+        let given = Params::new("redis", &params);
+        let gate = RedisBudgetGate::from_params(given, &GateEnv::default()).unwrap();
         assert_eq!(gate.budget_key, "dispatch-gate-budget");
     }
 

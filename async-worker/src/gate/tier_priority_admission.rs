@@ -9,8 +9,7 @@
 use super::contract::{
     DispatchGate, GateConfigError, GateParams, GateRecord, GateRequest, Verdict,
 };
-use super::nested::{self, GateConfig, InnerGates, WrapsOneGate};
-use super::params;
+use super::nested::{GateBuild, GateConfig, WrapsOneGate};
 use std::sync::Arc;
 
 /// The payload of the record a dropped interactive overflow request gets,
@@ -33,27 +32,26 @@ impl TierPriorityAdmissionGate {
     }
 
     /// Builds `saturation_gate` (a type name) with `saturation_gate_params`
-    /// through `inner`.
-    pub fn from_params(params: &GateParams, inner: &InnerGates) -> Result<Self, GateConfigError> {
-        let gate_type = params::string(params, "saturation_gate", "");
+    /// (an object, or a string holding one); the tier is read under
+    /// `tier_label` (`tier`).
+    pub fn from_params(build: &GateBuild) -> Result<Self, GateConfigError> {
+        let gate_type = build.params.text("saturation_gate", "");
         if gate_type.is_empty() {
             return Err(GateConfigError(
                 "tier-priority-admission gate requires a 'saturation_gate' parameter".to_owned(),
             ));
         }
-        let gate_params = nested::object(params, "saturation_gate_params").map_err(|e| {
-            GateConfigError(format!(
-                "tier-priority-admission gate failed to parse 'saturation_gate_params': {e}"
-            ))
-        })?;
-        let saturation = inner.build(
-            "tier-priority-admission gate failed to create saturation gate",
+        let gate_params = build
+            .params
+            .get("saturation_gate_params", GateParams::new())?;
+        let saturation = build.inner(
+            "saturation gate",
             &GateConfig {
                 gate_type,
                 gate_params,
             },
         )?;
-        let tier_label = params::string(params, "tier_label", "tier");
+        let tier_label = build.params.text("tier_label", "tier");
         Ok(TierPriorityAdmissionGate::new(saturation, &tier_label))
     }
 }
@@ -223,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn its_startup_errors_are_gos() {
+    fn its_startup_errors_name_the_gate_the_param_and_what_is_accepted() {
         let gate = "tier-priority-admission";
         assert_eq!(
             build_error(gate, json!({})),
@@ -234,16 +232,17 @@ mod tests {
                 gate,
                 json!({"saturation_gate": "constant", "saturation_gate_params": "{"})
             ),
-            "tier-priority-admission gate failed to parse 'saturation_gate_params': \
-             failed to parse saturation_gate_params: unexpected end of JSON input"
+            "tier-priority-admission gate: parameter 'saturation_gate_params' cannot be \"{\": \
+             expected an object, or a string holding one \
+             (EOF while parsing an object at line 1 column 1)"
         );
         assert_eq!(
             build_error(
                 gate,
                 json!({"saturation_gate": "constant", "saturation_gate_params": 5})
             ),
-            "tier-priority-admission gate failed to parse 'saturation_gate_params': \
-             unsupported type float64 for key \"saturation_gate_params\""
+            "tier-priority-admission gate: parameter 'saturation_gate_params' cannot be 5: \
+             expected an object, or a string holding one"
         );
         assert_eq!(
             build_error(
@@ -251,8 +250,8 @@ mod tests {
                 json!({"saturation_gate": "local-max-concurrency", "saturation_gate_params": {"limit": "x"}})
             ),
             "tier-priority-admission gate failed to create saturation gate \"local-max-concurrency\": \
-             local-max-concurrency gate requires a valid integer 'limit': \
-             invalid limit value 'x': strconv.Atoi: parsing \"x\": invalid syntax"
+             local-max-concurrency gate: parameter 'limit' cannot be \"x\": \
+             expected a whole number, or a string holding one"
         );
     }
 

@@ -1,15 +1,8 @@
 //! The `wait-on-refuse` gate: one inner gate whose refusals become waits, so a pool worker holds the request in memory instead of requeueing it.
 
-use super::contract::{DispatchGate, GateConfigError, GateParams, GateRequest, Verdict};
-use super::nested::{InnerGates, NestedParam, WrapsOneGate};
+use super::contract::{DispatchGate, GateConfigError, GateRequest, Verdict};
+use super::nested::{GateBuild, WrapsOneGate};
 use std::sync::Arc;
-
-/// `gate`: one `{gate_type, gate_params}`, or a string holding one.
-const GATE: NestedParam = NestedParam {
-    gate: "wait-on-refuse",
-    key: "gate",
-    missing: "wait-on-refuse gate requires a 'gate' parameter with the inner gate configuration",
-};
 
 /// `gate_type: "wait-on-refuse"`.
 #[derive(Debug)]
@@ -22,9 +15,13 @@ impl WaitOnRefuseGate {
         WaitOnRefuseGate { inner }
     }
 
-    /// Builds `gate` with `inner`.
-    pub fn from_params(params: &GateParams, inner: &InnerGates) -> Result<Self, GateConfigError> {
-        Ok(WaitOnRefuseGate::new(GATE.gate(params, inner)?))
+    /// Builds `gate` (one `{gate_type, gate_params}`, or a string holding
+    /// one).
+    pub fn from_params(build: &GateBuild) -> Result<Self, GateConfigError> {
+        let missing =
+            "wait-on-refuse gate requires a 'gate' parameter with the inner gate configuration";
+        let config = build.params.required("gate", missing)?;
+        Ok(WaitOnRefuseGate::new(build.inner("inner gate", &config)?))
     }
 }
 
@@ -103,7 +100,7 @@ mod tests {
     }
 
     #[test]
-    fn its_startup_errors_are_gos() {
+    fn its_startup_errors_name_the_gate_the_param_and_what_is_accepted() {
         let missing =
             "wait-on-refuse gate requires a 'gate' parameter with the inner gate configuration";
         let inner = json!({"gate_type": "local-max-concurrency", "gate_params": {"limit": -1}});
@@ -122,9 +119,12 @@ mod tests {
             [
                 missing,
                 missing,
-                "wait-on-refuse gate failed to parse 'gate' parameter: \
-                 json: cannot unmarshal array into Go value of type pipeline.GateConfig",
-                "wait-on-refuse gate: unsupported type []interface {} for 'gate' parameter",
+                "wait-on-refuse gate: parameter 'gate' cannot be \"[]\": expected a \
+                 {\"gate_type\", \"gate_params\"} object, or a string holding one \
+                 ([] is not an object)",
+                "wait-on-refuse gate: parameter 'gate' cannot be []: expected a \
+                 {\"gate_type\", \"gate_params\"} object, or a string holding one \
+                 ([] is not an object)",
                 "wait-on-refuse gate failed to create inner gate \"local-max-concurrency\": \
                  local-max-concurrency limit must be greater than 0, got -1",
             ]

@@ -2,8 +2,8 @@
 //!
 //! Go compares with `<` and `<=`, so a `NaN` passes every check, as here.
 
-use crate::gate::contract::{GateConfigError, GateParams};
-use crate::gate::params;
+use crate::gate::contract::GateConfigError;
+use crate::gate::params::{Nanos, Params, go_float};
 use crate::go_duration::go_duration_string;
 use std::time::Duration;
 
@@ -50,17 +50,17 @@ impl Default for AimdConfig {
 
 impl AimdConfig {
     /// Reads `params` as Go's factory does, in its order.
-    pub fn from_params(params: &GateParams) -> Result<Self, GateConfigError> {
+    pub fn from_params(params: Params) -> Result<Self, GateConfigError> {
         let fail = |text: String| Err(GateConfigError(text));
-        let g = params::go_float;
-        let min_window = params::float(params, "min_window", 1.0)?;
+        let g = go_float;
+        let min_window = params.get("min_window", 1.0)?;
         if min_window < 1.0 {
             return fail(format!(
                 "aimd min_window must be at least 1, got {}",
                 g(min_window)
             ));
         }
-        let max_window = params::float(params, "max_window", 256.0)?;
+        let max_window = params.get("max_window", 256.0)?;
         if max_window < min_window {
             return fail(format!(
                 "aimd max_window ({}) must be at least min_window ({})",
@@ -68,44 +68,41 @@ impl AimdConfig {
                 g(min_window)
             ));
         }
-        let increase = params::float(params, "increase", 1.0)?;
+        let increase = params.get("increase", 1.0)?;
         if increase <= 0.0 {
             return fail(format!(
                 "aimd increase must be positive, got {}",
                 g(increase)
             ));
         }
-        let decrease_factor = params::float(params, "decrease_factor", 0.5)?;
+        let decrease_factor = params.get("decrease_factor", 0.5)?;
         if decrease_factor <= 0.0 || decrease_factor >= 1.0 {
             return fail(format!(
                 "aimd decrease_factor must be in (0, 1), got {}",
                 g(decrease_factor)
             ));
         }
-        let hold = non_negative(params, "hold_duration", NANOS_PER_SEC)?;
-        let queue_duration_target = non_negative(params, "queue_duration_target", 0)?;
         Ok(AimdConfig {
             min_window,
             max_window,
             increase,
             decrease_factor,
-            hold,
-            tier_label: params::string(params, "tier_label", "tier"),
-            queue_duration_target,
+            hold: non_negative(params, "hold_duration", NANOS_PER_SEC)?,
+            tier_label: params.text("tier_label", "tier"),
+            queue_duration_target: non_negative(params, "queue_duration_target", 0)?,
         })
     }
 }
 
 /// A duration param Go refuses when negative.
-fn non_negative(params: &GateParams, key: &str, default: i64) -> Result<Duration, GateConfigError> {
-    let nanos = params::duration(params, key, default)?;
-    match u64::try_from(nanos) {
-        Ok(nanos) => Ok(Duration::from_nanos(nanos)),
-        Err(_) => Err(GateConfigError(format!(
+fn non_negative(params: Params, key: &str, default: i64) -> Result<Duration, GateConfigError> {
+    let Nanos(nanos) = params.get(key, Nanos(default))?;
+    u64::try_from(nanos).map(Duration::from_nanos).map_err(|_| {
+        GateConfigError(format!(
             "aimd {key} must not be negative, got {}",
             go_duration_string(nanos)
-        ))),
-    }
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -114,7 +111,8 @@ mod tests {
     use serde_json::json;
 
     fn read(value: serde_json::Value) -> Result<AimdConfig, GateConfigError> {
-        AimdConfig::from_params(&crate::gate::scripted::params(value))
+        let given = crate::gate::scripted::params(value);
+        AimdConfig::from_params(Params::new("aimd", &given))
     }
 
     fn error(value: serde_json::Value) -> String {
@@ -146,7 +144,7 @@ mod tests {
     }
 
     #[test]
-    fn every_bad_param_is_refused_with_gos_text() {
+    fn every_bad_param_is_refused_naming_the_param_the_value_and_what_is_accepted() {
         let cases = [
             (
                 json!({"min_window": 0.5}),
@@ -182,15 +180,19 @@ mod tests {
             ),
             (
                 json!({"min_window": "x"}),
-                "invalid min_window value 'x': strconv.ParseFloat: parsing \"x\": invalid syntax",
+                "aimd gate: parameter 'min_window' cannot be \"x\": \
+                 expected a number, or a string holding one (\"x\" is not a number)",
             ),
             (
                 json!({"max_window": true}),
-                "invalid max_window value: unsupported type bool",
+                "aimd gate: parameter 'max_window' cannot be true: \
+                 expected a number, or a string holding one",
             ),
             (
                 json!({"hold_duration": 5}),
-                "invalid hold_duration value '5': time: missing unit in duration \"5\"",
+                "aimd gate: parameter 'hold_duration' cannot be 5: \
+                 expected a Go duration string such as \"1m\" or \"500ms\" \
+                 (time: missing unit in duration \"5\")",
             ),
         ];
         for (params, text) in cases {

@@ -23,9 +23,10 @@ mod config;
 pub use config::AimdConfig;
 
 use super::contract::{
-    DispatchGate, GateConfigError, GateError, GateOwner, GateParams, GateRequest, GatewayOutcome,
-    Releases, Verdict,
+    DispatchGate, GateConfigError, GateError, GateOwner, GateRequest, GatewayOutcome, Releases,
+    Verdict,
 };
+use super::params::Params;
 use crate::merge_policy::lane_of;
 use band::Bands;
 use std::collections::BTreeMap;
@@ -69,7 +70,7 @@ impl AimdGate {
     }
 
     /// See [`AimdConfig::from_params`].
-    pub fn from_params(params: &GateParams, owner: &GateOwner) -> Result<Self, GateConfigError> {
+    pub fn from_params(params: Params, owner: &GateOwner) -> Result<Self, GateConfigError> {
         Ok(AimdGate::new(AimdConfig::from_params(params)?, owner))
     }
 
@@ -165,4 +166,5 @@ impl DispatchGate for AimdGate {
 }
 
 #[cfg(test)]
+#[path = "aimd_tests.rs"]
 mod tests;

@@ -24,6 +24,6 @@ mod source;
 #[cfg(all(test, feature = "test-support"))]
 mod tests;
 
-pub use config::{TYPES, build};
+pub use config::{budget, endpoint_scrape, query, saturation};
 pub use reading::SourceError;
 pub use source::MetricGate;

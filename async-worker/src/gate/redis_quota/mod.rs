@@ -17,11 +17,12 @@
 
 mod scripts;
 #[cfg(test)]
+#[path = "redis_quota_tests.rs"]
 mod tests;
 
-use super::contract::{DispatchGate, GateConfigError, GateEnv, GateError, GateParams};
+use super::contract::{DispatchGate, GateConfigError, GateEnv, GateError};
 use super::contract::{GateRequest, Release, Releases, Verdict};
-use super::params;
+use super::params::{Nanos, Params};
 use super::redis_budget::required_address;
 use super::redis_clients::RedisClients;
 use redis::aio::ConnectionManager;
@@ -124,32 +125,26 @@ pub struct RedisQuotaGate {
 impl RedisQuotaGate {
     /// From `gate_params`: `address` (required), `attribute` (`userid`),
     /// `mode` (`rate-limit`), `limit` (required, > 0), `window` (`1m`, a Go
-    /// duration), `prefix` (`quota:`), `gating_mode` (`blocking`). The
-    /// errors are Go's, checked in Go's order.
-    pub fn from_params(params: &GateParams, env: &GateEnv) -> Result<Self, GateConfigError> {
-        let address = required_address("redis-quota", params)?;
-        let limit = params::int(params, "limit", 0).map_err(|e| {
-            GateConfigError(format!("redis-quota gate requires a valid 'limit': {e}"))
-        })?;
+    /// duration), `prefix` (`quota:`), `gating_mode` (`blocking`), checked
+    /// in Go's order.
+    pub fn from_params(params: Params, env: &GateEnv) -> Result<Self, GateConfigError> {
+        let address = required_address(params)?;
+        let limit = params.get("limit", 0)?;
         if limit <= 0 {
             return Err(GateConfigError(format!(
                 "redis-quota gate requires a positive 'limit', got {limit}"
             )));
         }
-        let window_nanos = params::duration(params, "window", 60 * NANOS_PER_SEC).map_err(|e| {
-            GateConfigError(format!(
-                "redis-quota gate requires a valid 'window' duration: {e}"
-            ))
-        })?;
+        let Nanos(window_nanos) = params.get("window", Nanos(60 * NANOS_PER_SEC))?;
         Ok(RedisQuotaGate {
             clients: env.redis.clone(),
             address,
-            attribute: params::string(params, "attribute", "userid"),
-            mode: QuotaMode::parse(&params::string(params, "mode", "rate-limit")),
-            blocking: params::string(params, "gating_mode", "blocking") == "blocking",
+            attribute: params.text("attribute", "userid"),
+            mode: QuotaMode::parse(&params.text("mode", "rate-limit")),
+            blocking: params.text("gating_mode", "blocking") == "blocking",
             limit,
             window_nanos,
-            prefix: params::string(params, "prefix", "quota:"),
+            prefix: params.text("prefix", "quota:"),
             clock: NanosClock::system(),
         })
     }

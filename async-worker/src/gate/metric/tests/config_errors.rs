@@ -1,4 +1,4 @@
-//! Every startup error of the metric gates, in Go's exact text.
+//! Every startup error of the metric gates: Go's checks in Go's words, and a bad value named with its gate, parameter and what is accepted.
 
 use super::*;
 use crate::gate::contract::GateConfigError;
@@ -73,7 +73,7 @@ fn prometheus_budget_refuses_a_max_concurrency_not_above_zero_and_a_baseline_out
 }
 
 #[test]
-fn a_bad_float_param_is_refused_with_the_readers_text() {
+fn a_bad_float_param_is_refused_naming_the_gate_the_param_the_value_and_what_is_accepted() {
     let env = with_prometheus();
     assert_eq!(
         build_error(
@@ -81,7 +81,8 @@ fn a_bad_float_param_is_refused_with_the_readers_text() {
             json!({"pool": "p", "threshold": "high"}),
             &env
         ),
-        r#"invalid threshold value 'high': strconv.ParseFloat: parsing "high": invalid syntax"#
+        "prometheus-saturation gate: parameter 'threshold' cannot be \"high\": \
+         expected a number, or a string holding one (\"high\" is not a number)"
     );
 }
 
@@ -109,7 +110,9 @@ fn endpoint_scrape_requires_url_and_metric_and_parsable_label_maps() {
         let mut bad = base.clone();
         bad[key] = json!("{not json");
         let error = build_error("endpoint-scrape", bad, &env);
-        let prefix = format!("endpoint-scrape gate failed to parse '{key}': ");
+        let prefix = format!(
+            "endpoint-scrape gate: parameter '{key}' cannot be \"{{not json\": expected an object"
+        );
         assert!(error.starts_with(&prefix), "{error}");
     }
 }

@@ -5,7 +5,7 @@ mod prometheus_gates;
 mod scrape_gates;
 
 use crate::gate::contract::{DispatchGate, GateEnv, GateOwner, GateParams, Verdict};
-use crate::gate::metric::build;
+use crate::gate::factory::build;
 use crate::test_support::gate_probe::{params, verdict};
 use crate::test_support::http_stub::{HttpStub, Responder, StubRequest};
 use reqwest::Url;
@@ -23,7 +23,9 @@ fn env(prometheus_url: &str, ttl: Duration) -> GateEnv {
 
 fn gate(gate_type: &str, params: GateParams, env: &GateEnv) -> Arc<dyn DispatchGate> {
     let owner = GateOwner::queue("q", "q-set", "default");
-    build(gate_type, &params, &owner, env).unwrap_or_else(|e| panic!("{gate_type}: {e}"))
+    let gate =
+        build(gate_type, &params, &owner, env).unwrap_or_else(|e| panic!("{gate_type}: {e}"));
+    gate.expect("a metric gate, not \"none\"")
 }
 
 /// The `query` (and `time`) a stand-in Prometheus was sent, from the form

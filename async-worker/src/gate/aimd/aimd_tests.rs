@@ -8,6 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 use tokio::time::{advance, timeout};
 
+#[path = "tests/ladder.rs"]
 mod ladder;
 
 /// Labels of a request: `classification` (`reserved`, `overflow` or none) and `tier`.
@@ -28,7 +29,9 @@ fn reserved_interactive() -> BTreeMap<String, String> {
 
 /// An `aimd` gate of pool `p` with these params.
 fn gate(params: serde_json::Value) -> AimdGate {
-    AimdGate::from_params(&scripted::params(params), &GateOwner::pool("p")).expect("valid params")
+    let given = scripted::params(params);
+    let params = crate::gate::params::Params::new("aimd", &given);
+    AimdGate::from_params(params, &GateOwner::pool("p")).expect("valid params")
 }
 
 /// The verdict for a request with `labels`, and what it reserved.

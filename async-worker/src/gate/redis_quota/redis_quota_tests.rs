@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 fn refusal(params: Value) -> String {
-    RedisQuotaGate::from_params(&gate_params(params), &GateEnv::default())
+    let given = gate_params(params);
+    RedisQuotaGate::from_params(Params::new("redis-quota", &given), &GateEnv::default())
         .unwrap_err()
         .0
 }
@@ -19,7 +20,7 @@ fn refusal(params: Value) -> String {
 fn gate_on(server: &RedisServer, extra: Value) -> RedisQuotaGate {
     let mut params = gate_params(json!({ "address": address(server), "limit": "2" }));
     params.extend(gate_params(extra));
-    RedisQuotaGate::from_params(&params, &GateEnv::default()).unwrap()
+    RedisQuotaGate::from_params(Params::new("redis-quota", &params), &GateEnv::default()).unwrap()
 }
 
 async fn apply_as(gate: &RedisQuotaGate, user: &str) -> Applied {
@@ -44,14 +45,14 @@ fn a_quota_without_an_address_is_refused_with_go_text() {
 }
 
 #[test]
-fn a_limit_that_is_not_an_integer_is_refused_with_go_text() {
+fn a_limit_that_is_not_an_integer_is_refused_naming_the_value_and_what_is_accepted() {
     assert_eq!(
         refusal(json!({ "address": "h:1", "limit": "abc" })),
-        "redis-quota gate requires a valid 'limit': invalid limit value 'abc': strconv.Atoi: parsing \"abc\": invalid syntax"
+        "redis-quota gate: parameter 'limit' cannot be \"abc\": expected a whole number, or a string holding one"
     );
     assert_eq!(
         refusal(json!({ "address": "h:1", "limit": 2.5 })),
-        "redis-quota gate requires a valid 'limit': invalid limit value: 2.5 is not an integer"
+        "redis-quota gate: parameter 'limit' cannot be 2.5: expected a whole number, or a string holding one"
     );
 }
 
@@ -68,21 +69,28 @@ fn a_missing_or_non_positive_limit_is_refused_with_go_text() {
 }
 
 #[test]
-fn a_window_that_is_not_a_go_duration_is_refused_with_go_text() {
+fn a_window_that_is_not_a_go_duration_is_refused_naming_the_value_and_what_is_accepted() {
+    let expected = "expected a Go duration string such as \"1m\" or \"500ms\"";
     assert_eq!(
         refusal(json!({ "address": "h:1", "limit": "1", "window": 60 })),
-        "redis-quota gate requires a valid 'window' duration: invalid window value '60': time: missing unit in duration \"60\""
+        format!(
+            "redis-quota gate: parameter 'window' cannot be 60: {expected} (time: missing unit in duration \"60\")"
+        )
     );
     assert_eq!(
         refusal(json!({ "address": "h:1", "limit": "1", "window": "1d" })),
-        "redis-quota gate requires a valid 'window' duration: invalid window value '1d': time: unknown unit \"d\" in duration \"1d\""
+        format!(
+            "redis-quota gate: parameter 'window' cannot be \"1d\": {expected} (time: unknown unit \"d\" in duration \"1d\")"
+        )
     );
 }
 
 #[test]
 fn defaults_are_go_s_and_unknown_modes_are_accepted() {
     let params = gate_params(json!({ "address": "h:1", "limit": 5 }));
-    let gate = RedisQuotaGate::from_params(&params, &GateEnv::default()).unwrap();
+    let gate =
+        RedisQuotaGate::from_params(Params::new("redis-quota", &params), &GateEnv::default())
+            .unwrap();
     assert_eq!(gate.attribute, "userid");
     assert_eq!(gate.mode, Some(QuotaMode::RateLimit));
     assert!(gate.blocking);
@@ -90,7 +98,8 @@ fn defaults_are_go_s_and_unknown_modes_are_accepted() {
     assert_eq!(gate.prefix, "quota:");
     assert_eq!(gate.key("u"), "quota:userid:u");
     let odd = gate_params(json!({ "address": "h:1", "limit": 5, "mode": "x", "gating_mode": "y" }));
-    let odd = RedisQuotaGate::from_params(&odd, &GateEnv::default()).unwrap();
+    let odd =
+        RedisQuotaGate::from_params(Params::new("redis-quota", &odd), &GateEnv::default()).unwrap();
     assert_eq!(odd.mode, None);
     assert!(!odd.blocking);
 }
@@ -99,7 +108,9 @@ fn defaults_are_go_s_and_unknown_modes_are_accepted() {
 fn ttls_follow_the_window_with_go_s_fallbacks() {
     let ttls = |window: &str| {
         let params = gate_params(json!({ "address": "h:1", "limit": 1, "window": window }));
-        let gate = RedisQuotaGate::from_params(&params, &GateEnv::default()).unwrap();
+        let gate =
+            RedisQuotaGate::from_params(Params::new("redis-quota", &params), &GateEnv::default())
+                .unwrap();
         (gate.concurrency_ttl_secs(), gate.rate_limit_ttl_secs())
     };
     assert_eq!(ttls("1m"), (60, 120));
@@ -294,7 +305,9 @@ async fn apply_as_result(gate: &RedisQuotaGate) -> Result<Option<String>, GateEr
 async fn a_redis_nobody_listens_on_is_a_gate_error() {
     let port = claim_redis::testing::free_port().unwrap();
     let params = gate_params(json!({ "address": format!("127.0.0.1:{port}"), "limit": 1 }));
-    let gate = RedisQuotaGate::from_params(&params, &GateEnv::default()).unwrap();
+    let gate =
+        RedisQuotaGate::from_params(Params::new("redis-quota", &params), &GateEnv::default())
+            .unwrap();
     let error = apply_as_result(&gate).await.unwrap_err();
     assert!(
         error
@@ -309,8 +322,8 @@ async fn gates_on_one_address_share_one_connection() {
     let env = GateEnv::default();
     let params = gate_params(json!({ "address": "127.0.0.1:1", "limit": 1 }));
     let gates = [
-        RedisQuotaGate::from_params(&params, &env).unwrap(),
-        RedisQuotaGate::from_params(&params, &env).unwrap(),
+        RedisQuotaGate::from_params(Params::new("redis-quota", &params), &env).unwrap(),
+        RedisQuotaGate::from_params(Params::new("redis-quota", &params), &env).unwrap(),
     ];
     assert!(env.redis.is_empty(), "building a gate connects nothing");
     for gate in &gates {
