@@ -215,7 +215,8 @@ pub async fn run(name: &str, url: &str, set: &Settings) {
         } else {
             Ok(gate_env(None))
         };
-        let unbuilt = scenario.name == "aimd" && !GATE_TYPES.iter().any(|(name, _)| *name == "aimd");
+        let unbuilt =
+            scenario.name == "aimd" && !GATE_TYPES.iter().any(|(name, _)| *name == "aimd");
         let gate = match (env, &scenario.gate) {
             (Err(why), _) => Err(why),
             _ if unbuilt => Err("not-built".to_owned()),
