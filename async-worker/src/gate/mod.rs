@@ -17,8 +17,6 @@ pub mod redis_budget;
 pub mod redis_clients;
 #[cfg(feature = "redis")]
 pub mod redis_quota;
-#[cfg(test)]
-mod scripted;
 pub mod tier_priority_admission;
 pub mod wait_on_refuse;
 
@@ -29,3 +27,7 @@ pub use contract::{
 };
 #[cfg(feature = "redis")]
 pub use redis_clients::RedisClients;
+
+#[cfg(test)]
+#[path = "testing/scripted.rs"]
+mod scripted;

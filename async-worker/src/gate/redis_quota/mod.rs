@@ -16,9 +16,6 @@
 //! give back. A Redis or script error is the request's gate error.
 
 mod scripts;
-#[cfg(test)]
-#[path = "redis_quota_tests.rs"]
-mod tests;
 
 use super::contract::{DispatchGate, GateConfigError, GateEnv, GateError};
 use super::contract::{GateRequest, Release, Releases, Verdict};
@@ -289,3 +286,7 @@ impl DispatchGate for RedisQuotaGate {
         Ok(verdict)
     }
 }
+
+#[cfg(test)]
+#[path = "redis_quota_tests.rs"]
+mod tests;

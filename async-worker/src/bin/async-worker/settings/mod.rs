@@ -36,19 +36,13 @@ mod queues;
 mod redis;
 mod resolve;
 mod sources;
-#[cfg(test)]
-mod tests;
 mod validate;
 
 pub use args::{GoFlags, LegacyFlags, RunArgs};
 pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 pub use flow::FlowSettings;
 pub use redis::{RedisTls, redact_url};
-#[cfg(test)]
-pub use sources::env_of;
 pub use validate::SettingsError;
-#[cfg(test)]
-pub use validate::{MAX_BATCH, MAX_CONCURRENCY};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -141,3 +135,10 @@ impl RunArgs {
         resolve::resolve(self)
     }
 }
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub use sources::env_of;
+#[cfg(test)]
+pub use validate::{MAX_BATCH, MAX_CONCURRENCY};
