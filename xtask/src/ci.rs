@@ -3,8 +3,7 @@
 //! The chaos steps skip without `redis-server` unless `CI` is set. `CI` is
 //! passed through (tests that need `redis-server` fail instead of skipping
 //! when it is set); `PROPTEST_CASES` is removed so tests choose their own
-//! case counts. The deny step's cargo-deny, when none is found, installs in
-//! the background from the start at the lowest CPU priority.
+//! case counts.
 //!
 //! Nothing runs twice: the conformance targets (`tests/conformance*.rs` of
 //! claim-memory and claim-redis) are `harness = false` and `test = false`,
@@ -31,7 +30,7 @@ enum Step {
     Chaos(&'static str),
     /// `cargo xtask image`: the image's binary run in an empty root.
     Image,
-    /// `cargo xtask deny`'s checks, with the cargo-deny [`crate::deny::prefetch`] installs.
+    /// `cargo xtask deny`'s checks.
     Deny,
 }
 
@@ -91,7 +90,6 @@ pub(crate) fn run() -> Result<(), Error> {
     println!("xtask ci: CI is {ci}: tests that need redis-server {tests} without it");
 
     let start = Instant::now();
-    let mut prefetch = Some(deny::prefetch());
     let mut timings = Vec::new();
     for (i, (name, step)) in STEPS.iter().enumerate() {
         let step_start = Instant::now();
@@ -106,7 +104,7 @@ pub(crate) fn run() -> Result<(), Error> {
             Step::Features(package, features) => check_features(package, features),
             Step::Conformance => conformance::run(&conformance::STORES, &["--locked"], &[]),
             Step::Image => image::run(),
-            Step::Deny => deny::check(prefetch.take().expect("one deny step")),
+            Step::Deny => deny::check(),
             // With CI set a missing redis-server already failed above.
             Step::Chaos(_) if !redis => {
                 println!("skipped: redis-server not on PATH (set CI to make this a failure)");

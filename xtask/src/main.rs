@@ -37,8 +37,7 @@ subcommands:
                                        SIGKILLed workers, a Redis restart, a cut link, a killed primary on real processes
   demo [--redis URL] [--requests N] …  the run command: replicas, a stand-in gateway, one replica hard-stopped
   deny [--cargo-deny PATH] [--advisories]
-                                       cargo-deny's licence, ban and source checks (deny.toml), installing
-                                       cargo-deny under the target when none is on PATH;
+                                       cargo-deny's licence, ban and source checks (deny.toml);
                                        --advisories adds RustSec's (fetched from GitHub)
   image                                the container image's binary (the Dockerfile's release build) run in an
                                        empty root as UID 65532: --help, a short demo, ready against Redis, SIGTERM
