@@ -9,7 +9,7 @@ use crate::keys::KeyLayout;
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::store::ParkItem;
 use claim_core::wire::{self, ParsedMember};
-use claim_core::{Generation, Member, Op, OwnerToken, RetryNow, Score, StoreError};
+use claim_core::{Generation, Member, Millis, Op, OwnerToken, RetryNow, Score, StoreError};
 
 /// Parks `items` into the queue's retry set, owner-checked (an answered
 /// generation's claim is dropped, nothing parked). Plain layout: the
@@ -207,7 +207,22 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
             bury_args(&mut call, member.as_bytes(), &dead_json(&reason, now));
         }
     }
-    call.arg(now.0).arg(keys.prefix().len());
+    run_retry_now(store, call, None, now).await
+}
+
+/// Runs a `retry_now.lua` call whose keys and entry arguments are written:
+/// the time and the prefix length follow, then (hash-tagged) the marker
+/// value read first.
+pub(crate) async fn run_retry_now(
+    store: &RedisStore,
+    mut call: Call<'_>,
+    marker: Option<&str>,
+    now: Millis,
+) -> Result<RetryNow, StoreError> {
+    call.arg(now.0).arg(store.keys().prefix().len());
+    if let Some(marker) = marker {
+        call.arg(marker);
+    }
     let code: i64 = call.run(store, Op::RetryNow).await?;
     let outcome = outcome(code);
     tracing::info!(?outcome, "parked retry promoted by an operator");
