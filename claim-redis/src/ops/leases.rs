@@ -56,14 +56,6 @@ pub(crate) async fn renew(
 
 const OP: Op = Op::ReclaimExpired;
 
-/// `(store, queue, q, now, chosen)`: one pass's chosen expired claims
-/// (claim keys) of `queue` (its keys `q`), at `now`.
-pub(crate) type Pass<'a> = (&'a RedisStore, &'a str, &'a QueueKeys, Millis, &'a [String]);
-
-/// What a pass's second phase answers: `[redelivered, dead-lettered,
-/// ghosts repaired]`.
-pub(crate) type PassCounts = Result<[usize; 3], StoreError>;
-
 /// Reclaims up to `limit` expired claims of `queue`, in passes of
 /// [`MAX_BATCH`] chosen in the model's order, each pass's second phase run
 /// by the layout's `reclaim_chosen`; repairs the index first when it disagrees.
@@ -90,10 +82,28 @@ pub(crate) async fn reclaim_expired(
         if chosen.is_empty() {
             break;
         }
+        // Phase one's reads: each claim's owner entry and member (`None`
+        // where the claim is gone), one round trip; hash-tagged, both keys
+        // lie in the queue's slot (checked): one MULTI. The member names the
+        // payload key the script deletes if the generation turns out
+        // answered. It is read for every item, not only for those whose
+        // marker looked live here: a stale owner's ack landing between this
+        // read and the script makes the script drop the claim as answered,
+        // and without the key its payload was left behind (chaos seed
+        // 393283305 found one).
+        let mut reads = redis::pipe();
+        reads.cmd("HMGET").arg(&q.owners).arg(&chosen);
+        reads.cmd("HMGET").arg(&q.claimed).arg(&chosen);
+        let tagged = store.layout() == KeyLayout::HashTagged;
+        if tagged {
+            reads.atomic();
+            check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
+        }
+        let (owners, members) = store.conn().query(OP, Effect::Read, &reads).await?;
         let pass = (store, queue, &q, now, chosen.as_slice());
-        let [redelivered, dead, ghosts] = match store.layout() {
-            KeyLayout::Plain => reclaim_chosen(pass).await?,
-            KeyLayout::HashTagged => leases_cluster::reclaim_chosen(pass).await?,
+        let [redelivered, dead, ghosts] = match tagged {
+            false => reclaim_chosen(pass, owners, members).await?,
+            true => leases_cluster::reclaim_chosen(pass, owners, members).await?,
         };
         report.redelivered += redelivered;
         report.dead_lettered += dead;
@@ -169,35 +179,15 @@ async fn choose(
     Ok((keyed.into_iter().map(|(_, _, key)| key).collect(), more))
 }
 
-/// Phase one's answer: each chosen claim's owner entry and member, `None`
-/// where the claim is gone.
-pub(crate) type OwnersAndMembers = (Vec<Option<Vec<u8>>>, Vec<Option<Vec<u8>>>);
-
-/// Phase one's reads for `chosen` (one pipelined round trip, sent by the
-/// layout's reclaim): each claim's owner entry and member. The member
-/// names the payload key the script deletes if the generation turns out
-/// answered. It is read for every item, not only for those whose marker
-/// looked live here: a stale owner's ack landing between this read and
-/// the script makes the script drop the claim as answered, and without
-/// the key its payload was left behind (chaos seed 393283305 found one).
-pub(crate) fn owner_and_member_reads(q: &QueueKeys, chosen: &[String]) -> redis::Pipeline {
-    let mut reads = redis::pipe();
-    reads
-        .cmd("HMGET")
-        .arg(&q.owners)
-        .arg(chosen)
-        .cmd("HMGET")
-        .arg(&q.claimed)
-        .arg(chosen);
-    reads
-}
-
-/// Phase two in the plain layout: `reclaim.lua` on the chosen claims, with every key each
+/// Phase two in the plain layout: `reclaim.lua` on one pass's chosen
+/// claims (their owner entries and members read), with every key each
 /// item touches.
-async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts {
+async fn reclaim_chosen(
+    (store, queue, q, now, chosen): (&RedisStore, &str, &QueueKeys, Millis, &[String]),
+    owners: Vec<Option<Vec<u8>>>,
+    members: Vec<Option<Vec<u8>>>,
+) -> Result<[usize; 3], StoreError> {
     let config = &store.inner.config;
-    let reads = owner_and_member_reads(q, chosen);
-    let (owners, members): OwnersAndMembers = store.conn().query(OP, Effect::Read, &reads).await?;
     // Payload keys of every item whose member names one: KEYS after every
     // item's own keys, in item order, so the script's MGET never reads
     // them; the script deletes only those of generations that end answered.

@@ -29,10 +29,12 @@ mod retries;
 mod retries_cluster;
 mod stats;
 
-use crate::codec::{parse_dead, pending_entries, score_arg};
+use crate::codec::{ack_outcome, parse_dead, pending_entries, score_arg};
 use crate::conn::Effect;
+use crate::keys::KeyLayout;
 use crate::state::RedisStore;
 use async_trait::async_trait;
+use call::in_batches;
 use claim_core::Result;
 use claim_core::admin::{ClaimAdmin, Redrive, RetryNow};
 use claim_core::store::{
@@ -190,7 +192,22 @@ impl ClaimStore for RedisStore {
     /// hash-tagged layout a list in another slot was waited for inside the
     /// ack, before its claims were dropped (`ack_cluster`).
     async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
-        let ack = ack::ack(self, by.queue, by.owner, items);
+        let (queue, owner) = (by.queue, by.owner);
+        let ack = async {
+            let codes = match self.layout() {
+                KeyLayout::Plain => {
+                    in_batches(items, |c| ack::one_call(self, (queue, owner), c)).await?
+                }
+                KeyLayout::HashTagged => {
+                    let q = self.keys().queue(queue);
+                    in_batches(items, |c| {
+                        ack_cluster::one_call(self, (queue, &q), owner, c)
+                    })
+                    .await?
+                }
+            };
+            Ok(codes.into_iter().map(ack_outcome).collect())
+        };
         self.replicated(Op::Ack, by.queue, ack).await
     }
 
@@ -203,7 +220,10 @@ impl ClaimStore for RedisStore {
     }
 
     async fn promote_due(&self, limit: usize) -> Result<usize> {
-        retries::promote_due(self, limit).await
+        match self.layout() {
+            KeyLayout::Plain => retries::promote_due(self, limit).await,
+            KeyLayout::HashTagged => retries_cluster::promote_due(self, limit).await,
+        }
     }
 
     async fn reclaim_expired(&self, queue: &str, limit: usize) -> Result<ReclaimReport> {
@@ -276,7 +296,10 @@ impl ClaimAdmin for RedisStore {
     }
 
     async fn retry_now(&self, member: &Member) -> Result<RetryNow> {
-        retries::retry_now(self, member).await
+        match self.layout() {
+            KeyLayout::Plain => retries::retry_now(self, member).await,
+            KeyLayout::HashTagged => retries_cluster::retry_now(self, member).await,
+        }
     }
 }
 

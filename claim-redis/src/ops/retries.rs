@@ -2,7 +2,6 @@
 
 use super::call::Call;
 use super::release::OwnerScript;
-use super::retries_cluster;
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
 use crate::keys::KeyLayout;
@@ -111,9 +110,6 @@ pub(crate) async fn move_out(
 /// due entries, parse them here, then move them in one script that
 /// re-checks each is still parked and due.
 pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
-    if store.layout() == KeyLayout::HashTagged {
-        return retries_cluster::promote_due(store, limit).await;
-    }
     // Plain layout: the shared retry set's due entries, read and moved in
     // batches.
     let now = store.now_ms(Op::PromoteDue).await?;
@@ -178,9 +174,6 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
 /// Promotes one parked retry now, by the promoter's rules
 /// (`lua/retry_now.lua`).
 pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<RetryNow, StoreError> {
-    if store.layout() == KeyLayout::HashTagged {
-        return retries_cluster::retry_now(store, member).await;
-    }
     // Plain layout: one script call on the shared retry set, the default
     // queue's dead hash and the destination queue's keys (one server).
     let now = store.now_ms(Op::RetryNow).await?;
