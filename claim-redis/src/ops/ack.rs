@@ -1,40 +1,18 @@
-//! `ack`: runs `lua/ack.lua` (its header is the layout), one call per [`MAX_BATCH`](crate::state::MAX_BATCH) items, arguments written in place; the hash-tagged layout's calls are `ack_cluster`, which writes the same per-item arguments (here).
+//! `ack` in the plain layout: runs `lua/ack.lua` (its header is the layout), one call per [`MAX_BATCH`](crate::state::MAX_BATCH) items, arguments written in place; the per-item arguments `ack_cluster` (the hash-tagged layout) writes alike.
 
-use super::ack_cluster;
-use super::call::{self, evalsha, in_batches};
-use crate::codec::{ack_outcome, packed_codes};
-use crate::keys::KeyLayout;
+use super::call::{self, evalsha};
+use crate::codec::packed_codes;
 use crate::state::RedisStore;
 use claim_core::marker::record_digest;
-use claim_core::store::{AckItem, AckOutcome};
+use claim_core::store::AckItem;
 use claim_core::{ClaimKey, Op, OwnerToken, StoreError};
 use redis::RedisWrite;
 use std::borrow::Borrow;
 
-/// Delivers the records; the layout is `lua/ack.lua`'s header.
-pub(crate) async fn ack(
-    store: &RedisStore,
-    queue: &str,
-    owner: &OwnerToken,
-    items: &[AckItem],
-) -> Result<Vec<AckOutcome>, StoreError> {
-    let codes = match store.layout() {
-        KeyLayout::HashTagged => {
-            let q = store.keys().queue(queue);
-            let chunk_acks = |chunk| ack_cluster::one_call(store, (queue, &q), owner, chunk);
-            in_batches(items, chunk_acks).await?
-        }
-        KeyLayout::Plain => {
-            in_batches(items, |chunk| one_call(store, (queue, owner), chunk)).await?
-        }
-    };
-    Ok(codes.into_iter().map(ack_outcome).collect())
-}
-
 /// Runs ack.lua on at most [`MAX_BATCH`](crate::state::MAX_BATCH) items, with every key an item
 /// touches (its marker, producer keys and payload key), and answers its
 /// code per item.
-async fn one_call(
+pub(crate) async fn one_call(
     store: &RedisStore,
     (queue, owner): (&str, &OwnerToken),
     chunk: &[AckItem],

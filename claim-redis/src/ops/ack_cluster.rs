@@ -74,9 +74,9 @@ const ANSWERED: i64 = 4;
 const OWN_RECORD: i64 = 8;
 const HELD_ELSEWHERE: i64 = 16;
 
-/// Acks one chunk of at most [`MAX_BATCH`](crate::state::MAX_BATCH) items
-/// of `queue` (its keys `q`): those whose list shares the queue's slot in
-/// one script, the others across slots; answers ack.lua's code per item.
+/// Acks one chunk of `queue` (its keys `q`): the items whose list shares
+/// the queue's slot in one script, the others across slots; answers
+/// ack.lua's code per item.
 pub(crate) async fn one_call(
     store: &RedisStore,
     (queue, q): (&str, &QueueKeys),

@@ -56,7 +56,7 @@ async fn batches(
     for chunk in items.chunks(MAX_BATCH) {
         let outcomes = match store.layout() {
             KeyLayout::Plain => run(store, &claim_cmd(store, queue, owner, chunk), chunk).await,
-            KeyLayout::HashTagged => claim_cluster::one_call(store, queue, owner, chunk).await,
+            KeyLayout::HashTagged => tagged_call(store, queue, owner, chunk).await,
         };
         match outcomes {
             Ok(outcomes) => out.extend(outcomes),
@@ -79,8 +79,8 @@ async fn batches(
 /// A claim.lua call for `chunk` (its header is the layout), ready to run
 /// in the plain layout: the queue's KEYS, then (plain) each item's marker
 /// and cancel key, then the ARGV both layouts take; the hash-tagged layout
-/// adds what it read of those keys first (`claim_cluster`).
-pub(crate) fn claim_cmd(
+/// adds what it read of those keys first ([`tagged_call`]).
+fn claim_cmd(
     store: &RedisStore,
     queue: &str,
     owner: &OwnerToken,
@@ -129,12 +129,29 @@ pub(crate) fn claim_cmd(
     cmd
 }
 
+/// The hash-tagged layout's call: claim.lua on the queue's keys alone,
+/// with what [`claim_cluster::read_first`] read of each item's keys in
+/// other slots as its last arguments.
+async fn tagged_call(
+    store: &RedisStore,
+    queue: &str,
+    owner: &OwnerToken,
+    chunk: &[ClaimRequest],
+) -> Result<Vec<ClaimOutcome>, StoreError> {
+    let read = claim_cluster::read_first(store, queue, chunk).await?;
+    let mut cmd = claim_cmd(store, queue, owner, chunk);
+    for arg in read {
+        cmd.arg(arg);
+    }
+    run(store, &cmd, chunk).await
+}
+
 /// Runs a claim.lua call for `chunk` ([`claim_cmd`]) and answers its
 /// outcomes, after deleting the payloads stored apart of the copies it
 /// dropped as answered and held by nobody (outcome 5): no ack is left to
 /// delete them. Best effort: the generation is answered, so a failure only
 /// leaves a key to its own expiry (the deadline plus ten minutes).
-pub(crate) async fn run(
+async fn run(
     store: &RedisStore,
     cmd: &redis::Cmd,
     chunk: &[ClaimRequest],

@@ -1,16 +1,17 @@
 //! `claim` in the hash-tagged layout: the per-request keys (markers, `request-cancel:`) read first (one call per node, per slot what a node refuses: `cluster::request_keys`), then `lua/claim.lua` on the queue's keys alone, in the queue's slot.
 
-use super::claim::{claim_cmd, run};
 use super::cluster::request_keys;
 use crate::state::RedisStore;
-use claim_core::store::{ClaimOutcome, ClaimRequest};
-use claim_core::{Op, OwnerToken, StoreError, wire};
+use claim_core::store::ClaimRequest;
+use claim_core::{Op, StoreError, wire};
 
-/// One script call in the hash-tagged layout: the per-request keys (each
-/// item's marker, in its result list's slot, and `request-cancel:<id>`)
-/// are read first, one call per node ([`request_keys`]), and handed to
-/// `lua/claim.lua` as arguments; the script then runs on the queue's keys
-/// alone, in the queue's slot.
+/// What a claim in the hash-tagged layout reads first: the per-request
+/// keys (each item's marker, in its result list's slot, and
+/// `request-cancel:<id>`), one call per node ([`request_keys`]), as the
+/// arguments `lua/claim.lua` takes after the others, in blocks (each
+/// item's marker value, then its cancel token, then why a key of its is
+/// no string, each `""` for none); the script then runs on the queue's
+/// keys alone, in the queue's slot.
 ///
 /// Correctness of the split: the reads are not atomic with the script. A
 /// marker written in between (an ack of this generation) is missed: the
@@ -22,12 +23,11 @@ use claim_core::{Op, OwnerToken, StoreError, wire};
 /// `cancelled` check, as a cancel right after a claim is. Nothing is
 /// written before the script, so a crash between the reads and the script
 /// changes nothing.
-pub(crate) async fn one_call(
+pub(crate) async fn read_first(
     store: &RedisStore,
     queue: &str,
-    owner: &OwnerToken,
     chunk: &[ClaimRequest],
-) -> Result<Vec<ClaimOutcome>, StoreError> {
+) -> Result<Vec<Vec<u8>>, StoreError> {
     let keys = store.keys();
     let n = chunk.len();
     // Per item: its cancel key, then its marker's candidate keys.
@@ -55,14 +55,14 @@ pub(crate) async fn one_call(
             .map(|expiry| expiry.is_none_or(|e| e > now.0))
             .collect(),
     };
-    let mut cmd = claim_cmd(store, queue, owner, chunk);
+    let mut args: Vec<Vec<u8>> = Vec::with_capacity(3 * n);
     for &(start, end) in &spans {
         let marker = request_keys::best_marker(store, &values[start + 1..end]);
-        cmd.arg(marker.unwrap_or_default());
+        args.push(marker.unwrap_or_default().into_bytes());
     }
     for (i, &(start, _)) in spans.iter().enumerate() {
         let cancel = values[start].as_deref().filter(|_| live[i]);
-        cmd.arg(cancel.unwrap_or_default());
+        args.push(cancel.unwrap_or_default().to_vec());
     }
     for &(start, end) in &spans {
         // As claim.lua words it for the plain layout: the key without the prefix.
@@ -71,7 +71,7 @@ pub(crate) async fn one_call(
             let key = &per_item[j][keys.prefix().len()..];
             Some(format!("key \"{key}\" holds a {kind}, not a string"))
         });
-        cmd.arg(why.unwrap_or_default());
+        args.push(why.unwrap_or_default().into_bytes());
     }
-    run(store, &cmd, chunk).await
+    Ok(args)
 }

@@ -16,7 +16,7 @@ use super::stats::sizes;
 use crate::codec::{
     ReclaimAs, dead_json, explicit_time_arg, parse_owner, renew_outcome, score_arg,
 };
-use crate::conn::Effect;
+use crate::conn::{Effect, bad_reply};
 use crate::keys::{KeyLayout, QueueKeys};
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::marker::record_digest;
@@ -56,14 +56,6 @@ pub(crate) async fn renew(
 
 const OP: Op = Op::ReclaimExpired;
 
-/// `(store, queue, q, now, chosen)`: one pass's chosen expired claims
-/// (claim keys) of `queue` (its keys `q`), at `now`.
-pub(crate) type Pass<'a> = (&'a RedisStore, &'a str, &'a QueueKeys, Millis, &'a [String]);
-
-/// What a pass's second phase answers: `[redelivered, dead-lettered,
-/// ghosts repaired]`.
-pub(crate) type PassCounts = Result<[usize; 3], StoreError>;
-
 /// Reclaims up to `limit` expired claims of `queue`, in passes of
 /// [`MAX_BATCH`] chosen in the model's order, each pass's second phase run
 /// by the layout's `reclaim_chosen`; repairs the index first when it disagrees.
@@ -90,10 +82,28 @@ pub(crate) async fn reclaim_expired(
         if chosen.is_empty() {
             break;
         }
+        // Phase one's reads: each claim's owner entry and member (`None`
+        // where the claim is gone), one round trip; hash-tagged, both keys
+        // lie in the queue's slot (checked): one MULTI. The member names the
+        // payload key the script deletes if the generation turns out
+        // answered. It is read for every item, not only for those whose
+        // marker looked live here: a stale owner's ack landing between this
+        // read and the script makes the script drop the claim as answered,
+        // and without the key its payload was left behind (chaos seed
+        // 393283305 found one).
+        let mut reads = redis::pipe();
+        reads.cmd("HMGET").arg(&q.owners).arg(&chosen);
+        reads.cmd("HMGET").arg(&q.claimed).arg(&chosen);
+        let tagged = store.layout() == KeyLayout::HashTagged;
+        if tagged {
+            reads.atomic();
+            check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
+        }
+        let (owners, members) = store.conn().query(OP, Effect::Read, &reads).await?;
         let pass = (store, queue, &q, now, chosen.as_slice());
-        let [redelivered, dead, ghosts] = match store.layout() {
-            KeyLayout::Plain => reclaim_chosen(pass).await?,
-            KeyLayout::HashTagged => leases_cluster::reclaim_chosen(pass).await?,
+        let [redelivered, dead, ghosts] = match tagged {
+            false => reclaim_chosen(pass, owners, members).await?,
+            true => leases_cluster::reclaim_chosen(pass, owners, members).await?,
         };
         report.redelivered += redelivered;
         report.dead_lettered += dead;
@@ -169,54 +179,26 @@ async fn choose(
     Ok((keyed.into_iter().map(|(_, _, key)| key).collect(), more))
 }
 
-/// Phase one's answer: each chosen claim's owner entry and member, `None`
-/// where the claim is gone.
-pub(crate) type OwnersAndMembers = (Vec<Option<Vec<u8>>>, Vec<Option<Vec<u8>>>);
-
-/// Phase one's reads for `chosen` (one pipelined round trip, sent by the
-/// layout's reclaim): each claim's owner entry and member. The member
-/// names the payload key the script deletes if the generation turns out
-/// answered. It is read for every item, not only for those whose marker
-/// looked live here: a stale owner's ack landing between this read and
-/// the script makes the script drop the claim as answered, and without
-/// the key its payload was left behind (chaos seed 393283305 found one).
-pub(crate) fn owner_and_member_reads(q: &QueueKeys, chosen: &[String]) -> redis::Pipeline {
-    let mut reads = redis::pipe();
-    reads
-        .cmd("HMGET")
-        .arg(&q.owners)
-        .arg(chosen)
-        .cmd("HMGET")
-        .arg(&q.claimed)
-        .arg(chosen);
-    reads
-}
-
-/// Phase two in the plain layout: `reclaim.lua` on the chosen claims, with every key each
+/// Phase two in the plain layout: `reclaim.lua` on one pass's chosen
+/// claims (their owner entries and members read), with every key each
 /// item touches.
-async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts {
+async fn reclaim_chosen(
+    (store, queue, q, now, chosen): (&RedisStore, &str, &QueueKeys, Millis, &[String]),
+    owners: Vec<Option<Vec<u8>>>,
+    members: Vec<Option<Vec<u8>>>,
+) -> Result<[usize; 3], StoreError> {
     let config = &store.inner.config;
-    let reads = owner_and_member_reads(q, chosen);
-    let (owners, members): OwnersAndMembers = store.conn().query(OP, Effect::Read, &reads).await?;
-    let at_limit = |entry: Option<&[u8]>| {
-        let parsed = entry.and_then(parse_owner);
-        parsed.is_some_and(|e| {
-            config.max_deliveries > 0 && e.redeliveries + 1 >= config.max_deliveries
-        })
-    };
     // Payload keys of every item whose member names one: KEYS after every
     // item's own keys, in item order, so the script's MGET never reads
     // them; the script deletes only those of generations that end answered.
     let mut payload_keys: Vec<String> = Vec::new();
-
-    let dedup = config.result_dedup_ttl_ms;
     let mut call = Call::new(store, &store.scripts().reclaim);
     for key in q.all() {
         call.key(key);
     }
     call.key(store.keys().clock_side());
     call.arg(now.0)
-        .arg(dedup)
+        .arg(config.result_dedup_ttl_ms)
         .arg(store.ttl_slack())
         .arg(explicit_time_arg(store.explicit_now().is_some()));
     for ((key, entry), member) in chosen.iter().zip(&owners).zip(members) {
@@ -231,39 +213,31 @@ async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts 
             payload_keys.push(store.keys().payload(payload_ref));
         }
         let payload_flag = if payload.is_some() { "1" } else { "0" };
-        if !at_limit(Some(entry)) {
-            call.key(store.keys().marker(&g));
-            call.arg(key.as_str())
-                .arg(entry.as_slice())
-                .arg(ReclaimAs::Redeliver.tag())
-                .arg(payload_flag);
+        let owned = parse_owner(entry);
+        let redeliveries = owned.as_ref().map_or(0, |e| e.redeliveries) + 1;
+        let limit = config.max_deliveries;
+        call.key(store.keys().marker(&g));
+        call.arg(key.as_str()).arg(entry.as_slice());
+        if owned.is_none() || limit == 0 || redeliveries < limit {
+            call.arg(ReclaimAs::Redeliver.tag()).arg(payload_flag);
             continue;
         }
-        let redeliveries = parse_owner(entry).map_or(0, |e| e.redeliveries) + 1;
         let route = config.route(queue, parsed.as_ref());
         let list = route.list.as_str();
         tracing::warn!(queue, id = %g.id, redeliveries, "delivery limit reached: dead-lettering");
         if let Some(why) = store.list_refusal(queue, list) {
-            call.key(store.keys().marker(&g));
-            call.arg(key.as_str())
-                .arg(entry.as_slice())
-                .arg(ReclaimAs::Unusable.tag())
+            let reason = undeliverable_limit_reason(redeliveries, &why);
+            call.arg(ReclaimAs::Unusable.tag())
                 .arg(payload_flag)
-                .arg(dead_json(
-                    &undeliverable_limit_reason(redeliveries, &why),
-                    now,
-                ));
+                .arg(dead_json(&reason, now));
             continue;
         }
         let holds = unusable_list_reason(list, "");
         let record = delivery_limit_record(&g, redeliveries, queue);
-        call.key(store.keys().marker(&g))
-            .key(store.keys().list(list))
+        call.key(store.keys().list(list))
             .key(store.keys().active(&g.id))
             .key(store.keys().cancel(&g.id));
-        call.arg(key.as_str())
-            .arg(entry.as_slice())
-            .arg(ReclaimAs::Limit.tag())
+        call.arg(ReclaimAs::Limit.tag())
             .arg(payload_flag)
             .arg(&g.token)
             .arg(record.as_bytes())
@@ -278,11 +252,7 @@ async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts 
     let counts: Vec<usize> = call.run(store, OP).await?;
     match counts[..] {
         [r, d, g] => Ok([r, d, g]),
-        _ => Err(crate::conn::bad_reply(
-            OP,
-            Effect::Write,
-            format!("{counts:?}"),
-        )),
+        _ => Err(bad_reply(OP, Effect::Write, format!("{counts:?}"))),
     }
 }
 

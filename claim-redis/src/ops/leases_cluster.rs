@@ -1,8 +1,9 @@
 //! `reclaim_expired`'s second phase in the hash-tagged layout: markers read per slot, `DELIVERY_LIMIT` records pushed once in their list's slot, then `lua/reclaim.lua` in the queue's slot, then the answered generations' per-request keys.
 //!
 //! Steps for the chosen expired claims:
-//! 1. read their owner entries and members (the queue's slot, one MULTI),
-//!    then each generation's marker in its result list's slot
+//! 1. read their owner entries and members (the queue's slot, one MULTI;
+//!    `leases::reclaim_expired` reads them for both layouts), then each
+//!    generation's marker in its result list's slot
 //!    ([`request_keys`]);
 //! 2. for each claim at the delivery limit whose generation is not
 //!    answered and whose list (and list TTL: `StoreConfig::route`) is not
@@ -43,12 +44,12 @@
 //! keys at it). Every step is safe to run twice: push once recognises its
 //! own record, the script re-checks every claim, deletes are idempotent.
 
-use super::call::{Call, check_keys};
+use super::call::Call;
 use super::cluster::push_once::{PushItem, Pushed, push_once};
 use super::cluster::request_keys;
-use super::leases::{OwnersAndMembers, Pass, PassCounts, owner_and_member_reads};
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::{Effect, bad_reply};
+use crate::keys::QueueKeys;
 use crate::slots::hash_slot;
 use crate::state::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
@@ -78,15 +79,14 @@ struct Item {
 }
 
 /// The hash-tagged layout's second phase: steps 1 to 4 for the chosen
-/// claims.
-pub(crate) async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts {
+/// claims (their owner entries and members read).
+pub(crate) async fn reclaim_chosen(
+    (store, queue, q, now, chosen): (&RedisStore, &str, &QueueKeys, Millis, &[String]),
+    owners: Vec<Option<Vec<u8>>>,
+    members: Vec<Option<Vec<u8>>>,
+) -> Result<[usize; 3], StoreError> {
     let config = &store.inner.config;
     let keys = store.keys();
-    // Both keys lie in the queue's slot (checked): one MULTI.
-    let mut reads = owner_and_member_reads(q, chosen);
-    reads.atomic();
-    check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
-    let (owners, members): OwnersAndMembers = store.conn().query(OP, Effect::Read, &reads).await?;
     let mut items: Vec<Item> = chosen
         .iter()
         .zip(owners)

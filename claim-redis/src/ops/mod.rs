@@ -6,7 +6,7 @@
 //! construction): `claim`, `ack`, `leases` (renew, reclaim, index repair),
 //! `retries` (park, promote, retry now), `release` (a holder's or an
 //! operator's), `admin` (dead-letter, redrive, purge, pause, is-terminal),
-//! `stats` (read-only counts and peeks), `producer` (submit, enqueue) and
+//! `stats` (read-only inspections), `producer` (submit, enqueue) and
 //! `cancel` (cancel; cancel markers and payloads read). Shared: `call`
 //! (every script call and multi-key command, slot-checked in the
 //! hash-tagged layout) and `cluster` (per-request keys in other slots,
@@ -29,10 +29,12 @@ mod retries;
 mod retries_cluster;
 mod stats;
 
-use crate::codec::parse_dead;
+use crate::codec::{ack_outcome, parse_dead, pending_entries, score_arg};
 use crate::conn::Effect;
+use crate::keys::KeyLayout;
 use crate::state::RedisStore;
 use async_trait::async_trait;
+use call::in_batches;
 use claim_core::Result;
 use claim_core::admin::{ClaimAdmin, Redrive, RetryNow};
 use claim_core::store::{
@@ -43,7 +45,6 @@ use claim_core::{
     ClaimInspect, ClaimProducer, ClaimStore, Generation, Holder, Member, Millis, Op, OwnerToken,
     Payload, Record, Score,
 };
-use stats::Start;
 
 #[async_trait]
 impl ClaimInspect for RedisStore {
@@ -95,8 +96,22 @@ impl ClaimInspect for RedisStore {
         stats::retry_entries(self).await
     }
 
+    /// Up to `n` members of the pending set scored above `after`, earliest
+    /// first (ZRANGEBYSCORE: the admin CLI's `pending --after`).
     async fn peek_after(&self, queue: &str, after: Score, n: usize) -> Result<Vec<PendingEntry>> {
-        stats::peek(self, queue, Start::Above(after), n).await
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut cmd = redis::cmd("ZRANGEBYSCORE");
+        cmd.arg(self.keys().queue(queue).pending)
+            .arg(format!("({}", score_arg(after)))
+            .arg("+inf")
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(i64::try_from(n).unwrap_or(i64::MAX));
+        let entries = self.conn().query(Op::PeekAfter, Effect::Read, &cmd).await?;
+        Ok(pending_entries(entries))
     }
 
     async fn is_terminal(&self, generation: &Generation) -> Result<bool> {
@@ -138,8 +153,21 @@ impl ClaimStore for RedisStore {
         cancel::fetch_payloads(self, refs).await
     }
 
+    /// Up to `limit` members of the pending set from rank `offset`,
+    /// earliest score first (ZRANGE).
     async fn peek(&self, queue: &str, offset: usize, limit: usize) -> Result<Vec<PendingEntry>> {
-        stats::peek(self, queue, Start::Rank(offset), limit).await
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let first = i64::try_from(offset).unwrap_or(i64::MAX);
+        let last = first.saturating_add(i64::try_from(limit).unwrap_or(i64::MAX) - 1);
+        let mut cmd = redis::cmd("ZRANGE");
+        cmd.arg(self.keys().queue(queue).pending)
+            .arg(first)
+            .arg(last)
+            .arg("WITHSCORES");
+        let entries = self.conn().query(Op::Peek, Effect::Read, &cmd).await?;
+        Ok(pending_entries(entries))
     }
 
     /// A claimed batch is handed to workers only once `replica_acks`
@@ -164,7 +192,22 @@ impl ClaimStore for RedisStore {
     /// hash-tagged layout a list in another slot was waited for inside the
     /// ack, before its claims were dropped (`ack_cluster`).
     async fn ack(&self, by: Holder<'_>, items: &[AckItem]) -> Result<Vec<AckOutcome>> {
-        let ack = ack::ack(self, by.queue, by.owner, items);
+        let (queue, owner) = (by.queue, by.owner);
+        let ack = async {
+            let codes = match self.layout() {
+                KeyLayout::Plain => {
+                    in_batches(items, |c| ack::one_call(self, (queue, owner), c)).await?
+                }
+                KeyLayout::HashTagged => {
+                    let q = self.keys().queue(queue);
+                    in_batches(items, |c| {
+                        ack_cluster::one_call(self, (queue, &q), owner, c)
+                    })
+                    .await?
+                }
+            };
+            Ok(codes.into_iter().map(ack_outcome).collect())
+        };
         self.replicated(Op::Ack, by.queue, ack).await
     }
 
@@ -177,7 +220,10 @@ impl ClaimStore for RedisStore {
     }
 
     async fn promote_due(&self, limit: usize) -> Result<usize> {
-        retries::promote_due(self, limit).await
+        match self.layout() {
+            KeyLayout::Plain => retries::promote_due(self, limit).await,
+            KeyLayout::HashTagged => retries_cluster::promote_due(self, limit).await,
+        }
     }
 
     async fn reclaim_expired(&self, queue: &str, limit: usize) -> Result<ReclaimReport> {
@@ -250,7 +296,10 @@ impl ClaimAdmin for RedisStore {
     }
 
     async fn retry_now(&self, member: &Member) -> Result<RetryNow> {
-        retries::retry_now(self, member).await
+        match self.layout() {
+            KeyLayout::Plain => retries::retry_now(self, member).await,
+            KeyLayout::HashTagged => retries_cluster::retry_now(self, member).await,
+        }
     }
 }
 

@@ -94,12 +94,7 @@ pub(crate) async fn release_claim(
 /// generation was answered (a stale owner's ack landed first). The plain
 /// scripts delete its payload key themselves; in the hash-tagged layout
 /// the key lies in another slot and the caller deletes it.
-pub(crate) const ENDED_ANSWERED: i64 = 3;
-
-/// Whether an item's code says the caller's claim ended.
-pub(crate) fn ended(code: i64) -> bool {
-    code != 0
-}
+const ENDED_ANSWERED: i64 = 3;
 
 /// One owner-checked script and how its items are written: `keys`, then
 /// each item's terminal marker key (`marker_for` with the pending key: the
@@ -177,7 +172,8 @@ impl<T: Sync> OwnerScript<'_, T> {
                     .filter(|(_, c)| **c == ENDED_ANSWERED);
                 forget_payloads(store, self.op, answered.map(|(g, _)| *g)).await;
             }
-            out.extend(codes.into_iter().map(ended));
+            // Any code but 0 (not held) says the claim ended.
+            out.extend(codes.into_iter().map(|code| code != 0));
         }
         Ok(out)
     }

@@ -2,14 +2,13 @@
 
 use super::call::Call;
 use super::release::OwnerScript;
-use super::retries_cluster;
 use crate::codec::{PromoteAs, dead_json, score_arg};
 use crate::conn::Effect;
 use crate::keys::KeyLayout;
 use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::store::ParkItem;
 use claim_core::wire::{self, ParsedMember};
-use claim_core::{Generation, Member, Op, OwnerToken, RetryNow, Score, StoreError};
+use claim_core::{Generation, Member, Millis, Op, OwnerToken, RetryNow, Score, StoreError};
 
 /// Parks `items` into the queue's retry set, owner-checked (an answered
 /// generation's claim is dropped, nothing parked). Plain layout: the
@@ -111,9 +110,6 @@ pub(crate) async fn move_out(
 /// due entries, parse them here, then move them in one script that
 /// re-checks each is still parked and due.
 pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
-    if store.layout() == KeyLayout::HashTagged {
-        return retries_cluster::promote_due(store, limit).await;
-    }
     // Plain layout: the shared retry set's due entries, read and moved in
     // batches.
     let now = store.now_ms(Op::PromoteDue).await?;
@@ -178,9 +174,6 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
 /// Promotes one parked retry now, by the promoter's rules
 /// (`lua/retry_now.lua`).
 pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<RetryNow, StoreError> {
-    if store.layout() == KeyLayout::HashTagged {
-        return retries_cluster::retry_now(store, member).await;
-    }
     // Plain layout: one script call on the shared retry set, the default
     // queue's dead hash and the destination queue's keys (one server).
     let now = store.now_ms(Op::RetryNow).await?;
@@ -207,7 +200,22 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
             bury_args(&mut call, member.as_bytes(), &dead_json(&reason, now));
         }
     }
-    call.arg(now.0).arg(keys.prefix().len());
+    run_retry_now(store, call, None, now).await
+}
+
+/// Runs a `retry_now.lua` call whose keys and entry arguments are written:
+/// the time and the prefix length follow, then (hash-tagged) the marker
+/// value read first.
+pub(crate) async fn run_retry_now(
+    store: &RedisStore,
+    mut call: Call<'_>,
+    marker: Option<&str>,
+    now: Millis,
+) -> Result<RetryNow, StoreError> {
+    call.arg(now.0).arg(store.keys().prefix().len());
+    if let Some(marker) = marker {
+        call.arg(marker);
+    }
     let code: i64 = call.run(store, Op::RetryNow).await?;
     let outcome = outcome(code);
     tracing::info!(?outcome, "parked retry promoted by an operator");

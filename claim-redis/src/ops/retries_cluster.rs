@@ -33,11 +33,13 @@
 
 use super::call::Call;
 use super::cluster::request_keys;
-use super::retries::{Target, bury_args, move_out, outcome, promote_args, retry_sets, target};
+use super::retries::{
+    Target, bury_args, move_out, promote_args, retry_sets, run_retry_now, target,
+};
 use crate::codec::{dead_json, score_arg};
 use crate::conn::Effect;
 use crate::state::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Member, Millis, Op, RetryNow, Score, StoreError};
+use claim_core::{Generation, Member, Millis, Op, RetryNow, StoreError};
 
 const PROMOTE: Op = Op::PromoteDue;
 const RETRY_NOW: Op = Op::RetryNow;
@@ -274,20 +276,16 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
                 .iter()
                 .find(|h| h.0.as_deref() == Some(default_queue.as_str()));
             if let Some((_, set, _)) = home {
-                return script(store, set, &dead, None, member, &json, now).await;
+                let mut call = Call::new(store, &store.scripts().retry_now);
+                call.key(set).key(&dead).key(&dead).key(&dead);
+                bury_args(&mut call, member.as_bytes(), &json);
+                return run_retry_now(store, call, Some(""), now).await;
             }
             // Outside the dead hash's slot: the dead entry first, then the removal.
             let mut place = redis::pipe();
             place.hset(&dead, member.as_bytes(), &json).ignore();
-            move_out(
-                store,
-                RETRY_NOW,
-                &first.1,
-                &[],
-                &place,
-                &[member.as_bytes()],
-            )
-            .await?;
+            let leaving = [member.as_bytes()];
+            move_out(store, RETRY_NOW, &first.1, &[], &place, &leaving).await?;
             Ok(RetryNow::DeadLettered)
         }
         Target::Promote {
@@ -315,64 +313,13 @@ pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<Ret
                 .next()
                 .flatten()
                 .unwrap_or_default();
-            let promote = Promote {
-                pending: &dest.pending,
-                deliveries: &dest.deliveries,
-                score,
-                generation: &generation,
-                marker,
-            };
-            script(
-                store,
-                &dest.retry,
-                &dest.dead,
-                Some(promote),
-                member,
-                "",
-                now,
-            )
-            .await
+            let mut call = Call::new(store, &store.scripts().retry_now);
+            call.key(&dest.retry)
+                .key(&dest.dead)
+                .key(&dest.pending)
+                .key(&dest.deliveries);
+            promote_args(&mut call, member.as_bytes(), score, &generation);
+            run_retry_now(store, call, Some(&marker), now).await
         }
     }
-}
-
-/// A promotion's keys and arguments beyond the set and the dead hash.
-struct Promote<'a> {
-    pending: &'a str,
-    deliveries: &'a str,
-    score: Score,
-    generation: &'a Generation,
-    marker: String,
-}
-
-/// `retry_now.lua` in the slot of `set` and `dead`: a promotion, or (no
-/// `promote`) the burial with the dead entry `json`.
-async fn script(
-    store: &RedisStore,
-    set: &str,
-    dead: &str,
-    promote: Option<Promote<'_>>,
-    member: &Member,
-    json: &str,
-    now: Millis,
-) -> Result<RetryNow, StoreError> {
-    let mut call = Call::new(store, &store.scripts().retry_now);
-    call.key(set).key(dead);
-    let marker = match &promote {
-        Some(p) => {
-            call.key(p.pending).key(p.deliveries);
-            promote_args(&mut call, member.as_bytes(), p.score, p.generation);
-            p.marker.as_str()
-        }
-        None => {
-            call.key(dead).key(dead);
-            bury_args(&mut call, member.as_bytes(), json);
-            ""
-        }
-    };
-    call.arg(now.0).arg(store.keys().prefix().len()).arg(marker);
-    let code: i64 = call.run(store, RETRY_NOW).await?;
-    let outcome = outcome(code);
-    tracing::info!(?outcome, "parked retry promoted by an operator");
-    Ok(outcome)
 }
