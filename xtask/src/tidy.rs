@@ -5,20 +5,20 @@
 //! docs/ARCHITECTURE.md (the directory's row, then the file's `//!` line),
 //! so a directory the code map does not name is a failure here.
 //!
-//! The import graph is plain text, no parser: it reads the code as the
-//! style guide has us write it. A file is a module (`a/b.rs` and
+//! The import graph is read with syn. A file is a module (`a/b.rs` and
 //! `a/b/mod.rs` are `a::b`; `lib.rs`/`main.rs` the root; a crate under
 //! `src/bin/<name>/` is its own graph). An edge runs from a file to the
 //! file of the longest module prefix of every path it names through
 //! `crate::`, `super::` or `self::`, in a `use` or inline. Not edges: `mod`
 //! declarations, re-exports (a `use` with a visibility: a facade, not a
-//! dependency), comments and string literals, and test code (a file
-//! declared `#[cfg(test)] mod x;`, the body of `#[cfg(test)] mod x { .. }`).
+//! dependency), macro bodies, and test code (a file declared
+//! `#[cfg(test)] mod x;`, any `#[cfg(test)]` item).
 
 use crate::project_root;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
+use syn::visit::Visit;
 
 /// Where product and harness code lives.
 const SOURCE_DIRS: &str = "claim-core/src claim-core/conformance/src claim-memory/src \
@@ -116,9 +116,9 @@ fn cycles(src: &Path) -> Vec<Vec<Module>> {
     let names: Vec<&Module> = modules.keys().collect();
     let edges: Vec<BTreeSet<usize>> = modules
         .iter()
-        .map(|(module, text)| {
-            let targets = named_paths(text).into_iter().filter_map(|p| {
-                let target = resolve(module, &p, &modules)?;
+        .map(|(module, paths)| {
+            let targets = paths.iter().filter_map(|p| {
+                let target = resolve(module, p, &modules)?;
                 names
                     .iter()
                     .position(|m| **m == target && target != *module)
@@ -152,8 +152,8 @@ fn cycles(src: &Path) -> Vec<Vec<Module>> {
 }
 
 /// Every product file of the crate rooted at `src`, by module path, with
-/// its text blanked and without test code.
-fn modules(src: &Path) -> BTreeMap<Module, String> {
+/// the paths it names (test code left out).
+fn modules(src: &Path) -> BTreeMap<Module, Vec<Vec<String>>> {
     let mut out = BTreeMap::new();
     let mut test_only = Vec::new();
     for path in files_under(src) {
@@ -166,163 +166,96 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
         if module.last().is_some_and(|l| l == "mod") || module == ["lib"] || module == ["main"] {
             module.pop();
         }
-        let (text, children) = without_tests(&blank(&read(&path)));
-        test_only.extend(
-            children
-                .into_iter()
-                .map(|c| [module.clone(), vec![c]].concat()),
-        );
-        out.insert(module, text);
+        let file = syn::parse_file(&read(&path))
+            .unwrap_or_else(|e| panic!("parse {}: {e}", path.display()));
+        let mut named = Named::default();
+        named.visit_file(&file);
+        let children = named.test_files.into_iter();
+        test_only.extend(children.map(|c| [module.clone(), vec![c]].concat()));
+        out.insert(module, named.paths);
     }
     out.retain(|module, _| !test_only.iter().any(|t| module.starts_with(t)));
     out
 }
 
-/// The text with comments and string literals replaced by spaces.
-fn blank(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        let skip = if rest.starts_with("//") {
-            rest.find('\n').unwrap_or(rest.len())
-        } else if rest.starts_with("/*") {
-            rest.find("*/").map_or(rest.len(), |end| end + 2)
-        } else if c == '"' {
-            let bytes = rest.as_bytes();
-            let mut j = 1;
-            while j < bytes.len() && bytes[j] != b'"' {
-                j += if bytes[j] == b'\\' { 2 } else { 1 };
-            }
-            (j + 1).min(rest.len())
-        } else {
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-            continue;
-        };
-        out.extend(std::iter::repeat_n(' ', rest[..skip].chars().count()));
-        rest = &rest[skip..];
-    }
-    out
-}
-
-/// The text without each `#[cfg(test)]` item (a `mod x { .. }` body
-/// included), and the names of the `#[cfg(test)] mod x;` files.
-fn without_tests(text: &str) -> (String, Vec<String>) {
-    let (mut out, mut children) = (text.to_owned(), Vec::new());
-    while let Some(at) = out.find("#[cfg(test)]") {
-        let after = &out[at..];
-        let semi = after.find(';').unwrap_or(after.len());
-        let end = match after.find('{') {
-            Some(open) if open < semi => {
-                let mut depth = 0;
-                let close = after[open..].find(|c| {
-                    depth += match c {
-                        '{' => 1,
-                        '}' => -1,
-                        _ => 0,
-                    };
-                    depth == 0
-                });
-                close.map_or(after.len(), |close| open + close + 1)
-            }
-            _ => {
-                let name = after[..semi].split_whitespace().last();
-                children.extend(name.map(str::to_owned));
-                (semi + 1).min(after.len())
-            }
-        };
-        out.replace_range(at..at + end, "");
-    }
-    (out, children)
-}
-
 /// The paths a file names through `crate::`, `super::` or `self::`, as
-/// segment lists beginning with that keyword (`use` trees expanded; a
-/// re-export names nothing).
-fn named_paths(text: &str) -> Vec<Vec<String>> {
-    let mut paths = Vec::new();
-    let mut inline = String::with_capacity(text.len());
-    for statement in text.split_inclusive(';') {
-        let Some((head, tree)) = use_item(statement) else {
-            inline.push_str(statement);
-            continue;
+/// segment lists beginning with that keyword, and its `#[cfg(test)] mod x;`.
+#[derive(Default)]
+struct Named {
+    paths: Vec<Vec<String>>,
+    test_files: Vec<String>,
+}
+
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+    })
+}
+
+impl Named {
+    fn push(&mut self, path: Vec<String>) {
+        let keyword = path.first().map(String::as_str);
+        if matches!(keyword, Some("crate" | "super" | "self")) && path.len() >= 2 {
+            self.paths.push(path);
+        }
+    }
+
+    /// `a::{b, c::{d, e}}` as `[a, b]`, `[a, c, d]`, `[a, c, e]`.
+    fn use_tree(&mut self, prefix: &[String], tree: &syn::UseTree) {
+        let with = |name: &syn::Ident| [prefix, &[name.to_string()]].concat();
+        match tree {
+            syn::UseTree::Path(p) => self.use_tree(&with(&p.ident), &p.tree),
+            syn::UseTree::Name(n) => self.push(with(&n.ident)),
+            syn::UseTree::Rename(r) => self.push(with(&r.ident)),
+            syn::UseTree::Glob(_) => self.push(prefix.to_vec()),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| self.use_tree(prefix, t)),
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Named {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Static(s) => &s.attrs,
+            syn::Item::Struct(s) => &s.attrs,
+            syn::Item::Enum(e) => &e.attrs,
+            syn::Item::Trait(t) => &t.attrs,
+            syn::Item::Type(t) => &t.attrs,
+            _ => return syn::visit::visit_item(self, item),
         };
-        // `pub use`, `pub(crate) use`: a re-export.
-        if !head.trim_end().ends_with("pub") && !head.trim_end().ends_with(')') {
-            paths.extend(expand(tree.trim_end_matches(';')));
-        }
-        inline.push_str(head);
-    }
-    for keyword in ["crate::", "super::", "self::"] {
-        for (at, _) in inline.match_indices(keyword) {
-            if inline[..at].ends_with(is_path_char) {
-                continue;
+        match item {
+            syn::Item::Mod(m) if is_test(attrs) && m.content.is_none() => {
+                self.test_files.push(m.ident.to_string());
             }
-            let path = inline[at..].split(|c| !is_path_char(c)).next();
-            let path = segments(path.unwrap_or_default());
-            // `super::{..}` is a use tree's head, never an inline path.
-            if path.len() >= 2 {
-                paths.push(path);
-            }
+            _ if is_test(attrs) => {}
+            // `pub use`, `pub(crate) use`: a re-export names nothing.
+            syn::Item::Use(u) if !matches!(u.vis, syn::Visibility::Inherited) => {}
+            syn::Item::Use(u) => self.use_tree(&[], &u.tree),
+            _ => syn::visit::visit_item(self, item),
         }
     }
-    paths
-}
 
-fn is_path_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == ':'
-}
-
-fn segments(path: &str) -> Vec<String> {
-    let path = path.split(" as ").next().unwrap_or(path);
-    let segments = path.split("::").map(str::trim).filter(|s| !s.is_empty());
-    segments.map(str::to_owned).collect()
-}
-
-/// A statement that is a `use` item: what stands before the keyword (its
-/// visibility, attributes, or the end of the item before) and the tree.
-fn use_item(statement: &str) -> Option<(&str, &str)> {
-    let at = statement
-        .match_indices("use ")
-        .map(|(at, _)| at)
-        .find(|&at| {
-            let before = statement[..at].trim_end();
-            !statement[..at].ends_with(is_path_char)
-                && (before.is_empty()
-                    || before.ends_with(['}', ']', '{', ')'])
-                    || before.ends_with("pub"))
-        })?;
-    let tree = statement[at + 4..].trim_start();
-    tree.starts_with(|c: char| is_path_char(c) || c == '{')
-        .then_some((&statement[..at], tree))
-}
-
-/// `a::{b, c::{d, e}}` as `[a, b]`, `[a, c, d]`, `[a, c, e]`.
-fn expand(tree: &str) -> Vec<Vec<String>> {
-    let (mut out, mut prefixes, mut current) = (Vec::new(), vec![String::new()], String::new());
-    for c in tree.chars().chain([',']) {
-        let prefix = prefixes.last().map_or("", String::as_str);
-        let path = format!("{prefix}::{current}");
-        match c {
-            '{' => prefixes.push(path),
-            ',' | '}' if current.trim().is_empty() => {}
-            ',' | '}' => out.push(segments(&path)),
-            c => {
-                current.push(c);
-                continue;
-            }
-        }
-        current.clear();
-        if c == '}' {
-            prefixes.pop();
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !is_test(&item.attrs) {
+            syn::visit::visit_impl_item_fn(self, item);
         }
     }
-    out
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let path_segments = path.segments.iter().map(|s| s.ident.to_string());
+        self.push(path_segments.collect());
+        syn::visit::visit_path(self, path);
+    }
 }
 
 /// The module a path names, resolved against the file it is written in:
 /// the longest prefix that is a module.
-fn resolve(from: &Module, path: &[String], modules: &BTreeMap<Module, String>) -> Option<Module> {
+fn resolve<V>(from: &Module, path: &[String], modules: &BTreeMap<Module, V>) -> Option<Module> {
     let mut base = if path[0] == "crate" {
         Vec::new()
     } else {
