@@ -6,7 +6,7 @@
 //! age. Nothing here returns a payload: rows carry ids, tokens, owners,
 //! times and reasons only.
 
-use claim_core::store::{ClaimInfo, DeadEntry};
+use claim_core::store::PendingEntry;
 use claim_core::{ClaimStore, Member, Millis, StoreError, wire};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -103,32 +103,6 @@ pub fn member_age(member: &Member, now: Millis) -> Option<u64> {
     Some(now.0.saturating_sub(created_ms))
 }
 
-/// The claim's row at `now`.
-pub fn claim_row(queue: &str, claim: &ClaimInfo, now: Millis) -> ClaimRow {
-    ClaimRow {
-        queue: queue.to_owned(),
-        id: claim.generation.id.clone(),
-        token: claim.generation.token.clone(),
-        owner: claim.owner.as_str().to_owned(),
-        pod: claim.owner.pod().map(str::to_owned),
-        lease_left_ms: claim.lease_expiry.0 as i64 - now.0 as i64,
-        redeliveries: claim.redeliveries,
-        age_ms: member_age(&claim.member, now),
-    }
-}
-
-/// The dead entry's row.
-pub fn dead_row(queue: &str, entry: &DeadEntry) -> DeadRow {
-    let parsed = wire::parse_member(entry.member.as_bytes()).ok();
-    DeadRow {
-        queue: queue.to_owned(),
-        id: parsed.as_ref().map(|p| p.id.clone()),
-        token: parsed.map(|p| p.token),
-        reason: entry.reason.clone(),
-        at_ms: entry.at.0,
-    }
-}
-
 /// Every queue's stats, read at the store's time. The retry set is read
 /// once and split by each entry's `internal.request_queue_name` (else the
 /// default queue, as promotion routes it).
@@ -151,14 +125,26 @@ pub async fn parked_by_queue(
     store: &dyn ClaimStore,
 ) -> Result<BTreeMap<String, usize>, StoreError> {
     let mut parked = BTreeMap::new();
-    for entry in store.retry_entries().await? {
+    for (queue, _) in retries_by_queue(store).await? {
+        *parked.entry(queue).or_insert(0) += 1;
+    }
+    Ok(parked)
+}
+
+/// The retry set's entries, earliest due first, each with the queue it
+/// returns to: its `internal.request_queue_name`, else the default queue
+/// (as promotion routes it).
+pub async fn retries_by_queue(
+    store: &dyn ClaimStore,
+) -> Result<Vec<(String, PendingEntry)>, StoreError> {
+    let entries = store.retry_entries().await?.into_iter().map(|entry| {
         let queue = wire::parse_member(entry.member.as_bytes())
             .ok()
             .and_then(|p| p.request_queue_name)
             .unwrap_or_else(|| store.config().default_queue.clone());
-        *parked.entry(queue).or_insert(0) += 1;
-    }
-    Ok(parked)
+        (queue, entry)
+    });
+    Ok(entries.collect())
 }
 
 /// One queue's stats at `now`, given its parked retries.
@@ -210,7 +196,16 @@ pub async fn claim_rows(
         .claims(queue)
         .await?
         .iter()
-        .map(|c| claim_row(queue, c, now))
+        .map(|claim| ClaimRow {
+            queue: queue.to_owned(),
+            id: claim.generation.id.clone(),
+            token: claim.generation.token.clone(),
+            owner: claim.owner.as_str().to_owned(),
+            pod: claim.owner.pod().map(str::to_owned),
+            lease_left_ms: claim.lease_expiry.0 as i64 - now.0 as i64,
+            redeliveries: claim.redeliveries,
+            age_ms: member_age(&claim.member, now),
+        })
         .collect();
     rows.sort_by(|a, b| (a.lease_left_ms, &a.id).cmp(&(b.lease_left_ms, &b.id)));
     Ok(rows)
@@ -222,7 +217,16 @@ pub async fn dead_rows(store: &dyn ClaimStore, queue: &str) -> Result<Vec<DeadRo
         .dead_entries(queue)
         .await?
         .iter()
-        .map(|d| dead_row(queue, d))
+        .map(|entry| {
+            let parsed = wire::parse_member(entry.member.as_bytes()).ok();
+            DeadRow {
+                queue: queue.to_owned(),
+                id: parsed.as_ref().map(|p| p.id.clone()),
+                token: parsed.map(|p| p.token),
+                reason: entry.reason.clone(),
+                at_ms: entry.at.0,
+            }
+        })
         .collect();
     rows.sort_by(|a, b| b.at_ms.cmp(&a.at_ms).then_with(|| a.id.cmp(&b.id)));
     Ok(rows)

@@ -51,6 +51,12 @@ pub fn print_outcomes<T: Serialize>(
     Ok(())
 }
 
+/// The id and generation cells of an entry whose member may not parse:
+/// `(unparsable)` and `-` then.
+pub fn id_cells(id: Option<&str>, token: Option<&str>) -> [String; 2] {
+    [id.unwrap_or("(unparsable)"), token.unwrap_or("-")].map(str::to_owned)
+}
+
 /// A table: a header row and rows of cells, printed with aligned columns.
 #[derive(Debug)]
 pub struct Table {
