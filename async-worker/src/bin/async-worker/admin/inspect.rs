@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 const PAGE: usize = 1000;
 
 /// One place a generation of the request is.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 struct Location {
     token: String,
     /// `pending`, `claimed`, `parked` (retry set) or `dead`.
@@ -141,6 +141,7 @@ async fn locate(ctx: &Ctx, id: &str, only: Option<&str>) -> Result<Vec<Location>
     Ok(locations)
 }
 
+/// Generation `token` at `place`, its envelope from `m`; the rest is the caller's to fill.
 fn at(
     ctx: &Ctx,
     token: String,
@@ -152,12 +153,8 @@ fn at(
         token,
         place,
         queue,
-        owner: None,
-        lease_left_ms: None,
-        redeliveries: None,
-        reason: None,
-        at_ms: None,
         envelope: envelope(m, ctx.show_payload),
+        ..Location::default()
     }
 }
 
