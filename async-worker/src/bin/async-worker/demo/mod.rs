@@ -36,7 +36,7 @@ use claim_core::{ClaimProducer, ClaimStore};
 use clap::Args;
 use payload_shape::PayloadShape;
 use std::time::{Duration, Instant};
-use tally::Tally;
+use tally::{Tally, print_table};
 
 /// The queue the demo fills.
 pub const DEMO_QUEUE: &str = "demo-requests";
@@ -183,14 +183,7 @@ pub async fn submit_requests(
         tally.submitted(id, Instant::now());
     }
     let (n, r) = (args.requests, args.replicas);
-    let refs = shapes
-        .iter()
-        .filter(|s| **s != PayloadShape::Inline)
-        .count();
-    let missing = shapes
-        .iter()
-        .filter(|s| **s == PayloadShape::Missing)
-        .count();
+    let (refs, missing) = tally.references();
     println!(
         "submitted {n} requests to {to} ({refs} by reference, {missing} of them with no payload stored); starting {r} {replicas}"
     );
@@ -203,15 +196,27 @@ pub fn demo_deadline() -> i64 {
     async_worker::clock::unix_now() + 600
 }
 
-/// How many payload keys of answered requests are still stored (each must
-/// be gone: deleted by the owner's ack, or never written).
-pub async fn payload_keys_left(store: &impl ClaimStore, tally: &Tally) -> Result<usize, DemoError> {
-    let mut left = 0;
+/// The end of a run: counts the records of `list` after the first
+/// `seen`, looks up the payload keys of answered requests (each must be
+/// gone: deleted by the owner's ack, or never written) and prints the
+/// closing table, `extra` rows among its figures; true when nothing was
+/// lost, each request has one record and its payload ended as it must.
+pub async fn conclude(
+    store: &(impl ClaimStore + ListReads),
+    (list, seen): (&str, usize),
+    mut tally: Tally,
+    extra: [(&str, String); 3],
+    title: String,
+    elapsed: Duration,
+) -> Result<bool, DemoError> {
+    count_new_records(store, list, seen, &mut tally).await?;
+    let mut summary = tally.summary();
     for chunk in tally.answered_refs().chunks(500) {
         let found = store.fetch_payloads(chunk).await?;
-        left += found.iter().filter(|p| p.is_some()).count();
+        summary.payload_keys_left += found.iter().filter(|p| p.is_some()).count();
     }
-    Ok(left)
+    print_table(&title, &summary, &extra, elapsed);
+    Ok(summary.passed() && summary.payload_failures().is_empty())
 }
 
 /// Counts in `tally` the records of `list` after the first `seen` (the ones
