@@ -18,7 +18,6 @@ use claim_redis::RedisStore;
 use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command};
-use demo::DemoArgs;
 use logging::LogFormat;
 use settings::{ProcessorSettings, redact_url};
 
@@ -58,7 +57,15 @@ fn main() -> ExitCode {
         },
         Command::Demo(args) => {
             logging::init("warn", None, LogFormat::for_stderr(), None);
-            tokio.block_on(demo(args))
+            // 0 when nothing was lost and every request has exactly one record.
+            match tokio.block_on(demo::run(args)) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("async-worker demo: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Admin(args) => {
             let go = &args.connect.go;
@@ -82,18 +89,6 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
-        }
-    }
-}
-
-/// The demo: 0 when nothing was lost and every request has exactly one record.
-async fn demo(args: DemoArgs) -> ExitCode {
-    match demo::run(args).await {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("async-worker demo: {e}");
-            ExitCode::FAILURE
         }
     }
 }

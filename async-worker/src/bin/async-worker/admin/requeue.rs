@@ -18,29 +18,24 @@ struct Moved {
 
 pub(super) async fn retry_now(ctx: &Ctx, id: &str, queue: Option<&str>) -> Result<(), AdminError> {
     ctx.queues(queue)?;
-    let mut chosen = Vec::new();
+    let mut moved = Vec::new();
     for (bound_for, e) in retries_by_queue(&ctx.store).await? {
         let Ok(p) = wire::parse_member(e.member.as_bytes()) else {
             continue;
         };
         if p.id == id && queue.is_none_or(|o| o == bound_for) {
-            chosen.push((bound_for, p.token, e.member));
+            moved.push(Moved {
+                outcome: ctx.store.retry_now(&e.member).await?,
+                queue: bound_for,
+                id: p.id,
+                token: p.token,
+            });
         }
     }
-    if chosen.is_empty() {
+    if moved.is_empty() {
         return Err(AdminError::BadInput(format!(
             "no parked retry of request {id:?}; `async-worker admin retries` lists the retry set, `inspect {id}` shows where the request is"
         )));
-    }
-    let mut moved = Vec::new();
-    for (queue, token, member) in chosen {
-        let outcome = ctx.store.retry_now(&member).await?;
-        moved.push(Moved {
-            queue,
-            id: id.to_owned(),
-            token,
-            outcome,
-        });
     }
     let cells = |m: &Moved| {
         let outcome = match m.outcome {
