@@ -6,10 +6,9 @@
 //! age. Nothing here returns a payload: rows carry ids, tokens, owners,
 //! times and reasons only.
 
-use claim_core::store::{ClaimInfo, DeadEntry};
+use claim_core::store::PendingEntry;
 use claim_core::{ClaimStore, Member, Millis, StoreError, wire};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One queue to report on: its pending set and the result lists its
 /// records go to (the queue's configured list, else the default).
@@ -103,101 +102,63 @@ pub fn member_age(member: &Member, now: Millis) -> Option<u64> {
     Some(now.0.saturating_sub(created_ms))
 }
 
-/// The claim's row at `now`.
-pub fn claim_row(queue: &str, claim: &ClaimInfo, now: Millis) -> ClaimRow {
-    ClaimRow {
-        queue: queue.to_owned(),
-        id: claim.generation.id.clone(),
-        token: claim.generation.token.clone(),
-        owner: claim.owner.as_str().to_owned(),
-        pod: claim.owner.pod().map(str::to_owned),
-        lease_left_ms: claim.lease_expiry.0 as i64 - now.0 as i64,
-        redeliveries: claim.redeliveries,
-        age_ms: member_age(&claim.member, now),
-    }
-}
-
-/// The dead entry's row.
-pub fn dead_row(queue: &str, entry: &DeadEntry) -> DeadRow {
-    let parsed = wire::parse_member(entry.member.as_bytes()).ok();
-    DeadRow {
-        queue: queue.to_owned(),
-        id: parsed.as_ref().map(|p| p.id.clone()),
-        token: parsed.map(|p| p.token),
-        reason: entry.reason.clone(),
-        at_ms: entry.at.0,
-    }
-}
-
 /// Every queue's stats, read at the store's time. The retry set is read
-/// once and split by each entry's `internal.request_queue_name` (else the
-/// default queue, as promotion routes it).
+/// once and split by each entry's destination ([`retries_by_queue`]).
 pub async fn collect(
     store: &dyn ClaimStore,
     queues: &[QueueRef],
 ) -> Result<Vec<QueueStats>, StoreError> {
     let now = store.now().await?;
-    let parked = parked_by_queue(store).await?;
+    let retries = retries_by_queue(store).await?;
+    let within = now.0.saturating_add(store.config().lease_ttl_ms);
     let mut out = Vec::with_capacity(queues.len());
     for q in queues {
-        let parked = parked.get(&q.queue).copied().unwrap_or(0);
-        out.push(queue_stats(store, q, parked, now).await?);
+        let depths = store.depths(&q.queue).await?;
+        let claims = store.claims(&q.queue).await?;
+        let head = store.peek(&q.queue, 0, 1).await?;
+        let mut result_lists = Vec::with_capacity(q.result_lists.len());
+        for list in &q.result_lists {
+            let len = store.list_len(list).await?;
+            result_lists.push(ListLen {
+                list: list.clone(),
+                len,
+            });
+        }
+        out.push(QueueStats {
+            queue: q.queue.clone(),
+            at_ms: now.0,
+            pending: depths.pending,
+            claimed: depths.claimed,
+            expiring_within_lease: claims.iter().filter(|c| c.lease_expiry.0 <= within).count(),
+            expired: claims.iter().filter(|c| c.lease_expiry <= now).count(),
+            oldest_pending_age_ms: head.first().and_then(|e| member_age(&e.member, now)),
+            oldest_claim_age_ms: claims
+                .iter()
+                .filter_map(|c| member_age(&c.member, now))
+                .max(),
+            parked_retries: retries.iter().filter(|(to, _)| *to == q.queue).count(),
+            dead: depths.dead,
+            result_lists,
+            paused: store.paused(&q.queue).await?,
+        });
     }
     Ok(out)
 }
 
-/// Retry-set entries per destination queue.
-pub async fn parked_by_queue(
+/// The retry set's entries, earliest due first, each with the queue it
+/// returns to: its `internal.request_queue_name`, else the default queue
+/// (as promotion routes it).
+pub async fn retries_by_queue(
     store: &dyn ClaimStore,
-) -> Result<BTreeMap<String, usize>, StoreError> {
-    let mut parked = BTreeMap::new();
-    for entry in store.retry_entries().await? {
+) -> Result<Vec<(String, PendingEntry)>, StoreError> {
+    let entries = store.retry_entries().await?.into_iter().map(|entry| {
         let queue = wire::parse_member(entry.member.as_bytes())
             .ok()
             .and_then(|p| p.request_queue_name)
             .unwrap_or_else(|| store.config().default_queue.clone());
-        *parked.entry(queue).or_insert(0) += 1;
-    }
-    Ok(parked)
-}
-
-/// One queue's stats at `now`, given its parked retries.
-pub async fn queue_stats(
-    store: &dyn ClaimStore,
-    q: &QueueRef,
-    parked_retries: usize,
-    now: Millis,
-) -> Result<QueueStats, StoreError> {
-    let depths = store.depths(&q.queue).await?;
-    let claims = store.claims(&q.queue).await?;
-    let lease = store.config().lease_ttl_ms;
-    let within = now.0.saturating_add(lease);
-    let head = store.peek(&q.queue, 0, 1).await?;
-    let mut result_lists = Vec::with_capacity(q.result_lists.len());
-    for list in &q.result_lists {
-        let len = store.list_len(list).await?;
-        result_lists.push(ListLen {
-            list: list.clone(),
-            len,
-        });
-    }
-    Ok(QueueStats {
-        queue: q.queue.clone(),
-        at_ms: now.0,
-        pending: depths.pending,
-        claimed: depths.claimed,
-        expiring_within_lease: claims.iter().filter(|c| c.lease_expiry.0 <= within).count(),
-        expired: claims.iter().filter(|c| c.lease_expiry <= now).count(),
-        oldest_pending_age_ms: head.first().and_then(|e| member_age(&e.member, now)),
-        oldest_claim_age_ms: claims
-            .iter()
-            .filter_map(|c| member_age(&c.member, now))
-            .max(),
-        parked_retries,
-        dead: depths.dead,
-        result_lists,
-        paused: store.paused(&q.queue).await?,
-    })
+        (queue, entry)
+    });
+    Ok(entries.collect())
 }
 
 /// The queue's claims as rows, least lease left first.
@@ -210,7 +171,16 @@ pub async fn claim_rows(
         .claims(queue)
         .await?
         .iter()
-        .map(|c| claim_row(queue, c, now))
+        .map(|claim| ClaimRow {
+            queue: queue.to_owned(),
+            id: claim.generation.id.clone(),
+            token: claim.generation.token.clone(),
+            owner: claim.owner.as_str().to_owned(),
+            pod: claim.owner.pod().map(str::to_owned),
+            lease_left_ms: claim.lease_expiry.0 as i64 - now.0 as i64,
+            redeliveries: claim.redeliveries,
+            age_ms: member_age(&claim.member, now),
+        })
         .collect();
     rows.sort_by(|a, b| (a.lease_left_ms, &a.id).cmp(&(b.lease_left_ms, &b.id)));
     Ok(rows)
@@ -222,7 +192,16 @@ pub async fn dead_rows(store: &dyn ClaimStore, queue: &str) -> Result<Vec<DeadRo
         .dead_entries(queue)
         .await?
         .iter()
-        .map(|d| dead_row(queue, d))
+        .map(|entry| {
+            let parsed = wire::parse_member(entry.member.as_bytes()).ok();
+            DeadRow {
+                queue: queue.to_owned(),
+                id: parsed.as_ref().map(|p| p.id.clone()),
+                token: parsed.map(|p| p.token),
+                reason: entry.reason.clone(),
+                at_ms: entry.at.0,
+            }
+        })
         .collect();
     rows.sort_by(|a, b| b.at_ms.cmp(&a.at_ms).then_with(|| a.id.cmp(&b.id)));
     Ok(rows)

@@ -1,4 +1,4 @@
-//! Text for the status page: HTML escaping, durations and UTC times (`UtcTime`, which the admin commands also print).
+//! Text for the status page: HTML escaping, durations and UTC times (the admin commands print theirs with `utc_iso`).
 
 /// `text` with `& < > " '` escaped, safe in element content and in quoted
 /// attribute values. Everything read from Redis goes through it.
@@ -46,38 +46,27 @@ pub fn age(ms: Option<u64>) -> String {
 
 /// Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc(unix_ms: u64) -> String {
-    let t = UtcTime::of(unix_ms);
-    let (y, mo, d, h, mi, s) = (t.year, t.month, t.day, t.hour, t.minute, t.second);
-    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
+    let (date, time) = date_and_time(unix_ms);
+    format!("{date} {time} UTC")
 }
 
-/// A Unix time as a UTC calendar date and time of day, for pages and
-/// command output to lay out as each needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UtcTime {
-    pub year: i64,
-    pub month: u32,
-    pub day: u32,
-    pub hour: u64,
-    pub minute: u64,
-    pub second: u64,
+/// Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ`, as the admin commands print it.
+pub fn utc_iso(unix_ms: u64) -> String {
+    let (date, time) = date_and_time(unix_ms);
+    format!("{date}T{time}Z")
 }
 
-impl UtcTime {
-    /// The UTC date and time `unix_ms` milliseconds after the epoch.
-    pub fn of(unix_ms: u64) -> UtcTime {
-        let secs = unix_ms / 1000;
-        let (days, rest) = (secs / 86_400, secs % 86_400);
-        let (year, month, day) = civil_from_days(days as i64);
-        UtcTime {
-            year,
-            month,
-            day,
-            hour: rest / 3600,
-            minute: rest % 3600 / 60,
-            second: rest % 60,
-        }
-    }
+/// The UTC date (`YYYY-MM-DD`) and time of day (`HH:MM:SS`) `unix_ms`
+/// milliseconds after the epoch.
+fn date_and_time(unix_ms: u64) -> (String, String) {
+    let secs = unix_ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, mo, d) = civil_from_days(days as i64);
+    let (h, mi, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    (
+        format!("{y:04}-{mo:02}-{d:02}"),
+        format!("{h:02}:{mi:02}:{s:02}"),
+    )
 }
 
 /// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -2,13 +2,11 @@
 //!
 //! Everything comes from [`crate::admin::stats`] over `ClaimInspect`
 //! reads: no payload is ever read into a row, and nothing here writes to
-//! the store. The page itself is rendered by [`html`], its JSON twin by
-//! [`json`], and both are served by `route` (feature `serve`) on the
-//! health port.
+//! the store. The page itself is rendered by [`html`]; it and its JSON
+//! twin are served by `route` (feature `serve`) on the health port.
 
 pub mod format;
 pub mod html;
-pub mod json;
 #[cfg(feature = "serve")]
 pub mod route;
 

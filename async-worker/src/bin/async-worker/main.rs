@@ -18,7 +18,6 @@ use claim_redis::RedisStore;
 use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command};
-use demo::DemoArgs;
 use logging::LogFormat;
 use settings::{ProcessorSettings, redact_url};
 
@@ -58,7 +57,15 @@ fn main() -> ExitCode {
         },
         Command::Demo(args) => {
             logging::init("warn", None, LogFormat::for_stderr(), None);
-            tokio.block_on(demo(args))
+            // 0 when nothing was lost and every request has exactly one record.
+            match tokio.block_on(demo::run(args)) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("async-worker demo: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Admin(args) => {
             let go = &args.connect.go;
@@ -82,18 +89,6 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
-        }
-    }
-}
-
-/// The demo: 0 when nothing was lost and every request has exactly one record.
-async fn demo(args: DemoArgs) -> ExitCode {
-    match demo::run(args).await {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("async-worker demo: {e}");
-            ExitCode::FAILURE
         }
     }
 }
@@ -136,7 +131,13 @@ async fn run(mut settings: ProcessorSettings) -> ExitCode {
             "enable_tracing is on but no spans are exported (set OTEL_EXPORTER_OTLP_ENDPOINT): Redis calls are not traced"
         );
     }
-    let code = serve_until_drained(settings).await;
+    let code = match serve_until_drained(settings).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    };
     if let Some(traces) = traces {
         // Blocks until the batch is exported: off the runtime's threads.
         let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
@@ -145,8 +146,10 @@ async fn run(mut settings: ProcessorSettings) -> ExitCode {
 }
 
 /// The processor from its start line to its drain: the endpoints, the
-/// store, the gates and the runtime.
-async fn serve_until_drained(settings: ProcessorSettings) -> ExitCode {
+/// store, the gates and the runtime; the error that kept it from starting.
+async fn serve_until_drained(
+    settings: ProcessorSettings,
+) -> Result<(), Box<dyn std::error::Error>> {
     let queues: Vec<&str> = settings
         .queues
         .iter()
@@ -169,49 +172,30 @@ async fn serve_until_drained(settings: ProcessorSettings) -> ExitCode {
     // Endpoints stop after the runtime has drained, so probes see the drain.
     let endpoints = CancellationToken::new();
     let metrics = match settings.metrics_addr {
-        Some(_) => match serve::install_recorder() {
-            Ok(handle) => {
-                async_worker::metrics::describe();
-                Some(handle)
-            }
-            Err(e) => return fail(&e),
-        },
+        Some(_) => {
+            let handle = serve::install_recorder()?;
+            async_worker::metrics::describe();
+            Some(handle)
+        }
         None => None,
     };
 
-    let store = match RedisStore::connect(settings.redis_options()).await {
-        Ok(store) => store,
-        Err(e) => return fail(&e),
-    };
-    if let Err(code) = check_durability(&store, settings.require_durability).await {
-        return code;
-    }
+    let store = RedisStore::connect(settings.redis_options()).await?;
+    check_durability(&store, settings.require_durability).await?;
     // The gates first: the gateway client reports each call to them.
-    let gates = match flow::FlowGates::build(&settings, &flow::gate_env(&settings)) {
-        Ok(gates) => gates,
-        Err(e) => return fail(&e),
-    };
-    let handler = match flow::handler(&settings, &gates) {
-        Ok(h) => h,
-        Err(e) => return fail(&e),
-    };
+    let gates = flow::FlowGates::build(&settings, &flow::gate_env(&settings))?;
+    let handler = flow::handler(&settings, &gates)?;
     let builder = Runtime::builder(Arc::new(store))
         .handler(handler)
         .config(settings.runtime.clone())
         .pod(&pod_name());
     let builder = flow::with_flow(builder, &settings, &gates);
-    let runtime = match builder.build() {
-        Ok(runtime) => runtime,
-        Err(e) => return fail(&e),
-    };
+    let runtime = builder.build()?;
     // Operators (and the chaos run) match `<queue>:claim-owners` entries to this process by it.
     tracing::info!(owner = %runtime.owner(), "claims are held under this owner token");
     let probe: Arc<dyn HealthProbe> = Arc::new(RuntimeHealth(runtime.health()));
     let status = StatusSource::of(&runtime);
-    let servers = match start_endpoints(&settings, metrics, probe, status, &endpoints).await {
-        Ok(servers) => servers,
-        Err(e) => return fail(&e),
-    };
+    let servers = start_endpoints(&settings, metrics, probe, status, &endpoints).await?;
     for server in &servers {
         tracing::info!(addr = %server.local_addr, "serving endpoints");
     }
@@ -225,7 +209,7 @@ async fn serve_until_drained(settings: ProcessorSettings) -> ExitCode {
     for server in servers {
         let _ = tokio::time::timeout(ENDPOINT_STOP, server.task).await;
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// This pod's name, for the owner token: `HOSTNAME` (Kubernetes sets it
@@ -241,14 +225,9 @@ fn pod_name() -> String {
         .to_owned()
 }
 
-fn fail(error: &dyn std::fmt::Display) -> ExitCode {
-    tracing::error!("{error}");
-    ExitCode::FAILURE
-}
-
 /// Warns loudly about each gap in the durability contract; with
 /// `--require-durability` a gap (or an unreadable answer) stops the start.
-async fn check_durability(store: &RedisStore, required: bool) -> Result<(), ExitCode> {
+async fn check_durability(store: &RedisStore, required: bool) -> Result<(), String> {
     let problems = match store.check_durability().await {
         Ok(report) => report.problems(),
         Err(e) => vec![format!("cannot check Redis durability: {e}")],
@@ -261,10 +240,7 @@ async fn check_durability(store: &RedisStore, required: bool) -> Result<(), Exit
         }
     }
     if required && !problems.is_empty() {
-        tracing::error!(
-            "refusing to start: --require-durability is set and Redis does not meet the durability contract"
-        );
-        return Err(ExitCode::FAILURE);
+        return Err("refusing to start: --require-durability is set and Redis does not meet the durability contract".into());
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `admin pending` and `admin retries`: the pending sets and the retry set, a page at a time, earliest score first, payloads never printed.
+//! `admin pending`, `admin retries` and `admin claims`: the pending sets and the retry set, a page at a time, earliest score first, and the claims, least lease left first; payloads never printed.
 //!
 //! A page starts at a rank (`--offset N`) or above a score (`--after
 //! SCORE`, the last score of the page before: one `ZRANGEBYSCORE`, without
@@ -6,9 +6,9 @@
 //! the next page. The retry set is read whole (`retry_entries`) and paged
 //! here: it holds only what waits for a retry.
 
-use super::output::{duration, print_rows, utc};
+use super::output::{duration, id_cells, lease_left, print_rows, utc};
 use super::{AdminError, Ctx, Page};
-use async_worker::admin::stats::member_age;
+use async_worker::admin::stats::{claim_rows, member_age, retries_by_queue};
 use claim_core::store::PendingEntry;
 use claim_core::{ClaimInspect, ClaimStore, Millis, Score, wire};
 use serde::Serialize;
@@ -74,7 +74,8 @@ pub(super) async fn pending(ctx: &Ctx, asked: &Page) -> Result<(), AdminError> {
         let tie = more && page[limit].score == page[limit - 1].score;
         page.truncate(limit);
         if more {
-            next.push(next_page(&q.queue, &page, limit, from, tie));
+            let last = page[limit - 1].score.0;
+            next.push(next_page(Some(&q.queue), last, limit, from, tie));
         }
         rows.extend(page.iter().map(|e| row(q.queue.clone(), e, now, false)));
     }
@@ -84,37 +85,24 @@ pub(super) async fn pending(ctx: &Ctx, asked: &Page) -> Result<(), AdminError> {
 /// `admin retries`: a page of the retry set, or of its entries bound for `--queue`.
 pub(super) async fn retries(ctx: &Ctx, asked: &Page) -> Result<(), AdminError> {
     let (queue, limit, from) = (asked.queue.as_deref(), asked.limit as usize, asked.from());
-    let only = match queue {
-        Some(q) => Some(ctx.queues(Some(q))?.remove(0).queue),
-        None => None,
-    };
+    // A queue not in the config is refused before anything is read.
+    ctx.queues(queue)?;
     let now = ctx.store.now().await?;
-    let default_queue = ctx.store.config().default_queue.clone();
-    let bound_for = |e: &PendingEntry| {
-        wire::parse_member(e.member.as_bytes())
-            .ok()
-            .and_then(|p| p.request_queue_name)
-            .unwrap_or_else(|| default_queue.clone())
-    };
-    let entries: Vec<(String, PendingEntry)> = ctx
-        .store
-        .retry_entries()
+    let entries: Vec<(String, PendingEntry)> = retries_by_queue(&ctx.store)
         .await?
         .into_iter()
-        .map(|e| (bound_for(&e), e))
-        .filter(|(q, _)| only.as_ref().is_none_or(|o| o == q))
+        .filter(|(q, _)| queue.is_none_or(|o| o == q))
         .collect();
     let start = match from {
         From::Offset(n) => n.min(entries.len()),
         From::After(s) => entries.partition_point(|(_, e)| e.score.0 <= s),
     };
     let end = (start + limit).min(entries.len());
-    let page: Vec<PendingEntry> = entries[start..end].iter().map(|(_, e)| e.clone()).collect();
     let mut next = Vec::new();
     if end < entries.len() {
         let tie = entries[end].1.score == entries[end - 1].1.score;
-        let name = only.as_deref().map(|q| format!("--queue {q} "));
-        next.push(next_page_as(name, &page, limit, from, tie));
+        let last = entries[end - 1].1.score.0;
+        next.push(next_page(queue, last, limit, from, tie));
     }
     let rows: Vec<Row> = entries[start..end]
         .iter()
@@ -123,21 +111,10 @@ pub(super) async fn retries(ctx: &Ctx, asked: &Page) -> Result<(), AdminError> {
     print(ctx, &rows, true, &next)
 }
 
-/// The flag that shows `queue`'s next page after `page`.
-fn next_page(queue: &str, page: &[PendingEntry], limit: usize, from: From, tie: bool) -> String {
-    next_page_as(Some(format!("--queue {queue} ")), page, limit, from, tie)
-}
-
-/// The next page's flags: by score when that skips nothing, else by rank.
-fn next_page_as(
-    queue: Option<String>,
-    page: &[PendingEntry],
-    limit: usize,
-    from: From,
-    tie: bool,
-) -> String {
-    let queue = queue.unwrap_or_default();
-    let last = page.last().map_or(0.0, |e| e.score.0);
+/// The next page's flags, after a page ending at score `last` (`queue`:
+/// the `--queue` it repeats): by score when that skips nothing, else by rank.
+fn next_page(queue: Option<&str>, last: f64, limit: usize, from: From, tie: bool) -> String {
+    let queue = queue.map(|q| format!("--queue {q} ")).unwrap_or_default();
     match (from, tie) {
         (From::Offset(n), true) => format!("next page: {queue}--offset {}", n + limit),
         (From::After(_), true) => format!(
@@ -148,34 +125,21 @@ fn next_page_as(
 }
 
 fn print(ctx: &Ctx, rows: &[Row], retries: bool, next: &[String]) -> Result<(), AdminError> {
-    let header: &[&str] = if retries {
-        &[
-            "QUEUE",
-            "ID",
-            "GENERATION",
-            "DUE",
-            "SCORE",
-            "DEADLINE",
-            "RETRIES",
-            "AGE",
-        ]
-    } else {
-        &[
-            "QUEUE",
-            "ID",
-            "GENERATION",
-            "SCORE",
-            "DEADLINE",
-            "RETRIES",
-            "AGE",
-        ]
-    };
-    let printed = print_rows(ctx.json, rows, header, |r| {
-        let mut cells = vec![
-            r.queue.clone(),
-            r.id.clone().unwrap_or_else(|| "(unparsable)".into()),
-            r.token.clone().unwrap_or_else(|| "-".into()),
-        ];
+    let mut header = vec![
+        "QUEUE",
+        "ID",
+        "GENERATION",
+        "SCORE",
+        "DEADLINE",
+        "RETRIES",
+        "AGE",
+    ];
+    if retries {
+        header.insert(3, "DUE");
+    }
+    let printed = print_rows(ctx.json, rows, &header, |r| {
+        let [id, token] = id_cells(r.id.as_deref(), r.token.as_deref());
+        let mut cells = vec![r.queue.clone(), id, token];
         if let Some(due) = r.due_ms {
             cells.push(utc(due));
         }
@@ -194,5 +158,42 @@ fn print(ctx: &Ctx, rows: &[Row], retries: bool, next: &[String]) -> Result<(), 
             println!("{line}");
         }
     }
+    Ok(())
+}
+
+/// `admin claims [--queue Q] [--owner TOKEN] [--expired]`: one row per claim, least lease left first.
+pub(super) async fn claims(
+    ctx: &Ctx,
+    queue: Option<&str>,
+    owner: Option<&str>,
+    expired: bool,
+) -> Result<(), AdminError> {
+    let now = ctx.store.now().await?;
+    let mut rows = Vec::new();
+    for q in ctx.queues(queue)? {
+        rows.extend(claim_rows(&ctx.store, &q.queue, now).await?);
+    }
+    rows.retain(|r| owner.is_none_or(|o| r.owner == o) && (!expired || r.lease_left_ms <= 0));
+    let header = [
+        "QUEUE",
+        "ID",
+        "GENERATION",
+        "OWNER",
+        "LEASE LEFT",
+        "DELIVERIES",
+        "AGE",
+    ];
+    print_rows(ctx.json, &rows, &header, |r| {
+        vec![
+            r.queue.clone(),
+            r.id.clone(),
+            r.token.clone(),
+            r.owner.clone(),
+            lease_left(r.lease_left_ms),
+            // This delivery and the earlier ones whose lease expired.
+            (r.redeliveries + 1).to_string(),
+            duration(r.age_ms),
+        ]
+    })?;
     Ok(())
 }

@@ -1,11 +1,21 @@
-//! `admin inspect ID`: where each generation of a request is now (pending, claimed by whom, parked, dead with reason; answered: marker present) and its envelope without the payload.
+//! `admin inspect ID` and `admin cancel ID`. Inspect: where each generation of a request is now (pending, claimed by whom, parked, dead with reason; answered: marker present) and its envelope without the payload.
 //!
 //! It reads every configured queue's pending set in pages, so on a very
 //! long queue it takes a while; it changes nothing.
+//!
+//! `admin cancel ID [--queue Q]` cancels request ID as the Go producer
+//! does (its active token copied into `request-cancel:ID`), then says
+//! where the cancelled generation is and what ends it. The write is the
+//! producer's own (`ClaimProducer::cancel`), so every processor, ours or
+//! Go's, honours it: a claim of that generation answers `CANCELLED`
+//! without calling the gateway, and a worker holding it already sees the
+//! key at its next heartbeat, aborts the call and answers `CANCELLED`.
+//! Finding the generation pages through the pending sets, as `inspect`
+//! does.
 
 use super::output::{Table, json, lease_left, utc};
 use super::{AdminError, Ctx};
-use claim_core::{ClaimInspect, ClaimStore, Generation, Member, wire};
+use claim_core::{ClaimInspect, ClaimProducer, ClaimStore, Generation, Member, wire};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -13,23 +23,23 @@ use std::collections::BTreeSet;
 const PAGE: usize = 1000;
 
 /// One place a generation of the request is.
-#[derive(Debug, Serialize)]
-pub(super) struct Location {
-    pub token: String,
+#[derive(Debug, Default, Serialize)]
+struct Location {
+    token: String,
     /// `pending`, `claimed`, `parked` (retry set) or `dead`.
-    pub place: &'static str,
-    pub queue: Option<String>,
-    pub owner: Option<String>,
-    pub lease_left_ms: Option<i64>,
-    pub redeliveries: Option<u32>,
-    pub reason: Option<String>,
+    place: &'static str,
+    queue: Option<String>,
+    owner: Option<String>,
+    lease_left_ms: Option<i64>,
+    redeliveries: Option<u32>,
+    reason: Option<String>,
     /// Unix ms: when it was dead-lettered, or when a parked retry is due.
-    pub at_ms: Option<u64>,
+    at_ms: Option<u64>,
     /// The envelope, its payload left out unless `--show-payload`.
-    pub envelope: serde_json::Value,
+    envelope: serde_json::Value,
 }
 
-/// The whole answer.
+/// The whole answer of `inspect`.
 #[derive(Debug, Serialize)]
 struct Report {
     id: String,
@@ -38,7 +48,7 @@ struct Report {
     answered: Vec<String>,
 }
 
-pub(super) async fn run(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
+pub(super) async fn inspect(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
     let store = &ctx.store;
     let locations = locate(ctx, id, None).await?;
     let tokens: BTreeSet<String> = locations.iter().map(|l| l.token.clone()).collect();
@@ -65,11 +75,7 @@ pub(super) async fn run(ctx: &Ctx, id: &str) -> Result<(), AdminError> {
 /// Every place a generation of request `id` is, in the configured queues
 /// (or `only`, and the retries bound for it): pending (paging through the
 /// whole set), claimed, dead, parked.
-pub(super) async fn locate(
-    ctx: &Ctx,
-    id: &str,
-    only: Option<&str>,
-) -> Result<Vec<Location>, AdminError> {
+async fn locate(ctx: &Ctx, id: &str, only: Option<&str>) -> Result<Vec<Location>, AdminError> {
     let store = &ctx.store;
     let now = store.now().await?;
     let mut locations = Vec::new();
@@ -135,6 +141,7 @@ pub(super) async fn locate(
     Ok(locations)
 }
 
+/// Generation `token` at `place`, its envelope from `m`; the rest is the caller's to fill.
 fn at(
     ctx: &Ctx,
     token: String,
@@ -146,12 +153,8 @@ fn at(
         token,
         place,
         queue,
-        owner: None,
-        lease_left_ms: None,
-        redeliveries: None,
-        reason: None,
-        at_ms: None,
         envelope: envelope(m, ctx.show_payload),
+        ..Location::default()
     }
 }
 
@@ -216,4 +219,95 @@ fn print(report: &Report) -> Result<(), AdminError> {
         json(&l.envelope)?;
     }
     Ok(())
+}
+
+/// Where the cancelled generation is, and what ends it.
+#[derive(Debug, Serialize)]
+struct Found {
+    token: String,
+    /// `pending`, `claimed`, `parked` or `dead`.
+    place: &'static str,
+    queue: Option<String>,
+    owner: Option<String>,
+    /// What happens to it now.
+    then: String,
+}
+
+/// The whole answer of `cancel`.
+#[derive(Debug, Serialize)]
+struct Cancelled {
+    id: String,
+    /// Always true when printed: an id without an active generation is
+    /// refused (nothing written).
+    cancel_key_written: bool,
+    /// Where the cancelled generation is; empty when it is in none of the
+    /// configured queues' sets (unknown).
+    found: Vec<Found>,
+}
+
+pub(super) async fn cancel(ctx: &Ctx, id: &str, queue: Option<&str>) -> Result<(), AdminError> {
+    // A queue not in the config is refused before anything is written.
+    ctx.queues(queue)?;
+    if !ctx.store.cancel(id).await? {
+        return Err(AdminError::BadInput(format!(
+            "request {id:?} has no active generation (no live request-active:{id}: never submitted, or past its deadline), so nothing was written; `async-worker admin inspect {id}` shows where it is"
+        )));
+    }
+    let mut found = Vec::new();
+    for l in locate(ctx, id, queue).await? {
+        let g = Generation::new(id, l.token.clone());
+        // Only the generation the cancel key now names is cancelled.
+        if ctx.store.cancelled(std::slice::from_ref(&g)).await?[0] {
+            found.push(describe(l, ctx.heartbeat()));
+        }
+    }
+    let report = Cancelled {
+        id: id.to_owned(),
+        cancel_key_written: true,
+        found,
+    };
+    if ctx.json {
+        return json(&report);
+    }
+    println!("cancel key written: request-cancel:{id} holds its active generation's token");
+    if report.found.is_empty() {
+        println!(
+            "request {id:?} is not pending, claimed, parked or dead in the configured queues (answered meanwhile, or in another queue): a claim of it anywhere answers CANCELLED while the key lives (7 days)"
+        );
+        return Ok(());
+    }
+    let mut t = Table::new(&["GENERATION", "WHERE", "QUEUE", "OWNER", "THEN"]);
+    for f in &report.found {
+        t.row(vec![
+            f.token.clone(),
+            f.place.to_owned(),
+            f.queue.clone().unwrap_or_else(|| "-".into()),
+            f.owner.clone().unwrap_or_else(|| "-".into()),
+            f.then.clone(),
+        ]);
+    }
+    t.print();
+    Ok(())
+}
+
+/// What ends the cancelled generation where `l` found it.
+fn describe(l: Location, heartbeat: String) -> Found {
+    let then = match l.place {
+        "pending" => "its claim answers CANCELLED, without a gateway call".to_owned(),
+        "claimed" => format!(
+            "in flight: its owner's heartbeat (every {heartbeat}) sees the cancel, aborts the gateway call and answers CANCELLED"
+        ),
+        "parked" => format!(
+            "answers CANCELLED once promoted and claimed (due {}; `admin retry-now` promotes it now)",
+            utc(l.at_ms.unwrap_or(0))
+        ),
+        _ => "dead-lettered: answers CANCELLED only if redriven".to_owned(),
+    };
+    Found {
+        token: l.token,
+        place: l.place,
+        queue: l.queue,
+        owner: l.owner,
+        then,
+    }
 }

@@ -6,16 +6,10 @@
 //! `--json`. No command prints a payload unless `--show-payload` is given.
 
 mod browse;
-mod cancel;
-mod claims;
-mod dead_list;
-mod dead_purge;
-mod dead_redrive;
+mod dead;
 mod inspect;
 mod output;
-mod pause;
-mod release;
-mod retry_now;
+mod requeue;
 mod stats;
 
 use crate::settings::{BareUnit, ProcessorSettings, RunArgs, SettingsError, parse_flag_duration};
@@ -316,23 +310,25 @@ async fn execute(args: AdminArgs) -> Result<(), AdminError> {
             queue,
             owner,
             expired,
-        } => claims::run(&ctx, queue.as_deref(), owner.as_deref(), expired).await,
+        } => browse::claims(&ctx, queue.as_deref(), owner.as_deref(), expired).await,
         AdminCommand::Pending { page } => browse::pending(&ctx, &page).await,
         AdminCommand::Retries { page } => browse::retries(&ctx, &page).await,
-        AdminCommand::Cancel { id, queue } => cancel::run(&ctx, &id, queue.as_deref()).await,
-        AdminCommand::RetryNow { id, queue } => retry_now::run(&ctx, &id, queue.as_deref()).await,
-        AdminCommand::Inspect { id } => inspect::run(&ctx, &id).await,
+        AdminCommand::Cancel { id, queue } => inspect::cancel(&ctx, &id, queue.as_deref()).await,
+        AdminCommand::RetryNow { id, queue } => {
+            requeue::retry_now(&ctx, &id, queue.as_deref()).await
+        }
+        AdminCommand::Inspect { id } => inspect::inspect(&ctx, &id).await,
         AdminCommand::Dead { command } => match command {
-            DeadCommand::List { queue } => dead_list::run(&ctx, queue.as_deref()).await,
+            DeadCommand::List { queue } => dead::list(&ctx, queue.as_deref()).await,
             DeadCommand::Redrive { which, queue } => {
-                dead_redrive::run(&ctx, &which, queue.as_deref()).await
+                dead::redrive(&ctx, &which, queue.as_deref()).await
             }
             DeadCommand::Purge { which, queue, yes } => {
-                dead_purge::run(&ctx, &which, queue.as_deref(), yes).await
+                dead::purge(&ctx, &which, queue.as_deref(), yes).await
             }
         },
-        AdminCommand::Release { id, queue } => release::run(&ctx, &id, queue.as_deref()).await,
-        AdminCommand::Pause { queue } => pause::run(&ctx, &queue, true).await,
-        AdminCommand::Resume { queue } => pause::run(&ctx, &queue, false).await,
+        AdminCommand::Release { id, queue } => requeue::release(&ctx, &id, queue.as_deref()).await,
+        AdminCommand::Pause { queue } => stats::pause(&ctx, &queue, true).await,
+        AdminCommand::Resume { queue } => stats::pause(&ctx, &queue, false).await,
     }
 }

@@ -1,7 +1,7 @@
 //! How admin commands print: aligned tables, JSON, durations and UTC times.
 
 use super::AdminError;
-use async_worker::status::format::UtcTime;
+pub use async_worker::status::format::utc_iso as utc;
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
@@ -49,6 +49,12 @@ pub fn print_outcomes<T: Serialize>(
         println!("{}", summary(n, rows.len()));
     }
     Ok(())
+}
+
+/// The id and generation cells of an entry whose member may not parse:
+/// `(unparsable)` and `-` then.
+pub fn id_cells(id: Option<&str>, token: Option<&str>) -> [String; 2] {
+    [id.unwrap_or("(unparsable)"), token.unwrap_or("-")].map(str::to_owned)
 }
 
 /// A table: a header row and rows of cells, printed with aligned columns.
@@ -123,13 +129,6 @@ pub fn lease_left(ms: i64) -> String {
     } else {
         format!("expired {} ago", duration(Some(ms.unsigned_abs())))
     }
-}
-
-/// Unix ms as UTC, `2026-12-02T01:02:03Z`.
-pub fn utc(ms: u64) -> String {
-    let t = UtcTime::of(ms);
-    let (y, mo, d, h, mi, s) = (t.year, t.month, t.day, t.hour, t.minute, t.second);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 #[cfg(test)]

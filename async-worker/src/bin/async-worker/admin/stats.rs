@@ -1,8 +1,9 @@
-//! `admin stats [--queue Q] [--watch DURATION]`: per-queue counts and ages, once or every DURATION.
+//! `admin stats [--queue Q] [--watch DURATION]`: per-queue counts and ages, once or every DURATION; and `admin pause Q` / `admin resume Q`, which every replica follows within one poll interval (in-flight work finishes).
 
 use super::output::{Table, duration, json};
 use super::{AdminError, Ctx};
 use async_worker::admin::stats::{QueueStats, collect};
+use claim_core::ClaimAdmin;
 use std::time::Duration;
 
 pub(super) async fn run(
@@ -37,6 +38,29 @@ pub(super) async fn run(
             _ = &mut interrupted => return Ok(()),
         }
     }
+}
+
+/// `admin pause Q` (`paused`) or `admin resume Q`.
+pub(super) async fn pause(ctx: &Ctx, queue: &str, paused: bool) -> Result<(), AdminError> {
+    ctx.queues(Some(queue))?;
+    let changed = ctx.store.set_paused(queue, paused).await?;
+    let poll = crate::settings::format_duration(ctx.settings.runtime.poll_interval);
+    let line = match (paused, changed) {
+        (true, true) => format!(
+            "paused {queue}: every replica stops claiming from it within one poll interval ({poll}); in-flight work finishes"
+        ),
+        (true, false) => format!("{queue} was already paused"),
+        (false, true) => format!(
+            "resumed {queue}: every replica claims from it again within one poll interval ({poll})"
+        ),
+        (false, false) => format!("{queue} was not paused"),
+    };
+    if ctx.json {
+        let value = serde_json::json!({"queue": queue, "paused": paused, "changed": changed});
+        return json(&value);
+    }
+    println!("{line}");
+    Ok(())
 }
 
 fn table(stats: &[QueueStats]) -> Table {

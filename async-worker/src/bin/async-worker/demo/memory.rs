@@ -2,9 +2,8 @@
 
 use super::DemoArgs;
 use super::gateway::{GatewayBehaviour, StandInGateway};
-use super::tally::print_table;
 use super::{
-    DEMO_QUEUE, DEMO_RESULTS, DemoError, count_new_records, demo_deadline, payload_keys_left,
+    DEMO_QUEUE, DEMO_RESULTS, DemoError, conclude, count_new_records, demo_deadline,
     replica_config, submit_requests,
 };
 use async_worker::Runtime;
@@ -78,22 +77,14 @@ pub async fn run(args: &DemoArgs) -> Result<bool, DemoError> {
         suppressed += report.duplicates_suppressed;
         redelivered += report.redelivered;
     }
-    count_new_records(&store, DEMO_RESULTS, seen, &mut tally).await?;
-    let mut summary = tally.summary();
-    summary.payload_keys_left = payload_keys_left(&store, &tally).await?;
     let extra = [
         ("duplicates suppressed", suppressed.to_string()),
         ("redelivered", redelivered.to_string()),
         ("gateway calls", gateway.calls().to_string()),
     ];
-    print_table(
-        &format!(
-            "demo: memory store, {} replicas, one hard-stopped",
-            args.replicas
-        ),
-        &summary,
-        &extra,
-        elapsed,
+    let title = format!(
+        "demo: memory store, {} replicas, one hard-stopped",
+        args.replicas
     );
-    Ok(summary.passed() && summary.payload_failures().is_empty())
+    conclude(&store, (DEMO_RESULTS, seen), tally, extra, title, elapsed).await
 }

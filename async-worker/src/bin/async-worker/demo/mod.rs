@@ -16,7 +16,6 @@
 // files, compiled in here too: the demo needs them in the default build,
 // where the library does not offer them. Gateway behaviours only the tests
 // and the chaos run use are unused here.
-mod args;
 #[allow(dead_code)]
 #[path = "../../../test_support/gateway.rs"]
 mod gateway;
@@ -28,21 +27,79 @@ mod redis;
 mod scrape;
 mod tally;
 
+use crate::settings::{BareUnit, parse_flag_duration};
 use async_worker::{QueueSpec, RuntimeConfig};
 use claim_core::ListReads;
 use claim_core::store::Submission;
 use claim_core::wire::Envelope;
 use claim_core::{ClaimProducer, ClaimStore};
+use clap::Args;
 use payload_shape::PayloadShape;
 use std::time::{Duration, Instant};
-use tally::Tally;
-
-pub use args::DemoArgs;
+use tally::{Tally, print_table};
 
 /// The queue the demo fills.
 pub const DEMO_QUEUE: &str = "demo-requests";
 /// The result list the demo reads.
 pub const DEMO_RESULTS: &str = "demo-results";
+
+/// The demo's flags.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Run on this Redis, replicas as child processes killed with SIGKILL; default: the in-process memory store.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
+
+    /// Requests to submit.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub requests: usize,
+
+    /// Worker replicas.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub replicas: usize,
+
+    /// Hard-stop one replica once this fraction of the requests has a terminal record.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.3, value_parser = fraction)]
+    pub kill_after: f64,
+
+    /// Claim lease of the replicas: how soon the stopped replica's claims are redelivered [bare number = seconds].
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = lease)]
+    pub claim_lease_ttl: Duration,
+
+    /// Requests each replica handles at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub concurrency: usize,
+
+    /// Share of the requests submitted by reference, as Go's producer does with `WithPayloadKeys`: payload stored apart at `request-payload:<id>:<token>`, `"payload":null` in the member.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.5, value_parser = share)]
+    pub payload_ref: f64,
+
+    /// Of the requests submitted by reference, how many have no payload stored: each must end `PAYLOAD_UNAVAILABLE`.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub missing_payloads: usize,
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err("expected a fraction from 0 to 1, such as 0.5".into()),
+    }
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
+        _ => Err("expected a fraction from 0 up to (not including) 1, such as 0.3".into()),
+    }
+}
+
+fn lease(s: &str) -> Result<Duration, String> {
+    match parse_flag_duration(s, BareUnit::Seconds) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("it is zero; give a positive duration such as 2s".into()),
+        Err(e) => Err(format!("{e}; use Go syntax such as 2s or 1500ms")),
+    }
+}
 
 /// Why a demo could not run to its verdict.
 #[derive(Debug, thiserror::Error)]
@@ -126,14 +183,7 @@ pub async fn submit_requests(
         tally.submitted(id, Instant::now());
     }
     let (n, r) = (args.requests, args.replicas);
-    let refs = shapes
-        .iter()
-        .filter(|s| **s != PayloadShape::Inline)
-        .count();
-    let missing = shapes
-        .iter()
-        .filter(|s| **s == PayloadShape::Missing)
-        .count();
+    let (refs, missing) = tally.references();
     println!(
         "submitted {n} requests to {to} ({refs} by reference, {missing} of them with no payload stored); starting {r} {replicas}"
     );
@@ -146,15 +196,27 @@ pub fn demo_deadline() -> i64 {
     async_worker::clock::unix_now() + 600
 }
 
-/// How many payload keys of answered requests are still stored (each must
-/// be gone: deleted by the owner's ack, or never written).
-pub async fn payload_keys_left(store: &impl ClaimStore, tally: &Tally) -> Result<usize, DemoError> {
-    let mut left = 0;
+/// The end of a run: counts the records of `list` after the first
+/// `seen`, looks up the payload keys of answered requests (each must be
+/// gone: deleted by the owner's ack, or never written) and prints the
+/// closing table, `extra` rows among its figures; true when nothing was
+/// lost, each request has one record and its payload ended as it must.
+pub async fn conclude(
+    store: &(impl ClaimStore + ListReads),
+    (list, seen): (&str, usize),
+    mut tally: Tally,
+    extra: [(&str, String); 3],
+    title: String,
+    elapsed: Duration,
+) -> Result<bool, DemoError> {
+    count_new_records(store, list, seen, &mut tally).await?;
+    let mut summary = tally.summary();
     for chunk in tally.answered_refs().chunks(500) {
         let found = store.fetch_payloads(chunk).await?;
-        left += found.iter().filter(|p| p.is_some()).count();
+        summary.payload_keys_left += found.iter().filter(|p| p.is_some()).count();
     }
-    Ok(left)
+    print_table(&title, &summary, &extra, elapsed);
+    Ok(summary.passed() && summary.payload_failures().is_empty())
 }
 
 /// Counts in `tally` the records of `list` after the first `seen` (the ones

@@ -7,8 +7,7 @@
 use super::DemoArgs;
 use super::gateway::{GatewayBehaviour, StandInGateway};
 use super::scrape::{metric_sum, scrape};
-use super::tally::print_table;
-use super::{DemoError, count_new_records, demo_deadline, payload_keys_left, submit_requests};
+use super::{DemoError, conclude, count_new_records, demo_deadline, submit_requests};
 use claim_core::store::StoreConfig;
 use claim_redis::{RedisStore, RedisStoreOptions};
 use std::net::TcpListener;
@@ -87,23 +86,16 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
     for replica in &mut replicas {
         terminate(replica).await?;
     }
-    count_new_records(&store, &results, seen, &mut tally).await?;
-    let mut summary = tally.summary();
-    summary.payload_keys_left = payload_keys_left(&store, &tally).await?;
     let extra = [
         ("duplicates suppressed", format!("{suppressed}")),
         ("redelivered", format!("{expired}")),
         ("gateway calls", gateway.calls().to_string()),
     ];
-    print_table(
-        &format!(
-            "demo: Redis, {} replica processes, one SIGKILLed",
-            args.replicas
-        ),
-        &summary,
-        &extra,
-        elapsed,
+    let title = format!(
+        "demo: Redis, {} replica processes, one SIGKILLed",
+        args.replicas
     );
+    let passed = conclude(&store, (&results, seen), tally, extra, title, elapsed).await?;
     let q = store.keys().queue(&name);
     let demo_keys = [
         q.pending,
@@ -119,7 +111,7 @@ pub async fn run(args: &DemoArgs, url: &str) -> Result<bool, DemoError> {
     if let Err(e) = delete_keys(url, &demo_keys).await {
         println!("note: could not delete the demo's keys ({e}); they are named {name}*");
     }
-    Ok(summary.passed() && summary.payload_failures().is_empty())
+    Ok(passed)
 }
 
 async fn delete_keys(url: &str, keys: &[String]) -> redis::RedisResult<()> {

@@ -92,6 +92,11 @@ impl Tally {
         }
     }
 
+    /// Requests submitted by reference, and those of them without a payload.
+    pub fn references(&self) -> (usize, usize) {
+        (self.refs.len(), self.missing.len())
+    }
+
     /// Payload keys of the answered requests submitted by reference: each
     /// must be gone (the owner's ack deletes it; a missing one never existed).
     pub fn answered_refs(&self) -> Vec<String> {
