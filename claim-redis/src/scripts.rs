@@ -40,87 +40,51 @@ macro_rules! cross_slot_script {
     };
 }
 
-/// Every script the store runs.
-#[derive(Debug)]
-pub(crate) struct Scripts {
-    pub claim: Script,
-    pub renew: Script,
-    pub ack: Script,
-    /// ack.lua for the hash-tagged layout: same-slot keys only.
-    pub ack_tagged: Script,
-    pub ack_fence: Script,
-    pub ack_drop: Script,
-    pub push_once: Script,
-    pub del_if: Script,
-    /// Per-node reads and deletes of per-request keys (cross-slot).
-    pub node_get: Script,
-    pub node_del_if: Script,
-    pub release: Script,
-    pub park_retry: Script,
-    pub promote: Script,
-    pub reclaim: Script,
-    pub repair_index: Script,
-    pub dead_letter: Script,
-    pub cancel: Script,
-    pub enqueue: Script,
-    pub redrive_dead: Script,
-    pub purge_dead: Script,
-    pub release_claim: Script,
-    pub retry_now: Script,
+/// Declares [`Scripts`], one field per script, with `new` building each
+/// and `all` listing them by name (the names spans and the load report use).
+macro_rules! scripts {
+    ($($(#[$doc:meta])* $name:ident: $script:expr,)*) => {
+        /// Every script the store runs.
+        #[derive(Debug)]
+        pub(crate) struct Scripts {
+            $($(#[$doc])* pub $name: Script,)*
+        }
+
+        impl Scripts {
+            pub(crate) fn new() -> Self {
+                Scripts { $($name: $script,)* }
+            }
+
+            pub(crate) fn all(&self) -> Vec<(&'static str, &Script)> {
+                vec![$((stringify!($name), &self.$name),)*]
+            }
+        }
+    };
 }
 
-impl Scripts {
-    pub(crate) fn new() -> Self {
-        Scripts {
-            claim: script!("claim.lua"),
-            renew: script!("renew.lua"),
-            ack: script!("ack.lua", "local TAGGED = false\n"),
-            ack_tagged: script!("ack.lua", "local TAGGED = true\n"),
-            ack_fence: script!("ack_fence.lua"),
-            ack_drop: script!("ack_drop.lua"),
-            push_once: script!("push_once.lua"),
-            del_if: script!("del_if.lua"),
-            node_get: cross_slot_script!("node_get.lua", ",no-writes"),
-            node_del_if: cross_slot_script!("node_del_if.lua", ""),
-            release: script!("release.lua"),
-            park_retry: script!("park_retry.lua"),
-            promote: script!("promote.lua"),
-            reclaim: script!("reclaim.lua"),
-            repair_index: script!("repair_index.lua"),
-            dead_letter: script!("dead_letter.lua"),
-            cancel: script!("cancel.lua"),
-            enqueue: script!("enqueue.lua"),
-            redrive_dead: script!("redrive_dead.lua"),
-            purge_dead: script!("purge_dead.lua"),
-            release_claim: script!("release_claim.lua"),
-            retry_now: script!("retry_now.lua"),
-        }
-    }
-
-    pub(crate) fn all(&self) -> [(&'static str, &Script); 22] {
-        [
-            ("claim", &self.claim),
-            ("renew", &self.renew),
-            ("ack", &self.ack),
-            ("ack_tagged", &self.ack_tagged),
-            ("ack_fence", &self.ack_fence),
-            ("ack_drop", &self.ack_drop),
-            ("push_once", &self.push_once),
-            ("del_if", &self.del_if),
-            ("node_get", &self.node_get),
-            ("node_del_if", &self.node_del_if),
-            ("release", &self.release),
-            ("park_retry", &self.park_retry),
-            ("promote", &self.promote),
-            ("reclaim", &self.reclaim),
-            ("repair_index", &self.repair_index),
-            ("dead_letter", &self.dead_letter),
-            ("cancel", &self.cancel),
-            ("enqueue", &self.enqueue),
-            ("redrive_dead", &self.redrive_dead),
-            ("purge_dead", &self.purge_dead),
-            ("release_claim", &self.release_claim),
-            ("retry_now", &self.retry_now),
-        ]
-    }
+scripts! {
+    claim: script!("claim.lua"),
+    renew: script!("renew.lua"),
+    ack: script!("ack.lua", "local TAGGED = false\n"),
+    /// ack.lua for the hash-tagged layout: same-slot keys only.
+    ack_tagged: script!("ack.lua", "local TAGGED = true\n"),
+    ack_fence: script!("ack_fence.lua"),
+    ack_drop: script!("ack_drop.lua"),
+    push_once: script!("push_once.lua"),
+    del_if: script!("del_if.lua"),
+    /// Per-node reads and deletes of per-request keys (cross-slot).
+    node_get: cross_slot_script!("node_get.lua", ",no-writes"),
+    node_del_if: cross_slot_script!("node_del_if.lua", ""),
+    release: script!("release.lua"),
+    park_retry: script!("park_retry.lua"),
+    promote: script!("promote.lua"),
+    reclaim: script!("reclaim.lua"),
+    repair_index: script!("repair_index.lua"),
+    dead_letter: script!("dead_letter.lua"),
+    cancel: script!("cancel.lua"),
+    enqueue: script!("enqueue.lua"),
+    redrive_dead: script!("redrive_dead.lua"),
+    purge_dead: script!("purge_dead.lua"),
+    release_claim: script!("release_claim.lua"),
+    retry_now: script!("retry_now.lua"),
 }

@@ -1,4 +1,4 @@
-//! `RedisStore::connect` (options checked, topology opened, layout chosen once); the store's traits are written out in `store/roles.rs`.
+//! `RedisStore::connect` (options checked, topology opened, layout chosen once); the store's traits are written out in `ops/mod.rs`.
 
 use crate::keys::{KeyLayout, Keys};
 use crate::options::Topology;
@@ -8,8 +8,6 @@ use crate::options::{
 use crate::scripts::Scripts;
 use crate::state::{Inner, RedisStore, ReplicaCounters};
 use std::sync::Arc;
-
-mod roles;
 
 impl RedisStore {
     /// Validates the options, opens the connections the topology asks

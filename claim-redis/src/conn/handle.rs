@@ -15,8 +15,6 @@ use redis::aio::ConnectionLike;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::Slot;
 use redis::{Arg, Cmd, Pipeline, RedisFuture, RedisResult, Value};
-use std::pin::Pin;
-use std::task::Poll;
 
 /// What a call runs on. Both variants hand the command to the connection's
 /// own (already boxed) future, so the standalone hot path pays one `match`.
@@ -141,34 +139,13 @@ async fn split(
             (sub, conn.clone())
         })
         .collect();
-    let mut pending: Vec<Option<RedisFuture<'_, Vec<Value>>>> = subs
+    let sends = subs
         .iter_mut()
-        .map(|(sub, conn)| Some(conn.req_packed_commands(sub, 0, sub.len())))
-        .collect();
-    let mut answers: Vec<Option<RedisResult<Vec<Value>>>> = groups.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut waiting = false;
-        for (slot, answer) in pending.iter_mut().zip(answers.iter_mut()) {
-            if let Some(fut) = slot {
-                match Pin::as_mut(fut).poll(cx) {
-                    Poll::Ready(v) => {
-                        *answer = Some(v);
-                        *slot = None;
-                    }
-                    Poll::Pending => waiting = true,
-                }
-            }
-        }
-        if waiting {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
+        .map(|(sub, conn)| conn.req_packed_commands(sub, 0, sub.len()));
+    let answers = futures::future::join_all(sends).await;
     let mut out = vec![Value::Nil; cmds.len()];
     for (group, answer) in groups.iter().zip(answers) {
-        let values = answer.unwrap_or_else(|| Ok(Vec::new()))?;
+        let values = answer?;
         if values.len() != group.len() {
             return Err(redis::RedisError::from((
                 redis::ErrorKind::Client,

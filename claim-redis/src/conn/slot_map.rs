@@ -77,6 +77,18 @@ impl SlotMap {
         }
         Some(SlotMap { owner })
     }
+
+    /// One slot each node serves (its first), one per node.
+    pub(crate) fn first_slots(&self) -> Vec<u16> {
+        let mut first: Vec<Option<u16>> = Vec::new();
+        for (slot, node) in self.owner.iter().enumerate() {
+            if let Some(node) = node.map(usize::from) {
+                first.resize(first.len().max(node + 1), None);
+                first[node].get_or_insert(slot as u16);
+            }
+        }
+        first.into_iter().flatten().collect()
+    }
 }
 
 /// The cluster's map, as last fetched.

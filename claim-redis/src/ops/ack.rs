@@ -1,40 +1,18 @@
-//! `ack`: runs `lua/ack.lua`, one call per [`MAX_BATCH`](crate::state::MAX_BATCH) items, arguments written in place; the hash-tagged layout: `cluster::ack`.
+//! `ack` in the plain layout: runs `lua/ack.lua` (its header is the layout), one call per [`MAX_BATCH`](crate::state::MAX_BATCH) items, arguments written in place; the per-item arguments `ack_cluster` (the hash-tagged layout) writes alike.
 
-use super::batches::in_batches;
 use super::call::{self, evalsha};
-use super::cluster;
-use super::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
-use crate::codec::{ack_outcome, packed_codes};
-use crate::keys::KeyLayout;
+use crate::codec::packed_codes;
 use crate::state::RedisStore;
-use claim_core::store::{AckItem, AckOutcome};
-use claim_core::{Op, OwnerToken, StoreError};
+use claim_core::marker::record_digest;
+use claim_core::store::AckItem;
+use claim_core::{ClaimKey, Op, OwnerToken, StoreError};
 use redis::RedisWrite;
-
-/// Delivers the records; the layout is `lua/ack.lua`'s header.
-pub(crate) async fn ack(
-    store: &RedisStore,
-    queue: &str,
-    owner: &OwnerToken,
-    items: &[AckItem],
-) -> Result<Vec<AckOutcome>, StoreError> {
-    let codes = match store.layout() {
-        KeyLayout::HashTagged => {
-            let q = store.keys().queue(queue);
-            let chunk_acks = |chunk| cluster::ack::ack_chunk(store, (queue, &q), owner, chunk);
-            in_batches(items, chunk_acks).await?
-        }
-        KeyLayout::Plain => {
-            in_batches(items, |chunk| one_script(store, (queue, owner), chunk)).await?
-        }
-    };
-    Ok(codes.into_iter().map(ack_outcome).collect())
-}
+use std::borrow::Borrow;
 
 /// Runs ack.lua on at most [`MAX_BATCH`](crate::state::MAX_BATCH) items, with every key an item
 /// touches (its marker, producer keys and payload key), and answers its
 /// code per item.
-async fn one_script(
+pub(crate) async fn one_call(
     store: &RedisStore,
     (queue, owner): (&str, &OwnerToken),
     chunk: &[AckItem],
@@ -75,4 +53,81 @@ async fn one_script(
     }
     let reply = call::run(store, Op::Ack, script, &cmd).await?;
     packed_codes(Op::Ack, &reply, n)
+}
+
+/// Consecutive items with the same result list and list TTL, as (list,
+/// item count, TTL): ack.lua pushes each run with one LPUSH (and one
+/// EXPIRE when the TTL is set) and takes each list key once.
+pub(crate) fn ack_runs<T: Borrow<AckItem>>(items: &[T]) -> Vec<(&str, usize, u64)> {
+    let mut runs: Vec<(&str, usize, u64)> = Vec::new();
+    for item in items.iter().map(Borrow::borrow) {
+        let item_ttl = claim_core::routing::clamp_ttl(item.result_ttl_seconds);
+        match runs.last_mut() {
+            Some((list, count, ttl)) if *list == item.result_list && *ttl == item_ttl => {
+                *count += 1
+            }
+            _ => runs.push((&item.result_list, 1, item_ttl)),
+        }
+    }
+    runs
+}
+
+/// The bytes an ack.lua call's arguments take, about.
+pub(crate) fn ack_bytes<T: Borrow<AckItem>>(chunk: &[T]) -> usize {
+    chunk
+        .iter()
+        .map(Borrow::borrow)
+        .map(|i| i.record.len() + i.member.len() + 240)
+        .sum()
+}
+
+/// ack.lua's KEYS for each run's result list, prefixed.
+pub(crate) fn ack_list_keys(cmd: &mut redis::Cmd, store: &RedisStore, runs: &[(&str, usize, u64)]) {
+    for (list, _, _) in runs {
+        cmd.write_arg_fmt(format_args!("{}{list}", store.keys().prefix()));
+    }
+}
+
+/// ack.lua's ARGV from the owner through the record digests (both
+/// variants; the plain one adds the payload indices after them).
+pub(crate) fn ack_args<T: Borrow<AckItem>>(
+    cmd: &mut redis::Cmd,
+    store: &RedisStore,
+    (queue, owner): (&str, &OwnerToken),
+    runs: &[(&str, usize, u64)],
+    chunk: &[T],
+) {
+    let items = || chunk.iter().map(Borrow::borrow);
+    cmd.arg(owner.as_str())
+        .arg(store.time_arg())
+        .arg(store.inner.config.result_dedup_ttl_ms)
+        .arg(store.ttl_slack())
+        .arg(runs.len())
+        .arg(store.keys().prefix().len());
+    for (list, count, ttl) in runs {
+        let refusal = store.list_refusal(queue, list);
+        cmd.arg(*count)
+            .arg(refusal.as_deref().unwrap_or(""))
+            .arg(*ttl);
+    }
+    for item in items() {
+        cmd.write_arg_fmt(ClaimKey(&item.generation));
+    }
+    for item in items() {
+        cmd.arg(&item.generation.token);
+    }
+    for item in items() {
+        cmd.arg(item.record.as_bytes());
+    }
+    for item in items() {
+        cmd.arg(item.member.as_bytes());
+    }
+    for item in items() {
+        // The marker lives from the member's deadline, not its pending
+        // score (which a producer may set to anything, ±inf included).
+        cmd.arg(item.member.deadline().unwrap_or(0));
+    }
+    for item in items() {
+        cmd.arg(record_digest(item.record.as_bytes()));
+    }
 }

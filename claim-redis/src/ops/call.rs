@@ -7,13 +7,15 @@
 //! span two slots is refused before it is sent, naming the keys and their
 //! slots, exactly where a cluster would answer `CROSSSLOT`. Multi-key
 //! commands and transactions are checked with [`check_keys`]. The plain
-//! layout checks nothing (no cost on its hot path).
+//! layout checks nothing (no cost on its hot path). Batched operations
+//! send their items in chunks of [`MAX_BATCH`] ([`in_batches`]).
 
 use crate::codec::per_item;
 use crate::slots::check_one_slot;
-use crate::state::RedisStore;
+use crate::state::{MAX_BATCH, RedisStore};
 use claim_core::{Op, StoreError};
 use redis::{Cmd, FromRedisValue, Script, ScriptInvocation, ToRedisArgs};
+use std::future::Future;
 
 /// `EVALSHA <sha> <keys>`, ready for the keys and then the arguments: the
 /// hot path (claim, renew, ack) writes its arguments straight into one
@@ -137,6 +139,24 @@ pub(crate) fn check_keys<K: AsRef<[u8]>>(
         return Ok(());
     }
     check_one_slot(op, what, keys.iter().map(AsRef::as_ref))
+}
+
+/// Runs `call` on each chunk of at most [`MAX_BATCH`] of `items`, in
+/// order, and answers every chunk's answers in one list; the first error
+/// is returned (later chunks are not sent).
+pub(crate) async fn in_batches<'a, T, R, F, Fut>(
+    items: &'a [T],
+    mut call: F,
+) -> Result<Vec<R>, StoreError>
+where
+    F: FnMut(&'a [T]) -> Fut,
+    Fut: Future<Output = Result<Vec<R>, StoreError>>,
+{
+    let mut out = Vec::with_capacity(items.len());
+    for chunk in items.chunks(MAX_BATCH) {
+        out.extend(call(chunk).await?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -152,22 +152,6 @@ async fn per_slot(
     Ok((values, types))
 }
 
-/// The string values of `keys` read per slot ([`mget`]) and, in
-/// explicit-time mode, their logical expiries ([`side_expiries`]; none
-/// with server time): what `cancelled` and `fetch_payloads` decide by.
-pub(crate) async fn values_and_expiries(
-    store: &RedisStore,
-    op: Op,
-    keys: &[String],
-) -> Result<(Vec<Option<Vec<u8>>>, Vec<Option<u64>>), StoreError> {
-    let values = mget(store, op, keys).await?;
-    let expiries = match store.explicit_now() {
-        Some(_) => side_expiries(store, op, keys).await?,
-        None => Vec::new(),
-    };
-    Ok((values, expiries))
-}
-
 /// Explicit-time mode: the logical expiry of each key, read from the side
 /// hash of its slot (one `HMGET` per side hash, pipelined).
 pub(crate) async fn side_expiries(

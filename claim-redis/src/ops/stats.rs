@@ -1,16 +1,61 @@
-//! `claims`: a queue's live claims, read from the claim hashes and the index in one MULTI.
+//! The read-only inspections longer than one command (the others are in `mod.rs`): `retry_entries`, `claims`, and the sizes `depths` and the index repair read.
 
-use crate::codec::parse_owner;
+use super::call::check_keys;
+use super::retries::retry_sets;
+use crate::codec::{parse_owner, pending_entries};
 use crate::conn::Effect;
 use crate::state::RedisStore;
-use claim_core::store::ClaimInfo;
+use claim_core::store::{ClaimInfo, PendingEntry};
 use claim_core::{Generation, Member, Millis, Op, OwnerToken, Score, StoreError, wire};
 use std::collections::HashMap;
 
+/// The sizes of a sorted set and of two hashes, read in one MULTI.
+pub(crate) async fn sizes(
+    store: &RedisStore,
+    op: Op,
+    zset: &str,
+    hashes: [&str; 2],
+) -> Result<(usize, usize, usize), StoreError> {
+    check_keys(
+        store,
+        op,
+        "MULTI of ZCARD and HLENs",
+        &[zset, hashes[0], hashes[1]],
+    )?;
+    let pipe = redis::pipe()
+        .atomic()
+        .zcard(zset)
+        .hlen(hashes[0])
+        .hlen(hashes[1])
+        .to_owned();
+    store.conn().query(op, Effect::Read, &pipe).await
+}
+
+/// A ZRANGE of each whole retry set ([`retry_sets`]), earliest due first.
+pub(crate) async fn retry_entries(store: &RedisStore) -> Result<Vec<PendingEntry>, StoreError> {
+    let sets = retry_sets(store, Op::RetryEntries).await?;
+    let mut pipe = redis::pipe();
+    for (_, set) in &sets {
+        pipe.cmd("ZRANGE").arg(set).arg(0).arg(-1).arg("WITHSCORES");
+    }
+    let per_set: Vec<Vec<(Vec<u8>, f64)>> = store
+        .conn()
+        .query(Op::RetryEntries, Effect::Read, &pipe)
+        .await?;
+    let mut entries: Vec<(Vec<u8>, f64)> = per_set.into_iter().flatten().collect();
+    if sets.len() > 1 {
+        // One sorted set's order: score, then member bytes.
+        entries.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    }
+    Ok(pending_entries(entries))
+}
+
+/// A queue's live claims, read from the claim hashes and the index in one
+/// MULTI.
 pub(crate) async fn claims(store: &RedisStore, queue: &str) -> Result<Vec<ClaimInfo>, StoreError> {
     let q = store.keys().queue(queue);
     let snapshot = [&q.owners, &q.claimed, &q.index];
-    super::call::check_keys(store, Op::Claims, "MULTI of HGETALLs and ZRANGE", &snapshot)?;
+    check_keys(store, Op::Claims, "MULTI of HGETALLs and ZRANGE", &snapshot)?;
     let pipe = redis::pipe()
         .atomic()
         .hgetall(&q.owners)

@@ -54,18 +54,19 @@
 //! Every script here is safe to run twice (see each header), so a cluster
 //! client that resends a call after a connection drop changes nothing.
 
-use super::push_once::{PushAnswer, PushItem, Pushed, push_checked};
-use super::request_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
+use super::ack::{ack_args, ack_bytes, ack_list_keys, ack_runs};
+use super::call::{self, evalsha};
+use super::cluster::push_once::{PushAnswer, PushItem, Pushed, push_checked};
+use super::cluster::request_keys::{PAYLOAD_KEYS, PRODUCER_KEYS, after_ack};
 use crate::codec::packed_codes;
 use crate::keys::QueueKeys;
-use crate::ops::call::{self, evalsha};
-use crate::ops::script_args::{ack_args, ack_bytes, ack_list_keys, ack_runs};
 use crate::slots::hash_slot;
 use crate::state::RedisStore;
 use claim_core::marker::record_digest;
 use claim_core::store::AckItem;
 use claim_core::{ClaimKey, Op, OwnerToken, StoreError};
 use redis::RedisWrite;
+
 /// ack_fence.lua's bits: ours somewhere (may push), answered (a live
 /// queue-slot marker), by this very record, held by another owner.
 const OURS_SOMEWHERE: i64 = 2;
@@ -73,10 +74,10 @@ const ANSWERED: i64 = 4;
 const OWN_RECORD: i64 = 8;
 const HELD_ELSEWHERE: i64 = 16;
 
-/// Acks one chunk of at most [`MAX_BATCH`](crate::state::MAX_BATCH) items
-/// of `queue` (its keys `q`): those whose list shares the queue's slot in
-/// one script, the others across slots; answers ack.lua's code per item.
-pub(crate) async fn ack_chunk(
+/// Acks one chunk of `queue` (its keys `q`): the items whose list shares
+/// the queue's slot in one script, the others across slots; answers
+/// ack.lua's code per item.
+pub(crate) async fn one_call(
     store: &RedisStore,
     (queue, q): (&str, &QueueKeys),
     owner: &OwnerToken,

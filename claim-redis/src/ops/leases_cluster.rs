@@ -1,8 +1,9 @@
 //! `reclaim_expired`'s second phase in the hash-tagged layout: markers read per slot, `DELIVERY_LIMIT` records pushed once in their list's slot, then `lua/reclaim.lua` in the queue's slot, then the answered generations' per-request keys.
 //!
 //! Steps for the chosen expired claims:
-//! 1. read their owner entries and members (the queue's slot, one MULTI),
-//!    then each generation's marker in its result list's slot
+//! 1. read their owner entries and members (the queue's slot, one MULTI;
+//!    `leases::reclaim_expired` reads them for both layouts), then each
+//!    generation's marker in its result list's slot
 //!    ([`request_keys`]);
 //! 2. for each claim at the delivery limit whose generation is not
 //!    answered and whose list (and list TTL: `StoreConfig::route`) is not
@@ -43,14 +44,12 @@
 //! keys at it). Every step is safe to run twice: push once recognises its
 //! own record, the script re-checks every claim, deletes are idempotent.
 
-use super::push_once::{PushItem, Pushed, push_once};
-use super::request_keys;
+use super::call::Call;
+use super::cluster::push_once::{PushItem, Pushed, push_once};
+use super::cluster::request_keys;
 use crate::codec::{ReclaimAs, dead_json, explicit_time_arg, parse_owner};
 use crate::conn::{Effect, bad_reply};
-use crate::ops::call::{Call, check_keys};
-use crate::ops::reclaim_passes::{
-    OwnersAndMembers, Pass, PassCounts, ReclaimChosen, owner_and_member_reads,
-};
+use crate::keys::QueueKeys;
 use crate::slots::hash_slot;
 use crate::state::RedisStore;
 use claim_core::marker::{parse_marker, record_digest};
@@ -79,94 +78,83 @@ struct Item {
     limit: Option<(ReclaimAs, String)>,
 }
 
-/// The hash-tagged layout's second phase.
-pub(crate) struct HashTagged;
-
-impl ReclaimChosen for HashTagged {
-    /// Steps 1 to 4 for the chosen claims.
-    async fn reclaim_chosen((store, queue, q, now, chosen): Pass<'_>) -> PassCounts {
-        let config = &store.inner.config;
-        let keys = store.keys();
-        // Both keys lie in the queue's slot (checked): one MULTI.
-        let mut reads = owner_and_member_reads(q, chosen);
-        reads.atomic();
-        check_keys(store, OP, "MULTI of HMGETs", &[&q.owners, &q.claimed])?;
-        let (owners, members): OwnersAndMembers =
-            store.conn().query(OP, Effect::Read, &reads).await?;
-        let mut items: Vec<Item> = chosen
-            .iter()
-            .zip(owners)
-            .zip(members)
-            .map(|((key, entry), member)| Item {
-                skip: false,
-                key: key.clone(),
-                generation: Generation::from_claim_key(key),
-                parsed: member.and_then(|m| wire::parse_member(&m).ok()),
-                entry,
-                marker: None,
-                limit: None,
-            })
-            .collect();
-        let candidates: Vec<Vec<String>> = items
-            .iter()
-            .map(|item| {
-                request_keys::marker_candidates(
-                    store,
-                    queue,
-                    item.parsed.as_ref(),
-                    &item.generation,
-                )
-            })
-            .collect();
-        let mut failed = read_markers(store, queue, &mut items, &candidates).await;
-        failed = failed.or(push_limit_records(store, queue, now, &mut items).await);
-        items.retain(|item| !item.skip);
-        if items.is_empty() {
-            return match failed {
-                Some(err) => Err(err),
-                None => Ok([0, 0, 0]),
-            };
-        }
-
-        let mut call = Call::new(store, &store.scripts().reclaim);
-        for key in q.all() {
-            call.key(key);
-        }
-        call.key(keys.clock_side_for(&q.pending));
-        let explicit = explicit_time_arg(store.explicit_now().is_some());
-        call.arg(now.0)
-            .arg(config.result_dedup_ttl_ms)
-            .arg(store.ttl_slack())
-            .arg(format!("t{explicit}"));
-        for item in &items {
-            let Some(entry) = &item.entry else {
-                call.arg(item.key.as_str())
-                    .arg("")
-                    .arg(ReclaimAs::Ghost.tag());
-                continue;
-            };
-            call.arg(item.key.as_str()).arg(entry.as_slice());
-            match &item.limit {
-                None => call.arg(ReclaimAs::Redeliver.tag()).arg("0"),
-                Some((kind, dead)) => call.arg(kind.tag()).arg("0").arg(dead.as_str()),
-            };
-            call.arg(item.marker.as_deref().unwrap_or_default());
-        }
-        let reply: Vec<Value> = call.run(store, OP).await?;
-        let counts: Vec<usize> = reply
-            .iter()
-            .take(3)
-            .map(|v| redis::from_redis_value::<usize>(v.clone()).ok())
-            .collect::<Option<_>>()
-            .filter(|c: &Vec<usize>| c.len() == 3)
-            .ok_or_else(|| bad_reply(OP, Effect::Write, format!("{reply:?}")))?;
-        let ended: Vec<String> = reply[3..]
-            .iter()
-            .filter_map(|v| redis::from_redis_value::<String>(v.clone()).ok())
-            .collect();
-        forget_ended(store, &items, &ended).await;
-        Ok([counts[0], counts[1], counts[2]])
+/// The hash-tagged layout's second phase: steps 1 to 4 for the chosen
+/// claims (their owner entries and members read).
+pub(crate) async fn reclaim_chosen(
+    (store, queue, q, now, chosen): (&RedisStore, &str, &QueueKeys, Millis, &[String]),
+    owners: Vec<Option<Vec<u8>>>,
+    members: Vec<Option<Vec<u8>>>,
+) -> Result<[usize; 3], StoreError> {
+    let config = &store.inner.config;
+    let keys = store.keys();
+    let mut items: Vec<Item> = chosen
+        .iter()
+        .zip(owners)
+        .zip(members)
+        .map(|((key, entry), member)| Item {
+            skip: false,
+            key: key.clone(),
+            generation: Generation::from_claim_key(key),
+            parsed: member.and_then(|m| wire::parse_member(&m).ok()),
+            entry,
+            marker: None,
+            limit: None,
+        })
+        .collect();
+    let candidates: Vec<Vec<String>> = items
+        .iter()
+        .map(|item| {
+            request_keys::marker_candidates(store, queue, item.parsed.as_ref(), &item.generation)
+        })
+        .collect();
+    let mut failed = read_markers(store, queue, &mut items, &candidates).await;
+    failed = failed.or(push_limit_records(store, queue, now, &mut items).await);
+    items.retain(|item| !item.skip);
+    if items.is_empty() {
+        return match failed {
+            Some(err) => Err(err),
+            None => Ok([0, 0, 0]),
+        };
     }
+
+    let mut call = Call::new(store, &store.scripts().reclaim);
+    for key in q.all() {
+        call.key(key);
+    }
+    call.key(keys.clock_side_for(&q.pending));
+    let explicit = explicit_time_arg(store.explicit_now().is_some());
+    call.arg(now.0)
+        .arg(config.result_dedup_ttl_ms)
+        .arg(store.ttl_slack())
+        .arg(format!("t{explicit}"));
+    for item in &items {
+        let Some(entry) = &item.entry else {
+            call.arg(item.key.as_str())
+                .arg("")
+                .arg(ReclaimAs::Ghost.tag());
+            continue;
+        };
+        call.arg(item.key.as_str()).arg(entry.as_slice());
+        match &item.limit {
+            None => call.arg(ReclaimAs::Redeliver.tag()).arg("0"),
+            Some((kind, dead)) => call.arg(kind.tag()).arg("0").arg(dead.as_str()),
+        };
+        call.arg(item.marker.as_deref().unwrap_or_default());
+    }
+    let reply: Vec<Value> = call.run(store, OP).await?;
+    let counts: Vec<usize> = reply
+        .iter()
+        .take(3)
+        .map(|v| redis::from_redis_value::<usize>(v.clone()).ok())
+        .collect::<Option<_>>()
+        .filter(|c: &Vec<usize>| c.len() == 3)
+        .ok_or_else(|| bad_reply(OP, Effect::Write, format!("{reply:?}")))?;
+    let ended: Vec<String> = reply[3..]
+        .iter()
+        .filter_map(|v| redis::from_redis_value::<String>(v.clone()).ok())
+        .collect();
+    forget_ended(store, &items, &ended).await;
+    Ok([counts[0], counts[1], counts[2]])
 }
 
 /// Step 1's marker reads, with the isolation of the module docs: on an

@@ -1,4 +1,4 @@
-//! `promote_due` in the hash-tagged layout: due entries of the shared (Go) retry set handed over to their queue's own retry set, crash-safely; then each queue's due retries promoted by `lua/promote.lua` in the queue's slot.
+//! The hash-tagged layout's retries. `promote_due`: due entries of the shared (Go) retry set handed over to their queue's own retry set, crash-safely; then each queue's due retries promoted by `lua/promote.lua` in the queue's slot.
 //!
 //! Each queue parks in its own `<base>:retry` ([`crate::keys::QueueKeys`]),
 //! so promotion is one atomic script in the queue's slot, as in the plain
@@ -21,17 +21,28 @@
 //! queue's dead hash (as the model keeps it): in the script when it was
 //! parked in the default queue's own set, else written there before it
 //! leaves its set, with the same crash argument.
+//!
+//! `retry_now`: the entry found in whichever retry set holds it, handed
+//! over to its queue's own set when it lies in another, then
+//! `lua/retry_now.lua` in the queue's slot with the marker read first. Its
+//! hand-over, and its burial outside the default queue's slot (the dead
+//! entry written first, then the removal), are the promoter's steps with
+//! the crash argument above; a marker written between its read and the
+//! script is missed as the promoter misses it (the claim script then drops
+//! the copy in pending as answered).
 
-use super::request_keys;
-use super::retry_sets::retry_sets;
+use super::call::Call;
+use super::cluster::request_keys;
+use super::retries::{
+    Target, bury_args, move_out, promote_args, retry_sets, run_retry_now, target,
+};
 use crate::codec::{dead_json, score_arg};
 use crate::conn::Effect;
-use crate::ops::call::Call;
-use crate::ops::retry_target::{Target, bury_args, promote_args, target};
 use crate::state::{MAX_BATCH, RedisStore};
-use claim_core::{Generation, Millis, Op, StoreError};
+use claim_core::{Generation, Member, Millis, Op, RetryNow, StoreError};
 
-const OP: Op = Op::PromoteDue;
+const PROMOTE: Op = Op::PromoteDue;
+const RETRY_NOW: Op = Op::RetryNow;
 
 /// What one due entry becomes.
 enum Plan {
@@ -54,7 +65,7 @@ enum Plan {
 }
 
 pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usize, StoreError> {
-    let now = store.now_ms(OP).await?;
+    let now = store.now_ms(PROMOTE).await?;
     let due_by = score_arg(now.as_score());
     let mut moved = 0;
     let mut remaining = limit;
@@ -64,7 +75,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
     // again from there on a later pass and count once, when they leave.
     while remaining > 0 {
         let want = remaining.min(MAX_BATCH);
-        let sets = retry_sets(store, OP).await?;
+        let sets = retry_sets(store, PROMOTE).await?;
         let mut reads = redis::pipe();
         for (_, set) in &sets {
             reads
@@ -78,7 +89,7 @@ pub(crate) async fn promote_due(store: &RedisStore, limit: usize) -> Result<usiz
                 .arg(want);
         }
         let per_set: Vec<Vec<(Vec<u8>, f64)>> =
-            store.conn().query(OP, Effect::Read, &reads).await?;
+            store.conn().query(PROMOTE, Effect::Read, &reads).await?;
         let mut due: Vec<(usize, Vec<u8>, f64)> = per_set
             .into_iter()
             .enumerate()
@@ -136,35 +147,6 @@ fn plan(store: &RedisStore, home: Option<&str>, member: &[u8], due: f64) -> Plan
     }
 }
 
-/// Moves `leaving` out of the retry set `set` to the places `places`
-/// writes (single-key commands in other slots, pipelined), after adding
-/// `queues` to the set of queues with retry sets of their own: each step
-/// only after the one before it landed, so a crash leaves an entry in
-/// both places (the next promotion meets it twice and the scripts drop the
-/// copy), never in none, and never in a set promotion cannot find.
-pub(crate) async fn move_out(
-    store: &RedisStore,
-    op: Op,
-    set: &str,
-    queues: &[&str],
-    places: &redis::Pipeline,
-    leaving: &[&[u8]],
-) -> Result<(), StoreError> {
-    if !queues.is_empty() {
-        let register = redis::Cmd::sadd(store.keys().retry_queues(), queues);
-        store
-            .conn()
-            .query::<()>(op, Effect::Write, &register)
-            .await?;
-    }
-    store
-        .conn()
-        .query::<()>(op, Effect::Transaction, places)
-        .await?;
-    let rem = redis::Cmd::zrem(set, leaving);
-    store.conn().query::<()>(op, Effect::Write, &rem).await
-}
-
 /// Carries out one batch's plans for the set `set` of `home`; answers how
 /// many entries left the retry sets for pending or the dead hash, and how
 /// many were handed over to another queue's retry set. An entry buried
@@ -216,7 +198,7 @@ async fn settle(
         }
     }
     if !leaving.is_empty() {
-        move_out(store, OP, set, &queues, &places, &leaving).await?;
+        move_out(store, PROMOTE, set, &queues, &places, &leaving).await?;
     }
     if here.is_empty() {
         return Ok([buried, handed_over]);
@@ -228,7 +210,7 @@ async fn settle(
             _ => None,
         })
         .collect();
-    let mut values = request_keys::markers(store, OP, &candidates)
+    let mut values = request_keys::markers(store, PROMOTE, &candidates)
         .await?
         .into_iter();
     let mut call = Call::new(store, &store.scripts().promote);
@@ -263,6 +245,81 @@ async fn settle(
             Plan::Elsewhere { .. } => {}
         }
     }
-    let n: usize = call.run(store, OP).await?;
+    let n: usize = call.run(store, PROMOTE).await?;
     Ok([buried + n, handed_over])
+}
+
+pub(crate) async fn retry_now(store: &RedisStore, member: &Member) -> Result<RetryNow, StoreError> {
+    let now = store.now_ms(RETRY_NOW).await?;
+    let keys = store.keys();
+    let default_queue = store.inner.config.default_queue.clone();
+    let sets = retry_sets(store, RETRY_NOW).await?;
+    let mut reads = redis::pipe();
+    for (_, set) in &sets {
+        reads.zscore(set, member.as_bytes());
+    }
+    let scores: Vec<Option<f64>> = store.conn().query(RETRY_NOW, Effect::Read, &reads).await?;
+    let holding: Vec<(Option<String>, String, f64)> = sets
+        .into_iter()
+        .zip(scores)
+        .filter_map(|((queue, set), score)| score.map(|s| (queue, set, s)))
+        .collect();
+    let Some(first) = holding.first().cloned() else {
+        return Ok(RetryNow::NotParked);
+    };
+    match target(store, member.as_bytes()) {
+        Target::Bury { reason } => {
+            let dead = keys.queue(&default_queue).dead;
+            let json = dead_json(&reason, now);
+            tracing::warn!(dead = %dead, "retry entry cannot be promoted: moving it to the dead set");
+            let home = holding
+                .iter()
+                .find(|h| h.0.as_deref() == Some(default_queue.as_str()));
+            if let Some((_, set, _)) = home {
+                let mut call = Call::new(store, &store.scripts().retry_now);
+                call.key(set).key(&dead).key(&dead).key(&dead);
+                bury_args(&mut call, member.as_bytes(), &json);
+                return run_retry_now(store, call, Some(""), now).await;
+            }
+            // Outside the dead hash's slot: the dead entry first, then the removal.
+            let mut place = redis::pipe();
+            place.hset(&dead, member.as_bytes(), &json).ignore();
+            let leaving = [member.as_bytes()];
+            move_out(store, RETRY_NOW, &first.1, &[], &place, &leaving).await?;
+            Ok(RetryNow::DeadLettered)
+        }
+        Target::Promote {
+            queue,
+            score,
+            generation,
+            parsed,
+        } => {
+            let dest = keys.queue(&queue);
+            if !holding.iter().any(|h| h.1 == dest.retry) {
+                let mut place = redis::pipe();
+                place.zadd(&dest.retry, member.as_bytes(), first.2).ignore();
+                let (queues, leaving) = ([queue.as_str()], [member.as_bytes()]);
+                move_out(store, RETRY_NOW, &first.1, &queues, &place, &leaving).await?;
+            }
+            let candidates = [request_keys::marker_candidates(
+                store,
+                &queue,
+                Some(&parsed),
+                &generation,
+            )];
+            let marker = request_keys::markers(store, RETRY_NOW, &candidates)
+                .await?
+                .into_iter()
+                .next()
+                .flatten()
+                .unwrap_or_default();
+            let mut call = Call::new(store, &store.scripts().retry_now);
+            call.key(&dest.retry)
+                .key(&dest.dead)
+                .key(&dest.pending)
+                .key(&dest.deliveries);
+            promote_args(&mut call, member.as_bytes(), score, &generation);
+            run_retry_now(store, call, Some(&marker), now).await
+        }
+    }
 }
