@@ -42,7 +42,7 @@ pub struct RedisStoreOptions {
     /// ([`crate::RedisStore::replica_ack_stats`]), never an error: the
     /// write happened on the primary. The split (cross-slot) ack waits on
     /// the list's primary before its claim drop, and keeps the claim of a
-    /// record no replica acknowledged (`ops/cluster/ack.rs`).
+    /// record no replica acknowledged (`ops/ack_cluster.rs`).
     pub replica_acks: u32,
     /// How keys are named: [`KeyLayout::Plain`] (default; standalone and
     /// Sentinel) or [`KeyLayout::HashTagged`] (Redis Cluster: every call in

@@ -1,4 +1,4 @@
-//! `RedisStore` and what every operation reads from it: the key layout, the connection, the scripts, the time source and the TTL rules; a leaf, so `ops/` and `replicas` import it without importing the routing in `store.rs`.
+//! `RedisStore` and what every operation reads from it: the key layout, the connection, the scripts, the time source and the TTL rules; a leaf, so `ops/` and `replicas` import it without importing `store.rs`.
 
 use crate::conn::{Conn, Effect};
 use crate::keys::{KeyLayout, Keys};
@@ -65,9 +65,9 @@ impl RedisStore {
         &self.inner.keys
     }
 
-    /// The key layout, fixed when the store was built: each operation's
-    /// entry point in `ops/` matches on it once, to run the plain
-    /// operation or its `ops::cluster` counterpart.
+    /// The key layout, fixed when the store was built: each operation
+    /// matches on it once, to run its plain body or its hash-tagged one
+    /// (`ops/<role>_cluster.rs`).
     pub(crate) fn layout(&self) -> KeyLayout {
         self.inner.keys.layout()
     }

@@ -1,6 +1,6 @@
 //! `push_once`: runs `lua/push_once.lua`, terminal records pushed to one result list at most once per generation, in the list's slot.
 //!
-//! The cross-slot half of an ack (`ops/cluster/ack.rs`) and of the
+//! The cross-slot half of an ack (`ops/ack_cluster.rs`) and of the
 //! reclaimer's `DELIVERY_LIMIT` record when the result list hashes to
 //! another slot than the queue: the terminal marker lives in the list's
 //! slot ([`crate::keys::Keys::marker_for`]), so marker check, push, marker

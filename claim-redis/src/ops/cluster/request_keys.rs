@@ -15,7 +15,7 @@
 //! layout): one `node_del_if.lua` call per node, then per key
 //! (`del_if.lua`) what a node refused. Each delete is best effort: the
 //! record and its marker are
-//! written already, and every key expires on its own (`cluster::ack`'s
+//! written already, and every key expires on its own (`ack_cluster`'s
 //! header says why a leftover is safe). But a failover's window refuses
 //! them all, and the chaos run with a primary SIGKILLed found keys left
 //! that way; so deletes that fail transiently are sent again for about
@@ -185,7 +185,7 @@ pub(crate) async fn side_expiries(
 
 /// Hash-tagged layout: the keys a generation's marker may be at. The ack
 /// keeps a copy of each marker in the queue's slot (`marker_for` with the
-/// pending key; `cluster::ack`), read first; the marker itself lies in
+/// pending key; `ack_cluster`), read first; the marker itself lies in
 /// the slot of the list its record went to, and the list is the acker's
 /// choice: the list Go's routing picks for the member
 /// (`StoreConfig::route`), the default list, or any queue's
