@@ -1,11 +1,12 @@
-//! The store's traits written out over Redis: each method runs its operation (the one-command reads here, in sight), or calls the role file that builds its script call; claims and acks then wait for `replica_acks` replicas here.
+//! The store's traits written out over Redis: each method runs its operation (a one-command one here, in sight), or calls the role file that builds its script call; claims and acks then wait for `replica_acks` replicas here.
 //!
 //! One file per role, the plain layout's body beside its hash-tagged
-//! (cluster) counterpart (`<role>_cluster`), picked once, at the top of
-//! the operation, from the store's layout (`RedisStore::layout`, fixed at
-//! construction): `claim`, `ack`, `leases` (renew, reclaim, index repair),
-//! `retries` (park, promote, retry now), `release` (a holder's or an
-//! operator's), `admin` (dead-letter, redrive, purge, pause, is-terminal),
+//! (cluster) counterpart (`<role>_cluster`), picked once per operation
+//! (here, or in the role file) from the store's layout
+//! (`RedisStore::layout`, fixed at construction): `claim`, `ack`, `leases`
+//! (renew, reclaim, index repair), `retries` (park, promote, retry now),
+//! `release` (a holder's or an operator's), `admin` (dead-letter, redrive,
+//! purge, is-terminal; a pause is one command, here),
 //! `stats` (read-only inspections), `producer` (submit, enqueue) and
 //! `cancel` (cancel; cancel markers and payloads read). Shared: `call`
 //! (every script call and multi-key command, slot-checked in the
