@@ -14,7 +14,7 @@
 -- Hash-tagged layout: KEYS[1] the sequence key, KEYS[2] the pending set,
 -- KEYS[3] the side hash of their slot, all in the queue's slot; ARGV 1-10
 -- as above (6 and 7 unused). The caller wrote the per-request keys first
--- (ops/submit.rs, producer_keys, says why that order is safe).
+-- (ops/producer.rs, producer_keys, says why that order is safe).
 -- Returns the sequence stamped (an integer, at least 1).
 --
 -- Correctness: INCR, the stamp and the ZADD happen in one script, so two

@@ -12,7 +12,7 @@
 -- ARGV[1] owner token   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3i] claim key, ARGV[3i+1] stamped member, ARGV[3i+2] due score of
 -- item i; hash-tagged only, ARGV[2+3n+i] item i's marker value read
--- before from its candidate keys in other slots ('' = none; ops/answered.rs)
+-- before from its candidate keys in other slots ('' = none; ops/release.rs)
 -- Returns one integer per item: 1 if the caller's claim ended parked, 3 if
 -- it ended dropped as answered (plain: its payload key deleted here;
 -- hash-tagged: the caller deletes it), 0 if the caller held no claim.

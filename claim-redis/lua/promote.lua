@@ -11,7 +11,7 @@
 -- ARGV[4i+2] the pending score (Go's formula, wire::queue_score) or the
 -- dead entry JSON,
 -- ARGV[4i+3] its claim key ('' for 'd')
--- Hash-tagged layout (ops/promote_tagged.rs): KEYS[1] the queue's own
+-- Hash-tagged layout (ops/retries_cluster.rs): KEYS[1] the queue's own
 -- retry set, KEYS[2] its dead hash, then per item only KEYS[2i+1]
 -- destination (the queue's pending zset, or KEYS[2]) and KEYS[2i+2] its
 -- deliveries hash (KEYS[2] for 'd'), all in the queue's slot; ARGV as

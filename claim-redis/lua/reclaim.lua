@@ -22,7 +22,7 @@
 -- digest and the list's EXPIRE in seconds after the push (0: none; the
 -- routing's TTL, claim_core::routing, at most 315360000); 'u' limit whose result list the caller refused by name: its
 -- dead entry JSON.
--- Hash-tagged layout (ops/reclaim_tagged.rs): ARGV[4] is 't1' or 't0'
+-- Hash-tagged layout (ops/leases_cluster.rs): ARGV[4] is 't1' or 't0'
 -- (explicit time or not); KEYS are the first 7 alone, all in the queue's
 -- slot; every payload flag is '0'; items are 'g', 'r', 'u' and 'x' (a
 -- limit item whose DELIVERY_LIMIT record the caller pushed already, with

@@ -12,7 +12,7 @@
 -- (request-payload:<id>:<token>), KEYS[8] the explicit-time side hash
 -- ARGV[1] claim key   ARGV[2] now in ms, or "" for the server's TIME
 -- ARGV[3] (hash-tagged only) the marker value read before from its
--- candidate keys in other slots ('' = none; ops/answered.rs)
+-- candidate keys in other slots ('' = none; ops/release.rs)
 -- Returns {owner token whose claim ended, 1 if it was dropped as answered
 -- (plain: its payload key deleted here; hash-tagged: the caller deletes
 -- it) else 0}, or false when none was held.
