@@ -330,3 +330,29 @@ fn two_siblings_importing_each_other_are_a_cycle_and_a_re_export_or_a_test_modul
         let _ = fs::remove_dir_all(dir);
     }
 }
+
+#[test]
+fn every_path_the_architecture_doc_names_exists() {
+    let root = project_root();
+    let doc = read(&root.join("docs/ARCHITECTURE.md"));
+    let tops = [
+        "claim-core/",
+        "claim-memory/",
+        "claim-redis/",
+        "async-worker/",
+        "xtask/",
+    ];
+    let missing: Vec<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|name| {
+            tops.iter().any(|top| name.starts_with(top)) && !name.contains(['*', '<', ' '])
+        })
+        .filter(|name| !root.join(name).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md names paths that do not exist: {missing:#?}"
+    );
+}
