@@ -153,10 +153,15 @@ pub(super) fn describe(raw: &RawValue) -> String {
     match raw.get().as_bytes().first() {
         Some(b'{') => "an object".into(),
         Some(b'[') => "an array".into(),
-        _ if raw.get().chars().count() > 40 => {
-            format!("{}…", raw.get().chars().take(40).collect::<String>())
-        }
-        _ => raw.get().into(),
+        _ => shortened(raw.get(), 40),
+    }
+}
+
+/// `text` for an error message, cut at `max` characters.
+pub(super) fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
     }
 }
 

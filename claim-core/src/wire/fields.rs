@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::entries::{Key, describe, object, seconds_of};
@@ -21,7 +21,8 @@ pub(super) trait RawFields<'a>: Default {
     fn set(&mut self, key: &str, value: &'a RawValue);
 }
 
-/// Declares a [`RawFields`] struct: one `Option<&RawValue>` per key.
+/// Declares a [`RawFields`] struct, one `Option<&RawValue>` per key, read
+/// from a JSON object by [`FieldsOf`].
 macro_rules! raw_fields {
     ($(#[$doc:meta])* struct $name:ident { $($key:ident),* $(,)? }) => {
         $(#[$doc])*
@@ -38,6 +39,12 @@ macro_rules! raw_fields {
                 }
             }
         }
+
+        impl<'de> serde::Deserialize<'de> for $name<'de> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_map(super::fields::FieldsOf(std::marker::PhantomData))
+            }
+        }
     };
 }
 pub(super) use raw_fields;
@@ -45,12 +52,6 @@ pub(super) use raw_fields;
 /// Reads a JSON object into the [`RawFields`] `T` in one pass: any other
 /// key is checked as JSON and skipped, and no key without an escape is copied.
 pub(super) struct FieldsOf<T>(pub(super) PhantomData<T>);
-
-impl<T> FieldsOf<T> {
-    pub(super) fn new() -> Self {
-        FieldsOf(PhantomData)
-    }
-}
 
 impl<'de, T: RawFields<'de>> Visitor<'de> for FieldsOf<T> {
     type Value = T;
@@ -63,13 +64,6 @@ impl<'de, T: RawFields<'de>> Visitor<'de> for FieldsOf<T> {
             fields.set(&key, map.next_value()?);
         }
         Ok(fields)
-    }
-}
-
-impl<'de, T: RawFields<'de>> DeserializeSeed<'de> for FieldsOf<T> {
-    type Value = T;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-        d.deserialize_map(self)
     }
 }
 

@@ -7,9 +7,10 @@ use super::parsed::{
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
+use std::marker::PhantomData;
 
 use super::entries::{Key, is_object, last_field, read, seconds_of};
-use super::fields::{Check, FieldsOf, bad, get, present, raw_fields, seconds, string_map, text};
+use super::fields::{Check, bad, get, present, raw_fields, seconds, string_map, text};
 
 /// The member's `data.deadline` as the stores read it for leases and
 /// terminal markers ([`crate::lease`]): any JSON number, a fraction floored,
@@ -132,7 +133,7 @@ impl<'de> Visitor<'de> for OnePass {
             match &*key {
                 "request_kind" => request_kind = Some(map.next_value()?),
                 "internal" => internal = Some(map.next_value()?),
-                "data" => data = Some(map.next_value_seed(FieldsOf::new())?),
+                "data" => data = Some(map.next_value()?),
                 _ => drop(map.next_value::<IgnoredAny>()?),
             }
         }
@@ -150,9 +151,9 @@ impl<'de> Visitor<'de> for OnePass {
 /// must be a string", as skipping over it finds first), and it still reads
 /// a member whose only fault is in an earlier `data` the last one replaces.
 pub(super) fn in_two_passes(text: &str) -> Result<Envelope<'_>, String> {
-    let top: Top = read(text, FieldsOf::new())?;
+    let top: Top = read(text, PhantomData)?;
     let data = match present(top.data) {
-        Some(raw) if is_object(raw) => Some(read(raw.get(), FieldsOf::new())?),
+        Some(raw) if is_object(raw) => Some(read(raw.get(), PhantomData)?),
         _ => None,
     };
     Ok(Envelope {
@@ -179,9 +180,7 @@ fn fields(top: &Envelope, data: &Data) -> Check<ParsedMember> {
         return missing("request_kind", kinds);
     };
     let internal: Internal = match present(top.internal) {
-        Some(raw) if is_object(raw) => {
-            read(raw.get(), FieldsOf::new()).map_err(|e| ("internal", e))?
-        }
+        Some(raw) if is_object(raw) => read(raw.get(), PhantomData).map_err(|e| ("internal", e))?,
         Some(raw) => return Err(bad("internal", "an object", raw)),
         None => Internal::default(),
     };
