@@ -13,30 +13,41 @@ use super::entries::{Key, describe, object, seconds_of};
 /// A field's value, or the field path and why it is unusable.
 pub(super) type Check<T> = Result<T, (&'static str, String)>;
 
-/// A struct of an object's values, each kept raw as written (`null`
-/// included), filled one key at a time.
-pub(super) trait RawFields<'a>: Default {
-    /// Keeps `value` when `key` is one of the fields; a later value of a
-    /// key replaces an earlier one (duplicates: the last wins, as in Go).
-    fn set(&mut self, key: &str, value: &'a RawValue);
+/// A struct of an object's values, filled one key at a time.
+pub(super) trait RawFields<'de>: Default {
+    /// Reads the value of `key` into its field (a later value of a key
+    /// replaces an earlier one: duplicates, the last wins, as in Go), or
+    /// checks it as JSON and skips it when no field has that name.
+    fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error>;
 }
 
-/// Declares a [`RawFields`] struct, one `Option<&RawValue>` per key, read
-/// from a JSON object by [`FieldsOf`].
+/// Declares a [`RawFields`] struct read from a JSON object by [`FieldsOf`]:
+/// an `Option<&RawValue>` per key, kept as written (`null` included), and,
+/// after a `;`, fields read in place as a struct of their own.
 macro_rules! raw_fields {
-    ($(#[$doc:meta])* struct $name:ident { $($key:ident),* $(,)? }) => {
+    (
+        $(#[$doc:meta])*
+        struct $name:ident { $($key:ident),* $(,)? $(; $($field:ident: $ty:ident),+)? }
+    ) => {
         $(#[$doc])*
         #[derive(Default)]
         pub(super) struct $name<'a> {
             $(pub(super) $key: Option<&'a serde_json::value::RawValue>,)*
+            $($(pub(super) $field: Option<$ty<'a>>,)+)?
         }
 
-        impl<'a> super::fields::RawFields<'a> for $name<'a> {
-            fn set(&mut self, key: &str, value: &'a serde_json::value::RawValue) {
+        impl<'de> super::fields::RawFields<'de> for $name<'de> {
+            fn read<A: serde::de::MapAccess<'de>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+            ) -> Result<(), A::Error> {
                 match key {
-                    $(stringify!($key) => self.$key = Some(value),)*
-                    _ => {}
+                    $(stringify!($key) => self.$key = Some(map.next_value()?),)*
+                    $($(stringify!($field) => self.$field = Some(map.next_value()?),)+)?
+                    _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
                 }
+                Ok(())
             }
         }
 
@@ -61,7 +72,7 @@ impl<'de, T: RawFields<'de>> Visitor<'de> for FieldsOf<T> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut fields = T::default();
         while let Some(Key(key)) = map.next_key()? {
-            fields.set(&key, map.next_value()?);
+            fields.read(&key, &mut map)?;
         }
         Ok(fields)
     }

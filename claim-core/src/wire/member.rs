@@ -5,11 +5,9 @@ use super::parsed::{
     CREATED_SECS, DEADLINE_SECS, MAX_RESULT_TTL_SECS, ParsedMember, own_payload_ref,
 };
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use std::marker::PhantomData;
 
-use super::entries::{Key, is_object, last_field, read, seconds_of};
+use super::entries::{is_object, last_field, read, seconds_of};
 use super::fields::{Check, bad, get, present, raw_fields, seconds, string_map, text};
 
 /// The member's `data.deadline` as the stores read it for leases and
@@ -35,7 +33,7 @@ pub fn member_deadline(raw: &[u8]) -> Option<i64> {
 pub fn parse_member(raw: &[u8]) -> Result<ParsedMember, MemberError> {
     let not_json = |reason| MemberError::NotJson { reason };
     let text = std::str::from_utf8(raw).map_err(|e| not_json(e.to_string()))?;
-    let envelope = match read(text, OnePass) {
+    let envelope = match read(text, PhantomData) {
         Ok(envelope) => envelope,
         Err(_) => in_two_passes(text).map_err(not_json)?,
     };
@@ -101,48 +99,12 @@ raw_fields! {
     struct Top { request_kind, internal, data }
 }
 
-/// The envelope with `data` read: `request_kind` and `internal` stay raw
-/// (`internal` is read apart, so a fault in it is answered with the
-/// request id, never as "not JSON").
-pub(super) struct Envelope<'a> {
-    request_kind: Option<&'a RawValue>,
-    internal: Option<&'a RawValue>,
-    /// The last `data`, `None` when it is not an object.
-    data: Option<Data<'a>>,
-}
-
-/// Reads the [`Envelope`] in one pass, `data` in place (a large payload
-/// is scanned once); it stops when `data` is no object.
-pub(super) struct OnePass;
-
-impl<'de> DeserializeSeed<'de> for OnePass {
-    type Value = Envelope<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Envelope<'de>, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for OnePass {
-    type Value = Envelope<'de>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
-        let (mut request_kind, mut internal, mut data) = (None, None, None);
-        while let Some(Key(key)) = map.next_key()? {
-            match &*key {
-                "request_kind" => request_kind = Some(map.next_value()?),
-                "internal" => internal = Some(map.next_value()?),
-                "data" => data = Some(map.next_value()?),
-                _ => drop(map.next_value::<IgnoredAny>()?),
-            }
-        }
-        Ok(Envelope {
-            request_kind,
-            internal,
-            data,
-        })
-    }
+raw_fields! {
+    /// The envelope read in one pass, `data` in place (a large payload is
+    /// scanned once; the pass stops when `data` is no object) and
+    /// `request_kind` and `internal` kept raw (`internal` is read apart, so
+    /// a fault in it is answered with the request id, never as "not JSON").
+    struct Envelope { request_kind, internal; data: Data }
 }
 
 /// The envelope read with `data` kept raw and then read on its own, each

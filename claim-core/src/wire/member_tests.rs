@@ -1,9 +1,10 @@
 //! The member parser on hostile shapes: reading a member in one pass decides it as reading it object by object does, and each doubtful shape is decided with the words of the latter.
 
 use super::entries::read;
-use super::member::{OnePass, in_two_passes, member, parse_member};
+use super::member::{Envelope, in_two_passes, member, parse_member};
 use super::member_error::MemberError;
 use proptest::prelude::*;
+use std::marker::PhantomData;
 
 /// A value as a hostile producer might write it, as JSON text.
 fn edge() -> impl Strategy<Value = String> {
@@ -109,7 +110,7 @@ fn member_text() -> impl Strategy<Value = String> {
 /// Reading `text` in one pass, when it can be, decides it as reading it
 /// object by object does.
 fn same(text: &str) {
-    if let Ok(one_pass) = read(text, OnePass) {
+    if let Ok(one_pass) = read(text, PhantomData::<Envelope>) {
         let two_passes = in_two_passes(text).expect("what one pass reads, two passes read");
         let (one, two) = (member(&one_pass), member(&two_passes));
         assert_eq!(format!("{one:?}"), format!("{two:?}"), "{text}");
