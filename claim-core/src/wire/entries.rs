@@ -130,6 +130,10 @@ pub(super) fn last_field<'a>(json: &'a str, key: &str) -> Result<Option<&'a RawV
 /// Unix seconds from a raw JSON number, a fraction floored; `None` for
 /// anything else or outside `range` ([`seconds`] reads a field this way).
 pub(super) fn seconds_of(raw: &RawValue, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
+    // Most are plain integers, read without a second JSON parse.
+    if let Ok(secs) = raw.get().parse::<i64>() {
+        return range.contains(&secs).then_some(secs);
+    }
     let n: Number = serde_json::from_str(raw.get()).ok()?;
     let secs = n.as_i64().or_else(|| {
         let f = n.as_f64()?.floor();

@@ -100,7 +100,21 @@ pub(super) fn bad(path: &'static str, expected: &str, raw: &RawValue) -> (&'stat
 
 /// A string at `path`; empty reads as absent.
 pub(super) fn text(raw: Option<&RawValue>, path: &'static str) -> Check<Option<String>> {
-    Ok(get::<String>(raw, path, "a string")?.filter(|s| !s.is_empty()))
+    let text = present(raw).map(|raw| string(raw).map_err(|_| bad(path, "a string", raw)));
+    Ok(text.transpose()?.filter(|s| !s.is_empty()))
+}
+
+/// A JSON string's text: the bytes between its quotes when it holds no
+/// escape (reading the value checked them), else decoded.
+pub(super) fn string(raw: &RawValue) -> serde_json::Result<String> {
+    match raw
+        .get()
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+    {
+        Some(plain) if !plain.contains('\\') => Ok(plain.to_owned()),
+        _ => serde_json::from_str(raw.get()),
+    }
 }
 
 pub(super) fn string_map(
@@ -114,7 +128,7 @@ pub(super) fn string_map(
     let map = object(raw.get()).map_err(|_| bad(path, expected, raw))?;
     map.into_iter()
         .map(|(k, v)| {
-            serde_json::from_str(v.get())
+            string(v)
                 .map(|s| (k.into_owned(), s))
                 .map_err(|_| bad(path, expected, v))
         })

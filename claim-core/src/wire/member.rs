@@ -8,7 +8,7 @@ use super::parsed::{
 use std::marker::PhantomData;
 
 use super::entries::{is_object, last_field, read, seconds_of};
-use super::fields::{Check, bad, get, present, raw_fields, seconds, string_map, text};
+use super::fields::{Check, bad, get, present, raw_fields, seconds, string, string_map, text};
 
 /// The member's `data.deadline` as the stores read it for leases and
 /// terminal markers ([`crate::lease`]): any JSON number, a fraction floored,
@@ -45,7 +45,7 @@ pub(super) fn member(envelope: &Envelope) -> Result<ParsedMember, MemberError> {
     let Some(data) = &envelope.data else {
         return Err(MemberError::MissingId);
     };
-    let id = match present(data.id).map(|r| serde_json::from_str::<String>(r.get())) {
+    let id = match present(data.id).map(string) {
         Some(Ok(id)) if !id.is_empty() => id,
         _ => return Err(MemberError::MissingId),
     };
