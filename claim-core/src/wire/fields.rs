@@ -107,11 +107,11 @@ pub(super) fn text(raw: Option<&RawValue>, path: &'static str) -> Check<Option<S
 /// A JSON string's text: the bytes between its quotes when it holds no
 /// escape (reading the value checked them), else decoded.
 pub(super) fn string(raw: &RawValue) -> serde_json::Result<String> {
-    match raw
+    let plain = raw
         .get()
         .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-    {
+        .and_then(|t| t.strip_suffix('"'));
+    match plain {
         Some(plain) if !plain.contains('\\') => Ok(plain.to_owned()),
         _ => serde_json::from_str(raw.get()),
     }
@@ -142,11 +142,6 @@ pub(super) fn seconds(
     expected: &str,
     range: std::ops::RangeInclusive<i64>,
 ) -> Check<Option<i64>> {
-    let Some(raw) = present(raw) else {
-        return Ok(None);
-    };
-    match seconds_of(raw, range) {
-        Some(s) => Ok(Some(s)),
-        None => Err(bad(path, expected, raw)),
-    }
+    let read = |raw| seconds_of(raw, range).ok_or_else(|| bad(path, expected, raw));
+    present(raw).map(read).transpose()
 }
