@@ -50,6 +50,19 @@ impl IntoStore for claim_redis::RedisStore {
     }
 }
 
+/// Writes a builder method per [`RuntimeConfig`] knob, setting the field of its name.
+macro_rules! config_setters {
+    ($($(#[$doc:meta])* $knob:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $knob(mut self, $knob: $ty) -> Self {
+                self.config.$knob = $knob;
+                self
+            }
+        )*
+    };
+}
+
 /// A runtime under construction; [`RuntimeBuilder::build`] checks it.
 ///
 /// Defaults: [`RuntimeConfig::default`]'s knobs, the open gate, the system
@@ -153,13 +166,6 @@ impl RuntimeBuilder {
         self
     }
 
-    /// How long a pool gate's `Wait` may hold a request before it is
-    /// requeued (default 5 m; zero: until the deadline).
-    pub fn gate_wait_timeout(mut self, timeout: Duration) -> Self {
-        self.config.gate_wait_timeout = timeout;
-        self
-    }
-
     /// Where the runtime reads time (deadlines, retry due times); default
     /// the system clock.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -167,34 +173,20 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Requests handled at once (default 64).
-    pub fn concurrency(mut self, requests: usize) -> Self {
-        self.config.concurrency = requests;
-        self
-    }
-
-    /// Members peeked and claimed per poll (default 10).
-    pub fn batch_size(mut self, members: usize) -> Self {
-        self.config.batch_size = members;
-        self
-    }
-
-    /// Pause between polls when the last batch was not full (default 1 s).
-    pub fn poll_interval(mut self, interval: Duration) -> Self {
-        self.config.poll_interval = interval;
-        self
-    }
-
-    /// Upper bound of one handler call (default 300 s; the deadline bounds it too).
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.config.request_timeout = timeout;
-        self
-    }
-
-    /// How long shutdown waits for in-flight work (default 120 s).
-    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
-        self.config.drain_timeout = timeout;
-        self
+    config_setters! {
+        /// Requests handled at once (default 64).
+        concurrency: usize;
+        /// Members peeked and claimed per poll (default 10).
+        batch_size: usize;
+        /// Pause between polls when the last batch was not full (default 1 s).
+        poll_interval: Duration;
+        /// Upper bound of one handler call (default 300 s; the deadline bounds it too).
+        request_timeout: Duration;
+        /// How long shutdown waits for in-flight work (default 120 s).
+        drain_timeout: Duration;
+        /// How long a pool gate's `Wait` may hold a request before it is
+        /// requeued (default 5 m; zero: until the deadline).
+        gate_wait_timeout: Duration;
     }
 
     /// Checks every setting and takes each queue's routing from the store's

@@ -183,5 +183,5 @@ impl Transforms {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
+#[path = "transform_tests.rs"]
 mod tests;

@@ -1,14 +1,12 @@
-//! JSON objects read as their entries in document order, values left unparsed, and typed reads of one field.
+//! JSON objects read as their entries in document order with values left unparsed, one key's last value, and why a text is not an object.
 //!
-//! The member parser and the retry stamper share these, so both see the
-//! same object (duplicate keys, order) the way Go does.
+//! The member parser, the retry stamper and the stores share these, so all
+//! see the same object (duplicate keys, order) the way Go does.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Number;
 use serde_json::value::RawValue;
@@ -17,15 +15,13 @@ use serde_json::value::RawValue;
 /// unless it holds an escape (a member's ~20 keys, read on every claim,
 /// allocate nothing).
 pub(super) type Entries<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
-/// A field's value, or the field path and why it is unusable.
-pub(super) type Check<T> = Result<T, (&'static str, String)>;
 
 /// A JSON object as its entries in document order, values unparsed.
 struct Object<'a>(Entries<'a>);
 
 /// An object key, borrowed from the document when it has no escape
 /// (serde's own `Cow<str>` always copies).
-struct Key<'a>(Cow<'a, str>);
+pub(super) struct Key<'a>(pub(super) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -70,12 +66,18 @@ impl<'de> Deserialize<'de> for Object<'de> {
 }
 
 pub(super) fn object(json: &str) -> Result<Entries<'_>, String> {
-    serde_json::from_str::<Object>(json)
-        .map(|o| o.0)
-        .map_err(|e| match serde_json::from_str::<&RawValue>(json) {
-            Ok(raw) => format!("expected an object, got {}", describe(raw)),
-            Err(_) => e.to_string(),
-        })
+    read(json, std::marker::PhantomData::<Object>).map(|o| o.0)
+}
+
+/// `json` read by `seed` to its end; the error says what `json` is when it
+/// is JSON but not what `seed` reads (an object), else where it breaks.
+pub(super) fn read<'a, S: DeserializeSeed<'a>>(json: &'a str, seed: S) -> Result<S::Value, String> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let value = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    value.map_err(|e| match serde_json::from_str::<&RawValue>(json) {
+        Ok(raw) => format!("expected an object, got {}", describe(raw)),
+        Err(_) => e.to_string(),
+    })
 }
 
 /// The last value of `key` in the JSON object `json` (duplicates: last
@@ -128,11 +130,11 @@ pub(super) fn last_field<'a>(json: &'a str, key: &str) -> Result<Option<&'a RawV
 /// Unix seconds from a raw JSON number, a fraction floored; `None` for
 /// anything else or outside `range` ([`seconds`] reads a field this way).
 pub(super) fn seconds_of(raw: &RawValue, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
-    number_seconds(&serde_json::from_str(raw.get()).ok()?, range)
-}
-
-/// [`seconds_of`] of a number already read.
-pub(super) fn number_seconds(n: &Number, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
+    // Most are plain integers, read without a second JSON parse.
+    if let Ok(secs) = raw.get().parse::<i64>() {
+        return range.contains(&secs).then_some(secs);
+    }
+    let n: Number = serde_json::from_str(raw.get()).ok()?;
     let secs = n.as_i64().or_else(|| {
         let f = n.as_f64()?.floor();
         (f.is_finite() && f.abs() < 9.0e18).then_some(f as i64)
@@ -155,75 +157,20 @@ pub(super) fn describe(raw: &RawValue) -> String {
     match raw.get().as_bytes().first() {
         Some(b'{') => "an object".into(),
         Some(b'[') => "an array".into(),
-        _ if raw.get().chars().count() > 40 => {
-            format!("{}…", raw.get().chars().take(40).collect::<String>())
-        }
-        _ => raw.get().into(),
+        _ => shortened(raw.get(), 40),
+    }
+}
+
+/// `text` for an error message, cut at `max` characters.
+pub(super) fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
     }
 }
 
 pub(super) fn is_object(raw: &RawValue) -> bool {
     raw.get().starts_with('{')
-}
-
-/// The value at `path` (its last segment is the key) parsed as `T`; `None` when absent.
-pub(super) fn get<T: DeserializeOwned>(
-    entries: &Entries,
-    path: &'static str,
-    expected: &str,
-) -> Check<Option<T>> {
-    let parse =
-        |raw: &RawValue| serde_json::from_str(raw.get()).map_err(|_| bad(path, expected, raw));
-    field(entries, key(path)).map(parse).transpose()
-}
-
-/// The object key of a field path such as `data.deadline`. A plain loop:
-/// paths are a few bytes, and `rsplit`'s `memrchr` call cost ~3 % of the
-/// worker's CPU at one call per field read.
-pub(super) fn key(path: &str) -> &str {
-    match path.bytes().rposition(|b| b == b'.') {
-        Some(dot) => &path[dot + 1..],
-        None => path,
-    }
-}
-
-pub(super) fn bad(path: &'static str, expected: &str, raw: &RawValue) -> (&'static str, String) {
-    (path, format!("expected {expected}, got {}", describe(raw)))
-}
-
-pub(super) fn text(entries: &Entries, path: &'static str) -> Check<Option<String>> {
-    Ok(get::<String>(entries, path, "a string")?.filter(|s| !s.is_empty()))
-}
-
-pub(super) fn string_map(entries: &Entries, path: &'static str) -> Check<BTreeMap<String, String>> {
-    let expected = "an object of string values";
-    let Some(raw) = field(entries, key(path)) else {
-        return Ok(BTreeMap::new());
-    };
-    let map = object(raw.get()).map_err(|_| bad(path, expected, raw))?;
-    map.into_iter()
-        .map(|(k, v)| {
-            serde_json::from_str(v.get())
-                .map(|s| (k.into_owned(), s))
-                .map_err(|_| bad(path, expected, v))
-        })
-        .collect()
-}
-
-/// Unix seconds at `path` from any JSON number, a fraction floored; at least `min`.
-pub(super) fn seconds(
-    entries: &Entries,
-    path: &'static str,
-    expected: &str,
-    range: std::ops::RangeInclusive<i64>,
-) -> Check<Option<i64>> {
-    let Some(raw) = field(entries, key(path)) else {
-        return Ok(None);
-    };
-    match seconds_of(raw, range) {
-        Some(s) => Ok(Some(s)),
-        None => Err(bad(path, expected, raw)),
-    }
 }
 
 #[cfg(test)]
@@ -248,13 +195,5 @@ mod tests {
             Some("2"),
             "the last wins"
         );
-    }
-
-    #[test]
-    fn a_paths_key_is_its_last_segment() {
-        assert_eq!(key("internal.retry_count"), "retry_count");
-        assert_eq!(key("a.b.c"), "c");
-        assert_eq!(key("request_kind"), "request_kind");
-        assert_eq!(key("trailing."), "");
     }
 }

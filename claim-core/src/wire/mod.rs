@@ -4,8 +4,9 @@
 //! one concern per module: `member` reads a pending member, `retry` stamps it
 //! for a retry, `result` is the result record, `producer` builds members in
 //! the Go producer's shape, `sequence` is the enqueue sequence, the score and
-//! the producer's per-request keys, `go_json` writes JSON as Go's `json.Marshal` does and
-//! `entries` reads JSON objects without parsing their values. The modules are
+//! the producer's per-request keys, `go_json` writes JSON as Go's `json.Marshal` does,
+//! `entries` reads JSON objects without parsing their values and `fields` reads the
+//! member's keys in one pass. The modules are
 //! private; everything public is re-exported here (`claim_core::wire::X`).
 //!
 //! Decisions, where the Go code leaves room:
@@ -33,13 +34,13 @@
 //!   value keeps its exact bytes (no numeric round trip), so no `arbitrary_precision`.
 
 mod entries;
+mod fields;
 mod go_json;
 mod go_order;
 mod member;
 mod member_error;
-mod one_pass;
 #[cfg(test)]
-mod one_pass_tests;
+mod member_tests;
 mod parsed;
 mod producer;
 mod result;

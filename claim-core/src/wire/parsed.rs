@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::entries::shortened;
 use super::sequence::{payload_key, queue_score};
 use crate::types::Score;
 
@@ -126,17 +127,8 @@ pub(super) fn own_payload_ref(
         Some(named) if named == payload_key(id, token) => Ok(()),
         Some(named) => Err(format!(
             "names the key {:?}; a member may reference only its own payload key {:?}",
-            shortened(named),
+            shortened(named, 80),
             payload_key(id, token)
         )),
-    }
-}
-
-/// A name for an error message, cut at 80 characters.
-fn shortened(name: &str) -> String {
-    if name.chars().count() > 80 {
-        format!("{}…", name.chars().take(80).collect::<String>())
-    } else {
-        name.to_owned()
     }
 }
