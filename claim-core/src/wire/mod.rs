@@ -39,8 +39,6 @@ mod go_json;
 mod go_order;
 mod member;
 mod member_error;
-#[cfg(test)]
-mod member_tests;
 mod parsed;
 mod producer;
 mod result;
@@ -80,3 +78,6 @@ pub fn active_key(id: &str) -> String {
 pub fn cancel_key(id: &str) -> String {
     format!("{CANCEL_KEY_PREFIX}{id}")
 }
+
+#[cfg(test)]
+mod member_tests;
