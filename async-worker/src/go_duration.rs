@@ -17,8 +17,6 @@ use std::time::Duration;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// Go's limit: a `time.Duration` is an `int64` of nanoseconds.
 const MAX_NANOS: u128 = i64::MAX as u128;
-/// Fraction digits kept; Go stops accumulating precision at about this point too.
-const MAX_FRACTION_DIGITS: u32 = 18;
 
 /// The unit a bare number (no suffix) is read in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,46 +147,42 @@ pub fn parse_go_duration_nanos(input: &str) -> Result<i64, GoDurationError> {
     Ok(if negative { -nanos } else { nanos })
 }
 
-/// The sign and the magnitude in nanoseconds (at most `i64::MAX`).
+/// The sign and the magnitude in nanoseconds (at most `i64::MAX`), read as
+/// Go's `time.ParseDuration` reads them: digits of a fraction past the 18th
+/// are dropped, and each part is truncated to the nanosecond.
 fn parse_magnitude(input: &str) -> Result<(bool, u128), DurationError> {
-    let (negative, mut rest) = match input.as_bytes().first() {
-        Some(b'-') => (true, &input[1..]),
-        Some(b'+') => (false, &input[1..]),
-        _ => (false, input),
-    };
-    if rest == "0" {
-        return Ok((negative, 0));
-    }
-    if rest.is_empty() {
-        return Err(if input.is_empty() {
-            DurationError::Empty
-        } else {
-            invalid("a sign needs a number after it")
-        });
+    let negative = input.starts_with('-');
+    let mut rest = input.strip_prefix(['-', '+']).unwrap_or(input);
+    match rest {
+        "0" => return Ok((negative, 0)),
+        "" if input.is_empty() => return Err(DurationError::Empty),
+        "" => return Err(invalid("a sign needs a number after it")),
+        _ => {}
     }
     let mut total: u128 = 0;
     while !rest.is_empty() {
-        let (whole, after_whole) = digits(rest);
-        let (fraction, after_fraction) = match after_whole.strip_prefix('.') {
-            Some(f) => {
-                let (frac, tail) = digits(f);
-                (Some(frac), tail)
-            }
-            None => (None, after_whole),
-        };
-        if whole.is_empty() && fraction.is_none_or(str::is_empty) {
-            return Err(invalid(&format!(
-                "expected a number at {:?}",
-                truncate(rest)
-            )));
+        let (whole, tail) = digits(rest);
+        let (fraction, tail) = tail.strip_prefix('.').map_or(("", tail), digits);
+        if whole.is_empty() && fraction.is_empty() {
+            let at = truncate(rest);
+            return Err(invalid(&format!("expected a number at {at:?}")));
         }
-        let unit_len = after_fraction
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(after_fraction.len());
-        let (unit, tail) = after_fraction.split_at(unit_len);
-        let per_unit = unit_nanos(unit)?;
-        total = total
-            .checked_add(part_nanos(whole, fraction.unwrap_or(""), per_unit)?)
+        let unit_len = (tail.find(|c: char| c == '.' || c.is_ascii_digit())).unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let per_unit = match unit {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => NANOS_PER_SEC,
+            "m" => 60 * NANOS_PER_SEC,
+            "h" => 3_600 * NANOS_PER_SEC,
+            "" => return Err(DurationError::MissingUnit),
+            other => return Err(DurationError::UnknownUnit(other.to_owned())),
+        };
+        let kept = &fraction[..fraction.len().min(18)];
+        let fraction = number(kept).unwrap_or(0) * per_unit / 10u128.pow(kept.len() as u32);
+        let part = number(whole).and_then(|w| w.checked_mul(per_unit)?.checked_add(fraction));
+        total = (part.and_then(|p| total.checked_add(p)))
             .filter(|t| *t <= MAX_NANOS)
             .ok_or(DurationError::Overflow)?;
         rest = tail;
@@ -225,37 +219,11 @@ fn digits(s: &str) -> (&str, &str) {
     s.split_at(end)
 }
 
-fn unit_nanos(unit: &str) -> Result<u128, DurationError> {
-    Ok(match unit {
-        "ns" => 1,
-        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-        "ms" => 1_000_000,
-        "s" => NANOS_PER_SEC,
-        "m" => 60 * NANOS_PER_SEC,
-        "h" => 3_600 * NANOS_PER_SEC,
-        "" => return Err(DurationError::MissingUnit),
-        other => return Err(DurationError::UnknownUnit(other.to_owned())),
+/// The value of ASCII digits (`0` for none), `None` past `u128`.
+fn number(digits: &str) -> Option<u128> {
+    (digits.bytes()).try_fold(0u128, |n, d| {
+        n.checked_mul(10)?.checked_add(u128::from(d - b'0'))
     })
-}
-
-/// `whole.fraction` units in nanoseconds, the fraction truncated to the nanosecond.
-fn part_nanos(whole: &str, fraction: &str, per_unit: u128) -> Result<u128, DurationError> {
-    let whole: u128 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| DurationError::Overflow)?
-    };
-    let mut nanos = whole
-        .checked_mul(per_unit)
-        .filter(|n| *n <= MAX_NANOS)
-        .ok_or(DurationError::Overflow)?;
-    let kept = &fraction[..fraction.len().min(MAX_FRACTION_DIGITS as usize)];
-    if !kept.is_empty() {
-        let numerator: u128 = kept.parse().map_err(|_| DurationError::Overflow)?;
-        let scale = 10u128.pow(kept.len() as u32);
-        nanos += numerator * per_unit / scale;
-    }
-    Ok(nanos)
 }
 
 /// Formats a duration the way Go's `Duration.String` does for whole units
