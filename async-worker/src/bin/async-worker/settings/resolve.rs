@@ -16,13 +16,6 @@ use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
 const TRANSPORT: &str = "redis-sortedset";
 
 impl Sources<'_> {
-    /// `--strict-config`: `strict_config`, else the flag, else off.
-    fn strict_config(&mut self) -> bool {
-        let sources = (self.args.strict_config, self.config.strict_config);
-        let strict = self.ours("strict-config", "strict_config", sources, bool::to_string);
-        strict == Some(true)
-    }
-
     /// A claim duration of ours: the config's `field` (a whole number of
     /// `unit`s), else the flag's value (`given`, parsed), else `default`.
     fn claim_duration(
@@ -32,74 +25,53 @@ impl Sources<'_> {
         (unit, default): (BareUnit, Duration),
     ) -> Result<Duration, SettingsError> {
         let configured = self.positive(configured, field)?.map(|n| unit.times(n));
-        let value = self.ours(flag, field, (given, configured), show);
+        let value = self.ours(flag, field, (given, configured), |d| format_duration(*d));
         Ok(value.unwrap_or(default))
     }
 
-    /// `max_deliveries` (0 = unlimited), else `--max-deliveries`, else 10.
-    fn max_deliveries(&mut self) -> Result<u32, SettingsError> {
-        let fix = "give it a whole number from 0 (unlimited) to 4294967295";
-        let field = "max_deliveries";
-        let configured = self.count(self.config.max_deliveries, field, fix)?;
-        let sources = (self.args.max_deliveries, configured);
-        Ok(self
-            .ours("max-deliveries", field, sources, u32::to_string)
-            .unwrap_or(10))
-    }
-
-    /// `bind_address`, else `--bind-address`, else `::`.
-    fn bind_address(&mut self) -> Result<IpAddr, SettingsError> {
-        let configured = match set(&self.config.bind_address) {
-            None => None,
-            Some(text) => Some(text.parse().map_err(|e| {
-                let detail = format!("{text:?} is not an IP address ({e})");
-                let fix = "give an IP address such as 0.0.0.0, 127.0.0.1 or ::";
-                self.error("bind_address", detail, fix)
-            })?),
+    /// `bind_address`, parsed when set.
+    fn bind_address(&self) -> Result<Option<IpAddr>, SettingsError> {
+        let Some(text) = set(&self.config.bind_address) else {
+            return Ok(None);
         };
-        let sources = (self.args.bind_address, configured);
-        let address = self.ours("bind-address", "bind_address", sources, IpAddr::to_string);
-        Ok(address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED)))
-    }
-
-    /// `require_durability`, else `--require-durability`, else off.
-    fn require_durability(&mut self) -> bool {
-        let sources = (self.args.require_durability, self.config.require_durability);
-        let field = "require_durability";
-        let required = self.ours("require-durability", field, sources, bool::to_string);
-        required.unwrap_or(false)
+        text.parse().map(Some).map_err(|e| {
+            let fix = "give an IP address such as 0.0.0.0, 127.0.0.1 or ::";
+            self.error(
+                "bind_address",
+                format!("{text:?} is not an IP address ({e})"),
+                fix,
+            )
+        })
     }
 
     /// Each unknown config field: a note naming the closest known one, or
     /// under `--strict-config` the refusal.
-    fn check_unknown_fields(&mut self) -> Result<(), SettingsError> {
-        let strict = self.strict_config();
+    fn check_unknown_fields(&mut self, strict: bool) -> Result<(), SettingsError> {
         for (field, closest) in self.config.unknown_fields() {
-            let hint = closest.map(|c| format!("; did you mean `{c}`?"));
+            let hint = closest
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
             let origin = &self.origin;
             if strict {
                 let detail = "--strict-config refuses fields this processor does not know";
-                let detail = format!("{detail}{}", hint.unwrap_or_default());
+                let (origin, detail) = (origin.clone(), format!("{detail}{hint}"));
                 return Err(SettingsError::UnknownConfigField {
-                    origin: origin.clone(),
+                    origin,
                     field,
                     detail,
                 });
             }
-            let fix = match hint {
-                Some(hint) => format!("{hint} Remove it or correct its spelling"),
-                None => "; remove it or correct its spelling".to_owned(),
+            let remove = if hint.is_empty() {
+                "; remove"
+            } else {
+                " Remove"
             };
             self.notes.push(format!(
-                "{origin}: unknown field {field} is ignored (as the Go processor ignores it){fix} (--strict-config refuses it)"
+                "{origin}: unknown field {field} is ignored (as the Go processor ignores it){hint}{remove} it or correct its spelling (--strict-config refuses it)"
             ));
         }
         Ok(())
     }
-}
-
-fn show(d: &Duration) -> String {
-    format_duration(*d)
 }
 
 pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError> {
@@ -129,7 +101,9 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         origin,
         notes,
     };
-    s.check_unknown_fields()?;
+    let strict = (args.strict_config, s.config.strict_config);
+    let strict = s.ours("strict-config", "strict_config", strict, bool::to_string);
+    s.check_unknown_fields(strict == Some(true))?;
 
     // Every duration flag is parsed before any config value is checked, so
     // the first error reported stays the one it always was.
@@ -157,9 +131,17 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         ("result_dedup_ttl_seconds", c.result_dedup_ttl_seconds),
         (secs, Duration::from_secs(21_600)),
     )?;
-    let max_deliveries = s.max_deliveries()?;
-    let bind_address = s.bind_address()?;
-    let require_durability = s.require_durability();
+    let fix = "give it a whole number from 0 (unlimited) to 4294967295";
+    let sources = (
+        args.max_deliveries,
+        s.count(c.max_deliveries, "max_deliveries", fix)?,
+    );
+    let max_deliveries = s.ours("max-deliveries", "max_deliveries", sources, u32::to_string);
+    let sources = (args.bind_address, s.bind_address()?);
+    let bind_address = s.ours("bind-address", "bind_address", sources, IpAddr::to_string);
+    let sources = (args.require_durability, c.require_durability);
+    let durability = "require_durability";
+    let require_durability = s.ours("require-durability", durability, sources, bool::to_string);
     let poll_ms = s.positive(s.config.poll_interval_ms, "poll_interval_ms")?;
     let batch_size = s.positive(s.config.batch_size, "batch_size")?.unwrap_or(10);
 
@@ -184,7 +166,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     let store = StoreConfig {
         lease_ttl_ms: millis(lease),
         result_dedup_ttl_ms: millis(dedup),
-        max_deliveries,
+        max_deliveries: max_deliveries.unwrap_or(10),
         retry_set: set(&config.retry_queue_name)
             .unwrap_or(wire::DEFAULT_RETRY_SET)
             .to_owned(),
@@ -219,6 +201,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         backlog_poll_interval: backlog_poll,
         ..RuntimeConfig::default()
     };
+    let bind_address = bind_address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
     let addr = |port: u16| (port != 0).then(|| SocketAddr::new(bind_address, port));
     let settings = ProcessorSettings {
         redis_url,
@@ -230,7 +213,7 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
         queues: queues.into_iter().map(|(_, q)| q).collect(),
         metrics_addr: addr(args.metrics_port),
         health_addr: addr(args.health_port),
-        require_durability,
+        require_durability: require_durability == Some(true),
         log_format,
         log_level,
         redis_tracing: s.config.enable_tracing == Some(true),
