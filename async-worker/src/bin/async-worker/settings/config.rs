@@ -9,6 +9,7 @@
 //! config") is checked against these types (`settings/tests/docs.rs`).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -104,11 +105,6 @@ pub struct QueueConfig {
 }
 
 impl TransportConfig {
-    /// Parses the JSON; `origin` names where it came from in error messages.
-    pub fn from_json(text: &str, origin: &str) -> Result<Self, SettingsError> {
-        parse_json(text, origin, "the transport config must be a JSON object")
-    }
-
     /// The fields neither we nor Go know, by path (`batchsize`,
     /// `queues[0].gate`) in document order per level, each with the closest
     /// known field's path when one is near (`batch_size`).
@@ -147,12 +143,23 @@ fn closest(name: &str, known: &[String]) -> Option<String> {
         .map(|(_, k)| k.clone())
 }
 
-impl QueueConfig {
-    /// Parses a JSON array of queue objects (the deprecated
-    /// `--redis.ss.queues-config`); `origin` names it in error messages.
-    pub fn list_from_json(text: &str, origin: &str) -> Result<Vec<Self>, SettingsError> {
-        parse_json(text, origin, "give a JSON array of queue objects")
-    }
+/// A JSON document given inline (`inline`: its flag and text) or in a file
+/// (`file`: its flag and path), parsed, with how messages name it; `None`
+/// when neither is given. `top` is the fix when the document has the wrong shape.
+pub(super) fn load<T: serde::de::DeserializeOwned>(
+    inline: (&str, Option<&String>),
+    file: (&str, Option<&PathBuf>),
+    top: &str,
+) -> Result<Option<(T, String)>, SettingsError> {
+    let (text, origin) = match (inline, file) {
+        ((flag, Some(json)), _) => (json.clone(), flag.to_owned()),
+        (_, (flag, Some(path))) => (
+            std::fs::read_to_string(path).map_err(|e| SettingsError::unreadable(flag, path, e))?,
+            format!("{flag} {}", path.display()),
+        ),
+        _ => return Ok(None),
+    };
+    Ok(Some((parse_json(&text, &origin, top)?, origin)))
 }
 
 /// Parses `text` as `T`; `top` is the fix when the document itself has the wrong shape.
@@ -164,33 +171,32 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de)
         .map_err(|e| field_error(origin, e.path().to_string(), e.into_inner(), top))?;
-    de.end().map_err(|e| SettingsError::ConfigSyntax {
-        origin: origin.to_owned(),
-        detail: e.to_string(),
-    })?;
+    de.end().map_err(|e| syntax_error(origin, e))?;
     Ok(value)
 }
 
 fn field_error(origin: &str, path: String, error: serde_json::Error, top: &str) -> SettingsError {
     use serde_json::error::Category;
-    let origin = origin.to_owned();
-    let detail = error.to_string();
     if matches!(
         error.classify(),
         Category::Syntax | Category::Eof | Category::Io
     ) {
-        return SettingsError::ConfigSyntax { origin, detail };
+        return syntax_error(origin, error);
     }
-    SettingsError::ConfigValue {
-        fix: fix_for(&path, top),
-        origin,
-        field: if path == "." {
-            "(top level)".into()
-        } else {
-            path
-        },
-        detail,
-    }
+    let field = if path == "." { "(top level)" } else { &path };
+    SettingsError::invalid(
+        format!("{origin}: {field}"),
+        error.to_string(),
+        fix_for(&path, top),
+    )
+}
+
+fn syntax_error(origin: &str, error: serde_json::Error) -> SettingsError {
+    SettingsError::invalid(
+        format!("{origin} is not valid JSON"),
+        error.to_string(),
+        "fix the JSON syntax there",
+    )
 }
 
 fn fix_for(path: &str, top: &str) -> String {

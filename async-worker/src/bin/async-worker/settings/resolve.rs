@@ -6,7 +6,7 @@ use std::time::Duration;
 use claim_core::store::StoreConfig;
 use claim_core::wire;
 
-use super::config::{TransportConfig, set};
+use super::config::{load, set};
 use super::sources::Sources;
 use super::validate::validate;
 use super::{ProcessorSettings, RunArgs, SettingsError, go, queues, redis};
@@ -89,7 +89,14 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     // The config, how messages name it, and whether the deprecated flags built it.
     let (config, origin, legacy) = match go::legacy_config(args, &mut notes)? {
         Some(config) => (Some(config), go::LEGACY_ORIGIN.to_owned(), true),
-        None => match load_config(args)? {
+        None => match load(
+            ("--transport-config", args.transport_config.as_ref()),
+            (
+                "--transport-config-file",
+                args.transport_config_file.as_ref(),
+            ),
+            "the transport config must be a JSON object",
+        )? {
             Some((config, origin)) => (Some(config), origin, false),
             None => (None, "transport config".into(), false),
         },
@@ -222,22 +229,6 @@ pub(super) fn resolve(args: &RunArgs) -> Result<ProcessorSettings, SettingsError
     };
     validate(&settings)?;
     Ok(settings)
-}
-
-/// The transport config and how error messages name it, when one was given.
-fn load_config(args: &RunArgs) -> Result<Option<(TransportConfig, String)>, SettingsError> {
-    if let Some(json) = &args.transport_config {
-        let origin = "--transport-config".to_owned();
-        return Ok(Some((TransportConfig::from_json(json, &origin)?, origin)));
-    }
-    let Some(path) = &args.transport_config_file else {
-        return Ok(None);
-    };
-    let flag = "--transport-config-file";
-    let text =
-        std::fs::read_to_string(path).map_err(|e| SettingsError::unreadable(flag, path, e))?;
-    let origin = format!("{flag} {}", path.display());
-    Ok(Some((TransportConfig::from_json(&text, &origin)?, origin)))
 }
 
 /// A duration flag, when given (`value`: an `Option` or the value of a

@@ -16,25 +16,14 @@ pub const MAX_CONCURRENCY: usize = 10_000;
 /// prints it and exits with code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    /// A flag, its value, or a file it names.
+    /// A flag, its value, a file it names, or a transport config value
+    /// (`input` is then `<origin>: <field>`).
     #[error("{input}: {detail}; {fix}")]
     Invalid {
         input: String,
         detail: String,
         fix: String,
     },
-
-    /// A value in the transport config (`origin` names which).
-    #[error("{origin}: {field}: {detail}; {fix}")]
-    ConfigValue {
-        origin: String,
-        field: String,
-        detail: String,
-        fix: String,
-    },
-
-    #[error("{origin} is not valid JSON: {detail}; fix the JSON syntax there")]
-    ConfigSyntax { origin: String, detail: String },
 
     #[error(
         "{origin}: unknown field {field} ({detail}); remove it or correct its spelling (the config uses the Go processor's snake_case names), or drop --strict-config to have it ignored with a warning"
