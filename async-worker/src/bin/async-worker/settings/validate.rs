@@ -1,7 +1,6 @@
 //! Why settings are refused: the one error type (each message names the input and the fix), and the validation pass over the resolved settings: the checks between settings and the bounds each must stay within.
 
 use super::{ProcessorSettings, RedisTls};
-use async_worker::config::QueueSpec;
 pub use claim_core::store::MAX_BATCH;
 use claim_core::store::{MAX_RESULT_DEDUP_TTL_MS, MIN_LEASE_TTL_MS};
 
@@ -91,23 +90,24 @@ impl SettingsError {
 /// names the flag and the config field.
 pub(super) fn validate(s: &ProcessorSettings) -> Result<(), SettingsError> {
     let (store, runtime) = (&s.store, &s.runtime);
-    let tls_files =
-        "--redis-tls-ca-file / --redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_*)";
-    let cert_and_key = "--redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_cert_file / redis_tls_key_file)";
     let pools = &s.flow.pools;
-    let unlisted = |q: &&QueueSpec| !pools.is_empty() && !pools.iter().any(|p| p.id == q.pool_name);
-    let missing_pool = runtime.queues.iter().find(unlisted);
+    let listed = |pool: &&String| pools.is_empty() || pools.iter().any(|p| &p.id == *pool);
+    let missing_pool = runtime
+        .queues
+        .iter()
+        .map(|q| &q.pool_name)
+        .find(|p| !listed(p));
     // (refused, input, detail, fix)
     let checks = [
         (
             s.redis_tls != RedisTls::default() && !s.redis_url.starts_with("rediss://"),
-            tls_files,
+            "--redis-tls-ca-file / --redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_*)",
             "TLS files are given but the Redis URL is not rediss://".to_owned(),
             "use a rediss:// URL to connect with TLS, or drop the TLS files",
         ),
         (
             s.redis_tls.cert_file.is_some() != s.redis_tls.key_file.is_some(),
-            cert_and_key,
+            "--redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_cert_file / redis_tls_key_file)",
             "only one of the client certificate and its key is given".to_owned(),
             "give both files, or neither",
         ),
@@ -116,9 +116,7 @@ pub(super) fn validate(s: &ProcessorSettings) -> Result<(), SettingsError> {
             "--pool-config-file",
             format!(
                 "worker pool {:?} specified in queue config not found in pool configuration",
-                missing_pool
-                    .map(|q| q.pool_name.as_str())
-                    .unwrap_or_default()
+                missing_pool.map_or("", String::as_str)
             ),
             "list the pool in the pools file, or set the queue's worker_pool_id to a listed pool",
         ),
