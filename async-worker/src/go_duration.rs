@@ -67,34 +67,6 @@ pub enum DurationError {
     Overflow,
 }
 
-/// A duration Go's `time.ParseDuration` refuses, displayed as Go words it
-/// (`time: invalid duration "x"`, `time: missing unit in duration "60"`,
-/// `time: unknown unit "d" in duration "1d"`), for the gate errors that
-/// quote Go.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", go_text(.input, .reason))]
-pub struct GoDurationError {
-    /// The text as given.
-    pub input: String,
-    /// What was wrong with it, in this crate's words.
-    #[source]
-    pub reason: DurationError,
-}
-
-fn go_text(input: &str, reason: &DurationError) -> String {
-    match reason {
-        DurationError::MissingUnit => {
-            format!("time: missing unit in duration {}", go_quote(input))
-        }
-        DurationError::UnknownUnit(unit) => format!(
-            "time: unknown unit {} in duration {}",
-            go_quote(unit),
-            go_quote(input)
-        ),
-        _ => format!("time: invalid duration {}", go_quote(input)),
-    }
-}
-
 /// Go's `strconv.Quote` for the texts a duration can hold: `"` and `\`
 /// escaped, control characters as Go writes them, printable text as is.
 pub fn go_quote(s: &str) -> String {
@@ -136,14 +108,23 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, DurationError> {
 }
 
 /// Go's `time.ParseDuration` exactly: signed nanoseconds (`-1s` is
-/// `-1_000_000_000`), refused with Go's error text.
-pub fn parse_go_duration_nanos(input: &str) -> Result<i64, GoDurationError> {
-    let refused = |reason| GoDurationError {
-        input: input.to_owned(),
-        reason,
-    };
-    let (negative, total) = parse_magnitude(input).map_err(refused)?;
-    let nanos = i64::try_from(total).map_err(|_| refused(DurationError::Overflow))?;
+/// `-1_000_000_000`), a refusal in Go's words (`time: invalid duration "x"`,
+/// `time: missing unit in duration "60"`, `time: unknown unit "d" in
+/// duration "1d"`) for the gate errors that quote Go.
+pub fn parse_go_duration_nanos(input: &str) -> Result<i64, String> {
+    let quoted = go_quote(input);
+    let (negative, total) = parse_magnitude(input).map_err(|reason| match reason {
+        DurationError::MissingUnit => format!("time: missing unit in duration {quoted}"),
+        DurationError::UnknownUnit(unit) => {
+            format!(
+                "time: unknown unit {} in duration {quoted}",
+                go_quote(&unit)
+            )
+        }
+        _ => format!("time: invalid duration {quoted}"),
+    })?;
+    // At most `i64::MAX`, as `parse_magnitude` bounds it.
+    let nanos = total as i64;
     Ok(if negative { -nanos } else { nanos })
 }
 
