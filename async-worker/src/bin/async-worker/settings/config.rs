@@ -183,44 +183,31 @@ fn field_error(origin: &str, path: String, error: serde_json::Error, top: &str) 
     ) {
         return syntax_error(origin, error);
     }
+    let detail = error.to_string();
+    // The field's own type, as serde names it last: "…, expected i64 at line 1 column 9".
+    let expected = detail.rsplit(", expected ").next().unwrap_or_default();
+    let expected = expected.split(" at line ").next().unwrap_or_default();
+    let leaf = path.rsplit('.').next().unwrap_or(&path);
+    let fix = match leaf.split('[').next().unwrap_or(leaf) {
+        "queues" => "give queues a list of queue objects",
+        "addrs" => "give addrs a list of host:port strings",
+        "gate_params" => "give gate_params an object of strings, numbers or booleans",
+        "labels" => "give labels an object of string values",
+        "allowed_result_lists" => {
+            "give allowed_result_lists a list of list names or prefix* patterns"
+        }
+        "" | "." => top,
+        _ if expected == "i64" => "give it a whole number",
+        _ if expected == "a boolean" => "give it true or false",
+        _ => "give it a string",
+    };
     let field = if path == "." { "(top level)" } else { &path };
-    SettingsError::invalid(
-        format!("{origin}: {field}"),
-        error.to_string(),
-        fix_for(&path, top),
-    )
+    SettingsError::invalid(format!("{origin}: {field}"), detail, fix)
 }
 
 fn syntax_error(origin: &str, error: serde_json::Error) -> SettingsError {
-    SettingsError::invalid(
-        format!("{origin} is not valid JSON"),
-        error.to_string(),
-        "fix the JSON syntax there",
-    )
-}
-
-fn fix_for(path: &str, top: &str) -> String {
-    let leaf = path.rsplit('.').next().unwrap_or(path);
-    let leaf = leaf.split('[').next().unwrap_or(leaf);
-    match leaf {
-        "queues" => "give queues a list of queue objects".into(),
-        "addrs" => "give addrs a list of host:port strings".into(),
-        "gate_params" => "give gate_params an object of strings, numbers or booleans".into(),
-        "labels" => "give labels an object of string values".into(),
-        "allowed_result_lists" => {
-            "give allowed_result_lists a list of list names or prefix* patterns".into()
-        }
-        "enable_tracing" | "require_durability" | "strict_config" => "give it true or false".into(),
-        "poll_interval_ms"
-        | "batch_size"
-        | "claim_lease_ttl_seconds"
-        | "claim_reclaim_interval_ms"
-        | "result_dedup_ttl_seconds"
-        | "result_ttl_seconds"
-        | "max_deliveries" => "give it a whole number".into(),
-        "" | "." => top.into(),
-        _ => "give it a string".into(),
-    }
+    let origin = format!("{origin} is not valid JSON");
+    SettingsError::invalid(origin, error.to_string(), "fix the JSON syntax there")
 }
 
 /// A non-empty string: `""` and `null` read as unset, as in Go.
