@@ -70,28 +70,15 @@ pub enum DurationError {
 /// Go's `strconv.Quote` for the texts a duration can hold: `"` and `\`
 /// escaped, control characters as Go writes them, printable text as is.
 pub fn go_quote(s: &str) -> String {
-    let mut quoted = String::with_capacity(s.len() + 2);
-    quoted.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            '\n' => quoted.push_str("\\n"),
-            '\r' => quoted.push_str("\\r"),
-            '\t' => quoted.push_str("\\t"),
-            '\u{7}' => quoted.push_str("\\a"),
-            '\u{8}' => quoted.push_str("\\b"),
-            '\u{c}' => quoted.push_str("\\f"),
-            '\u{b}' => quoted.push_str("\\v"),
-            c if (c as u32) < 0x80 && c.is_ascii_control() => {
-                quoted.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('"');
-    quoted
+    let escaped = s.chars().map(|c| match c {
+        '"' | '\\' => format!("\\{c}"),
+        // \a \b \t \n \v \f \r, in code point order.
+        '\u{7}'..='\u{d}' => format!("\\{}", char::from(b"abtnvfr"[c as usize - 7])),
+        c if c.is_ascii_control() => format!("\\x{:02x}", u32::from(c)),
+        c if c.is_control() => format!("\\u{:04x}", u32::from(c)),
+        c => c.to_string(),
+    });
+    format!("\"{}\"", escaped.collect::<String>())
 }
 
 /// Parses Go duration syntax (`300s`, `1m`, `500ms`, `1h30m`, `1.5s`, `.5s`, `0`).
