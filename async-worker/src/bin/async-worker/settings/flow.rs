@@ -62,26 +62,37 @@ pub(super) fn resolve_flow(
         Some(path) => read_pools(&path)?,
     };
     let duration = |flag, value, default| given(value).map_or(Ok(default), |v| duration(flag, &v));
+    let policy = "fix the policy file: {\"type\": \"random-robin\" | \"tier-priority\", \"parameters\": {…}}";
+    let transform =
+        "fix the transform file: {\"requestTransforms\": [{\"name\", \"type\", \"parameters\"}]}";
     Ok(FlowSettings {
         pools,
         merge_policy: parse_file(
             "--request-merge-policy-config-file",
             given(&flags.request_merge_policy_config_file),
             "failed to read merge policy config file",
-            "fix the policy file: {\"type\": \"random-robin\" | \"tier-priority\", \"parameters\": {…}}",
+            policy,
             MergePolicy::from_json,
         )?,
         transforms: parse_file(
             "--transform-config-file",
             given(&flags.transform_config_file),
             "failed to read transform config file",
-            "fix the transform file: {\"requestTransforms\": [{\"name\", \"type\", \"parameters\"}]}",
+            transform,
             Transforms::from_json,
         )?
         .unwrap_or_default(),
         prometheus_url: given(&flags.prometheus_url),
-        prometheus_cache_ttl: duration("--prometheus-cache-ttl", &flags.prometheus_cache_ttl, Duration::from_secs(5))?,
-        gate_wait_timeout: duration("--gate-wait-timeout", &flags.gate_wait_timeout, Duration::from_secs(300))?,
+        prometheus_cache_ttl: duration(
+            "--prometheus-cache-ttl",
+            &flags.prometheus_cache_ttl,
+            Duration::from_secs(5),
+        )?,
+        gate_wait_timeout: duration(
+            "--gate-wait-timeout",
+            &flags.gate_wait_timeout,
+            Duration::from_secs(300),
+        )?,
     })
 }
 
