@@ -94,7 +94,7 @@ pub struct QueueConfig {
     /// Only `""`/`none` (no gate) in this version.
     pub gate_type: Option<String>,
     /// Gate parameters: strings, numbers, booleans or null, as Go's `StringMap`.
-    pub gate_params: Option<BTreeMap<String, serde_json::Value>>,
+    pub gate_params: Option<async_worker::gate::GateParams>,
     /// Static labels for this queue's requests.
     pub labels: Option<BTreeMap<String, String>>,
     /// Ours: this queue's `allowed_result_lists`, replacing the top-level one.
@@ -213,17 +213,4 @@ fn syntax_error(origin: &str, error: serde_json::Error) -> SettingsError {
 /// A non-empty string: `""` and `null` read as unset, as in Go.
 pub(crate) fn set(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|s| !s.is_empty())
-}
-
-/// A queue's `gate_params` as the gate factory reads them.
-pub(crate) fn gate_params(
-    params: &Option<BTreeMap<String, serde_json::Value>>,
-) -> async_worker::gate::GateParams {
-    // Kept as given: each gate reads its params the way Go's does (strings
-    // mostly; the wrapping gates take objects and arrays).
-    params
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }

@@ -15,7 +15,6 @@
 //! `--redis.ss.*` ones leave out. Unlike Go, deprecated flags without
 //! `--message-queue-impl` are read as redis-sortedset.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clap::Args;
@@ -24,6 +23,7 @@ use super::config::{QueueConfig, TransportConfig, load};
 use super::{GoFlags, LegacyFlags, RunArgs, SettingsError};
 use crate::logging::{ENCODERS, LogFormat, ZAP_LEVELS, zap_log_level};
 use async_worker::config::DEFAULT_POOL;
+use async_worker::gate::GateParams;
 use async_worker::go_duration::parse_go_duration;
 
 /// How messages name a config built from the deprecated flags.
@@ -244,8 +244,8 @@ fn legacy_queues(
         }
         return Ok(array);
     }
-    let gate_params: BTreeMap<String, serde_json::Value> = match flags.ss_gate_params.as_deref() {
-        None | Some("") => BTreeMap::new(),
+    let gate_params = match flags.ss_gate_params.as_deref() {
+        None | Some("") => GateParams::new(),
         Some(json) => serde_json::from_str(json).map_err(|e| {
             let fix = "give a JSON object of strings, numbers or booleans, such as {}";
             SettingsError::invalid("--redis.ss.gate-params: (top level)", e.to_string(), fix)
