@@ -30,8 +30,9 @@ mod validate;
 
 pub use args::{GoFlags, LegacyFlags, RunArgs};
 pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
+pub use claim_redis::redact as redact_url;
 pub use flow::FlowSettings;
-pub use redis::{RedisTls, redact_url};
+pub use redis::RedisTls;
 pub use validate::SettingsError;
 
 use std::collections::BTreeMap;

@@ -40,7 +40,7 @@ pub(super) fn url(
     };
     let error = |reason: String| SettingsError::RedisUrl {
         field: field.clone(),
-        url: redact_url(url),
+        url: claim_redis::redact(url),
         reason,
     };
     let parsed = Url::parse(url).map_err(|e| error(e.to_string()))?;
@@ -50,27 +50,6 @@ pub(super) fn url(
         }
         "redis" | "rediss" | "unix" | "redis+unix" => Ok(url.to_owned()),
         other => Err(error(format!("scheme {other:?}"))),
-    }
-}
-
-/// The URL with its password (or a lone user part, which redis-rs reads as
-/// the password) replaced by `***`, for messages and logs.
-pub fn redact_url(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            } else if !parsed.username().is_empty() {
-                let _ = parsed.set_username("***");
-            } else {
-                return url.to_owned();
-            }
-            parsed.to_string()
-        }
-        Err(_) => match (url.split_once("://"), url.rsplit_once('@')) {
-            (Some((scheme, _)), Some((_, host))) => format!("{scheme}://***@{host}"),
-            _ => url.to_owned(),
-        },
     }
 }
 
