@@ -166,11 +166,8 @@ pub fn parse_flag_duration(input: &str, unit: BareUnit) -> Result<Duration, Dura
             .trim_start_matches(['-', '+'])
             .chars()
             .all(|c| c.is_ascii_digit() || c == '.');
-    if bare {
-        parse_go_duration(&format!("{trimmed}{}", unit.suffix()))
-    } else {
-        parse_go_duration(trimmed)
-    }
+    let suffix = if bare { unit.suffix() } else { "" };
+    parse_go_duration(&format!("{trimmed}{suffix}"))
 }
 
 fn invalid(reason: &str) -> DurationError {
@@ -198,13 +195,12 @@ fn number(digits: &str) -> Option<u128> {
 /// (`5m0s` style is avoided: `300s` → `5m`, `1500ms` → `1.5s`), for help and logs.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms.is_multiple_of(3_600_000) && ms > 0 {
-        format!("{}h", ms / 3_600_000)
-    } else if ms.is_multiple_of(60_000) && ms > 0 {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else if ms >= 1000 {
+    for (unit, per) in [("h", 3_600_000), ("m", 60_000), ("s", 1000)] {
+        if ms.is_multiple_of(per) && (ms > 0 || unit == "s") {
+            return format!("{}{unit}", ms / per);
+        }
+    }
+    if ms >= 1000 {
         format!("{}s", d.as_secs_f64())
     } else {
         format!("{ms}ms")

@@ -157,15 +157,9 @@ pub(super) fn mode(s: &Sources, url: &str) -> Result<Topology, SettingsError> {
 /// (or the URL cannot say, such as a unix socket path).
 fn url_db(url: &str) -> Option<u64> {
     let parsed = Url::parse(url).ok()?;
-    if !matches!(parsed.scheme(), "redis" | "rediss") {
-        return None;
-    }
-    let path = parsed.path().trim_matches('/');
-    if path.is_empty() {
-        return None;
-    }
-    // A db part that is not a number is the Redis client's error to report.
-    path.parse().ok()
+    let redis = matches!(parsed.scheme(), "redis" | "rediss");
+    // No db part, or one that is not a number (the Redis client's error to report).
+    (parsed.path().trim_matches('/').parse().ok()).filter(|_| redis)
 }
 
 /// In cluster mode a queue's bookkeeping keys must hash to its pending
