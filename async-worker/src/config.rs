@@ -173,11 +173,7 @@ impl RuntimeConfig {
 
     /// Workers over every pool: requests handled at once.
     pub fn total_workers(&self) -> usize {
-        if self.pools.is_empty() {
-            self.concurrency
-        } else {
-            self.pools.iter().map(|p| p.workers).sum()
-        }
+        self.worker_pools().iter().map(|p| p.workers).sum()
     }
 
     fn validate_pools(&self) -> Result<(), BuildError> {

@@ -17,8 +17,6 @@ use std::time::Duration;
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// Go's limit: a `time.Duration` is an `int64` of nanoseconds.
 const MAX_NANOS: u128 = i64::MAX as u128;
-/// Fraction digits kept; Go stops accumulating precision at about this point too.
-const MAX_FRACTION_DIGITS: u32 = 18;
 
 /// The unit a bare number (no suffix) is read in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,59 +67,18 @@ pub enum DurationError {
     Overflow,
 }
 
-/// A duration Go's `time.ParseDuration` refuses, displayed as Go words it
-/// (`time: invalid duration "x"`, `time: missing unit in duration "60"`,
-/// `time: unknown unit "d" in duration "1d"`), for the gate errors that
-/// quote Go.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", go_text(.input, .reason))]
-pub struct GoDurationError {
-    /// The text as given.
-    pub input: String,
-    /// What was wrong with it, in this crate's words.
-    #[source]
-    pub reason: DurationError,
-}
-
-fn go_text(input: &str, reason: &DurationError) -> String {
-    match reason {
-        DurationError::MissingUnit => {
-            format!("time: missing unit in duration {}", go_quote(input))
-        }
-        DurationError::UnknownUnit(unit) => format!(
-            "time: unknown unit {} in duration {}",
-            go_quote(unit),
-            go_quote(input)
-        ),
-        _ => format!("time: invalid duration {}", go_quote(input)),
-    }
-}
-
 /// Go's `strconv.Quote` for the texts a duration can hold: `"` and `\`
 /// escaped, control characters as Go writes them, printable text as is.
 pub fn go_quote(s: &str) -> String {
-    let mut quoted = String::with_capacity(s.len() + 2);
-    quoted.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            '\n' => quoted.push_str("\\n"),
-            '\r' => quoted.push_str("\\r"),
-            '\t' => quoted.push_str("\\t"),
-            '\u{7}' => quoted.push_str("\\a"),
-            '\u{8}' => quoted.push_str("\\b"),
-            '\u{c}' => quoted.push_str("\\f"),
-            '\u{b}' => quoted.push_str("\\v"),
-            c if (c as u32) < 0x80 && c.is_ascii_control() => {
-                quoted.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('"');
-    quoted
+    let escaped = s.chars().map(|c| match c {
+        '"' | '\\' => format!("\\{c}"),
+        // \a \b \t \n \v \f \r, in code point order.
+        '\u{7}'..='\u{d}' => format!("\\{}", char::from(b"abtnvfr"[c as usize - 7])),
+        c if c.is_ascii_control() => format!("\\x{:02x}", u32::from(c)),
+        c if c.is_control() => format!("\\u{:04x}", u32::from(c)),
+        c => c.to_string(),
+    });
+    format!("\"{}\"", escaped.collect::<String>())
 }
 
 /// Parses Go duration syntax (`300s`, `1m`, `500ms`, `1h30m`, `1.5s`, `.5s`, `0`).
@@ -138,57 +95,62 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, DurationError> {
 }
 
 /// Go's `time.ParseDuration` exactly: signed nanoseconds (`-1s` is
-/// `-1_000_000_000`), refused with Go's error text.
-pub fn parse_go_duration_nanos(input: &str) -> Result<i64, GoDurationError> {
-    let refused = |reason| GoDurationError {
-        input: input.to_owned(),
-        reason,
-    };
-    let (negative, total) = parse_magnitude(input).map_err(refused)?;
-    let nanos = i64::try_from(total).map_err(|_| refused(DurationError::Overflow))?;
+/// `-1_000_000_000`), a refusal in Go's words (`time: invalid duration "x"`,
+/// `time: missing unit in duration "60"`, `time: unknown unit "d" in
+/// duration "1d"`) for the gate errors that quote Go.
+pub fn parse_go_duration_nanos(input: &str) -> Result<i64, String> {
+    let quoted = go_quote(input);
+    let (negative, total) = parse_magnitude(input).map_err(|reason| match reason {
+        DurationError::MissingUnit => format!("time: missing unit in duration {quoted}"),
+        DurationError::UnknownUnit(unit) => {
+            format!(
+                "time: unknown unit {} in duration {quoted}",
+                go_quote(&unit)
+            )
+        }
+        _ => format!("time: invalid duration {quoted}"),
+    })?;
+    // At most `i64::MAX`, as `parse_magnitude` bounds it.
+    let nanos = total as i64;
     Ok(if negative { -nanos } else { nanos })
 }
 
-/// The sign and the magnitude in nanoseconds (at most `i64::MAX`).
+/// The sign and the magnitude in nanoseconds (at most `i64::MAX`), read as
+/// Go's `time.ParseDuration` reads them: digits of a fraction past the 18th
+/// are dropped, and each part is truncated to the nanosecond.
 fn parse_magnitude(input: &str) -> Result<(bool, u128), DurationError> {
-    let (negative, mut rest) = match input.as_bytes().first() {
-        Some(b'-') => (true, &input[1..]),
-        Some(b'+') => (false, &input[1..]),
-        _ => (false, input),
-    };
-    if rest == "0" {
-        return Ok((negative, 0));
-    }
-    if rest.is_empty() {
-        return Err(if input.is_empty() {
-            DurationError::Empty
-        } else {
-            invalid("a sign needs a number after it")
-        });
+    let negative = input.starts_with('-');
+    let mut rest = input.strip_prefix(['-', '+']).unwrap_or(input);
+    match rest {
+        "0" => return Ok((negative, 0)),
+        "" if input.is_empty() => return Err(DurationError::Empty),
+        "" => return Err(invalid("a sign needs a number after it")),
+        _ => {}
     }
     let mut total: u128 = 0;
     while !rest.is_empty() {
-        let (whole, after_whole) = digits(rest);
-        let (fraction, after_fraction) = match after_whole.strip_prefix('.') {
-            Some(f) => {
-                let (frac, tail) = digits(f);
-                (Some(frac), tail)
-            }
-            None => (None, after_whole),
-        };
-        if whole.is_empty() && fraction.is_none_or(str::is_empty) {
-            return Err(invalid(&format!(
-                "expected a number at {:?}",
-                truncate(rest)
-            )));
+        let (whole, tail) = digits(rest);
+        let (fraction, tail) = tail.strip_prefix('.').map_or(("", tail), digits);
+        if whole.is_empty() && fraction.is_empty() {
+            let at = truncate(rest);
+            return Err(invalid(&format!("expected a number at {at:?}")));
         }
-        let unit_len = after_fraction
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(after_fraction.len());
-        let (unit, tail) = after_fraction.split_at(unit_len);
-        let per_unit = unit_nanos(unit)?;
-        total = total
-            .checked_add(part_nanos(whole, fraction.unwrap_or(""), per_unit)?)
+        let unit_len = (tail.find(|c: char| c == '.' || c.is_ascii_digit())).unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let per_unit = match unit {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => NANOS_PER_SEC,
+            "m" => 60 * NANOS_PER_SEC,
+            "h" => 3_600 * NANOS_PER_SEC,
+            "" => return Err(DurationError::MissingUnit),
+            other => return Err(DurationError::UnknownUnit(other.to_owned())),
+        };
+        let kept = &fraction[..fraction.len().min(18)];
+        let fraction = number(kept).unwrap_or(0) * per_unit / 10u128.pow(kept.len() as u32);
+        let part = number(whole).and_then(|w| w.checked_mul(per_unit)?.checked_add(fraction));
+        total = (part.and_then(|p| total.checked_add(p)))
             .filter(|t| *t <= MAX_NANOS)
             .ok_or(DurationError::Overflow)?;
         rest = tail;
@@ -204,11 +166,8 @@ pub fn parse_flag_duration(input: &str, unit: BareUnit) -> Result<Duration, Dura
             .trim_start_matches(['-', '+'])
             .chars()
             .all(|c| c.is_ascii_digit() || c == '.');
-    if bare {
-        parse_go_duration(&format!("{trimmed}{}", unit.suffix()))
-    } else {
-        parse_go_duration(trimmed)
-    }
+    let suffix = if bare { unit.suffix() } else { "" };
+    parse_go_duration(&format!("{trimmed}{suffix}"))
 }
 
 fn invalid(reason: &str) -> DurationError {
@@ -225,50 +184,23 @@ fn digits(s: &str) -> (&str, &str) {
     s.split_at(end)
 }
 
-fn unit_nanos(unit: &str) -> Result<u128, DurationError> {
-    Ok(match unit {
-        "ns" => 1,
-        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-        "ms" => 1_000_000,
-        "s" => NANOS_PER_SEC,
-        "m" => 60 * NANOS_PER_SEC,
-        "h" => 3_600 * NANOS_PER_SEC,
-        "" => return Err(DurationError::MissingUnit),
-        other => return Err(DurationError::UnknownUnit(other.to_owned())),
+/// The value of ASCII digits (`0` for none), `None` past `u128`.
+fn number(digits: &str) -> Option<u128> {
+    (digits.bytes()).try_fold(0u128, |n, d| {
+        n.checked_mul(10)?.checked_add(u128::from(d - b'0'))
     })
-}
-
-/// `whole.fraction` units in nanoseconds, the fraction truncated to the nanosecond.
-fn part_nanos(whole: &str, fraction: &str, per_unit: u128) -> Result<u128, DurationError> {
-    let whole: u128 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| DurationError::Overflow)?
-    };
-    let mut nanos = whole
-        .checked_mul(per_unit)
-        .filter(|n| *n <= MAX_NANOS)
-        .ok_or(DurationError::Overflow)?;
-    let kept = &fraction[..fraction.len().min(MAX_FRACTION_DIGITS as usize)];
-    if !kept.is_empty() {
-        let numerator: u128 = kept.parse().map_err(|_| DurationError::Overflow)?;
-        let scale = 10u128.pow(kept.len() as u32);
-        nanos += numerator * per_unit / scale;
-    }
-    Ok(nanos)
 }
 
 /// Formats a duration the way Go's `Duration.String` does for whole units
 /// (`5m0s` style is avoided: `300s` → `5m`, `1500ms` → `1.5s`), for help and logs.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms.is_multiple_of(3_600_000) && ms > 0 {
-        format!("{}h", ms / 3_600_000)
-    } else if ms.is_multiple_of(60_000) && ms > 0 {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else if ms >= 1000 {
+    for (unit, per) in [("h", 3_600_000), ("m", 60_000), ("s", 1000)] {
+        if ms.is_multiple_of(per) && (ms > 0 || unit == "s") {
+            return format!("{}{unit}", ms / per);
+        }
+    }
+    if ms >= 1000 {
         format!("{}s", d.as_secs_f64())
     } else {
         format!("{ms}ms")

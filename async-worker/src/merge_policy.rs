@@ -26,7 +26,7 @@ pub const LANES: usize = 6;
 /// The fairness stamp a policy asks for, as written: the header (`None`
 /// when the key is absent, which keeps Go's default; `""` turns stamping
 /// off) and the metadata attribute (`None` or `""`: `userid`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FairnessParams {
     pub header: Option<String>,
     pub attribute: Option<String>,
@@ -44,10 +44,7 @@ pub enum MergePolicy {
 impl Default for MergePolicy {
     fn default() -> Self {
         MergePolicy::RandomRobin {
-            fairness: FairnessParams {
-                header: None,
-                attribute: None,
-            },
+            fairness: FairnessParams::default(),
         }
     }
 }
@@ -131,10 +128,7 @@ fn header_param(
         return Ok(default.map(str::to_owned));
     }
     let name = params::string(parameters, key, "");
-    if name.is_empty() {
-        return Ok(Some(String::new()));
-    }
-    if !is_header_name(&name) {
+    if !name.is_empty() && !is_header_name(&name) {
         return Err(format!("{key} {name:?} is not a legal HTTP header name"));
     }
     Ok(Some(name))

@@ -9,6 +9,7 @@
 //! config") is checked against these types (`settings/tests/docs.rs`).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -93,7 +94,7 @@ pub struct QueueConfig {
     /// Only `""`/`none` (no gate) in this version.
     pub gate_type: Option<String>,
     /// Gate parameters: strings, numbers, booleans or null, as Go's `StringMap`.
-    pub gate_params: Option<BTreeMap<String, serde_json::Value>>,
+    pub gate_params: Option<async_worker::gate::GateParams>,
     /// Static labels for this queue's requests.
     pub labels: Option<BTreeMap<String, String>>,
     /// Ours: this queue's `allowed_result_lists`, replacing the top-level one.
@@ -104,11 +105,6 @@ pub struct QueueConfig {
 }
 
 impl TransportConfig {
-    /// Parses the JSON; `origin` names where it came from in error messages.
-    pub fn from_json(text: &str, origin: &str) -> Result<Self, SettingsError> {
-        parse_json(text, origin, "the transport config must be a JSON object")
-    }
-
     /// The fields neither we nor Go know, by path (`batchsize`,
     /// `queues[0].gate`) in document order per level, each with the closest
     /// known field's path when one is near (`batch_size`).
@@ -147,12 +143,23 @@ fn closest(name: &str, known: &[String]) -> Option<String> {
         .map(|(_, k)| k.clone())
 }
 
-impl QueueConfig {
-    /// Parses a JSON array of queue objects (the deprecated
-    /// `--redis.ss.queues-config`); `origin` names it in error messages.
-    pub fn list_from_json(text: &str, origin: &str) -> Result<Vec<Self>, SettingsError> {
-        parse_json(text, origin, "give a JSON array of queue objects")
-    }
+/// A JSON document given inline (`inline`: its flag and text) or in a file
+/// (`file`: its flag and path), parsed, with how messages name it; `None`
+/// when neither is given. `top` is the fix when the document has the wrong shape.
+pub(super) fn load<T: serde::de::DeserializeOwned>(
+    inline: (&str, Option<&String>),
+    file: (&str, Option<&PathBuf>),
+    top: &str,
+) -> Result<Option<(T, String)>, SettingsError> {
+    let (text, origin) = match (inline, file) {
+        ((flag, Some(json)), _) => (json.clone(), flag.to_owned()),
+        (_, (flag, Some(path))) => (
+            std::fs::read_to_string(path).map_err(|e| SettingsError::unreadable(flag, path, e))?,
+            format!("{flag} {}", path.display()),
+        ),
+        _ => return Ok(None),
+    };
+    Ok(Some((parse_json(&text, &origin, top)?, origin)))
 }
 
 /// Parses `text` as `T`; `top` is the fix when the document itself has the wrong shape.
@@ -164,73 +171,46 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de)
         .map_err(|e| field_error(origin, e.path().to_string(), e.into_inner(), top))?;
-    de.end().map_err(|e| SettingsError::ConfigSyntax {
-        origin: origin.to_owned(),
-        detail: e.to_string(),
-    })?;
+    de.end().map_err(|e| syntax_error(origin, e))?;
     Ok(value)
 }
 
 fn field_error(origin: &str, path: String, error: serde_json::Error, top: &str) -> SettingsError {
     use serde_json::error::Category;
-    let origin = origin.to_owned();
-    let detail = error.to_string();
     if matches!(
         error.classify(),
         Category::Syntax | Category::Eof | Category::Io
     ) {
-        return SettingsError::ConfigSyntax { origin, detail };
+        return syntax_error(origin, error);
     }
-    SettingsError::ConfigValue {
-        fix: fix_for(&path, top),
-        origin,
-        field: if path == "." {
-            "(top level)".into()
-        } else {
-            path
-        },
-        detail,
-    }
+    let detail = error.to_string();
+    // The field's own type, as serde names it last: "…, expected i64 at line 1 column 9".
+    let expected = detail.rsplit(", expected ").next().unwrap_or_default();
+    let expected = expected.split(" at line ").next().unwrap_or_default();
+    let leaf = path.rsplit('.').next().unwrap_or(&path);
+    let fix = match leaf.split('[').next().unwrap_or(leaf) {
+        "queues" => "give queues a list of queue objects",
+        "addrs" => "give addrs a list of host:port strings",
+        "gate_params" => "give gate_params an object of strings, numbers or booleans",
+        "labels" => "give labels an object of string values",
+        "allowed_result_lists" => {
+            "give allowed_result_lists a list of list names or prefix* patterns"
+        }
+        "" | "." => top,
+        _ if expected == "i64" => "give it a whole number",
+        _ if expected == "a boolean" => "give it true or false",
+        _ => "give it a string",
+    };
+    let field = if path == "." { "(top level)" } else { &path };
+    SettingsError::invalid(format!("{origin}: {field}"), detail, fix)
 }
 
-fn fix_for(path: &str, top: &str) -> String {
-    let leaf = path.rsplit('.').next().unwrap_or(path);
-    let leaf = leaf.split('[').next().unwrap_or(leaf);
-    match leaf {
-        "queues" => "give queues a list of queue objects".into(),
-        "addrs" => "give addrs a list of host:port strings".into(),
-        "gate_params" => "give gate_params an object of strings, numbers or booleans".into(),
-        "labels" => "give labels an object of string values".into(),
-        "allowed_result_lists" => {
-            "give allowed_result_lists a list of list names or prefix* patterns".into()
-        }
-        "enable_tracing" | "require_durability" | "strict_config" => "give it true or false".into(),
-        "poll_interval_ms"
-        | "batch_size"
-        | "claim_lease_ttl_seconds"
-        | "claim_reclaim_interval_ms"
-        | "result_dedup_ttl_seconds"
-        | "result_ttl_seconds"
-        | "max_deliveries" => "give it a whole number".into(),
-        "" | "." => top.into(),
-        _ => "give it a string".into(),
-    }
+fn syntax_error(origin: &str, error: serde_json::Error) -> SettingsError {
+    let origin = format!("{origin} is not valid JSON");
+    SettingsError::invalid(origin, error.to_string(), "fix the JSON syntax there")
 }
 
 /// A non-empty string: `""` and `null` read as unset, as in Go.
 pub(crate) fn set(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|s| !s.is_empty())
-}
-
-/// A queue's `gate_params` as the gate factory reads them.
-pub(crate) fn gate_params(
-    params: &Option<BTreeMap<String, serde_json::Value>>,
-) -> async_worker::gate::GateParams {
-    // Kept as given: each gate reads its params the way Go's does (strings
-    // mostly; the wrapping gates take objects and arrays).
-    params
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }

@@ -43,10 +43,6 @@ pub struct FlowSettings {
     pub gate_wait_timeout: Duration,
 }
 
-/// Go's default `--prometheus-cache-ttl` and `--gate-wait-timeout`.
-const CACHE_TTL: Duration = Duration::from_secs(5);
-const GATE_WAIT: Duration = Duration::from_secs(300);
-
 /// Reads the flow-control flags and files. `has_queue_config`: a transport
 /// or legacy queues config was given (Go requires one for a pools file).
 pub(super) fn resolve_flow(
@@ -65,43 +61,51 @@ pub(super) fn resolve_flow(
         }
         Some(path) => read_pools(&path)?,
     };
-    let merge_policy = match given(&flags.request_merge_policy_config_file) {
-        None => None,
-        Some(path) => {
-            let flag = "--request-merge-policy-config-file";
-            let text = read(flag, &path, "failed to read merge policy config file")?;
-            let policy = MergePolicy::from_json(&text).map_err(|e| {
-                SettingsError::invalid(flag, e, "fix the policy file: {\"type\": \"random-robin\" | \"tier-priority\", \"parameters\": {…}}")
-            })?;
-            Some(policy)
-        }
-    };
-    let transforms = match given(&flags.transform_config_file) {
-        None => Transforms::default(),
-        Some(path) => {
-            let flag = "--transform-config-file";
-            let text = read(flag, &path, "failed to read transform config file")?;
-            Transforms::from_json(&text).map_err(|e| {
-                SettingsError::invalid(flag, e, "fix the transform file: {\"requestTransforms\": [{\"name\", \"type\", \"parameters\"}]}")
-            })?
-        }
-    };
-    let prometheus_cache_ttl = match given(&flags.prometheus_cache_ttl) {
-        None => CACHE_TTL,
-        Some(value) => duration("--prometheus-cache-ttl", &value)?,
-    };
-    let gate_wait_timeout = match given(&flags.gate_wait_timeout) {
-        None => GATE_WAIT,
-        Some(value) => duration("--gate-wait-timeout", &value)?,
-    };
+    let duration = |flag, value, default| given(value).map_or(Ok(default), |v| duration(flag, &v));
+    let policy = "fix the policy file: {\"type\": \"random-robin\" | \"tier-priority\", \"parameters\": {…}}";
+    let transform =
+        "fix the transform file: {\"requestTransforms\": [{\"name\", \"type\", \"parameters\"}]}";
     Ok(FlowSettings {
         pools,
-        merge_policy,
-        transforms,
+        merge_policy: parse_file(
+            "--request-merge-policy-config-file",
+            given(&flags.request_merge_policy_config_file),
+            "failed to read merge policy config file",
+            policy,
+            MergePolicy::from_json,
+        )?,
+        transforms: parse_file(
+            "--transform-config-file",
+            given(&flags.transform_config_file),
+            "failed to read transform config file",
+            transform,
+            Transforms::from_json,
+        )?
+        .unwrap_or_default(),
         prometheus_url: given(&flags.prometheus_url),
-        prometheus_cache_ttl,
-        gate_wait_timeout,
+        prometheus_cache_ttl: duration(
+            "--prometheus-cache-ttl",
+            &flags.prometheus_cache_ttl,
+            Duration::from_secs(5),
+        )?,
+        gate_wait_timeout: duration(
+            "--gate-wait-timeout",
+            &flags.gate_wait_timeout,
+            Duration::from_secs(300),
+        )?,
     })
+}
+
+/// A file flag's contents read by `parse`, whose error `fix` follows; `None` without the flag.
+fn parse_file<T>(
+    flag: &str,
+    path: Option<String>,
+    what: &str,
+    fix: &str,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, SettingsError> {
+    let text = path.map(|path| read(flag, &path, what)).transpose()?;
+    (text.map(|text| parse(&text)).transpose()).map_err(|e| SettingsError::invalid(flag, e, fix))
 }
 
 fn read(flag: &str, path: &str, what: &str) -> Result<String, SettingsError> {
@@ -117,15 +121,12 @@ fn read(flag: &str, path: &str, what: &str) -> Result<String, SettingsError> {
 /// The pools file: a JSON array of `{id, workers, gate_type, gate_params}`,
 /// unknown keys ignored, with Go's errors.
 fn read_pools(path: &str) -> Result<Vec<PoolSettings>, SettingsError> {
-    #[derive(serde::Deserialize)]
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
     struct Entry {
-        #[serde(default)]
         id: String,
-        #[serde(default)]
         workers: i64,
-        #[serde(default)]
         gate_type: Option<String>,
-        #[serde(default)]
         gate_params: Option<GateParams>,
     }
     let flag = "--pool-config-file";

@@ -15,15 +15,15 @@
 //! `--redis.ss.*` ones leave out. Unlike Go, deprecated flags without
 //! `--message-queue-impl` are read as redis-sortedset.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clap::Args;
 
-use super::config::{QueueConfig, TransportConfig};
+use super::config::{QueueConfig, TransportConfig, load};
 use super::{GoFlags, LegacyFlags, RunArgs, SettingsError};
 use crate::logging::{ENCODERS, LogFormat, ZAP_LEVELS, zap_log_level};
 use async_worker::config::DEFAULT_POOL;
+use async_worker::gate::GateParams;
 use async_worker::go_duration::parse_go_duration;
 
 /// How messages name a config built from the deprecated flags.
@@ -221,29 +221,17 @@ fn legacy_queues(
     notes: &mut Vec<String>,
 ) -> Result<Vec<QueueConfig>, SettingsError> {
     let flags = &args.legacy;
-    let array = match (&flags.ss_queues_config, &flags.ss_queues_config_file) {
-        (Some(json), file) => {
-            if file.is_some() {
-                notes.push(
-                    "--redis.ss.queues-config-file is ignored: --redis.ss.queues-config wins"
-                        .into(),
-                );
-            }
-            Some(QueueConfig::list_from_json(
-                json,
-                "--redis.ss.queues-config",
-            )?)
-        }
-        (None, Some(path)) => {
-            let flag = "--redis.ss.queues-config-file";
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| SettingsError::unreadable(flag, path, e))?;
-            let origin = format!("{flag} {}", path.display());
-            Some(QueueConfig::list_from_json(&text, &origin)?)
-        }
-        (None, None) => None,
-    };
-    if let Some(array) = array {
+    let (json, file) = (&flags.ss_queues_config, &flags.ss_queues_config_file);
+    if json.is_some() && file.is_some() {
+        let note = "--redis.ss.queues-config-file is ignored: --redis.ss.queues-config wins";
+        notes.push(note.into());
+    }
+    let array = load::<Vec<QueueConfig>>(
+        ("--redis.ss.queues-config", json.as_ref()),
+        ("--redis.ss.queues-config-file", file.as_ref()),
+        "give a JSON array of queue objects",
+    )?;
+    if let Some((array, _)) = array {
         // The single-queue flags (those replaced by a `queues[]` field), which
         // a queues array makes irrelevant.
         let single = (given.iter()).filter(|(_, instead)| instead.starts_with("queues[]."));
@@ -256,13 +244,11 @@ fn legacy_queues(
         }
         return Ok(array);
     }
-    let gate_params: BTreeMap<String, serde_json::Value> = match flags.ss_gate_params.as_deref() {
-        None | Some("") => BTreeMap::new(),
-        Some(json) => serde_json::from_str(json).map_err(|e| SettingsError::ConfigValue {
-            origin: "--redis.ss.gate-params".into(),
-            field: "(top level)".into(),
-            detail: e.to_string(),
-            fix: "give a JSON object of strings, numbers or booleans, such as {}".into(),
+    let gate_params = match flags.ss_gate_params.as_deref() {
+        None | Some("") => GateParams::new(),
+        Some(json) => serde_json::from_str(json).map_err(|e| {
+            let fix = "give a JSON object of strings, numbers or booleans, such as {}";
+            SettingsError::invalid("--redis.ss.gate-params: (top level)", e.to_string(), fix)
         })?,
     };
     let queue_name = flags.ss_request_queue_name.clone();

@@ -1,32 +1,22 @@
 //! The processor's settings: the flags of `run` (and of `admin`, before or after its command) and the transport config, resolved into one [`ProcessorSettings`].
 //!
-//! Where each part lives: `args.rs` declares every flag (ours with its
-//! `ASYNC_WORKER_*` variable, Go's, Go's deprecated ones); `config.rs` is the
-//! transport config JSON; `resolve.rs` has one function per setting saying
-//! where its value comes from, then the one validation pass; `go.rs` says
-//! what each Go flag does here and maps the deprecated ones onto the
-//! transport config; `redis.rs`, `queues.rs` and `flow.rs` read the
-//! connection, the queues and flow control. Adding one of our settings: its
-//! flag in `args.rs` (its doc comment is its line in docs/OPERATIONS.md,
-//! generated) and its field in `config.rs`, read by one function in
-//! `resolve.rs`.
+//! `args.rs` declares every flag and `config.rs` the transport config JSON;
+//! `resolve.rs` reads each setting by the rule `sources.rs` states (the
+//! config's field, else the flag or its variable, else the default), then
+//! `validate.rs` checks the whole; `go.rs` says what each Go flag does here,
+//! and `redis.rs`, `queues.rs` and `flow.rs` read the connection, the queues
+//! and flow control. Adding one of our settings: its flag in `args.rs` (its
+//! doc comment is its line in docs/OPERATIONS.md, generated) and its field
+//! in `config.rs`, read in `resolve.rs`.
 //!
-//! Decisions (DESIGN.md, "Flags and metrics"):
-//! - Precedence, for each of our settings: the transport config's field
-//!   (the spec: flags are "ignored when --transport-config supplies its own
-//!   values"), else its flag, else its environment variable (clap's `env`),
-//!   else the default; a flag the config overrode is noted. The Redis URL
-//!   keeps Go's rule (the config's `url`, else `--redis-url` / `REDIS_URL`;
-//!   no default).
-//! - Duration flags take Go syntax (`300s`, `1m30s`) or a bare number in the
-//!   flag's unit; zero and negative durations are errors. In the config,
-//!   `0`, `""` and `null` mean "not set", as in Go.
-//! - Without a transport config the processor drains `request-sortedset`
-//!   into `--igw-base-url` + `--request-path-url`. The store's
-//!   `default_queue` is the first configured queue.
-//! - Go compatibility: an unknown config field is a warning naming the
-//!   closest known one (Go ignores it) unless `--strict-config`; every
-//!   current Go flag is honoured, accepted with a warning, or refused.
+//! Decisions (DESIGN.md, "Flags and metrics"): the Redis URL keeps Go's rule
+//! (the config's `url`, else `--redis-url` / `REDIS_URL`; no default).
+//! Duration flags take Go syntax (`300s`, `1m30s`) or a bare number in the
+//! flag's unit; zero and negative durations are errors. Without a transport
+//! config the processor drains `request-sortedset` into `--igw-base-url` +
+//! `--request-path-url`; the store's `default_queue` is the first configured
+//! queue. Every current Go flag is honoured, accepted with a warning, or
+//! refused; an unknown config field warns naming the closest known one.
 
 mod args;
 mod config;
@@ -40,8 +30,9 @@ mod validate;
 
 pub use args::{GoFlags, LegacyFlags, RunArgs};
 pub use async_worker::go_duration::{BareUnit, format_duration, parse_flag_duration};
+pub use claim_redis::redact as redact_url;
 pub use flow::FlowSettings;
-pub use redis::{RedisTls, redact_url};
+pub use redis::RedisTls;
 pub use validate::SettingsError;
 
 use std::collections::BTreeMap;
@@ -126,13 +117,6 @@ impl ProcessorSettings {
             .iter()
             .map(|q| (q.id.clone(), q.target.clone()))
             .collect()
-    }
-}
-
-impl RunArgs {
-    /// Resolves flags, the transport config and `REDIS_URL` into settings.
-    pub fn resolve(&self) -> Result<ProcessorSettings, SettingsError> {
-        resolve::resolve(self)
     }
 }
 

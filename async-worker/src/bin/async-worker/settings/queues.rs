@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use claim_core::routing::AllowList;
 use claim_core::wire;
 
-use super::config::{gate_params, set};
+use super::config::set;
 use super::sources::Sources;
 use super::{QueueSettings, RunArgs, SettingsError};
 use async_worker::config::DEFAULT_POOL as DEFAULT_WORKER_POOL;
@@ -99,7 +99,7 @@ pub(super) fn configured(s: &Sources) -> Result<Vec<(QueueSpec, QueueSettings)>,
             worker_pool_id: pool.to_owned(),
             labels: q.labels.clone().unwrap_or_default(),
             gate_type: set(&q.gate_type).unwrap_or_default().to_owned(),
-            gate_params: gate_params(&q.gate_params),
+            gate_params: q.gate_params.clone().unwrap_or_default(),
         };
         out.push((spec, queue));
     }

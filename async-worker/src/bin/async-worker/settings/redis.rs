@@ -15,9 +15,6 @@ use super::SettingsError;
 use super::config::{TransportConfig, set};
 use super::sources::Sources;
 
-/// The modes Go knows, as written in the config.
-const MODES: &str = "\"standalone\" (or \"\"), \"cluster\" or \"sentinel\"";
-
 /// TLS files for a `rediss://` URL; all unset = the system's roots, no
 /// client certificate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,7 +40,7 @@ pub(super) fn url(
     };
     let error = |reason: String| SettingsError::RedisUrl {
         field: field.clone(),
-        url: redact_url(url),
+        url: claim_redis::redact(url),
         reason,
     };
     let parsed = Url::parse(url).map_err(|e| error(e.to_string()))?;
@@ -56,52 +53,37 @@ pub(super) fn url(
     }
 }
 
-/// The URL with its password (or a lone user part, which redis-rs reads as
-/// the password) replaced by `***`, for messages and logs.
-pub fn redact_url(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            } else if !parsed.username().is_empty() {
-                let _ = parsed.set_username("***");
-            } else {
-                return url.to_owned();
-            }
-            parsed.to_string()
-        }
-        Err(_) => match (url.split_once("://"), url.rsplit_once('@')) {
-            (Some((scheme, _)), Some((_, host))) => format!("{scheme}://***@{host}"),
-            _ => url.to_owned(),
-        },
-    }
-}
-
 /// `redis_tls_ca_file`, `redis_tls_cert_file` and `redis_tls_key_file`,
 /// each over its flag (`--redis-tls-ca-file`…); unset by default.
 pub(super) fn tls_files(s: &mut Sources) -> RedisTls {
     let (args, config) = (s.args, s.config.clone());
-    let mut file = |flag: &str, given: &Option<PathBuf>, configured: &Option<String>| {
-        let sources = (given.clone(), set(configured).map(PathBuf::from));
-        let field = flag.replace('-', "_");
-        s.ours(flag, &field, sources, |p| p.display().to_string())
-    };
-    RedisTls {
-        ca_file: file(
+    let [ca_file, cert_file, key_file] = [
+        (
             "redis-tls-ca-file",
             &args.redis_tls_ca_file,
-            &config.redis_tls_ca_file,
+            config.redis_tls_ca_file,
         ),
-        cert_file: file(
+        (
             "redis-tls-cert-file",
             &args.redis_tls_cert_file,
-            &config.redis_tls_cert_file,
+            config.redis_tls_cert_file,
         ),
-        key_file: file(
+        (
             "redis-tls-key-file",
             &args.redis_tls_key_file,
-            &config.redis_tls_key_file,
+            config.redis_tls_key_file,
         ),
+    ]
+    .map(|(flag, given, configured)| {
+        let sources = (given.clone(), set(&configured).map(PathBuf::from));
+        s.ours(flag, &flag.replace('-', "_"), sources, |p| {
+            p.display().to_string()
+        })
+    });
+    RedisTls {
+        ca_file,
+        cert_file,
+        key_file,
     }
 }
 
@@ -121,68 +103,53 @@ pub(super) fn replica_acks(s: &mut Sources) -> Result<u32, SettingsError> {
 /// already resolved), and says which servers to reach.
 pub(super) fn mode(s: &Sources, url: &str) -> Result<Topology, SettingsError> {
     let config = &s.config;
-    let error = |field: &str, detail: String, fix: &str| s.error(field, detail, fix);
-    let addrs: Vec<String> = config
-        .addrs
-        .iter()
-        .flatten()
+    let refuse = |field: &str, detail: &str, fix: &str| Err(s.error(field, detail.into(), fix));
+    let addrs: Vec<String> = (config.addrs.iter().flatten())
         .filter(|a| !a.is_empty())
         .cloned()
         .collect();
-    let master = set(&config.master_name);
-    let mode = set(&config.mode).unwrap_or("standalone");
-    match mode {
-        "standalone" => {
-            if !addrs.is_empty() {
-                return Err(error(
-                    "addrs",
-                    "is set in standalone mode".into(),
-                    "remove addrs (it lists cluster seeds or sentinels), or set mode",
-                ));
-            }
-            if master.is_some() {
-                return Err(error(
-                    "master_name",
-                    "is set in standalone mode".into(),
-                    "remove master_name (it is for sentinel mode), or set mode to \"sentinel\"",
-                ));
-            }
-            Ok(Topology::Standalone)
-        }
-        "cluster" => {
-            if master.is_some() {
-                return Err(error(
-                    "master_name",
-                    "is set in cluster mode".into(),
-                    "remove master_name (it is for sentinel mode)",
-                ));
-            }
-            if let Some(db) = url_db(url).filter(|db| *db != 0) {
-                return Err(error(
-                    "url",
-                    format!("selects db {db}, and Redis Cluster has only db 0"),
-                    "drop the /db part of the URL (or make it /0)",
-                ));
-            }
-            check_cluster_names(s)?;
-            Ok(Topology::Cluster { seeds: addrs })
-        }
-        "sentinel" => match master {
-            None => Err(error(
-                "master_name",
-                "is missing: sentinel mode needs the monitored master's name".into(),
-                "set master_name, e.g. \"mymaster\"",
-            )),
-            Some(name) => Ok(Topology::Sentinel {
-                sentinels: addrs,
-                master_name: name.to_owned(),
-            }),
+    match (
+        set(&config.mode).unwrap_or("standalone"),
+        set(&config.master_name),
+    ) {
+        ("standalone", _) if !addrs.is_empty() => refuse(
+            "addrs",
+            "is set in standalone mode",
+            "remove addrs (it lists cluster seeds or sentinels), or set mode",
+        ),
+        ("standalone", Some(_)) => refuse(
+            "master_name",
+            "is set in standalone mode",
+            "remove master_name (it is for sentinel mode), or set mode to \"sentinel\"",
+        ),
+        ("standalone", None) => Ok(Topology::Standalone),
+        ("cluster", Some(_)) => refuse(
+            "master_name",
+            "is set in cluster mode",
+            "remove master_name (it is for sentinel mode)",
+        ),
+        ("cluster", None) => match url_db(url).filter(|db| *db != 0) {
+            Some(db) => refuse(
+                "url",
+                &format!("selects db {db}, and Redis Cluster has only db 0"),
+                "drop the /db part of the URL (or make it /0)",
+            ),
+            None => check_cluster_names(s).map(|()| Topology::Cluster { seeds: addrs }),
         },
-        other => Err(error(
+        ("sentinel", None) => refuse(
+            "master_name",
+            "is missing: sentinel mode needs the monitored master's name",
+            "set master_name, e.g. \"mymaster\"",
+        ),
+        ("sentinel", Some(name)) => Ok(Topology::Sentinel {
+            sentinels: addrs,
+            master_name: name.to_owned(),
+        }),
+        (other, _) => refuse(
             "mode",
-            format!("{other:?} is not a mode"),
-            &format!("set it to {MODES}"),
-        )),
+            &format!("{other:?} is not a mode"),
+            "set it to \"standalone\" (or \"\"), \"cluster\" or \"sentinel\"",
+        ),
     }
 }
 
@@ -190,15 +157,9 @@ pub(super) fn mode(s: &Sources, url: &str) -> Result<Topology, SettingsError> {
 /// (or the URL cannot say, such as a unix socket path).
 fn url_db(url: &str) -> Option<u64> {
     let parsed = Url::parse(url).ok()?;
-    if !matches!(parsed.scheme(), "redis" | "rediss") {
-        return None;
-    }
-    let path = parsed.path().trim_matches('/');
-    if path.is_empty() {
-        return None;
-    }
-    // A db part that is not a number is the Redis client's error to report.
-    path.parse().ok()
+    let redis = matches!(parsed.scheme(), "redis" | "rediss");
+    // No db part, or one that is not a number (the Redis client's error to report).
+    (parsed.path().trim_matches('/').parse().ok()).filter(|_| redis)
 }
 
 /// In cluster mode a queue's bookkeeping keys must hash to its pending

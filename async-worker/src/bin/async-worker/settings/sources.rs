@@ -66,12 +66,7 @@ impl Sources<'_> {
 
     /// A config error at `field` naming this config.
     pub fn error(&self, field: impl Into<String>, detail: String, fix: &str) -> SettingsError {
-        SettingsError::ConfigValue {
-            origin: self.origin.clone(),
-            field: field.into(),
-            detail,
-            fix: fix.to_owned(),
-        }
+        SettingsError::invalid(format!("{}: {}", self.origin, field.into()), detail, fix)
     }
 }
 

@@ -1,7 +1,6 @@
 //! Why settings are refused: the one error type (each message names the input and the fix), and the validation pass over the resolved settings: the checks between settings and the bounds each must stay within.
 
 use super::{ProcessorSettings, RedisTls};
-use async_worker::config::QueueSpec;
 pub use claim_core::store::MAX_BATCH;
 use claim_core::store::{MAX_RESULT_DEDUP_TTL_MS, MIN_LEASE_TTL_MS};
 
@@ -16,25 +15,14 @@ pub const MAX_CONCURRENCY: usize = 10_000;
 /// prints it and exits with code 2.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    /// A flag, its value, or a file it names.
+    /// A flag, its value, a file it names, or a transport config value
+    /// (`input` is then `<origin>: <field>`).
     #[error("{input}: {detail}; {fix}")]
     Invalid {
         input: String,
         detail: String,
         fix: String,
     },
-
-    /// A value in the transport config (`origin` names which).
-    #[error("{origin}: {field}: {detail}; {fix}")]
-    ConfigValue {
-        origin: String,
-        field: String,
-        detail: String,
-        fix: String,
-    },
-
-    #[error("{origin} is not valid JSON: {detail}; fix the JSON syntax there")]
-    ConfigSyntax { origin: String, detail: String },
 
     #[error(
         "{origin}: unknown field {field} ({detail}); remove it or correct its spelling (the config uses the Go processor's snake_case names), or drop --strict-config to have it ignored with a warning"
@@ -102,95 +90,80 @@ impl SettingsError {
 /// names the flag and the config field.
 pub(super) fn validate(s: &ProcessorSettings) -> Result<(), SettingsError> {
     let (store, runtime) = (&s.store, &s.runtime);
-    let tls_files =
-        "--redis-tls-ca-file / --redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_*)";
-    let cert_and_key = "--redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_cert_file / redis_tls_key_file)";
     let pools = &s.flow.pools;
-    let unlisted = |q: &&QueueSpec| !pools.is_empty() && !pools.iter().any(|p| p.id == q.pool_name);
-    let missing_pool = runtime.queues.iter().find(unlisted);
-    // (refused, input, detail, fix)
+    let listed = |pool: &&String| pools.is_empty() || pools.iter().any(|p| &p.id == *pool);
+    let missing_pool = runtime
+        .queues
+        .iter()
+        .map(|q| &q.pool_name)
+        .find(|p| !listed(p));
+    let (lease_ms, dedup_s) = (store.lease_ttl_ms, store.result_dedup_ttl_ms / 1000);
+    let (min_lease_s, max_dedup_s) = (MIN_LEASE_TTL_MS / 1000, MAX_RESULT_DEDUP_TTL_MS / 1000);
+    let (batch, concurrency) = (runtime.batch_size, runtime.concurrency);
+    // (refused, input, detail, fix), in the order they are reported.
     let checks = [
         (
             s.redis_tls != RedisTls::default() && !s.redis_url.starts_with("rediss://"),
-            tls_files,
+            "--redis-tls-ca-file / --redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_*)",
             "TLS files are given but the Redis URL is not rediss://".to_owned(),
-            "use a rediss:// URL to connect with TLS, or drop the TLS files",
+            "use a rediss:// URL to connect with TLS, or drop the TLS files".to_owned(),
         ),
         (
             s.redis_tls.cert_file.is_some() != s.redis_tls.key_file.is_some(),
-            cert_and_key,
+            "--redis-tls-cert-file / --redis-tls-key-file (config: redis_tls_cert_file / redis_tls_key_file)",
             "only one of the client certificate and its key is given".to_owned(),
-            "give both files, or neither",
+            "give both files, or neither".to_owned(),
         ),
         (
             missing_pool.is_some(),
             "--pool-config-file",
             format!(
                 "worker pool {:?} specified in queue config not found in pool configuration",
-                missing_pool
-                    .map(|q| q.pool_name.as_str())
-                    .unwrap_or_default()
+                missing_pool.map_or("", String::as_str)
             ),
-            "list the pool in the pools file, or set the queue's worker_pool_id to a listed pool",
+            "list the pool in the pools file, or set the queue's worker_pool_id to a listed pool"
+                .to_owned(),
         ),
         (
-            runtime.concurrency == 0,
+            concurrency == 0,
             "--concurrency",
             "0 handles nothing".to_owned(),
-            "give it at least 1 (default 64)",
+            "give it at least 1 (default 64)".to_owned(),
+        ),
+        (
+            lease_ms < MIN_LEASE_TTL_MS,
+            "claim lease TTL (--claim-lease-ttl / claim_lease_ttl_seconds)",
+            format!(
+                "{lease_ms} ms is below the minimum of {min_lease_s} s (heartbeats renew every ttl/3, at least 1 s apart)"
+            ),
+            format!("set it to {min_lease_s}s or more"),
+        ),
+        (
+            store.result_dedup_ttl_ms > MAX_RESULT_DEDUP_TTL_MS,
+            "result dedup TTL (--result-dedup-ttl / result_dedup_ttl_seconds)",
+            format!("{dedup_s} s is above the maximum of 30 days"),
+            format!("set it to 30 days ({max_dedup_s} s) or less"),
+        ),
+        (
+            batch > MAX_BATCH,
+            "batch_size",
+            format!("{batch} is above the {MAX_BATCH} members one claim call handles"),
+            format!("set batch_size to {MAX_BATCH} or less"),
+        ),
+        (
+            concurrency > MAX_CONCURRENCY,
+            "--concurrency",
+            format!("{concurrency} is above the maximum of {MAX_CONCURRENCY}"),
+            format!("set it to {MAX_CONCURRENCY} or less, and run more replicas instead"),
         ),
     ];
     if let Some((_, input, detail, fix)) = checks.into_iter().find(|c| c.0) {
         return Err(SettingsError::invalid(input, detail, fix));
     }
+    // Never refused after the checks above; kept so the runtime's own rules hold here too.
     let adjust = "adjust the flags or config fields named";
     (runtime.validate())
         .map_err(|e| SettingsError::invalid("runtime settings", e.to_string(), adjust))?;
-    let bounds = [
-        (
-            store.lease_ttl_ms < MIN_LEASE_TTL_MS,
-            "claim lease TTL (--claim-lease-ttl / claim_lease_ttl_seconds)",
-            format!(
-                "{} ms is below the minimum of {} s (heartbeats renew every ttl/3, at least 1 s apart)",
-                store.lease_ttl_ms,
-                MIN_LEASE_TTL_MS / 1000
-            ),
-            format!("set it to {}s or more", MIN_LEASE_TTL_MS / 1000),
-        ),
-        (
-            store.result_dedup_ttl_ms > MAX_RESULT_DEDUP_TTL_MS,
-            "result dedup TTL (--result-dedup-ttl / result_dedup_ttl_seconds)",
-            format!(
-                "{} s is above the maximum of 30 days",
-                store.result_dedup_ttl_ms / 1000
-            ),
-            format!(
-                "set it to 30 days ({} s) or less",
-                MAX_RESULT_DEDUP_TTL_MS / 1000
-            ),
-        ),
-        (
-            runtime.batch_size > MAX_BATCH,
-            "batch_size",
-            format!(
-                "{} is above the {MAX_BATCH} members one claim call handles",
-                runtime.batch_size
-            ),
-            format!("set batch_size to {MAX_BATCH} or less"),
-        ),
-        (
-            runtime.concurrency > MAX_CONCURRENCY,
-            "--concurrency",
-            format!(
-                "{} is above the maximum of {MAX_CONCURRENCY}",
-                runtime.concurrency
-            ),
-            format!("set it to {MAX_CONCURRENCY} or less, and run more replicas instead"),
-        ),
-    ];
-    if let Some((_, input, detail, fix)) = bounds.into_iter().find(|c| c.0) {
-        return Err(SettingsError::invalid(input, detail, fix));
-    }
     store
         .validate()
         .map_err(|e| SettingsError::invalid("claim settings", e, adjust))?;
