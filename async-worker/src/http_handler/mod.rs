@@ -59,6 +59,7 @@ pub use fairness::Fairness;
 pub use target::HttpTarget;
 
 use crate::merge_policy::MergePolicy;
+use crate::metrics::{self, QueueCount};
 use crate::transform::{TransformInput, Transforms};
 use tier_stamps::TierStamps;
 
@@ -183,12 +184,7 @@ impl HttpHandler {
         if self.transforms.is_empty() {
             return Ok(payload.as_bytes().to_vec());
         }
-        let input = TransformInput {
-            payload,
-            metadata: &request.parsed.metadata,
-            deadline_secs: request.parsed.deadline,
-        };
-        match self.transforms.prepare(input)? {
+        match self.transforms.prepare(transform_input(request))? {
             None => Ok(payload.as_bytes().to_vec()),
             Some(rewritten) => {
                 let content_type = HeaderValue::from_str(&rewritten.content_type)
@@ -285,11 +281,7 @@ impl Handler for HttpHandler {
         if self.transforms.is_empty() {
             return Ok(());
         }
-        let input = TransformInput {
-            payload: request.parsed.payload.get(),
-            metadata: &request.parsed.metadata,
-            deadline_secs: request.parsed.deadline,
-        };
+        let input = transform_input(request);
         (self.transforms.validate(input)).map_err(|message| (ErrorCode::InvalidRequest, message))
     }
 
@@ -351,7 +343,7 @@ impl Handler for HttpHandler {
                 let body = String::from_utf8_lossy(&body).into_owned();
                 if status == StatusCode::TOO_MANY_REQUESTS {
                     // Go's rate-limit category: shed, then retried.
-                    crate::metrics::shedded(&request.queue_name);
+                    metrics::count(&request.queue_name, QueueCount::Shedded, 1);
                 }
                 if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
                     let reason = format!("gateway answered {status}");
@@ -367,6 +359,15 @@ impl Handler for HttpHandler {
                 }
             }
         }
+    }
+}
+
+/// What the transforms read of a request.
+fn transform_input(request: &Request) -> TransformInput<'_> {
+    TransformInput {
+        payload: request.parsed.payload.get(),
+        metadata: &request.parsed.metadata,
+        deadline_secs: request.parsed.deadline,
     }
 }
 

@@ -71,7 +71,7 @@ impl Consumer {
                 moved
             }
             Err(e) => {
-                shared.note_store_error(&e);
+                shared.signals.note_store_error(&e);
                 tracing::warn!(error = %e, "dead_letter failed; the member stays pending");
                 false
             }

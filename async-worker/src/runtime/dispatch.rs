@@ -12,13 +12,14 @@ use super::execute::{Work, execute};
 use super::held::Flight;
 use super::release::release;
 use super::routing::{self, Destination};
-use super::settlement::{Claimed, gate_dropped, terminal};
+use super::settlement::{Claimed, error, gate_dropped, terminal};
+use super::tally;
 use crate::handler::Request;
 use crate::metrics;
 use claim_core::Millis;
 use claim_core::routing::MemberRoute;
 use claim_core::store::ClaimOutcome;
-use claim_core::wire::{ErrorCode, ResultRecord};
+use claim_core::wire::ErrorCode;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
@@ -70,11 +71,13 @@ impl Consumer {
                     continue;
                 }
                 ClaimOutcome::DuplicateDropped => {
-                    metrics::count(queue, metrics::QueueCount::PendingDuplicatesDropped, 1);
-                    shared
-                        .stats
-                        .pending_duplicates_dropped
-                        .fetch_add(1, Ordering::Relaxed);
+                    let stat = &shared.stats.pending_duplicates_dropped;
+                    tally(
+                        queue,
+                        metrics::QueueCount::PendingDuplicatesDropped,
+                        stat,
+                        1,
+                    );
                     continue;
                 }
                 ClaimOutcome::DeadLettered => {
@@ -240,8 +243,7 @@ impl Consumer {
         code: ErrorCode,
         message: impl Into<String>,
     ) {
-        let record = ResultRecord::error(&claimed.generation.id, code, message);
-        let settlement = terminal(&self.queue, claimed, destination, record, code.as_str());
+        let settlement = error(&self.queue, claimed, destination, code, message);
         self.shared.hand_to_writer(settlement).await;
     }
 

@@ -218,13 +218,7 @@ pub fn settlement_of(
             }
         }
     };
-    let claimed = Claimed {
-        generation: request.generation.clone(),
-        member: request.member.clone(),
-        score: request.score,
-        payload_ref: request.parsed.payload_ref.clone(),
-    };
-    terminal(queue, claimed, destination, record, code)
+    terminal(queue, Claimed::of(request), destination, record, code)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ impl Poll {
 
     /// A claim call failed for a reason not about its members (noted for readiness).
     pub fn store_failed(&mut self, shared: &Shared, error: &StoreError) {
-        shared.note_store_error(error);
+        shared.signals.note_store_error(error);
         self.failed = true;
     }
 }
@@ -78,11 +78,11 @@ pub(super) async fn isolate(
                 }
             }
             Err(e) if chunk.len() == 1 => {
-                shared.note_store_error(&e);
+                shared.signals.note_store_error(&e);
                 poll.refused.extend(chunk.pop().map(|c| (c, e)));
             }
             Err(e) => {
-                shared.note_store_error(&e);
+                shared.signals.note_store_error(&e);
                 let half = chunk.split_off(chunk.len() / 2);
                 stack.push(half);
                 stack.push(chunk);

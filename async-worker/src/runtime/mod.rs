@@ -95,6 +95,14 @@ run_counters! {
     given_up,
 }
 
+/// Adds `n` (when any) to a queue's `metric` and to this run's `stat`.
+fn tally(queue: &str, metric: crate::metrics::QueueCount, stat: &AtomicUsize, n: usize) {
+    if n > 0 {
+        crate::metrics::count(queue, metric, n);
+        stat.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
 /// State every part of the runtime shares.
 pub(crate) struct Shared {
     pub store: Arc<dyn ClaimStore>,
@@ -181,11 +189,6 @@ impl Shared {
             _ = self.settlements.send(settlement) => {}
             () = self.abandon.cancelled() => {}
         }
-    }
-
-    /// Counts a store error; out of memory also turns readiness off a while.
-    pub fn note_store_error(&self, error: &claim_core::StoreError) {
-        self.signals.note_store_error(error);
     }
 
     /// Spawns `task` on `tracker`, stopping it where it stands when `hard`
@@ -300,7 +303,7 @@ impl Runtime {
             .signals
             .set_store_reachable(matches!(ping, Ok(Ok(()))));
         shared.signals.set_consuming(!shutdown.is_cancelled());
-        parts.spawn_background(
+        parts.background.spawn(
             &shared,
             watch_readiness(shared.clone(), parts.stop_consumers.clone()),
         );
@@ -334,7 +337,7 @@ async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
                 let reachable = match tokio::time::timeout(PING_BOUND, shared.store.ping()).await {
                     Ok(Ok(())) => true,
                     Ok(Err(e)) => {
-                        shared.note_store_error(&e);
+                        shared.signals.note_store_error(&e);
                         false
                     }
                     Err(_) => false,

@@ -9,9 +9,9 @@
 //! test alone could misfile: an identical record from another replica, or
 //! another replica's record after our uncertain call failed before running.)
 
-use super::Shared;
 use super::settlement::{Group, Settlement};
-use crate::metrics;
+use super::{Shared, tally};
+use crate::metrics::{self, QueueCount};
 use claim_core::store::AckOutcome;
 use std::sync::atomic::Ordering;
 
@@ -63,20 +63,17 @@ pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
             _ => {}
         }
     }
-    if suppressed > 0 {
-        metrics::count(queue, metrics::QueueCount::DuplicatesSuppressed, suppressed);
-        stats
-            .duplicates_suppressed
-            .fetch_add(suppressed, Ordering::Relaxed);
-    }
-    if landed_before > 0 {
-        metrics::count(queue, metrics::QueueCount::RetriedAcksLanded, landed_before);
-        stats
-            .retried_acks_landed
-            .fetch_add(landed_before, Ordering::Relaxed);
-    }
-    if parked > 0 {
-        metrics::count(queue, metrics::QueueCount::Retries, parked);
-        stats.retries.fetch_add(parked, Ordering::Relaxed);
-    }
+    tally(
+        queue,
+        QueueCount::DuplicatesSuppressed,
+        &stats.duplicates_suppressed,
+        suppressed,
+    );
+    tally(
+        queue,
+        QueueCount::RetriedAcksLanded,
+        &stats.retried_acks_landed,
+        landed_before,
+    );
+    tally(queue, QueueCount::Retries, &stats.retries, parked);
 }

@@ -52,7 +52,7 @@ impl PauseFlag {
                 crate::metrics::queue_paused(queue, paused);
             }
             Err(e) => {
-                shared.note_store_error(&e);
+                shared.signals.note_store_error(&e);
                 tracing::warn!(queue = %spec.id, error = %e, "reading the pause flag failed");
             }
         }

@@ -110,7 +110,7 @@ impl Consumer {
             let entries = match shared.store.peek(queue, offset, window).await {
                 Ok(entries) => entries,
                 Err(e) => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(queue = %spec.id, error = %e, "peek failed");
                     hungry = None;
                     self.idle().await;
@@ -195,7 +195,7 @@ impl Consumer {
                     self.release_unknown(chunk).await;
                 }
                 Err(e) if !e.is_transient() => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(queue = %spec.id, error = %e, members = chunk.len(), "claim refused; claiming the batch in halves to isolate the cause");
                     isolate(self, chunk, e, &mut poll).await;
                 }

@@ -21,13 +21,13 @@ use super::held::{Flight, StopReason};
 use super::queue_gate::refusal_reason;
 use super::retry::jittered;
 use super::routing::Destination;
-use super::settlement::{Claimed, Settlement, gate_dropped, terminal};
+use super::settlement::{Claimed, Settlement, error, gate_dropped, terminal};
 use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
 use crate::handler::{HandlerOutcome, Request};
 use crate::metrics::{self, GateReason};
 use claim_core::Millis;
 use claim_core::store::ParkItem;
-use claim_core::wire::{self, ErrorCode, ResultRecord};
+use claim_core::wire::{self, ErrorCode};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,13 +48,6 @@ pub(super) enum Passage {
     Stopped,
 }
 
-/// Where a wait ends: at the gate-wait bound or the request's deadline.
-struct WaitEnd {
-    at: tokio::time::Instant,
-    /// Whether the end is the request's own deadline (not the wait bound).
-    is_deadline: bool,
-}
-
 /// Puts `request` through `gate`, the gate of pool `pool`.
 pub(super) async fn pass(
     shared: &Shared,
@@ -70,7 +63,7 @@ pub(super) async fn pass(
     if let Err((code, message)) = shared.handler.check(request) {
         return Passage::Answered(HandlerOutcome::error(code, message));
     }
-    let end = wait_end(shared, request);
+    let (end, at_deadline) = wait_end(shared, request);
     let mut pause = FIRST_PAUSE;
     let mut waited = false;
     loop {
@@ -79,16 +72,23 @@ pub(super) async fn pass(
             biased;
             () = flight.cancel.cancelled() => return stopped(flight),
             verdict = apply(gate, request, &mut releases) => Some(verdict),
-            () = tokio::time::sleep_until(end.at) => None,
+            () = tokio::time::sleep_until(end) => None,
         };
         let refused = refusal_reason(&request.parsed.labels);
         let settlement = match verdict {
-            None => return wait_over(shared, queue, request, destination, &end),
+            None => return wait_over(shared, queue, request, destination, at_deadline),
             Some(Ok(Verdict::Continue)) => return Passage::Through(releases),
             Some(Ok(Verdict::Drop(record))) => {
                 metrics::pool_gate_decision(pool, GateReason::Dropped);
                 let record = gate_dropped(&request.generation.id, record);
-                record_of(queue, request, destination, record, ErrorCode::GateDropped)
+                let code = ErrorCode::GateDropped.as_str();
+                terminal(
+                    queue,
+                    Claimed::of(request),
+                    destination.clone(),
+                    record,
+                    code,
+                )
             }
             Some(Ok(Verdict::Refuse)) => {
                 metrics::pool_gate_decision(pool, refused);
@@ -108,8 +108,8 @@ pub(super) async fn pass(
                     () = tokio::time::sleep(nap) => {}
                     // A gate that knows when room appears (aimd) ends the pause early.
                     () = gate.woken() => {}
-                    () = tokio::time::sleep_until(end.at) => {
-                        return wait_over(shared, queue, request, destination, &end);
+                    () = tokio::time::sleep_until(end) => {
+                        return wait_over(shared, queue, request, destination, at_deadline);
                     }
                 }
                 continue;
@@ -118,9 +118,14 @@ pub(super) async fn pass(
                 metrics::pool_gate_decision(pool, GateReason::Error);
                 tracing::warn!(%queue, request = %request.generation, error = %e, "pool gate failed");
                 let message = format!("Pool gating error: {e}");
-                let record =
-                    ResultRecord::error(&request.generation.id, ErrorCode::GateError, message);
-                record_of(queue, request, destination, record, ErrorCode::GateError)
+                let claimed = Claimed::of(request);
+                error(
+                    queue,
+                    claimed,
+                    destination.clone(),
+                    ErrorCode::GateError,
+                    message,
+                )
             }
         };
         return Passage::Settled(settlement);
@@ -150,17 +155,15 @@ fn stopped(flight: &Flight) -> Passage {
     }
 }
 
-/// The earlier of the gate-wait bound (when set) and the request's deadline.
-fn wait_end(shared: &Shared, request: &Request) -> WaitEnd {
+/// Where a wait ends: the earlier of the gate-wait bound (when set) and the
+/// request's deadline, and whether that is the deadline.
+fn wait_end(shared: &Shared, request: &Request) -> (tokio::time::Instant, bool) {
     let now = shared.clock.now();
     let to_deadline = Duration::from_millis(now.until(request.deadline));
     let bound = shared.config.gate_wait_timeout;
     let is_deadline = bound.is_zero() || to_deadline <= bound;
     let wait = if is_deadline { to_deadline } else { bound };
-    WaitEnd {
-        at: tokio::time::Instant::now() + wait,
-        is_deadline,
-    }
+    (tokio::time::Instant::now() + wait, is_deadline)
 }
 
 /// The wait ran out: `DEADLINE_EXCEEDED` at the deadline, else requeued.
@@ -169,34 +172,16 @@ fn wait_over(
     queue: &Arc<str>,
     request: &Request,
     destination: &Destination,
-    end: &WaitEnd,
+    at_deadline: bool,
 ) -> Passage {
-    if end.is_deadline || shared.clock.now() >= request.deadline {
+    if at_deadline || shared.clock.now() >= request.deadline {
         let message = "deadline passed while the pool gate held the request";
-        let record =
-            ResultRecord::error(&request.generation.id, ErrorCode::DeadlineExceeded, message);
-        let code = ErrorCode::DeadlineExceeded;
-        return Passage::Settled(record_of(queue, request, destination, record, code));
+        let (claimed, code) = (Claimed::of(request), ErrorCode::DeadlineExceeded);
+        return Passage::Settled(error(queue, claimed, destination.clone(), code, message));
     }
-    metrics::gate_wait_requeued(queue);
+    metrics::count(queue, metrics::QueueCount::GateWaitRequeues, 1);
     tracing::debug!(%queue, request = %request.generation, "pool gate wait timed out; requeued");
     Passage::Settled(requeue(shared, queue, request, destination))
-}
-
-fn record_of(
-    queue: &Arc<str>,
-    request: &Request,
-    destination: &Destination,
-    record: ResultRecord,
-    code: ErrorCode,
-) -> Settlement {
-    let claimed = Claimed {
-        generation: request.generation.clone(),
-        member: request.member.clone(),
-        score: request.score,
-        payload_ref: request.parsed.payload_ref.clone(),
-    };
-    terminal(queue, claimed, destination.clone(), record, code.as_str())
 }
 
 /// Back to the retry set, due now, its retry count kept.
@@ -216,17 +201,13 @@ fn requeue(
             },
         },
         Err(e) => {
-            let record = ResultRecord::error(
-                &request.generation.id,
+            let claimed = Claimed::of(request);
+            error(
+                queue,
+                claimed,
+                destination.clone(),
                 ErrorCode::InvalidRequest,
                 e.to_string(),
-            );
-            record_of(
-                queue,
-                request,
-                destination,
-                record,
-                ErrorCode::InvalidRequest,
             )
         }
     }

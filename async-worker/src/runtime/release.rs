@@ -47,7 +47,7 @@ pub async fn release_retrying(
                 return;
             }
             Err(e) => {
-                shared.note_store_error(&e);
+                shared.signals.note_store_error(&e);
                 if !e.is_transient() || attempt == RELEASE_ATTEMPTS {
                     tracing::warn!(%queue, error = %e, claims = generations.len(), "release {what} failed; the claims will lapse and be redelivered");
                     return;

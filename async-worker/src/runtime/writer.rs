@@ -215,7 +215,7 @@ impl Writer {
             }
             Err(error) => error,
         };
-        self.shared.note_store_error(&error);
+        self.shared.signals.note_store_error(&error);
         let now = Instant::now();
         for owed in &mut group.items {
             owed.uncertain |= error.may_have_happened();
