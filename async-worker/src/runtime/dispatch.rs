@@ -13,7 +13,6 @@ use super::held::Flight;
 use super::release::release;
 use super::routing::{self, Destination};
 use super::settlement::{Claimed, error, gate_dropped, terminal};
-use super::tally;
 use crate::handler::Request;
 use crate::metrics;
 use claim_core::Millis;
@@ -71,13 +70,8 @@ impl Consumer {
                     continue;
                 }
                 ClaimOutcome::DuplicateDropped => {
-                    let stat = &shared.stats.pending_duplicates_dropped;
-                    tally(
-                        queue,
-                        metrics::QueueCount::PendingDuplicatesDropped,
-                        stat,
-                        1,
-                    );
+                    let dropped = metrics::QueueCount::PendingDuplicatesDropped;
+                    shared.stats.tally(queue, dropped, 1);
                     continue;
                 }
                 ClaimOutcome::DeadLettered => {

@@ -64,16 +64,6 @@ pub fn execute(mut work: Work) -> impl Future<Output = ()> + Send {
             match Box::pin(passage).await {
                 Passage::Through(releases) => releases,
                 Passage::Settled(settlement) => return shared.hand_to_writer(settlement).await,
-                Passage::Answered(outcome) => {
-                    let settlement = settlement_of(
-                        shared,
-                        &work.queue,
-                        &work.request,
-                        work.destination,
-                        outcome,
-                    );
-                    return shared.hand_to_writer(settlement).await;
-                }
                 Passage::Stopped => return,
             }
         } else {

@@ -1,7 +1,7 @@
 //! Background loops: the heartbeater, the reclaimer, the retry promoter and the depth sampler.
 
+use super::Shared;
 use super::held::StopReason;
-use super::{Shared, tally};
 use crate::admin::stats::member_age;
 use crate::metrics::{self, QueueCount};
 use claim_core::Generation;
@@ -68,12 +68,7 @@ pub async fn renew_all(shared: &Shared) {
                     if lost > 0 {
                         tracing::warn!(%queue, lost, "leases lost to another owner; their work is stopped");
                     }
-                    tally(
-                        &queue,
-                        QueueCount::LeaseLost,
-                        &shared.stats.lease_lost,
-                        lost,
-                    );
+                    shared.stats.tally(&queue, QueueCount::LeaseLost, lost);
                 }
                 Err(e) => {
                     shared.signals.note_store_error(&e);
@@ -106,12 +101,7 @@ fn fence_lapsed(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {
     if lapsed > 0 {
         tracing::warn!(%queue, lapsed, "leases ran out while the store was unreachable; their work is stopped");
     }
-    tally(
-        queue,
-        QueueCount::LeaseLost,
-        &shared.stats.lease_lost,
-        lapsed,
-    );
+    shared.stats.tally(queue, QueueCount::LeaseLost, lapsed);
 }
 
 async fn stop_cancelled(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {

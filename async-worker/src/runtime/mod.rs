@@ -40,6 +40,7 @@ pub use health::Health;
 
 use crate::config::RuntimeConfig;
 use crate::handler::Handler;
+use crate::metrics::QueueCount;
 use claim_core::{ClaimStore, Clock, OwnerToken};
 use health::Signals;
 use held::Held;
@@ -68,6 +69,22 @@ macro_rules! run_counters {
         }
 
         impl Stats {
+            /// Adds `n` (when any) to a queue's `metric` and to this run's count of it.
+            fn tally(&self, queue: &str, metric: QueueCount, n: usize) {
+                let stat = match metric {
+                    QueueCount::Retries => &self.retries,
+                    QueueCount::DuplicatesSuppressed => &self.duplicates_suppressed,
+                    QueueCount::PendingDuplicatesDropped => &self.pending_duplicates_dropped,
+                    QueueCount::RetriedAcksLanded => &self.retried_acks_landed,
+                    QueueCount::LeaseLost => &self.lease_lost,
+                    _ => unreachable!("{metric:?} is not a run counter"),
+                };
+                if n > 0 {
+                    crate::metrics::count(queue, metric, n);
+                    stat.fetch_add(n, Ordering::Relaxed);
+                }
+            }
+
             fn report(&self) -> RunReport {
                 RunReport {
                     $($field: self.$field.load(Ordering::Relaxed),)*
@@ -93,14 +110,6 @@ run_counters! {
     retried_acks_landed,
     /// Acks and parks the store refused on their own for good (claims left to lapse).
     given_up,
-}
-
-/// Adds `n` (when any) to a queue's `metric` and to this run's `stat`.
-fn tally(queue: &str, metric: crate::metrics::QueueCount, stat: &AtomicUsize, n: usize) {
-    if n > 0 {
-        crate::metrics::count(queue, metric, n);
-        stat.fetch_add(n, Ordering::Relaxed);
-    }
 }
 
 /// State every part of the runtime shares.

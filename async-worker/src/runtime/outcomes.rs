@@ -9,8 +9,8 @@
 //! test alone could misfile: an identical record from another replica, or
 //! another replica's record after our uncertain call failed before running.)
 
+use super::Shared;
 use super::settlement::{Group, Settlement};
-use super::{Shared, tally};
 use crate::metrics::{self, QueueCount};
 use claim_core::store::AckOutcome;
 use std::sync::atomic::Ordering;
@@ -63,17 +63,7 @@ pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
             _ => {}
         }
     }
-    tally(
-        queue,
-        QueueCount::DuplicatesSuppressed,
-        &stats.duplicates_suppressed,
-        suppressed,
-    );
-    tally(
-        queue,
-        QueueCount::RetriedAcksLanded,
-        &stats.retried_acks_landed,
-        landed_before,
-    );
-    tally(queue, QueueCount::Retries, &stats.retries, parked);
+    stats.tally(queue, QueueCount::DuplicatesSuppressed, suppressed);
+    stats.tally(queue, QueueCount::RetriedAcksLanded, landed_before);
+    stats.tally(queue, QueueCount::Retries, parked);
 }

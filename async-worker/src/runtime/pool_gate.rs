@@ -23,7 +23,7 @@ use super::retry::jittered;
 use super::routing::Destination;
 use super::settlement::{Claimed, Settlement, error, gate_dropped, terminal};
 use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
-use crate::handler::{HandlerOutcome, Request};
+use crate::handler::{CANCELLED_MESSAGE, Request};
 use crate::metrics::{self, GateReason};
 use claim_core::Millis;
 use claim_core::store::ParkItem;
@@ -39,11 +39,9 @@ const MAX_PAUSE: Duration = Duration::from_secs(1);
 pub(super) enum Passage {
     /// Run the handler; release these when done.
     Through(Releases),
-    /// The gate settled it without a handler call.
-    Settled(Settlement),
-    /// It ends with this outcome without a handler call: the handler's
+    /// It ends without a handler call: the gate settled it, the handler's
     /// check refused it, or the producer cancelled it while it waited.
-    Answered(HandlerOutcome),
+    Settled(Settlement),
     /// The runtime stopped wanting the answer (lease lost, shutdown).
     Stopped,
 }
@@ -61,7 +59,7 @@ pub(super) async fn pass(
     // Checked before the gate (as Go validates transforms), so a request
     // that can never be sent does not take or wait for a gate's slot.
     if let Err((code, message)) = shared.handler.check(request) {
-        return Passage::Answered(HandlerOutcome::error(code, message));
+        return Passage::Settled(answer(queue, request, destination, code, message));
     }
     let (end, at_deadline) = wait_end(shared, request);
     let mut pause = FIRST_PAUSE;
@@ -70,7 +68,7 @@ pub(super) async fn pass(
         let mut releases = Releases::new();
         let verdict = tokio::select! {
             biased;
-            () = flight.cancel.cancelled() => return stopped(flight),
+            () = flight.cancel.cancelled() => return stopped(queue, request, destination, flight),
             verdict = apply(gate, request, &mut releases) => Some(verdict),
             () = tokio::time::sleep_until(end) => None,
         };
@@ -104,7 +102,7 @@ pub(super) async fn pass(
                 pause = (pause * 2).min(MAX_PAUSE);
                 tokio::select! {
                     biased;
-                    () = flight.cancel.cancelled() => return stopped(flight),
+                    () = flight.cancel.cancelled() => return stopped(queue, request, destination, flight),
                     () = tokio::time::sleep(nap) => {}
                     // A gate that knows when room appears (aimd) ends the pause early.
                     () = gate.woken() => {}
@@ -118,14 +116,8 @@ pub(super) async fn pass(
                 metrics::pool_gate_decision(pool, GateReason::Error);
                 tracing::warn!(%queue, request = %request.generation, error = %e, "pool gate failed");
                 let message = format!("Pool gating error: {e}");
-                let claimed = Claimed::of(request);
-                error(
-                    queue,
-                    claimed,
-                    destination.clone(),
-                    ErrorCode::GateError,
-                    message,
-                )
+                let code = ErrorCode::GateError;
+                answer(queue, request, destination, code, message)
             }
         };
         return Passage::Settled(settlement);
@@ -148,9 +140,17 @@ async fn apply(
 
 /// What a wait the runtime cut short comes to: the producer's cancel is
 /// answered `CANCELLED`; a lost lease or shutdown leaves the claim to others.
-fn stopped(flight: &Flight) -> Passage {
+fn stopped(
+    queue: &Arc<str>,
+    request: &Request,
+    destination: &Destination,
+    flight: &Flight,
+) -> Passage {
     match flight.reason() {
-        Some(StopReason::Cancelled) => Passage::Answered(HandlerOutcome::cancelled()),
+        Some(StopReason::Cancelled) => {
+            let code = ErrorCode::Cancelled;
+            Passage::Settled(answer(queue, request, destination, code, CANCELLED_MESSAGE))
+        }
         _ => Passage::Stopped,
     }
 }
@@ -176,12 +176,24 @@ fn wait_over(
 ) -> Passage {
     if at_deadline || shared.clock.now() >= request.deadline {
         let message = "deadline passed while the pool gate held the request";
-        let (claimed, code) = (Claimed::of(request), ErrorCode::DeadlineExceeded);
-        return Passage::Settled(error(queue, claimed, destination.clone(), code, message));
+        let code = ErrorCode::DeadlineExceeded;
+        return Passage::Settled(answer(queue, request, destination, code, message));
     }
     metrics::count(queue, metrics::QueueCount::GateWaitRequeues, 1);
     tracing::debug!(%queue, request = %request.generation, "pool gate wait timed out; requeued");
     Passage::Settled(requeue(shared, queue, request, destination))
+}
+
+/// The request's error record, without a handler call.
+fn answer(
+    queue: &Arc<str>,
+    request: &Request,
+    destination: &Destination,
+    code: ErrorCode,
+    message: impl Into<String>,
+) -> Settlement {
+    let claimed = Claimed::of(request);
+    error(queue, claimed, destination.clone(), code, message)
 }
 
 /// Back to the retry set, due now, its retry count kept.
@@ -201,14 +213,8 @@ fn requeue(
             },
         },
         Err(e) => {
-            let claimed = Claimed::of(request);
-            error(
-                queue,
-                claimed,
-                destination.clone(),
-                ErrorCode::InvalidRequest,
-                e.to_string(),
-            )
+            let code = ErrorCode::InvalidRequest;
+            answer(queue, request, destination, code, e.to_string())
         }
     }
 }
