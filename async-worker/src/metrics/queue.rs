@@ -163,14 +163,6 @@ pub(super) fn pool_gate_counter(pool: &str, reason: GateReason) -> Counter {
     counter!(GATE_DECISIONS, labels)
 }
 
-/// Labels of a queue that was never registered (Go leaves `pool_name` empty then).
-pub(super) fn unregistered(queue: &str) -> QueueSpec {
-    QueueSpec {
-        pool_name: String::new(),
-        ..QueueSpec::new(queue)
-    }
-}
-
 /// A duration in milliseconds, as the histograms record it.
 pub(super) fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -213,7 +205,15 @@ fn handles(name: &str) -> Arc<QueueMetrics> {
         let mut table = table().write().unwrap_or_else(|p| p.into_inner());
         table
             .entry(name.to_owned())
-            .or_insert_with(|| Arc::new(QueueMetrics::new(&unregistered(name))))
+            .or_insert_with(|| {
+                // Go leaves `pool_name` empty for a queue never registered.
+                let pool_name = String::new();
+                let spec = QueueSpec {
+                    pool_name,
+                    ..QueueSpec::new(name)
+                };
+                Arc::new(QueueMetrics::new(&spec))
+            })
             .clone()
     })
 }

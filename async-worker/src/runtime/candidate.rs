@@ -36,9 +36,7 @@ impl Candidate {
             Plan::Invalid(_) | Plan::Dropped(..) => None,
         }
     }
-}
 
-impl Candidate {
     /// What `entry` becomes: dispatchable when it parses, invalid (claimed,
     /// then answered `INVALID_REQUEST`) when only its id and token can be
     /// read; a member with no usable generation is the caller's to
@@ -55,7 +53,10 @@ impl Candidate {
                 })
             }
             Err(MemberError::Invalid { id, field, reason }) => {
-                let token = lenient_token(entry.member.as_bytes());
+                // Read as loosely as possible, so its INVALID_REQUEST record
+                // is keyed to the right generation.
+                let token = lenient_internal(entry.member.as_bytes(), "request_token");
+                let token = token.unwrap_or_default();
                 if token.contains('\0') {
                     // No claim key can be made for it (see MemberError::Unkeyable).
                     let field = "internal.request_token";
@@ -73,12 +74,6 @@ impl Candidate {
             Err(e) => Err((entry, e)),
         }
     }
-}
-
-/// The request token of a member that failed validation, read as loosely as
-/// possible so its INVALID_REQUEST record is keyed to the right generation.
-fn lenient_token(raw: &[u8]) -> String {
-    lenient_internal(raw, "request_token").unwrap_or_default()
 }
 
 /// The payload key of a member that failed validation, so its

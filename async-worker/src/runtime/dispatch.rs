@@ -8,9 +8,9 @@
 
 use super::candidate::{Candidate, Plan, lenient_payload_ref};
 use super::consumer::Consumer;
+use super::consumer::release;
 use super::execute::{Work, execute};
 use super::held::Flight;
-use super::release::release;
 use super::routing::{self, Destination};
 use super::settlement::{Claimed, error, gate_dropped, terminal};
 use crate::handler::Request;

@@ -30,11 +30,8 @@ pub struct Work {
     pub buffered: metrics::Buffered,
 }
 
-/// Handles one request and hands its outcome to the writer.
-///
-/// The permit is held until the outcome is handed over, so `concurrency`
-/// bounds handler calls; the claim stays held (and heartbeated) until the
-/// writer's ack lands.
+/// Handles one request and hands its outcome to the writer; the claim
+/// stays held (and heartbeated) until the writer's ack lands.
 ///
 /// One `async move` block over `work`'s fields, not an `async fn` of
 /// seven arguments: an async fn keeps its arguments twice (as captured and

@@ -15,8 +15,8 @@
 //! that just failed, while a release costs one call and loses nothing.
 
 use super::consumer::Consumer;
+use super::consumer::release;
 use super::dispatch::Ready;
-use super::release::release;
 use super::settlement::Claimed;
 use claim_core::Payload;
 use claim_core::wire::{ErrorCode, PAYLOAD_MISSING_MESSAGE};

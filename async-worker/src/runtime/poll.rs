@@ -1,4 +1,4 @@
-//! One queue's poll loop: peek, sort out what cannot run, claim in batches, hand to workers.
+//! One queue's poll loop: peek, sort out what cannot run, claim in batches (a batch the store refuses for good in halves), hand to workers.
 //!
 //! With the gate fully open a poll peeks [`PREFETCH`] batches and sends
 //! their claims together: Redis runs them back to back while the first
@@ -14,13 +14,12 @@
 use super::Shared;
 use super::candidate::Candidate;
 use super::consumer::Consumer;
-use super::isolate::{Poll, isolate};
 use super::pause::PauseFlag;
 use super::spread::Spread;
 use crate::config::QueueSpec;
 use crate::metrics;
-use claim_core::Generation;
-use claim_core::store::{ClaimRequest, PendingEntry};
+use claim_core::store::{ClaimOutcome, ClaimRequest, PendingEntry};
+use claim_core::{Generation, StoreError};
 use futures::StreamExt;
 use futures::stream::FuturesOrdered;
 use std::sync::Arc;
@@ -32,19 +31,15 @@ const PREFETCH: usize = 2;
 /// Polls until `stop` fires. Returns claims taken but not handed over
 /// (hand-off cancelled) to the caller by releasing them itself.
 pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
-    let queue: Arc<str> = spec.queue_name.as_str().into();
-    let pool = shared.pools.pool(&spec.pool_name);
-    let gate = shared.pools.queue_gate(&spec.id);
     let tier_label = shared.config.tier_label.as_deref().unwrap_or_default();
-    let tier = super::tiers::tier_of(&spec.labels, tier_label);
     let consumer = Consumer {
+        queue: spec.queue_name.as_str().into(),
+        pool: shared.pools.pool(&spec.pool_name),
+        gate: shared.pools.queue_gate(&spec.id),
+        tier: super::tiers::tier_of(&spec.labels, tier_label),
         shared,
         spec,
-        queue,
         stop,
-        pool,
-        gate,
-        tier,
     };
     consumer.poll_until_stopped().await;
 }
@@ -233,5 +228,90 @@ async fn count_gate_closed(shared: &Shared, queue: &str) {
         && d.pending > 0
     {
         metrics::gate_decision(queue, metrics::GateReason::GateClosed);
+    }
+}
+
+/// What one poll's claims did.
+#[derive(Default)]
+pub(super) struct Poll {
+    /// Members another replica took first.
+    pub lost: usize,
+    /// A claim call failed for a reason not about its members: pause before the next poll.
+    pub failed: bool,
+    /// At least one claim call was answered.
+    pub answered: bool,
+    /// Members refused on their own, with the refusal.
+    pub refused: Vec<(Candidate, StoreError)>,
+    /// Members the queue gate left pending.
+    pub held_back: usize,
+}
+
+impl Poll {
+    /// A claim call was answered: its claims go to `consumer`'s dispatch.
+    pub async fn dispatch(
+        &mut self,
+        consumer: &Consumer,
+        chunk: Vec<Candidate>,
+        outcomes: Vec<ClaimOutcome>,
+    ) {
+        self.answered = true;
+        let handed = consumer.dispatch(chunk, outcomes).await;
+        self.lost += handed.lost;
+        // Its members went back to pending: pause before peeking them again.
+        self.failed |= handed.fetch_failed;
+    }
+
+    /// A claim call failed for a reason not about its members (noted for readiness).
+    pub fn store_failed(&mut self, shared: &Shared, error: &StoreError) {
+        shared.signals.note_store_error(error);
+        self.failed = true;
+    }
+}
+
+/// Claims a refused batch in halves, down to single members, dispatching
+/// what is claimed and collecting the members refused alone. At most
+/// 2n - 1 calls for n members, once per poll (and a refused poll is
+/// followed by a pause), so even a store that refuses everything costs a
+/// bounded number of calls per poll interval.
+pub(super) async fn isolate(
+    consumer: &Consumer,
+    mut refused: Vec<Candidate>,
+    error: StoreError,
+    poll: &mut Poll,
+) {
+    let Consumer { shared, queue, .. } = consumer;
+    if refused.len() == 1 {
+        poll.refused.extend(refused.pop().map(|c| (c, error)));
+        return;
+    }
+    let half = refused.split_off(refused.len() / 2);
+    let mut stack = vec![half, refused];
+    while let Some(mut chunk) = stack.pop() {
+        let items: Vec<ClaimRequest> = chunk
+            .iter()
+            .map(|c| ClaimRequest {
+                member: c.entry.member.clone(),
+                generation: c.generation.clone(),
+            })
+            .collect();
+        match shared.store.claim(shared.owner.on(queue), &items).await {
+            Ok(outcomes) => poll.dispatch(consumer, chunk, outcomes).await,
+            Err(e) if e.is_transient() => {
+                poll.store_failed(shared, &e);
+                if e.may_have_happened() {
+                    consumer.release_unknown(chunk).await;
+                }
+            }
+            Err(e) if chunk.len() == 1 => {
+                shared.signals.note_store_error(&e);
+                poll.refused.extend(chunk.pop().map(|c| (c, e)));
+            }
+            Err(e) => {
+                shared.signals.note_store_error(&e);
+                let half = chunk.split_off(chunk.len() / 2);
+                stack.push(half);
+                stack.push(chunk);
+            }
+        }
     }
 }
