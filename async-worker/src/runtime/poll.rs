@@ -18,7 +18,7 @@ use super::pause::PauseFlag;
 use super::spread::Spread;
 use crate::config::QueueSpec;
 use crate::metrics;
-use claim_core::store::{ClaimOutcome, ClaimRequest, PendingEntry};
+use claim_core::store::{ClaimRequest, PendingEntry};
 use claim_core::{Generation, StoreError};
 use futures::StreamExt;
 use futures::stream::FuturesOrdered;
@@ -151,8 +151,7 @@ impl Consumer {
                 Err((entry, e)) => self.dead_letter(&entry, &e).await,
             }
         }
-        let admitted = self.admit(parsed).await;
-        let mut candidates = admitted.kept;
+        let (mut candidates, held_back) = self.admit(parsed).await;
         let mut calls = FuturesOrdered::new();
         while !candidates.is_empty() {
             let rest = candidates.split_off(batch.min(candidates.len()));
@@ -174,12 +173,12 @@ impl Consumer {
             });
         }
         let mut poll = Poll {
-            held_back: admitted.held_back,
+            held_back,
             ..Poll::default()
         };
         while let Some((chunk, outcomes)) = calls.next().await {
             match outcomes {
-                Ok(outcomes) => poll.dispatch(self, chunk, outcomes).await,
+                Ok(outcomes) => self.dispatch(chunk, outcomes, &mut poll).await,
                 Err(e) if e.may_have_happened() => {
                     poll.store_failed(shared, &e);
                     // The claim may have happened without this runtime knowing it
@@ -247,20 +246,6 @@ pub(super) struct Poll {
 }
 
 impl Poll {
-    /// A claim call was answered: its claims go to `consumer`'s dispatch.
-    pub async fn dispatch(
-        &mut self,
-        consumer: &Consumer,
-        chunk: Vec<Candidate>,
-        outcomes: Vec<ClaimOutcome>,
-    ) {
-        self.answered = true;
-        let handed = consumer.dispatch(chunk, outcomes).await;
-        self.lost += handed.lost;
-        // Its members went back to pending: pause before peeking them again.
-        self.failed |= handed.fetch_failed;
-    }
-
     /// A claim call failed for a reason not about its members (noted for readiness).
     pub fn store_failed(&mut self, shared: &Shared, error: &StoreError) {
         shared.signals.note_store_error(error);
@@ -295,7 +280,7 @@ pub(super) async fn isolate(
             })
             .collect();
         match shared.store.claim(shared.owner.on(queue), &items).await {
-            Ok(outcomes) => poll.dispatch(consumer, chunk, outcomes).await,
+            Ok(outcomes) => consumer.dispatch(chunk, outcomes, poll).await,
             Err(e) if e.is_transient() => {
                 poll.store_failed(shared, &e);
                 if e.may_have_happened() {
