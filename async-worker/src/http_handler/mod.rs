@@ -106,12 +106,6 @@ impl std::fmt::Debug for FeedbackHook {
     }
 }
 
-/// A gateway answer whose body was read.
-struct Answer {
-    status: StatusCode,
-    body: Vec<u8>,
-}
-
 impl HttpHandler {
     /// A handler posting each queue's requests (by queue id) to its target.
     pub fn new(
@@ -214,14 +208,17 @@ impl HttpHandler {
     }
 
     /// One gateway call sent at `sent_at`: what a learning gate sees of
-    /// it, and the answer.
+    /// it, and the answer's status and body.
     async fn call(
         &self,
         url: Url,
         headers: HeaderMap,
         body: Vec<u8>,
         sent_at: tokio::time::Instant,
-    ) -> (GatewayOutcome, Result<Answer, reqwest::Error>) {
+    ) -> (
+        GatewayOutcome,
+        Result<(StatusCode, Vec<u8>), reqwest::Error>,
+    ) {
         let sent = self.client.post(url).headers(headers).body(body).send();
         let response = match sent.await {
             Ok(response) => response,
@@ -232,13 +229,7 @@ impl HttpHandler {
         let retry_after = header(reqwest::header::RETRY_AFTER.as_str()).and_then(parse_retry_after);
         let outcome = GatewayOutcome::answered(sent_at, status.as_u16(), header, retry_after);
         match response.bytes().await {
-            Ok(body) => (
-                outcome,
-                Ok(Answer {
-                    status,
-                    body: body.to_vec(),
-                }),
-            ),
+            Ok(body) => (outcome, Ok((status, body.to_vec()))),
             Err(e) => (outcome.unread(), Err(e)),
         }
     }
@@ -337,7 +328,7 @@ impl Handler for HttpHandler {
         let retry_after = outcome.retry_after;
         match answer {
             Err(e) => self.retry(request, None, format!("gateway unreachable: {e}"), None),
-            Ok(Answer { status, body }) => {
+            Ok((status, body)) => {
                 let code = status.as_u16();
                 tracing::debug!(id = %request.parsed.id, status = code, "gateway answered");
                 let body = String::from_utf8_lossy(&body).into_owned();

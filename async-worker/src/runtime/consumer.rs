@@ -1,7 +1,7 @@
 //! The context one queue's consumer works in, and its small store steps: idling, returning claims it will not work on, dead-lettering a member.
 //!
-//! The poll loop (`poll`), the claim isolation (`isolate`) and the hand-off
-//! (`dispatch`) all work on a [`Consumer`]; it imports none of them.
+//! The poll loop with its claim isolation (`poll`) and the hand-off
+//! (`dispatch`) work on a [`Consumer`]; it imports neither.
 
 use super::Shared;
 use super::candidate::Candidate;
