@@ -42,15 +42,10 @@ impl Candidate {
     /// read; a member with no usable generation is the caller's to
     /// dead-letter, with the returned reason.
     pub fn of(entry: PendingEntry) -> Result<Candidate, (PendingEntry, MemberError)> {
-        match entry.member.parse() {
+        let (generation, plan) = match entry.member.parse() {
             Ok(parsed) => {
                 let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
-                Ok(Candidate {
-                    entry,
-                    generation,
-                    plan: Plan::Dispatch(Box::new(parsed)),
-                    releases: Releases::new(),
-                })
+                (generation, Plan::Dispatch(Box::new(parsed)))
             }
             Err(MemberError::Invalid { id, field, reason }) => {
                 // Read as loosely as possible, so its INVALID_REQUEST record
@@ -62,17 +57,17 @@ impl Candidate {
                     let field = "internal.request_token";
                     return Err((entry, MemberError::Unkeyable { id, field }));
                 }
-                let generation = Generation::new(id, token);
                 let why = format!("invalid {field}: {reason}");
-                Ok(Candidate {
-                    entry,
-                    generation,
-                    plan: Plan::Invalid(why),
-                    releases: Releases::new(),
-                })
+                (Generation::new(id, token), Plan::Invalid(why))
             }
-            Err(e) => Err((entry, e)),
-        }
+            Err(e) => return Err((entry, e)),
+        };
+        Ok(Candidate {
+            entry,
+            generation,
+            plan,
+            releases: Releases::new(),
+        })
     }
 }
 

@@ -19,7 +19,6 @@ mod health;
 pub mod held;
 mod maintenance;
 mod outcomes;
-mod pause;
 mod payloads;
 mod poll;
 mod pool_gate;

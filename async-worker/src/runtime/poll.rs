@@ -13,8 +13,7 @@
 
 use super::Shared;
 use super::candidate::Candidate;
-use super::consumer::Consumer;
-use super::pause::PauseFlag;
+use super::consumer::{Consumer, PauseFlag};
 use super::spread::Spread;
 use crate::config::QueueSpec;
 use crate::metrics;
