@@ -113,7 +113,7 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: 
                     }
                 }
             }
-            () = tokio::time::sleep_until(next_due.unwrap_or_else(Instant::now)), if next_due.is_some() => {}
+            () = sleep_until(next_due), if next_due.is_some() => {}
             else => {
                 // Unreachable while the bookkeeping holds (something owed is
                 // in flight, waiting or launched below); if it ever does not,
@@ -130,6 +130,14 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: 
         if drained && calls.is_empty() && w.owed() == 0 {
             return;
         }
+    }
+}
+
+/// A disabled branch's future is still built: this one touches no timer
+/// until a retry is due.
+async fn sleep_until(due: Option<Instant>) {
+    if let Some(due) = due {
+        tokio::time::sleep_until(due).await;
     }
 }
 
