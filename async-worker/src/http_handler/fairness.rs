@@ -57,14 +57,6 @@ impl Fairness {
         })
     }
 
-    /// Stamping turned off.
-    pub fn off() -> Self {
-        Fairness {
-            header: None,
-            attribute: FAIRNESS_ATTRIBUTE.to_owned(),
-        }
-    }
-
     /// Sets the fairness header from `metadata`, replacing any value the
     /// member's own headers gave it; skips a missing or unusable id.
     pub fn stamp(&self, headers: &mut HeaderMap, metadata: &BTreeMap<String, String>) {

@@ -59,6 +59,7 @@ pub use fairness::Fairness;
 pub use target::HttpTarget;
 
 use crate::merge_policy::MergePolicy;
+use crate::metrics::{self, QueueCount};
 use crate::transform::{TransformInput, Transforms};
 use tier_stamps::TierStamps;
 
@@ -103,12 +104,6 @@ impl std::fmt::Debug for FeedbackHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FeedbackHook")
     }
-}
-
-/// A gateway answer whose body was read.
-struct Answer {
-    status: StatusCode,
-    body: Vec<u8>,
 }
 
 impl HttpHandler {
@@ -183,12 +178,7 @@ impl HttpHandler {
         if self.transforms.is_empty() {
             return Ok(payload.as_bytes().to_vec());
         }
-        let input = TransformInput {
-            payload,
-            metadata: &request.parsed.metadata,
-            deadline_secs: request.parsed.deadline,
-        };
-        match self.transforms.prepare(input)? {
+        match self.transforms.prepare(transform_input(request))? {
             None => Ok(payload.as_bytes().to_vec()),
             Some(rewritten) => {
                 let content_type = HeaderValue::from_str(&rewritten.content_type)
@@ -218,14 +208,17 @@ impl HttpHandler {
     }
 
     /// One gateway call sent at `sent_at`: what a learning gate sees of
-    /// it, and the answer.
+    /// it, and the answer's status and body.
     async fn call(
         &self,
         url: Url,
         headers: HeaderMap,
         body: Vec<u8>,
         sent_at: tokio::time::Instant,
-    ) -> (GatewayOutcome, Result<Answer, reqwest::Error>) {
+    ) -> (
+        GatewayOutcome,
+        Result<(StatusCode, Vec<u8>), reqwest::Error>,
+    ) {
         let sent = self.client.post(url).headers(headers).body(body).send();
         let response = match sent.await {
             Ok(response) => response,
@@ -236,13 +229,7 @@ impl HttpHandler {
         let retry_after = header(reqwest::header::RETRY_AFTER.as_str()).and_then(parse_retry_after);
         let outcome = GatewayOutcome::answered(sent_at, status.as_u16(), header, retry_after);
         match response.bytes().await {
-            Ok(body) => (
-                outcome,
-                Ok(Answer {
-                    status,
-                    body: body.to_vec(),
-                }),
-            ),
+            Ok(body) => (outcome, Ok((status, body.to_vec()))),
             Err(e) => (outcome.unread(), Err(e)),
         }
     }
@@ -285,11 +272,7 @@ impl Handler for HttpHandler {
         if self.transforms.is_empty() {
             return Ok(());
         }
-        let input = TransformInput {
-            payload: request.parsed.payload.get(),
-            metadata: &request.parsed.metadata,
-            deadline_secs: request.parsed.deadline,
-        };
+        let input = transform_input(request);
         (self.transforms.validate(input)).map_err(|message| (ErrorCode::InvalidRequest, message))
     }
 
@@ -345,13 +328,13 @@ impl Handler for HttpHandler {
         let retry_after = outcome.retry_after;
         match answer {
             Err(e) => self.retry(request, None, format!("gateway unreachable: {e}"), None),
-            Ok(Answer { status, body }) => {
+            Ok((status, body)) => {
                 let code = status.as_u16();
                 tracing::debug!(id = %request.parsed.id, status = code, "gateway answered");
                 let body = String::from_utf8_lossy(&body).into_owned();
                 if status == StatusCode::TOO_MANY_REQUESTS {
                     // Go's rate-limit category: shed, then retried.
-                    crate::metrics::shedded(&request.queue_name);
+                    metrics::count(&request.queue_name, QueueCount::Shedded, 1);
                 }
                 if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
                     let reason = format!("gateway answered {status}");
@@ -367,6 +350,15 @@ impl Handler for HttpHandler {
                 }
             }
         }
+    }
+}
+
+/// What the transforms read of a request.
+fn transform_input(request: &Request) -> TransformInput<'_> {
+    TransformInput {
+        payload: request.parsed.payload.get(),
+        metadata: &request.parsed.metadata,
+        deadline_secs: request.parsed.deadline,
     }
 }
 

@@ -19,20 +19,14 @@ use std::time::{Duration, Instant};
 /// The handles of one queue.
 pub(super) struct QueueMetrics {
     labels: Vec<Label>,
-    pub requests: Counter,
-    pub retries: Counter,
+    /// Indexed by [`QueueCount`] as `usize`.
+    counts: [Counter; QueueCount::NAMES.len()],
     pub successful: Counter,
     pub failed: Counter,
     pub exceeded_deadline: Counter,
-    // Only the gateway client (`http_handler`) counts 429s; without it the
-    // series is still created at 0, so the chart's queries find it.
-    #[cfg_attr(not(feature = "http-handler"), allow(dead_code))]
-    pub shedded: Counter,
-    pub dispatched: Counter,
     /// Indexed by [`GateReason`] as `usize`.
     pub gate: [Counter; 4],
     pub dispatch_budget: Gauge,
-    pub gate_wait_requeues: Counter,
     pub queue_depth: Gauge,
     pub in_flight: Gauge,
     pub backlog: Gauge,
@@ -44,11 +38,6 @@ pub(super) struct QueueMetrics {
     pub inference_latency: Histogram,
     pub queue_residence: Histogram,
     pub message_latency: Histogram,
-    pub claims_expired: Counter,
-    pub duplicates_suppressed: Counter,
-    pub pending_duplicates_dropped: Counter,
-    pub retried_acks_landed: Counter,
-    pub lease_lost: Counter,
     by_code: Mutex<HashMap<&'static str, Counter>>,
 }
 
@@ -87,17 +76,13 @@ impl QueueMetrics {
         zero(DEAD_LETTERED, "reason", &DEAD_LETTER_REASONS);
         zero(GIVEN_UP, "op", &GIVEN_UP_OPS);
         QueueMetrics {
-            requests: c(REQUESTS),
-            retries: c(RETRIES),
+            counts: QueueCount::NAMES.map(c),
             successful: c(SUCCESSFUL),
             failed: c(FAILED),
             exceeded_deadline: c(EXCEEDED_DEADLINE),
-            shedded: c(SHEDDED),
-            dispatched: c(DISPATCHED),
             gate,
             // Set only for gated queues, so it is not created at 0.
             dispatch_budget: gauge!(DISPATCH_BUDGET, labels.clone()),
-            gate_wait_requeues: c(GATE_WAIT_REQUEUES),
             queue_depth: g(QUEUE_DEPTH),
             in_flight: g(IN_FLIGHT),
             backlog: g(BROKER_BACKLOG),
@@ -109,11 +94,6 @@ impl QueueMetrics {
             inference_latency: h(INFERENCE_LATENCY),
             queue_residence: h(QUEUE_RESIDENCE),
             message_latency: h(MESSAGE_LATENCY),
-            claims_expired: c(CLAIMS_EXPIRED),
-            duplicates_suppressed: c(DUPLICATES_SUPPRESSED),
-            pending_duplicates_dropped: c(PENDING_DUPLICATES_DROPPED),
-            retried_acks_landed: c(RETRIED_ACKS_LANDED),
-            lease_lost: c(LEASE_LOST),
             by_code: Mutex::new(HashMap::new()),
             labels,
         }
@@ -121,16 +101,7 @@ impl QueueMetrics {
 
     /// The counter of `counter`.
     pub fn count(&self, counter: QueueCount) -> &Counter {
-        match counter {
-            QueueCount::Requests => &self.requests,
-            QueueCount::Dispatched => &self.dispatched,
-            QueueCount::Retries => &self.retries,
-            QueueCount::PendingDuplicatesDropped => &self.pending_duplicates_dropped,
-            QueueCount::RetriedAcksLanded => &self.retried_acks_landed,
-            QueueCount::ClaimsExpired => &self.claims_expired,
-            QueueCount::DuplicatesSuppressed => &self.duplicates_suppressed,
-            QueueCount::LeaseLost => &self.lease_lost,
-        }
+        &self.counts[counter as usize]
     }
 
     /// The `results_total` counter of `code`, made on first use.
@@ -192,14 +163,6 @@ pub(super) fn pool_gate_counter(pool: &str, reason: GateReason) -> Counter {
     counter!(GATE_DECISIONS, labels)
 }
 
-/// Labels of a queue that was never registered (Go leaves `pool_name` empty then).
-pub(super) fn unregistered(queue: &str) -> QueueSpec {
-    QueueSpec {
-        pool_name: String::new(),
-        ..QueueSpec::new(queue)
-    }
-}
-
 /// A duration in milliseconds, as the histograms record it.
 pub(super) fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
@@ -242,7 +205,15 @@ fn handles(name: &str) -> Arc<QueueMetrics> {
         let mut table = table().write().unwrap_or_else(|p| p.into_inner());
         table
             .entry(name.to_owned())
-            .or_insert_with(|| Arc::new(QueueMetrics::new(&unregistered(name))))
+            .or_insert_with(|| {
+                // Go leaves `pool_name` empty for a queue never registered.
+                let pool_name = String::new();
+                let spec = QueueSpec {
+                    pool_name,
+                    ..QueueSpec::new(name)
+                };
+                Arc::new(QueueMetrics::new(&spec))
+            })
             .clone()
     })
 }
@@ -252,14 +223,6 @@ fn handles(name: &str) -> Arc<QueueMetrics> {
 pub(crate) struct Buffered {
     queue: Arc<QueueMetrics>,
     since: Instant,
-}
-
-impl std::fmt::Debug for Buffered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Buffered")
-            .field("since", &self.since)
-            .finish()
-    }
 }
 
 /// Counts a claimed request as buffered in-process (Go's `queue_depth`).

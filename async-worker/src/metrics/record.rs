@@ -10,12 +10,6 @@ pub(crate) fn count(queue: &str, counter: QueueCount, n: usize) {
     with_queue(queue, |q| q.count(counter).increment(n as u64));
 }
 
-/// One gateway answer 429 (counted by `http_handler` only).
-#[cfg_attr(not(feature = "http-handler"), allow(dead_code))]
-pub(crate) fn shedded(queue: &str) {
-    with_queue(queue, |q| q.shedded.increment(1));
-}
-
 /// One gate decision that held the queue back.
 pub(crate) fn gate_decision(queue: &str, reason: GateReason) {
     with_queue(queue, |q| q.gate[reason as usize].increment(1));
@@ -29,11 +23,6 @@ pub(crate) fn pool_gate_decision(pool: &str, reason: GateReason) {
 /// The queue gate's budget read at a poll.
 pub(crate) fn dispatch_budget(queue: &str, budget: f64) {
     with_queue(queue, |q| q.dispatch_budget.set(budget));
-}
-
-/// A request a pool gate kept waiting too long went back to its queue.
-pub(crate) fn gate_wait_requeued(queue: &str) {
-    with_queue(queue, |q| q.gate_wait_requeues.increment(1));
 }
 
 /// `n` terminal records the store wrote itself with `code` (the reclaimer's

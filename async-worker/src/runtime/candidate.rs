@@ -36,49 +36,39 @@ impl Candidate {
             Plan::Invalid(_) | Plan::Dropped(..) => None,
         }
     }
-}
 
-impl Candidate {
     /// What `entry` becomes: dispatchable when it parses, invalid (claimed,
     /// then answered `INVALID_REQUEST`) when only its id and token can be
     /// read; a member with no usable generation is the caller's to
     /// dead-letter, with the returned reason.
     pub fn of(entry: PendingEntry) -> Result<Candidate, (PendingEntry, MemberError)> {
-        match entry.member.parse() {
+        let (generation, plan) = match entry.member.parse() {
             Ok(parsed) => {
                 let generation = Generation::new(parsed.id.clone(), parsed.token.clone());
-                Ok(Candidate {
-                    entry,
-                    generation,
-                    plan: Plan::Dispatch(Box::new(parsed)),
-                    releases: Releases::new(),
-                })
+                (generation, Plan::Dispatch(Box::new(parsed)))
             }
             Err(MemberError::Invalid { id, field, reason }) => {
-                let token = lenient_token(entry.member.as_bytes());
+                // Read as loosely as possible, so its INVALID_REQUEST record
+                // is keyed to the right generation.
+                let token = lenient_internal(entry.member.as_bytes(), "request_token");
+                let token = token.unwrap_or_default();
                 if token.contains('\0') {
                     // No claim key can be made for it (see MemberError::Unkeyable).
                     let field = "internal.request_token";
                     return Err((entry, MemberError::Unkeyable { id, field }));
                 }
-                let generation = Generation::new(id, token);
                 let why = format!("invalid {field}: {reason}");
-                Ok(Candidate {
-                    entry,
-                    generation,
-                    plan: Plan::Invalid(why),
-                    releases: Releases::new(),
-                })
+                (Generation::new(id, token), Plan::Invalid(why))
             }
-            Err(e) => Err((entry, e)),
-        }
+            Err(e) => return Err((entry, e)),
+        };
+        Ok(Candidate {
+            entry,
+            generation,
+            plan,
+            releases: Releases::new(),
+        })
     }
-}
-
-/// The request token of a member that failed validation, read as loosely as
-/// possible so its INVALID_REQUEST record is keyed to the right generation.
-fn lenient_token(raw: &[u8]) -> String {
-    lenient_internal(raw, "request_token").unwrap_or_default()
 }
 
 /// The payload key of a member that failed validation, so its

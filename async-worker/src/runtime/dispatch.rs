@@ -8,17 +8,18 @@
 
 use super::candidate::{Candidate, Plan, lenient_payload_ref};
 use super::consumer::Consumer;
+use super::consumer::release;
 use super::execute::{Work, execute};
 use super::held::Flight;
-use super::release::release;
+use super::poll::Poll;
 use super::routing::{self, Destination};
-use super::settlement::{Claimed, gate_dropped, terminal};
+use super::settlement::{Claimed, error, gate_dropped, terminal};
 use crate::handler::Request;
 use crate::metrics;
 use claim_core::Millis;
 use claim_core::routing::MemberRoute;
 use claim_core::store::ClaimOutcome;
-use claim_core::wire::{ErrorCode, ResultRecord};
+use claim_core::wire::ErrorCode;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::OwnedSemaphorePermit;
@@ -33,27 +34,19 @@ pub(super) struct Ready {
     pub permit: OwnedSemaphorePermit,
 }
 
-/// What handing on one claim call's claims came to.
-#[derive(Debug, Default)]
-pub(super) struct Handed {
-    /// Members another replica took first.
-    pub lost: usize,
-    /// The payload fetch failed: its members went back to pending.
-    pub fetch_failed: bool,
-}
-
 impl Consumer {
-    /// Hands one claim call's claims to workers (or straight to the writer when
-    /// they need no handler), fetching the payloads stored apart of those
-    /// going to a worker in one store call.
+    /// Hands one claim call's answered claims to workers (or straight to the
+    /// writer when they need no handler), fetching the payloads stored apart
+    /// of those going to a worker in one store call; `poll` counts the lost.
     pub(super) async fn dispatch(
         &self,
         candidates: Vec<Candidate>,
         outcomes: Vec<ClaimOutcome>,
-    ) -> Handed {
+        poll: &mut Poll,
+    ) {
+        poll.answered = true;
         let (shared, queue) = (&self.shared, &self.queue);
         let now = shared.clock.now();
-        let mut lost = 0;
         let mut hand_off_cancelled = Vec::new();
         let mut ready = Vec::new();
         let mut first_attempts = 0;
@@ -66,15 +59,12 @@ impl Consumer {
                     lease_expiry,
                 } => (cancelled, redeliveries, score, lease_expiry),
                 ClaimOutcome::NotPending => {
-                    lost += 1;
+                    poll.lost += 1;
                     continue;
                 }
                 ClaimOutcome::DuplicateDropped => {
-                    metrics::count(queue, metrics::QueueCount::PendingDuplicatesDropped, 1);
-                    shared
-                        .stats
-                        .pending_duplicates_dropped
-                        .fetch_add(1, Ordering::Relaxed);
+                    let dropped = metrics::QueueCount::PendingDuplicatesDropped;
+                    shared.stats.tally(queue, dropped, 1);
                     continue;
                 }
                 ClaimOutcome::DeadLettered => {
@@ -188,6 +178,8 @@ impl Consumer {
         let (ready, fetch_failed) = self.attach_payloads(ready).await;
         if fetch_failed {
             first_attempts -= waiting_first;
+            // Its members went back to pending: pause before peeking them again.
+            poll.failed = true;
         }
         metrics::count(queue, metrics::QueueCount::Requests, first_attempts);
         metrics::count(queue, metrics::QueueCount::Dispatched, ready.len());
@@ -228,7 +220,6 @@ impl Consumer {
             });
             shared.spawn_until(&shared.tasks, &shared.abandon, run.instrument(span));
         }
-        Handed { lost, fetch_failed }
     }
 
     /// Hands the writer a terminal error record for a claim that needs no
@@ -240,8 +231,7 @@ impl Consumer {
         code: ErrorCode,
         message: impl Into<String>,
     ) {
-        let record = ResultRecord::error(&claimed.generation.id, code, message);
-        let settlement = terminal(&self.queue, claimed, destination, record, code.as_str());
+        let settlement = error(&self.queue, claimed, destination, code, message);
         self.shared.hand_to_writer(settlement).await;
     }
 

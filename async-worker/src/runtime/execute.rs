@@ -30,11 +30,8 @@ pub struct Work {
     pub buffered: metrics::Buffered,
 }
 
-/// Handles one request and hands its outcome to the writer.
-///
-/// The permit is held until the outcome is handed over, so `concurrency`
-/// bounds handler calls; the claim stays held (and heartbeated) until the
-/// writer's ack lands.
+/// Handles one request and hands its outcome to the writer; the claim
+/// stays held (and heartbeated) until the writer's ack lands.
 ///
 /// One `async move` block over `work`'s fields, not an `async fn` of
 /// seven arguments: an async fn keeps its arguments twice (as captured and
@@ -64,16 +61,6 @@ pub fn execute(mut work: Work) -> impl Future<Output = ()> + Send {
             match Box::pin(passage).await {
                 Passage::Through(releases) => releases,
                 Passage::Settled(settlement) => return shared.hand_to_writer(settlement).await,
-                Passage::Answered(outcome) => {
-                    let settlement = settlement_of(
-                        shared,
-                        &work.queue,
-                        &work.request,
-                        work.destination,
-                        outcome,
-                    );
-                    return shared.hand_to_writer(settlement).await;
-                }
                 Passage::Stopped => return,
             }
         } else {
@@ -218,13 +205,7 @@ pub fn settlement_of(
             }
         }
     };
-    let claimed = Claimed {
-        generation: request.generation.clone(),
-        member: request.member.clone(),
-        score: request.score,
-        payload_ref: request.parsed.payload_ref.clone(),
-    };
-    terminal(queue, claimed, destination, record, code)
+    terminal(queue, Claimed::of(request), destination, record, code)
 }
 
 #[cfg(test)]

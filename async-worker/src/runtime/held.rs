@@ -189,13 +189,4 @@ impl Held {
     pub fn is_empty(&self) -> bool {
         self.lock().values().all(HashMap::is_empty)
     }
-
-    /// The earliest lease expiry among held claims.
-    pub fn earliest_expiry(&self) -> Option<Millis> {
-        self.lock()
-            .values()
-            .flat_map(HashMap::values)
-            .map(|c| c.lease_expiry)
-            .min()
-    }
 }

@@ -3,7 +3,7 @@
 use super::Shared;
 use super::held::StopReason;
 use crate::admin::stats::member_age;
-use crate::metrics;
+use crate::metrics::{self, QueueCount};
 use claim_core::Generation;
 use claim_core::store::RenewOutcome;
 use std::sync::Arc;
@@ -67,12 +67,11 @@ pub async fn renew_all(shared: &Shared) {
                     }
                     if lost > 0 {
                         tracing::warn!(%queue, lost, "leases lost to another owner; their work is stopped");
-                        metrics::count(&queue, metrics::QueueCount::LeaseLost, lost);
-                        shared.stats.lease_lost.fetch_add(lost, Ordering::Relaxed);
                     }
+                    shared.stats.tally(&queue, QueueCount::LeaseLost, lost);
                 }
                 Err(e) => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(%queue, error = %e, "renew failed; retrying next heartbeat");
                     fence_lapsed(shared, &queue, chunk);
                 }
@@ -101,9 +100,8 @@ fn fence_lapsed(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {
     }
     if lapsed > 0 {
         tracing::warn!(%queue, lapsed, "leases ran out while the store was unreachable; their work is stopped");
-        metrics::count(queue, metrics::QueueCount::LeaseLost, lapsed);
-        shared.stats.lease_lost.fetch_add(lapsed, Ordering::Relaxed);
     }
+    shared.stats.tally(queue, QueueCount::LeaseLost, lapsed);
 }
 
 async fn stop_cancelled(shared: &Shared, queue: &Arc<str>, chunk: &[Generation]) {
@@ -147,11 +145,7 @@ async fn reclaim_queue(shared: &Shared, spec: &crate::config::QueueSpec) {
                 let expired = report.redelivered + report.dead_lettered;
                 if expired > 0 {
                     tracing::info!(queue = %spec.id, redelivered = report.redelivered, dead_lettered = report.dead_lettered, "expired claims reclaimed");
-                    metrics::count(
-                        &spec.queue_name,
-                        metrics::QueueCount::ClaimsExpired,
-                        expired,
-                    );
+                    metrics::count(&spec.queue_name, QueueCount::ClaimsExpired, expired);
                     shared
                         .stats
                         .redelivered
@@ -174,7 +168,7 @@ async fn reclaim_queue(shared: &Shared, spec: &crate::config::QueueSpec) {
                 }
             }
             Err(e) => {
-                shared.note_store_error(&e);
+                shared.signals.note_store_error(&e);
                 tracing::warn!(queue = %spec.id, error = %e, "reclaim failed; retrying next interval");
                 return;
             }
@@ -191,7 +185,7 @@ pub async fn promote(shared: Arc<Shared>, stop: CancellationToken) {
                 Ok(n) if n >= MAINTENANCE_BATCH => continue,
                 Ok(_) => break,
                 Err(e) => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(error = %e, "promoting due retries failed; retrying next interval");
                     break;
                 }

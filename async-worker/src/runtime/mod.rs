@@ -17,16 +17,13 @@ mod dispatch;
 mod execute;
 mod health;
 pub mod held;
-mod isolate;
 mod maintenance;
 mod outcomes;
-mod pause;
 mod payloads;
 mod poll;
 mod pool_gate;
 mod pools;
 mod queue_gate;
-mod release;
 mod retry;
 mod routing;
 mod settlement;
@@ -40,6 +37,7 @@ pub use health::Health;
 
 use crate::config::RuntimeConfig;
 use crate::handler::Handler;
+use crate::metrics::QueueCount;
 use claim_core::{ClaimStore, Clock, OwnerToken};
 use health::Signals;
 use held::Held;
@@ -68,6 +66,22 @@ macro_rules! run_counters {
         }
 
         impl Stats {
+            /// Adds `n` (when any) to a queue's `metric` and to this run's count of it.
+            fn tally(&self, queue: &str, metric: QueueCount, n: usize) {
+                let stat = match metric {
+                    QueueCount::Retries => &self.retries,
+                    QueueCount::DuplicatesSuppressed => &self.duplicates_suppressed,
+                    QueueCount::PendingDuplicatesDropped => &self.pending_duplicates_dropped,
+                    QueueCount::RetriedAcksLanded => &self.retried_acks_landed,
+                    QueueCount::LeaseLost => &self.lease_lost,
+                    _ => unreachable!("{metric:?} is not a run counter"),
+                };
+                if n > 0 {
+                    crate::metrics::count(queue, metric, n);
+                    stat.fetch_add(n, Ordering::Relaxed);
+                }
+            }
+
             fn report(&self) -> RunReport {
                 RunReport {
                     $($field: self.$field.load(Ordering::Relaxed),)*
@@ -183,11 +197,6 @@ impl Shared {
         }
     }
 
-    /// Counts a store error; out of memory also turns readiness off a while.
-    pub fn note_store_error(&self, error: &claim_core::StoreError) {
-        self.signals.note_store_error(error);
-    }
-
     /// Spawns `task` on `tracker`, stopping it where it stands when `hard`
     /// fires (give a child of `kill`, so a hard stop stops it too).
     pub fn spawn_until(
@@ -300,7 +309,7 @@ impl Runtime {
             .signals
             .set_store_reachable(matches!(ping, Ok(Ok(()))));
         shared.signals.set_consuming(!shutdown.is_cancelled());
-        parts.spawn_background(
+        parts.background.spawn(
             &shared,
             watch_readiness(shared.clone(), parts.stop_consumers.clone()),
         );
@@ -334,7 +343,7 @@ async fn watch_readiness(shared: Arc<Shared>, stop: CancellationToken) {
                 let reachable = match tokio::time::timeout(PING_BOUND, shared.store.ping()).await {
                     Ok(Ok(())) => true,
                     Ok(Err(e)) => {
-                        shared.note_store_error(&e);
+                        shared.signals.note_store_error(&e);
                         false
                     }
                     Err(_) => false,

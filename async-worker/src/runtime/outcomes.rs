@@ -11,7 +11,7 @@
 
 use super::Shared;
 use super::settlement::{Group, Settlement};
-use crate::metrics;
+use crate::metrics::{self, QueueCount};
 use claim_core::store::AckOutcome;
 use std::sync::atomic::Ordering;
 
@@ -63,20 +63,7 @@ pub(super) fn account(shared: &Shared, group: &Group, reply: StoreReply) {
             _ => {}
         }
     }
-    if suppressed > 0 {
-        metrics::count(queue, metrics::QueueCount::DuplicatesSuppressed, suppressed);
-        stats
-            .duplicates_suppressed
-            .fetch_add(suppressed, Ordering::Relaxed);
-    }
-    if landed_before > 0 {
-        metrics::count(queue, metrics::QueueCount::RetriedAcksLanded, landed_before);
-        stats
-            .retried_acks_landed
-            .fetch_add(landed_before, Ordering::Relaxed);
-    }
-    if parked > 0 {
-        metrics::count(queue, metrics::QueueCount::Retries, parked);
-        stats.retries.fetch_add(parked, Ordering::Relaxed);
-    }
+    stats.tally(queue, QueueCount::DuplicatesSuppressed, suppressed);
+    stats.tally(queue, QueueCount::RetriedAcksLanded, landed_before);
+    stats.tally(queue, QueueCount::Retries, parked);
 }

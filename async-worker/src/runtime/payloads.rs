@@ -15,8 +15,8 @@
 //! that just failed, while a release costs one call and loses nothing.
 
 use super::consumer::Consumer;
+use super::consumer::release;
 use super::dispatch::Ready;
-use super::release::release;
 use super::settlement::Claimed;
 use claim_core::Payload;
 use claim_core::wire::{ErrorCode, PAYLOAD_MISSING_MESSAGE};
@@ -46,7 +46,7 @@ impl Consumer {
             answer => {
                 let error = match answer {
                     Err(e) => {
-                        shared.note_store_error(&e);
+                        shared.signals.note_store_error(&e);
                         e.to_string()
                     }
                     Ok(fetched) => format!(
@@ -69,22 +69,12 @@ impl Consumer {
                     inline.push(ready);
                 }
                 Err(message) => {
-                    let Ready {
-                        request,
-                        destination,
-                        permit,
-                        ..
-                    } = ready;
-                    drop(permit);
+                    drop(ready.permit);
+                    let request = ready.request;
                     tracing::info!(%queue, request = %request.generation, message, "payload stored apart is unavailable");
-                    let claimed = Claimed {
-                        generation: request.generation,
-                        member: request.member,
-                        score: request.score,
-                        payload_ref: request.parsed.payload_ref,
-                    };
+                    let claimed = Claimed::of(&request);
                     let code = ErrorCode::PayloadUnavailable;
-                    self.record_without_handler(claimed, destination, code, message)
+                    self.record_without_handler(claimed, ready.destination, code, message)
                         .await;
                 }
             }

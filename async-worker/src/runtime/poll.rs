@@ -1,4 +1,4 @@
-//! One queue's poll loop: peek, sort out what cannot run, claim in batches, hand to workers.
+//! One queue's poll loop: peek, sort out what cannot run, claim in batches (a batch the store refuses for good in halves), hand to workers.
 //!
 //! With the gate fully open a poll peeks [`PREFETCH`] batches and sends
 //! their claims together: Redis runs them back to back while the first
@@ -13,14 +13,12 @@
 
 use super::Shared;
 use super::candidate::Candidate;
-use super::consumer::Consumer;
-use super::isolate::{Poll, isolate};
-use super::pause::PauseFlag;
+use super::consumer::{Consumer, PauseFlag};
 use super::spread::Spread;
 use crate::config::QueueSpec;
 use crate::metrics;
-use claim_core::Generation;
 use claim_core::store::{ClaimRequest, PendingEntry};
+use claim_core::{Generation, StoreError};
 use futures::StreamExt;
 use futures::stream::FuturesOrdered;
 use std::sync::Arc;
@@ -32,19 +30,15 @@ const PREFETCH: usize = 2;
 /// Polls until `stop` fires. Returns claims taken but not handed over
 /// (hand-off cancelled) to the caller by releasing them itself.
 pub async fn run(shared: Arc<Shared>, spec: QueueSpec, stop: CancellationToken) {
-    let queue: Arc<str> = spec.queue_name.as_str().into();
-    let pool = shared.pools.pool(&spec.pool_name);
-    let gate = shared.pools.queue_gate(&spec.id);
     let tier_label = shared.config.tier_label.as_deref().unwrap_or_default();
-    let tier = super::tiers::tier_of(&spec.labels, tier_label);
     let consumer = Consumer {
+        queue: spec.queue_name.as_str().into(),
+        pool: shared.pools.pool(&spec.pool_name),
+        gate: shared.pools.queue_gate(&spec.id),
+        tier: super::tiers::tier_of(&spec.labels, tier_label),
         shared,
         spec,
-        queue,
         stop,
-        pool,
-        gate,
-        tier,
     };
     consumer.poll_until_stopped().await;
 }
@@ -110,7 +104,7 @@ impl Consumer {
             let entries = match shared.store.peek(queue, offset, window).await {
                 Ok(entries) => entries,
                 Err(e) => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(queue = %spec.id, error = %e, "peek failed");
                     hungry = None;
                     self.idle().await;
@@ -156,8 +150,7 @@ impl Consumer {
                 Err((entry, e)) => self.dead_letter(&entry, &e).await,
             }
         }
-        let admitted = self.admit(parsed).await;
-        let mut candidates = admitted.kept;
+        let (mut candidates, held_back) = self.admit(parsed).await;
         let mut calls = FuturesOrdered::new();
         while !candidates.is_empty() {
             let rest = candidates.split_off(batch.min(candidates.len()));
@@ -179,12 +172,12 @@ impl Consumer {
             });
         }
         let mut poll = Poll {
-            held_back: admitted.held_back,
+            held_back,
             ..Poll::default()
         };
         while let Some((chunk, outcomes)) = calls.next().await {
             match outcomes {
-                Ok(outcomes) => poll.dispatch(self, chunk, outcomes).await,
+                Ok(outcomes) => self.dispatch(chunk, outcomes, &mut poll).await,
                 Err(e) if e.may_have_happened() => {
                     poll.store_failed(shared, &e);
                     // The claim may have happened without this runtime knowing it
@@ -195,7 +188,7 @@ impl Consumer {
                     self.release_unknown(chunk).await;
                 }
                 Err(e) if !e.is_transient() => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(queue = %spec.id, error = %e, members = chunk.len(), "claim refused; claiming the batch in halves to isolate the cause");
                     isolate(self, chunk, e, &mut poll).await;
                 }
@@ -233,5 +226,76 @@ async fn count_gate_closed(shared: &Shared, queue: &str) {
         && d.pending > 0
     {
         metrics::gate_decision(queue, metrics::GateReason::GateClosed);
+    }
+}
+
+/// What one poll's claims did.
+#[derive(Default)]
+pub(super) struct Poll {
+    /// Members another replica took first.
+    pub lost: usize,
+    /// A claim call failed for a reason not about its members: pause before the next poll.
+    pub failed: bool,
+    /// At least one claim call was answered.
+    pub answered: bool,
+    /// Members refused on their own, with the refusal.
+    pub refused: Vec<(Candidate, StoreError)>,
+    /// Members the queue gate left pending.
+    pub held_back: usize,
+}
+
+impl Poll {
+    /// A claim call failed for a reason not about its members (noted for readiness).
+    pub fn store_failed(&mut self, shared: &Shared, error: &StoreError) {
+        shared.signals.note_store_error(error);
+        self.failed = true;
+    }
+}
+
+/// Claims a refused batch in halves, down to single members, dispatching
+/// what is claimed and collecting the members refused alone. At most
+/// 2n - 1 calls for n members, once per poll (and a refused poll is
+/// followed by a pause), so even a store that refuses everything costs a
+/// bounded number of calls per poll interval.
+pub(super) async fn isolate(
+    consumer: &Consumer,
+    mut refused: Vec<Candidate>,
+    error: StoreError,
+    poll: &mut Poll,
+) {
+    let Consumer { shared, queue, .. } = consumer;
+    if refused.len() == 1 {
+        poll.refused.extend(refused.pop().map(|c| (c, error)));
+        return;
+    }
+    let half = refused.split_off(refused.len() / 2);
+    let mut stack = vec![half, refused];
+    while let Some(mut chunk) = stack.pop() {
+        let items: Vec<ClaimRequest> = chunk
+            .iter()
+            .map(|c| ClaimRequest {
+                member: c.entry.member.clone(),
+                generation: c.generation.clone(),
+            })
+            .collect();
+        match shared.store.claim(shared.owner.on(queue), &items).await {
+            Ok(outcomes) => consumer.dispatch(chunk, outcomes, poll).await,
+            Err(e) if e.is_transient() => {
+                poll.store_failed(shared, &e);
+                if e.may_have_happened() {
+                    consumer.release_unknown(chunk).await;
+                }
+            }
+            Err(e) if chunk.len() == 1 => {
+                shared.signals.note_store_error(&e);
+                poll.refused.extend(chunk.pop().map(|c| (c, e)));
+            }
+            Err(e) => {
+                shared.signals.note_store_error(&e);
+                let half = chunk.split_off(chunk.len() / 2);
+                stack.push(half);
+                stack.push(chunk);
+            }
+        }
     }
 }

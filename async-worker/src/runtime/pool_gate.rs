@@ -21,13 +21,13 @@ use super::held::{Flight, StopReason};
 use super::queue_gate::refusal_reason;
 use super::retry::jittered;
 use super::routing::Destination;
-use super::settlement::{Claimed, Settlement, gate_dropped, terminal};
+use super::settlement::{Claimed, Settlement, error, gate_dropped, terminal};
 use crate::gate::{DispatchGate, GateRequest, Releases, Verdict};
-use crate::handler::{HandlerOutcome, Request};
+use crate::handler::{CANCELLED_MESSAGE, Request};
 use crate::metrics::{self, GateReason};
 use claim_core::Millis;
 use claim_core::store::ParkItem;
-use claim_core::wire::{self, ErrorCode, ResultRecord};
+use claim_core::wire::{self, ErrorCode};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,20 +39,11 @@ const MAX_PAUSE: Duration = Duration::from_secs(1);
 pub(super) enum Passage {
     /// Run the handler; release these when done.
     Through(Releases),
-    /// The gate settled it without a handler call.
-    Settled(Settlement),
-    /// It ends with this outcome without a handler call: the handler's
+    /// It ends without a handler call: the gate settled it, the handler's
     /// check refused it, or the producer cancelled it while it waited.
-    Answered(HandlerOutcome),
+    Settled(Settlement),
     /// The runtime stopped wanting the answer (lease lost, shutdown).
     Stopped,
-}
-
-/// Where a wait ends: at the gate-wait bound or the request's deadline.
-struct WaitEnd {
-    at: tokio::time::Instant,
-    /// Whether the end is the request's own deadline (not the wait bound).
-    is_deadline: bool,
 }
 
 /// Puts `request` through `gate`, the gate of pool `pool`.
@@ -68,27 +59,34 @@ pub(super) async fn pass(
     // Checked before the gate (as Go validates transforms), so a request
     // that can never be sent does not take or wait for a gate's slot.
     if let Err((code, message)) = shared.handler.check(request) {
-        return Passage::Answered(HandlerOutcome::error(code, message));
+        return Passage::Settled(answer(queue, request, destination, code, message));
     }
-    let end = wait_end(shared, request);
+    let (end, at_deadline) = wait_end(shared, request);
     let mut pause = FIRST_PAUSE;
     let mut waited = false;
     loop {
         let mut releases = Releases::new();
         let verdict = tokio::select! {
             biased;
-            () = flight.cancel.cancelled() => return stopped(flight),
+            () = flight.cancel.cancelled() => return stopped(queue, request, destination, flight),
             verdict = apply(gate, request, &mut releases) => Some(verdict),
-            () = tokio::time::sleep_until(end.at) => None,
+            () = tokio::time::sleep_until(end) => None,
         };
         let refused = refusal_reason(&request.parsed.labels);
         let settlement = match verdict {
-            None => return wait_over(shared, queue, request, destination, &end),
+            None => return wait_over(shared, queue, request, destination, at_deadline),
             Some(Ok(Verdict::Continue)) => return Passage::Through(releases),
             Some(Ok(Verdict::Drop(record))) => {
                 metrics::pool_gate_decision(pool, GateReason::Dropped);
                 let record = gate_dropped(&request.generation.id, record);
-                record_of(queue, request, destination, record, ErrorCode::GateDropped)
+                let code = ErrorCode::GateDropped.as_str();
+                terminal(
+                    queue,
+                    Claimed::of(request),
+                    destination.clone(),
+                    record,
+                    code,
+                )
             }
             Some(Ok(Verdict::Refuse)) => {
                 metrics::pool_gate_decision(pool, refused);
@@ -104,12 +102,12 @@ pub(super) async fn pass(
                 pause = (pause * 2).min(MAX_PAUSE);
                 tokio::select! {
                     biased;
-                    () = flight.cancel.cancelled() => return stopped(flight),
+                    () = flight.cancel.cancelled() => return stopped(queue, request, destination, flight),
                     () = tokio::time::sleep(nap) => {}
                     // A gate that knows when room appears (aimd) ends the pause early.
                     () = gate.woken() => {}
-                    () = tokio::time::sleep_until(end.at) => {
-                        return wait_over(shared, queue, request, destination, &end);
+                    () = tokio::time::sleep_until(end) => {
+                        return wait_over(shared, queue, request, destination, at_deadline);
                     }
                 }
                 continue;
@@ -118,9 +116,8 @@ pub(super) async fn pass(
                 metrics::pool_gate_decision(pool, GateReason::Error);
                 tracing::warn!(%queue, request = %request.generation, error = %e, "pool gate failed");
                 let message = format!("Pool gating error: {e}");
-                let record =
-                    ResultRecord::error(&request.generation.id, ErrorCode::GateError, message);
-                record_of(queue, request, destination, record, ErrorCode::GateError)
+                let code = ErrorCode::GateError;
+                answer(queue, request, destination, code, message)
             }
         };
         return Passage::Settled(settlement);
@@ -143,24 +140,30 @@ async fn apply(
 
 /// What a wait the runtime cut short comes to: the producer's cancel is
 /// answered `CANCELLED`; a lost lease or shutdown leaves the claim to others.
-fn stopped(flight: &Flight) -> Passage {
+fn stopped(
+    queue: &Arc<str>,
+    request: &Request,
+    destination: &Destination,
+    flight: &Flight,
+) -> Passage {
     match flight.reason() {
-        Some(StopReason::Cancelled) => Passage::Answered(HandlerOutcome::cancelled()),
+        Some(StopReason::Cancelled) => {
+            let code = ErrorCode::Cancelled;
+            Passage::Settled(answer(queue, request, destination, code, CANCELLED_MESSAGE))
+        }
         _ => Passage::Stopped,
     }
 }
 
-/// The earlier of the gate-wait bound (when set) and the request's deadline.
-fn wait_end(shared: &Shared, request: &Request) -> WaitEnd {
+/// Where a wait ends: the earlier of the gate-wait bound (when set) and the
+/// request's deadline, and whether that is the deadline.
+fn wait_end(shared: &Shared, request: &Request) -> (tokio::time::Instant, bool) {
     let now = shared.clock.now();
     let to_deadline = Duration::from_millis(now.until(request.deadline));
     let bound = shared.config.gate_wait_timeout;
     let is_deadline = bound.is_zero() || to_deadline <= bound;
     let wait = if is_deadline { to_deadline } else { bound };
-    WaitEnd {
-        at: tokio::time::Instant::now() + wait,
-        is_deadline,
-    }
+    (tokio::time::Instant::now() + wait, is_deadline)
 }
 
 /// The wait ran out: `DEADLINE_EXCEEDED` at the deadline, else requeued.
@@ -169,34 +172,28 @@ fn wait_over(
     queue: &Arc<str>,
     request: &Request,
     destination: &Destination,
-    end: &WaitEnd,
+    at_deadline: bool,
 ) -> Passage {
-    if end.is_deadline || shared.clock.now() >= request.deadline {
+    if at_deadline || shared.clock.now() >= request.deadline {
         let message = "deadline passed while the pool gate held the request";
-        let record =
-            ResultRecord::error(&request.generation.id, ErrorCode::DeadlineExceeded, message);
         let code = ErrorCode::DeadlineExceeded;
-        return Passage::Settled(record_of(queue, request, destination, record, code));
+        return Passage::Settled(answer(queue, request, destination, code, message));
     }
-    metrics::gate_wait_requeued(queue);
+    metrics::count(queue, metrics::QueueCount::GateWaitRequeues, 1);
     tracing::debug!(%queue, request = %request.generation, "pool gate wait timed out; requeued");
     Passage::Settled(requeue(shared, queue, request, destination))
 }
 
-fn record_of(
+/// The request's error record, without a handler call.
+fn answer(
     queue: &Arc<str>,
     request: &Request,
     destination: &Destination,
-    record: ResultRecord,
     code: ErrorCode,
+    message: impl Into<String>,
 ) -> Settlement {
-    let claimed = Claimed {
-        generation: request.generation.clone(),
-        member: request.member.clone(),
-        score: request.score,
-        payload_ref: request.parsed.payload_ref.clone(),
-    };
-    terminal(queue, claimed, destination.clone(), record, code.as_str())
+    let claimed = Claimed::of(request);
+    error(queue, claimed, destination.clone(), code, message)
 }
 
 /// Back to the retry set, due now, its retry count kept.
@@ -216,18 +213,8 @@ fn requeue(
             },
         },
         Err(e) => {
-            let record = ResultRecord::error(
-                &request.generation.id,
-                ErrorCode::InvalidRequest,
-                e.to_string(),
-            );
-            record_of(
-                queue,
-                request,
-                destination,
-                record,
-                ErrorCode::InvalidRequest,
-            )
+            let code = ErrorCode::InvalidRequest;
+            answer(queue, request, destination, code, e.to_string())
         }
     }
 }

@@ -43,15 +43,6 @@ pub(super) fn refusal_reason(labels: &std::collections::BTreeMap<String, String>
     }
 }
 
-/// What the queue gate made of one poll's candidates.
-#[derive(Default)]
-pub(super) struct Admitted {
-    /// To claim, in peek order.
-    pub kept: Vec<Candidate>,
-    /// Left pending by the gate (refused, waiting or failed).
-    pub held_back: usize,
-}
-
 impl Consumer {
     /// The queue gate's budget, 1 with no gate; published as `dispatch_budget`.
     pub(super) async fn budget(&self) -> f64 {
@@ -66,27 +57,26 @@ impl Consumer {
     /// Puts each candidate through the queue gate (every candidate is kept
     /// when the queue has none). The queue's static labels are merged over
     /// the member's own first, so a producer cannot relabel its request
-    /// past an operator's setting.
-    pub(super) async fn admit(&self, candidates: Vec<Candidate>) -> Admitted {
-        let mut admitted = Admitted::default();
+    /// past an operator's setting. Returns the candidates to claim, in peek
+    /// order, and how many the gate left pending (refused, waiting or failed).
+    pub(super) async fn admit(&self, candidates: Vec<Candidate>) -> (Vec<Candidate>, usize) {
+        let (mut kept, mut held_back) = (Vec::new(), 0);
         let now_secs = (self.shared.clock.now().0 / 1000) as i64;
         let mut rest = candidates.into_iter();
         while let Some(mut candidate) = rest.next() {
             let Plan::Dispatch(parsed) = &mut candidate.plan else {
-                admitted.kept.push(candidate);
+                kept.push(candidate);
                 continue;
             };
             for (key, value) in &self.spec.labels {
                 parsed.labels.insert(key.clone(), value.clone());
             }
-            let Some(gate) = &self.gate else {
-                admitted.kept.push(candidate);
+            // Past its deadline, it is answered without a handler call.
+            let gate = self.gate.as_ref().filter(|_| parsed.deadline > now_secs);
+            let Some(gate) = gate else {
+                kept.push(candidate);
                 continue;
             };
-            if parsed.deadline <= now_secs {
-                admitted.kept.push(candidate);
-                continue;
-            }
             let mut releases = Releases::new();
             let mut request = GateRequest {
                 id: &parsed.id,
@@ -105,14 +95,14 @@ impl Consumer {
                 }
                 tracing::debug!(queue = %self.spec.id, request = %candidate.generation, "queue gate undecided within a poll interval; the rest of the poll stays pending");
                 releases.run().await;
-                admitted.held_back += 1 + rest.len();
+                held_back += 1 + rest.len();
                 break;
             };
             let refused = refusal_reason(request.labels);
             match verdict {
                 Ok(Verdict::Continue) => {
                     candidate.releases = releases;
-                    admitted.kept.push(candidate);
+                    kept.push(candidate);
                 }
                 Ok(Verdict::Drop(record)) => {
                     // Counted as `dropped` when its record lands.
@@ -122,21 +112,21 @@ impl Consumer {
                     {
                         candidate.plan = Plan::Dropped(parsed, record);
                     }
-                    admitted.kept.push(candidate);
+                    kept.push(candidate);
                 }
                 Ok(Verdict::Refuse | Verdict::Wait) => {
                     metrics::gate_decision(&self.queue, refused);
                     releases.run().await;
-                    admitted.held_back += 1;
+                    held_back += 1;
                 }
                 Err(e) => {
                     metrics::gate_decision(&self.queue, GateReason::Error);
                     tracing::warn!(queue = %self.spec.id, request = %candidate.generation, error = %e, "queue gate failed; the request stays pending");
                     releases.run().await;
-                    admitted.held_back += 1;
+                    held_back += 1;
                 }
             }
         }
-        admitted
+        (kept, held_back)
     }
 }

@@ -27,13 +27,10 @@ pub(super) fn queue_route(spec: &QueueSpec) -> QueueRoute<'_> {
 }
 
 /// The destination of a member polled from `spec`, as Go's stamp at poll
-/// followed by its choice at ack decides it. A resolved member is not
-/// stamped and keeps its list and TTL. An unresolved one is stamped with
-/// the config's list (when set) and TTL, then read as resolved: the same
-/// answer as reading it unresolved against that config, so `spec` is passed
-/// as the queue config and nothing is copied per request but the list's
-/// name in the answer. The member's fields come borrowed
-/// ([`MemberRoute::of`]).
+/// followed by its choice at ack decides it. Stamping an unresolved member
+/// with the config, then reading it resolved, answers as reading it
+/// unresolved against that config: so `spec` is passed as the queue config
+/// and nothing is copied per request but the list's name in the answer.
 pub fn at_poll(member: MemberRoute<'_>, spec: &QueueSpec, default_list: &str) -> Destination {
     claim_core::routing::route(Some(member), Some(queue_route(spec)), default_list)
 }

@@ -4,8 +4,9 @@
 //! writer and its accounting read them, and nothing here calls back.
 
 use super::routing::Destination;
+use crate::handler::Request;
 use claim_core::store::{AckItem, ParkItem};
-use claim_core::wire::ResultRecord;
+use claim_core::wire::{ErrorCode, ResultRecord};
 use std::sync::Arc;
 use tokio::time::Instant;
 
@@ -110,6 +111,18 @@ pub struct Claimed {
     pub payload_ref: Option<String>,
 }
 
+impl Claimed {
+    /// The claim a worker's request stands for.
+    pub fn of(request: &Request) -> Claimed {
+        Claimed {
+            generation: request.generation.clone(),
+            member: request.member.clone(),
+            score: request.score,
+            payload_ref: request.parsed.payload_ref.clone(),
+        }
+    }
+}
+
 /// The settlement of one terminal record; the record names the generation's
 /// token, and the ack carries the routing's TTL and the payload key.
 pub fn terminal(
@@ -142,6 +155,18 @@ pub fn terminal(
     }
 }
 
+/// The settlement of a terminal error record with `code` and `message`.
+pub fn error(
+    queue: &Arc<str>,
+    claimed: Claimed,
+    destination: Destination,
+    code: ErrorCode,
+    message: impl Into<String>,
+) -> Settlement {
+    let record = ResultRecord::error(&claimed.generation.id, code, message);
+    terminal(queue, claimed, destination, record, code.as_str())
+}
+
 /// Go's message (and, as `{"error": …}`, payload) when a gate drops a request without a record of its own.
 pub const GATE_DROPPED_MESSAGE: &str = "Pool gating dropped request";
 
@@ -150,10 +175,6 @@ pub const GATE_DROPPED_MESSAGE: &str = "Pool gating dropped request";
 pub fn gate_dropped(id: &str, record: Option<crate::gate::GateRecord>) -> ResultRecord {
     match record {
         Some(record) => ResultRecord::success(id, 0, record.payload),
-        None => ResultRecord::error(
-            id,
-            claim_core::wire::ErrorCode::GateDropped,
-            GATE_DROPPED_MESSAGE,
-        ),
+        None => ResultRecord::error(id, ErrorCode::GateDropped, GATE_DROPPED_MESSAGE),
     }
 }

@@ -38,7 +38,7 @@ const _: () = assert!(
 );
 
 /// A group of tasks: its tracker, its polite stop and its hard stop.
-struct Part {
+pub(super) struct Part {
     tasks: TaskTracker,
     stop: CancellationToken,
     hard: CancellationToken,
@@ -53,7 +53,7 @@ impl Part {
         }
     }
 
-    fn spawn(&self, shared: &Shared, task: impl Future<Output = ()> + Send + 'static) {
+    pub fn spawn(&self, shared: &Shared, task: impl Future<Output = ()> + Send + 'static) {
         shared.spawn_until(&self.tasks, &self.hard, task);
     }
 
@@ -77,7 +77,8 @@ impl Part {
 pub(super) struct Parts {
     consumers: Part,
     writer: Part,
-    background: Part,
+    /// The background loops; the runtime adds its readiness watch.
+    pub background: Part,
     pub stop_consumers: CancellationToken,
 }
 
@@ -115,15 +116,6 @@ impl Parts {
             writer,
             background,
         }
-    }
-
-    /// Spawns another background task, stopped with the background loops.
-    pub fn spawn_background(
-        &self,
-        shared: &Shared,
-        task: impl Future<Output = ()> + Send + 'static,
-    ) {
-        self.background.spawn(shared, task);
     }
 
     /// Drains and stops everything, in order, within the drain timeout plus [`AFTER_DRAIN`].
@@ -196,7 +188,7 @@ async fn sweep(shared: &Shared) {
                     tracing::info!(%queue, swept = n, "held claims swept back to pending");
                 }
                 Err(e) => {
-                    shared.note_store_error(&e);
+                    shared.signals.note_store_error(&e);
                     tracing::warn!(%queue, error = %e, "sweep failed; the claims will lapse and be redelivered")
                 }
             }

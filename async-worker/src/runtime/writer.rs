@@ -133,6 +133,8 @@ pub async fn run(shared: Arc<Shared>, mut rx: mpsc::Receiver<Settlement>, stop: 
     }
 }
 
+/// A disabled branch's future is still built: this one touches no timer
+/// until a retry is due.
 async fn sleep_until(due: Option<Instant>) {
     if let Some(due) = due {
         tokio::time::sleep_until(due).await;
@@ -215,7 +217,7 @@ impl Writer {
             }
             Err(error) => error,
         };
-        self.shared.note_store_error(&error);
+        self.shared.signals.note_store_error(&error);
         let now = Instant::now();
         for owed in &mut group.items {
             owed.uncertain |= error.may_have_happened();
