@@ -50,7 +50,7 @@ pub struct QueueState {
 }
 
 /// The whole store: every queue, the retry set, result lists and markers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Model {
     config: StoreConfig,
     queues: BTreeMap<String, QueueState>,
@@ -75,16 +75,7 @@ impl Model {
     pub fn new(config: StoreConfig) -> Self {
         Model {
             config,
-            queues: BTreeMap::new(),
-            retry: ZSet::default(),
-            lists: BTreeMap::new(),
-            markers: BTreeMap::new(),
-            active: BTreeMap::new(),
-            cancels: BTreeMap::new(),
-            payloads: BTreeMap::new(),
-            seqs: BTreeMap::new(),
-            list_ttls: BTreeMap::new(),
-            paused: BTreeSet::new(),
+            ..Model::default()
         }
     }
 
@@ -219,13 +210,7 @@ impl Model {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
         };
-        q.pending
-            .range(offset, limit)
-            .map(|(score, member)| PendingEntry {
-                member: member.clone(),
-                score,
-            })
-            .collect()
+        entries(q.pending.range(offset, limit))
     }
 
     pub fn claim(
@@ -332,10 +317,10 @@ impl Model {
     }
 
     pub fn claims(&self, queue: &str) -> Vec<ClaimInfo> {
-        let Some(q) = self.queues.get(queue) else {
-            return Vec::new();
-        };
-        q.claims.values().cloned().collect()
+        self.queues
+            .get(queue)
+            .map(|q| q.claims.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn dead_entries(&self, queue: &str) -> Vec<DeadEntry> {
@@ -350,24 +335,11 @@ impl Model {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
         };
-        q.pending
-            .after(after)
-            .take(limit)
-            .map(|(score, member)| PendingEntry {
-                member: member.clone(),
-                score,
-            })
-            .collect()
+        entries(q.pending.after(after).take(limit))
     }
 
     pub fn retry_entries(&self) -> Vec<PendingEntry> {
-        self.retry
-            .iter()
-            .map(|(score, member)| PendingEntry {
-                member: member.clone(),
-                score,
-            })
-            .collect()
+        entries(self.retry.iter())
     }
 
     /// A result list, oldest record first.
@@ -377,4 +349,13 @@ impl Model {
             .map(|l| l.iter().rev().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+/// Sorted-set entries as the stores return them.
+fn entries<'a>(scored: impl Iterator<Item = (Score, &'a Member)>) -> Vec<PendingEntry> {
+    let entry = |(score, member): (Score, &Member)| PendingEntry {
+        member: member.clone(),
+        score,
+    };
+    scored.map(entry).collect()
 }
