@@ -49,6 +49,19 @@ pub struct QueueState {
     pub dead: BTreeMap<Member, DeadEntry>,
 }
 
+impl QueueState {
+    /// Keeps `member` in the dead set, with why and when.
+    fn bury(&mut self, member: &Member, reason: String, at: Millis) {
+        let member = member.clone();
+        let entry = DeadEntry {
+            member: member.clone(),
+            reason,
+            at,
+        };
+        self.dead.insert(member, entry);
+    }
+}
+
 /// The whole store: every queue, the retry set, result lists and markers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Model {

@@ -3,7 +3,7 @@
 use super::Model;
 use crate::admin::RetryNow;
 use crate::lease::marker_expiry;
-use crate::store::{DeadEntry, ParkItem, ReclaimReport};
+use crate::store::{ParkItem, ReclaimReport};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Member, Millis};
 use crate::wire::{self, ErrorCode, ResultRecord};
@@ -141,12 +141,7 @@ impl Model {
     /// Keeps a retry entry that cannot be promoted in the default queue's dead set.
     fn dead_letter_retry(&mut self, member: &Member, reason: String, now: Millis) {
         let queue = self.config.default_queue.clone();
-        let entry = DeadEntry {
-            member: member.clone(),
-            reason,
-            at: now,
-        };
-        self.q(&queue).dead.insert(member.clone(), entry);
+        self.q(&queue).bury(member, reason, now);
     }
 
     pub fn reclaim_expired(&mut self, queue: &str, limit: usize, now: Millis) -> ReclaimReport {
@@ -210,12 +205,7 @@ impl Model {
                         delivery_limit_reason(redeliveries)
                     }
                 };
-                let entry = DeadEntry {
-                    member: claim.member.clone(),
-                    reason,
-                    at: now,
-                };
-                self.q(queue).dead.insert(claim.member, entry);
+                self.q(queue).bury(&claim.member, reason, now);
                 report.dead_lettered += 1;
             } else {
                 q.redeliveries.insert(g, redeliveries);
@@ -241,12 +231,7 @@ impl Model {
         if q.pending.remove(member).is_none() {
             return false;
         }
-        let entry = DeadEntry {
-            member: member.clone(),
-            reason: reason.to_owned(),
-            at: now,
-        };
-        q.dead.insert(member.clone(), entry);
+        q.bury(member, reason.to_owned(), now);
         true
     }
 }

@@ -3,7 +3,7 @@
 use super::{Model, unusable_list_reason};
 use crate::lease::{marker_expiry, marker_expiry_beside_a_claim};
 use crate::marker::record_digest;
-use crate::store::{AckItem, AckOutcome, DeadEntry};
+use crate::store::{AckItem, AckOutcome};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Millis};
 
@@ -101,14 +101,8 @@ impl Model {
         {
             self.payloads.remove(key);
         }
-        let q = self.q(queue);
         if let Some(reason) = unusable.filter(|_| !deferred) {
-            let entry = DeadEntry {
-                member: item.member.clone(),
-                reason,
-                at: now,
-            };
-            q.dead.insert(item.member.clone(), entry);
+            self.q(queue).bury(&item.member, reason, now);
         }
         AckOutcome {
             pushed,

@@ -12,49 +12,42 @@ use serde::{Deserialize, Serialize};
 
 use super::go_json::{go_json, try_go_json};
 
-/// Result-level error codes (`error_code`); all but `DELIVERY_LIMIT` come from Go.
-///
-/// `PAYLOAD_UNAVAILABLE`: the request's payload was stored apart
-/// (`internal.payload_ref`) and the key was gone when it was fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    DeadlineExceeded,
-    Cancelled,
-    GateDropped,
-    GateError,
-    InferenceError,
-    InvalidRequest,
-    PayloadUnavailable,
-    DeliveryLimit,
+/// Writes [`ErrorCode`], [`ErrorCode::ALL`] and [`ErrorCode::as_str`] from
+/// one list of `Variant = "WIRE_NAME"`, so a code is named once.
+macro_rules! error_codes {
+    ($( $variant:ident = $name:literal, )*) => {
+        /// Result-level error codes (`error_code`); all but `DELIVERY_LIMIT` come from Go.
+        ///
+        /// `PAYLOAD_UNAVAILABLE`: the request's payload was stored apart
+        /// (`internal.payload_ref`) and the key was gone when it was fetched.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum ErrorCode {
+            $( #[serde(rename = $name)] $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: [ErrorCode; [$($name),*].len()] = [$(ErrorCode::$variant),*];
+
+            /// The wire name, e.g. `DEADLINE_EXCEEDED`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ErrorCode::$variant => $name, )*
+                }
+            }
+        }
+    };
 }
 
-impl ErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 8] = [
-        ErrorCode::DeadlineExceeded,
-        ErrorCode::Cancelled,
-        ErrorCode::GateDropped,
-        ErrorCode::GateError,
-        ErrorCode::InferenceError,
-        ErrorCode::InvalidRequest,
-        ErrorCode::PayloadUnavailable,
-        ErrorCode::DeliveryLimit,
-    ];
-
-    /// The wire name, e.g. `DEADLINE_EXCEEDED`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
-            ErrorCode::Cancelled => "CANCELLED",
-            ErrorCode::GateDropped => "GATE_DROPPED",
-            ErrorCode::GateError => "GATE_ERROR",
-            ErrorCode::InferenceError => "INFERENCE_ERROR",
-            ErrorCode::InvalidRequest => "INVALID_REQUEST",
-            ErrorCode::PayloadUnavailable => "PAYLOAD_UNAVAILABLE",
-            ErrorCode::DeliveryLimit => "DELIVERY_LIMIT",
-        }
-    }
+error_codes! {
+    DeadlineExceeded = "DEADLINE_EXCEEDED",
+    Cancelled = "CANCELLED",
+    GateDropped = "GATE_DROPPED",
+    GateError = "GATE_ERROR",
+    InferenceError = "INFERENCE_ERROR",
+    InvalidRequest = "INVALID_REQUEST",
+    PayloadUnavailable = "PAYLOAD_UNAVAILABLE",
+    DeliveryLimit = "DELIVERY_LIMIT",
 }
 
 impl fmt::Display for ErrorCode {

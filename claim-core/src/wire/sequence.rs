@@ -54,12 +54,7 @@ pub struct SeqTemplate {
 impl SeqTemplate {
     /// The member stamped with `seq`.
     pub fn stamp(&self, seq: i64) -> Vec<u8> {
-        let n = seq.to_string();
-        let mut out = Vec::with_capacity(self.prefix.len() + n.len() + self.suffix.len());
-        out.extend_from_slice(&self.prefix);
-        out.extend_from_slice(n.as_bytes());
-        out.extend_from_slice(&self.suffix);
-        out
+        [&self.prefix[..], seq.to_string().as_bytes(), &self.suffix].concat()
     }
 }
 
