@@ -101,10 +101,6 @@ impl Model {
         self.queues.get(queue)
     }
 
-    pub fn queue_names(&self) -> impl Iterator<Item = &str> {
-        self.queues.keys().map(String::as_str)
-    }
-
     fn q(&mut self, queue: &str) -> &mut QueueState {
         self.queues.entry(queue.to_owned()).or_default()
     }
@@ -156,10 +152,7 @@ impl Model {
         let template = wire::seq_template(s.member.as_bytes())
             .map_err(|e| StoreError::invalid(Op::Enqueue, e.to_string()))?;
         let key = wire::seq_key(queue, s.deadline);
-        let seq = match self.seqs.get(&key).filter(|e| now < e.expiry) {
-            Some(e) => e.value + 1,
-            None => 1,
-        };
+        let seq = Self::live(&self.seqs, &key, now).map_or(1, |seq| seq + 1);
         let expiry = Millis(s.deadline.saturating_add(wire::SEQ_GRACE_SECS).max(0) as u64 * 1000);
         self.seqs.insert(key, Expiring { value: seq, expiry });
         let member = Member::from(template.stamp(seq));

@@ -72,8 +72,9 @@ impl Model {
                 self.ack_marker_expiry(queue, by, item, now),
                 now,
             );
+        // Nothing above touched the claims: the caller still holds it or not.
+        let owned = held_by_caller;
         let q = self.q(queue);
-        let owned = q.claims.get(g).is_some_and(|c| c.owner == *owner);
         if owned {
             q.claims.remove(g);
         }

@@ -77,7 +77,7 @@ impl FromStr for ErrorCode {
 ///
 /// `status_code` is set when an HTTP response arrived (`payload` is then its body);
 /// otherwise `error_code`/`error_message` say why and `payload` is `{"error":<message>}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ResultRecord {
     pub id: String,
     #[serde(skip_serializing_if = "no_status")]
@@ -131,9 +131,7 @@ impl ResultRecord {
             id: id.into(),
             status_code,
             payload: payload.into(),
-            error_code: None,
-            error_message: None,
-            request_token: None,
+            ..ResultRecord::default()
         }
     }
 
@@ -143,11 +141,10 @@ impl ResultRecord {
         let payload = go_json(&BTreeMap::from([("error", message.as_str())]));
         ResultRecord {
             id: id.into(),
-            status_code: None,
             payload: String::from_utf8(payload).expect("serde_json writes UTF-8"),
             error_code: Some(code),
             error_message: Some(message).filter(|m| !m.is_empty()),
-            request_token: None,
+            ..ResultRecord::default()
         }
     }
 
