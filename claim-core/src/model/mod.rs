@@ -24,7 +24,7 @@ use crate::store::{
     StoreConfig, Submission,
 };
 use crate::stored::{Payload, Record};
-use crate::types::{Generation, Holder, Member, Millis, OwnerToken, Score};
+use crate::types::{Generation, Holder, Member, Millis, Score};
 use crate::wire;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -225,7 +225,6 @@ impl Model {
         items: &[ClaimRequest],
         now: Millis,
     ) -> Vec<ClaimOutcome> {
-        let (queue, owner) = (by.queue, by.owner);
         let ttl = self.config.lease_ttl_ms;
         items
             .iter()
@@ -237,7 +236,7 @@ impl Model {
                 }
                 let terminal = self.is_terminal(&item.generation, now);
                 let cancelled = self.cancelled(std::slice::from_ref(&item.generation), now)[0];
-                let q = self.q(queue);
+                let q = self.q(by.queue);
                 let Some(score) = q.pending.score(&item.member) else {
                     return ClaimOutcome::NotPending;
                 };
@@ -262,7 +261,7 @@ impl Model {
                     ClaimInfo {
                         generation: item.generation.clone(),
                         member: item.member.clone(),
-                        owner: owner.clone(),
+                        owner: by.owner.clone(),
                         score,
                         lease_expiry: expiry,
                         redeliveries,
@@ -279,12 +278,11 @@ impl Model {
     }
 
     pub fn renew(&mut self, by: Holder<'_>, gens: &[Generation], now: Millis) -> Vec<RenewOutcome> {
-        let (queue, owner) = (by.queue, by.owner);
         let ttl = self.config.lease_ttl_ms;
-        let q = self.q(queue);
+        let q = self.q(by.queue);
         gens.iter()
             .map(|g| match q.claims.get_mut(g) {
-                Some(c) if c.owner == *owner => {
+                Some(c) if c.owner == *by.owner => {
                     c.lease_expiry = member_lease_expiry(now, ttl, &c.member);
                     RenewOutcome::Renewed {
                         lease_expiry: c.lease_expiry,
@@ -295,10 +293,10 @@ impl Model {
             .collect()
     }
 
-    /// Removes the claim if `owner` holds it, keeping its redelivery count.
-    fn take_owned(&mut self, queue: &str, owner: &OwnerToken, g: &Generation) -> Option<ClaimInfo> {
-        let q = self.q(queue);
-        if q.claims.get(g)?.owner != *owner {
+    /// Removes the claim if `by` holds it, keeping its redelivery count.
+    fn take_owned(&mut self, by: Holder<'_>, g: &Generation) -> Option<ClaimInfo> {
+        let q = self.q(by.queue);
+        if q.claims.get(g)?.owner != *by.owner {
             return None;
         }
         let claim = q.claims.remove(g)?;

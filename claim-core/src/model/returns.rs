@@ -17,12 +17,11 @@ impl Model {
     /// payload key: back in pending it would be served again once the
     /// marker expired, and the stale ack left the payload to this holder.
     pub fn release(&mut self, by: Holder<'_>, gens: &[Generation], now: Millis) -> Vec<bool> {
-        let (queue, owner) = (by.queue, by.owner);
         gens.iter()
-            .map(|g| match self.take_owned(queue, owner, g) {
+            .map(|g| match self.take_owned(by, g) {
                 Some(c) => {
-                    if !self.drop_if_answered(queue, g, now) {
-                        self.q(queue).pending.insert(c.member, c.score);
+                    if !self.drop_if_answered(by.queue, g, now) {
+                        self.q(by.queue).pending.insert(c.member, c.score);
                     }
                     true
                 }
@@ -35,13 +34,12 @@ impl Model {
     /// of the caller's ended. An answered generation's claim is dropped,
     /// nothing parked (as [`Self::release`]).
     pub fn park_retry(&mut self, by: Holder<'_>, items: &[ParkItem], now: Millis) -> Vec<bool> {
-        let (queue, owner) = (by.queue, by.owner);
         items
             .iter()
             .map(|item| {
                 let g = &item.generation;
-                let ended = self.take_owned(queue, owner, g).is_some();
-                if ended && !self.drop_if_answered(queue, g, now) {
+                let ended = self.take_owned(by, g).is_some();
+                if ended && !self.drop_if_answered(by.queue, g, now) {
                     self.retry.insert(item.member.clone(), item.due.as_score());
                 }
                 ended
