@@ -26,6 +26,7 @@ use crate::store::{
 use crate::stored::{Payload, Record};
 use crate::types::{Generation, Holder, Member, Millis, Score};
 use crate::wire;
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How long a Go-style cancel marker lives.
@@ -70,8 +71,8 @@ pub struct Model {
     retry: ZSet,
     /// Result lists, newest first (LPUSH); consumers take from the back.
     lists: BTreeMap<String, VecDeque<Record>>,
-    /// Terminal markers: expiry and the digest of the record that wrote it.
-    markers: BTreeMap<Generation, (Millis, String)>,
+    /// Terminal markers: the digest of the record that wrote each.
+    markers: BTreeMap<Generation, Expiring<String>>,
     active: BTreeMap<String, Expiring<String>>,
     cancels: BTreeMap<String, Expiring<String>>,
     /// Payloads stored apart, by key (`request-payload:<id>:<token>`).
@@ -105,9 +106,9 @@ impl Model {
         self.queues.entry(queue.to_owned()).or_default()
     }
 
-    fn live<'a, T>(
-        map: &'a BTreeMap<String, Expiring<T>>,
-        key: &str,
+    fn live<'a, K: Ord + Borrow<Q>, Q: Ord + ?Sized, T>(
+        map: &'a BTreeMap<K, Expiring<T>>,
+        key: &Q,
         now: Millis,
     ) -> Option<&'a T> {
         map.get(key).filter(|e| now < e.expiry).map(|e| &e.value)
@@ -115,18 +116,13 @@ impl Model {
 
     /// True when the generation has a live terminal marker.
     pub fn is_terminal(&self, generation: &Generation, now: Millis) -> bool {
-        self.markers
-            .get(generation)
-            .is_some_and(|(expiry, _)| now < *expiry)
+        Self::live(&self.markers, generation, now).is_some()
     }
 
     /// True when the generation's live marker was written by `record`.
     fn marked_by(&self, generation: &Generation, record: &Record, now: Millis) -> bool {
-        self.markers
-            .get(generation)
-            .is_some_and(|(expiry, digest)| {
-                now < *expiry && *digest == record_digest(record.as_bytes())
-            })
+        let digest = Self::live(&self.markers, generation, now);
+        digest.is_some_and(|digest| *digest == record_digest(record.as_bytes()))
     }
 
     /// True for each generation whose cancel marker holds its token.

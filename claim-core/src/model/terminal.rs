@@ -1,6 +1,6 @@
 //! The model's terminal step: ack delivers a record, suppresses a duplicate, or dead-letters a member whose result list is unusable.
 
-use super::{Model, unusable_list_reason};
+use super::{Expiring, Model, unusable_list_reason};
 use crate::lease::{marker_expiry, marker_expiry_beside_a_claim};
 use crate::marker::record_digest;
 use crate::store::{AckItem, AckOutcome};
@@ -26,8 +26,8 @@ impl Model {
             .entry(list.to_owned())
             .or_default()
             .push_front(record.clone());
-        let digest = record_digest(record.as_bytes());
-        self.markers.insert(g.clone(), (expiry, digest));
+        let value = record_digest(record.as_bytes());
+        self.markers.insert(g.clone(), Expiring { value, expiry });
         for keys in [&mut self.active, &mut self.cancels] {
             if keys.get(&g.id).is_some_and(|e| e.value == g.token) {
                 keys.remove(&g.id);
