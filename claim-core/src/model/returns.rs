@@ -89,41 +89,33 @@ impl Model {
     /// set, nowhere (answered), or the default queue's dead set.
     fn promote_entry(&mut self, member: &Member, now: Millis) -> RetryNow {
         self.retry.remove(member);
-        let parsed = wire::parse_member(member.as_bytes());
-        let (queue, score) = match parsed {
-            Ok(p) => {
-                // Go's formula, as Go's mover and producer score it.
-                let score = p.score();
-                let g = Generation::new(p.id, p.token);
-                let queue = p
-                    .request_queue_name
-                    .unwrap_or_else(|| self.config.default_queue.clone());
-                let refused = self.config.retry_destination_refusal(&queue).is_some();
-                if !refused && self.is_terminal(&g, now) {
-                    // Answered while parked (a stale owner's ack): a
-                    // copy back in pending would be served twice once
-                    // the marker expires. Its redelivery count goes too.
-                    self.q(&queue).redeliveries.remove(&g);
-                    return RetryNow::Answered;
-                }
-                (queue, score)
-            }
+        let p = match wire::parse_member(member.as_bytes()) {
+            Ok(p) => p,
             Err(e) => {
                 self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
                 return RetryNow::DeadLettered;
             }
         };
-        match self.retry_destination_unusable(&queue) {
-            Some(reason) => {
-                self.dead_letter_retry(member, reason, now);
-                RetryNow::DeadLettered
-            }
-            None => {
-                let pending = &mut self.q(&queue).pending;
-                pending.insert(member.clone(), score);
-                RetryNow::Promoted
-            }
+        // Go's formula, as Go's mover and producer score it.
+        let score = p.score();
+        let g = Generation::new(p.id, p.token);
+        let queue = p
+            .request_queue_name
+            .unwrap_or_else(|| self.config.default_queue.clone());
+        let refused = self.config.retry_destination_refusal(&queue).is_some();
+        if !refused && self.is_terminal(&g, now) {
+            // Answered while parked (a stale owner's ack): a copy back in
+            // pending would be served twice once the marker expires. Its
+            // redelivery count goes too.
+            self.q(&queue).redeliveries.remove(&g);
+            return RetryNow::Answered;
         }
+        if let Some(reason) = self.retry_destination_unusable(&queue) {
+            self.dead_letter_retry(member, reason, now);
+            return RetryNow::DeadLettered;
+        }
+        self.q(&queue).pending.insert(member.clone(), score);
+        RetryNow::Promoted
     }
 
     /// Why a retry entry must not be moved to `queue`: its name plays
