@@ -168,13 +168,9 @@ impl Model {
         let id = &s.generation.id;
         self.cancels.remove(id);
         let deadline = Score(s.deadline as f64).as_millis();
-        self.active.insert(
-            id.clone(),
-            Expiring {
-                value: s.generation.token.clone(),
-                expiry: deadline.max(now.plus(1000)),
-            },
-        );
+        let expiry = deadline.max(now.plus(1000));
+        let value = s.generation.token.clone();
+        self.active.insert(id.clone(), Expiring { value, expiry });
         if let Some(payload) = &s.payload {
             let expiry = deadline.plus(wire::PAYLOAD_GRACE_MS).max(now.plus(1));
             let value = payload.clone();
@@ -197,14 +193,12 @@ impl Model {
     }
 
     pub fn cancel(&mut self, id: &str, now: Millis) -> bool {
-        let Some(token) = Self::live(&self.active, id, now).cloned() else {
+        let Some(value) = Self::live(&self.active, id, now).cloned() else {
             return false;
         };
-        let marker = Expiring {
-            value: token,
-            expiry: now.plus(CANCEL_TTL_MS),
-        };
-        self.cancels.insert(id.to_owned(), marker);
+        let expiry = now.plus(CANCEL_TTL_MS);
+        self.cancels
+            .insert(id.to_owned(), Expiring { value, expiry });
         true
     }
 
