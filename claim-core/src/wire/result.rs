@@ -116,13 +116,6 @@ struct ResultIn {
     request_token: Option<String>,
 }
 
-/// Go's record when marshalling the real one fails: id and a fixed error payload.
-#[derive(Serialize)]
-struct MarshalFailed<'a> {
-    id: &'a str,
-    payload: &'a str,
-}
-
 impl ResultRecord {
     /// An HTTP response (any status) with its body, as Go's `NewHTTPResult`.
     pub fn success(id: impl Into<String>, status: u16, payload: impl Into<String>) -> Self {
@@ -166,10 +159,9 @@ impl ResultRecord {
     /// `ResultRecord` always serializes (its fields are strings and
     /// numbers), so this is the contract, kept for a record type that could fail.
     pub fn marshal_failed(id: &str) -> Vec<u8> {
-        go_json(&MarshalFailed {
-            id,
-            payload: r#"{"error":"marshal failed"}"#,
-        })
+        // A sorted map writes `id` before `payload`, as Go's struct does.
+        let payload = r#"{"error":"marshal failed"}"#;
+        go_json(&BTreeMap::from([("id", id), ("payload", payload)]))
     }
 
     /// Reads a record as a Go consumer would: `id` required, absent fields empty.
