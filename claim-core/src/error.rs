@@ -38,41 +38,23 @@ pub enum StoreError {
     InvalidInput { op: Op, detail: String },
 }
 
+/// Writes one constructor per variant: `StoreError::failed(op, detail)`.
+macro_rules! constructors {
+    ($($name:ident => $variant:ident),*) => {
+        $( pub fn $name(op: Op, detail: impl Into<String>) -> Self {
+            StoreError::$variant { op, detail: detail.into() }
+        } )*
+    };
+}
+
 impl StoreError {
-    pub fn failed(op: Op, detail: impl Into<String>) -> Self {
-        StoreError::Failed {
-            op,
-            detail: detail.into(),
-        }
-    }
-
-    pub fn indeterminate(op: Op, detail: impl Into<String>) -> Self {
-        StoreError::Indeterminate {
-            op,
-            detail: detail.into(),
-        }
-    }
-
-    pub fn out_of_memory(op: Op, detail: impl Into<String>) -> Self {
-        StoreError::OutOfMemory {
-            op,
-            detail: detail.into(),
-        }
-    }
-
-    pub fn rejected(op: Op, detail: impl Into<String>) -> Self {
-        StoreError::Rejected {
-            op,
-            detail: detail.into(),
-        }
-    }
-
-    pub fn invalid(op: Op, detail: impl Into<String>) -> Self {
-        StoreError::InvalidInput {
-            op,
-            detail: detail.into(),
-        }
-    }
+    constructors!(
+        failed => Failed,
+        indeterminate => Indeterminate,
+        out_of_memory => OutOfMemory,
+        rejected => Rejected,
+        invalid => InvalidInput
+    );
 
     /// True when the operation may have taken effect despite the error.
     pub fn may_have_happened(&self) -> bool {

@@ -34,10 +34,7 @@ fn lease_cap(deadline: Option<i64>) -> Option<Millis> {
 /// does not hold it hostage for a whole TTL after its owner dies.
 pub fn lease_expiry(now: Millis, ttl_ms: u64, deadline: Option<i64>) -> Millis {
     let by_ttl = now.plus(ttl_ms);
-    match lease_cap(deadline) {
-        Some(cap) => by_ttl.min(cap),
-        None => by_ttl,
-    }
+    lease_cap(deadline).map_or(by_ttl, |cap| by_ttl.min(cap))
 }
 
 /// [`lease_expiry`] of a claim of `member`, its deadline read by
@@ -78,11 +75,8 @@ pub fn marker_expiry_beside_a_claim(
     dedup_ttl_ms: u64,
     deadline: Option<i64>,
 ) -> Millis {
-    match lease_cap(deadline) {
-        Some(cap) => now.max(cap),
-        None => now,
-    }
-    .plus(dedup_ttl_ms)
+    let from = lease_cap(deadline).map_or(now, |cap| now.max(cap));
+    from.plus(dedup_ttl_ms)
 }
 
 /// How often a holder renews its leases: ttl / 3, clamped to 1 s..30 s.

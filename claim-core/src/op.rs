@@ -1,9 +1,9 @@
 //! The store's operations as one enum: errors name them, fault injection aims at them, model-based tests record them.
 
-/// Writes [`Op`], [`Op::ALL`] and [`Op::name`] from one list of
-/// `Variant = "method_name"`, so a new operation is named once.
+/// Writes [`Op`], [`Op::ALL`], [`Op::name`] and what each does from one
+/// list of `Variant = "method_name", Kind`, so a new operation is named once.
 macro_rules! operations {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $kind:ident, )*) => {
         /// One store operation: the trait method of the same name (of
         /// `ClaimStore`, `ClaimInspect`, `ClaimProducer`, `ClaimAdmin`, or the
         /// conformance suite's `ListReads`). `config` is not an operation: it
@@ -23,89 +23,75 @@ macro_rules! operations {
                     $( Op::$variant => $name, )*
                 }
             }
+
+            fn kind(self) -> Kind {
+                match self {
+                    $( Op::$variant => Kind::$kind, )*
+                }
+            }
         }
     };
 }
 
 operations! {
-    Now = "now",
-    Ping = "ping",
-    Submit = "submit",
-    Enqueue = "enqueue",
-    FetchPayloads = "fetch_payloads",
-    Cancel = "cancel",
-    Peek = "peek",
-    PeekAfter = "peek_after",
-    Claim = "claim",
-    Renew = "renew",
-    Cancelled = "cancelled",
-    Ack = "ack",
-    Release = "release",
-    ParkRetry = "park_retry",
-    PromoteDue = "promote_due",
-    ReclaimExpired = "reclaim_expired",
-    DeadLetter = "dead_letter",
-    Depths = "depths",
-    RetryDepth = "retry_depth",
-    Claims = "claims",
-    DeadEntries = "dead_entries",
-    RetryEntries = "retry_entries",
-    Results = "results",
-    IsTerminal = "is_terminal",
-    ListTtl = "list_ttl",
-    ListLen = "list_len",
-    Paused = "paused",
+    Now = "now", Reads,
+    Ping = "ping", Reads,
+    Submit = "submit", Mutates,
+    Enqueue = "enqueue", Mutates,
+    FetchPayloads = "fetch_payloads", Reads,
+    Cancel = "cancel", Mutates,
+    Peek = "peek", Reads,
+    PeekAfter = "peek_after", Inspects,
+    Claim = "claim", Mutates,
+    Renew = "renew", Mutates,
+    Cancelled = "cancelled", Reads,
+    Ack = "ack", Mutates,
+    Release = "release", Mutates,
+    ParkRetry = "park_retry", Mutates,
+    PromoteDue = "promote_due", Mutates,
+    ReclaimExpired = "reclaim_expired", Mutates,
+    DeadLetter = "dead_letter", Mutates,
+    Depths = "depths", Inspects,
+    RetryDepth = "retry_depth", Inspects,
+    Claims = "claims", Inspects,
+    DeadEntries = "dead_entries", Inspects,
+    RetryEntries = "retry_entries", Inspects,
+    Results = "results", Inspects,
+    IsTerminal = "is_terminal", Inspects,
+    ListTtl = "list_ttl", Inspects,
+    ListLen = "list_len", Inspects,
+    Paused = "paused", Inspects,
     /// `ClaimAdmin` (operator) operations.
-    RedriveDead = "redrive_dead",
-    PurgeDead = "purge_dead",
-    ReleaseClaim = "release_claim",
-    SetPaused = "set_paused",
-    RetryNow = "retry_now",
+    RedriveDead = "redrive_dead", Mutates,
+    PurgeDead = "purge_dead", Mutates,
+    ReleaseClaim = "release_claim", Mutates,
+    SetPaused = "set_paused", Mutates,
+    RetryNow = "retry_now", Mutates,
     /// `RedisStore::check_durability`: a backend's own read, not a trait method.
-    CheckDurability = "check_durability",
+    CheckDurability = "check_durability", Reads,
+}
+
+/// What an operation does to the store.
+#[derive(PartialEq)]
+enum Kind {
+    /// Changes the store.
+    Mutates,
+    /// A read-only inspection (`ClaimInspect`, the conformance suite's `ListReads`).
+    Inspects,
+    /// Any other read (the hot path's reads, `ping`, a backend's own check).
+    Reads,
 }
 
 impl Op {
     /// True for operations that change the store.
     pub fn mutates(self) -> bool {
-        matches!(
-            self,
-            Op::Submit
-                | Op::Enqueue
-                | Op::Cancel
-                | Op::Claim
-                | Op::Renew
-                | Op::Ack
-                | Op::Release
-                | Op::ParkRetry
-                | Op::PromoteDue
-                | Op::ReclaimExpired
-                | Op::DeadLetter
-                | Op::RedriveDead
-                | Op::PurgeDead
-                | Op::ReleaseClaim
-                | Op::SetPaused
-                | Op::RetryNow
-        )
+        self.kind() == Kind::Mutates
     }
 
     /// True for the read-only inspection methods (`ClaimInspect`, and the
     /// conformance suite's `ListReads`).
     pub fn inspects(self) -> bool {
-        matches!(
-            self,
-            Op::Depths
-                | Op::PeekAfter
-                | Op::RetryDepth
-                | Op::Claims
-                | Op::DeadEntries
-                | Op::RetryEntries
-                | Op::Results
-                | Op::IsTerminal
-                | Op::ListTtl
-                | Op::ListLen
-                | Op::Paused
-        )
+        self.kind() == Kind::Inspects
     }
 }
 

@@ -3,25 +3,6 @@
 //! Docs and tests read this table; `docs/ARCHITECTURE.md` carries it verbatim
 //! between marker comments and a test keeps the two equal.
 
-/// Every way a request can leave a worker's hands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExitPath {
-    TerminalResult,
-    RetryRequested,
-    HandOffCancelled,
-    GracefulShutdown,
-    OwnerDied,
-    LeaseLost,
-    GateRefused,
-    QueueGateDropped,
-    PoolGateRefused,
-    PoolGateWaits,
-    PoolGateAnswered,
-    MemberUnparsable,
-    ResultListUnusable,
-    OperatorReleased,
-}
-
 /// One row of the outcome table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
@@ -31,93 +12,85 @@ pub struct Outcome {
     pub store_operation: &'static str,
 }
 
-/// The outcome table. Each exit path appears exactly once.
-pub const OUTCOMES: [Outcome; 14] = [
-    Outcome {
-        path: ExitPath::TerminalResult,
-        exit_path: "Terminal result (success, error, cancelled, deadline, gate drop, invalid)",
-        claim_outcome: "acked: record pushed, marker written, claim dropped, atomically",
-        store_operation: "`ack`",
-    },
-    Outcome {
-        path: ExitPath::RetryRequested,
-        exit_path: "Retry requested",
-        claim_outcome: "parked in the retry set (owner-checked, atomic); promoted to pending at its original score when due; a claim or entry whose generation is answered (live marker) is dropped instead",
-        store_operation: "`park_retry`, then `promote_due`",
-    },
-    Outcome {
-        path: ExitPath::HandOffCancelled,
-        exit_path: "Hand-off cancelled before a worker took it",
-        claim_outcome: "released to pending at its original score; dropped instead when its generation is answered (live marker)",
-        store_operation: "`release`",
-    },
-    Outcome {
-        path: ExitPath::GracefulShutdown,
-        exit_path: "Graceful shutdown, claims still held after the drain timeout",
-        claim_outcome: "swept to pending at the original score; not a delivery; dropped instead when its generation is answered (live marker)",
-        store_operation: "`release` (the shutdown sweep)",
-    },
-    Outcome {
-        path: ExitPath::OwnerDied,
-        exit_path: "Owner dies (lease expires)",
-        claim_outcome: "reclaimed to pending at the original score, deliveries + 1; at the limit, `DELIVERY_LIMIT` record and dead set",
-        store_operation: "`reclaim_expired`",
-    },
-    Outcome {
-        path: ExitPath::LeaseLost,
-        exit_path: "Lease lost (renew finds another owner)",
-        claim_outcome: "local handle dropped, in-flight work cancelled; a result already produced is still offered to ack",
-        store_operation: "`renew`, then `ack`",
-    },
-    Outcome {
-        path: ExitPath::GateRefused,
-        exit_path: "Queue gate refuses, waits or errors",
-        claim_outcome: "no claim; stays pending, untouched; what the gate reserved is released at once",
-        store_operation: "none",
-    },
-    Outcome {
-        path: ExitPath::QueueGateDropped,
-        exit_path: "Queue gate drops",
-        claim_outcome: "claimed, then acked with the gate's record (or `GATE_DROPPED`)",
-        store_operation: "`claim`, then `ack`",
-    },
-    Outcome {
-        path: ExitPath::PoolGateRefused,
-        exit_path: "Pool gate refuses (or its wait passes `--gate-wait-timeout`)",
-        claim_outcome: "requeued: parked due now with `retry_count` kept, promoted to pending at its original score",
-        store_operation: "`park_retry`, then `promote_due`",
-    },
-    Outcome {
-        path: ExitPath::PoolGateWaits,
-        exit_path: "Pool gate waits",
-        claim_outcome: "claim kept and renewed while the worker asks again; `DEADLINE_EXCEEDED` record if the deadline comes first",
-        store_operation: "`renew`, then `ack` or `park_retry`",
-    },
-    Outcome {
-        path: ExitPath::PoolGateAnswered,
-        exit_path: "Pool gate drops or errors",
-        claim_outcome: "acked with the gate's record, `GATE_DROPPED` or `GATE_ERROR`",
-        store_operation: "`ack`",
-    },
-    Outcome {
-        path: ExitPath::MemberUnparsable,
-        exit_path: "Member unparsable",
-        claim_outcome: "dead set with reason",
-        store_operation: "`dead_letter`",
-    },
-    Outcome {
-        path: ExitPath::ResultListUnusable,
-        exit_path: "Result list unusable (holds another type, or names a queue, bookkeeping key or the retry set)",
-        claim_outcome: "dead set with the reason (e.g. `result list \"x\" holds a zset`); claim dropped; no record, no marker, so a redrive after the fix gets its record",
-        store_operation: "`ack` / `reclaim_expired`",
-    },
-    Outcome {
-        path: ExitPath::OperatorReleased,
-        exit_path: "Operator releases the claim (`async-worker admin release`, for a stuck worker)",
-        claim_outcome: "released to pending at its original score at once, whoever holds it; not a delivery (count kept); dropped instead when its generation is answered (live marker); the owner's renew then finds it lost",
-        store_operation: "`release_claim` (`ClaimAdmin`)",
-    },
-];
+/// Writes [`ExitPath`] and [`OUTCOMES`] from one list of rows
+/// (`Variant: exit path, claim outcome, store operation;`), so each exit
+/// path has exactly one row.
+macro_rules! outcomes {
+    ($( $path:ident: $exit:literal, $claim:literal, $op:literal; )*) => {
+        /// Every way a request can leave a worker's hands.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ExitPath {
+            $( $path, )*
+        }
+
+        /// The outcome table, one row per exit path, in the docs' order.
+        pub const OUTCOMES: [Outcome; [$($exit),*].len()] = [$(Outcome {
+            path: ExitPath::$path,
+            exit_path: $exit,
+            claim_outcome: $claim,
+            store_operation: $op,
+        }),*];
+    };
+}
+
+outcomes! {
+    TerminalResult:
+        "Terminal result (success, error, cancelled, deadline, gate drop, invalid)",
+        "acked: record pushed, marker written, claim dropped, atomically",
+        "`ack`";
+    RetryRequested:
+        "Retry requested",
+        "parked in the retry set (owner-checked, atomic); promoted to pending at its original score when due; a claim or entry whose generation is answered (live marker) is dropped instead",
+        "`park_retry`, then `promote_due`";
+    HandOffCancelled:
+        "Hand-off cancelled before a worker took it",
+        "released to pending at its original score; dropped instead when its generation is answered (live marker)",
+        "`release`";
+    GracefulShutdown:
+        "Graceful shutdown, claims still held after the drain timeout",
+        "swept to pending at the original score; not a delivery; dropped instead when its generation is answered (live marker)",
+        "`release` (the shutdown sweep)";
+    OwnerDied:
+        "Owner dies (lease expires)",
+        "reclaimed to pending at the original score, deliveries + 1; at the limit, `DELIVERY_LIMIT` record and dead set",
+        "`reclaim_expired`";
+    LeaseLost:
+        "Lease lost (renew finds another owner)",
+        "local handle dropped, in-flight work cancelled; a result already produced is still offered to ack",
+        "`renew`, then `ack`";
+    GateRefused:
+        "Queue gate refuses, waits or errors",
+        "no claim; stays pending, untouched; what the gate reserved is released at once",
+        "none";
+    QueueGateDropped:
+        "Queue gate drops",
+        "claimed, then acked with the gate's record (or `GATE_DROPPED`)",
+        "`claim`, then `ack`";
+    PoolGateRefused:
+        "Pool gate refuses (or its wait passes `--gate-wait-timeout`)",
+        "requeued: parked due now with `retry_count` kept, promoted to pending at its original score",
+        "`park_retry`, then `promote_due`";
+    PoolGateWaits:
+        "Pool gate waits",
+        "claim kept and renewed while the worker asks again; `DEADLINE_EXCEEDED` record if the deadline comes first",
+        "`renew`, then `ack` or `park_retry`";
+    PoolGateAnswered:
+        "Pool gate drops or errors",
+        "acked with the gate's record, `GATE_DROPPED` or `GATE_ERROR`",
+        "`ack`";
+    MemberUnparsable:
+        "Member unparsable",
+        "dead set with reason",
+        "`dead_letter`";
+    ResultListUnusable:
+        "Result list unusable (holds another type, or names a queue, bookkeeping key or the retry set)",
+        "dead set with the reason (e.g. `result list \"x\" holds a zset`); claim dropped; no record, no marker, so a redrive after the fix gets its record",
+        "`ack` / `reclaim_expired`";
+    OperatorReleased:
+        "Operator releases the claim (`async-worker admin release`, for a stuck worker)",
+        "released to pending at its original score at once, whoever holds it; not a delivery (count kept); dropped instead when its generation is answered (live marker); the owner's renew then finds it lost",
+        "`release_claim` (`ClaimAdmin`)";
+}
 
 /// The row for one exit path.
 pub fn outcome(path: ExitPath) -> &'static Outcome {

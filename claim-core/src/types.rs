@@ -95,9 +95,7 @@ impl Generation {
         let token = rest.get(len..)?.strip_prefix(':')?;
         Some(Generation::new(id, token))
     }
-}
 
-impl Generation {
     /// The claim key, as today's Go processor writes it: `<id>\0<token>`,
     /// or just `<id>` without a token. It names the generation's field in
     /// `<q>:claimed`, `<q>:claim-owners` and `<q>:deliveries` and its member

@@ -24,8 +24,9 @@ use crate::store::{
     StoreConfig, Submission,
 };
 use crate::stored::{Payload, Record};
-use crate::types::{Generation, Holder, Member, Millis, OwnerToken, Score};
+use crate::types::{Generation, Holder, Member, Millis, Score};
 use crate::wire;
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How long a Go-style cancel marker lives.
@@ -49,16 +50,29 @@ pub struct QueueState {
     pub dead: BTreeMap<Member, DeadEntry>,
 }
 
+impl QueueState {
+    /// Keeps `member` in the dead set, with why and when.
+    fn bury(&mut self, member: &Member, reason: String, at: Millis) {
+        let member = member.clone();
+        let entry = DeadEntry {
+            member: member.clone(),
+            reason,
+            at,
+        };
+        self.dead.insert(member, entry);
+    }
+}
+
 /// The whole store: every queue, the retry set, result lists and markers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Model {
     config: StoreConfig,
     queues: BTreeMap<String, QueueState>,
     retry: ZSet,
     /// Result lists, newest first (LPUSH); consumers take from the back.
     lists: BTreeMap<String, VecDeque<Record>>,
-    /// Terminal markers: expiry and the digest of the record that wrote it.
-    markers: BTreeMap<Generation, (Millis, String)>,
+    /// Terminal markers: the digest of the record that wrote each.
+    markers: BTreeMap<Generation, Expiring<String>>,
     active: BTreeMap<String, Expiring<String>>,
     cancels: BTreeMap<String, Expiring<String>>,
     /// Payloads stored apart, by key (`request-payload:<id>:<token>`).
@@ -75,16 +89,7 @@ impl Model {
     pub fn new(config: StoreConfig) -> Self {
         Model {
             config,
-            queues: BTreeMap::new(),
-            retry: ZSet::default(),
-            lists: BTreeMap::new(),
-            markers: BTreeMap::new(),
-            active: BTreeMap::new(),
-            cancels: BTreeMap::new(),
-            payloads: BTreeMap::new(),
-            seqs: BTreeMap::new(),
-            list_ttls: BTreeMap::new(),
-            paused: BTreeSet::new(),
+            ..Model::default()
         }
     }
 
@@ -97,17 +102,13 @@ impl Model {
         self.queues.get(queue)
     }
 
-    pub fn queue_names(&self) -> impl Iterator<Item = &str> {
-        self.queues.keys().map(String::as_str)
-    }
-
     fn q(&mut self, queue: &str) -> &mut QueueState {
         self.queues.entry(queue.to_owned()).or_default()
     }
 
-    fn live<'a, T>(
-        map: &'a BTreeMap<String, Expiring<T>>,
-        key: &str,
+    fn live<'a, K: Ord + Borrow<Q>, Q: Ord + ?Sized, T>(
+        map: &'a BTreeMap<K, Expiring<T>>,
+        key: &Q,
         now: Millis,
     ) -> Option<&'a T> {
         map.get(key).filter(|e| now < e.expiry).map(|e| &e.value)
@@ -115,18 +116,13 @@ impl Model {
 
     /// True when the generation has a live terminal marker.
     pub fn is_terminal(&self, generation: &Generation, now: Millis) -> bool {
-        self.markers
-            .get(generation)
-            .is_some_and(|(expiry, _)| now < *expiry)
+        Self::live(&self.markers, generation, now).is_some()
     }
 
     /// True when the generation's live marker was written by `record`.
     fn marked_by(&self, generation: &Generation, record: &Record, now: Millis) -> bool {
-        self.markers
-            .get(generation)
-            .is_some_and(|(expiry, digest)| {
-                now < *expiry && *digest == record_digest(record.as_bytes())
-            })
+        let digest = Self::live(&self.markers, generation, now);
+        digest.is_some_and(|digest| *digest == record_digest(record.as_bytes()))
     }
 
     /// True for each generation whose cancel marker holds its token.
@@ -152,10 +148,7 @@ impl Model {
         let template = wire::seq_template(s.member.as_bytes())
             .map_err(|e| StoreError::invalid(Op::Enqueue, e.to_string()))?;
         let key = wire::seq_key(queue, s.deadline);
-        let seq = match self.seqs.get(&key).filter(|e| now < e.expiry) {
-            Some(e) => e.value + 1,
-            None => 1,
-        };
+        let seq = Self::live(&self.seqs, &key, now).map_or(1, |seq| seq + 1);
         let expiry = Millis(s.deadline.saturating_add(wire::SEQ_GRACE_SECS).max(0) as u64 * 1000);
         self.seqs.insert(key, Expiring { value: seq, expiry });
         let member = Member::from(template.stamp(seq));
@@ -175,13 +168,9 @@ impl Model {
         let id = &s.generation.id;
         self.cancels.remove(id);
         let deadline = Score(s.deadline as f64).as_millis();
-        self.active.insert(
-            id.clone(),
-            Expiring {
-                value: s.generation.token.clone(),
-                expiry: deadline.max(now.plus(1000)),
-            },
-        );
+        let expiry = deadline.max(now.plus(1000));
+        let value = s.generation.token.clone();
+        self.active.insert(id.clone(), Expiring { value, expiry });
         if let Some(payload) = &s.payload {
             let expiry = deadline.plus(wire::PAYLOAD_GRACE_MS).max(now.plus(1));
             let value = payload.clone();
@@ -204,14 +193,12 @@ impl Model {
     }
 
     pub fn cancel(&mut self, id: &str, now: Millis) -> bool {
-        let Some(token) = Self::live(&self.active, id, now).cloned() else {
+        let Some(value) = Self::live(&self.active, id, now).cloned() else {
             return false;
         };
-        let marker = Expiring {
-            value: token,
-            expiry: now.plus(CANCEL_TTL_MS),
-        };
-        self.cancels.insert(id.to_owned(), marker);
+        let expiry = now.plus(CANCEL_TTL_MS);
+        self.cancels
+            .insert(id.to_owned(), Expiring { value, expiry });
         true
     }
 
@@ -219,13 +206,7 @@ impl Model {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
         };
-        q.pending
-            .range(offset, limit)
-            .map(|(score, member)| PendingEntry {
-                member: member.clone(),
-                score,
-            })
-            .collect()
+        entries(q.pending.range(offset, limit))
     }
 
     pub fn claim(
@@ -234,7 +215,6 @@ impl Model {
         items: &[ClaimRequest],
         now: Millis,
     ) -> Vec<ClaimOutcome> {
-        let (queue, owner) = (by.queue, by.owner);
         let ttl = self.config.lease_ttl_ms;
         items
             .iter()
@@ -246,7 +226,7 @@ impl Model {
                 }
                 let terminal = self.is_terminal(&item.generation, now);
                 let cancelled = self.cancelled(std::slice::from_ref(&item.generation), now)[0];
-                let q = self.q(queue);
+                let q = self.q(by.queue);
                 let Some(score) = q.pending.score(&item.member) else {
                     return ClaimOutcome::NotPending;
                 };
@@ -271,7 +251,7 @@ impl Model {
                     ClaimInfo {
                         generation: item.generation.clone(),
                         member: item.member.clone(),
-                        owner: owner.clone(),
+                        owner: by.owner.clone(),
                         score,
                         lease_expiry: expiry,
                         redeliveries,
@@ -288,12 +268,11 @@ impl Model {
     }
 
     pub fn renew(&mut self, by: Holder<'_>, gens: &[Generation], now: Millis) -> Vec<RenewOutcome> {
-        let (queue, owner) = (by.queue, by.owner);
         let ttl = self.config.lease_ttl_ms;
-        let q = self.q(queue);
+        let q = self.q(by.queue);
         gens.iter()
             .map(|g| match q.claims.get_mut(g) {
-                Some(c) if c.owner == *owner => {
+                Some(c) if c.owner == *by.owner => {
                     c.lease_expiry = member_lease_expiry(now, ttl, &c.member);
                     RenewOutcome::Renewed {
                         lease_expiry: c.lease_expiry,
@@ -304,10 +283,10 @@ impl Model {
             .collect()
     }
 
-    /// Removes the claim if `owner` holds it, keeping its redelivery count.
-    fn take_owned(&mut self, queue: &str, owner: &OwnerToken, g: &Generation) -> Option<ClaimInfo> {
-        let q = self.q(queue);
-        if q.claims.get(g)?.owner != *owner {
+    /// Removes the claim if `by` holds it, keeping its redelivery count.
+    fn take_owned(&mut self, by: Holder<'_>, g: &Generation) -> Option<ClaimInfo> {
+        let q = self.q(by.queue);
+        if q.claims.get(g)?.owner != *by.owner {
             return None;
         }
         let claim = q.claims.remove(g)?;
@@ -332,10 +311,10 @@ impl Model {
     }
 
     pub fn claims(&self, queue: &str) -> Vec<ClaimInfo> {
-        let Some(q) = self.queues.get(queue) else {
-            return Vec::new();
-        };
-        q.claims.values().cloned().collect()
+        self.queues
+            .get(queue)
+            .map(|q| q.claims.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn dead_entries(&self, queue: &str) -> Vec<DeadEntry> {
@@ -350,24 +329,11 @@ impl Model {
         let Some(q) = self.queues.get(queue) else {
             return Vec::new();
         };
-        q.pending
-            .after(after)
-            .take(limit)
-            .map(|(score, member)| PendingEntry {
-                member: member.clone(),
-                score,
-            })
-            .collect()
+        entries(q.pending.after(after).take(limit))
     }
 
     pub fn retry_entries(&self) -> Vec<PendingEntry> {
-        self.retry
-            .iter()
-            .map(|(score, member)| PendingEntry {
-                member: member.clone(),
-                score,
-            })
-            .collect()
+        entries(self.retry.iter())
     }
 
     /// A result list, oldest record first.
@@ -377,4 +343,13 @@ impl Model {
             .map(|l| l.iter().rev().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+/// Sorted-set entries as the stores return them.
+fn entries<'a>(scored: impl Iterator<Item = (Score, &'a Member)>) -> Vec<PendingEntry> {
+    let entry = |(score, member): (Score, &Member)| PendingEntry {
+        member: member.clone(),
+        score,
+    };
+    scored.map(entry).collect()
 }

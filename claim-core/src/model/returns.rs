@@ -3,7 +3,7 @@
 use super::Model;
 use crate::admin::RetryNow;
 use crate::lease::marker_expiry;
-use crate::store::{DeadEntry, ParkItem, ReclaimReport};
+use crate::store::{ParkItem, ReclaimReport};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Member, Millis};
 use crate::wire::{self, ErrorCode, ResultRecord};
@@ -17,12 +17,11 @@ impl Model {
     /// payload key: back in pending it would be served again once the
     /// marker expired, and the stale ack left the payload to this holder.
     pub fn release(&mut self, by: Holder<'_>, gens: &[Generation], now: Millis) -> Vec<bool> {
-        let (queue, owner) = (by.queue, by.owner);
         gens.iter()
-            .map(|g| match self.take_owned(queue, owner, g) {
+            .map(|g| match self.take_owned(by, g) {
                 Some(c) => {
-                    if !self.drop_if_answered(queue, g, now) {
-                        self.q(queue).pending.insert(c.member, c.score);
+                    if !self.drop_if_answered(by.queue, g, now) {
+                        self.q(by.queue).pending.insert(c.member, c.score);
                     }
                     true
                 }
@@ -35,13 +34,12 @@ impl Model {
     /// of the caller's ended. An answered generation's claim is dropped,
     /// nothing parked (as [`Self::release`]).
     pub fn park_retry(&mut self, by: Holder<'_>, items: &[ParkItem], now: Millis) -> Vec<bool> {
-        let (queue, owner) = (by.queue, by.owner);
         items
             .iter()
             .map(|item| {
                 let g = &item.generation;
-                let ended = self.take_owned(queue, owner, g).is_some();
-                if ended && !self.drop_if_answered(queue, g, now) {
+                let ended = self.take_owned(by, g).is_some();
+                if ended && !self.drop_if_answered(by.queue, g, now) {
                     self.retry.insert(item.member.clone(), item.due.as_score());
                 }
                 ended
@@ -91,41 +89,33 @@ impl Model {
     /// set, nowhere (answered), or the default queue's dead set.
     fn promote_entry(&mut self, member: &Member, now: Millis) -> RetryNow {
         self.retry.remove(member);
-        let parsed = wire::parse_member(member.as_bytes());
-        let (queue, score) = match parsed {
-            Ok(p) => {
-                // Go's formula, as Go's mover and producer score it.
-                let score = p.score();
-                let g = Generation::new(p.id, p.token);
-                let queue = p
-                    .request_queue_name
-                    .unwrap_or_else(|| self.config.default_queue.clone());
-                let refused = self.config.retry_destination_refusal(&queue).is_some();
-                if !refused && self.is_terminal(&g, now) {
-                    // Answered while parked (a stale owner's ack): a
-                    // copy back in pending would be served twice once
-                    // the marker expires. Its redelivery count goes too.
-                    self.q(&queue).redeliveries.remove(&g);
-                    return RetryNow::Answered;
-                }
-                (queue, score)
-            }
+        let p = match wire::parse_member(member.as_bytes()) {
+            Ok(p) => p,
             Err(e) => {
                 self.dead_letter_retry(member, format!("retry entry unparsable: {e}"), now);
                 return RetryNow::DeadLettered;
             }
         };
-        match self.retry_destination_unusable(&queue) {
-            Some(reason) => {
-                self.dead_letter_retry(member, reason, now);
-                RetryNow::DeadLettered
-            }
-            None => {
-                let pending = &mut self.q(&queue).pending;
-                pending.insert(member.clone(), score);
-                RetryNow::Promoted
-            }
+        // Go's formula, as Go's mover and producer score it.
+        let score = p.score();
+        let g = Generation::new(p.id, p.token);
+        let queue = p
+            .request_queue_name
+            .unwrap_or_else(|| self.config.default_queue.clone());
+        let refused = self.config.retry_destination_refusal(&queue).is_some();
+        if !refused && self.is_terminal(&g, now) {
+            // Answered while parked (a stale owner's ack): a copy back in
+            // pending would be served twice once the marker expires. Its
+            // redelivery count goes too.
+            self.q(&queue).redeliveries.remove(&g);
+            return RetryNow::Answered;
         }
+        if let Some(reason) = self.retry_destination_unusable(&queue) {
+            self.dead_letter_retry(member, reason, now);
+            return RetryNow::DeadLettered;
+        }
+        self.q(&queue).pending.insert(member.clone(), score);
+        RetryNow::Promoted
     }
 
     /// Why a retry entry must not be moved to `queue`: its name plays
@@ -141,12 +131,7 @@ impl Model {
     /// Keeps a retry entry that cannot be promoted in the default queue's dead set.
     fn dead_letter_retry(&mut self, member: &Member, reason: String, now: Millis) {
         let queue = self.config.default_queue.clone();
-        let entry = DeadEntry {
-            member: member.clone(),
-            reason,
-            at: now,
-        };
-        self.q(&queue).dead.insert(member.clone(), entry);
+        self.q(&queue).bury(member, reason, now);
     }
 
     pub fn reclaim_expired(&mut self, queue: &str, limit: usize, now: Millis) -> ReclaimReport {
@@ -210,12 +195,7 @@ impl Model {
                         delivery_limit_reason(redeliveries)
                     }
                 };
-                let entry = DeadEntry {
-                    member: claim.member.clone(),
-                    reason,
-                    at: now,
-                };
-                self.q(queue).dead.insert(claim.member, entry);
+                self.q(queue).bury(&claim.member, reason, now);
                 report.dead_lettered += 1;
             } else {
                 q.redeliveries.insert(g, redeliveries);
@@ -241,12 +221,7 @@ impl Model {
         if q.pending.remove(member).is_none() {
             return false;
         }
-        let entry = DeadEntry {
-            member: member.clone(),
-            reason: reason.to_owned(),
-            at: now,
-        };
-        q.dead.insert(member.clone(), entry);
+        q.bury(member, reason.to_owned(), now);
         true
     }
 }

@@ -1,9 +1,9 @@
 //! The model's terminal step: ack delivers a record, suppresses a duplicate, or dead-letters a member whose result list is unusable.
 
-use super::{Model, unusable_list_reason};
+use super::{Expiring, Model, unusable_list_reason};
 use crate::lease::{marker_expiry, marker_expiry_beside_a_claim};
 use crate::marker::record_digest;
-use crate::store::{AckItem, AckOutcome, DeadEntry};
+use crate::store::{AckItem, AckOutcome};
 use crate::stored::Record;
 use crate::types::{Generation, Holder, Millis};
 
@@ -26,8 +26,8 @@ impl Model {
             .entry(list.to_owned())
             .or_default()
             .push_front(record.clone());
-        let digest = record_digest(record.as_bytes());
-        self.markers.insert(g.clone(), (expiry, digest));
+        let value = record_digest(record.as_bytes());
+        self.markers.insert(g.clone(), Expiring { value, expiry });
         for keys in [&mut self.active, &mut self.cancels] {
             if keys.get(&g.id).is_some_and(|e| e.value == g.token) {
                 keys.remove(&g.id);
@@ -72,8 +72,9 @@ impl Model {
                 self.ack_marker_expiry(queue, by, item, now),
                 now,
             );
+        // Nothing above touched the claims: the caller still holds it or not.
+        let owned = held_by_caller;
         let q = self.q(queue);
-        let owned = q.claims.get(g).is_some_and(|c| c.owner == *owner);
         if owned {
             q.claims.remove(g);
         }
@@ -101,14 +102,8 @@ impl Model {
         {
             self.payloads.remove(key);
         }
-        let q = self.q(queue);
         if let Some(reason) = unusable.filter(|_| !deferred) {
-            let entry = DeadEntry {
-                member: item.member.clone(),
-                reason,
-                at: now,
-            };
-            q.dead.insert(item.member.clone(), entry);
+            self.q(queue).bury(&item.member, reason, now);
         }
         AckOutcome {
             pushed,

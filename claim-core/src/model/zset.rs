@@ -39,29 +39,20 @@ impl ZSet {
 
     /// Members in order from rank `offset` (ZRANGE .. WITHSCORES).
     pub fn range(&self, offset: usize, limit: usize) -> impl Iterator<Item = (Score, &Member)> {
-        self.ordered
-            .iter()
-            .skip(offset)
-            .take(limit)
-            .map(|(s, m)| (*s, m))
+        self.iter().skip(offset).take(limit)
     }
 
     /// Members with a score at most `max`, in order (ZRANGEBYSCORE -inf max).
     pub fn up_to(&self, max: Score) -> impl Iterator<Item = (Score, &Member)> {
-        self.ordered
-            .iter()
-            .take_while(move |(s, _)| *s <= max)
-            .map(|(s, m)| (*s, m))
+        self.iter().take_while(move |(s, _)| *s <= max)
     }
 
     /// Members with a score greater than `min`, in order (ZRANGEBYSCORE (min +inf).
     pub fn after(&self, min: Score) -> impl Iterator<Item = (Score, &Member)> {
-        self.ordered
-            .iter()
-            .skip_while(move |(s, _)| *s <= min)
-            .map(|(s, m)| (*s, m))
+        self.iter().skip_while(move |(s, _)| *s <= min)
     }
 
+    /// Every member in order.
     pub fn iter(&self) -> impl Iterator<Item = (Score, &Member)> {
         self.ordered.iter().map(|(s, m)| (*s, m))
     }

@@ -20,30 +20,10 @@ pub(super) type Entries<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
 struct Object<'a>(Entries<'a>);
 
 /// An object key, borrowed from the document when it has no escape
-/// (serde's own `Cow<str>` always copies).
-pub(super) struct Key<'a>(pub(super) Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(key)))
-            }
-            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key.to_owned())))
-            }
-            fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
+/// (serde's own `Cow<str>` always copies; `#[serde(borrow)]` borrows).
+#[derive(Deserialize)]
+#[serde(transparent)]
+pub(super) struct Key<'a>(#[serde(borrow)] pub(super) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Object<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

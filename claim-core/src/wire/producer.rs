@@ -27,7 +27,7 @@ pub struct InternalRouting {
     pub result_queue_name: String,
     #[serde(skip_serializing_if = "is_zero")]
     pub result_ttl_seconds: i64,
-    #[serde(skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub result_routing_resolved: bool,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub transport_correlation_id: String,
@@ -43,10 +43,6 @@ pub struct InternalRouting {
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
     *n == T::default()
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// Go's `RedisRequest` (`RequestMessage` plus queue overrides), as `data`.

@@ -12,49 +12,42 @@ use serde::{Deserialize, Serialize};
 
 use super::go_json::{go_json, try_go_json};
 
-/// Result-level error codes (`error_code`); all but `DELIVERY_LIMIT` come from Go.
-///
-/// `PAYLOAD_UNAVAILABLE`: the request's payload was stored apart
-/// (`internal.payload_ref`) and the key was gone when it was fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    DeadlineExceeded,
-    Cancelled,
-    GateDropped,
-    GateError,
-    InferenceError,
-    InvalidRequest,
-    PayloadUnavailable,
-    DeliveryLimit,
+/// Writes [`ErrorCode`], [`ErrorCode::ALL`] and [`ErrorCode::as_str`] from
+/// one list of `Variant = "WIRE_NAME"`, so a code is named once.
+macro_rules! error_codes {
+    ($( $variant:ident = $name:literal, )*) => {
+        /// Result-level error codes (`error_code`); all but `DELIVERY_LIMIT` come from Go.
+        ///
+        /// `PAYLOAD_UNAVAILABLE`: the request's payload was stored apart
+        /// (`internal.payload_ref`) and the key was gone when it was fetched.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum ErrorCode {
+            $( #[serde(rename = $name)] $variant, )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: [ErrorCode; [$($name),*].len()] = [$(ErrorCode::$variant),*];
+
+            /// The wire name, e.g. `DEADLINE_EXCEEDED`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ErrorCode::$variant => $name, )*
+                }
+            }
+        }
+    };
 }
 
-impl ErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 8] = [
-        ErrorCode::DeadlineExceeded,
-        ErrorCode::Cancelled,
-        ErrorCode::GateDropped,
-        ErrorCode::GateError,
-        ErrorCode::InferenceError,
-        ErrorCode::InvalidRequest,
-        ErrorCode::PayloadUnavailable,
-        ErrorCode::DeliveryLimit,
-    ];
-
-    /// The wire name, e.g. `DEADLINE_EXCEEDED`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
-            ErrorCode::Cancelled => "CANCELLED",
-            ErrorCode::GateDropped => "GATE_DROPPED",
-            ErrorCode::GateError => "GATE_ERROR",
-            ErrorCode::InferenceError => "INFERENCE_ERROR",
-            ErrorCode::InvalidRequest => "INVALID_REQUEST",
-            ErrorCode::PayloadUnavailable => "PAYLOAD_UNAVAILABLE",
-            ErrorCode::DeliveryLimit => "DELIVERY_LIMIT",
-        }
-    }
+error_codes! {
+    DeadlineExceeded = "DEADLINE_EXCEEDED",
+    Cancelled = "CANCELLED",
+    GateDropped = "GATE_DROPPED",
+    GateError = "GATE_ERROR",
+    InferenceError = "INFERENCE_ERROR",
+    InvalidRequest = "INVALID_REQUEST",
+    PayloadUnavailable = "PAYLOAD_UNAVAILABLE",
+    DeliveryLimit = "DELIVERY_LIMIT",
 }
 
 impl fmt::Display for ErrorCode {
@@ -84,7 +77,7 @@ impl FromStr for ErrorCode {
 ///
 /// `status_code` is set when an HTTP response arrived (`payload` is then its body);
 /// otherwise `error_code`/`error_message` say why and `payload` is `{"error":<message>}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ResultRecord {
     pub id: String,
     #[serde(skip_serializing_if = "no_status")]
@@ -123,13 +116,6 @@ struct ResultIn {
     request_token: Option<String>,
 }
 
-/// Go's record when marshalling the real one fails: id and a fixed error payload.
-#[derive(Serialize)]
-struct MarshalFailed<'a> {
-    id: &'a str,
-    payload: &'a str,
-}
-
 impl ResultRecord {
     /// An HTTP response (any status) with its body, as Go's `NewHTTPResult`.
     pub fn success(id: impl Into<String>, status: u16, payload: impl Into<String>) -> Self {
@@ -138,9 +124,7 @@ impl ResultRecord {
             id: id.into(),
             status_code,
             payload: payload.into(),
-            error_code: None,
-            error_message: None,
-            request_token: None,
+            ..ResultRecord::default()
         }
     }
 
@@ -150,11 +134,10 @@ impl ResultRecord {
         let payload = go_json(&BTreeMap::from([("error", message.as_str())]));
         ResultRecord {
             id: id.into(),
-            status_code: None,
             payload: String::from_utf8(payload).expect("serde_json writes UTF-8"),
             error_code: Some(code),
             error_message: Some(message).filter(|m| !m.is_empty()),
-            request_token: None,
+            ..ResultRecord::default()
         }
     }
 
@@ -176,10 +159,9 @@ impl ResultRecord {
     /// `ResultRecord` always serializes (its fields are strings and
     /// numbers), so this is the contract, kept for a record type that could fail.
     pub fn marshal_failed(id: &str) -> Vec<u8> {
-        go_json(&MarshalFailed {
-            id,
-            payload: r#"{"error":"marshal failed"}"#,
-        })
+        // A sorted map writes `id` before `payload`, as Go's struct does.
+        let payload = r#"{"error":"marshal failed"}"#;
+        go_json(&BTreeMap::from([("id", id), ("payload", payload)]))
     }
 
     /// Reads a record as a Go consumer would: `id` required, absent fields empty.

@@ -1,10 +1,6 @@
 //! The enqueue sequence and the queue score (`deadline + min(seq, 2^21-1)/2^21`), the producer's per-request keys, and stamping a sequence into a member.
 
-use serde_json::value::RawValue;
-
-use super::entries::{field, object};
-use super::go_json::go_json;
-use super::go_order::{ENVELOPE_ORDER, INTERNAL_ORDER, Ordered, put};
+use super::go_order::{raw, restamp};
 use super::member_error::MemberError;
 use crate::types::Score;
 
@@ -54,12 +50,7 @@ pub struct SeqTemplate {
 impl SeqTemplate {
     /// The member stamped with `seq`.
     pub fn stamp(&self, seq: i64) -> Vec<u8> {
-        let n = seq.to_string();
-        let mut out = Vec::with_capacity(self.prefix.len() + n.len() + self.suffix.len());
-        out.extend_from_slice(&self.prefix);
-        out.extend_from_slice(n.as_bytes());
-        out.extend_from_slice(&self.suffix);
-        out
+        [&self.prefix[..], seq.to_string().as_bytes(), &self.suffix].concat()
     }
 }
 
@@ -70,8 +61,8 @@ impl SeqTemplate {
 /// object or its `internal` is not one.
 pub fn seq_template(member: &[u8]) -> Result<SeqTemplate, MemberError> {
     // Stamp two one-digit sentinels; the outputs differ in that digit only.
-    let one = stamp_raw(member, "1")?;
-    let two = stamp_raw(member, "2")?;
+    let one = restamp(member, &[("enqueue_seq", &raw(b"1".to_vec()))])?;
+    let two = restamp(member, &[("enqueue_seq", &raw(b"2".to_vec()))])?;
     let at = one.iter().zip(&two).take_while(|(a, b)| a == b).count();
     debug_assert_eq!(one.len(), two.len());
     debug_assert_eq!((one[at], two[at]), (b'1', b'2'));
@@ -79,23 +70,6 @@ pub fn seq_template(member: &[u8]) -> Result<SeqTemplate, MemberError> {
         prefix: one[..at].to_vec(),
         suffix: one[at + 1..].to_vec(),
     })
-}
-
-fn stamp_raw(member: &[u8], value: &str) -> Result<Vec<u8>, MemberError> {
-    let not_json = |reason| MemberError::NotJson { reason };
-    let text = std::str::from_utf8(member).map_err(|e| not_json(e.to_string()))?;
-    let mut top = object(text).map_err(not_json)?;
-    let mut internal = match field(&top, "internal") {
-        Some(r) if r.get().starts_with('{') => object(r.get()).map_err(not_json)?,
-        Some(_) => return Err(not_json("internal is not an object".into())),
-        None => Vec::new(),
-    };
-    let seq = RawValue::from_string(value.to_owned()).map_err(|e| not_json(e.to_string()))?;
-    put(&mut internal, "enqueue_seq", &seq, INTERNAL_ORDER);
-    let internal = String::from_utf8(go_json(&Ordered(&internal))).expect("UTF-8");
-    let internal = RawValue::from_string(internal).map_err(|e| not_json(e.to_string()))?;
-    put(&mut top, "internal", &internal, ENVELOPE_ORDER);
-    Ok(go_json(&Ordered(&top)))
 }
 
 #[cfg(test)]
