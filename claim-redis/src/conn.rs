@@ -197,18 +197,6 @@ impl Conn {
         self.trace.is_some()
     }
 
-    /// `call` inside the span `span` names, when calls are traced.
-    async fn traced_call<T>(
-        &self,
-        span: impl FnOnce(&CallNames) -> tracing::Span,
-        call: impl Future<Output = T>,
-    ) -> T {
-        match &self.trace {
-            None => call.await,
-            Some(names) => call.instrument(span(names)).await,
-        }
-    }
-
     pub(crate) fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -240,6 +228,27 @@ impl Conn {
         }
     }
 
+    /// Checks out a connection, runs `send` on it within the timeout and
+    /// classifies its answer, inside the span `span` names when calls are
+    /// traced.
+    async fn run<T>(
+        &self,
+        op: Op,
+        effect: Effect,
+        span: impl FnOnce(&CallNames) -> tracing::Span,
+        send: impl AsyncFnOnce(&mut Handle) -> RedisResult<T>,
+    ) -> Result<T, StoreError> {
+        let call = async {
+            let mut conn = self.get(op).await?;
+            let answer = self.bounded(send(&mut conn)).await;
+            settle(op, effect, conn, answer)
+        };
+        match &self.trace {
+            None => call.await,
+            Some(names) => call.instrument(span(names)).await,
+        }
+    }
+
     /// Runs one command, or a pipeline (a MULTI/EXEC transaction if atomic).
     pub(crate) async fn query<T: FromRedisValue + 'static>(
         &self,
@@ -247,12 +256,8 @@ impl Conn {
         effect: Effect,
         request: &impl Request,
     ) -> Result<T, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self.bounded(request.send(&mut conn)).await;
-            settle(op, effect, conn, answer)
-        };
-        self.traced_call(|names| request.span(names, op), call)
+        let span = |names: &CallNames| request.span(names, op);
+        self.run(op, effect, span, async |conn| request.send(conn).await)
             .await
     }
 
@@ -263,17 +268,9 @@ impl Conn {
         op: Op,
         cmd: &redis::Cmd,
     ) -> Result<Result<T, String>, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self
-                .bounded(async { Ok(cmd.query_async(&mut conn).await) })
-                .await;
-            settle(op, Effect::Read, conn, answer)
-        };
-        let answer: RedisResult<T> = self
-            .traced_call(|names| names.command(op, cmd), call)
-            .await?;
-        match answer {
+        let span = |names: &CallNames| names.command(op, cmd);
+        let send = async |conn: &mut Handle| Ok(cmd.query_async(conn).await);
+        match self.run(op, Effect::Read, span, send).await? {
             Ok(value) => Ok(Ok(value)),
             Err(e) if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) => {
                 Ok(Err(e.to_string()))
@@ -293,13 +290,9 @@ impl Conn {
         keys: impl IntoIterator<Item = &'k [u8]>,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self.bounded(invocation.invoke_async(&mut conn)).await;
-            settle(op, Effect::Write, conn, answer)
-        };
-        self.traced_call(|names| names.script(op, script, keys), call)
-            .await
+        let span = |names: &CallNames| names.script(op, script, keys);
+        let send = async |conn: &mut Handle| invocation.invoke_async(conn).await;
+        self.run(op, Effect::Write, span, send).await
     }
 
     /// Runs an `EVALSHA` of `script` that the caller built as a plain
@@ -313,23 +306,15 @@ impl Conn {
         script: &redis::Script,
         cmd: &redis::Cmd,
     ) -> Result<T, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self
-                .bounded(async {
-                    match cmd.query_async(&mut conn).await {
-                        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                            script.prepare_invoke().load_async(&mut conn).await?;
-                            cmd.query_async(&mut conn).await
-                        }
-                        other => other,
-                    }
-                })
-                .await;
-            settle(op, Effect::Write, conn, answer)
+        let span = |names: &CallNames| names.evalsha(op, script, cmd);
+        let send = async |conn: &mut Handle| match cmd.query_async(conn).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                script.prepare_invoke().load_async(conn).await?;
+                cmd.query_async(conn).await
+            }
+            other => other,
         };
-        self.traced_call(|names| names.evalsha(op, script, cmd), call)
-            .await
+        self.run(op, Effect::Write, span, send).await
     }
 
     /// The call's answer, or `Err(timeout)` when none came within it.
