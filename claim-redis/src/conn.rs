@@ -51,7 +51,8 @@ pub(crate) use trace::CallNames;
 /// trusted without a PING; one idle longer is checked first.
 pub(crate) const IDLE_CHECK: Duration = Duration::from_millis(5);
 
-/// Where the pool's new connections come from.
+/// Where the pool's new connections come from: deadpool-redis's manager,
+/// with the checkout PING only after idleness.
 pub(crate) enum Source {
     /// The URL's server (standalone).
     Url(deadpool_redis::Manager),
@@ -59,17 +60,12 @@ pub(crate) enum Source {
     Sentinel(SentinelSource),
 }
 
-/// deadpool-redis's manager, with the checkout PING only after idleness.
-pub(crate) struct Manager {
-    source: Source,
-}
-
-impl managed::Manager for Manager {
+impl managed::Manager for Source {
     type Type = MultiplexedConnection;
     type Error = RedisError;
 
     async fn create(&self) -> Result<MultiplexedConnection, RedisError> {
-        match &self.source {
+        match self {
             Source::Url(inner) => managed::Manager::create(inner).await,
             Source::Sentinel(sentinel) => sentinel.connect().await,
         }
@@ -83,14 +79,14 @@ impl managed::Manager for Manager {
         if metrics.last_used() < IDLE_CHECK {
             return Ok(());
         }
-        match &self.source {
+        match self {
             Source::Url(inner) => managed::Manager::recycle(inner, conn, metrics).await,
             Source::Sentinel(sentinel) => sentinel.check(conn).await,
         }
     }
 }
 
-pub(crate) type Pool = managed::Pool<Manager>;
+pub(crate) type Pool = managed::Pool<Source>;
 
 /// The pool: `size` connections, every wait bounded by `timeout`, the most
 /// recently returned connection handed out first (under load one or two
@@ -100,7 +96,7 @@ pub(crate) fn pool(
     size: usize,
     timeout: Duration,
 ) -> Result<Pool, managed::BuildError> {
-    managed::Pool::builder(Manager { source })
+    managed::Pool::builder(source)
         .max_size(size)
         .wait_timeout(Some(timeout))
         .create_timeout(Some(timeout))

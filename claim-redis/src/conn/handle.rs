@@ -9,7 +9,7 @@
 //! nothing changes for the caller. MULTI/EXEC pipelines are sent as they
 //! are (they must stay in one slot).
 
-use super::Manager;
+use super::Source;
 use deadpool::managed::Object;
 use redis::aio::ConnectionLike;
 use redis::cluster_async::ClusterConnection;
@@ -19,7 +19,7 @@ use redis::{Arg, Cmd, Pipeline, RedisFuture, RedisResult, Value};
 /// What a call runs on. Both variants hand the command to the connection's
 /// own (already boxed) future, so the standalone hot path pays one `match`.
 pub(crate) enum Handle {
-    Pooled(Object<Manager>),
+    Pooled(Object<Source>),
     Cluster(ClusterConnection),
 }
 
