@@ -47,29 +47,22 @@ fn missing_pair(missing: &'static str, set: &str) -> ConnectError {
     }
 }
 
-fn bad(field: &'static str, path: &Path, reason: String) -> ConnectError {
-    let path = path.display().to_string();
-    ConnectError::Tls {
-        field,
-        path,
-        reason,
-    }
-}
-
 fn read(field: &'static str, path: &Path) -> Result<Vec<u8>, ConnectError> {
-    std::fs::read(path).map_err(|e| {
-        bad(
-            field,
-            path,
-            format!("{e}; give the path of a readable PEM file"),
-        )
+    std::fs::read(path).map_err(|e| ConnectError::Tls {
+        field,
+        path: path.display().to_string(),
+        reason: format!("{e}; give the path of a readable PEM file"),
     })
 }
 
 /// A PEM file holding at least one certificate.
 fn read_certs(field: &'static str, path: &Path) -> Result<Vec<u8>, ConnectError> {
     let pem = read(field, path)?;
-    let bad = |reason: String| bad(field, path, reason);
+    let bad = |reason: String| ConnectError::Tls {
+        field,
+        path: path.display().to_string(),
+        reason,
+    };
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(format!("not a PEM certificate file: {e}")))?;
@@ -84,12 +77,10 @@ fn read_certs(field: &'static str, path: &Path) -> Result<Vec<u8>, ConnectError>
 /// A PEM file holding a private key (PKCS#8, PKCS#1 or SEC1).
 fn read_key(path: &Path) -> Result<Vec<u8>, ConnectError> {
     let pem = read("tls.client_key", path)?;
-    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
-        bad(
-            "tls.client_key",
-            path,
-            format!("holds no private key in PEM: {e}"),
-        )
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| ConnectError::Tls {
+        field: "tls.client_key",
+        path: path.display().to_string(),
+        reason: format!("holds no private key in PEM: {e}"),
     })?;
     Ok(pem)
 }
