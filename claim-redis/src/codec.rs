@@ -88,7 +88,11 @@ pub(crate) fn packed_codes(op: Op, reply: &Value, items: usize) -> Result<Vec<i6
 
 /// A packed reply's one string; anything else is a bad reply.
 fn packed_text(op: Op, reply: &Value) -> Result<&[u8], StoreError> {
-    bytes(reply).ok_or_else(|| bad_reply(op, Effect::Write, format!("{reply:?}")))
+    match reply {
+        Value::BulkString(b) => Ok(b),
+        Value::SimpleString(s) => Ok(s.as_bytes()),
+        _ => Err(bad_reply(op, Effect::Write, format!("{reply:?}"))),
+    }
 }
 
 /// The space-separated entries of a packed reply; none in an empty one
@@ -195,15 +199,6 @@ pub(crate) fn pending_entries(entries: Vec<(Vec<u8>, f64)>) -> Vec<PendingEntry>
         .collect()
 }
 
-/// A bulk or simple string reply as bytes.
-fn bytes(v: &Value) -> Option<&[u8]> {
-    match v {
-        Value::BulkString(b) => Some(b),
-        Value::SimpleString(s) => Some(s.as_bytes()),
-        _ => None,
-    }
-}
-
 /// A score as Redis prints it (`%.17g`, `inf`), read back exactly.
 pub(crate) fn parse_score(text: &[u8]) -> Option<Score> {
     std::str::from_utf8(text).ok()?.parse().ok().map(Score)
@@ -228,13 +223,10 @@ pub(crate) fn parse_owner(entry: &[u8]) -> Option<OwnerEntry> {
     let text = std::str::from_utf8(entry).ok()?;
     let (rest, count) = text.rsplit_once('|')?;
     let (owner, score) = rest.rsplit_once('|')?;
-    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
     Some(OwnerEntry {
         owner: owner.to_owned(),
         score: parse_score(score.as_bytes())?,
-        redeliveries: count.parse().ok()?,
+        redeliveries: number(count.as_bytes())?,
     })
 }
 

@@ -51,7 +51,8 @@ pub(crate) use trace::CallNames;
 /// trusted without a PING; one idle longer is checked first.
 pub(crate) const IDLE_CHECK: Duration = Duration::from_millis(5);
 
-/// Where the pool's new connections come from.
+/// Where the pool's new connections come from: deadpool-redis's manager,
+/// with the checkout PING only after idleness.
 pub(crate) enum Source {
     /// The URL's server (standalone).
     Url(deadpool_redis::Manager),
@@ -59,17 +60,12 @@ pub(crate) enum Source {
     Sentinel(SentinelSource),
 }
 
-/// deadpool-redis's manager, with the checkout PING only after idleness.
-pub(crate) struct Manager {
-    source: Source,
-}
-
-impl managed::Manager for Manager {
+impl managed::Manager for Source {
     type Type = MultiplexedConnection;
     type Error = RedisError;
 
     async fn create(&self) -> Result<MultiplexedConnection, RedisError> {
-        match &self.source {
+        match self {
             Source::Url(inner) => managed::Manager::create(inner).await,
             Source::Sentinel(sentinel) => sentinel.connect().await,
         }
@@ -83,14 +79,14 @@ impl managed::Manager for Manager {
         if metrics.last_used() < IDLE_CHECK {
             return Ok(());
         }
-        match &self.source {
+        match self {
             Source::Url(inner) => managed::Manager::recycle(inner, conn, metrics).await,
             Source::Sentinel(sentinel) => sentinel.check(conn).await,
         }
     }
 }
 
-pub(crate) type Pool = managed::Pool<Manager>;
+pub(crate) type Pool = managed::Pool<Source>;
 
 /// The pool: `size` connections, every wait bounded by `timeout`, the most
 /// recently returned connection handed out first (under load one or two
@@ -100,7 +96,7 @@ pub(crate) fn pool(
     size: usize,
     timeout: Duration,
 ) -> Result<Pool, managed::BuildError> {
-    managed::Pool::builder(Manager { source })
+    managed::Pool::builder(source)
         .max_size(size)
         .wait_timeout(Some(timeout))
         .create_timeout(Some(timeout))
@@ -197,18 +193,6 @@ impl Conn {
         self.trace.is_some()
     }
 
-    /// `call` inside the span `span` names, when calls are traced.
-    async fn traced_call<T>(
-        &self,
-        span: impl FnOnce(&CallNames) -> tracing::Span,
-        call: impl Future<Output = T>,
-    ) -> T {
-        match &self.trace {
-            None => call.await,
-            Some(names) => call.instrument(span(names)).await,
-        }
-    }
-
     pub(crate) fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -240,6 +224,27 @@ impl Conn {
         }
     }
 
+    /// Checks out a connection, runs `send` on it within the timeout and
+    /// classifies its answer, inside the span `span` names when calls are
+    /// traced.
+    async fn run<T>(
+        &self,
+        op: Op,
+        effect: Effect,
+        span: impl FnOnce(&CallNames) -> tracing::Span,
+        send: impl AsyncFnOnce(&mut Handle) -> RedisResult<T>,
+    ) -> Result<T, StoreError> {
+        let call = async {
+            let mut conn = self.get(op).await?;
+            let answer = self.bounded(send(&mut conn)).await;
+            settle(op, effect, conn, answer)
+        };
+        match &self.trace {
+            None => call.await,
+            Some(names) => call.instrument(span(names)).await,
+        }
+    }
+
     /// Runs one command, or a pipeline (a MULTI/EXEC transaction if atomic).
     pub(crate) async fn query<T: FromRedisValue + 'static>(
         &self,
@@ -247,12 +252,8 @@ impl Conn {
         effect: Effect,
         request: &impl Request,
     ) -> Result<T, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self.bounded(request.send(&mut conn)).await;
-            settle(op, effect, conn, answer)
-        };
-        self.traced_call(|names| request.span(names, op), call)
+        let span = |names: &CallNames| request.span(names, op);
+        self.run(op, effect, span, async |conn| request.send(conn).await)
             .await
     }
 
@@ -263,17 +264,9 @@ impl Conn {
         op: Op,
         cmd: &redis::Cmd,
     ) -> Result<Result<T, String>, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self
-                .bounded(async { Ok(cmd.query_async(&mut conn).await) })
-                .await;
-            settle(op, Effect::Read, conn, answer)
-        };
-        let answer: RedisResult<T> = self
-            .traced_call(|names| names.command(op, cmd), call)
-            .await?;
-        match answer {
+        let span = |names: &CallNames| names.command(op, cmd);
+        let send = async |conn: &mut Handle| Ok(cmd.query_async(conn).await);
+        match self.run(op, Effect::Read, span, send).await? {
             Ok(value) => Ok(Ok(value)),
             Err(e) if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) => {
                 Ok(Err(e.to_string()))
@@ -293,13 +286,9 @@ impl Conn {
         keys: impl IntoIterator<Item = &'k [u8]>,
         invocation: &redis::ScriptInvocation<'_>,
     ) -> Result<T, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self.bounded(invocation.invoke_async(&mut conn)).await;
-            settle(op, Effect::Write, conn, answer)
-        };
-        self.traced_call(|names| names.script(op, script, keys), call)
-            .await
+        let span = |names: &CallNames| names.script(op, script, keys);
+        let send = async |conn: &mut Handle| invocation.invoke_async(conn).await;
+        self.run(op, Effect::Write, span, send).await
     }
 
     /// Runs an `EVALSHA` of `script` that the caller built as a plain
@@ -313,23 +302,15 @@ impl Conn {
         script: &redis::Script,
         cmd: &redis::Cmd,
     ) -> Result<T, StoreError> {
-        let call = async {
-            let mut conn = self.get(op).await?;
-            let answer = self
-                .bounded(async {
-                    match cmd.query_async(&mut conn).await {
-                        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                            script.prepare_invoke().load_async(&mut conn).await?;
-                            cmd.query_async(&mut conn).await
-                        }
-                        other => other,
-                    }
-                })
-                .await;
-            settle(op, Effect::Write, conn, answer)
+        let span = |names: &CallNames| names.evalsha(op, script, cmd);
+        let send = async |conn: &mut Handle| match cmd.query_async(conn).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                script.prepare_invoke().load_async(conn).await?;
+                cmd.query_async(conn).await
+            }
+            other => other,
         };
-        self.traced_call(|names| names.evalsha(op, script, cmd), call)
-            .await
+        self.run(op, Effect::Write, span, send).await
     }
 
     /// The call's answer, or `Err(timeout)` when none came within it.

@@ -185,11 +185,7 @@ async fn prepare(
     t: Duration,
     errors: &Errors,
 ) -> Result<(), ConnectError> {
-    let info_cmd = {
-        let mut c = redis::cmd("INFO");
-        c.arg("server");
-        c
-    };
+    let info_cmd = redis::cmd("INFO").arg("server").clone();
     let mut handle = match backend {
         Backend::Pool(pool) => {
             let got = tokio::time::timeout(t, pool.get())

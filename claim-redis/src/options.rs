@@ -123,6 +123,15 @@ impl RedisStoreOptions {
             trace_calls: false,
         }
     }
+
+    /// The key layout the store will use: a cluster runs every call in one
+    /// slot, so the hash-tagged layout there, whatever `key_layout` says.
+    pub(crate) fn layout(&self) -> KeyLayout {
+        match self.topology {
+            Topology::Cluster { .. } => KeyLayout::HashTagged,
+            _ => self.key_layout,
+        }
+    }
 }
 
 /// Why [`crate::RedisStore::connect`] failed. Each message names the input
@@ -217,19 +226,18 @@ pub(crate) fn check_url(url: &str) -> Result<redis::ConnectionInfo, ConnectError
 /// Checks everything but the URL.
 pub(crate) fn check_options(options: &RedisStoreOptions) -> Result<(), ConnectError> {
     options.config.validate().map_err(ConnectError::Config)?;
-    if options.pool_size == 0 {
-        return Err(ConnectError::Option {
-            option: "pool_size",
-            reason: "is 0: give the pool at least one connection".into(),
-        });
-    }
-    if options.call_timeout.is_zero() {
-        return Err(ConnectError::Option {
-            option: "call_timeout",
-            reason: "is zero: every call would time out; use a few seconds".into(),
-        });
-    }
-    Ok(())
+    let (option, reason) = if options.pool_size == 0 {
+        ("pool_size", "is 0: give the pool at least one connection")
+    } else if options.call_timeout.is_zero() {
+        (
+            "call_timeout",
+            "is zero: every call would time out; use a few seconds",
+        )
+    } else {
+        return Ok(());
+    };
+    let reason = reason.into();
+    Err(ConnectError::Option { option, reason })
 }
 
 /// Checks what the topology needs of the URL and its own fields, with
@@ -238,32 +246,27 @@ pub(crate) fn check_topology(
     options: &RedisStoreOptions,
     info: &redis::ConnectionInfo,
 ) -> Result<(), ConnectError> {
-    match &options.topology {
-        Topology::Standalone => Ok(()),
-        Topology::Cluster { .. } => {
+    let (field, reason) = match &options.topology {
+        Topology::Cluster { .. } if info.redis_settings().db() != 0 => {
             let db = info.redis_settings().db();
-            if db != 0 {
-                return Err(ConnectError::Topology {
-                    field: "url",
-                    mode: "cluster",
-                    reason: format!(
-                        "selects db {db}, but Redis Cluster has only db 0: drop `/{db}` from the URL"
-                    ),
-                });
-            }
-            Ok(())
+            let reason = format!(
+                "selects db {db}, but Redis Cluster has only db 0: drop `/{db}` from the URL"
+            );
+            ("url", reason)
         }
-        Topology::Sentinel { master_name, .. } => {
-            if master_name.trim().is_empty() {
-                return Err(ConnectError::Topology {
-                    field: "master_name",
-                    mode: "sentinel",
-                    reason: "is required: set it to the name the sentinels monitor (`sentinel monitor <name> …`)".into(),
-                });
-            }
-            Ok(())
-        }
-    }
+        Topology::Sentinel { master_name, .. } if master_name.trim().is_empty() => (
+            "master_name",
+            "is required: set it to the name the sentinels monitor (`sentinel monitor <name> …`)"
+                .into(),
+        ),
+        _ => return Ok(()),
+    };
+    let mode = options.topology.mode();
+    Err(ConnectError::Topology {
+        field,
+        mode,
+        reason,
+    })
 }
 
 #[cfg(test)]

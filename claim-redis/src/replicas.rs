@@ -75,8 +75,6 @@ impl RedisStore {
         if wanted == 0 || keys.is_empty() {
             return;
         }
-        let timeout = MAX_WAIT.min(self.conn().timeout() / 2);
-        let ms = timeout.as_millis().max(1) as u64;
         let targets: Vec<&str> = if self.conn().cluster().is_some() {
             let mut seen = std::collections::HashSet::new();
             keys.iter()
@@ -87,7 +85,7 @@ impl RedisStore {
             keys[..1].to_vec()
         };
         for key in targets {
-            self.wait_counted(op, key, wanted, ms).await;
+            self.wait_counted(op, key, wanted).await;
         }
     }
 
@@ -98,37 +96,27 @@ impl RedisStore {
     /// it for a result list before it drops the claims.
     pub(crate) async fn wait_replicated(&self, op: Op, key: &str) -> bool {
         let wanted = self.inner.replica_acks;
-        if wanted == 0 {
-            return true;
-        }
-        let timeout = MAX_WAIT.min(self.conn().timeout() / 2);
-        let ms = timeout.as_millis().max(1) as u64;
-        self.wait_counted(op, key, wanted, ms).await
+        wanted == 0 || self.wait_counted(op, key, wanted).await
     }
 
-    async fn wait_counted(&self, op: Op, key: &str, wanted: u32, ms: u64) -> bool {
+    async fn wait_counted(&self, op: Op, key: &str, wanted: u32) -> bool {
         let counters = &self.inner.replicas;
         counters.waits.fetch_add(1, Ordering::Relaxed);
+        let ms = MAX_WAIT.min(self.conn().timeout() / 2).as_millis().max(1) as u64;
         match self.wait_one(op, key, wanted, ms).await {
-            Ok(reached) if reached >= i64::from(wanted) => true,
-            Ok(reached) => {
-                counters.shortfalls.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(
-                    ?op,
-                    wanted,
-                    reached,
-                    timeout_ms = ms,
-                    "fewer replicas than replica_acks acknowledged the batch; it is on the primary only"
-                );
-                false
-            }
-            Err(e) => {
-                counters.shortfalls.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(?op, wanted, error = %e,
-                    "WAIT for replicas failed; the batch is on the primary only");
-                false
-            }
+            Ok(reached) if reached >= i64::from(wanted) => return true,
+            Ok(reached) => tracing::warn!(
+                ?op,
+                wanted,
+                reached,
+                timeout_ms = ms,
+                "fewer replicas than replica_acks acknowledged the batch; it is on the primary only"
+            ),
+            Err(e) => tracing::warn!(?op, wanted, error = %e,
+                "WAIT for replicas failed; the batch is on the primary only"),
         }
+        counters.shortfalls.fetch_add(1, Ordering::Relaxed);
+        false
     }
 
     async fn wait_one(&self, op: Op, key: &str, wanted: u32, ms: u64) -> Result<i64, StoreError> {

@@ -8,28 +8,22 @@
 use redis::Script;
 
 macro_rules! script {
-    ($file:literal) => {
-        script!($file, "")
-    };
     // `$prelude` defines the constants a script built in two variants reads
     // (ack.lua's TAGGED).
-    ($file:literal, $prelude:literal) => {
+    ($file:literal $(, $prelude:literal)?) => {
         Script::new(concat!(
             include_str!("../lua/lib.lua"),
-            $prelude,
+            $($prelude,)?
             include_str!(concat!("../lua/", $file))
         ))
     };
-}
-
-/// A script allowed to touch keys of several slots of one cluster node
-/// (the per-node reads and deletes of per-request keys, the one exception
-/// docs/ARCHITECTURE.md lists), with Redis 7's shebang as its first line:
-/// `allow-cross-slot-keys`, plus `$flags` (`no-writes` for the read, so
-/// a node refusing writes, `CLIENT PAUSE WRITE` or `min-replicas`, still
-/// runs it).
-macro_rules! cross_slot_script {
-    ($file:literal, $flags:literal) => {
+    // A script allowed to touch keys of several slots of one cluster node
+    // (the per-node reads and deletes of per-request keys, the one exception
+    // docs/ARCHITECTURE.md lists), with Redis 7's shebang as its first line:
+    // `allow-cross-slot-keys`, plus `$flags` (`no-writes` for the read, so
+    // a node refusing writes, `CLIENT PAUSE WRITE` or `min-replicas`, still
+    // runs it).
+    (cross_slot $file:literal, $flags:literal) => {
         Script::new(concat!(
             "#!lua flags=allow-cross-slot-keys",
             $flags,
@@ -73,8 +67,8 @@ scripts! {
     push_once: script!("push_once.lua"),
     del_if: script!("del_if.lua"),
     /// Per-node reads and deletes of per-request keys (cross-slot).
-    node_get: cross_slot_script!("node_get.lua", ",no-writes"),
-    node_del_if: cross_slot_script!("node_del_if.lua", ""),
+    node_get: script!(cross_slot "node_get.lua", ",no-writes"),
+    node_del_if: script!(cross_slot "node_del_if.lua", ""),
     release: script!("release.lua"),
     park_retry: script!("park_retry.lua"),
     promote: script!("promote.lua"),

@@ -14,34 +14,9 @@ use claim_core::{Op, StoreError};
 /// Slots in a Redis Cluster.
 pub const SLOTS: u16 = 16384;
 
-/// CRC16-XMODEM, one table entry per byte value.
-const TABLE: [u16; 256] = table();
-
-const fn table() -> [u16; 256] {
-    let mut table = [0u16; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut crc = (i as u16) << 8;
-        let mut bit = 0;
-        while bit < 8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-            bit += 1;
-        }
-        table[i] = crc;
-        i += 1;
-    }
-    table
-}
-
 /// CRC16-XMODEM of `bytes` (poly 0x1021, init 0, no reflection).
 pub fn crc16(bytes: &[u8]) -> u16 {
-    bytes.iter().fold(0u16, |crc, &b| {
-        (crc << 8) ^ TABLE[usize::from((crc >> 8) as u8 ^ b)]
-    })
+    ::crc16::State::<::crc16::XMODEM>::calculate(bytes)
 }
 
 /// The part of `key` Redis Cluster hashes: the text between the first `{`

@@ -1,7 +1,6 @@
 //! `RedisStore::connect` (options checked, topology opened, layout chosen once); the store's traits are written out in `ops/mod.rs`.
 
-use crate::keys::{KeyLayout, Keys};
-use crate::options::Topology;
+use crate::keys::Keys;
 use crate::options::{
     ConnectError, RedisStoreOptions, check_options, check_topology, check_url, redact,
 };
@@ -23,12 +22,7 @@ impl RedisStore {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let scripts = Scripts::new();
         let conn = crate::connect::open(&options, info, &url, &scripts).await?;
-        // A cluster runs every call in one slot: the hash-tagged layout,
-        // whatever the options said.
-        let layout = match options.topology {
-            Topology::Cluster { .. } => KeyLayout::HashTagged,
-            _ => options.key_layout,
-        };
+        let layout = options.layout();
         tracing::debug!(url = %url, mode = options.topology.mode(), ?layout,
             prefix = %options.key_prefix, "connected to Redis; scripts loaded");
         Ok(RedisStore {
@@ -50,12 +44,8 @@ impl RedisStore {
 /// terminal markers could not share its slot in the layout the store will
 /// use ([`Keys::list_refusal`]), naming the list, before anything is sent.
 fn check_list_slots(options: &RedisStoreOptions) -> Result<(), ConnectError> {
-    let layout = match options.topology {
-        Topology::Cluster { .. } => KeyLayout::HashTagged,
-        _ => options.key_layout,
-    };
     let config = &options.config;
-    let keys = Keys::with_layout(&options.key_prefix, &config.retry_set, layout);
+    let keys = Keys::with_layout(&options.key_prefix, &config.retry_set, options.layout());
     let lists =
         std::iter::once(&config.default_result_list).chain(config.queue_result_lists.values());
     match lists.filter_map(|l| keys.list_refusal(l)).next() {

@@ -9,7 +9,7 @@
 //! nothing changes for the caller. MULTI/EXEC pipelines are sent as they
 //! are (they must stay in one slot).
 
-use super::Manager;
+use super::Source;
 use deadpool::managed::Object;
 use redis::aio::ConnectionLike;
 use redis::cluster_async::ClusterConnection;
@@ -19,7 +19,7 @@ use redis::{Arg, Cmd, Pipeline, RedisFuture, RedisResult, Value};
 /// What a call runs on. Both variants hand the command to the connection's
 /// own (already boxed) future, so the standalone hot path pays one `match`.
 pub(crate) enum Handle {
-    Pooled(Object<Manager>),
+    Pooled(Object<Source>),
     Cluster(ClusterConnection),
 }
 
@@ -96,29 +96,22 @@ fn slot_of(cmd: &Cmd) -> Option<Slot> {
 /// The pipeline's command indexes grouped by slot, in order of first use;
 /// keyless commands join the first group.
 fn slot_groups(pipeline: &Pipeline) -> Vec<Vec<usize>> {
-    let mut slots: Vec<Option<Slot>> = Vec::new();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut groups: Vec<(Option<Slot>, Vec<usize>)> = Vec::new();
     for (i, cmd) in pipeline.cmd_iter().enumerate() {
         let slot = slot_of(cmd);
-        let at = match slot {
-            None if !groups.is_empty() => Some(0),
-            None => None,
-            Some(_) => slots.iter().position(|s| *s == slot || s.is_none()),
-        };
-        match at {
-            Some(g) => {
-                if slots[g].is_none() {
-                    slots[g] = slot;
-                }
-                groups[g].push(i)
+        // A keyless group takes the slot of the first keyed command to join.
+        match groups
+            .iter_mut()
+            .find(|(s, _)| slot.is_none() || *s == slot || s.is_none())
+        {
+            Some((s, group)) => {
+                *s = s.or(slot);
+                group.push(i);
             }
-            None => {
-                slots.push(slot);
-                groups.push(vec![i]);
-            }
+            None => groups.push((slot, vec![i])),
         }
     }
-    groups
+    groups.into_iter().map(|(_, group)| group).collect()
 }
 
 /// Sends each group as its own pipeline, all at once, and returns every

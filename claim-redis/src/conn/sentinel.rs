@@ -9,7 +9,7 @@
 use deadpool::managed::{RecycleError, RecycleResult};
 use redis::aio::MultiplexedConnection;
 use redis::sentinel::SentinelClient;
-use redis::{AsyncConnectionConfig, RedisError};
+use redis::{AsyncConnectionConfig, FromRedisValue, RedisError};
 use tokio::sync::Mutex;
 
 pub(crate) struct SentinelSource {
@@ -39,18 +39,11 @@ impl SentinelSource {
         &self,
         conn: &mut MultiplexedConnection,
     ) -> RecycleResult<RedisError> {
-        let role: redis::Value = redis::cmd("ROLE").query_async(conn).await?;
-        match role {
-            redis::Value::Array(items) if is_master(items.first()) => Ok(()),
+        // ROLE's first element is the role's name.
+        let role: Vec<redis::Value> = redis::cmd("ROLE").query_async(conn).await?;
+        match role.first().map(String::from_redis_value_ref) {
+            Some(Ok(name)) if name == "master" => Ok(()),
             _ => Err(RecycleError::message("no longer the primary")),
         }
-    }
-}
-
-fn is_master(first: Option<&redis::Value>) -> bool {
-    match first {
-        Some(redis::Value::BulkString(b)) => b == b"master",
-        Some(redis::Value::SimpleString(s)) => s == "master",
-        _ => false,
     }
 }

@@ -20,17 +20,6 @@ use tracing::Span;
 /// The target of every Redis call span: what a subscriber's filter names.
 pub const CALL_SPAN_TARGET: &str = "claim_redis::call";
 
-/// Suffixes of per-queue keys the queue of a call is read from.
-const QUEUE_SUFFIXES: [&str; 7] = [
-    BOOKKEEPING_SUFFIXES[0],
-    BOOKKEEPING_SUFFIXES[1],
-    BOOKKEEPING_SUFFIXES[2],
-    BOOKKEEPING_SUFFIXES[3],
-    BOOKKEEPING_SUFFIXES[4],
-    PAUSE_SUFFIX,
-    ":retry",
-];
-
 /// What naming a span needs: the scripts' names by SHA and the key prefix.
 #[derive(Debug)]
 pub(crate) struct CallNames {
@@ -119,7 +108,9 @@ impl CallNames {
     fn queue_of<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> Option<String> {
         keys.into_iter().find_map(|key| {
             let key = std::str::from_utf8(key).ok()?;
-            let base = QUEUE_SUFFIXES.iter().find_map(|s| key.strip_suffix(s))?;
+            // The suffixes of per-queue keys.
+            let mut suffixes = BOOKKEEPING_SUFFIXES.iter().chain(&[PAUSE_SUFFIX, ":retry"]);
+            let base = suffixes.find_map(|s| key.strip_suffix(s))?;
             // The hash-tagged base is `{<prefix><queue>}`.
             let base = base
                 .strip_prefix('{')
